@@ -1,0 +1,28 @@
+# The two commands of the README. Both set up venv/ (the virtualenv Pulumi.yaml names) on demand.
+PYTHON ?= python3
+VENV := venv
+BIN := $(VENV)/bin
+STACK ?= dev
+STAMP := $(VENV)/.installed
+
+.PHONY: plan test size bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(BIN)/python requirements.txt components/pyproject.toml
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+plan: $(STAMP)
+	$(BIN)/tpu-stacks plan --stack $(STACK) --policy-pack policies --json plan-$(STACK).json --manifests manifests/$(STACK)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q tests
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/plan_scaling.py
+
+clean:
+	rm -rf $(VENV) manifests plan-*.json .pytest_cache
