@@ -1,0 +1,1 @@
+"""Typed catalogues: TPU generations (`tpu`) and model architectures (`models`)."""

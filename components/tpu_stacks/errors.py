@@ -1,0 +1,29 @@
+"""The one error type for a user's mistake: it names the key, the bad value and the fix.
+
+Everything that validates user input (stack config, component args, CLI flags) raises
+`UserError`; the CLI and the Pulumi program print its one line and exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class UserError(ValueError):
+    """A mistake in the user's input, rendered as one line: `KEY: VALUE is ...; FIX`."""
+
+    def __init__(self, key: str, value: Any, problem: str, fix: str = "") -> None:
+        self.key = key
+        self.value = value
+        self.problem = problem
+        self.fix = fix
+        shown = repr(value) if isinstance(value, str) else str(value)
+        message = f"{key}: {shown} {problem}" if key else f"{shown} {problem}"
+        if fix:
+            message += f"; {fix}"
+        super().__init__(message)
+
+    def under(self, prefix: str) -> "UserError":
+        """The same error with its key placed under a config prefix (`cluster.` + `slices[0]...`)."""
+        key = f"{prefix}.{self.key}" if self.key else prefix
+        return UserError(key, self.value, self.problem, self.fix)
