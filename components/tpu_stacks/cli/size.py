@@ -1,0 +1,134 @@
+"""`tpu-stacks size MODEL --tpu GEN`: which slices hold the model, and the one to use."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
+from tpu_stacks.catalog.tpu import generation
+from tpu_stacks.errors import UserError
+from tpu_stacks.sizing import Candidate, ServingRequest, SizingResult, TrainingRequest, breakdown, gib, size
+
+# Defaults that match the tutorials: vLLM's max-model-len 8192 (serve), MaxText's max_target_length 4096 (train).
+DEFAULT_CONTEXT = {"serve": 8192, "train": 4096}
+SHOWN_BEYOND_RECOMMENDED = 3
+
+
+def _positive_int():
+    """argparse type for a count; argparse itself names the flag in the error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give a positive integer") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{value} is not positive; give a positive integer")
+        return value
+
+    return parse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", nargs="?", help="Hugging Face id, Saxml model path or alias (omit with --params)")
+    parser.add_argument("--tpu", required=True, help="TPU generation: v4, v5e, v5p, v6e, tpu7x")
+    parser.add_argument("--workload", choices=["serve", "train"], default="serve")
+    parser.add_argument("--engine", choices=["vllm", "jetstream", "saxml", "generic"], default="vllm")
+    parser.add_argument("--context", type=_positive_int(), help="tokens per sequence (serve: max model length; train: sequence length)")
+    parser.add_argument("--batch", type=_positive_int(), default=1, help="serve: sequences held at once; train: per-device batch")
+    parser.add_argument("--dtype", choices=["bf16", "int8", "int4"], default="bf16", help="serving weight dtype")
+    parser.add_argument("--kv-dtype", choices=["bf16", "int8"], default="bf16")
+    parser.add_argument("--params", help="custom model: parameter count such as 7B")
+    parser.add_argument("--layers", type=_positive_int())
+    parser.add_argument("--kv-heads", type=_positive_int())
+    parser.add_argument("--head-dim", type=_positive_int())
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def resolve_model(args: argparse.Namespace) -> ResolvedModel:
+    if args.params:
+        name = args.model or f"custom-{args.params}"
+        return custom_model(name, parse_param_count(args.params, "--params"), args.layers, args.kv_heads, args.head_dim, key="--params")
+    if not args.model:
+        raise UserError("MODEL", "", "is missing", "name a model (e.g. meta-llama/Llama-3.1-70B) or give --params")
+    return lookup_model(args.model, key="MODEL")
+
+
+def compute(args: argparse.Namespace) -> SizingResult:
+    model = resolve_model(args)
+    gen = generation(args.tpu, key="--tpu")
+    context = args.context or DEFAULT_CONTEXT[args.workload]
+    request: ServingRequest | TrainingRequest
+    if args.workload == "serve":
+        request = ServingRequest(
+            model=model, engine=args.engine, weight_dtype=args.dtype, kv_dtype=args.kv_dtype,
+            context=context, batch=args.batch, prefill_tokens=min(context * args.batch, 8192),
+        )
+    else:
+        request = TrainingRequest(model=model, per_device_batch=args.batch, seq_len=context)
+    return size(request, gen)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = compute(args)
+    if result.recommended is None:
+        largest = result.candidates[-1]
+        raise UserError(
+            "MODEL", result.model.id,
+            f"fits no {result.generation} slice: needs {gib(largest.memory.total_bytes)}, the largest "
+            f"({largest.shape.topology}) has {gib(largest.usable_bytes)} usable",
+            f"try a generation with more HBM per chip (HBM per chip: {_hbm_table()})"
+            + ("" if args.dtype != "bf16" or args.workload != "serve" else " or --dtype int8"),
+        )
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+    else:
+        print(render(result))
+    return 0
+
+
+def _hbm_table() -> str:
+    from tpu_stacks.catalog.tpu import GENERATIONS
+
+    return ", ".join(f"{g.name} {g.hbm_per_chip_as_documented}" for g in GENERATIONS)
+
+
+def render(result: SizingResult) -> str:
+    """The human table: candidates up to a few past the recommendation, then the breakdown."""
+    recommended = result.recommended
+    assert recommended is not None
+    lines = [
+        f"{result.model.id}: {result.model.params / 1e9:.2f}B params, {result.workload} on {result.generation}",
+        "",
+        f"  {'topology':<10} {'machine type':<20} {'chips':>5} {'nodes':>5} {'usable HBM':>11} {'needs':>11} {'fits':>4} {'headroom':>11} {'$/hour':>8}",
+    ]
+    shown = _shown(result.candidates, recommended)
+    for candidate in shown:
+        marker = ">" if candidate == recommended else " "
+        price = f"{candidate.shape.hourly_usd:.2f}" if candidate.shape.hourly_usd is not None else "n/a"
+        lines.append(
+            f"{marker} {candidate.shape.topology:<10} {candidate.shape.machine_type:<20} {candidate.shape.chips:>5} "
+            f"{candidate.shape.nodes:>5} {gib(candidate.usable_bytes):>11} {gib(candidate.memory.total_bytes):>11} "
+            f"{'yes' if candidate.fits else 'no':>4} {gib(candidate.headroom_bytes):>11} {price:>8}"
+        )
+    hidden = len(result.candidates) - len(shown)
+    if hidden:
+        lines.append(f"  ... {hidden} larger slices fit as well (--json lists them)")
+    lines += ["", f"Recommended: {recommended.shape.topology} on {recommended.shape.machine_type} "
+              f"({recommended.shape.chips} chips, {recommended.shape.nodes} node{'s' if recommended.shape.nodes > 1 else ''})"]
+    if recommended.tensor_parallel_size:
+        lines.append(f"Tensor-parallel size: {recommended.tensor_parallel_size}")
+    lines.append(f"Memory: {breakdown(recommended.memory)} = {gib(recommended.memory.total_bytes)}")
+    for part in recommended.memory.parts:
+        lines.append(f"  {part.name:<12} {gib(part.bytes):>11}  {part.how}")
+    lines += [f"Note: {note}" for note in recommended.memory.notes]
+    lines.append("Assumptions:")
+    lines += [f"  - {assumption}" for assumption in result.assumptions]
+    return "\n".join(lines)
+
+
+def _shown(candidates: tuple[Candidate, ...], recommended: Candidate) -> list[Candidate]:
+    index = candidates.index(recommended)
+    return list(candidates[: index + 1 + SHOWN_BEYOND_RECOMMENDED])
+

@@ -1,0 +1,158 @@
+"""The TPU catalogue against the facts of shared/reference/tpu-catalog.md, one table per generation."""
+
+import pytest
+
+from tpu_stacks.catalog import tpu
+from tpu_stacks.errors import UserError
+
+GiB, GB = 1024**3, 10**9
+
+# generation: (accelerator label, HBM bytes per chip, HBM bandwidth, peak bf16, ICI dims, max chips,
+#              machine types {name: chips per VM}, standard minimum GKE version)
+FACTS = {
+    "v4": ("tpu-v4-podslice", 32 * GiB, 1200 * GB, 275e12, 3, 3072, {"ct4p-hightpu-4t": 4}, "1.26.1-gke.1500"),
+    "v5e": ("tpu-v5-lite-podslice", 16 * GB, 819 * GB, 197e12, 2, 256,
+            {"ct5lp-hightpu-1t": 1, "ct5lp-hightpu-4t": 4, "ct5lp-hightpu-8t": 8}, "1.27.2-gke.2100"),
+    "v5p": ("tpu-v5p-slice", 95 * GiB, 2765 * GB, 459e12, 3, 6144, {"ct5p-hightpu-4t": 4}, "1.28.3-gke.1024000"),
+    "v6e": ("tpu-v6e-slice", 32 * GB, 1640 * GB, 918e12, 2, 256,
+            {"ct6e-standard-1t": 1, "ct6e-standard-4t": 4, "ct6e-standard-8t": 8}, "1.31.2-gke.1115000"),
+    "tpu7x": ("tpu7x", 192 * GiB, 7380 * GB, 2307e12, 3, 9216,
+              {"tpu7x-standard-1t": 1, "tpu7x-standard-4t": 4}, "1.34.3-gke.1318000"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTS))
+def test_generation_facts(name):
+    label, hbm, bandwidth, flops, dims, max_chips, machines, min_version = FACTS[name]
+    gen = tpu.generation(name)
+    assert gen.accelerator_label == label
+    assert gen.hbm_bytes_per_chip == hbm
+    assert gen.hbm_bandwidth_bytes_per_s == bandwidth
+    assert gen.peak_bf16_flops == flops
+    assert gen.ici_dims == dims
+    assert gen.max_chips == max_chips
+    assert {m.name: m.chips_per_vm for m in gen.machine_types} == machines
+    assert gen.min_gke_standard.version == min_version
+    assert gen.topologies[-1].chips == max_chips
+
+
+def test_every_generation_usable_on_gke_is_listed():
+    assert tpu.generation_names() == ["v4", "v5e", "v5p", "v6e", "tpu7x"]
+
+
+@pytest.mark.parametrize("name", ["v5e", "v6e"])
+def test_2d_topologies_are_the_documented_table(name):
+    assert tpu.generation(name).topology_names == ["1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"]
+
+
+def test_3d_rule_below_64_chips_and_multiples_of_four_above():
+    names = tpu.generation("v5p").topology_names
+    assert names[:5] == ["2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4"]
+    for shape in tpu.generation("v5p").topologies:
+        a, b, c = shape.dims
+        if shape.chips >= 64:
+            assert a <= b <= c and a % 4 == b % 4 == c % 4 == 0
+    # the documented v5p table (catalogue 2.2) is a subset of the rule's output
+    for documented in ["4x4x8", "4x4x12", "4x8x8", "8x8x8", "8x8x12", "8x8x16", "8x16x16", "12x16x16", "16x16x16", "16x16x24"]:
+        assert documented in names
+    assert "16x16x28" not in names  # beyond the documented v5p maximum
+    assert "12x16x16" in tpu.generation("v4").topology_names
+    assert "16x16x16" not in tpu.generation("v4").topology_names  # v4's largest is 12x16x16
+    assert "1x1x1" in tpu.generation("tpu7x").topology_names
+
+
+# (generation, topology) -> (machine type chosen, nodes); nodes = chips / chips per VM
+SHAPES = [
+    ("v5e", "1x1", "ct5lp-hightpu-1t", 1),
+    ("v5e", "2x2", "ct5lp-hightpu-4t", 1),
+    ("v5e", "2x4", "ct5lp-hightpu-8t", 1),
+    ("v5e", "4x8", "ct5lp-hightpu-4t", 8),
+    ("v5e", "16x16", "ct5lp-hightpu-4t", 64),
+    ("v6e", "2x4", "ct6e-standard-8t", 1),
+    ("v6e", "4x4", "ct6e-standard-4t", 4),
+    ("v4", "2x2x1", "ct4p-hightpu-4t", 1),
+    ("v4", "2x2x2", "ct4p-hightpu-4t", 2),
+    ("v5p", "4x4x8", "ct5p-hightpu-4t", 32),
+    ("v5p", "16x16x24", "ct5p-hightpu-4t", 1536),
+    ("tpu7x", "2x2x2", "tpu7x-standard-4t", 2),
+    ("tpu7x", "8x8x8", "tpu7x-standard-4t", 128),
+]
+
+
+@pytest.mark.parametrize("gen,topology,machine,nodes", SHAPES)
+def test_node_count_rule(gen, topology, machine, nodes):
+    shape = tpu.slice_shape(gen, topology)
+    assert (shape.machine_type, shape.nodes) == (machine, nodes)
+    assert shape.nodes * shape.chips_per_vm == shape.chips
+    assert shape.multi_host == (nodes > 1)
+
+
+def test_every_shape_obeys_nodes_equals_chips_over_chips_per_vm():
+    for gen in tpu.GENERATIONS:
+        for shape in tpu.all_slice_shapes(gen):
+            assert shape.nodes == shape.chips // shape.chips_per_vm
+            assert shape.chips % shape.chips_per_vm == 0
+
+
+def test_2x4_on_four_chip_vms_is_a_two_node_slice():
+    shape = tpu.slice_shape("v5e", "2x4", "ct5lp-hightpu-4t")
+    assert shape.nodes == 2 and shape.multi_host
+
+
+def test_labels_and_requests_for_a_pool():
+    shape = tpu.slice_shape("v5e", "4x8")
+    assert shape.node_selector() == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "4x8",
+    }
+    assert shape.tpu_resources() == {"google.com/tpu": "4"}
+
+
+def test_placement_kind():
+    assert tpu.slice_shape("tpu7x", "4x4x4").multi_host_placement == "workload-policy"
+    assert tpu.slice_shape("v6e", "4x4").multi_host_placement == "compact"
+
+
+def test_prices_have_sources_or_are_unknown():
+    assert tpu.slice_shape("v6e", "2x4").hourly_usd == pytest.approx(21.6)
+    assert tpu.slice_shape("v5e", "4x8").hourly_usd == pytest.approx(38.4)
+    assert tpu.slice_shape("tpu7x", "2x2x1").hourly_usd is None
+    for gen in tpu.GENERATIONS:
+        if gen.price:
+            assert gen.price.source and gen.price.as_of
+
+
+def test_unverified_minimums_are_marked():
+    assert tpu.generation("v6e").min_gke_standard.verified
+    assert not tpu.generation("v5p").min_gke_standard.verified
+
+
+def test_aliases_and_lookups():
+    assert tpu.generation("Trillium").name == "v6e"
+    assert tpu.generation_of_machine_type("ct5lp-hightpu-4t").name == "v5e"
+    assert tpu.generation_of_machine_type("e2-standard-4") is None
+    assert tpu.generation_of_accelerator("tpu-v6e-slice").name == "v6e"
+
+
+def test_versions_compare_numerically():
+    assert tpu.gke_version("1.31") < tpu.gke_version("1.31.2-gke.1115000")
+    assert tpu.gke_version("1.31.10-gke.1") > tpu.gke_version("1.31.2-gke.1115000")
+    with pytest.raises(UserError, match="is not a GKE version"):
+        tpu.gke_version("latest")
+
+
+@pytest.mark.parametrize(
+    "gen,topology,machine,message",
+    [
+        ("v5e", "4x9", None, r"topology: '4x9' is not a v5e topology; valid: 1x1, 2x2, 2x4, 4x4"),
+        ("v5e", "2x2x2", None, r"is not a v5e topology"),
+        ("v5p", "4x4", None, r"is not a v5p topology"),
+        ("v5e", "huge", None, r"is not a TPU topology; write it as AxB"),
+        ("v5e", "4x8", "ct5lp-hightpu-8t", r"machine_type: 'ct5lp-hightpu-8t' cannot form a 4x8 slice; use one of: ct5lp-hightpu-4t"),
+        ("v5e", "2x4", "ct6e-standard-8t", r"is not a v5e machine type"),
+        ("v9", "2x2", None, r"is not a TPU generation on GKE; valid: v4, v5e, v5p, v6e, tpu7x"),
+    ],
+)
+def test_invalid_shapes_are_refused_with_the_fix(gen, topology, machine, message):
+    with pytest.raises(UserError, match=message):
+        tpu.slice_shape(gen, topology, machine)

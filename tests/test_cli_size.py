@@ -1,0 +1,69 @@
+"""`tpu-stacks size` as users run it: the installed console script, its JSON and its errors."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = shutil.which("tpu-stacks", path=str(Path(sys.executable).parent)) or "tpu-stacks"
+
+
+def run(*args):
+    return subprocess.run([SCRIPT, "size", *args], capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+
+
+def test_json_recommends_2x4_for_llama_70b_on_v6e():
+    result = run("meta-llama/Llama-3.1-70B", "--tpu", "v6e", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["model"] == "meta-llama/Llama-3.1-70B"
+    assert (document["generation"], document["workload"]) == ("v6e", "serve")
+    memory = document["memory"]
+    assert memory["total_bytes"] == memory["weights_bytes"] + memory["kv_cache_bytes"] + memory["overhead_bytes"]
+    recommended = document["recommended"]
+    assert (recommended["topology"], recommended["machine_type"], recommended["chips"]) == ("2x4", "ct6e-standard-8t", 8)
+    keys = {"topology", "machine_type", "chips", "nodes", "hbm_bytes", "fits", "headroom_bytes", "hourly_usd"}
+    for candidate in document["candidates"]:
+        assert keys <= set(candidate)
+        assert isinstance(candidate["chips"], int) and isinstance(candidate["fits"], bool)
+    assert [c["topology"] for c in document["candidates"] if not c["fits"]] == ["1x1", "2x2"]
+
+
+def test_human_table_marks_the_recommendation():
+    result = run("saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test", "--tpu", "v5e", "--engine", "saxml", "--context", "256")
+    assert result.returncode == 0, result.stderr
+    assert "Recommended: 4x8 on ct5lp-hightpu-4t (32 chips, 8 nodes)" in result.stdout
+    assert "> 4x8" in result.stdout
+    assert "weights" in result.stdout and "kv_cache" in result.stdout
+
+
+def test_training_workload():
+    result = run("meta-llama/Meta-Llama-3-8B", "--tpu", "v6e", "--workload", "train", "--json")
+    document = json.loads(result.stdout)
+    four_by_four = next(c for c in document["candidates"] if c["topology"] == "4x4")
+    assert four_by_four["fits"]
+    assert {"gradients_bytes", "optimizer_bytes", "activations_bytes"} <= set(document["memory"])
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["acme/unknown", "--tpu", "v6e"], "MODEL: 'acme/unknown' is not in the model catalogue; known:"),
+        (["llama3-8b", "--tpu", "v9"], "--tpu: 'v9' is not a TPU generation on GKE; valid: v4, v5e, v5p, v6e, tpu7x"),
+        (["llama3-8b", "--tpu", "v6e", "--context", "-5"], "argument --context: -5 is not positive"),
+        (["llama3-8b", "--tpu", "v6e", "--batch", "many"], "argument --batch: 'many' is not a whole number"),
+        (["llama3-8b", "--tpu", "v6e", "--dtype", "fp64"], "argument --dtype: invalid choice"),
+        (["--params", "10T", "--tpu", "v5e"], "fits no v5e slice"),
+        (["--tpu", "v5e"], "MODEL: '' is missing"),
+    ],
+)
+def test_errors_are_one_line_and_exit_2(args, message):
+    result = run(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
