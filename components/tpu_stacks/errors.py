@@ -9,6 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
+"""The value of a setting that was not given at all."""
+
+
 class UserError(ValueError):
     """A mistake in the user's input, rendered as one line: `KEY: VALUE is ...; FIX`."""
 
@@ -18,10 +22,17 @@ class UserError(ValueError):
         self.problem = problem
         self.fix = fix
         shown = repr(value) if isinstance(value, str) else str(value)
-        message = f"{key}: {shown} {problem}" if key else f"{shown} {problem}"
+        if value is MISSING:
+            message = f"{key} {problem}"
+        else:
+            message = f"{key}: {shown} {problem}" if key else f"{shown} {problem}"
         if fix:
             message += f"; {fix}"
         super().__init__(message)
+
+    def in_namespace(self, namespace: str) -> "UserError":
+        """The same error with its key as a Pulumi config key (`tpu-stacks:cluster.location`)."""
+        return UserError(f"{namespace}:{self.key}", self.value, self.problem, self.fix)
 
     def under(self, prefix: str) -> "UserError":
         """The same error with its key placed under a config prefix (`cluster.` + `slices[0]...`)."""

@@ -1,0 +1,15 @@
+"""Entry point of the tpu-stacks plugin package.
+
+The Python language host imports this module and hosts every ComponentResource that is a
+top-level name here; run directly (older hosts), it serves them explicitly.
+"""
+
+from pulumi.provider.experimental import component_provider_host
+
+from tpu_stacks.cluster import TpuCluster
+from tpu_stacks.identity import WorkloadIdentity
+
+COMPONENTS = [TpuCluster, WorkloadIdentity]
+
+if __name__ == "__main__":
+    component_provider_host(COMPONENTS, name="tpu-stacks")

@@ -1,0 +1,133 @@
+"""Node pools from decided `PoolPlan`s: the GKE fields each capacity and slice shape needs.
+
+Field rules come from the catalogue's section 5 ([TF], [PUL], [CTK], [XPK]): COMPACT placement
+with `tpu_topology` only for multi-host slices, a workload policy for multi-host tpu7x,
+reservation affinity NO_RESERVATION for spot / flex-start / queued provisioning, no auto-repair
+with flex-start, per-zone limits for flex-start (a provider bug), GKE_METADATA everywhere.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+from tpu_stacks.cluster_spec import ClusterPlan, PoolPlan
+
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+RESERVATION_KEY = "compute.googleapis.com/reservation-name"
+
+
+def _reservation_affinity(pool: PoolPlan) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs | None:
+    if pool.reservation:
+        return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+            consume_reservation_type="SPECIFIC_RESERVATION", key=RESERVATION_KEY, values=[pool.reservation]
+        )
+    if pool.spot or pool.flex_start or pool.queued_provisioning:
+        return gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type="NO_RESERVATION")
+    return None
+
+
+def _autoscaling(pool: PoolPlan) -> gcp.container.NodePoolAutoscalingArgs | None:
+    if pool.autoscaling_max is None:
+        return None
+    if pool.flex_start:
+        # Per-zone limits work around a provider bug with TPU flex-start ([CTK]); the pool has one zone.
+        return gcp.container.NodePoolAutoscalingArgs(
+            min_node_count=pool.autoscaling_min, max_node_count=pool.autoscaling_max, location_policy="ANY"
+        )
+    return gcp.container.NodePoolAutoscalingArgs(
+        total_min_node_count=pool.autoscaling_min,
+        total_max_node_count=pool.autoscaling_max,
+        location_policy="ANY" if pool.queued_provisioning else None,
+    )
+
+
+def _workload_policy(plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pulumi.Resource) -> gcp.compute.ResourcePolicy:
+    """tpu7x multi-host slices are placed by a HIGH_THROUGHPUT workload policy ([CTK], [XPK])."""
+    region = pool.zone.rsplit("-", 1)[0]
+    return gcp.compute.ResourcePolicy(
+        f"{prefix}-{pool.name}-placement",
+        gcp.compute.ResourcePolicyArgs(
+            name=f"{plan.spec.name}-{pool.name}",
+            project=plan.spec.project,
+            region=region,
+            workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
+                type="HIGH_THROUGHPUT", accelerator_topology=pool.shape.topology
+            ),
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def _placement(plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pulumi.Resource) -> gcp.container.NodePoolPlacementPolicyArgs | None:
+    if not pool.multi_host:
+        return None  # `--tpu-topology` must not be set on single-host pools ([XPK])
+    policy_name = _workload_policy(plan, pool, prefix, parent).name if pool.uses_workload_policy else None
+    return gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", tpu_topology=pool.shape.topology, policy_name=policy_name)
+
+
+def tpu_node_pool(
+    plan: ClusterPlan, pool: PoolPlan, cluster_name: pulumi.Input[str], prefix: str, parent: pulumi.Resource
+) -> gcp.container.NodePool:
+    """Declare one TPU node pool exactly as decided in `pool`."""
+    advanced = (
+        gcp.container.NodePoolNodeConfigAdvancedMachineFeaturesArgs(threads_per_core=pool.threads_per_core)
+        if pool.threads_per_core
+        else None
+    )
+    node_config = gcp.container.NodePoolNodeConfigArgs(
+        machine_type=pool.shape.machine_type,
+        spot=pool.spot or None,
+        flex_start=pool.flex_start or None,
+        max_run_duration=pool.max_run_duration,
+        reservation_affinity=_reservation_affinity(pool),
+        workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
+        advanced_machine_features=advanced,
+        oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+        labels={"tpu-stacks/slice": pool.name},
+    )
+    autoscaling = _autoscaling(pool)
+    return gcp.container.NodePool(
+        f"{prefix}-{pool.name}",
+        gcp.container.NodePoolArgs(
+            name=pool.name,
+            cluster=cluster_name,
+            location=plan.spec.location,
+            project=plan.spec.project,
+            node_locations=[pool.zone],
+            node_count=pool.node_count,
+            initial_node_count=pool.autoscaling_min if autoscaling and pool.autoscaling_min else None,
+            autoscaling=autoscaling,
+            placement_policy=_placement(plan, pool, prefix, parent),
+            queued_provisioning=(
+                gcp.container.NodePoolQueuedProvisioningArgs(enabled=True) if pool.queued_provisioning else None
+            ),
+            max_pods_per_node=pool.max_pods_per_node,
+            management=gcp.container.NodePoolManagementArgs(auto_repair=not pool.flex_start, auto_upgrade=True),
+            node_config=node_config,
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def system_node_pool(plan: ClusterPlan, cluster_name: pulumi.Input[str], prefix: str, parent: pulumi.Resource) -> gcp.container.NodePool:
+    """The CPU pool for kube-system and add-on pods (one per Standard cluster, [D-GKE-TPU])."""
+    system = plan.spec.system_pool
+    return gcp.container.NodePool(
+        f"{prefix}-system",
+        gcp.container.NodePoolArgs(
+            name="system",
+            cluster=cluster_name,
+            location=plan.spec.location,
+            project=plan.spec.project,
+            node_locations=list(plan.node_locations) or None,
+            node_count=system.nodes,
+            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            node_config=gcp.container.NodePoolNodeConfigArgs(
+                machine_type=system.machine_type,
+                workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
+                oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+            ),
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )

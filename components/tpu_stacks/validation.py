@@ -1,0 +1,67 @@
+"""Turn pydantic's validation errors into the project's one-line `UserError`."""
+
+from __future__ import annotations
+
+import difflib
+import typing
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from tpu_stacks.errors import MISSING, UserError
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def _key(prefix: str, location: tuple[Any, ...]) -> str:
+    key = prefix
+    for part in location:
+        if isinstance(part, int):
+            key += f"[{part}]"
+        else:
+            key += f".{part}" if key else str(part)
+    return key
+
+
+def _field_names(model: type[BaseModel], seen: set[type] | None = None) -> set[str]:
+    """Every field name and alias in a model tree, for 'did you mean' hints."""
+    seen = seen if seen is not None else set()
+    if model in seen:
+        return set()
+    seen.add(model)
+    names: set[str] = set()
+    for name, field in model.model_fields.items():
+        names.update(n for n in (name, field.alias) if n)
+        for inner in [field.annotation, *typing.get_args(field.annotation)]:
+            for candidate in [inner, *typing.get_args(inner)]:
+                if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                    names |= _field_names(candidate, seen)
+    return names
+
+
+def _fix(error: dict[str, Any], model: type[BaseModel]) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        close = difflib.get_close_matches(str(error["loc"][-1]), sorted(_field_names(model)), n=1)
+        return f"did you mean '{close[0]}'?" if close else "remove it or check its spelling"
+    if kind == "missing":
+        return "add it"
+    if kind == "literal_error":
+        return f"accepted: {error.get('ctx', {}).get('expected', '')}"
+    return error["msg"].lower()
+
+
+def parse(model: type[Model], data: Any, prefix: str = "") -> Model:
+    """Validate `data` as `model`; the first problem becomes a UserError naming its key."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        # A misspelled key explains a "missing" one: report unknown keys first.
+        error = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
+        key = _key(prefix, error["loc"])
+        kind = error["type"]
+        if kind == "extra_forbidden":
+            raise UserError(key, error.get("input"), "is not a known setting", _fix(error, model)) from None
+        if kind == "missing":
+            raise UserError(key, MISSING, "is required", _fix(error, model)) from None
+        raise UserError(key, error.get("input"), "is not accepted", _fix(error, model)) from None

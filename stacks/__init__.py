@@ -1,0 +1,1 @@
+"""Tutorial scenarios composed from tpu-stacks components, driven by typed stack config."""

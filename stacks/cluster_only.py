@@ -1,0 +1,47 @@
+"""The `cluster` scenario: a TPU cluster and a Workload Identity ServiceAccount for workloads.
+
+The cheapest useful stack (the `dev` stack): it proves the cluster, the slices and the identity
+wiring before any model server is added.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from stacks.config import StackConfig
+from tpu_stacks.cluster import TpuCluster
+from tpu_stacks.identity import WorkloadIdentity
+
+
+def cluster_args(config: StackConfig) -> dict:
+    """The validated cluster spec as `TpuClusterArgs` (snake_case, only what the user set)."""
+    return config.cluster.model_dump(exclude_unset=True)
+
+
+def build(config: StackConfig) -> None:
+    cluster = TpuCluster(config.cluster.name, cluster_args(config))
+    identity_spec = config.identity
+    identity_args = {
+        "project": config.cluster.project,
+        "ksa_name": identity_spec.ksa_name,
+        "namespace": identity_spec.namespace,
+        "mode": identity_spec.mode,
+        "universe": config.cluster.universe,
+    }
+    if identity_spec.gsa_name:
+        identity_args["gsa_name"] = identity_spec.gsa_name
+    if identity_spec.project_number:
+        identity_args["project_number"] = identity_spec.project_number
+    identity = WorkloadIdentity(
+        identity_spec.ksa_name,
+        identity_args,  # type: ignore[arg-type]
+        opts=pulumi.ResourceOptions(providers=[cluster.provider]),
+    )
+    pulumi.export("clusterName", cluster.cluster_name)
+    pulumi.export("location", cluster.location)
+    pulumi.export("endpoint", cluster.endpoint)
+    pulumi.export("workloadPool", cluster.workload_pool)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("slices", cluster.slices)
+    pulumi.export("serviceAccount", identity.ksa_name)
+    pulumi.export("workloadMember", identity.member)
