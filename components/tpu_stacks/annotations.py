@@ -1,0 +1,73 @@
+"""Annotation keys that make a workload's sizing inputs visible to the engine at preview.
+
+Components put these on every TPU workload (the object's own metadata), with values known at
+preview; the policy pack reads them to re-check that the model fits the chips the workload gets.
+One module for the keys, so components and policies cannot disagree on a spelling.
+"""
+
+from __future__ import annotations
+
+from tpu_stacks.catalog.models import ResolvedModel
+from tpu_stacks.sizing import ServingRequest, TrainingRequest
+
+PREFIX = "tpu-stacks.dev"
+
+MODEL = f"{PREFIX}/model"
+"""Catalogue model id (Hugging Face id or Saxml path)."""
+PARAMS = f"{PREFIX}/params"
+"""Parameter count, so a custom model (not in the catalogue) can be judged too."""
+ATTENTION = f"{PREFIX}/attention"
+"""A custom model's attention shape: `layers=N,kv_heads=N,head_dim=N`."""
+WORKLOAD = f"{PREFIX}/workload"
+"""serve or train."""
+ENGINE = f"{PREFIX}/engine"
+"""vllm, jetstream, saxml or maxtext."""
+WEIGHT_DTYPE = f"{PREFIX}/weight-dtype"
+KV_DTYPE = f"{PREFIX}/kv-dtype"
+CONTEXT = f"{PREFIX}/context"
+"""Serving: tokens per sequence. Training: sequence length."""
+BATCH = f"{PREFIX}/batch"
+"""Serving: sequences held at once. Training: per-device batch."""
+TENSOR_PARALLEL = f"{PREFIX}/tensor-parallel-size"
+"""Serving engines: the tensor-parallel size the engine is started with."""
+PARALLELISM = f"{PREFIX}/parallelism"
+"""Training: `name=value,...` of the mesh axes (MaxText ici_* settings) that must multiply to the chips."""
+PRIVILEGED_REASON = f"{PREFIX}/privileged-reason"
+"""Why a pod must run privileged (the policy pack accepts it only with a reason)."""
+HOST_NETWORK_REASON = f"{PREFIX}/host-network-reason"
+"""Why a pod needs the host network (multi-host TPU workloads that upstream runs so)."""
+
+
+def _model(model: ResolvedModel) -> dict[str, str]:
+    result = {MODEL: model.id, PARAMS: str(model.params)}
+    attention = model.architecture.attention
+    if model.architecture.declared_params is not None and attention is not None:
+        result[ATTENTION] = f"layers={attention.layers},kv_heads={attention.kv_heads},head_dim={attention.head_dim}"
+    return result
+
+
+def for_serving(request: ServingRequest, tensor_parallel_size: int) -> dict[str, str]:
+    """The annotations a serving workload carries."""
+    return {
+        **_model(request.model),
+        WORKLOAD: "serve",
+        ENGINE: request.engine,
+        WEIGHT_DTYPE: request.weight_dtype,
+        KV_DTYPE: request.kv_dtype,
+        CONTEXT: str(request.context),
+        BATCH: str(request.batch),
+        TENSOR_PARALLEL: str(tensor_parallel_size),
+    }
+
+
+def for_training(request: TrainingRequest, parallelism: dict[str, int]) -> dict[str, str]:
+    """The annotations a training workload carries."""
+    return {
+        **_model(request.model),
+        WORKLOAD: "train",
+        ENGINE: "maxtext",
+        WEIGHT_DTYPE: request.weight_dtype,
+        CONTEXT: str(request.seq_len),
+        BATCH: str(request.per_device_batch),
+        PARALLELISM: ",".join(f"{axis}={size}" for axis, size in parallelism.items()),
+    }
