@@ -17,6 +17,7 @@ REFERENCE = {
     "google/gemma-2-27b": (27.23, 368 * KiB),
     "mistralai/Mixtral-8x7B-v0.1": (46.70, 128 * KiB),
     models.SAXML_175B_TEST: (174.3, 4.5 * MiB),
+    "Qwen/Qwen2.5-1.5B-Instruct": (1.5437, 28 * KiB),  # Hugging Face model card: 1.54B
 }
 
 
@@ -87,3 +88,9 @@ def test_dtype_bytes():
     assert models.dtype_bytes("int4") == 0.5
     with pytest.raises(UserError, match="dtype: 'fp64' is not a supported dtype"):
         models.dtype_bytes("fp64")
+
+
+def test_gated_models_are_marked():
+    assert models.lookup_model("meta-llama/Llama-3.1-70B").architecture.gated
+    assert models.lookup_model("google/gemma-7b-it").architecture.gated
+    assert not models.lookup_model("Qwen/Qwen2.5-1.5B-Instruct").architecture.gated

@@ -68,6 +68,8 @@ class ModelArchitecture(BaseModel):
     norms_per_layer: int = 2
     declared_params: int | None = None
     """For a custom model: the parameter count as the user gives it (the shape may be missing)."""
+    gated: bool = False
+    """Hugging Face requires an accepted licence and a token to download the weights."""
     source: str
 
     @property
@@ -118,6 +120,7 @@ def _llama(name: str, display: str, layers: int, d: int, q: int, ff: int, hf_ids
         d_model=d,
         d_ff=ff,
         vocab=128256,
+        gated=True,
         source="[MT] src/maxtext/configs/models/llama*.yml",
     )
 
@@ -148,6 +151,7 @@ MODELS: tuple[ModelArchitecture, ...] = (
         d_ff=24576,
         vocab=256128,  # MaxText's padded vocabulary; matches the Gemma report's 786,825,216 embedding params
         tied_embeddings=True,
+        gated=True,
         source="[MT] gemma-7b.yml; Gemma tech report parameter split",
     ),
     ModelArchitecture(
@@ -161,6 +165,7 @@ MODELS: tuple[ModelArchitecture, ...] = (
         vocab=256128,
         tied_embeddings=True,
         norms_per_layer=4,  # pre- and post-norms around attention and MLP
+        gated=True,
         source="[MT] gemma2-9b.yml",
     ),
     ModelArchitecture(
@@ -174,6 +179,7 @@ MODELS: tuple[ModelArchitecture, ...] = (
         vocab=256128,
         tied_embeddings=True,
         norms_per_layer=4,
+        gated=True,
         source="[MT] gemma2-27b.yml",
     ),
     ModelArchitecture(
@@ -187,6 +193,7 @@ MODELS: tuple[ModelArchitecture, ...] = (
         vocab=32000,
         experts=8,
         experts_per_token=2,
+        gated=True,
         source="[MT] mixtral-8x7b.yml",
     ),
     ModelArchitecture(
@@ -200,6 +207,18 @@ MODELS: tuple[ModelArchitecture, ...] = (
         tied_embeddings=True,
         gated_mlp=False,
         source="[SAX] lm_cloud.py (LmCloudSpmd175B32Test -> LmCloudSpmd175B), [PAX] model_params.py",
+    ),
+    ModelArchitecture(
+        name="qwen2.5-1.5b-instruct",
+        display_name="Qwen2.5 1.5B Instruct (open weights, no token needed)",
+        hf_ids=("Qwen/Qwen2.5-1.5B-Instruct", "Qwen/Qwen2.5-1.5B"),
+        aliases=("qwen2.5-1.5b",),
+        attention=Attention(layers=28, kv_heads=2, head_dim=128, query_heads=12),
+        d_model=1536,
+        d_ff=8960,
+        vocab=151936,
+        tied_embeddings=True,
+        source="config.json of Qwen/Qwen2.5-1.5B-Instruct on Hugging Face (q/k/v biases not counted: 0.1M)",
     ),
 )
 
