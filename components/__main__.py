@@ -8,8 +8,10 @@ from pulumi.provider.experimental import component_provider_host
 
 from tpu_stacks.cluster import TpuCluster
 from tpu_stacks.identity import WorkloadIdentity
+from tpu_stacks.metrics_adapter import CustomMetricsAdapter
+from tpu_stacks.vllm import VllmStack
 
-COMPONENTS = [TpuCluster, WorkloadIdentity]
+COMPONENTS = [TpuCluster, WorkloadIdentity, CustomMetricsAdapter, VllmStack]
 
 if __name__ == "__main__":
     component_provider_host(COMPONENTS, name="tpu-stacks")

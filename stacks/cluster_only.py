@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pulumi
 
-from stacks.config import StackConfig
+from stacks.config import Secrets, StackConfig
 from tpu_stacks.cluster import TpuCluster
 from tpu_stacks.identity import WorkloadIdentity
 
@@ -18,7 +18,7 @@ def cluster_args(config: StackConfig) -> dict:
     return config.cluster.model_dump(exclude_unset=True)
 
 
-def build(config: StackConfig) -> None:
+def build(config: StackConfig, secrets: Secrets) -> None:
     cluster = TpuCluster(config.cluster.name, cluster_args(config))
     identity_spec = config.identity
     identity_args = {

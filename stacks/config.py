@@ -12,9 +12,10 @@ from tpu_stacks.catalog.tpu import gke_version
 from tpu_stacks.cluster_spec import ClusterSpec, plan_cluster
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.validation import parse
+from tpu_stacks.vllm_spec import VllmSpec
 
 NAMESPACE = "tpu-stacks"
-SCENARIOS = ("cluster",)
+SECRET_KEYS = ("hfToken", "vllmApiKey")
 
 
 class IdentitySpec(BaseModel):
@@ -34,14 +35,32 @@ class StackConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    scenario: Literal["cluster"] = "cluster"
+    scenario: Literal["cluster", "vllm"] = "cluster"
     kubernetes_version: str = Field(default="1.33", alias="kubernetesVersion")
     cluster: ClusterSpec
     identity: IdentitySpec = Field(default_factory=IdentitySpec)
+    vllm: VllmSpec | None = None
+
+
+class Secrets:
+    """Secret config values: only ever read as Pulumi secrets, refused when written in plain text."""
+
+    def __init__(self, config: pulumi.Config) -> None:
+        self.values: dict[str, pulumi.Output[str]] = {}
+        for key in SECRET_KEYS:
+            if config.get(key) is None:
+                continue
+            if not pulumi.runtime.is_config_secret(f"{NAMESPACE}:{key}"):
+                raise UserError(key, "<plain text>", "is not a secret in the stack file",
+                                f"remove it and set it with: pulumi config set --secret {NAMESPACE}:{key} <value>")
+            self.values[key] = config.require_secret(key)
+
+    def get(self, key: str) -> pulumi.Output[str] | None:
+        return self.values.get(key)
 
 
 # Keys read as structured objects (the rest are plain strings).
-OBJECT_KEYS = ("cluster", "identity")
+OBJECT_KEYS = ("cluster", "identity", "vllm")
 SCALAR_KEYS = ("scenario", "kubernetesVersion")
 
 
@@ -61,10 +80,10 @@ def _raw_config(config: pulumi.Config) -> dict[str, Any]:
     return raw
 
 
-def load() -> StackConfig:
+def load() -> tuple[StackConfig, Secrets]:
     """Read and check the current stack's config; errors name the `tpu-stacks:` key."""
     try:
-        return _load()
+        return _load(), Secrets(pulumi.Config(NAMESPACE))
     except UserError as error:
         raise error.in_namespace(NAMESPACE) from None
 
@@ -84,5 +103,18 @@ def _load() -> StackConfig:
         gke_version(stack.kubernetes_version)
     except UserError as error:
         raise error.under("kubernetesVersion") from None
-    plan_cluster(stack.cluster)  # every cluster rule, before any resource exists
+    _check_scenario(stack)
+    if stack.scenario == "cluster":
+        plan_cluster(stack.cluster)  # every cluster rule, before any resource exists
     return stack
+
+
+def _check_scenario(stack: StackConfig) -> None:
+    """Each workload scenario needs its own section, and derives the cluster's slices itself."""
+    if stack.scenario == "cluster":
+        return
+    if getattr(stack, stack.scenario) is None:
+        raise UserError(stack.scenario, MISSING, f"is required for scenario {stack.scenario}", "see docs/" + stack.scenario + ".md")
+    if stack.cluster.slices:
+        raise UserError("cluster.slices", f"{len(stack.cluster.slices)} slice(s)",
+                        f"are derived from the model in scenario {stack.scenario}", "remove cluster.slices")

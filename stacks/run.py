@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from stacks import cluster_only
+from stacks import cluster_only, vllm_stack
 from stacks.config import load
+
+BUILDERS = {"cluster": cluster_only.build, "vllm": vllm_stack.build}
 
 
 def run() -> None:
-    config = load()
-    builders = {"cluster": cluster_only.build}
-    builders[config.scenario](config)
+    config, secrets = load()
+    BUILDERS[config.scenario](config, secrets)

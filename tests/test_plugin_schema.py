@@ -12,6 +12,8 @@ from pulumi.provider.experimental.analyzer import Analyzer
 import tpu_stacks
 from tpu_stacks.cluster_args import SliceArgs, TpuClusterArgs
 from tpu_stacks.cluster_spec import ClusterSpec, SliceSpec
+from tpu_stacks.vllm_args import VllmStackArgs
+from tpu_stacks.vllm_spec import VllmSpec
 
 COMPONENTS_DIR = Path(__file__).resolve().parents[1] / "components"
 
@@ -71,3 +73,13 @@ def test_schema_args_and_validated_spec_have_the_same_fields():
     """The TypedDicts (schema) and the pydantic specs (validation) must not drift apart."""
     assert set(TpuClusterArgs.__annotations__) == set(ClusterSpec.model_fields)
     assert set(SliceArgs.__annotations__) == set(SliceSpec.model_fields)
+    secrets_and_cluster = {"cluster", "hf_token", "api_key_secret"}
+    assert set(VllmStackArgs.__annotations__) - secrets_and_cluster == set(VllmSpec.model_fields)
+
+
+def test_vllm_stack_schema():
+    result = Analyzer("tpu-stacks").analyze(entry_module()["COMPONENTS"])
+    vllm = result["component_definitions"]["VllmStack"]
+    assert {"cluster", "model", "tpuGeneration", "hfToken", "exposure"} <= set(vllm.inputs)
+    assert not vllm.inputs["model"].optional
+    assert {"serviceAddress", "baseUrl", "modelId", "servedSlice", "weightsBucket", "curl"} == set(vllm.outputs)

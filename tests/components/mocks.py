@@ -15,6 +15,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.resources.append(args)
         outputs = dict(args.inputs)
+        outputs.setdefault("name", f"{args.name}-a1b2c3")  # what the provider's autonaming would give
         if args.typ == "gcp:container/cluster:Cluster":
             outputs.update(endpoint="203.0.113.10", masterAuth={"clusterCaCertificate": "Q0E="})
         return f"{args.name}-id", outputs

@@ -1,0 +1,1 @@
+"""Pod-spec pieces shared by the workload stacks (TPU scheduling, GCS FUSE, probes)."""

@@ -1,0 +1,208 @@
+"""VllmStack under mocks: the tutorial's objects, derived from the model, secure by default."""
+
+import json
+
+import pulumi
+import pytest
+
+from tests.components.mocks import capture
+from tpu_stacks.errors import UserError
+from tpu_stacks.vllm import VllmStack
+
+SECRET_SIG = "4dabf18193072939515e22adb298388d"
+TUTORIAL = {
+    "cluster": {"project": "proj", "location": "us-central1-b", "release_channel": "RAPID"},
+    "model": "meta-llama/Llama-3.1-70B",
+    "tpu_generation": "v6e",
+}
+
+
+def tutorial(**overrides):
+    args = dict(TUTORIAL)
+    args["hf_token"] = pulumi.Output.secret("hf_dummy_token_value")
+    args.update(overrides)
+    return capture(lambda: VllmStack("vllm", args))
+
+
+@pytest.fixture(scope="module")
+def mocks():
+    return tutorial()
+
+
+def one(mocks, typ, name):
+    return mocks.named(typ, name).inputs
+
+
+def deployment(mocks):
+    return one(mocks, "kubernetes:apps/v1:Deployment", "vllm-deployment")
+
+
+def server(mocks):
+    (container,) = deployment(mocks)["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+def test_pool_is_sized_from_the_model_and_follows_the_hpa(mocks):
+    pool = one(mocks, "gcp:container/nodePool:NodePool", "vllm-cluster-vllm-pool")
+    assert pool["nodeConfig"]["machineType"] == "ct6e-standard-8t"
+    assert pool["autoscaling"] == {"totalMinNodeCount": 1, "totalMaxNodeCount": 2}
+    assert "placementPolicy" not in pool
+
+
+def test_bucket_is_hardened_and_granted_to_the_ksa_only(mocks):
+    bucket = one(mocks, "gcp:storage/bucket:Bucket", "vllm-weights")
+    assert bucket["uniformBucketLevelAccess"] is True
+    assert bucket["publicAccessPrevention"] == "enforced"
+    assert bucket["forceDestroy"] is False
+    grant = one(mocks, "gcp:storage/bucketIAMMember:BucketIAMMember", "vllm-identity-bucket-0")
+    assert grant["role"] == "roles/storage.objectUser"
+    assert grant["bucket"] == "vllm-weights-a1b2c3"
+    assert grant["member"] == (
+        "principal://iam.googleapis.com/projects/123456789012/locations/global/"
+        "workloadIdentityPools/proj.svc.id.goog/subject/ns/vllm/sa/vllm"
+    )
+
+
+def test_token_is_a_secret_mounted_as_a_file(mocks):
+    secret = one(mocks, "kubernetes:core/v1:Secret", "vllm-secret")
+    assert secret["metadata"]["name"] == "hf-secret"
+    data = secret["stringData"]
+    assert SECRET_SIG in data  # reaches the engine as a Pulumi secret
+    assert set(data["value"]) == {"hf_api_token"}
+    container = server(mocks)
+    assert "hf_dummy_token_value" not in json.dumps(deployment(mocks))  # the token never reaches the workload
+    env = {variable["name"]: variable for variable in container["env"]}
+    assert env["HF_TOKEN_PATH"]["value"] == "/var/run/secrets/huggingface/hf_api_token"
+    assert "HUGGING_FACE_HUB_TOKEN" not in env and "HF_TOKEN" not in env
+    assert {"name": "hf-token", "mountPath": "/var/run/secrets/huggingface", "readOnly": True} in container["volumeMounts"]
+
+
+def test_deployment_is_derived_from_the_catalogue(mocks):
+    spec = deployment(mocks)["spec"]["template"]["spec"]
+    assert spec["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "2x4"}
+    container = server(mocks)
+    assert "--tensor-parallel-size=8" in container["args"]
+    assert "--model=meta-llama/Llama-3.1-70B" in container["args"] and "--max-model-len=4096" in container["args"]
+    assert container["resources"]["requests"]["google.com/tpu"] == "8"
+    assert container["resources"]["limits"]["google.com/tpu"] == "8"
+    assert container["image"] == "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
+    assert container["startupProbe"]["httpGet"] == {"path": "/health", "port": 8000}
+    assert container["startupProbe"]["failureThreshold"] * container["startupProbe"]["periodSeconds"] >= 30 * 60
+    assert container["readinessProbe"]["httpGet"]["path"] == "/health"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/health"
+    annotations = deployment(mocks)["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["gke-gcsfuse/volumes"] == "true"
+    assert annotations["gke-gcsfuse/memory-limit"] != "0" and annotations["gke-gcsfuse/cpu-limit"] != "0"
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    assert volumes["weights"]["csi"]["driver"] == "gcsfuse.csi.storage.gke.io"
+    assert "file-cache:enable-parallel-downloads:true" in volumes["weights"]["csi"]["volumeAttributes"]["mountOptions"]
+    # the sidecar's cache volume under the name the driver uses, bounded by the weights' size
+    assert volumes["gke-gcsfuse-cache"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "145Gi"}
+    workload = deployment(mocks)["metadata"]["annotations"]
+    assert workload["tpu-stacks.dev/model"] == "meta-llama/Llama-3.1-70B"
+    assert workload["tpu-stacks.dev/tensor-parallel-size"] == "8"
+
+
+def test_compile_cache_is_local_per_pod_and_keyed(mocks):
+    spec = deployment(mocks)["spec"]["template"]["spec"]
+    env = {e["name"]: e.get("value") for e in server(mocks)["env"]}
+    assert env["VLLM_XLA_CACHE_PATH"] == "/xla-cache"  # never the shared FUSE mount
+    restore, upload = spec["initContainers"]
+    key = "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/73aa7041bfee4358"
+    assert key in restore["command"][2] and key in upload["command"][2]
+    assert "--no-clobber" in upload["command"][2]
+    assert upload["restartPolicy"] == "Always"  # a native sidecar
+    assert "gcsfuse" not in upload["command"][2]
+
+
+def test_service_is_internal_by_default(mocks):
+    service = one(mocks, "kubernetes:core/v1:Service", "vllm-service")
+    assert service["spec"]["type"] == "LoadBalancer"
+    assert service["metadata"]["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
+    assert service["spec"]["ports"][0]["port"] == 8000
+
+
+def test_autoscaling_on_vllm_queue(mocks):
+    monitor = one(mocks, "kubernetes:monitoring.googleapis.com/v1:PodMonitoring", "vllm-pod-monitoring")
+    assert monitor["spec"]["endpoints"] == [{"path": "/metrics", "port": 8000, "interval": "15s"}]
+    hpa = one(mocks, "kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "vllm-hpa")["spec"]
+    assert (hpa["minReplicas"], hpa["maxReplicas"]) == (1, 2)
+    (metric,) = hpa["metrics"]
+    assert metric["pods"]["metric"]["name"] == "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"
+    assert metric["pods"]["target"] == {"type": "AverageValue", "averageValue": "10"}
+    assert hpa["behavior"]["scaleDown"]["stabilizationWindowSeconds"] > hpa["behavior"]["scaleUp"]["stabilizationWindowSeconds"]
+
+
+def test_metrics_adapter_is_pinned_and_its_iam_is_monitoring_viewer(mocks):
+    adapter = one(mocks, "kubernetes:apps/v1:Deployment", "vllm-metrics-adapter-deployment")
+    (container,) = adapter["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.15.1-gke.0"
+    grant = one(mocks, "gcp:projects/iAMMember:IAMMember", "vllm-metrics-adapter-identity-monitoring-viewer")
+    assert grant["role"] == "roles/monitoring.viewer"
+    assert grant["member"].endswith("/subject/ns/custom-metrics/sa/custom-metrics-stackdriver-adapter")
+    names = {r.inputs["metadata"]["name"] for r in mocks.of_type("kubernetes:apiregistration.k8s.io/v1:APIService")}
+    assert names == {"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io"}
+
+
+def test_public_exposure_needs_source_ranges_and_gets_them():
+    mocks = tutorial(exposure="public", source_ranges=["203.0.113.0/24"])
+    service = mocks.named("kubernetes:core/v1:Service", "vllm-service").inputs
+    assert service["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
+    assert "annotations" not in service["metadata"]
+
+
+def test_open_model_needs_no_token_and_fits_one_chip():
+    mocks = capture(lambda: VllmStack("dev", {"cluster": {"project": "proj", "location": "us-central1-b"},
+                                             "model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": {"min": 1, "max": 1}}))
+    pool = mocks.named("gcp:container/nodePool:NodePool", "dev-cluster-vllm-pool").inputs
+    assert pool["nodeConfig"]["machineType"] == "ct6e-standard-1t"
+    assert mocks.of_type("kubernetes:core/v1:Secret") == []
+
+
+def test_artifact_registry_remote_repository_serves_the_pinned_image():
+    holder = {}
+
+    def make():
+        holder["stack"] = VllmStack("reg", {**TUTORIAL,
+                                            "hf_token": pulumi.Output.secret("t"), "registry": {"mode": "remote"}})
+        return holder["stack"]
+
+    mocks = capture(make)
+    (repository,) = mocks.of_type("gcp:artifactregistry/repository:Repository")
+    assert repository.inputs["mode"] == "REMOTE_REPOSITORY"
+    assert repository.inputs["remoteRepositoryConfig"]["dockerRepository"] == {"publicRepository": "DOCKER_HUB"}
+    (container,) = mocks.named("kubernetes:apps/v1:Deployment", "reg-deployment").inputs["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "us-central1-docker.pkg.dev/proj/vllm-tpu/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
+
+
+@pytest.mark.parametrize(
+    "overrides,message",
+    [
+        ({"topology": "2x2"}, "vllm.topology: '2x2' cannot hold meta-llama/Llama-3.1-70B: needs"),
+        ({"model": "acme/unknown-70b"}, "vllm.model: 'acme/unknown-70b' is not in the model catalogue"),
+        ({"hf_token": None}, "hfToken: '<missing>' is required: meta-llama/Llama-3.1-70B is gated"),
+        ({"image": "vllm/vllm-tpu:latest"}, "vllm.image: 'vllm/vllm-tpu:latest' is not pinned"),
+        ({"exposure": "public"}, "vllm.sourceRanges: [] is empty for a public endpoint"),
+        ({"exposure": "public", "source_ranges": ["0.0.0.0/0"]}, "opens the API to the whole internet"),
+        ({"api_key": True}, "vllmApiKey: '<missing>' is required when vllm.apiKey is true"),
+        ({"tpu_generation": "v5e", "model": "meta-llama/Llama-3.1-405B"}, "is a multi-host slice"),
+        ({"max_model_len": 0}, "vllm.max_model_len: 0 is not accepted"),
+    ],
+)
+def test_errors_before_any_resource(overrides, message):
+    errors = []
+    args = dict(TUTORIAL)
+    args["hf_token"] = pulumi.Output.secret("t")
+    args.update(overrides)
+    if args.get("hf_token") is None:
+        del args["hf_token"]
+
+    def make():
+        try:
+            VllmStack("bad", args)
+        except UserError as error:
+            errors.append(str(error))
+
+    mocks = capture(make)
+    assert errors and message in errors[0], errors
+    assert mocks.resources == []
