@@ -42,6 +42,8 @@ def _cluster_args(args: VllmStackArgs, plan: VllmPlan) -> dict[str, Any]:
         "machine_type": plan.shape.machine_type,
         "name": POOL,
         "autoscaling": {"min_nodes": plan.spec.replicas.min, "max_nodes": plan.spec.replicas.max},
+        "spot": plan.spec.spot,
+        **({"reservation": plan.spec.reservation} if plan.spec.reservation else {}),
     }]
     return cluster
 

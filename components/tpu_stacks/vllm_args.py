@@ -62,6 +62,8 @@ class VllmStackArgs(TypedDict):
     resources: NotRequired[ServerResourcesArgs]
     startup_minutes: NotRequired[int]
     install_metrics_adapter: NotRequired[bool]
+    spot: NotRequired[bool]
+    reservation: NotRequired[str]
     hf_token: NotRequired[pulumi.Input[str]]
     """Hugging Face token (a secret); required for gated models."""
     api_key_secret: NotRequired[pulumi.Input[str]]

@@ -86,6 +86,10 @@ class VllmSpec(_Spec):
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
     startup_minutes: int = Field(default=40, ge=5, le=240, alias="startupMinutes")
     install_metrics_adapter: bool = Field(default=True, alias="installMetricsAdapter")
+    spot: bool = False
+    """Serve from Spot TPU VMs (cheaper, may be preempted with 30 s warning)."""
+    reservation: str | None = None
+    """Consume this specific reservation."""
 
 
 class VllmPlan(BaseModel):
