@@ -6,12 +6,10 @@ top-level name here; run directly (older hosts), it serves them explicitly.
 
 from pulumi.provider.experimental import component_provider_host
 
-from tpu_stacks.cluster import TpuCluster
-from tpu_stacks.identity import WorkloadIdentity
-from tpu_stacks.metrics_adapter import CustomMetricsAdapter
-from tpu_stacks.vllm import VllmStack
+from tpu_stacks.plugin import PACKAGE, public_components
 
-COMPONENTS = [TpuCluster, WorkloadIdentity, CustomMetricsAdapter, VllmStack]
+COMPONENTS = public_components()
+globals().update({component.__name__: component for component in COMPONENTS})
 
 if __name__ == "__main__":
-    component_provider_host(COMPONENTS, name="tpu-stacks")
+    component_provider_host(COMPONENTS, name=PACKAGE)

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import pulumi
 
-from stacks.config import Secrets, StackConfig
+from stacks.config import LoadedStack, Secrets
 from tpu_stacks.cluster import TpuCluster
 from tpu_stacks.identity import WorkloadIdentity
 
 
-def cluster_args(config: StackConfig) -> dict:
-    """The validated cluster spec as `TpuClusterArgs` (snake_case, only what the user set)."""
-    return config.cluster.model_dump(exclude_unset=True)
+SPEC = None  # the cluster scenario has no section of its own
 
 
-def build(config: StackConfig, secrets: Secrets) -> None:
-    cluster = TpuCluster(config.cluster.name, cluster_args(config))
+def build(stack: LoadedStack, secrets: Secrets) -> None:
+    config = stack.config
+    cluster = TpuCluster(config.cluster.name, config.cluster.model_dump(exclude_unset=True))  # type: ignore[arg-type]
     identity_spec = config.identity
     identity_args = {
         "project": config.cluster.project,

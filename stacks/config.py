@@ -1,5 +1,10 @@
 """The stack's configuration, read from `tpu-stacks:*` keys into pydantic models and checked
-before any resource is declared. Every mistake becomes one line naming the key."""
+before any resource is declared. Every mistake becomes one line naming the key.
+
+The common keys (`scenario`, `kubernetesVersion`, `cluster`, `identity`) are checked here; each
+scenario's own section (`tpu-stacks:vllm`, `tpu-stacks:saxml`, ...) is checked by that scenario's
+spec (see `scenarios.py`).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +13,16 @@ from typing import Any, Literal
 import pulumi
 from pydantic import BaseModel, ConfigDict, Field
 
+from stacks.scenarios import SCENARIOS, Scenario, scenario
 from tpu_stacks.catalog.tpu import gke_version
 from tpu_stacks.cluster_spec import ClusterSpec, plan_cluster
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.validation import parse
-from tpu_stacks.vllm_spec import VllmSpec
 
 NAMESPACE = "tpu-stacks"
 SECRET_KEYS = ("hfToken", "vllmApiKey")
+SCALAR_KEYS = ("scenario", "kubernetesVersion")
+COMMON_OBJECT_KEYS = ("cluster", "identity")
 
 
 class IdentitySpec(BaseModel):
@@ -31,15 +38,14 @@ class IdentitySpec(BaseModel):
 
 
 class StackConfig(BaseModel):
-    """Everything a stack file may say, validated as a whole."""
+    """The common part of every stack file, validated as a whole."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    scenario: Literal["cluster", "vllm"] = "cluster"
+    scenario: str = "cluster"
     kubernetes_version: str = Field(default="1.33", alias="kubernetesVersion")
     cluster: ClusterSpec
     identity: IdentitySpec = Field(default_factory=IdentitySpec)
-    vllm: VllmSpec | None = None
 
 
 class Secrets:
@@ -59,62 +65,73 @@ class Secrets:
         return self.values.get(key)
 
 
-# Keys read as structured objects (the rest are plain strings).
-OBJECT_KEYS = ("cluster", "identity", "vllm")
-SCALAR_KEYS = ("scenario", "kubernetesVersion")
+class LoadedStack(BaseModel):
+    """A checked stack: the common config, the scenario and its checked section."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    config: StackConfig
+    scenario: Scenario
+    section: Any = None
 
 
-def _raw_config(config: pulumi.Config) -> dict[str, Any]:
-    raw: dict[str, Any] = {}
-    for key in SCALAR_KEYS:
-        value = config.get(key)
-        if value is not None:
-            raw[key] = value
-    for key in OBJECT_KEYS:
-        try:
-            value = config.get_object(key)
-        except Exception:  # not valid JSON: a scalar where an object belongs
-            raise UserError(key, config.get(key), "is not an object", "write it as a YAML mapping") from None
+def _object(config: pulumi.Config, key: str) -> Any:
+    try:
+        return config.get_object(key)
+    except Exception:  # not valid JSON: a scalar where an object belongs
+        raise UserError(key, config.get(key), "is not an object", "write it as a YAML mapping") from None
+
+
+def _raw_common(config: pulumi.Config) -> dict[str, Any]:
+    raw: dict[str, Any] = {key: config.get(key) for key in SCALAR_KEYS if config.get(key) is not None}
+    for key in COMMON_OBJECT_KEYS:
+        value = _object(config, key)
         if value is not None:
             raw[key] = value
     return raw
 
 
-def load() -> tuple[StackConfig, Secrets]:
+def _defaults_from_gcp(cluster: Any) -> None:
+    """Project, location and universe default to the gcp provider's own config."""
+    if not isinstance(cluster, dict):
+        return
+    gcp_config = pulumi.Config("gcp")
+    cluster.setdefault("project", gcp_config.get("project"))
+    cluster.setdefault("location", gcp_config.get("zone") or gcp_config.get("region"))
+    cluster.setdefault("universe", "s3ns" if gcp_config.get("universeDomain") == "s3nsapis.fr" else "google")
+
+
+def load() -> tuple[LoadedStack, Secrets]:
     """Read and check the current stack's config; errors name the `tpu-stacks:` key."""
     try:
-        return _load(), Secrets(pulumi.Config(NAMESPACE))
+        config = pulumi.Config(NAMESPACE)
+        return _load(config), Secrets(config)
     except UserError as error:
         raise error.in_namespace(NAMESPACE) from None
 
 
-def _load() -> StackConfig:
-    raw = _raw_config(pulumi.Config(NAMESPACE))
+def _load(config: pulumi.Config) -> LoadedStack:
+    raw = _raw_common(config)
     if "cluster" not in raw:
         raise UserError("cluster", MISSING, "is required", "declare the cluster (see README: configuration)")
-    cluster = raw["cluster"]
-    if isinstance(cluster, dict):
-        gcp_config = pulumi.Config("gcp")
-        cluster.setdefault("project", gcp_config.get("project"))
-        cluster.setdefault("location", gcp_config.get("zone") or gcp_config.get("region"))
-        cluster.setdefault("universe", "s3ns" if gcp_config.get("universeDomain") == "s3nsapis.fr" else "google")
-    stack = parse(StackConfig, raw)
+    _defaults_from_gcp(raw["cluster"])
+    common = parse(StackConfig, raw)
+    chosen = scenario(common.scenario)
     try:
-        gke_version(stack.kubernetes_version)
+        gke_version(common.kubernetes_version)
     except UserError as error:
         raise error.under("kubernetesVersion") from None
-    _check_scenario(stack)
-    if stack.scenario == "cluster":
-        plan_cluster(stack.cluster)  # every cluster rule, before any resource exists
-    return stack
-
-
-def _check_scenario(stack: StackConfig) -> None:
-    """Each workload scenario needs its own section, and derives the cluster's slices itself."""
-    if stack.scenario == "cluster":
-        return
-    if getattr(stack, stack.scenario) is None:
-        raise UserError(stack.scenario, MISSING, f"is required for scenario {stack.scenario}", "see docs/" + stack.scenario + ".md")
-    if stack.cluster.slices:
-        raise UserError("cluster.slices", f"{len(stack.cluster.slices)} slice(s)",
-                        f"are derived from the model in scenario {stack.scenario}", "remove cluster.slices")
+    for other in SCENARIOS.values():
+        if other.section and other.section != chosen.section and config.get(other.section) is not None:
+            raise UserError(other.section, "<set>", f"belongs to scenario {other.name}, not {chosen.name}",
+                            f"remove it or set {NAMESPACE}:scenario to {other.name}")
+    if chosen.section is None:
+        plan_cluster(common.cluster)  # every cluster rule, before any resource exists
+        return LoadedStack(config=common, scenario=chosen)
+    section = _object(config, chosen.section)
+    if section is None:
+        raise UserError(chosen.section, MISSING, f"is required for scenario {chosen.name}", f"see docs/{chosen.name}.md")
+    if common.cluster.slices and not chosen.takes_slices:
+        raise UserError("cluster.slices", f"{len(common.cluster.slices)} slice(s)",
+                        f"are derived from the model in scenario {chosen.name}", "remove cluster.slices")
+    return LoadedStack(config=common, scenario=chosen, section=parse(chosen.spec(), section, chosen.section))

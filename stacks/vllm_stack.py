@@ -6,15 +6,17 @@ from typing import Any
 
 import pulumi
 
-from stacks.config import Secrets, StackConfig
+from stacks.config import LoadedStack, Secrets
 from tpu_stacks.vllm import VllmStack
+from tpu_stacks.vllm_spec import VllmSpec
+
+SPEC = VllmSpec
 
 
-def build(config: StackConfig, secrets: Secrets) -> None:
-    assert config.vllm is not None  # checked by config.load
+def build(stack: LoadedStack, secrets: Secrets) -> None:
     args: dict[str, Any] = {
-        "cluster": config.cluster.model_dump(exclude_unset=True, exclude={"slices"}),
-        **config.vllm.model_dump(exclude_unset=True),
+        "cluster": stack.config.cluster.model_dump(exclude_unset=True, exclude={"slices"}),
+        **stack.section.model_dump(exclude_unset=True),
     }
     for key, arg in (("hfToken", "hf_token"), ("vllmApiKey", "api_key_secret")):
         value = secrets.get(key)

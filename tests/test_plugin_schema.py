@@ -22,8 +22,8 @@ def entry_module() -> dict:
     return runpy.run_path(str(COMPONENTS_DIR / "__main__.py"), run_name="tpu_stacks_plugin")
 
 
-def public_components() -> set[type]:
-    """Every ComponentResource subclass defined anywhere in the tpu_stacks package."""
+def defined_components() -> set[type]:
+    """Every ComponentResource subclass defined anywhere in the package (public or not)."""
     found = set()
     for info in pkgutil.walk_packages(tpu_stacks.__path__, "tpu_stacks."):
         if ".cli" in info.name or ".offline" in info.name:
@@ -42,8 +42,9 @@ def test_plugin_manifest_declares_python():
 def test_entry_module_exposes_every_public_component():
     namespace = entry_module()
     exposed = {v for v in namespace.values() if inspect.isclass(v) and issubclass(v, pulumi.ComponentResource)}
-    assert exposed == public_components()
+    assert exposed == defined_components()  # no component is left out of the plugin
     assert set(namespace["COMPONENTS"]) == exposed
+    assert {"TpuCluster", "WorkloadIdentity", "CustomMetricsAdapter", "VllmStack"} <= {c.__name__ for c in exposed}
 
 
 def test_schema_lists_components_with_inputs_and_outputs():
@@ -63,7 +64,7 @@ def test_schema_lists_components_with_inputs_and_outputs():
 
 
 def test_component_types_are_in_the_package_namespace():
-    for component in public_components():
+    for component in defined_components():
         source = inspect.getsource(component.__init__)
         assert "super().__init__(TYPE" in source
         assert inspect.getmodule(component).TYPE == f"tpu-stacks:index:{component.__name__}"
