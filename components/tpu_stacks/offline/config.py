@@ -1,0 +1,228 @@
+"""Read `Pulumi.yaml` and `Pulumi.<stack>.yaml` the way the Pulumi CLI hands config to a program.
+
+The CLI gives the language host a flat map of `namespace:key` strings plus the set of secret
+keys. Offline we build the same map ourselves so `pulumi.Config()` behaves as under
+`pulumi preview`: bare keys declared in Pulumi.yaml belong to the project's namespace, objects and
+lists arrive JSON-encoded, and `secure:` values (which cannot be decrypted without the stack's
+secrets provider) become a placeholder that is still marked secret.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from tpu_stacks.errors import UserError
+
+_DECLARATION_KEYS = {"type", "description", "secret", "default", "value", "items"}
+
+
+def secret_placeholder(key: str) -> str:
+    """The stand-in for an encrypted value: recognisable, and never a real secret."""
+    return f"offline-placeholder-for-{key}"
+
+
+@dataclass(frozen=True)
+class _Declaration:
+    """One entry of Pulumi.yaml's `config:` block."""
+
+    key: str
+    type: str | None = None
+    secret: bool = False
+    value: Any = None
+    has_value: bool = False
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """A stack's config as the engine passes it: `ns:key` -> string, plus the secret keys."""
+
+    project: str
+    stack: str
+    project_dir: Path
+    main: Path
+    values: Mapping[str, str]
+    secret_keys: frozenset[str] = field(default_factory=frozenset)
+
+    def get(self, key: str) -> str | None:
+        """The raw string for `ns:key`, or None."""
+        return self.values.get(key)
+
+    def namespace(self, namespace: str) -> dict[str, str]:
+        """Keys of one namespace without their prefix (`gcp:project` -> `project`): provider config."""
+        prefix = f"{namespace}:"
+        return {k[len(prefix) :]: v for k, v in self.values.items() if k.startswith(prefix)}
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise UserError(str(path), "", f"is not valid YAML{where}", "fix the syntax") from None
+
+
+def _as_config_string(value: Any, key: str, secret_keys: set[str]) -> str:
+    """Encode one value as the CLI does: scalars as text, objects and lists as JSON."""
+    if isinstance(value, dict) and set(value) == {"secure"}:
+        secret_keys.add(key)
+        return secret_placeholder(key)
+    if isinstance(value, (dict, list)):
+        return json.dumps(_strip_secure(value, key, secret_keys), separators=(",", ":"), sort_keys=True)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    return str(value)
+
+
+def _strip_secure(value: Any, key: str, secret_keys: set[str]) -> Any:
+    """Replace nested `{secure: ...}` values; any of them makes the whole key secret."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            secret_keys.add(key)
+            return secret_placeholder(key)
+        return {k: _strip_secure(v, key, secret_keys) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip_secure(v, key, secret_keys) for v in value]
+    return value
+
+
+def _full_key(project: str, key: str) -> str:
+    return key if ":" in key else f"{project}:{key}"
+
+
+def _declarations(project: str, raw: Any, source: Path) -> list[_Declaration]:
+    if raw is None:
+        return []
+    if not isinstance(raw, dict):
+        raise UserError(f"{source.name} config", raw, "is not a map", "write `config:` as key: value pairs")
+    out: list[_Declaration] = []
+    for key, spec in raw.items():
+        full = _full_key(project, str(key))
+        foreign = not full.startswith(f"{project}:")
+        if isinstance(spec, dict) and (set(spec) <= _DECLARATION_KEYS):
+            if foreign and "default" in spec:
+                raise UserError(
+                    f"{source.name} config.{key}",
+                    spec["default"],
+                    "is a default for a key outside the project's namespace",
+                    "use `value:` instead of `default:`",
+                )
+            has_value = "value" in spec or "default" in spec
+            value = spec.get("value", spec.get("default"))
+            out.append(_Declaration(full, spec.get("type"), bool(spec.get("secret")), value, has_value))
+        elif isinstance(spec, dict):
+            raise UserError(
+                f"{source.name} config.{key}",
+                spec,
+                "is an object, not a declaration",
+                "declare it with type/default/value keys",
+            )
+        else:
+            out.append(_Declaration(full, None, False, spec, True))
+    return out
+
+
+def _check_type(decl: _Declaration, value: Any, stack_file: Path) -> None:
+    """The CLI rejects stack values that do not match the type Pulumi.yaml declares."""
+    if decl.type is None or isinstance(value, dict) and set(value) == {"secure"}:
+        return
+    ok = {
+        "string": lambda v: isinstance(v, str) or isinstance(v, (int, float)) and not isinstance(v, bool),
+        "integer": lambda v: (
+            isinstance(v, int) and not isinstance(v, bool) or isinstance(v, str) and v.lstrip("-").isdigit()
+        ),
+        "boolean": lambda v: isinstance(v, bool) or v in ("true", "false"),
+        "array": lambda v: isinstance(v, list),
+    }.get(decl.type)
+    if ok is not None and not ok(value):
+        raise UserError(
+            f"{stack_file.name} {decl.key}",
+            value,
+            f"is not of type {decl.type} as Pulumi.yaml declares",
+            f"set a {decl.type} value",
+        )
+
+
+def _stack_entries(raw: Any, stack_file: Path) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise UserError(f"{stack_file.name} config", raw, "is not a map", "write `config:` as ns:key: value pairs")
+    for key in raw:
+        if ":" not in str(key):
+            raise UserError(
+                f"{stack_file.name} config",
+                str(key),
+                "has no namespace",
+                "write keys as <namespace>:<name>, e.g. <project>:" + str(key),
+            )
+    return {str(k): v for k, v in raw.items()}
+
+
+def load_project(project_dir: Path) -> tuple[dict[str, Any], Path]:
+    """Pulumi.yaml's content and path; a missing or nameless project file is the user's mistake."""
+    for name in ("Pulumi.yaml", "Pulumi.yml"):
+        path = project_dir / name
+        if path.is_file():
+            data = _read_yaml(path) or {}
+            if not isinstance(data, dict) or not data.get("name"):
+                raise UserError(str(path), "", "has no `name:`", "name the project in Pulumi.yaml")
+            return data, path
+    raise UserError("--cwd", str(project_dir), "has no Pulumi.yaml", "point --cwd at a Pulumi project")
+
+
+def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
+    """Merge Pulumi.yaml declarations with Pulumi.<stack>.yaml into the engine's config map."""
+    project_dir = project_dir.resolve()
+    project_data, project_file = load_project(project_dir)
+    project = str(project_data["name"])
+    stack_dir = project_dir / str(project_data.get("stackConfigDir") or ".")
+    stack_file = stack_dir / f"Pulumi.{stack}.yaml"
+    if not stack_file.is_file():
+        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in stack_dir.glob("Pulumi.*.yaml"))
+        fix = f"stacks here: {', '.join(known)}" if known else f"create {stack_file.name}"
+        raise UserError("--stack", stack, f"has no stack file {stack_file}", fix)
+
+    stack_data = _read_yaml(stack_file) or {}
+    if not isinstance(stack_data, dict):
+        raise UserError(str(stack_file), "", "is not a map", "start it with `config:`")
+    entries = _stack_entries(stack_data.get("config"), stack_file)
+
+    values: dict[str, str] = {}
+    secret_keys: set[str] = set()
+    for decl in _declarations(project, project_data.get("config"), project_file):
+        if decl.key in entries:
+            _check_type(decl, entries[decl.key], stack_file)
+            if decl.secret and not (isinstance(entries[decl.key], dict) and "secure" in entries[decl.key]):
+                raise UserError(
+                    f"{stack_file.name} {decl.key}",
+                    "(plain text)",
+                    "must be encrypted: Pulumi.yaml declares it secret",
+                    f"pulumi config set --secret {decl.key} ...",
+                )
+            continue
+        if decl.has_value:
+            values[decl.key] = _as_config_string(decl.value, decl.key, secret_keys)
+        else:
+            raise UserError(
+                f"{stack_file.name} {decl.key}",
+                "(unset)",
+                f"is required by Pulumi.yaml for stack {stack!r}",
+                f"pulumi config set {decl.key} <value>",
+            )
+    for key, value in entries.items():
+        values[key] = _as_config_string(value, key, secret_keys)
+
+    main = project_dir / str(project_data.get("main") or ".")
+    if main.is_dir():
+        main = main / "__main__.py"
+    if not main.is_file():
+        raise UserError(f"{project_file.name} main", str(main), "does not exist", "point `main:` at the program")
+    return StackConfig(project, stack, project_dir, main, values, frozenset(secret_keys))
