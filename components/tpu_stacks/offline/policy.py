@@ -338,9 +338,10 @@ def _pack_python(pack_dir: Path) -> str:
     runtime = meta.get("runtime")
     venv = runtime.get("options", {}).get("virtualenv") if isinstance(runtime, dict) else None
     if venv:
-        candidate = (pack_dir / venv / "bin" / "python").resolve()
-        if candidate.is_file():
-            return str(candidate)
+        # Not resolve(): the venv's python is a symlink, and only its own path makes it the venv's.
+        candidate = os.path.abspath(pack_dir / venv / "bin" / "python")
+        if os.path.isfile(candidate):
+            return candidate
     return sys.executable
 
 
