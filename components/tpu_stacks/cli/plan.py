@@ -37,7 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy-config", metavar="FILE", help="policy config JSON, as --policy-pack-config")
     parser.add_argument("--json", metavar="FILE", help="write the plan as JSON (resources sorted by URN)")
     parser.add_argument("--manifests", metavar="DIR", help="write each Kubernetes object as YAML here")
-    parser.add_argument("--crds", metavar="DIR", help="CRD YAML directory (default: $TPU_STACKS_CRDS or ../shared/crds)")
+    parser.add_argument(
+        "--crds", metavar="DIR", help="CRD YAML directory (default: $TPU_STACKS_CRDS or ../shared/crds)"
+    )
     parser.add_argument(
         "--k8s-version",
         metavar="X.Y",
@@ -179,7 +181,9 @@ def plan_document(preview: Capture, up: Capture, schema: SchemaReport, policy: P
             for r in up.sorted_resources()
         ],
         "outputs": preview.stack_outputs,
-        "schema": {"problems": [{"object": p.object_id, "path": p.path, "message": p.message} for p in schema.problems]},
+        "schema": {
+            "problems": [{"object": p.object_id, "path": p.path, "message": p.message} for p in schema.problems]
+        },
     }
     if policy is not None:
         document["policy"] = {
@@ -250,7 +254,9 @@ def render_text(preview: Capture, up: Capture, schema: SchemaReport, policy: Pol
         out += ["", f"Policy pack {policy.pack}{version} ({len(policy.policies)} policies):"]
         for violation in policy.violations:
             where = violation.urn.rsplit("::", 2)[-2:] if violation.urn else ["stack"]
-            out.append(f"  [{violation.enforcement}] {violation.policy}  {' '.join(where)}: {_short(violation.message)}")
+            out.append(
+                f"  [{violation.enforcement}] {violation.policy}  {' '.join(where)}: {_short(violation.message)}"
+            )
         if not policy.violations:
             out.append("  no violations")
     return "\n".join(out)
