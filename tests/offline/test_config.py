@@ -1,0 +1,88 @@
+"""Stack config is read as the Pulumi CLI hands it to a program."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tpu_stacks.errors import UserError
+from tpu_stacks.offline.config import load_stack_config, secret_placeholder
+
+
+def _project(tmp_path: Path, pulumi_yaml: str, stacks: dict[str, str]) -> Path:
+    (tmp_path / "Pulumi.yaml").write_text(pulumi_yaml)
+    (tmp_path / "__main__.py").write_text("")
+    for name, text in stacks.items():
+        (tmp_path / f"Pulumi.{name}.yaml").write_text(text)
+    return tmp_path
+
+
+PROJECT = """\
+name: demo
+runtime: python
+config:
+  replicas:
+    type: integer
+    default: 1
+  zone: us-central2-b
+  gcp:region:
+    value: us-central2
+"""
+
+
+def test_keys_values_and_secrets_as_the_cli_passes_them(tmp_path: Path) -> None:
+    stack = """\
+config:
+  demo:replicas: 3
+  demo:enabled: true
+  demo:labels:
+    team: ml
+    nested: {password: {secure: AAAB}}
+  demo:token:
+    secure: AAABAGZha2U=
+  gcp:project: proj
+"""
+    config = load_stack_config(_project(tmp_path, PROJECT, {"dev": stack}), "dev")
+    assert config.project == "demo" and config.stack == "dev"
+    assert config.values["demo:replicas"] == "3"  # the stack overrides the Pulumi.yaml default
+    assert config.values["demo:zone"] == "us-central2-b"  # bare key -> project namespace
+    assert config.values["gcp:region"] == "us-central2"  # foreign namespace keeps its own
+    assert config.values["demo:enabled"] == "true"
+    labels = json.loads(config.values["demo:labels"])  # objects arrive JSON-encoded
+    assert labels == {"nested": {"password": secret_placeholder("demo:labels")}, "team": "ml"}
+    assert config.values["demo:token"] == secret_placeholder("demo:token")
+    assert config.secret_keys == {"demo:token", "demo:labels"}
+    assert config.namespace("gcp") == {"project": "proj", "region": "us-central2"}
+
+
+def test_defaults_apply_when_the_stack_is_silent(tmp_path: Path) -> None:
+    config = load_stack_config(_project(tmp_path, PROJECT, {"dev": "config: {}\n"}), "dev")
+    assert config.values["demo:replicas"] == "1"
+
+
+def test_missing_stack_file_names_the_stacks_that_exist(tmp_path: Path) -> None:
+    project = _project(tmp_path, PROJECT, {"dev": "config: {}\n", "prod": "config: {}\n"})
+    with pytest.raises(UserError) as caught:
+        load_stack_config(project, "staging")
+    assert "Pulumi.staging.yaml" in str(caught.value)
+    assert "dev, prod" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("stack", "expected"),
+    [
+        ("config:\n  demo:replicas: three\n", "not of type integer"),
+        ("config:\n  replicas: 3\n", "has no namespace"),
+    ],
+)
+def test_bad_stack_values_are_user_errors(tmp_path: Path, stack: str, expected: str) -> None:
+    with pytest.raises(UserError, match=expected):
+        load_stack_config(_project(tmp_path, PROJECT, {"dev": stack}), "dev")
+
+
+def test_required_declaration_without_value_is_a_user_error(tmp_path: Path) -> None:
+    project = PROJECT + "  modelId:\n    type: string\n"
+    with pytest.raises(UserError, match="demo:modelId"):
+        load_stack_config(_project(tmp_path, project, {"dev": "config: {}\n"}), "dev")

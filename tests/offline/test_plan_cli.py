@@ -1,0 +1,129 @@
+"""`tpu-stacks plan` end to end: exit codes, the JSON document, manifests, messages."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tpu_stacks.cli import main as cli_main
+from tpu_stacks.cli import plan
+from tpu_stacks.offline.config import secret_placeholder
+
+from .conftest import ERRORS, PACK, RAW
+
+
+def _plan(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    plan.add_arguments(parser)
+    return plan.run(parser.parse_args(list(argv)))
+
+
+@pytest.fixture(scope="module")
+def full_plan(tmp_path_factory: pytest.TempPathFactory, shared_crds: Path) -> tuple[int, dict, str, Path]:
+    out = tmp_path_factory.mktemp("plan")
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        code = _plan(
+            "--stack", "dev", "--cwd", str(RAW), "--policy-pack", str(PACK), "--crds", str(shared_crds),
+            "--json", str(out / "plan.json"), "--manifests", str(out / "manifests"),
+        )  # fmt: skip
+    return code, json.loads((out / "plan.json").read_text()), stdout.getvalue(), out
+
+
+def test_mandatory_violation_fails_the_plan(full_plan: tuple[int, dict, str, Path]) -> None:
+    code, _, text, _ = full_plan
+    assert code == 1
+    assert "[mandatory] no-latest-image" in text
+
+
+def test_json_document_shape(full_plan: tuple[int, dict, str, Path]) -> None:
+    _, document, _, _ = full_plan
+    assert set(document) == {"project", "stack", "resources", "outputs", "policy", "schema"}
+    assert (document["project"], document["stack"]) == ("raw-fixture", "dev")
+    urns = [r["urn"] for r in document["resources"]]
+    assert urns == sorted(urns) and len(urns) == 11
+    for resource in document["resources"]:
+        assert set(resource) == {"urn", "type", "name", "parent", "custom", "provider", "inputs"}
+    stack = next(r for r in document["resources"] if r["type"] == "pulumi:pulumi:Stack")
+    assert stack["parent"] is None and stack["provider"] is None and stack["custom"] is False
+    assert set(document["policy"]) == {"pack", "violations"}
+    assert set(document["policy"]["violations"][0]) == {"policy", "enforcement", "urn", "message"}
+    assert document["schema"] == {"problems": []}
+
+
+def test_json_inputs_come_from_the_up_run_and_hide_secrets(full_plan: tuple[int, dict, str, Path]) -> None:
+    _, document, _, out = full_plan
+    deployment = next(r for r in document["resources"] if r["type"] == "kubernetes:apps/v1:Deployment")
+    env = deployment["inputs"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert env[0]["value"].startswith("models-")  # computed bucket name: complete object
+    secret = next(r for r in document["resources"] if r["type"] == "kubernetes:core/v1:Secret")
+    assert secret["inputs"]["stringData"] == "[secret]"
+    assert document["outputs"]["kubeconfig"] == "[secret]"
+    text = (out / "plan.json").read_text()
+    assert secret_placeholder("raw-fixture:dbPassword") not in text
+    for manifest in (out / "manifests").iterdir():
+        assert secret_placeholder("raw-fixture:dbPassword") not in manifest.read_text()
+
+
+def test_manifests_are_written_with_ints(full_plan: tuple[int, dict, str, Path]) -> None:
+    _, _, _, out = full_plan
+    deployment = yaml.safe_load((out / "manifests" / "deployment-serving-llm.yaml").read_text())
+    assert deployment["spec"]["replicas"] == 2 and type(deployment["spec"]["replicas"]) is int
+
+
+def test_text_report(full_plan: tuple[int, dict, str, Path]) -> None:
+    _, _, text, _ = full_plan
+    assert "      kubernetes:apps/v1:Deployment  llm  [provider gke]" in text  # indented under its component
+    assert "     2  gcp:storage/bucket:Bucket" in text
+    assert 'endpoint: "(known after apply)"' in text
+    assert "Kubernetes 1.32" in text  # from the stack's tpu-stacks:kubernetesVersion
+
+
+def test_misspelled_field_fails_the_plan(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code = _plan("--stack", "typo", "--cwd", str(RAW), "--k8s-version", "1.33", "--json", str(tmp_path / "p.json"))
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "Kubernetes 1.33" in out and "'replicaz' was unexpected" in out
+    assert "plan failed: 2 schema problem(s)" in err
+    document = json.loads((tmp_path / "p.json").read_text())
+    assert "policy" not in document  # no --policy-pack
+    assert [p["path"] for p in document["schema"]["problems"]] == ["spec", "spec/template/spec/containers/0"]
+
+
+def test_clean_plan_exits_zero_and_notes_missing_crds(capsys: pytest.CaptureFixture[str]) -> None:
+    code = _plan("--stack", "dev", "--cwd", str(RAW))  # fixture dir has no ../shared/crds
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert out.count("CRD directory") == 1 and "JobSet/training/pretrain" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (["--stack", "nope", "--cwd", str(RAW)], 2, "'nope' has no stack file"),
+        (["--stack", "user-error", "--cwd", str(ERRORS)], 2, "tpu.chips: 12 is not a valid v5e slice size"),
+        (["--stack", "missing-config", "--cwd", str(ERRORS)], 2, "errors-fixture:notSet"),
+        (["--stack", "invoke", "--cwd", str(ERRORS)], 1, "gcp:container/getEngineVersions:getEngineVersions"),
+        (["--stack", "dev", "--cwd", str(RAW), "--k8s-version", "2.0"], 2, "--k8s-version: '2.0'"),
+        (["--stack", "dev", "--cwd", str(RAW), "--policy-config", "x.json"], 2, "needs --policy-pack"),
+    ],
+)
+def test_errors_are_one_line_with_the_right_exit_code(
+    capsys: pytest.CaptureFixture[str], argv: list[str], code: int, message: str
+) -> None:
+    assert _plan(*argv) == code
+    _, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if not line.startswith("tpu-stacks: running")]
+    assert len(lines) == 1 and message in lines[0], err
+    assert "Traceback" not in err
+
+
+def test_dispatcher_runs_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main.main(["plan", "--stack", "nope", "--cwd", str(RAW)]) == 2
+    assert "has no stack file" in capsys.readouterr().err
