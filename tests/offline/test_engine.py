@@ -77,6 +77,12 @@ def test_stack_transform_runs_for_later_resources(raw_up: Capture) -> None:
     assert "labels" not in _one(raw_up, "gcp:storage/bucket:Bucket", "import-time-logs").inputs
 
 
+def test_a_components_transforms_reach_its_children(raw_up: Capture) -> None:
+    for type_token in ("kubernetes:apps/v1:Deployment", "kubernetes:core/v1:Service"):
+        assert _one(raw_up, type_token, "llm").inputs["metadata"]["annotations"] == {"fixture/owner": "serving"}
+    assert "annotations" not in _one(raw_up, "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet", "pretrain").inputs["metadata"]
+
+
 def test_import_time_resources_appear_in_every_run(raw_preview: Capture, raw_up: Capture) -> None:
     # Both captures come from one process: without evicting program modules the second run
     # would reuse the cached module and lose this bucket.

@@ -164,6 +164,11 @@ class CaptureMonitor(MockMonitor):
         result = self.mocks.call(MockCallArgs(token=request.tok, args=args, provider=request.provider))
         return resource_pb2.ResourceInvokeResponse(**{"return": dict_to_struct(result)})
 
+    def SignalAndWaitForShutdown(self, request: Any) -> empty_pb2.Empty:  # noqa: N802
+        """The program is done: hang up on the callback server before the SDK stops it."""
+        self.close()
+        return empty_pb2.Empty()
+
     def RegisterStackTransform(self, request: Any) -> empty_pb2.Empty:  # noqa: N802
         with self._lock:
             self._stack_callbacks.append(request)
