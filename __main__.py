@@ -9,4 +9,4 @@ try:
     run()
 except UserError as error:
     # A user's mistake: one clear line, no traceback (RunError is Pulumi's clean exit).
-    raise pulumi.RunError(f"tpu-stacks: {error}") from None
+    raise pulumi.RunError(str(error)) from None

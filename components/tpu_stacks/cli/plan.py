@@ -61,7 +61,13 @@ def run(args: argparse.Namespace) -> int:
 
 @contextmanager
 def _step(label: str) -> Iterator[None]:
-    """Announce a step on stderr only when it takes more than a moment, then say how long it took."""
+    """Announce a step on stderr only when it takes more than a moment, then say how long it took.
+
+    Only on a terminal: in CI logs and scripts, stderr stays for errors (one line each).
+    """
+    if not sys.stderr.isatty():
+        yield
+        return
     started = time.perf_counter()
     shown = threading.Event()
 
