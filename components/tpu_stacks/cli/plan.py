@@ -23,7 +23,7 @@ from tpu_stacks.offline.capture import Capture, ResourceRecord
 from tpu_stacks.offline.config import StackConfig, load_stack_config
 from tpu_stacks.offline.engine import run_program
 from tpu_stacks.offline.manifests import is_kubernetes_object, render_manifests, write_manifests
-from tpu_stacks.offline.policy import PolicyError, PolicyResult, run_policy_pack
+from tpu_stacks.offline.policy import PackServer, PolicyError, PolicyResult, pack_environment, run_policy_pack
 from tpu_stacks.offline.schema import DEFAULT_KUBERNETES_VERSION, SchemaReport, bundled_versions, validate_objects
 
 VERSION_KEY = "tpu-stacks:kubernetesVersion"
@@ -110,13 +110,10 @@ def _run(config: StackConfig, *, preview: bool) -> tuple[Capture, int]:
     return capture, 1
 
 
-def _plan(args: argparse.Namespace) -> int:
-    if args.policy_config and not args.policy_pack:
-        raise UserError("--policy-config", args.policy_config, "needs --policy-pack", "name the pack it configures")
-    project_dir = Path(args.cwd)
-    config = load_stack_config(project_dir, args.stack)
-    version = _kubernetes_version(args, config)
-
+def _plan_with(
+    args: argparse.Namespace, config: StackConfig, version: str, transport: str, server: PackServer | None
+) -> int | tuple[Capture, Capture, SchemaReport, PolicyResult | None]:
+    """Run both modes, render, validate and judge; an int is an early exit code."""
     preview, failed = _run(config, preview=True)
     if failed:
         return failed
@@ -137,19 +134,41 @@ def _plan(args: argparse.Namespace) -> int:
 
     policy: PolicyResult | None = None
     if args.policy_pack:
-        transport = "in-process" if args.in_process_policy else "subprocess"
         with _step(f"running policy pack {args.policy_pack} ({transport})"):
             try:
                 policy = run_policy_pack(
                     Path(args.policy_pack),
                     preview,
                     config_file=Path(args.policy_config) if args.policy_config else None,
-                    transport=transport,
+                    transport=transport,  # type: ignore[arg-type]
+                    server=server,
                 )
             except PolicyError as error:
                 print(f"tpu-stacks: {error}", file=sys.stderr)
                 return 1
+    return preview, up, schema, policy
 
+
+def _plan(args: argparse.Namespace) -> int:
+    if args.policy_config and not args.policy_pack:
+        raise UserError("--policy-config", args.policy_config, "needs --policy-pack", "name the pack it configures")
+    project_dir = Path(args.cwd)
+    config = load_stack_config(project_dir, args.stack)
+    version = _kubernetes_version(args, config)
+
+    # The pack process boots on the other core while the program runs (what the CLI does too).
+    transport = "in-process" if args.in_process_policy else "subprocess"
+    server = None
+    if args.policy_pack and transport == "subprocess":
+        server = PackServer(Path(args.policy_pack), pack_environment(config.project, config.stack, dict(config.values), True))
+    try:
+        result = _plan_with(args, config, version, transport, server)
+    finally:
+        if server is not None:
+            server.close()
+    if isinstance(result, int):
+        return result
+    preview, up, schema, policy = result
     print(render_text(preview, up, schema, policy))
     if args.json:
         document = plan_document(preview, up, schema, policy)

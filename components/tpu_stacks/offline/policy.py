@@ -309,14 +309,7 @@ def _violation(diag: analyzer_pb2.AnalyzeDiagnostic, *, default_urn: str | None)
 
 
 def _pack_environment(capture: Capture) -> dict[str, str]:
-    """The variables the engine gives a policy pack process (constructEnv)."""
-    return {
-        "PULUMI_CONFIG": json.dumps(dict(capture.config.values)),
-        "PULUMI_ORGANIZATION": "organization",
-        "PULUMI_PROJECT": capture.project,
-        "PULUMI_STACK": capture.stack,
-        "PULUMI_DRY_RUN": "true" if capture.preview else "false",
-    }
+    return pack_environment(capture.project, capture.stack, dict(capture.config.values), capture.preview)
 
 
 def _pack_meta(pack_dir: Path) -> dict[str, Any]:
@@ -363,52 +356,83 @@ def _drain(stream: Any, sink: "queue.Queue[str] | None", tail: list[str]) -> Non
         del tail[:-40]
 
 
-def _run_subprocess(pack_dir: Path, capture: Capture, user_config: dict | None) -> PolicyResult:
-    process = subprocess.Popen(
-        [_pack_python(pack_dir), "-u", str(pack_dir)],
-        cwd=pack_dir,
-        env={**os.environ, **_pack_environment(capture)},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    out_tail: list[str] = []
-    err_tail: list[str] = []
-    drains = [
-        threading.Thread(target=_drain, args=(process.stdout, lines, out_tail), daemon=True),
-        threading.Thread(target=_drain, args=(process.stderr, None, err_tail), daemon=True),
-    ]
-    for drain in drains:
-        drain.start()
-    channel = None
-    try:
-        port = _read_port(process, lines, err_tail, drains)
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=_GRPC_OPTIONS)
-        grpc.channel_ready_future(channel).result(timeout=_START_TIMEOUT)
-        stub = analyzer_pb2_grpc.AnalyzerStub(channel)
+class PackServer:
+    """A policy pack process started the way the CLI starts it (`python <pack dir>`).
 
-        def call(method: str, request: Message) -> Any:
-            try:
-                return getattr(stub, method)(request, timeout=_START_TIMEOUT)
-            except grpc.RpcError as error:
-                if method == "ConfigureStack" and error.code() == grpc.StatusCode.UNIMPLEMENTED:
-                    return None
-                raise PolicyError(f"policy pack {pack_dir.name}: {method} failed: {error.details()}") from None
+    Start it early: the process boots (imports the SDK and the pack) on the other core while the
+    program runs under mocks, and `analyze` then only waits for a port that is usually there.
+    """
 
-        return _drive(call, capture, user_config, _pack_version(pack_dir))
-    finally:
-        if channel is not None:
-            channel.close()
-        process.terminate()
+    def __init__(self, pack_dir: Path, environment: dict[str, str]) -> None:
+        self.pack_dir = _check_pack(pack_dir)
+        self.process = subprocess.Popen(
+            [_pack_python(self.pack_dir), "-u", str(self.pack_dir)],
+            cwd=self.pack_dir,
+            env={**os.environ, **environment},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.err_tail: list[str] = []
+        self.drains = [
+            threading.Thread(target=_drain, args=(self.process.stdout, self.lines, []), daemon=True),
+            threading.Thread(target=_drain, args=(self.process.stderr, None, self.err_tail), daemon=True),
+        ]
+        for drain in self.drains:
+            drain.start()
+
+    def analyze(self, capture: Capture, user_config: dict | None) -> PolicyResult:
+        channel = None
         try:
-            process.wait(timeout=5)
+            port = _read_port(self.process, self.lines, self.err_tail, self.drains)
+            channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=_GRPC_OPTIONS)
+            grpc.channel_ready_future(channel).result(timeout=_START_TIMEOUT)
+            stub = analyzer_pb2_grpc.AnalyzerStub(channel)
+            pack_name = self.pack_dir.name
+
+            def call(method: str, request: Message) -> Any:
+                try:
+                    return getattr(stub, method)(request, timeout=_START_TIMEOUT)
+                except grpc.RpcError as error:
+                    if method == "ConfigureStack" and error.code() == grpc.StatusCode.UNIMPLEMENTED:
+                        return None
+                    raise PolicyError(f"policy pack {pack_name}: {method} failed: {error.details()}") from None
+
+            return _drive(call, capture, user_config, _pack_version(self.pack_dir))
+        finally:
+            if channel is not None:
+                channel.close()
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        for stream in (process.stdout, process.stderr):
+            self.process.kill()
+            self.process.wait()
+        for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
+
+
+def pack_environment(project: str, stack: str, values: dict[str, str], preview: bool) -> dict[str, str]:
+    """The variables the engine gives a policy pack process (constructEnv)."""
+    return {
+        "PULUMI_CONFIG": json.dumps(values),
+        "PULUMI_ORGANIZATION": "organization",
+        "PULUMI_PROJECT": project,
+        "PULUMI_STACK": stack,
+        "PULUMI_DRY_RUN": "true" if preview else "false",
+    }
+
+
+def _run_subprocess(pack_dir: Path, capture: Capture, user_config: dict | None) -> PolicyResult:
+    server = PackServer(pack_dir, _pack_environment(capture))
+    try:
+        return server.analyze(capture, user_config)
+    finally:
+        server.close()
 
 
 def _read_port(
@@ -520,10 +544,16 @@ def run_policy_pack(
     *,
     config_file: Path | None = None,
     transport: Transport = "subprocess",
+    server: PackServer | None = None,
 ) -> PolicyResult:
-    """Analyze every registration of `capture` with the pack; see the module docstring."""
+    """Analyze every registration of `capture` with the pack; see the module docstring.
+
+    With `server` (a pack process started earlier), the subprocess transport uses it.
+    """
     pack_dir = _check_pack(pack_dir)
     user_config = load_policy_config(Path(config_file)) if config_file is not None else None
+    if transport == "subprocess" and server is not None:
+        return server.analyze(capture, user_config)
     if transport == "subprocess":
         return _run_subprocess(pack_dir, capture, user_config)
     if transport == "in-process":
