@@ -22,6 +22,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
 
 bench: $(STAMP)
+	$(BIN)/python benchmarks/plan_stacks.py
 	$(BIN)/python benchmarks/plan_scaling.py
 
 clean:
