@@ -148,7 +148,7 @@ def test_versions_compare_numerically():
         ("v5e", "2x2x2", None, r"is not a v5e topology"),
         ("v5p", "4x4", None, r"is not a v5p topology"),
         ("v5e", "huge", None, r"is not a TPU topology; write it as AxB"),
-        ("v5e", "4x8", "ct5lp-hightpu-8t", r"machine_type: 'ct5lp-hightpu-8t' cannot form a 4x8 slice; use one of: ct5lp-hightpu-4t"),
+        ("v5e", "4x8", "ct5lp-hightpu-8t", r"machineType: 'ct5lp-hightpu-8t' cannot form a 4x8 slice; use one of: ct5lp-hightpu-4t"),
         ("v5e", "2x4", "ct6e-standard-8t", r"is not a v5e machine type"),
         ("v9", "2x2", None, r"is not a TPU generation on GKE; valid: v4, v5e, v5p, v6e, tpu7x"),
     ],

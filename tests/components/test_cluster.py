@@ -189,7 +189,7 @@ def test_existing_cluster_declares_no_cluster_or_pools():
         ({"location": "us-central1-a", "slices": [{"generation": "v6e", "topology": "2x4", "queued_provisioning": True, "reservation": "r"}]},
          "cluster.slices[0].queuedProvisioning: True cannot use a reservation"),
         ({"location": "us-central1-a", "slices": [{"generation": "v5e", "topology": "4x8", "machine_type": "ct5lp-hightpu-8t"}]},
-         "cluster.slices[0].machine_type: 'ct5lp-hightpu-8t' cannot form a 4x8 slice"),
+         "cluster.slices[0].machineType: 'ct5lp-hightpu-8t' cannot form a 4x8 slice"),
         ({"location": "us-central1", "node_locations": ["us-central1-a", "us-central1-b"], "slices": [{"generation": "v5e", "topology": "4x8"}]},
          "COMPACT placement of the multi-host 4x8 slice needs exactly one zone"),
         ({"location": "us-central1-a", "slices": [{"generation": "v5e", "topology": "4x8", "autoscaling": {"min_nodes": 2, "max_nodes": 8}}]},

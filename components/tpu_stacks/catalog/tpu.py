@@ -185,7 +185,7 @@ class Generation(_Frozen):
             if machine.name == name:
                 return machine
         valid = ", ".join(m.name for m in self.machine_types)
-        raise UserError("machine_type", name, f"is not a {self.name} machine type", f"valid: {valid}")
+        raise UserError("machineType", name, f"is not a {self.name} machine type", f"valid: {valid}")
 
     def machine_types_for(self, topology: Topology) -> list[MachineType]:
         """The machine types that can form `topology`, fewest VMs first."""
@@ -421,7 +421,7 @@ def slice_shape(gen: str | Generation, topology: str, machine_type: str | None =
         machine = chosen_generation.machine_type(machine_type)
         if not machine.forms(shape):
             valid = ", ".join(m.name for m in chosen_generation.machine_types_for(shape))
-            raise UserError("machine_type", machine_type, f"cannot form a {shape.text} slice", f"use one of: {valid}")
+            raise UserError("machineType", machine_type, f"cannot form a {shape.text} slice", f"use one of: {valid}")
     return SliceShape(
         generation=chosen_generation.name,
         topology=shape.text,
