@@ -1,0 +1,60 @@
+"""Rule 9 (advisory): no model server on a public, unauthenticated load balancer.
+
+The vLLM and Saxml tutorials expose the OpenAI API (and Saxml's mutating /publish and /update)
+on an external LoadBalancer with no authentication: anyone who finds the IP can use, or for
+Saxml replace, the model. An internal load balancer or source ranges keep it private.
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    Severity,
+)
+
+from tpu_policies.values import UNKNOWN, as_list, config, dig, plain
+from tpu_policies.workloads import is_kubernetes, kind_of, name_of, workload_annotations
+
+INTERNAL_ANNOTATIONS = ("networking.gke.io/load-balancer-type", "cloud.google.com/load-balancer-type")
+
+
+def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    props = plain(args.props)
+    if not is_kubernetes(args.resource_type) or kind_of(args.resource_type, props) != "Service":
+        return
+    if dig(props, "spec", "type") != "LoadBalancer":
+        return
+    notes = workload_annotations(props)
+    if any(notes.get(key) is UNKNOWN or str(notes.get(key, "")).lower() == "internal" for key in INTERNAL_ANNOTATIONS):
+        return
+    ranges = dig(props, "spec", "loadBalancerSourceRanges")
+    if ranges is UNKNOWN or as_list(ranges):
+        return
+    name = name_of(props, args.name)
+    allowed = set(config(args, "allowedServices", []))
+    if name in allowed or name.rsplit("/", 1)[-1] in allowed:
+        return
+    report_violation(f"Service {name} is a public LoadBalancer open to the whole internet with no authentication; "
+                     'annotate it networking.gke.io/load-balancer-type: "Internal", or set '
+                     "spec.loadBalancerSourceRanges, or put an authenticating proxy (IAP, API gateway) in front "
+                     "(allow it deliberately with the allowedServices setting)", None)
+
+
+POLICY = ResourceValidationPolicy(
+    name="no-public-endpoint",
+    description="LoadBalancer Services are internal or restricted to source ranges, not open to the internet "
+                "without authentication.",
+    validate=_validate,
+    enforcement_level=EnforcementLevel.ADVISORY,
+    severity=Severity.HIGH,
+    config_schema=PolicyConfigSchema(properties={
+        "allowedServices": {
+            "type": "array", "items": {"type": "string"}, "default": [],
+            "description": "Services meant to be public (name or namespace/name), e.g. behind their own authentication.",
+        },
+    }),
+)

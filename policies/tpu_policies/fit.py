@@ -1,0 +1,167 @@
+"""Rule 1: the model a workload serves or trains fits the TPU chips that workload gets.
+
+"Will it fit?" is otherwise answered by an out-of-memory crash after a slice has been provisioned
+(NVIDIA-NeMo/Automodel#1592, marin#7204). The workload's `tpu-stacks.dev/*` annotations carry the
+model and its sizing inputs; the memory model is the one the CLI and components use (sizing.py),
+against chips per pod x pods per slice x HBM per chip of the selected generation.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
+from pydantic import ValidationError
+from tpu_stacks import annotations as keys
+from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
+from tpu_stacks.catalog.tpu import SliceShape, generation_of_accelerator, slice_shape
+from tpu_stacks.errors import UserError
+from tpu_stacks.sizing import ServingRequest, TrainingRequest, breakdown, gib, judge, smallest_fit
+
+from tpu_policies.values import UNKNOWN, as_str, plain
+from tpu_policies.workloads import PodTemplate, kind_of, name_of, tpu_templates, workload_annotations
+
+SERVING_ENGINES = ("vllm", "jetstream", "saxml", "generic")
+
+
+def _int(notes: dict[str, Any], key: str, default: int) -> int:
+    value = as_str(notes.get(key))
+    if value is None:
+        return default
+    if not re.fullmatch(r"\s*\d+\s*", value):
+        raise UserError(key, value, "is not a whole number", "write the count as digits")
+    return int(value)
+
+
+def _model(notes: dict[str, Any]) -> ResolvedModel:
+    """The annotated model: a catalogue id, else a custom model from params (+ attention)."""
+    name = as_str(notes.get(keys.MODEL))
+    params = as_str(notes.get(keys.PARAMS))
+    if name:
+        try:
+            return lookup_model(name, keys.MODEL)
+        except UserError:
+            if params is None:
+                raise
+    shape: dict[str, int] = {}
+    for part in (as_str(notes.get(keys.ATTENTION)) or "").split(","):
+        if "=" in part:
+            field, _, value = part.partition("=")
+            if not value.strip().isdigit():
+                raise UserError(keys.ATTENTION, part, "is not field=N", "write layers=N,kv_heads=N,head_dim=N")
+            shape[field.strip()] = int(value)
+    return custom_model(name or "custom model", parse_param_count(params or "0", keys.PARAMS), shape.get("layers"),
+                        shape.get("kv_heads"), shape.get("head_dim"), keys.MODEL)
+
+
+def request_from(notes: dict[str, Any]) -> ServingRequest | TrainingRequest | None:
+    """The sizing request the annotations describe; None when the workload carries no model."""
+    if any(v is UNKNOWN for k, v in notes.items() if k.startswith(keys.PREFIX)):
+        return None  # a sizing input is computed: known only after apply
+    if as_str(notes.get(keys.MODEL)) is None and as_str(notes.get(keys.PARAMS)) is None:
+        return None
+    model = _model(notes)
+    engine = as_str(notes.get(keys.ENGINE)) or ""
+    workload = as_str(notes.get(keys.WORKLOAD))
+    if workload is None:
+        workload = "train" if engine == "maxtext" or keys.PARALLELISM in notes else "serve"
+    try:
+        if workload == "train":
+            batch = as_str(notes.get(keys.BATCH)) or "1"
+            return TrainingRequest(model=model, per_device_batch=float(batch), seq_len=_int(notes, keys.CONTEXT, 4096),
+                                   weight_dtype=as_str(notes.get(keys.WEIGHT_DTYPE)) or "fp32")
+        if workload != "serve":
+            raise UserError(keys.WORKLOAD, workload, "is not a workload", "use serve or train")
+        return ServingRequest(
+            model=model, engine=engine if engine in SERVING_ENGINES else "generic",
+            weight_dtype=as_str(notes.get(keys.WEIGHT_DTYPE)) or "bf16", kv_dtype=as_str(notes.get(keys.KV_DTYPE)) or "bf16",
+            context=_int(notes, keys.CONTEXT, 8192), batch=_int(notes, keys.BATCH, 1),
+        )
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise UserError(f"{keys.PREFIX}/* ({field})", first.get("input"), first["msg"].lower(), "fix the annotation") from None
+    except ValueError as error:
+        if isinstance(error, UserError):
+            raise
+        raise UserError(f"{keys.PREFIX}/*", str(error), "is not a valid sizing input", "fix the annotation") from None
+
+
+def granted_shape(template: PodTemplate) -> SliceShape | None:
+    """The slice as this workload uses it: its selected generation and topology, with the chips it takes."""
+    gen = generation_of_accelerator(template.accelerator or "")
+    pods = template.pods_per_slice
+    if gen is None or not template.topology or pods is None or pods < 1:
+        return None
+    chips_per_pod = template.chips
+    try:
+        shape = slice_shape(gen, template.topology)
+        same_host = [m.name for m in gen.machine_types_for(gen.topology(template.topology)) if m.chips_per_vm == chips_per_pod]
+        if same_host:
+            shape = slice_shape(gen, template.topology, same_host[0])
+    except UserError:
+        return None  # not a valid slice: rule 3 reports it
+    granted = chips_per_pod * pods
+    if granted != shape.chips:
+        shape = shape.model_copy(update={"chips": granted, "nodes": pods, "hbm_bytes": granted * gen.hbm_bytes_per_chip})
+    return shape
+
+
+def _smallest(request: ServingRequest | TrainingRequest, generation: str) -> str:
+    try:
+        best = smallest_fit(request, generation)
+    except UserError as error:
+        return f"{error.problem}; {error.fix}"
+    shape = best.shape
+    return (f"use {shape.generation} {shape.topology} ({shape.chips} chips, {shape.nodes} x {shape.machine_type}) "
+            "or larger, or lower the context, batch or dtype")
+
+
+def check_workload(resource_type: str, props: dict[str, Any], fallback: str) -> list[str]:
+    """One message per TPU slice shape of this workload that cannot hold its model."""
+    notes = workload_annotations(props)
+    label = f"{kind_of(resource_type, props)} {name_of(props, fallback)}"
+    try:
+        request = request_from(notes)
+    except UserError as error:
+        return [f"{label}: cannot size the workload: {error}"]
+    if request is None:
+        return []
+    problems: list[str] = []
+    for template in tpu_templates(resource_type, props):
+        shape = granted_shape(template)
+        if shape is None:
+            continue
+        try:
+            verdict = judge(request, shape)
+        except UserError as error:
+            return [f"{label}: cannot size the workload: {error}"]
+        if verdict.fits:
+            continue
+        count = template.pods_per_slice
+        pods = f"{count} pods x {template.chips}" if count != 1 else f"1 pod x {template.chips}"
+        message = (f"{label}: {request.model.id} needs {gib(verdict.memory.total_bytes)} of HBM "
+                   f"({breakdown(verdict.memory)}) but {template.where or 'the pod'} gets {shape.chips} {shape.generation} "
+                   f"chips on {shape.topology} ({pods} google.com/tpu) = {gib(verdict.usable_bytes)} usable; "
+                   f"{_smallest(request, shape.generation)}")
+        if message not in problems:
+            problems.append(message)
+    return problems
+
+
+def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if not args.resource_type.startswith("kubernetes:"):
+        return
+    for problem in check_workload(args.resource_type, plain(args.props), args.name):
+        report_violation(problem, None)
+
+
+POLICY = ResourceValidationPolicy(
+    name="tpu-model-fits-slice",
+    description="The model a TPU workload serves or trains (tpu-stacks.dev/* annotations) fits in the HBM of the "
+                "chips it gets; the message shows the memory breakdown and the smallest slice that fits.",
+    validate=_validate,
+    enforcement_level=EnforcementLevel.MANDATORY,
+    severity=Severity.HIGH,
+)
