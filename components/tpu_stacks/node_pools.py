@@ -1,9 +1,13 @@
 """Node pools from decided `PoolPlan`s: the GKE fields each capacity and slice shape needs.
 
-Field rules come from the catalogue's section 5 ([TF], [PUL], [CTK], [XPK]): COMPACT placement
-with `tpu_topology` only for multi-host slices, a workload policy for multi-host tpu7x,
-reservation affinity NO_RESERVATION for spot / flex-start / queued provisioning, no auto-repair
-with flex-start, per-zone limits for flex-start (a provider bug), GKE_METADATA everywhere.
+Field rules come from the catalogue's section 5 ([TF], [PUL], [CTK], [XPK]) and from reports of
+what GKE rejects (shared/reference/landscape.md): COMPACT placement with `tpu_topology` only for
+multi-host slices; for multi-host tpu7x a HIGH_THROUGHPUT workload policy and no placement type
+(GKE refuses "placement policy" for tpu7x, and reports no type back: setting one would replace
+the pool on every apply, vllm-project/ci-infra#547); reservation affinity NO_RESERVATION for
+spot / flex-start / queued provisioning; no auto-repair with flex-start; per-zone autoscaling
+limits (GKE validates the per-zone maximum of a TPU slice pool, ci-infra#545, and [CTK] needs them
+for flex-start; every TPU pool has exactly one zone, so per-zone equals total); GKE_METADATA.
 """
 
 from __future__ import annotations
@@ -30,15 +34,10 @@ def _reservation_affinity(pool: PoolPlan) -> gcp.container.NodePoolNodeConfigRes
 def _autoscaling(pool: PoolPlan) -> gcp.container.NodePoolAutoscalingArgs | None:
     if pool.autoscaling_max is None:
         return None
-    if pool.flex_start:
-        # Per-zone limits work around a provider bug with TPU flex-start ([CTK]); the pool has one zone.
-        return gcp.container.NodePoolAutoscalingArgs(
-            min_node_count=pool.autoscaling_min, max_node_count=pool.autoscaling_max, location_policy="ANY"
-        )
     return gcp.container.NodePoolAutoscalingArgs(
-        total_min_node_count=pool.autoscaling_min,
-        total_max_node_count=pool.autoscaling_max,
-        location_policy="ANY" if pool.queued_provisioning else None,
+        min_node_count=pool.autoscaling_min,
+        max_node_count=pool.autoscaling_max,
+        location_policy="ANY" if pool.flex_start or pool.queued_provisioning else None,
     )
 
 
@@ -62,8 +61,10 @@ def _workload_policy(plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pul
 def _placement(plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pulumi.Resource) -> gcp.container.NodePoolPlacementPolicyArgs | None:
     if not pool.multi_host:
         return None  # `--tpu-topology` must not be set on single-host pools ([XPK])
-    policy_name = _workload_policy(plan, pool, prefix, parent).name if pool.uses_workload_policy else None
-    return gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", tpu_topology=pool.shape.topology, policy_name=policy_name)
+    if pool.uses_workload_policy:
+        policy = _workload_policy(plan, pool, prefix, parent)
+        return gcp.container.NodePoolPlacementPolicyArgs(type="", tpu_topology=pool.shape.topology, policy_name=policy.name)
+    return gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", tpu_topology=pool.shape.topology)
 
 
 def tpu_node_pool(

@@ -102,6 +102,10 @@ def check_pool(name: str, props: dict[str, Any]) -> list[str]:
                             "GKE rejects tpuTopology on single-host pools (xpk#825): remove placementPolicy.tpuTopology")
         return problems
     if shape.multi_host_placement == "workload-policy":
+        if placement_type == "COMPACT":
+            problems.append(f"node pool {pool.name}: GKE refuses COMPACT placement for {shape.machine_type} "
+                            "(\"Use workload policy instead\", vllm-project/ci-infra#547): leave placementPolicy.type empty "
+                            "and set placementPolicy.policyName to a HIGH_THROUGHPUT workload policy")
         policy_name = placement.get("policyName")
         if policy_name is not UNKNOWN and not as_str(policy_name):
             problems.append(f"node pool {pool.name}: multi-host {shape.generation} {shape.topology} needs a workload policy: "

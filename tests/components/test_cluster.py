@@ -18,7 +18,8 @@ def build(args, name="c"):
 
 
 def tpu_pools(mocks):
-    return [p for p in mocks.of_type(POOL) if p.inputs["name"] != "system"]
+    """TPU pools by name (registration order varies: outputs resolve concurrently)."""
+    return sorted((p for p in mocks.of_type(POOL) if p.inputs["name"] != "system"), key=lambda p: p.inputs["name"])
 
 
 def test_saxml_two_v5e_4x8_slices():
@@ -47,7 +48,7 @@ def test_vllm_v6e_single_host_pool_autoscales_1_to_2():
     })
     (pool,) = tpu_pools(mocks)
     assert pool.inputs["nodeConfig"]["machineType"] == "ct6e-standard-8t"
-    assert pool.inputs["autoscaling"] == {"totalMinNodeCount": 1, "totalMaxNodeCount": 2}
+    assert pool.inputs["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 2}
     assert pool.inputs["initialNodeCount"] == 1
     assert "nodeCount" not in pool.inputs
     assert "placementPolicy" not in pool.inputs  # never a topology on a single-host pool
@@ -126,8 +127,9 @@ def test_tpu7x_multi_host_gets_a_workload_policy():
     assert policy.inputs["region"] == "us-central1"
     (pool,) = tpu_pools(mocks)
     assert pool.inputs["nodeCount"] == 2
-    assert pool.inputs["placementPolicy"]["tpuTopology"] == "2x2x2"
-    assert "policyName" in pool.inputs["placementPolicy"]
+    placement = pool.inputs["placementPolicy"]
+    assert placement["tpuTopology"] == "2x2x2" and "policyName" in placement
+    assert placement["type"] == ""  # GKE refuses COMPACT for tpu7x and stores no type (ci-infra#547)
 
 
 def test_capacity_options_map_to_gke_fields():
@@ -145,7 +147,7 @@ def test_capacity_options_map_to_gke_fields():
     assert flex["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
     queued = pools["queued"]
     assert queued["queuedProvisioning"] == {"enabled": True}
-    assert queued["autoscaling"]["totalMinNodeCount"] == 0 and queued["autoscaling"]["totalMaxNodeCount"] == 4
+    assert queued["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 4, "locationPolicy": "ANY"}
     assert pools["reserved"]["nodeConfig"]["reservationAffinity"] == {
         "consumeReservationType": "SPECIFIC_RESERVATION", "key": "compute.googleapis.com/reservation-name", "values": ["my-res"]}
     assert pools["spot"]["nodeConfig"]["spot"] is True
@@ -154,7 +156,7 @@ def test_capacity_options_map_to_gke_fields():
 def test_multi_host_autoscaling_is_whole_slice():
     mocks = build({"location": "us-central1-b", "slices": [{"generation": "v6e", "topology": "4x4", "autoscaling": {}}]})
     (pool,) = tpu_pools(mocks)
-    assert pool.inputs["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 4}
+    assert pool.inputs["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 4}
 
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"  # Pulumi's wire marker for a secret value

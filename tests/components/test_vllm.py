@@ -45,7 +45,7 @@ def server(mocks):
 def test_pool_is_sized_from_the_model_and_follows_the_hpa(mocks):
     pool = one(mocks, "gcp:container/nodePool:NodePool", "vllm-cluster-vllm-pool")
     assert pool["nodeConfig"]["machineType"] == "ct6e-standard-8t"
-    assert pool["autoscaling"] == {"totalMinNodeCount": 1, "totalMaxNodeCount": 2}
+    assert pool["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 2}
     assert "placementPolicy" not in pool
 
 

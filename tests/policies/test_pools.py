@@ -81,5 +81,11 @@ def test_autoscaling_limits_cannot_mix_per_zone_and_total():
 
 
 def test_tpu7x_multi_host_pool_needs_a_workload_policy():
-    (message,) = messages(lambda: pool(machine="tpu7x-standard-4t", node_count=2, placement={"type": "COMPACT", "tpu_topology": "2x2x2"}))
+    (message,) = messages(lambda: pool(machine="tpu7x-standard-4t", node_count=2, placement={"type": "", "tpu_topology": "2x2x2"}))
     assert "workload policy" in message and "policyName" in message
+
+
+def test_tpu7x_refuses_compact_placement():
+    found = messages(lambda: pool(machine="tpu7x-standard-4t", node_count=2,
+                                  placement={"type": "COMPACT", "tpu_topology": "2x2x2", "policy_name": "wp"}))
+    assert len(found) == 1 and "GKE refuses COMPACT placement for tpu7x-standard-4t" in found[0]

@@ -29,5 +29,5 @@ def test_plan_of_the_example(tmp_path):
     assert document["project"] == "tpu-cluster-example"
     pools = [r for r in document["resources"] if r["type"] == "gcp:container/nodePool:NodePool" and r["name"] == "serving-tpu-v6e-2x4"]
     assert pools and pools[0]["inputs"]["nodeConfig"]["machineType"] == "ct6e-standard-8t"
-    assert pools[0]["inputs"]["autoscaling"] == {"totalMinNodeCount": 1, "totalMaxNodeCount": 2}
+    assert pools[0]["inputs"]["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 2}
     assert [v for v in document["policy"]["violations"] if v["enforcement"] == "mandatory"] == []
