@@ -1,0 +1,326 @@
+"""JetStreamStack under mocks: the tutorial's objects for both models, derived from the catalogue,
+least privilege, the converter on CPU, and every refusal before any resource exists."""
+
+import json
+from types import SimpleNamespace
+
+import pulumi
+import pytest
+
+from tests.components.mocks import capture
+from tpu_stacks.errors import UserError
+from tpu_stacks.jetstream import JetStreamStack
+from tpu_stacks.jetstream_args import JetStreamConverterArgs, JetStreamStackArgs
+from tpu_stacks.jetstream_spec import ConverterSpec, JetStreamSpec
+
+SECRET_SIG = "4dabf18193072939515e22adb298388d"
+TOKEN = "hf_dummy_token_value"
+CLUSTER = {"project": "proj", "location": "us-west4", "system_pool": {"machine_type": "e2-standard-4"}}
+BUCKET = "js-checkpoints-a1b2c3"  # the mocks' autonamed bucket
+GEMMA = {"cluster": CLUSTER, "model": "google/gemma-7b-it", "zone": "us-west4-a"}
+LLAMA = {"cluster": CLUSTER, "model": "meta-llama/Meta-Llama-3-8B", "zone": "us-west4-a"}
+# The tutorial's converter and server arguments, per model (upstream-manifests.md §4.2, §4.4).
+CONVERTER_ARGS = {
+    "gemma": ["-s=jetstream-pytorch", "-m=google/gemma-7b-it-pytorch", f"-o=gs://{BUCKET}/pytorch/gemma-7b-it/final/bf16/",
+              "-n=gemma", "-q=False", "-h=True"],
+    "llama": ["-s=jetstream-pytorch", "-m=meta-llama/Meta-Llama-3-8B", f"-o=gs://{BUCKET}/pytorch/llama-3-8b/final/bf16/",
+              "-n=llama-3", "-q=False", "-h=True"],
+}
+SERVER_ARGS = {
+    "gemma": ["--size=7b", "--model_name=gemma", "--batch_size=32", "--max_cache_length=2048", "--quantize_weights=False",
+              "--quantize_kv_cache=False", "--tokenizer_path=/models/pytorch/gemma-7b-it/final/bf16/tokenizer.model",
+              "--checkpoint_path=/models/pytorch/gemma-7b-it/final/bf16/model.safetensors"],
+    "llama": ["--size=8b", "--model_name=llama-3", "--batch_size=32", "--max_cache_length=2048", "--quantize_weights=False",
+              "--quantize_kv_cache=False", "--tokenizer_path=/models/pytorch/llama-3-8b/final/bf16/tokenizer.model",
+              "--checkpoint_path=/models/pytorch/llama-3-8b/final/bf16/model.safetensors"],
+}
+JOB_NAMES = {"gemma": "checkpoint-converter-gemma-7b-it-bf16", "llama": "checkpoint-converter-llama-3-8b-bf16"}
+DEPLOYMENT, JOB = "kubernetes:apps/v1:Deployment", "kubernetes:batch/v1:Job"
+
+
+def build(base, **overrides):
+    args = {**base, "hf_token": pulumi.Output.secret(TOKEN), **overrides}
+    return capture(lambda: JetStreamStack("js", args))
+
+
+@pytest.fixture(scope="module", params=["gemma", "llama"])
+def tutorial(request):
+    return request.param, build(GEMMA if request.param == "gemma" else LLAMA)
+
+
+def one(mocks, typ, name):
+    return mocks.named(typ, name).inputs
+
+
+def pod(mocks, typ=DEPLOYMENT, name="js-deployment"):
+    return one(mocks, typ, name)["spec"]["template"]["spec"]
+
+
+def containers(mocks):
+    return {c["name"]: c for c in pod(mocks)["containers"]}
+
+
+def test_pool_is_two_ct5lp_8t_nodes_in_the_zone(tutorial):
+    _, mocks = tutorial
+    cluster = one(mocks, "gcp:container/cluster:Cluster", "js-cluster")
+    assert cluster["location"] == "us-west4"  # regional, as the tutorial
+    assert cluster["workloadIdentityConfig"] == {"workloadPool": "proj.svc.id.goog"}
+    system = one(mocks, "gcp:container/nodePool:NodePool", "js-cluster-system")
+    assert system["nodeConfig"]["machineType"] == "e2-standard-4"
+    pool = one(mocks, "gcp:container/nodePool:NodePool", "js-cluster-tpu-nodepool")
+    assert pool["name"] == "tpu-nodepool"
+    assert pool["nodeConfig"]["machineType"] == "ct5lp-hightpu-8t"
+    assert pool["nodeCount"] == 2 and "autoscaling" not in pool
+    assert pool["nodeLocations"] == ["us-west4-a"]
+    assert "placementPolicy" not in pool  # single-host: no --tpu-topology
+
+
+def test_bucket_is_hardened_and_the_only_grant_is_on_it(tutorial):
+    _, mocks = tutorial
+    bucket = one(mocks, "gcp:storage/bucket:Bucket", "js-checkpoints")
+    assert bucket["uniformBucketLevelAccess"] is True and bucket["publicAccessPrevention"] == "enforced"
+    assert bucket["location"] == "US-WEST4" and bucket["forceDestroy"] is False
+    (grant,) = mocks.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")
+    assert grant.inputs["bucket"] == BUCKET
+    assert grant.inputs["role"] == "roles/storage.objectUser"
+    assert grant.inputs["member"] == "serviceAccount:wi-jetstream@proj.iam.gserviceaccount.com"
+    # Nothing project-wide: no roles/storage.objectUser on the project, no insightsCollectorService.
+    assert mocks.of_type("gcp:projects/iAMMember:IAMMember") == []
+
+
+def test_a_dedicated_ksa_impersonates_wi_jetstream(tutorial):
+    _, mocks = tutorial
+    (account,) = mocks.of_type("gcp:serviceaccount/account:Account")
+    assert account.inputs["accountId"] == "wi-jetstream"
+    (binding,) = mocks.of_type("gcp:serviceaccount/iAMMember:IAMMember")
+    assert binding.inputs["role"] == "roles/iam.workloadIdentityUser"
+    assert binding.inputs["member"] == "serviceAccount:proj.svc.id.goog[jetstream/jetstream]"  # not [default/default]
+    (ksa,) = mocks.of_type("kubernetes:core/v1:ServiceAccount")
+    assert ksa.inputs["metadata"]["name"] == "jetstream" and ksa.inputs["metadata"]["namespace"] == "jetstream"
+    assert ksa.inputs["metadata"]["annotations"] == {"iam.gke.io/gcp-service-account": "wi-jetstream@proj.iam.gserviceaccount.com"}
+    for spec in (pod(mocks), pod(mocks, JOB, "js-converter")):
+        assert spec["serviceAccountName"] == "jetstream"
+        assert spec["automountServiceAccountToken"] is False
+
+
+def test_token_is_a_secret_read_from_a_file(tutorial):
+    _, mocks = tutorial
+    secret = one(mocks, "kubernetes:core/v1:Secret", "js-hf-secret")
+    assert secret["metadata"]["name"] == "huggingface-secret"
+    assert secret["stringData"][SECRET_SIG] and set(secret["stringData"]["value"]) == {"HUGGINGFACE_TOKEN"}
+    job = pod(mocks, JOB, "js-converter")
+    assert TOKEN not in json.dumps(job) and TOKEN not in json.dumps(pod(mocks))
+    (converter,) = job["containers"]
+    assert {"name": "huggingface-credentials", "mountPath": "/huggingface", "readOnly": True} in converter["volumeMounts"]
+    volume = next(v for v in job["volumes"] if v["name"] == "huggingface-credentials")
+    assert volume["secret"] == {"secretName": "huggingface-secret", "defaultMode": 0o400,
+                                "items": [{"key": "HUGGINGFACE_TOKEN", "path": "HUGGINGFACE_TOKEN"}]}
+    assert "env" not in converter
+    # The converter-flow server reads the converted checkpoint, never the token.
+    assert "huggingface-credentials" not in {v["name"] for v in pod(mocks)["volumes"]}
+
+
+def test_converter_job_has_the_exact_per_model_arguments_and_no_tpu(tutorial):
+    model, mocks = tutorial
+    job = one(mocks, JOB, "js-converter")
+    assert job["metadata"]["name"] == JOB_NAMES[model]  # one name per model: two can run at once
+    spec = job["spec"]
+    assert spec["ttlSecondsAfterFinished"] == 24 * 3600  # not upstream's 30 s: the logs can be read
+    assert spec["backoffLimit"] == 2 and spec["activeDeadlineSeconds"] == 120 * 60
+    template = spec["template"]["spec"]
+    assert template["restartPolicy"] == "Never"
+    (container,) = template["containers"]
+    assert container["name"] == "inference-checkpoint"
+    assert container["image"] == "us-docker.pkg.dev/cloud-tpu-images/inference/inference-checkpoint:v0.2.3"
+    assert container["args"] == CONVERTER_ARGS[model]
+    assert all(arg.count("=") >= 1 and arg.startswith("-") and not arg.startswith("--") for arg in container["args"])
+    resources = container["resources"]
+    assert "google.com/tpu" not in resources["requests"] and "google.com/tpu" not in resources.get("limits", {})
+    assert resources["requests"]["cpu"] == "8" and resources["requests"]["memory"] == "64Gi"
+    # Standard: the idle TPU VMs' CPUs, tolerating their taint; no TPU selector, so no chip is taken.
+    assert template["nodeSelector"] == {"cloud.google.com/gke-nodepool": "tpu-nodepool"}
+    assert template["tolerations"] == [{"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}]
+    scratch = next(v for v in template["volumes"] if v["name"] == "scratch")
+    claim = scratch["ephemeral"]["volumeClaimTemplate"]["spec"]
+    assert claim["resources"]["requests"]["storage"] == "150Gi" and claim["storageClassName"] == "standard-rwo"
+    assert {m["mountPath"] for m in container["volumeMounts"] if m["name"] == "scratch"} == {"/base", "/pt-ckpt", "/tmp"}
+
+
+def test_deployment_has_both_containers_with_per_model_args(tutorial):
+    model, mocks = tutorial
+    deployment = one(mocks, DEPLOYMENT, "js-deployment")
+    assert deployment["metadata"]["name"] == "jetstream-pytorch-server" and deployment["spec"]["replicas"] == 2
+    assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 0, "maxUnavailable": 1}  # no third TPU node
+    spec = pod(mocks)
+    assert spec["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+                                    "cloud.google.com/gke-tpu-topology": "2x4"}
+    server, http = containers(mocks)["jetstream-pytorch-server"], containers(mocks)["jetstream-http"]
+    assert list(containers(mocks)) == ["jetstream-pytorch-server", "jetstream-http"]
+    assert server["args"] == SERVER_ARGS[model]
+    assert server["image"].endswith("/jetstream-pytorch-server:v0.2.3") and http["image"].endswith("/jetstream-http:v0.2.2")
+    assert server["resources"]["requests"] == {"google.com/tpu": "8", "cpu": "8", "memory": "64Gi"}
+    assert server["resources"]["limits"]["google.com/tpu"] == "8"
+    assert http["resources"]["requests"] == {"cpu": "500m", "memory": "512Mi"}
+    assert server["ports"] == [{"name": "grpc", "containerPort": 9000}] and http["ports"] == [{"name": "http", "containerPort": 8000}]
+    assert server["startupProbe"]["tcpSocket"] == {"port": 9000}
+    assert server["startupProbe"]["failureThreshold"] * server["startupProbe"]["periodSeconds"] == 30 * 60
+    assert server["livenessProbe"]["tcpSocket"] == {"port": 9000}
+    # HTTP side: jetstream-http v0.2.2 predates /healthcheck, so it is probed at its root.
+    assert http["readinessProbe"]["httpGet"] == {"path": "/", "port": 8000}
+    assert http["livenessProbe"]["httpGet"] == {"path": "/", "port": 8000}
+    annotations = deployment["metadata"]["annotations"]
+    assert (annotations["tpu-stacks.dev/engine"], annotations["tpu-stacks.dev/batch"], annotations["tpu-stacks.dev/context"]) == (
+        "jetstream", "32", "2048")
+
+
+def test_checkpoint_is_a_read_only_fuse_mount_behind_a_wait(tutorial):
+    model, mocks = tutorial
+    spec = pod(mocks)
+    volume = next(v for v in spec["volumes"] if v["name"] == "gcs-fuse-checkpoint")
+    assert volume["csi"] == {"driver": "gcsfuse.csi.storage.gke.io", "readOnly": True,
+                             "volumeAttributes": {"bucketName": BUCKET, "mountOptions": "implicit-dirs"}}
+    server = containers(mocks)["jetstream-pytorch-server"]
+    assert {"name": "gcs-fuse-checkpoint", "mountPath": "/models", "readOnly": True} in server["volumeMounts"]
+    template = one(mocks, DEPLOYMENT, "js-deployment")["spec"]["template"]
+    assert template["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
+    assert template["metadata"]["annotations"]["gke-gcsfuse/memory-limit"] != "0"
+    wait = spec["initContainers"][0]
+    assert wait["name"] == "wait-for-checkpoint"
+    directory = "gemma-7b-it" if model == "gemma" else "llama-3-8b"
+    script = wait["command"][2]
+    assert f"gs://{BUCKET}/pytorch/{directory}/final/bf16/model.safetensors" in script and "tokenizer.model" in script
+    assert script.startswith("until ") and JOB_NAMES[model] in script  # waits and says where to look; never exits 1
+
+
+def test_compile_cache_is_per_pod_and_synced_through_the_api(tutorial):
+    model, mocks = tutorial
+    spec = pod(mocks)
+    server = containers(mocks)["jetstream-pytorch-server"]
+    assert {"name": "JAX_COMPILATION_CACHE_DIR", "value": "/jax-cache"} in server["env"]
+    restore, upload = spec["initContainers"][1:]
+    slug = "google-gemma-7b-it" if model == "gemma" else "meta-llama-meta-llama-3-8b"
+    remote = f"gs://{BUCKET}/jax-cache/{slug}/v5e-2x4/v0.2.3"  # keyed by model, slice and server build
+    assert restore["command"][2].startswith(f"gcloud storage rsync --recursive {remote} /jax-cache ")
+    assert f"--no-clobber /jax-cache {remote}" in upload["command"][2] and upload["restartPolicy"] == "Always"
+    assert "gcsfuse" not in upload["command"][2]  # the API (atomic object writes), never the FUSE mount
+    assert next(v for v in spec["volumes"] if v["name"] == "jax-cache")["emptyDir"] == {"sizeLimit": "20Gi"}
+
+
+def test_service_is_cluster_ip_on_both_ports(tutorial):
+    _, mocks = tutorial
+    service = one(mocks, "kubernetes:core/v1:Service", "js-service")
+    assert service["metadata"]["name"] == "jetstream-svc"
+    assert service["spec"]["type"] == "ClusterIP" and service["spec"]["selector"] == {"app": "jetstream-pytorch-server"}
+    assert [(p["name"], p["port"], p["targetPort"]) for p in service["spec"]["ports"]] == [
+        ("jetstream-http", 8000, 8000), ("jetstream-grpc", 9000, 9000)]
+
+
+def test_outputs_port_forward_curl_and_checkpoint_path():
+    keys = ("service_name", "port_forward", "curl", "checkpoint_path", "converter_job")
+    values = {}
+
+    def make():
+        stack = JetStreamStack("js", {**GEMMA, "hf_token": pulumi.Output.secret(TOKEN)})
+        collected = pulumi.Output.all(*(getattr(stack, key) for key in keys)).apply(lambda got: values.update(zip(keys, got)))
+        return SimpleNamespace(kubeconfig=collected)  # capture() waits for this output
+
+    capture(make)
+    assert values["service_name"] == "jetstream-svc"
+    assert values["port_forward"] == "kubectl port-forward -n jetstream svc/jetstream-svc 8000:8000"
+    assert values["curl"] == ('curl --request POST --header "Content-type: application/json" -s localhost:8000/generate '
+                              '--data \'{"prompt": "What are the top 5 programming languages", "max_tokens": 200}\'')
+    assert values["checkpoint_path"] == f"gs://{BUCKET}/pytorch/gemma-7b-it/final/bf16/"
+    assert values["converter_job"] == "checkpoint-converter-gemma-7b-it-bf16"
+
+
+def test_download_flow_has_no_converter_and_reads_the_token_file():
+    mocks = build(GEMMA, flow="download")
+    assert mocks.of_type(JOB) == []
+    spec = pod(mocks)
+    server, http = containers(mocks)["jetstream-pytorch-server"], containers(mocks)["jetstream-http"]
+    assert server["image"].endswith(":v0.2.4") and http["image"].endswith("/jetstream-http:v0.2.3")
+    assert server["args"] == ["--model_id=google/gemma-7b-it", "--override_batch_size=30", "--enable_model_warmup=True",
+                              "--max_input_length=1024", "--max_output_length=1024", "--working_dir=/weights",
+                              "--internal_jax_compilation_cache=/jax-cache"]
+    assert {"name": "huggingface-credentials", "mountPath": "/huggingface", "readOnly": True} in server["volumeMounts"]
+    assert http["readinessProbe"]["httpGet"] == {"path": "/healthcheck", "port": 8000}  # v0.2.3 has it
+    assert all(v["name"] != "gcs-fuse-checkpoint" for v in spec["volumes"])
+    assert next(v for v in spec["volumes"] if v["name"] == "weights")["emptyDir"] == {"sizeLimit": "20Gi"}
+    assert [c["name"] for c in spec["initContainers"]] == ["jax-cache-restore", "jax-cache-upload"]
+    annotations = one(mocks, DEPLOYMENT, "js-deployment")["metadata"]["annotations"]
+    assert (annotations["tpu-stacks.dev/batch"], annotations["tpu-stacks.dev/context"]) == ("30", "2048")
+
+
+def test_autopilot_declares_no_pool_and_the_converter_gets_a_cpu_node():
+    mocks = build({**LLAMA, "cluster": {"project": "proj", "location": "us-west4", "mode": "autopilot"}}, zone=None)
+    assert mocks.of_type("gcp:container/nodePool:NodePool") == []
+    job = pod(mocks, JOB, "js-converter")
+    assert "nodeSelector" not in job and "tolerations" not in job
+    assert pod(mocks)["nodeSelector"]["cloud.google.com/gke-tpu-topology"] == "2x4"
+
+
+def test_quantized_settings_fit_more_and_use_an_int8_checkpoint():
+    mocks = build(LLAMA, batch_size=96, max_cache_length=8192, quantize_weights=True, quantize_kv_cache=True)
+    (container,) = pod(mocks, JOB, "js-converter")["containers"]
+    assert "-q=True" in container["args"] and container["args"][2].endswith("/pytorch/llama-3-8b/final/int8/")
+    server = containers(mocks)["jetstream-pytorch-server"]
+    assert "--quantize_kv_cache=True" in server["args"] and "--batch_size=96" in server["args"]
+    assert one(mocks, JOB, "js-converter")["metadata"]["name"] == "checkpoint-converter-llama-3-8b-int8"
+
+
+def test_auto_topology_picks_the_smallest_single_host_slice():
+    mocks = build(LLAMA, topology="auto", replicas=1)
+    pool = one(mocks, "gcp:container/nodePool:NodePool", "js-cluster-tpu-nodepool")
+    assert (pool["nodeConfig"]["machineType"], pool["nodeCount"]) == ("ct5lp-hightpu-4t", 1)
+
+
+def test_schema_args_and_validated_spec_have_the_same_fields():
+    assert set(JetStreamStackArgs.__annotations__) - {"cluster", "hf_token"} == set(JetStreamSpec.model_fields)
+    assert set(JetStreamConverterArgs.__annotations__) == set(ConverterSpec.model_fields)
+
+
+@pytest.mark.parametrize(
+    "base,overrides,message",
+    [
+        (GEMMA, {"model": "acme/unknown-7b"}, "jetstream.model: 'acme/unknown-7b' is not in the model catalogue"),
+        (GEMMA, {"model": "meta-llama/Llama-3.1-70B"},
+         "jetstream.model: 'meta-llama/Llama-3.1-70B' is not served by JetStream-PyTorch; JetStream knows: google/gemma-7b-it"),
+        (GEMMA, {"model": "google/gemma-7b"}, "jetstream.model: 'google/gemma-7b' has no known checkpoint-converter arguments"),
+        (GEMMA, {"batch_size": 256, "max_cache_length": 8192},
+         "jetstream.batchSize: '256 x 8192 tokens' is the KV cache JetStream pre-allocates: 916.7 GiB"),
+        (LLAMA, {"batch_size": 96, "max_cache_length": 8192},
+         "jetstream.batchSize: '96 x 8192 tokens' is the KV cache JetStream pre-allocates"),
+        (GEMMA, {"flow": "download", "max_input_length": 8192, "max_output_length": 8192, "batch_size": 64},
+         "jetstream.batchSize: '64 x 16384 tokens' is the KV cache"),
+        (GEMMA, {"topology": "1x1"}, "jetstream.topology: '1x1' cannot hold google/gemma-7b-it: weights and runtime alone need"),
+        (GEMMA, {"topology": "4x4"}, "jetstream.topology: '4x4' is a multi-host slice (4 VMs); JetStream-PyTorch serves "
+                                     "from one VM; use a single-host v5e topology: 1x1, 2x2, 2x4"),
+        (GEMMA, {"gsa_name": "WI_Jetstream"}, "jetstream.gsaName: 'WI_Jetstream' is not a valid name"),
+        (GEMMA, {"namespace": "Serving"}, "jetstream.namespace: 'Serving' is not a valid name"),
+        (GEMMA, {"topology": "3x3"}, "jetstream.topology: '3x3' is not a v5e topology"),
+        (GEMMA, {"hf_token": None}, "hfToken: '<missing>' is required: google/gemma-7b-it is gated on Hugging Face"),
+        (GEMMA, {"zone": None}, "jetstream.zone is required: cluster us-west4 is regional"),
+        (GEMMA, {"server_image": "us-docker.pkg.dev/x/jetstream-pytorch-server:latest"}, "jetstream.serverImage: "),
+        (GEMMA, {"max_input_length": 4096}, "jetstream.maxInputLength: 4096 applies only to flow download"),
+        (GEMMA, {"flow": "download", "max_cache_length": 4096}, "jetstream.maxCacheLength: 4096 applies only to flow converter"),
+        (GEMMA, {"batch_size": 0}, "jetstream.batch_size: 0 is not accepted"),
+        (GEMMA, {"converter": {"disk_gb": 10}}, "jetstream.converter.disk_gb: 10 is not a known setting; did you mean"),
+    ],
+    ids=["unknown", "not-jetstream", "no-converter-args", "kv-gemma", "kv-llama", "kv-download", "too-small", "multi-host",
+         "gsa-name", "namespace", "topology", "token", "zone", "latest", "flow-input", "flow-cache", "batch-zero", "typo"],
+)
+def test_errors_before_any_resource(base, overrides, message):
+    errors = []
+    args = {**base, "hf_token": pulumi.Output.secret("t"), **overrides}
+    args = {key: value for key, value in args.items() if value is not None}
+
+    def make():
+        try:
+            JetStreamStack("bad", args)
+        except UserError as error:
+            errors.append(str(error))
+
+    mocks = capture(make)
+    assert errors and message in errors[0], errors
+    assert "\n" not in errors[0]
+    assert mocks.resources == []
