@@ -1,0 +1,165 @@
+"""The two JetStream stack files, run as users run them: the whole program offline (preview and up),
+strict schemas, the policy pack and `tpu-stacks plan`; and config mistakes as one line, exit 2."""
+
+import shutil
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tpu_stacks.offline.engine import run_program
+from tpu_stacks.offline.manifests import render_manifests
+from tpu_stacks.offline.policy import run_policy_pack
+from tpu_stacks.offline.schema import validate_objects
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAN = str(Path(sys.executable).parent / "tpu-stacks")
+STACKS = {
+    "jetstream-gemma": {"dir": "gemma-7b-it", "repo": "google/gemma-7b-it-pytorch", "name": "gemma", "size": "7b",
+                        "model": "google/gemma-7b-it", "gsa": "wi-jetstream"},
+    "jetstream-llama3": {"dir": "llama-3-8b", "repo": "meta-llama/Meta-Llama-3-8B", "name": "llama-3", "size": "8b",
+                         "model": "meta-llama/Meta-Llama-3-8B", "gsa": "wi-jetstream-llama3"},
+}
+
+
+@lru_cache(maxsize=None)
+def planned(stack: str):
+    preview, up = run_program(ROOT, stack, preview=True), run_program(ROOT, stack, preview=False)
+    assert preview.error is None and up.error is None, (preview.error, up.error)
+    return preview, up
+
+
+def resources(stack: str, typ: str):
+    return [r for r in planned(stack)[1].resources if r.type == typ]
+
+
+def only(stack: str, typ: str, name: str | None = None):
+    found = [r for r in resources(stack, typ) if name is None or r.name == name]
+    assert len(found) == 1, (typ, [r.name for r in resources(stack, typ)])
+    return found[0]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_two_node_ct5lp_8t_pool_in_the_tutorial_zone(stack):
+    pool = only(stack, "gcp:container/nodePool:NodePool", "jetstream-cluster-tpu-nodepool").inputs
+    assert pool["name"] == "tpu-nodepool" and pool["nodeConfig"]["machineType"] == "ct5lp-hightpu-8t"
+    assert pool["nodeCount"] == 2 and pool["nodeLocations"] == ["us-west4-a"]
+    system = only(stack, "gcp:container/nodePool:NodePool", "jetstream-cluster-system").inputs
+    assert system["nodeConfig"]["machineType"] == "e2-standard-4"
+    assert only(stack, "gcp:container/cluster:Cluster").inputs["location"] == "us-west4"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_bucket_grants_and_secret(stack):
+    bucket = only(stack, "gcp:storage/bucket:Bucket").inputs
+    assert bucket["uniformBucketLevelAccess"] is True and bucket["publicAccessPrevention"] == "enforced"
+    grant = only(stack, "gcp:storage/bucketIAMMember:BucketIAMMember").inputs
+    assert grant["role"] == "roles/storage.objectUser"
+    assert grant["member"] == f"serviceAccount:{STACKS[stack]['gsa']}@my-tpu-project.iam.gserviceaccount.com"
+    assert resources(stack, "gcp:projects/iAMMember:IAMMember") == []  # nothing project-wide
+    binding = only(stack, "gcp:serviceaccount/iAMMember:IAMMember").inputs
+    assert binding["member"] == "serviceAccount:my-tpu-project.svc.id.goog[jetstream/jetstream]"
+    secret = only(stack, "kubernetes:core/v1:Secret")
+    assert secret.inputs["metadata"]["name"] == "huggingface-secret" and secret.secret_inputs == ["stringData"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_converter_job_with_the_exact_arguments_before_the_server(stack):
+    facts, (_, up) = STACKS[stack], planned(stack)
+    bucket = up.stack_outputs["checkpointBucket"]
+    job = only(stack, "kubernetes:batch/v1:Job")
+    assert job.inputs["metadata"]["name"] == f"checkpoint-converter-{facts['dir']}-bf16"
+    (container,) = job.inputs["spec"]["template"]["spec"]["containers"]
+    assert container["args"] == [
+        "-s=jetstream-pytorch", f"-m={facts['repo']}", f"-o=gs://{bucket}/pytorch/{facts['dir']}/final/bf16/",
+        f"-n={facts['name']}", "-q=False", "-h=True",
+    ]
+    assert "google.com/tpu" not in container["resources"]["requests"]
+    assert job.options.custom_timeouts == {"create": "120m", "update": "120m"}  # Pulumi waits for Complete
+    assert any(dep.endswith("::jetstream-cluster-tpu-nodepool") for dep in job.dependencies)
+    deployment = only(stack, "kubernetes:apps/v1:Deployment")
+    assert job.urn in deployment.dependencies  # the server is created once the checkpoint exists
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_deployment_both_containers_per_model_args_and_service(stack):
+    facts = STACKS[stack]
+    deployment = only(stack, "kubernetes:apps/v1:Deployment").inputs
+    assert deployment["metadata"]["name"] == "jetstream-pytorch-server" and deployment["spec"]["replicas"] == 2
+    server, http = deployment["spec"]["template"]["spec"]["containers"]
+    assert (server["name"], http["name"]) == ("jetstream-pytorch-server", "jetstream-http")
+    directory = f"/models/pytorch/{facts['dir']}/final/bf16/"
+    assert server["args"] == [
+        f"--size={facts['size']}", f"--model_name={facts['name']}", "--batch_size=32", "--max_cache_length=2048",
+        "--quantize_weights=False", "--quantize_kv_cache=False",
+        f"--tokenizer_path={directory}tokenizer.model", f"--checkpoint_path={directory}model.safetensors",
+    ]
+    assert deployment["metadata"]["annotations"]["tpu-stacks.dev/model"] == facts["model"]
+    service = only(stack, "kubernetes:core/v1:Service").inputs
+    assert service["metadata"]["name"] == "jetstream-svc" and service["spec"]["type"] == "ClusterIP"
+    assert [p["port"] for p in service["spec"]["ports"]] == [8000, 9000]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_outputs(stack):
+    outputs = planned(stack)[1].stack_outputs
+    assert outputs["serviceName"] == "jetstream-svc"
+    assert outputs["portForward"] == "kubectl port-forward -n jetstream svc/jetstream-svc 8000:8000"
+    assert "localhost:8000/generate" in outputs["curl"] and "What are the top 5 programming languages" in outputs["curl"]
+    assert outputs["checkpointPath"] == f"gs://{outputs['checkpointBucket']}/pytorch/{STACKS[stack]['dir']}/final/bf16/"
+    assert outputs["slice"] == {"generation": "v5e", "topology": "2x4", "machine_type": "ct5lp-hightpu-8t", "chips": 8, "nodes": 2}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_strict_schemas_and_no_mandatory_policy_violation(stack):
+    preview, up = planned(stack)
+    manifests = render_manifests(up)
+    assert {m.kind for m in manifests} >= {"Deployment", "Job", "Secret", "Service", "ServiceAccount", "Namespace"}
+    assert validate_objects(manifests, kubernetes_version="1.33", project_dir=ROOT).problems == []
+    result = run_policy_pack(ROOT / "policies", preview, transport="in-process")
+    assert [v for v in result.violations if v.enforcement == "mandatory"] == []
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_tpu_stacks_plan_cli(stack, tmp_path):
+    result = subprocess.run([PLAN, "plan", "--cwd", str(ROOT), "--stack", stack, "--policy-pack", str(ROOT / "policies"),
+                             "--manifests", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Schema (Kubernetes 1.33" in result.stdout and "no problems" in result.stdout
+    job = yaml.safe_load((tmp_path / f"job-jetstream-checkpoint-converter-{STACKS[stack]['dir']}-bf16.yaml").read_text())
+    assert job["spec"]["template"]["spec"]["containers"][0]["args"][1] == f"-m={STACKS[stack]['repo']}"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A copy of the program, so each mistake can be its own stack file."""
+    directory = tmp_path_factory.mktemp("project")
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / name, directory / name)
+    shutil.copytree(ROOT / "stacks", directory / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
+    return directory
+
+
+MISTAKES = [
+    ("unknown", {"model": "acme/llm-7b"}, "tpu-stacks:jetstream.model: 'acme/llm-7b' is not in the model catalogue"),
+    ("cache", {"batchSize": 256, "maxCacheLength": 8192},
+     "tpu-stacks:jetstream.batchSize: '256 x 8192 tokens' is the KV cache JetStream pre-allocates"),
+    ("nozone", {"zone": None}, "tpu-stacks:jetstream.zone is required: cluster us-west4 is regional"),
+]
+
+
+@pytest.mark.parametrize("case,change,message", MISTAKES, ids=[m[0] for m in MISTAKES])
+def test_mistakes_are_one_line_and_exit_2(project, case, change, message):
+    document = yaml.safe_load((ROOT / "Pulumi.jetstream-gemma.yaml").read_text())
+    section = document["config"]["tpu-stacks:jetstream"]
+    section.update({key: value for key, value in change.items() if value is not None})
+    for key in [key for key, value in change.items() if value is None]:
+        del section[key]
+    (project / f"Pulumi.{case}.yaml").write_text(yaml.safe_dump(document))
+    result = subprocess.run([PLAN, "plan", "--cwd", str(project), "--stack", case], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], result.stderr
