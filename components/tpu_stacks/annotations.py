@@ -68,6 +68,6 @@ def for_training(request: TrainingRequest, parallelism: dict[str, int]) -> dict[
         ENGINE: "maxtext",
         WEIGHT_DTYPE: request.weight_dtype,
         CONTEXT: str(request.seq_len),
-        BATCH: str(request.per_device_batch),
+        BATCH: f"{request.per_device_batch:g}",
         PARALLELISM: ",".join(f"{axis}={size}" for axis, size in parallelism.items()),
     }

@@ -18,13 +18,13 @@ import pulumi
 import pulumi_gcp as gcp
 
 from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.images import MOVING_TAGS, image_problem
 from tpu_stacks.raytrain_spec import MAXTEXT_REPOSITORY, MAXTEXT_REVISION, RAY_VERSION, ImageSpec
 from tpu_stacks.universe import Universe
 
 BUILD_CONFIG = "cloudbuild.yaml"
 """In the image folder: one docker build step with the substitutions below as build args."""
 IMAGE_DIR = "images/raytrain"
-MOVING_TAGS = ("latest", "nightly", "master", "main", "edge", "dev", "stable")
 TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 REPOSITORY_ID = re.compile(r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
 
@@ -35,7 +35,7 @@ def default_tag() -> str:
 
 
 def _check_tag(key: str, value: str, tag: str) -> None:
-    if not TAG.match(tag) or tag.lower() in MOVING_TAGS or any(tag.lower().startswith(f"{m}-") for m in MOVING_TAGS):
+    if not TAG.match(tag) or image_problem(f"image:{tag}", (*MOVING_TAGS, "stable")):
         raise UserError(key, value, "is not pinned", f"use a version tag or a digest, e.g. {default_tag()}")
 
 

@@ -15,12 +15,12 @@ import shlex
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
-from tpu_stacks.catalog.tpu import SliceShape, generation, slice_shape
+from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, generation, slice_shape
 from tpu_stacks.errors import UserError
 from tpu_stacks.k8s.gcsfuse import cache_size_gib
 from tpu_stacks.raytrain_image import check_image
 from tpu_stacks.raytrain_spec import (
-    DATA_MOUNT, ICI_AXES, MANAGED_KEYS, MAXTEXT_CONFIG, RAY_ACCELERATOR_TYPES, TRAINER_PATH, RayTrainSpec,
+    DATA_MOUNT, ICI_AXES, MANAGED_KEYS, MAXTEXT_CONFIG, TRAINER_PATH, RayTrainSpec,
 )
 from tpu_stacks.sizing import OPTIMIZER_MOMENTS, TRAINING_BYTES, Candidate, TrainingRequest, check_fits, smallest_fit
 
@@ -213,10 +213,11 @@ def plan_raytrain(spec: RayTrainSpec) -> RayTrainPlan:
     request = TrainingRequest(model=model, per_device_batch=spec.per_device_batch_size, seq_len=spec.max_target_length)
     verdict = _slice(spec, request)
     shape = verdict.shape
-    accelerator_type = RAY_ACCELERATOR_TYPES.get(shape.generation)
+    accelerator_type = generation(shape.generation).ray_accelerator_type
     if accelerator_type is None:
-        raise UserError("raytrain.tpuGeneration", spec.tpu_generation, f"has no Ray accelerator type in Ray's TPU support",
-                        f"use one of {', '.join(RAY_ACCELERATOR_TYPES)}")
+        supported = ", ".join(g.name for g in GENERATIONS if g.ray_accelerator_type)
+        raise UserError("raytrain.tpuGeneration", spec.tpu_generation, "has no Ray accelerator type in Ray's TPU support",
+                        f"use one of {supported}")
     devices = shape.chips * generation(shape.generation).jax_devices_per_chip
     parallelism = _parallelism(spec, shape, devices)
     return RayTrainPlan(spec=spec, model=model, request=request, verdict=verdict, accelerator_type=accelerator_type,

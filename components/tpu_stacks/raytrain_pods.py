@@ -26,13 +26,13 @@ FUSE_VOLUME = "gcs-fuse-csi-ephemeral"  # the tutorial's volume name
 HEAD_CACHE_GIB = 1  # the head writes Ray Train's run state only
 SHM_LIMIT = "16Gi"
 # Upstream's multi-slice mount options: files belong to the ray user, group-writable.
-OWNER_OPTIONS = f"uid={RAY_USER_ID},gid={RAY_USER_ID},dir-mode=775,file-mode=664"
+OWNER_OPTIONS = (f"uid={RAY_USER_ID}", f"gid={RAY_USER_ID}", "dir-mode=775", "file-mode=664")
 STAGING_MARGIN_GIB = 4
 
 
 def _volumes(bucket: pulumi.Input[str], cache_gib: int) -> list[k8s.core.v1.VolumeArgs]:
     return [
-        fuse_volume(FUSE_VOLUME, bucket, f"{mount_options(cache_gib)},{OWNER_OPTIONS}"),
+        fuse_volume(FUSE_VOLUME, bucket, mount_options(cache_gib, extra=OWNER_OPTIONS)),
         cache_volume(cache_gib),
         k8s.core.v1.VolumeArgs(name="dshm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit=SHM_LIMIT)),
     ]

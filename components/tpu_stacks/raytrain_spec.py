@@ -25,8 +25,6 @@ DATA_MOUNT = "/data"
 RAY_USER_ID = 1000
 """The `ray` user of rayproject images (upstream's multi-slice mount options use uid=1000,gid=1000)."""
 HEAD_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001}
-# Ray's accelerator type names (ray.util.accelerators, Ray 2.49); Ray 2.49 names no tpu7x type.
-RAY_ACCELERATOR_TYPES = {"v4": "TPU-V4", "v5e": "TPU-V5LITEPOD", "v5p": "TPU-V5P", "v6e": "TPU-V6E"}
 # MaxText's ici_<axis>_parallelism settings (src/MaxText/configs/base.yml).
 ICI_AXES = (
     "data", "fsdp", "fsdp_transpose", "sequence", "context", "context_autoregressive", "tensor",

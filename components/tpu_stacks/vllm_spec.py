@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation, slice_shape
 from tpu_stacks.errors import UserError
+from tpu_stacks.images import check_pinned
 from tpu_stacks.k8s.gcsfuse import cache_size_gib
 from tpu_stacks.sizing import Candidate, ServingRequest, check_fits, smallest_fit
 
@@ -135,11 +136,7 @@ class VllmPlan(BaseModel):
 
 
 def _check_image(image: str, key: str = "vllm.image") -> None:
-    name, _, tag = image.rpartition(":")
-    if "@sha256:" in image:
-        return
-    if not name or "/" in tag or tag in ("latest", "nightly", ""):
-        raise UserError(key, image, "is not pinned", "use an immutable tag or a digest, e.g. " + VLLM_IMAGE)
+    check_pinned(image, key, VLLM_IMAGE)
 
 
 def _check_registry(spec: VllmSpec) -> None:

@@ -22,8 +22,9 @@ from pulumi_policy import (
 
 from tpu_policies.values import as_list, as_str, config, plain
 from tpu_policies.workloads import pod_templates
+from tpu_stacks.images import MOVING_TAGS, image_problem
 
-MUTABLE_TAGS = ["latest", "nightly", "master", "main", "edge", "dev"]
+MUTABLE_TAGS = list(MOVING_TAGS)
 BRANCH_IN_URL = re.compile(r"(?:^|[/=@])(?:master|main|HEAD|latest|nightly|trunk)(?:[/?&#]|$)")
 MANIFEST_INPUTS = {
     "kubernetes:yaml/v2:ConfigFile": "file",
@@ -31,22 +32,6 @@ MANIFEST_INPUTS = {
     "kubernetes:kustomize/v2:Directory": "directory",
 }
 CHART_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
-
-
-def image_problem(image: str, mutable: list[str], require_digest: bool) -> str | None:
-    """Why an image reference is not reproducible, or None when it is."""
-    if "@" in image:
-        return None  # a digest names exactly one image
-    last = image.rsplit("/", 1)[-1]
-    if ":" not in last:
-        return "has no tag, so it pulls :latest"
-    tag = last.rsplit(":", 1)[1].lower()
-    moving = [m for m in mutable if tag == m or tag.startswith(f"{m}-") or tag.endswith(f"-{m}")]
-    if moving:
-        return f"uses the moving tag :{tag}"
-    if require_digest:
-        return "is pinned by tag only (tags can be re-pushed)"
-    return None
 
 
 def is_remote(location: str) -> bool:

@@ -152,6 +152,8 @@ class Generation(_Frozen):
     min_gke_standard: MinimumVersion
     min_gke_autopilot: MinimumVersion
     price: Price | None
+    ray_accelerator_type: str | None = None
+    """Ray's name for the generation (ray.util.accelerators, Ray 2.49); Ray names no tpu7x type."""
     sources: str
 
     @property
@@ -243,6 +245,7 @@ GENERATIONS: tuple[Generation, ...] = (
         min_gke_standard=MinimumVersion(version="1.26.1-gke.1500", source="no primary source", verified=False),
         min_gke_autopilot=_AUTOPILOT_TPU,
         price=None,  # $3.22 is commonly quoted but UNVERIFIED (catalogue section 6)
+        ray_accelerator_type="TPU-V4",
         sources="[D-v4], [D-GKE-TPU], [SB], [XPK], [CTK]",
     ),
     Generation(
@@ -267,6 +270,7 @@ GENERATIONS: tuple[Generation, ...] = (
         min_gke_standard=MinimumVersion(version="1.27.2-gke.2100", source="[D-GKE-SAX]", verified=True),
         min_gke_autopilot=_AUTOPILOT_TPU,
         price=Price(usd_per_chip_hour=1.20, source="[SB] applied-inference.md", as_of="2025-02"),
+        ray_accelerator_type="TPU-V5LITEPOD",
         sources="[D-v5e], [D-v6e], [SB], [XPK]",
     ),
     Generation(
@@ -286,6 +290,7 @@ GENERATIONS: tuple[Generation, ...] = (
         min_gke_standard=MinimumVersion(version="1.28.3-gke.1024000", source="no primary source", verified=False),
         min_gke_autopilot=_AUTOPILOT_TPU,
         price=Price(usd_per_chip_hour=4.20, source="[SB] applied-inference.md", as_of="2025-02"),
+        ray_accelerator_type="TPU-V5P",
         sources="[D-v5p], [D-7x], [SB], [XPK]",
     ),
     Generation(
@@ -309,6 +314,7 @@ GENERATIONS: tuple[Generation, ...] = (
         min_gke_standard=MinimumVersion(version="1.31.2-gke.1115000", source="[RAY]", verified=True),
         min_gke_autopilot=MinimumVersion(version="1.31.2-gke.1384000", source="no primary source", verified=False),
         price=Price(usd_per_chip_hour=2.70, source="[NEO] quoting Google's GA announcement", as_of="2024-12"),
+        ray_accelerator_type="TPU-V6E",
         sources="[D-v6e], [D-7x], [SB], [XPK]",
     ),
     Generation(

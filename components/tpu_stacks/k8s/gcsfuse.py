@@ -22,8 +22,9 @@ def cache_size_gib(payload_bytes: int, margin: float = 1.1) -> int:
     return max(1, math.ceil(payload_bytes * margin / GiB))
 
 
-def mount_options(cache_gib: int, read_only: bool = False, only_dir: str | None = None) -> str:
-    """The tutorial's parallel-download options, with the file cache capped at the volume size."""
+def mount_options(cache_gib: int, only_dir: str | None = None, extra: tuple[str, ...] = ()) -> str:
+    """The tutorial's parallel-download options, with the file cache capped at the volume size,
+    plus `extra` options (e.g. the owner uid/gid a non-root workload writes as)."""
     options = [
         "implicit-dirs",
         "file-cache:enable-parallel-downloads:true",
@@ -34,7 +35,7 @@ def mount_options(cache_gib: int, read_only: bool = False, only_dir: str | None 
     ]
     if only_dir:
         options.append(f"only-dir={only_dir}")
-    return ",".join(options)
+    return ",".join([*options, *extra])
 
 
 def fuse_volume(name: str, bucket: pulumi.Input[str], options: str, read_only: bool = False) -> k8s.core.v1.VolumeArgs:
