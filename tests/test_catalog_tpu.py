@@ -156,3 +156,9 @@ def test_versions_compare_numerically():
 def test_invalid_shapes_are_refused_with_the_fix(gen, topology, machine, message):
     with pytest.raises(UserError, match=message):
         tpu.slice_shape(gen, topology, machine)
+
+
+def test_ray_accelerator_names():
+    assert {g.name: g.ray_accelerator_type for g in tpu.GENERATIONS} == {
+        "v4": "TPU-V4", "v5e": "TPU-V5LITEPOD", "v5p": "TPU-V5P", "v6e": "TPU-V6E", "tpu7x": None,
+    }

@@ -1,0 +1,31 @@
+"""The pinned-image rule shared by the components and the policy pack."""
+
+import pytest
+
+from tpu_stacks.errors import UserError
+from tpu_stacks.images import check_pinned, image_problem
+
+
+@pytest.mark.parametrize(
+    "image,problem",
+    [
+        ("docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092", None),
+        ("us-docker.pkg.dev/p/r/img@sha256:" + "a" * 64, None),
+        ("localhost:5000/img:v1.2", None),
+        ("vllm/vllm-tpu:latest", "uses the moving tag :latest"),
+        ("rayproject/ray:nightly-py312", "uses the moving tag :nightly-py312"),
+        ("localhost:5000/img", "has no tag, so it pulls :latest"),
+        ("busybox", "has no tag, so it pulls :latest"),
+    ],
+)
+def test_image_problem(image, problem):
+    assert image_problem(image) == problem
+
+
+def test_digest_can_be_required():
+    assert image_problem("img:v1", require_digest=True) == "is pinned by tag only (tags can be re-pushed)"
+
+
+def test_check_pinned_names_the_key():
+    with pytest.raises(UserError, match=r"vllm.image: 'img:latest' is not pinned: it uses the moving tag :latest; use an immutable tag"):
+        check_pinned("img:latest", "vllm.image", "img:v1")
