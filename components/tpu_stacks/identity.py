@@ -22,10 +22,10 @@ from tpu_stacks.universe import Universe, universe
 
 TYPE = "tpu-stacks:index:WorkloadIdentity"
 GSA_ANNOTATION = "iam.gke.io/gcp-service-account"
-# Roles that exist only at project level and grant no administration of data.
-PROJECT_ONLY_ROLES = frozenset(
-    {"roles/monitoring.viewer", "roles/monitoring.metricWriter", "roles/logging.logWriter", "roles/storage.insightsCollectorService"}
-)
+# Roles that exist only at project level and grant no administration of data. (Storage roles,
+# insightsCollectorService included, are granted on the bucket; GCS FUSE no longer needs that one,
+# see docs/jetstream.md.)
+PROJECT_ONLY_ROLES = frozenset({"roles/monitoring.viewer", "roles/monitoring.metricWriter", "roles/logging.logWriter"})
 ACCOUNT_ID = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 

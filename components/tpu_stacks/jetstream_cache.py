@@ -5,10 +5,7 @@ below also checks that `model.safetensors` and `tokenizer.model` exist before th
 a pod scheduled while a conversion is re-run (or after the objects were removed) waits in `Init`
 with a message naming the Job, instead of crash-looping on a missing file.
 
-Compile cache. Each pod compiles into a local directory; an init container restores the entries of
-this key from GCS and a native sidecar uploads new ones with `gcloud storage rsync --no-clobber`,
-where every object write is atomic. Two replicas never write one directory through FUSE (the
-failure the vLLM tutorial documents). Same pattern as `vllm_pod`; see the report on sharing it.
+Compile cache: the shared per-pod cache with GCS sync of `k8s.compile_cache`.
 """
 
 from __future__ import annotations
@@ -17,12 +14,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.jetstream_spec import COMPILE_CACHE_DIR, JetStreamPlan
-from tpu_stacks.vllm_spec import CLOUD_SDK_IMAGE  # the one pinned Cloud SDK image of the project
+from tpu_stacks.k8s import compile_cache
+from tpu_stacks.k8s.compile_cache import CLOUD_SDK_IMAGE, SMALL
 
 CACHE_VOLUME = "jax-cache"
-SYNC_SECONDS = 120
 POLL_SECONDS = 30
-SMALL = k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "100m", "memory": "256Mi"}, limits={"memory": "1Gi"})
 
 
 def wait_for_checkpoint(plan: JetStreamPlan, bucket: pulumi.Input[str]) -> k8s.core.v1.ContainerArgs:
@@ -44,28 +40,13 @@ def wait_for_checkpoint(plan: JetStreamPlan, bucket: pulumi.Input[str]) -> k8s.c
 
 
 def cache_volume() -> k8s.core.v1.VolumeArgs:
-    return k8s.core.v1.VolumeArgs(name=CACHE_VOLUME, empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit="20Gi"))
+    return compile_cache.cache_volume(CACHE_VOLUME)
 
 
 def cache_mount() -> k8s.core.v1.VolumeMountArgs:
-    return k8s.core.v1.VolumeMountArgs(name=CACHE_VOLUME, mount_path=COMPILE_CACHE_DIR)
+    return compile_cache.cache_mount(CACHE_VOLUME, COMPILE_CACHE_DIR)
 
 
 def cache_containers(plan: JetStreamPlan, bucket: pulumi.Input[str]) -> list[k8s.core.v1.ContainerArgs]:
     """Restore (init container) and upload (native sidecar) of this key's compile cache."""
-    remote = pulumi.Output.concat("gs://", bucket, "/", plan.compile_cache_prefix)
-    restore = remote.apply(
-        lambda url: f"gcloud storage rsync --recursive {url} {COMPILE_CACHE_DIR} || echo 'no compile cache yet for this key'"
-    )
-    upload = remote.apply(
-        lambda url: (
-            f"upload() {{ gcloud storage rsync --recursive --no-clobber {COMPILE_CACHE_DIR} {url} || true; }}; "
-            f"trap 'upload; exit 0' TERM; while true; do sleep {SYNC_SECONDS} & wait $!; upload; done"
-        )
-    )
-    return [
-        k8s.core.v1.ContainerArgs(name="jax-cache-restore", image=CLOUD_SDK_IMAGE, command=["sh", "-c", restore],
-                                  volume_mounts=[cache_mount()], resources=SMALL),
-        k8s.core.v1.ContainerArgs(name="jax-cache-upload", image=CLOUD_SDK_IMAGE, command=["sh", "-c", upload],
-                                  volume_mounts=[cache_mount()], resources=SMALL, restart_policy="Always"),
-    ]
+    return compile_cache.sync_containers("jax-cache", CACHE_VOLUME, COMPILE_CACHE_DIR, bucket, plan.compile_cache_prefix)

@@ -18,15 +18,7 @@ from tpu_stacks.identity import ACCOUNT_ID, K8S_NAME
 from tpu_stacks.jetstream_models import jetstream_model
 from tpu_stacks.jetstream_spec import CONVERTER_IMAGE, FLOW_BATCH, FLOW_IMAGES, JetStreamPlan, JetStreamSpec
 from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, judge, size
-
-
-def check_pinned(image: str, key: str, example: str) -> None:
-    """An image must name an immutable tag or a digest."""
-    name, _, tag = image.rpartition(":")
-    if "@sha256:" in image:
-        return
-    if not name or "/" in tag or tag in ("latest", "nightly", "main", "master", ""):
-        raise UserError(key, image, "is not pinned", f"use an immutable tag or a digest, e.g. {example}")
+from tpu_stacks.images import check_pinned
 
 
 # Settings of the other flow would be silently ignored: they are refused instead.

@@ -26,19 +26,13 @@ from tpu_stacks.jetstream_cache import cache_containers, cache_mount, cache_volu
 from tpu_stacks.jetstream_converter import hf_token_mount, hf_token_volume
 from tpu_stacks.jetstream_spec import COMPILE_CACHE_DIR, GRPC_PORT, HTTP_PORT, MODELS_DIR, WEIGHTS_DIR, JetStreamPlan
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
-from tpu_stacks.k8s.probes import liveness_probe, readiness_probe
+from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 
 CHECKPOINT_VOLUME = "gcs-fuse-checkpoint"  # the tutorial's volume name
 CHECKPOINT_MOUNT_OPTIONS = "implicit-dirs"  # the tutorial's only option (§4.2): the engine reads the file once
 HTTP_RESOURCES = k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "500m", "memory": "512Mi"}, limits={"memory": "1Gi"})
 GiB = 1024**3
-
-
-def _tcp(port: int, period: int, failures: int) -> k8s.core.v1.ProbeArgs:
-    return k8s.core.v1.ProbeArgs(
-        tcp_socket=k8s.core.v1.TCPSocketActionArgs(port=port), period_seconds=period, failure_threshold=failures, timeout_seconds=5
-    )
 
 
 def _weights_gib(plan: JetStreamPlan) -> int:
@@ -64,9 +58,9 @@ def _server(plan: JetStreamPlan, pool: PoolPlan) -> k8s.core.v1.ContainerArgs:
         env=env,
         ports=[k8s.core.v1.ContainerPortArgs(name="grpc", container_port=GRPC_PORT)],
         resources=tpu_resources(pool, spec.resources.cpu, spec.resources.memory),
-        startup_probe=_tcp(GRPC_PORT, period=10, failures=spec.startup_minutes * 6),
-        readiness_probe=_tcp(GRPC_PORT, period=10, failures=3),
-        liveness_probe=_tcp(GRPC_PORT, period=15, failures=4),
+        startup_probe=tcp_probe(GRPC_PORT, period=10, failures=spec.startup_minutes * 6),
+        readiness_probe=tcp_probe(GRPC_PORT, period=10, failures=3),
+        liveness_probe=tcp_probe(GRPC_PORT, period=15, failures=4),
         volume_mounts=mounts or None,
     )
 

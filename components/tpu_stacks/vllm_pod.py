@@ -1,12 +1,8 @@
 """The vLLM server's pod template: engine container, weights on GCS FUSE, a safe compile cache.
 
-Compile cache. vLLM writes XLA programs to `VLLM_XLA_CACHE_PATH`. The tutorial points that at the
-shared GCS FUSE mount, and two replicas creating the same directories through FUSE at once fail
-("cannot create directories"). Here each pod compiles into its own local directory; an init
-container restores the cache for this model, slice and vLLM build from GCS before start, and a
-native sidecar uploads new entries with `gcloud storage rsync --no-clobber` through the GCS API,
-where each object write is atomic and an entry another replica already uploaded is skipped. A
-second replica therefore reads a warm cache and can never break the first.
+vLLM writes XLA programs to `VLLM_XLA_CACHE_PATH`; the tutorial points that at the shared GCS FUSE
+mount, which breaks with two replicas. Here it is a local directory per pod, kept in GCS per model,
+slice and vLLM build by `k8s.compile_cache` (see there why a second replica cannot break).
 """
 
 from __future__ import annotations
@@ -19,12 +15,12 @@ from tpu_stacks.cluster_spec import PoolPlan
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, startup_probe
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
-from tpu_stacks.vllm_spec import CLOUD_SDK_IMAGE, PORT, VllmPlan
+from tpu_stacks.k8s import compile_cache
+from tpu_stacks.vllm_spec import PORT, VllmPlan
 
 HF_SECRET_KEY = "hf_api_token"  # the tutorial's key name in Secret hf-secret
 API_KEY_SECRET_KEY = "api_key"
 LOCAL_CACHE = "/xla-cache"
-SYNC_SECONDS = 120
 
 
 def _env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
@@ -62,7 +58,7 @@ def _volumes(plan: VllmPlan, bucket: pulumi.Input[str], secret_name: str | None)
         k8s.core.v1.VolumeArgs(name="dshm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit="16Gi")),
     ]
     if plan.spec.compile_cache:
-        volumes.append(k8s.core.v1.VolumeArgs(name="xla-cache", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit="20Gi")))
+        volumes.append(compile_cache.cache_volume("xla-cache"))
     if secret_name and plan.model.architecture.gated:
         volumes.append(k8s.core.v1.VolumeArgs(
             name="hf-token",
@@ -72,23 +68,7 @@ def _volumes(plan: VllmPlan, bucket: pulumi.Input[str], secret_name: str | None)
 
 
 def _cache_containers(plan: VllmPlan, bucket: pulumi.Input[str]) -> list[k8s.core.v1.ContainerArgs]:
-    """Restore (init) and upload (native sidecar) of this key's compile cache, via the GCS API."""
-    remote = pulumi.Output.concat("gs://", bucket, "/", plan.compile_cache_prefix)
-    mount = [k8s.core.v1.VolumeMountArgs(name="xla-cache", mount_path=LOCAL_CACHE)]
-    small = k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "100m", "memory": "256Mi"}, limits={"memory": "1Gi"})
-    restore = remote.apply(lambda url: f"gcloud storage rsync --recursive {url} {LOCAL_CACHE} || echo 'no compile cache yet for this key'")
-    upload = remote.apply(
-        lambda url: (
-            f"upload() {{ gcloud storage rsync --recursive --no-clobber {LOCAL_CACHE} {url} || true; }}; "
-            f"trap 'upload; exit 0' TERM; while true; do sleep {SYNC_SECONDS} & wait $!; upload; done"
-        )
-    )
-    return [
-        k8s.core.v1.ContainerArgs(name="xla-cache-restore", image=CLOUD_SDK_IMAGE, command=["sh", "-c", restore],
-                                  volume_mounts=mount, resources=small),
-        k8s.core.v1.ContainerArgs(name="xla-cache-upload", image=CLOUD_SDK_IMAGE, command=["sh", "-c", upload],
-                                  volume_mounts=mount, resources=small, restart_policy="Always"),
-    ]
+    return compile_cache.sync_containers("xla-cache", "xla-cache", LOCAL_CACHE, bucket, plan.compile_cache_prefix)
 
 
 def pod_template(

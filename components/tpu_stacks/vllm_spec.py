@@ -21,8 +21,6 @@ from tpu_stacks.sizing import Candidate, ServingRequest, check_fits, smallest_fi
 
 # The last immutable upstream tag that matches today's args (upstream-manifests.md §3.7, commit 5a8378ff).
 VLLM_IMAGE = "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
-# Pinned Cloud SDK for the compile-cache sync (the API, not FUSE: object writes are atomic).
-CLOUD_SDK_IMAGE = "gcr.io/google.com/cloudsdktool/google-cloud-cli:502.0.0-slim"
 PORT = 8000
 HPA_METRICS = {
     # Managed Prometheus names: prometheus.googleapis.com|<metric>|<kind> (upstream-manifests.md §3.4)

@@ -11,6 +11,13 @@ def _http(path: str, port: int, period: int, failures: int) -> k8s.core.v1.Probe
     )
 
 
+def tcp_probe(port: int, period: int, failures: int) -> k8s.core.v1.ProbeArgs:
+    """For servers that offer no HTTP health endpoint (gRPC ports, Saxml)."""
+    return k8s.core.v1.ProbeArgs(
+        tcp_socket=k8s.core.v1.TCPSocketActionArgs(port=port), period_seconds=period, failure_threshold=failures, timeout_seconds=5
+    )
+
+
 def startup_probe(path: str, port: int, max_startup_minutes: int) -> k8s.core.v1.ProbeArgs:
     """Tolerates the first load and XLA compile: liveness only starts once this has passed."""
     period = 10
