@@ -1,0 +1,31 @@
+"""The `saxml` scenario: the Saxml tutorial (a 175B test model on two v5e 4x8 slices) as one
+SaxmlStack; the sovereign-cloud edition differs only in the identity domains (`gcp:universeDomain`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from stacks.config import LoadedStack, Secrets
+from tpu_stacks.saxml import SaxmlStack
+from tpu_stacks.saxml_spec import SaxmlSpec
+
+SPEC = SaxmlSpec
+
+
+def build(stack: LoadedStack, secrets: Secrets) -> None:
+    args: dict[str, Any] = {
+        "cluster": stack.config.cluster.model_dump(exclude_unset=True, exclude={"slices"}),
+        **stack.section.model_dump(exclude_unset=True),
+    }
+    saxml = SaxmlStack("saxml", args)  # type: ignore[arg-type]
+    pulumi.export("clusterName", saxml.cluster.cluster_name)
+    pulumi.export("kubeconfig", saxml.cluster.kubeconfig)
+    pulumi.export("httpEndpoint", saxml.http_endpoint)
+    pulumi.export("adminBucket", saxml.admin_bucket)
+    pulumi.export("serviceAccount", saxml.gsa_email)
+    pulumi.export("publishedModels", saxml.published_models)
+    pulumi.export("slice", saxml.served_slice)
+    for request in ("publish", "listcell", "generate", "unpublish"):
+        pulumi.export(f"curl{request.capitalize()}", saxml.curl.apply(lambda curl, request=request: curl[request]))
