@@ -28,8 +28,9 @@ from tpu_stacks.catalog.tpu import (
 from tpu_stacks.errors import UserError
 from tpu_stacks.universe import Universe, universe
 
-ZONE = re.compile(r"^[a-z]+-[a-z]+\d+-[a-z]+\d*$")
-REGION = re.compile(r"^[a-z]+-[a-z]+\d+$")
+# us-central1, europe-west9 and sovereign forms such as u-france-east1; a zone adds -a, -b, ...
+REGION = re.compile(r"^[a-z]+(?:-[a-z]+)+\d+$")
+ZONE = re.compile(r"^[a-z]+(?:-[a-z]+)+\d+-[a-z][a-z0-9]*$")
 NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
 
 

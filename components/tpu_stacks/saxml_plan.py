@@ -19,7 +19,7 @@ from tpu_stacks.identity import ACCOUNT_ID, K8S_NAME
 from tpu_stacks.images import check_pinned
 from tpu_stacks.saxml_spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
 from tpu_stacks.sizing import Candidate, ServingRequest, check_fits, gib, judge, smallest_fit
-from tpu_stacks.vllm_spec import CIDR  # one CIDR rule for every public endpoint
+from tpu_stacks.exposure import check_source_ranges
 
 # --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, §2.2).
 PLATFORM_CHIPS = {"v5e": "tpuv5e"}
@@ -89,15 +89,7 @@ class SaxmlPlan(BaseModel):
 
 def _check_exposure(spec: SaxmlSpec) -> None:
     """Sax HTTP exposes /publish, /unpublish and /update without authentication (§2.7)."""
-    if spec.exposure == "public" and not spec.source_ranges:
-        raise UserError("saxml.sourceRanges", [], "is empty for a public endpoint that can publish and unpublish models",
-                        "list the CIDRs allowed to reach it (e.g. 203.0.113.0/24), or keep exposure: internal")
-    for index, cidr in enumerate(spec.source_ranges):
-        if not CIDR.match(cidr):
-            raise UserError(f"saxml.sourceRanges[{index}]", cidr, "is not a CIDR range", "write it like 203.0.113.0/24")
-        if cidr in ("0.0.0.0/0", "::/0"):
-            raise UserError(f"saxml.sourceRanges[{index}]", cidr, "opens Saxml's admin endpoints to the whole internet",
-                            "name the networks that need it")
+    check_source_ranges("saxml", spec.exposure, spec.source_ranges, "that can publish and unpublish models")
 
 
 def _check_jobset(spec: SaxmlSpec) -> None:

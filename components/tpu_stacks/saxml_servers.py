@@ -11,6 +11,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
 from tpu_stacks.saxml_plan import SaxmlPlan
 from tpu_stacks.saxml_spec import ADMIN_PORT, HTTP_PORT
@@ -18,7 +19,6 @@ from tpu_stacks.saxml_spec import ADMIN_PORT, HTTP_PORT
 ADMIN_NAME = "sax-admin-server"
 HTTP_NAME = "sax-http"
 SERVICE_NAME = "sax-http-lb"  # the tutorial's name
-INTERNAL_LB = {"networking.gke.io/load-balancer-type": "Internal"}
 MANAGED = {"app.kubernetes.io/managed-by": "tpu-stacks", "app.kubernetes.io/part-of": "saxml"}
 
 
@@ -98,7 +98,7 @@ def http_service(resource: str, plan: SaxmlPlan, opts: pulumi.ResourceOptions) -
     return k8s.core.v1.Service(
         resource,
         metadata=k8s.meta.v1.ObjectMetaArgs(name=SERVICE_NAME, namespace=spec.namespace, labels=MANAGED,
-                                            annotations=INTERNAL_LB if spec.exposure == "internal" else None),
+                                            annotations=INTERNAL_LB_ANNOTATION if spec.exposure == "internal" else None),
         spec=k8s.core.v1.ServiceSpecArgs(
             type="ClusterIP" if spec.exposure == "cluster" else "LoadBalancer",
             selector={"app": HTTP_NAME},

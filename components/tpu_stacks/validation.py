@@ -31,7 +31,7 @@ def _field_names(model: type[BaseModel], seen: set[type] | None = None) -> set[s
     seen.add(model)
     names: set[str] = set()
     for name, field in model.model_fields.items():
-        names.update(n for n in (name, field.alias) if n)
+        names.add(field.alias or name)  # suggest the spelling the config uses (camelCase)
         for inner in [field.annotation, *typing.get_args(field.annotation)]:
             for candidate in [inner, *typing.get_args(inner)]:
                 if isinstance(candidate, type) and issubclass(candidate, BaseModel):

@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster import TpuCluster
 from tpu_stacks.cluster_spec import ClusterSpec, plan_cluster
+from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
 from tpu_stacks.identity import WorkloadIdentity
 from tpu_stacks.metrics_adapter import CustomMetricsAdapter
 from tpu_stacks.storage import hardened_bucket, region_of
@@ -27,7 +28,6 @@ from tpu_stacks.vllm_spec import HPA_METRICS, PORT, VllmPlan, VllmSpec, plan_vll
 TYPE = "tpu-stacks:index:VllmStack"
 APP = "vllm-tpu"
 POOL = "vllm-pool"
-INTERNAL_LB = {"networking.gke.io/load-balancer-type": "Internal"}
 SECRET_NAME = "hf-secret"
 SAMPLE_PROMPT = {"prompt": "San Francisco is a", "max_tokens": 7, "temperature": 0}  # the tutorial's request
 
@@ -160,7 +160,7 @@ class VllmStack(pulumi.ComponentResource):
         return k8s.core.v1.Service(
             f"{name}-service",
             metadata=k8s.meta.v1.ObjectMetaArgs(name="vllm-service", namespace=spec.namespace,
-                                                annotations=INTERNAL_LB if spec.exposure == "internal" else None),
+                                                annotations=INTERNAL_LB_ANNOTATION if spec.exposure == "internal" else None),
             spec=k8s.core.v1.ServiceSpecArgs(
                 type=kind, selector=labels,
                 ports=[k8s.core.v1.ServicePortArgs(name="http", port=PORT, target_port=PORT, protocol="TCP")],

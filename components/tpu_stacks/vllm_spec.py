@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation, slice_shape
 from tpu_stacks.errors import UserError
+from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
 from tpu_stacks.k8s.gcsfuse import cache_size_gib
 from tpu_stacks.sizing import Candidate, ServingRequest, check_fits, smallest_fit
@@ -27,7 +28,6 @@ HPA_METRICS = {
     "num_requests_waiting": "prometheus.googleapis.com|vllm:num_requests_waiting|gauge",
     "gpu_cache_usage_perc": "prometheus.googleapis.com|vllm:gpu_cache_usage_perc|gauge",
 }
-CIDR = re.compile(r"^\d{1,3}(\.\d{1,3}){3}/\d{1,2}$|^[0-9a-fA-F:]+/\d{1,3}$")
 
 
 class _Spec(BaseModel):
@@ -150,14 +150,7 @@ def _check_registry(spec: VllmSpec) -> None:
 
 
 def _check_exposure(spec: VllmSpec) -> None:
-    if spec.exposure == "public" and not spec.source_ranges:
-        raise UserError("vllm.sourceRanges", [], "is empty for a public endpoint",
-                        "list the CIDRs allowed to reach the API (e.g. 203.0.113.0/24), or keep exposure: internal")
-    for index, cidr in enumerate(spec.source_ranges):
-        if not CIDR.match(cidr):
-            raise UserError(f"vllm.sourceRanges[{index}]", cidr, "is not a CIDR range", "write it like 203.0.113.0/24")
-        if cidr in ("0.0.0.0/0", "::/0"):
-            raise UserError(f"vllm.sourceRanges[{index}]", cidr, "opens the API to the whole internet", "name the networks that need it")
+    check_source_ranges("vllm", spec.exposure, spec.source_ranges, "serving the OpenAI API")
 
 
 def plan_vllm(spec: VllmSpec, hf_token_given: bool, api_key_given: bool) -> VllmPlan:

@@ -291,7 +291,7 @@ def test_several_models_and_replicas_per_model():
         ({"images": {"http_server": "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:latest"}},
          "saxml.images.httpServer: 'us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:latest' is not pinned"),
         ({"exposure": "public"}, "saxml.sourceRanges: [] is empty for a public endpoint"),
-        ({"exposure": "public", "source_ranges": ["0.0.0.0/0"]}, "opens Saxml's admin endpoints to the whole internet"),
+        ({"exposure": "public", "source_ranges": ["0.0.0.0/0"]}, "opens the endpoint to the whole internet"),
         ({"jobset": {"version": "v0.5.0"}}, "saxml.jobset.version: 'v0.5.0' lacks the RestartJob failure-policy actions"),
         ({"jobset": {"version": "latest"}}, "saxml.jobset.version: 'latest' is not a JobSet release tag"),
         ({"gsa_name": "Sax"}, "saxml.gsaName: 'Sax' is not a valid service account id"),

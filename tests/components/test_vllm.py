@@ -183,7 +183,7 @@ def test_artifact_registry_remote_repository_serves_the_pinned_image():
         ({"hf_token": None}, "hfToken: '<missing>' is required: meta-llama/Llama-3.1-70B is gated"),
         ({"image": "vllm/vllm-tpu:latest"}, "vllm.image: 'vllm/vllm-tpu:latest' is not pinned"),
         ({"exposure": "public"}, "vllm.sourceRanges: [] is empty for a public endpoint"),
-        ({"exposure": "public", "source_ranges": ["0.0.0.0/0"]}, "opens the API to the whole internet"),
+        ({"exposure": "public", "source_ranges": ["0.0.0.0/0"]}, "opens the endpoint to the whole internet"),
         ({"api_key": True}, "vllmApiKey: '<missing>' is required when vllm.apiKey is true"),
         ({"tpu_generation": "v5e", "model": "meta-llama/Llama-3.1-405B"}, "is a multi-host slice"),
         ({"max_model_len": 0}, "vllm.max_model_len: 0 is not accepted"),

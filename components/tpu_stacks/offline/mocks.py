@@ -18,6 +18,8 @@ from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs, Mocks
 
 from tpu_stacks.offline.config import StackConfig
 from tpu_stacks.offline.wire import unwrap
+from tpu_stacks.errors import UserError
+from tpu_stacks.universe import Universe, universe
 
 CLUSTER_ENDPOINT = "203.0.113.10"  # TEST-NET-3: never a real address
 PROJECT_NUMBER = "123456789012"
@@ -86,9 +88,16 @@ class OfflineMocks(Mocks):
             "selfLink": f"https://container.googleapis.com/v1/projects/{project}/locations/{location}/clusters/{cluster}",
         }
 
+    def _universe(self) -> Universe:
+        """The provider's universe (gcp:universeDomain) decides the service-account domain, as GCP does."""
+        try:
+            return universe(self.config.get("gcp:universeDomain") or "google")
+        except UserError:
+            return universe("google")
+
     def _service_account(self, name: str, inputs: dict[str, Any]) -> tuple[str, dict]:
         project = inputs.get("project") or self.gcp_project
-        email = inputs.get("email") or f"{inputs.get('accountId') or name}@{project}.iam.gserviceaccount.com"
+        email = inputs.get("email") or self._universe().service_account_email(inputs.get("accountId") or name, project)
         resource_name = f"projects/{project}/serviceAccounts/{email}"
         return resource_name, {
             "email": email,
