@@ -48,3 +48,25 @@ def capture(build: Any, preview: bool = False) -> RecordingMocks:
 
     run()
     return mocks
+
+
+def refused(build: Any) -> str:
+    """Run `build()` under fresh mocks; it must raise a one-line UserError before declaring anything.
+
+    Returns the error's message for the caller to check.
+    """
+    from tpu_stacks.errors import UserError
+
+    errors: list[str] = []
+
+    def attempt() -> None:
+        try:
+            build()
+        except UserError as error:
+            errors.append(str(error))
+
+    mocks = capture(attempt)
+    assert errors, "expected a UserError"
+    assert "\n" not in errors[0], errors[0]
+    assert mocks.resources == [], "nothing may be half-created"
+    return errors[0]

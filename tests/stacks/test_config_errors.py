@@ -1,7 +1,6 @@
 """Stack config mistakes: each gives one line naming the key, the value and the fix, exit code 2,
 no traceback, from `tpu-stacks plan` exactly as users run it."""
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,16 +12,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 BASE = {"gcp:project": "proj", "gcp:region": "us-central1"}
 CLUSTER = {"name": "c", "location": "us-central1-b"}
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    """A copy of the program, so each case can write its own Pulumi.<stack>.yaml."""
-    directory = tmp_path_factory.mktemp("project")
-    for name in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy(ROOT / name, directory / name)
-    shutil.copytree(ROOT / "stacks", directory / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
-    return directory
 
 
 def plan(project: Path, stack: str, config: dict, secure: dict | None = None) -> subprocess.CompletedProcess:

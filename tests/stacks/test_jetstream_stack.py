@@ -1,7 +1,6 @@
 """The two JetStream stack files, run as users run them: the whole program offline (preview and up),
 strict schemas, the policy pack and `tpu-stacks plan`; and config mistakes as one line, exit 2."""
 
-import shutil
 import subprocess
 import sys
 from functools import lru_cache
@@ -131,16 +130,6 @@ def test_tpu_stacks_plan_cli(stack, tmp_path):
     assert "Schema (Kubernetes 1.33" in result.stdout and "no problems" in result.stdout
     job = yaml.safe_load((tmp_path / f"job-jetstream-checkpoint-converter-{STACKS[stack]['dir']}-bf16.yaml").read_text())
     assert job["spec"]["template"]["spec"]["containers"][0]["args"][1] == f"-m={STACKS[stack]['repo']}"
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    """A copy of the program, so each mistake can be its own stack file."""
-    directory = tmp_path_factory.mktemp("project")
-    for name in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy(ROOT / name, directory / name)
-    shutil.copytree(ROOT / "stacks", directory / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
-    return directory
 
 
 MISTAKES = [

@@ -2,7 +2,6 @@
 strictly against the KubeRay v1.7.0 CRDs, the policy pack finds nothing, two slices are config,
 and a wrong setting is one line naming the `tpu-stacks:raytrain` key."""
 
-import shutil
 import subprocess
 import sys
 from functools import lru_cache
@@ -119,16 +118,6 @@ def test_image_tag_follows_the_images_own_files(tmp_path):
     first = build_inputs_digest(tmp_path)
     (tmp_path / "raytrain_trainer.py").write_text("print('changed')\n")
     assert build_inputs_digest(tmp_path) != first
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("project")
-    for name in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy(ROOT / name, directory / name)
-    for folder in ("stacks", "images"):
-        shutil.copytree(ROOT / folder, directory / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    return directory
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@ the tutorial's resources derived from the model, strict schemas (the JobSet agai
 sovereign identity domains, and config mistakes as one line naming the key."""
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -184,16 +183,6 @@ def test_plan_cli_writes_the_jobset_manifest(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     jobset = yaml.safe_load((tmp_path / "jobset-default-sax-model-server-set.yaml").read_text())
     assert jobset["spec"]["replicatedJobs"][0]["replicas"] == 2
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    """A copy of the program, so each case can write its own Pulumi.<stack>.yaml."""
-    directory = tmp_path_factory.mktemp("project")
-    for name in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy(ROOT / name, directory / name)
-    shutil.copytree(ROOT / "stacks", directory / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
-    return directory
 
 
 def tutorial_config(**saxml):
