@@ -77,6 +77,8 @@ class TpuClusterArgs(TypedDict):
     system_pool: NotRequired[SystemPoolArgs]
     slices: NotRequired[list[SliceArgs]]
     deletion_protection: NotRequired[bool]
+    node_service_account: NotRequired[str]
+    """Email of the service account the nodes run as (default: the Compute Engine default account)."""
     existing: NotRequired[ExistingClusterArgs]
     """Use this existing cluster instead of creating one."""
 

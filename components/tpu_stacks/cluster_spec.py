@@ -31,6 +31,7 @@ from tpu_stacks.universe import Universe, universe
 # us-central1, europe-west9 and sovereign forms such as u-france-east1; a zone adds -a, -b, ...
 REGION = re.compile(r"^[a-z]+(?:-[a-z]+)+\d+$")
 ZONE = re.compile(r"^[a-z]+(?:-[a-z]+)+\d+-[a-z][a-z0-9]*$")
+EMAIL = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z0-9.-]+\.gserviceaccount\.com$")
 NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
 
 
@@ -104,6 +105,8 @@ class ClusterSpec(_Spec):
     system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec, alias="systemPool")
     slices: list[SliceSpec] = Field(default_factory=list)
     deletion_protection: bool = Field(default=False, alias="deletionProtection")
+    node_service_account: str | None = Field(default=None, alias="nodeServiceAccount")
+    """Email of the service account the nodes run as (default: the project's Compute Engine account)."""
     existing: ExistingCluster | None = None
 
 
@@ -285,6 +288,9 @@ def _pool_name(spec: SliceSpec, shape: SliceShape, replica: int) -> str:
 def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
     """Check the spec and derive every pool; raises UserError on the first problem."""
     chosen_universe = universe(spec.universe, key="cluster.universe")
+    if spec.node_service_account is not None and not EMAIL.match(spec.node_service_account):
+        raise UserError("cluster.nodeServiceAccount", spec.node_service_account, "is not a service account email",
+                        "give NAME@PROJECT.iam.gserviceaccount.com")
     if not NAME.match(spec.name):
         raise UserError("cluster.name", spec.name, "is not a valid GKE cluster name", "use lowercase letters, digits and '-', at most 40 characters")
     regional, node_locations = _check_location(spec)

@@ -85,6 +85,7 @@ def tpu_node_pool(
         workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
         advanced_machine_features=advanced,
         oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+        service_account=plan.spec.node_service_account,
         labels={"tpu-stacks/slice": pool.name},
     )
     autoscaling = _autoscaling(pool)
@@ -128,6 +129,7 @@ def system_node_pool(plan: ClusterPlan, cluster_name: pulumi.Input[str], prefix:
                 machine_type=system.machine_type,
                 workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
                 oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+                service_account=plan.spec.node_service_account,
             ),
         ),
         opts=pulumi.ResourceOptions(parent=parent),

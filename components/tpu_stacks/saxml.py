@@ -49,6 +49,8 @@ def _plan(args: SaxmlStackArgs) -> tuple[SaxmlPlan, dict[str, Any], ClusterPlan]
     if spec.reservation:
         slice_args["reservation"] = spec.reservation
     cluster_args = {**base, "slices": [slice_args]}
+    if spec.node_service_account:  # the nodes run as the account that is granted the bucket
+        cluster_args.setdefault("node_service_account", spec.node_service_account)
     return plan, cluster_args, plan_cluster(parse(ClusterSpec, cluster_args, "cluster"))
 
 

@@ -12,6 +12,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from tpu_stacks.cluster_spec import EMAIL
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, generation, gke_version, slice_shape
 from tpu_stacks.errors import MISSING, UserError
@@ -29,7 +30,6 @@ MIN_JOBSET = (0, 12, 0)  # the failure policy's RestartJob actions are in this r
 MODEL_NAME = re.compile(rf"^{re.escape(SAX_CELL)}/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 GCS_PATH = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/.*)?$")
 BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[a-z]+$")
 SAXML_PACKAGE = "saxml."  # registry paths of Saxml model classes
 
 

@@ -207,3 +207,11 @@ def test_existing_cluster_declares_no_cluster_or_pools():
 )
 def test_invalid_combinations_are_refused_before_any_resource(args, message):
     assert message in refused(lambda: TpuCluster("bad", {"project": "proj", **args}))
+
+
+def test_nodes_run_as_the_given_service_account():
+    mocks = build({"location": "us-central1-a", "node_service_account": "tpu-nodes@proj.iam.gserviceaccount.com",
+                   "slices": [{"generation": "v5e", "topology": "2x4"}]})
+    for pool in mocks.of_type(POOL):
+        assert pool.inputs["nodeConfig"]["serviceAccount"] == "tpu-nodes@proj.iam.gserviceaccount.com"
+    assert "nodes" in refused(lambda: TpuCluster("bad", {"project": "p", "location": "us-central1-a", "node_service_account": "nodes"}))
