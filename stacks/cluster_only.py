@@ -34,7 +34,7 @@ def build(stack: LoadedStack, secrets: Secrets) -> None:
     identity = WorkloadIdentity(
         identity_spec.ksa_name,
         identity_args,  # type: ignore[arg-type]
-        opts=pulumi.ResourceOptions(providers=[cluster.provider]),
+        opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=cluster.pool_ready),
     )
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("location", cluster.location)

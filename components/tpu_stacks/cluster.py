@@ -105,6 +105,7 @@ class TpuCluster(pulumi.ComponentResource):
         self._plan = plan
         child = pulumi.ResourceOptions(parent=self)
         ready: list[pulumi.Resource] = []
+        self.pool_ready = []
         if plan.spec.existing:
             existing = plan.spec.existing
             found = gcp.container.get_cluster_output(
@@ -122,6 +123,9 @@ class TpuCluster(pulumi.ComponentResource):
             if not plan.autopilot:
                 ready.append(system_node_pool(plan, cluster.name, name, self))
             ready.insert(0, cluster)
+        # IAM that names the workload pool must wait for the cluster that creates the pool
+        # ("Identity Pool does not exist" in a project's first cluster otherwise).
+        self.pool_ready: list[pulumi.Resource] = ready[:1]
         self.pools = [
             tpu_node_pool(plan, pool, cluster_name, name, self)
             for pool in plan.pools

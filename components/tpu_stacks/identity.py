@@ -80,6 +80,14 @@ def _check(args: WorkloadIdentityArgs) -> tuple[str, str, Universe]:
     return mode, args.get("namespace", "default"), universe(args.get("universe", "google"))
 
 
+def dependencies_of(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.Resource]:
+    """A component's `depends_on`, to hand to its children (Pulumi does not)."""
+    depends_on = opts.depends_on if opts else None
+    if depends_on is None:
+        return []
+    return list(depends_on) if isinstance(depends_on, (list, tuple)) else [depends_on]  # type: ignore[list-item]
+
+
 class WorkloadIdentity(pulumi.ComponentResource):
     """A Kubernetes ServiceAccount bound to Google Cloud access on named buckets only."""
 
@@ -93,7 +101,10 @@ class WorkloadIdentity(pulumi.ComponentResource):
     def __init__(self, name: str, args: WorkloadIdentityArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         mode, namespace, chosen = _check(args)
         super().__init__(TYPE, name, {}, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        # The component's own depends_on (e.g. the cluster that creates the workload pool) holds for
+        # every grant it declares: Pulumi does not pass a component's dependencies to its children.
+        after = dependencies_of(opts)
+        child = pulumi.ResourceOptions(parent=self, depends_on=after)
         project, ksa = args["project"], args["ksa_name"]
         annotations: dict[str, str] = {}
         if mode == "service-account":
@@ -114,7 +125,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
             )
             annotations[GSA_ANNOTATION] = email
             member: pulumi.Output[str] = pulumi.Output.from_input(f"serviceAccount:{email}")
-            grant_opts = pulumi.ResourceOptions(parent=self, depends_on=[account])
+            grant_opts = pulumi.ResourceOptions(parent=self, depends_on=[*after, account])
         else:
             number = args.get("project_number") or gcp.organizations.get_project_output(
                 project_id=project, opts=pulumi.InvokeOptions(parent=self)

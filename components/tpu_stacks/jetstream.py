@@ -98,7 +98,7 @@ class JetStreamStack(pulumi.ComponentResource):
             f"{name}-identity",
             {"project": cluster_spec.project, "ksa_name": spec.ksa_name, "namespace": spec.namespace, "mode": "service-account",
              "gsa_name": spec.gsa_name, "universe": cluster_spec.universe, "bucket_grants": [{"bucket": bucket.name}]},
-            opts=pulumi.ResourceOptions(parent=self, providers=[cluster.provider], depends_on=depends),
+            opts=pulumi.ResourceOptions(parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]),
         )
         secret = self._secret(name, args, plan, ns_opts)
         ready: list[pulumi.Resource] = [*depends, identity, *([secret] if secret else [])]

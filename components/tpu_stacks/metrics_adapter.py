@@ -13,7 +13,7 @@ from typing import NotRequired, Optional, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.identity import WorkloadIdentity
+from tpu_stacks.identity import WorkloadIdentity, dependencies_of
 
 TYPE = "tpu-stacks:index:CustomMetricsAdapter"
 NAMESPACE = "custom-metrics"
@@ -60,7 +60,7 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
         super().__init__(TYPE, name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
         namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=_meta(NAMESPACE, None), opts=child)
-        after_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
+        after_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace, *dependencies_of(opts)])
         identity_args = {"project": args["project"], "ksa_name": NAME, "namespace": NAMESPACE,
                          "universe": args.get("universe", "google"), "project_roles": ["roles/monitoring.viewer"]}
         if args.get("project_number"):
@@ -99,7 +99,11 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
                             command=["/adapter", "--use-new-resource-model=true", "--fallback-for-container-metrics=true"],
                             resources=k8s.core.v1.ResourceRequirementsArgs(
                                 requests={"cpu": "250m", "memory": "400Mi"}, limits={"cpu": "250m", "memory": "400Mi"}),
-                            security_context=k8s.core.v1.SecurityContextArgs(allow_privilege_escalation=False, run_as_non_root=True),
+                            # The image runs as root to listen on 443 (distroless, no USER): keep only that capability.
+                            security_context=k8s.core.v1.SecurityContextArgs(
+                                allow_privilege_escalation=False,
+                                capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"], add=["NET_BIND_SERVICE"]),
+                            ),
                         )],
                     ),
                 ),

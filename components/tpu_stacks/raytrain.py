@@ -103,7 +103,7 @@ class RayTrainStack(pulumi.ComponentResource):
             f"{name}-identity",
             {"project": project, "ksa_name": spec.ksa_name, "namespace": spec.namespace, "universe": cluster_spec.universe,
              "bucket_grants": [{"bucket": bucket.name}]},
-            opts=pulumi.ResourceOptions(parent=self, providers=[cluster.provider], depends_on=depends),
+            opts=pulumi.ResourceOptions(parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]),
         )
         image, build_command = declare_image(spec.image, name, project, region, universe(cluster_spec.universe), self)
         notes = annotations.for_training(plan.request, plan.parallelism)

@@ -83,7 +83,7 @@ class SaxmlStack(pulumi.ComponentResource):
                                                opts=pulumi.ResourceOptions(parent=self, provider=provider)))
         bucket = hardened_bucket(f"{name}-admin", project=cluster_spec.project, location=region_of(cluster_spec.location),
                                  purpose="saxml-admin", force_destroy=spec.force_destroy_bucket, parent=self)
-        identity = self._identity(name, plan, cluster_plan, bucket, provider, ready)
+        identity = self._identity(name, plan, cluster_plan, bucket, provider, [*ready, *cluster.pool_ready])
         ready.append(identity)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=ready)
         sax_root = pulumi.Output.concat("gs://", bucket.name, "/sax-root")

@@ -105,7 +105,7 @@ class VllmStack(pulumi.ComponentResource):
             f"{name}-identity",
             {"project": project, "ksa_name": spec.ksa_name, "namespace": spec.namespace, "universe": cluster_spec.universe,
              "bucket_grants": [{"bucket": bucket.name}]},
-            opts=pulumi.ResourceOptions(parent=self, providers=[cluster.provider], depends_on=depends),
+            opts=pulumi.ResourceOptions(parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]),
         )
         secret_name = self._secret(name, args, plan, ns_opts)
         image = _image(plan, project, region, self)
@@ -114,16 +114,20 @@ class VllmStack(pulumi.ComponentResource):
             f"{name}-deployment",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=APP, namespace=spec.namespace, labels=labels, annotations=workload_annotations(plan)),
             spec=k8s.apps.v1.DeploymentSpecArgs(
-                replicas=spec.replicas.min,
+                # With an HPA the replica count is its to own: declaring it would scale a serving
+                # replica down on every template change (server-side apply owns what it sets).
+                replicas=None if plan.autoscales else spec.replicas.min,
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
                 strategy=k8s.apps.v1.DeploymentStrategyArgs(
-                    type="RollingUpdate", rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=1, max_unavailable=0)),
+                    # The pool has one TPU node per replica up to replicas.max: a surge pod could wait
+                    # forever for a node, so a rollout replaces one replica at a time instead.
+                    type="RollingUpdate", rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=0, max_unavailable=1)),
                 template=pod_template(plan, pool, labels, bucket.name, spec.ksa_name, secret_name, image),
             ),
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*depends, identity]),
         )
         service = self._service(name, spec, labels, ns_opts)
-        self._monitoring(name, plan, labels, deployment, cluster_spec, ns_opts)
+        self._monitoring(name, plan, labels, deployment, cluster_spec, ns_opts, cluster.pool_ready)
         address = self._address(service, spec)
         self.service_address = address
         self.base_url = address.apply(lambda host: f"http://{host}:{PORT}/v1")
@@ -170,8 +174,9 @@ class VllmStack(pulumi.ComponentResource):
         )
 
     def _monitoring(self, name: str, plan: VllmPlan, labels: dict[str, str], deployment: k8s.apps.v1.Deployment,
-                    cluster_spec: ClusterSpec, opts: pulumi.ResourceOptions) -> None:
-        """Managed Prometheus scrapes /metrics; the HPA scales on vLLM's queue through the adapter."""
+                    cluster_spec: ClusterSpec, opts: pulumi.ResourceOptions, pool_ready: list[pulumi.Resource]) -> None:
+        """Managed Prometheus scrapes /metrics; the HPA scales on vLLM's queue through the adapter
+        (neither the HPA nor the adapter when the replica count is fixed: there is nothing to scale)."""
         spec = plan.spec
         k8s.apiextensions.CustomResource(
             f"{name}-pod-monitoring", api_version="monitoring.googleapis.com/v1", kind="PodMonitoring",
@@ -179,11 +184,14 @@ class VllmStack(pulumi.ComponentResource):
             spec={"selector": {"matchLabels": labels}, "endpoints": [{"path": "/metrics", "port": PORT, "interval": "15s"}]},
             opts=opts,
         )
+        if not plan.autoscales:
+            return
         adapter: list[pulumi.Resource] = []
         if spec.install_metrics_adapter:
             adapter.append(CustomMetricsAdapter(
                 f"{name}-metrics-adapter", {"project": cluster_spec.project, "universe": cluster_spec.universe},
-                opts=pulumi.ResourceOptions(parent=self, providers=[opts.provider] if opts.provider else None)))
+                opts=pulumi.ResourceOptions(parent=self, providers=[opts.provider] if opts.provider else None,
+                                            depends_on=pool_ready)))
         k8s.autoscaling.v2.HorizontalPodAutoscaler(
             f"{name}-hpa",
             metadata=k8s.meta.v1.ObjectMetaArgs(name="vllm-hpa", namespace=spec.namespace),

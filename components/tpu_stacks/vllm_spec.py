@@ -107,6 +107,11 @@ class VllmPlan(BaseModel):
         return self.verdict.shape
 
     @property
+    def autoscales(self) -> bool:
+        """An HPA (and the metrics adapter it needs) only when the replica count may change."""
+        return self.spec.replicas.min < self.spec.replicas.max
+
+    @property
     def tensor_parallel_size(self) -> int:
         return self.shape.chips
 

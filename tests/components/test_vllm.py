@@ -195,3 +195,17 @@ def test_errors_before_any_resource(overrides, message):
     if args.get("hf_token") is None:
         del args["hf_token"]
     assert message in refused(lambda: VllmStack("bad", args))
+
+
+def test_the_hpa_owns_the_replica_count_and_rollouts_never_need_a_spare_tpu_node(mocks):
+    spec = deployment(mocks)["spec"]
+    assert "replicas" not in spec
+    assert spec["strategy"]["rollingUpdate"] == {"maxSurge": 0, "maxUnavailable": 1}
+
+
+def test_a_fixed_replica_count_gets_no_hpa_and_no_adapter():
+    mocks = capture(lambda: VllmStack("fixed", {"cluster": {"project": "proj", "location": "us-central1-b"},
+                                               "model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": {"min": 1, "max": 1}}))
+    assert mocks.named("kubernetes:apps/v1:Deployment", "fixed-deployment").inputs["spec"]["replicas"] == 1
+    assert mocks.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler") == []
+    assert mocks.of_type("tpu-stacks:index:CustomMetricsAdapter") == []

@@ -47,3 +47,27 @@ def test_ci_workflow_previews_every_shipped_stack():
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "preview.yml").read_text())
     matrix = workflow["jobs"]["preview"]["strategy"]["matrix"]["stack"]
     assert sorted(matrix) == STACKS
+
+
+IAM_TYPES = ("gcp:storage/bucketIAMMember:BucketIAMMember", "gcp:projects/iAMMember:IAMMember",
+             "gcp:serviceaccount/iAMMember:IAMMember")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_grants_to_the_workload_pool_wait_for_the_cluster(stack):
+    """IAM naming PROJECT.svc.id.goog fails until the project's first Workload Identity cluster exists."""
+    _, up = planned(stack)
+    clusters = [r.urn for r in up.resources if r.type == "gcp:container/cluster:Cluster"]
+    by_urn = {r.urn: r for r in up.resources}
+
+    def reaches(urn: str, seen: set[str]) -> bool:
+        if urn in clusters:
+            return True
+        seen.add(urn)
+        record = by_urn.get(urn)
+        return bool(record) and any(reaches(d, seen) for d in record.dependencies if d not in seen)
+
+    workload_grants = [r for r in up.resources if r.type in IAM_TYPES and ("svc.id.goog" in str(r.inputs.get("member", "")))]
+    assert clusters and workload_grants
+    for grant in workload_grants:
+        assert reaches(grant.urn, set()), f"{grant.name} does not wait for the cluster"
