@@ -89,3 +89,10 @@ def test_kv_replication_when_tp_exceeds_kv_heads():
     sixteen = sizing.judge(serve("meta-llama/Llama-3.1-70B"), slice_shape("v6e", "4x4"))
     assert sixteen.memory.part("kv_cache") == 2 * eight.memory.part("kv_cache")
     assert any("replicated x2" in note for note in sixteen.memory.notes)
+
+
+def test_tensor_parallelism_counts_jax_devices_on_tpu7x():
+    # one tpu7x chip is two JAX devices of 96 GiB: 141 GB of Llama 3.1 70B shards over both
+    verdict = sizing.judge(serve("meta-llama/Llama-3.1-70B"), slice_shape("tpu7x", "1x1x1"))
+    assert verdict.fits and verdict.tensor_parallel_size == 2
+    assert sizing.judge(serve("meta-llama/Llama-3.1-70B"), slice_shape("v6e", "2x4")).tensor_parallel_size == 8

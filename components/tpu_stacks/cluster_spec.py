@@ -198,6 +198,8 @@ def _check_location(spec: ClusterSpec) -> tuple[bool, tuple[str, ...]]:
     else:
         raise UserError("cluster.location", spec.location, "is neither a zone nor a region", "use e.g. us-central1-a (zonal) or us-central1 (regional)")
     region = spec.location if regional else _region_of(spec.location)
+    if spec.mode == "autopilot" and not regional:
+        raise UserError("cluster.location", spec.location, "is a zone, and Autopilot clusters are regional", f"use {region}")
     for index, zone in enumerate(spec.node_locations):
         if not ZONE.match(zone) or _region_of(zone) != region:
             raise UserError(f"cluster.nodeLocations[{index}]", zone, f"is not a zone of {region}", f"use zones like {region}-a")

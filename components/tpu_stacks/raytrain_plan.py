@@ -64,7 +64,7 @@ class RayTrainPlan(BaseModel):
     @property
     def devices(self) -> int:
         """JAX devices of one slice, which the ICI mesh must cover."""
-        return self.shape.chips * generation(self.shape.generation).jax_devices_per_chip
+        return self.shape.jax_devices
 
     @property
     def checkpoint_shard_bytes(self) -> int:
@@ -218,7 +218,7 @@ def plan_raytrain(spec: RayTrainSpec) -> RayTrainPlan:
         supported = ", ".join(g.name for g in GENERATIONS if g.ray_accelerator_type)
         raise UserError("raytrain.tpuGeneration", spec.tpu_generation, "has no Ray accelerator type in Ray's TPU support",
                         f"use one of {supported}")
-    devices = shape.chips * generation(shape.generation).jax_devices_per_chip
+    devices = shape.jax_devices
     parallelism = _parallelism(spec, shape, devices)
     return RayTrainPlan(spec=spec, model=model, request=request, verdict=verdict, accelerator_type=accelerator_type,
                         parallelism=parallelism, run_name=_run_name(spec, shape))

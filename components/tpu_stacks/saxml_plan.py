@@ -76,7 +76,7 @@ class SaxmlPlan(BaseModel):
     @property
     def tensor_parallel_size(self) -> int:
         """Saxml shards the model over the slice's whole ICI mesh."""
-        return self.shape.chips
+        return self.shape.jax_devices
 
     def model_server_args(self) -> list[str]:
         return [

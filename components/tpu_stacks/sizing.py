@@ -183,10 +183,11 @@ def serving_memory(request: ServingRequest, shape: SliceShape) -> MemoryEstimate
         notes.append("attention shape unknown: KV cache not counted (give layers, kv_heads, head_dim)")
     else:
         kv_cache = arch.attention.kv_bytes(request.context, request.batch, kv_per_byte)
-        replication = max(1, shape.chips // arch.attention.kv_heads)
+        tp = tensor_parallel_size(shape)
+        replication = max(1, tp // arch.attention.kv_heads)
         if replication > 1:
             kv_cache *= replication
-            notes.append(f"tensor parallel {shape.chips} > {arch.attention.kv_heads} KV heads: KV cache replicated x{replication}")
+            notes.append(f"tensor parallel {tp} > {arch.attention.kv_heads} KV heads: KV cache replicated x{replication}")
     activations = 0
     if arch.d_model and arch.d_ff:
         activations = int(min(request.prefill_tokens, request.context * request.batch) * (arch.d_model + arch.d_ff) * 2 * 2)
@@ -215,7 +216,7 @@ def training_memory(request: TrainingRequest, shape: SliceShape) -> MemoryEstima
     weights = params * TRAINING_BYTES[request.weight_dtype]
     gradients = params * TRAINING_BYTES[request.grad_dtype]
     optimizer = params * TRAINING_BYTES[request.moment_dtype] * OPTIMIZER_MOMENTS[request.optimizer]
-    tokens = int(request.per_device_batch * request.seq_len * shape.chips * _jax_devices_per_chip(shape))
+    tokens = int(request.per_device_batch * request.seq_len * shape.jax_devices)
     notes: list[str] = []
     activations = 0
     if arch.attention and arch.d_model and arch.d_ff:
@@ -234,20 +235,16 @@ def training_memory(request: TrainingRequest, shape: SliceShape) -> MemoryEstima
     return MemoryEstimate(workload="train", parts=parts, notes=tuple(notes))
 
 
-def _jax_devices_per_chip(shape: SliceShape) -> int:
-    return generation(shape.generation).jax_devices_per_chip
-
-
-def tensor_parallel_size(model: ResolvedModel, shape: SliceShape) -> int:
-    """Serving engines shard the model over every chip of the slice."""
-    return shape.chips
+def tensor_parallel_size(shape: SliceShape) -> int:
+    """Serving engines shard the model over every device of the slice (2 per tpu7x chip)."""
+    return shape.jax_devices
 
 
 def judge(request: ServingRequest | TrainingRequest, shape: SliceShape) -> Candidate:
     """One slice's verdict for one request."""
     if isinstance(request, ServingRequest):
         memory = serving_memory(request, shape)
-        tp: int | None = tensor_parallel_size(request.model, shape)
+        tp: int | None = tensor_parallel_size(shape)
     else:
         memory = training_memory(request, shape)
         tp = None

@@ -18,7 +18,7 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
 from tpu_stacks.k8s.gcsfuse import cache_size_gib
-from tpu_stacks.sizing import Candidate, ServingRequest, check_fits, smallest_fit
+from tpu_stacks.sizing import Candidate, ServingRequest, check_fits, smallest_fit, tensor_parallel_size
 
 # The last immutable upstream tag that matches today's args (upstream-manifests.md §3.7, commit 5a8378ff).
 VLLM_IMAGE = "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
@@ -113,7 +113,7 @@ class VllmPlan(BaseModel):
 
     @property
     def tensor_parallel_size(self) -> int:
-        return self.shape.chips
+        return tensor_parallel_size(self.shape)
 
     @property
     def compile_cache_prefix(self) -> str:
@@ -190,9 +190,10 @@ def plan_vllm(spec: VllmSpec, hf_token_given: bool, api_key_given: bool) -> Vllm
                         f"is a multi-host slice ({verdict.shape.nodes} VMs); VllmStack serves from one VM",
                         "use a generation with more HBM per chip, or a smaller model")
     heads = model.architecture.attention.query_heads if model.architecture.attention else None
-    if heads and heads % verdict.shape.chips:
+    tp = tensor_parallel_size(verdict.shape)
+    if heads and heads % tp:
         raise UserError("vllm.topology", verdict.shape.topology,
-                        f"gives tensor parallelism {verdict.shape.chips}, which does not divide {model.id}'s {heads} attention heads",
+                        f"gives tensor parallelism {tp}, which does not divide {model.id}'s {heads} attention heads",
                         "choose a topology whose chip count divides the head count")
     weights = verdict.memory.part("weights")
     return VllmPlan(spec=spec, model=model, request=request, verdict=verdict, cache_gib=cache_size_gib(weights))

@@ -53,7 +53,7 @@ def _hosts(template: PodTemplate, accelerator: str, topology: str, options: list
 
 
 def _tensor_parallel(template: PodTemplate, notes: dict[str, Any], granted: int, per_pod: str) -> list[str]:
-    """vLLM/JetStream shard over every chip the workload gets (tp x pp = chips)."""
+    """vLLM/JetStream shard over every device the workload gets (tp x pp = devices; 2 per tpu7x chip)."""
     problems = []
     text = template.arg_text()
     pipeline = int(match.group(1)) if (match := PP_FLAG.search(text)) else 1
@@ -62,7 +62,7 @@ def _tensor_parallel(template: PodTemplate, notes: dict[str, Any], granted: int,
     sources += [("container arg --tensor-parallel-size", m.group(1)) for m in TP_FLAG.finditer(text)]
     for source, value in sources:
         if value is not None and value.strip().isdigit() and int(value) != expected:
-            problems.append(f"tensor-parallel size {value} ({source}) but the workload gets {granted} chips ({per_pod}); "
+            problems.append(f"tensor-parallel size {value} ({source}) but the workload gets {granted} devices ({per_pod}); "
                             f"set it to {expected}" + (f" (with pipeline parallel {pipeline})" if pipeline > 1 else ""))
     return problems
 
@@ -132,7 +132,7 @@ def check_template(template: PodTemplate, notes: dict[str, Any], pools: list[Poo
         return problems
     granted = template.chips * template.pods_per_slice
     per_pod = f"{template.pods_per_slice} pod(s) x {template.chips} chips"
-    problems += _tensor_parallel(template, notes, granted, per_pod)
+    problems += _tensor_parallel(template, notes, granted * gen.jax_devices_per_chip, per_pod)
     problems += _ici(template, notes, granted * gen.jax_devices_per_chip, granted, gen.jax_devices_per_chip)
     return problems
 

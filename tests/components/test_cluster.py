@@ -200,6 +200,7 @@ def test_existing_cluster_declares_no_cluster_or_pools():
         ({"location": "us-central1-a", "min_version": "1.30", "slices": [{"generation": "v6e", "topology": "2x4"}]},
          "cluster.minVersion: '1.30' is older than TPU v6e supports in standard mode; use 1.31.2-gke.1115000 or later"),
         ({"location": "moon-base", "slices": []}, "cluster.location: 'moon-base' is neither a zone nor a region"),
+        ({"location": "us-central1-b", "mode": "autopilot"}, "cluster.location: 'us-central1-b' is a zone, and Autopilot clusters are regional; use us-central1"),
         ({"location": "us-central1-a", "universe": "mars"}, "cluster.universe: 'mars' is not a known cloud universe"),
         ({"location": "us-central1-a", "slices": [{"generation": "v5e", "topologie": "4x8"}]},
          "cluster.slices[0].topologie: '4x8' is not a known setting; did you mean 'topology'?"),

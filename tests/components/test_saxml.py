@@ -295,7 +295,7 @@ def test_several_models_and_replicas_per_model():
         ({"jobset": {"version": "latest"}}, "saxml.jobset.version: 'latest' is not a JobSet release tag"),
         ({"gsa_name": "Sax"}, "saxml.gsaName: 'Sax' is not a valid service account id"),
         ({"replicas": 0}, "saxml.replicas: 0 is not accepted"),
-        ({"cluster": {**TUTORIAL["cluster"], "mode": "autopilot"}}, "cluster.mode: 'autopilot' does not allow hostNetwork"),
+        ({"cluster": {**TUTORIAL["cluster"], "location": "us-central1", "mode": "autopilot"}}, "cluster.mode: 'autopilot' does not allow hostNetwork"),
         ({"cluster": {**TUTORIAL["cluster"], "min_version": "1.27.2-gke.2100"}}, "cluster.minVersion: '1.27.2-gke.2100' needs privileged"),
         ({"cluster": {**TUTORIAL["cluster"], "slices": [{"generation": "v5e", "topology": "4x8"}]}},
          "cluster.slices: '1 slice(s)' are derived"),

@@ -97,7 +97,7 @@ def test_gcsfuse_volume_needs_the_add_on():
     assert check("gcs-fuse-csi-enabled", tpu_cluster, vllm) == []  # TpuCluster turns it on by default
     off = lambda: tpu_cluster(addons={"gcs_fuse": False})  # noqa: E731
     assert len(check("gcs-fuse-csi-enabled", off, vllm)) == 1
-    autopilot = lambda: tpu_cluster(mode="autopilot")  # noqa: E731
+    autopilot = lambda: tpu_cluster(mode="autopilot", location="us-central1")  # noqa: E731
     assert check("gcs-fuse-csi-enabled", autopilot, vllm) == []
     assert check("gcs-fuse-csi-enabled", vllm) == []  # no cluster in the stack: an existing cluster, not judged
 

@@ -12,7 +12,8 @@ V5E, V6E = "tpu-v5-lite-podslice", "tpu-v6e-slice"
 
 
 def cluster(*slices, mode="standard"):
-    return TpuCluster("c", {"project": "p", "location": "us-central1-a", "mode": mode, "slices": list(slices)})
+    location = "us-central1" if mode == "autopilot" else "us-central1-a"  # Autopilot clusters are regional
+    return TpuCluster("c", {"project": "p", "location": location, "mode": mode, "slices": list(slices)})
 
 
 SAX_POOL = {"generation": "v5e", "topology": "4x8", "name": "sax"}

@@ -396,6 +396,11 @@ class SliceShape(_Frozen):
         return self.nodes
 
     @property
+    def jax_devices(self) -> int:
+        """Devices JAX/XLA shards over: chips, or twice that on tpu7x (two devices per chip)."""
+        return self.chips * generation(self.generation).jax_devices_per_chip
+
+    @property
     def hourly_usd(self) -> float | None:
         price = generation(self.generation).price
         return round(price.usd_per_chip_hour * self.chips, 4) if price else None
