@@ -25,7 +25,7 @@ from tpu_stacks.catalog.tpu import (
     gke_version,
     slice_shape,
 )
-from tpu_stacks.errors import UserError
+from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.universe import Universe, universe
 
 # us-central1, europe-west9 and sovereign forms such as u-france-east1; a zone adds -a, -b, ...
@@ -208,8 +208,19 @@ def _check_location(spec: ClusterSpec) -> tuple[bool, tuple[str, ...]]:
     return regional, () if regional else (spec.location,)
 
 
+# Release channels offered about 1.33 when the catalogue was written (offline-verification.md, §4):
+# a generation that needs a newer GKE cannot rely on the channel's default version.
+CHANNEL_FLOOR = "1.33"
+
+
 def _check_versions(spec: ClusterSpec, shapes: list[SliceShape]) -> None:
     if spec.min_version is None:
+        for shape in shapes:
+            gen = generation(shape.generation)
+            minimum = gen.min_gke_autopilot if spec.mode == "autopilot" else gen.min_gke_standard
+            if gke_version(CHANNEL_FLOOR) < minimum.parsed and spec.existing is None:
+                raise UserError("cluster.minVersion", MISSING, f"is required for TPU {gen.name}, which needs GKE {minimum.version}",
+                                f"set cluster.minVersion to {minimum.version} or later (source: {minimum.source})")
         return
     try:
         chosen = gke_version(spec.min_version)

@@ -120,7 +120,8 @@ def test_sovereign_universe_uses_s3ns_identity_domain():
 
 
 def test_tpu7x_multi_host_gets_a_workload_policy():
-    mocks = build({"location": "us-central1-c", "slices": [{"generation": "tpu7x", "topology": "2x2x2", "name": "ironwood"}]})
+    mocks = build({"location": "us-central1-c", "min_version": "1.34.3-gke.1318000",
+                   "slices": [{"generation": "tpu7x", "topology": "2x2x2", "name": "ironwood"}]})
     (policy,) = mocks.of_type("gcp:compute/resourcePolicy:ResourcePolicy")
     assert policy.inputs["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "2x2x2"}
     assert policy.inputs["region"] == "us-central1"
@@ -200,6 +201,8 @@ def test_existing_cluster_declares_no_cluster_or_pools():
         ({"location": "us-central1-a", "min_version": "1.30", "slices": [{"generation": "v6e", "topology": "2x4"}]},
          "cluster.minVersion: '1.30' is older than TPU v6e supports in standard mode; use 1.31.2-gke.1115000 or later"),
         ({"location": "moon-base", "slices": []}, "cluster.location: 'moon-base' is neither a zone nor a region"),
+        ({"location": "us-central1-c", "slices": [{"generation": "tpu7x", "topology": "2x2x1"}]},
+         "cluster.minVersion is required for TPU tpu7x, which needs GKE 1.34.3-gke.1318000"),
         ({"location": "us-central1-b", "mode": "autopilot"}, "cluster.location: 'us-central1-b' is a zone, and Autopilot clusters are regional; use us-central1"),
         ({"location": "us-central1-a", "universe": "mars"}, "cluster.universe: 'mars' is not a known cloud universe"),
         ({"location": "us-central1-a", "slices": [{"generation": "v5e", "topologie": "4x8"}]},

@@ -30,7 +30,8 @@ def test_pools_built_by_tpu_cluster_pass():
         {"generation": "tpu7x", "topology": "2x2x2", "name": "ironwood"},
         {"generation": "v5e", "topology": "2x4", "machine_type": "ct5lp-hightpu-4t", "name": "pair"},
     ]
-    assert messages(lambda: TpuCluster("c", {"project": "p", "location": "us-central1-a", "slices": slices})) == []
+    assert messages(lambda: TpuCluster("c", {"project": "p", "location": "us-central1-a", "min_version": "1.34.3-gke.1318000",
+                                             "slices": slices})) == []
 
 
 def test_v5e_4x8_pool_with_4_nodes_needs_8():
