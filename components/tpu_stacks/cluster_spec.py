@@ -300,6 +300,11 @@ def _pool_name(spec: SliceSpec, shape: SliceShape, replica: int) -> str:
 
 def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
     """Check the spec and derive every pool; raises UserError on the first problem."""
+    if spec.existing is not None:
+        # Pools added to an existing cluster live where that cluster is, in its project.
+        existing = spec.existing
+        spec = spec.model_copy(update={"name": existing.name, "location": existing.location,
+                                       "project": existing.project or spec.project})
     chosen_universe = universe(spec.universe, key="cluster.universe")
     if spec.node_service_account is not None and not EMAIL.match(spec.node_service_account):
         raise UserError("cluster.nodeServiceAccount", spec.node_service_account, "is not a service account email",

@@ -219,3 +219,13 @@ def test_nodes_run_as_the_given_service_account():
     for pool in mocks.of_type(POOL):
         assert pool.inputs["nodeConfig"]["serviceAccount"] == "tpu-nodes@proj.iam.gserviceaccount.com"
     assert "nodes" in refused(lambda: TpuCluster("bad", {"project": "p", "location": "us-central1-a", "node_service_account": "nodes"}))
+
+
+def test_pools_added_to_an_existing_cluster_go_where_it_is():
+    mocks = build({"location": "us-central1", "existing": {"name": "prod", "location": "europe-west4-a", "project": "other",
+                                                           "create_pools": True},
+                   "slices": [{"generation": "v6e", "topology": "2x4", "name": "serve"}]})
+    assert mocks.of_type(CLUSTER) == []
+    (pool,) = tpu_pools(mocks)
+    assert (pool.inputs["cluster"], pool.inputs["location"], pool.inputs["project"]) == ("prod", "europe-west4-a", "other")
+    assert pool.inputs["nodeLocations"] == ["europe-west4-a"]

@@ -69,3 +69,14 @@ def test_bad_config_is_one_line_and_exit_2(project, stack, config, message):
 def test_a_good_config_plans(project):
     result = plan(project, "good", {"tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v6e", "topology": "2x4"}]}})
     assert result.returncode == 0, result.stderr
+
+
+def test_an_existing_cluster_plans_offline(project):
+    """Bring your own cluster: the look-up is mocked like every other provider call."""
+    result = plan(project, "byo", {
+        "tpu-stacks:scenario": "vllm",
+        "tpu-stacks:cluster": {"name": "c", "location": "us-central1-b", "existing": {"name": "prod", "location": "us-central1-b"}},
+        "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": {"min": 1, "max": 1}},
+    })
+    assert result.returncode == 0, result.stderr
+    assert "gcp:container/cluster:Cluster" not in result.stdout and "kubernetes:apps/v1:Deployment" in result.stdout

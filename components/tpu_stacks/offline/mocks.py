@@ -149,6 +149,17 @@ class OfflineMocks(Mocks):
                 "accessToken": "offline-access-token",
                 "defaultLabels": {},
             }
+        if args.token == "gcp:container/getCluster:getCluster":
+            # An existing cluster (bring your own): what a real look-up returns that programs use.
+            name, location = params.get("name") or "existing", params.get("location") or self._location({})
+            project = params.get("project") or self.gcp_project
+            return {
+                "id": f"projects/{project}/locations/{location}/clusters/{name}",
+                "name": name, "location": location, "project": project,
+                "endpoint": "198.51.100.20",
+                "masterAuths": [{"clusterCaCertificate": "T0ZGTElORS1DQQ=="}],
+                "workloadIdentityConfigs": [{"workloadPool": f"{project}.svc.id.goog"}],
+            }
         if args.token == "kubernetes:yaml:decode":
             documents = yaml.load_all(params.get("text") or "", Loader=_YamlLoader)
             return {"result": [doc for doc in documents if doc is not None]}
