@@ -10,7 +10,8 @@ import pulumi
 
 from stacks.config import LoadedStack, Secrets
 from tpu_stacks.cluster import TpuCluster
-from tpu_stacks.identity import WorkloadIdentity
+from tpu_stacks.errors import UserError
+from tpu_stacks.identity import WorkloadIdentity, check_args
 
 
 SPEC = None  # the cluster scenario has no section of its own
@@ -18,7 +19,6 @@ SPEC = None  # the cluster scenario has no section of its own
 
 def build(stack: LoadedStack, secrets: Secrets) -> None:
     config = stack.config
-    cluster = TpuCluster(config.cluster.name, config.cluster.model_dump(exclude_unset=True))  # type: ignore[arg-type]
     identity_spec = config.identity
     identity_args = {
         "project": config.cluster.project,
@@ -31,6 +31,11 @@ def build(stack: LoadedStack, secrets: Secrets) -> None:
         identity_args["gsa_name"] = identity_spec.gsa_name
     if identity_spec.project_number:
         identity_args["project_number"] = identity_spec.project_number
+    try:
+        check_args(identity_args)  # type: ignore[arg-type]  # before the cluster: nothing half-created
+    except UserError as error:
+        raise error.under("identity") from None
+    cluster = TpuCluster(config.cluster.name, config.cluster.model_dump(exclude_unset=True))  # type: ignore[arg-type]
     identity = WorkloadIdentity(
         identity_spec.ksa_name,
         identity_args,  # type: ignore[arg-type]

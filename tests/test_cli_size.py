@@ -59,6 +59,9 @@ def test_training_workload():
         (["llama3-8b", "--tpu", "v6e", "--dtype", "fp64"], "argument --dtype: invalid choice"),
         (["--params", "10T", "--tpu", "v5e"], "fits no v5e slice"),
         (["--tpu", "v5e"], "MODEL: '' is missing"),
+        (["--params", "inf", "--tpu", "v5e"], "--params: 'inf' is not a positive parameter count"),
+        (["--params", "nan", "--tpu", "v5e"], "--params: 'nan' is not a positive parameter count"),
+        (["--params", "1e400", "--tpu", "v5e"], "--params: '1e400' is not a positive parameter count"),
     ],
 )
 def test_errors_are_one_line_and_exit_2(args, message):

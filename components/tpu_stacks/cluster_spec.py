@@ -22,6 +22,7 @@ from tpu_stacks.catalog.tpu import (
     TPU_TAINT_KEY,
     SliceShape,
     generation,
+    generation_of_machine_type,
     gke_version,
     slice_shape,
 )
@@ -237,7 +238,16 @@ def _check_versions(spec: ClusterSpec, shapes: list[SliceShape]) -> None:
             )
 
 
+DURATION = re.compile(r"^[1-9]\d*s$")
+RESOURCE_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
 def _check_capacity(key: str, spec: SliceSpec) -> None:
+    if spec.max_run_duration is not None and not DURATION.match(spec.max_run_duration):
+        raise UserError(f"{key}.maxRunDuration", spec.max_run_duration, "is not a duration GKE accepts", "write seconds, e.g. 86400s")
+    if spec.reservation is not None and not RESOURCE_NAME.match(spec.reservation):
+        raise UserError(f"{key}.reservation", spec.reservation, "is not a reservation name",
+                        "use the reservation's name: lowercase letters, digits and '-'")
     if spec.flex_start and spec.spot:
         raise UserError(f"{key}.flexStart", True, "cannot be combined with spot", "choose flexStart or spot, not both")
     if spec.flex_start and spec.reservation:
@@ -289,7 +299,7 @@ def _pool_zone(key: str, spec: SliceSpec, cluster: ClusterSpec, regional: bool, 
     if len(node_locations) == 1:
         return node_locations[0]
     raise UserError(f"{key}.zone", None, "is missing for a regional cluster",
-                    "TPU pools live in one zone: set the slice's zone (or one cluster.nodeLocations entry)")
+                    "TPU pools live in one zone: give cluster.nodeLocations exactly one zone (or set the slice's zone)")
 
 
 def _pool_name(spec: SliceSpec, shape: SliceShape, replica: int) -> str:
@@ -312,6 +322,9 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
     if not NAME.match(spec.name):
         raise UserError("cluster.name", spec.name, "is not a valid GKE cluster name", "use lowercase letters, digits and '-', at most 40 characters")
     regional, node_locations = _check_location(spec)
+    if generation_of_machine_type(spec.system_pool.machine_type) is not None:
+        raise UserError("cluster.systemPool.machineType", spec.system_pool.machine_type, "is a TPU machine type",
+                        "the system pool runs kube-system and add-ons on CPU nodes: use e.g. e2-standard-4")
     shapes: list[SliceShape] = []
     pools: list[PoolPlan] = []
     for index, slice_spec in enumerate(spec.slices):
@@ -336,6 +349,9 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
                                 "identical single-host slices share one pool with one node each: set count or nodes, not both")
             if fixed is not None:
                 fixed = slice_spec.count
+            elif high is not None and high < slice_spec.count:
+                raise UserError(f"{key}.autoscaling.maxNodes", high, f"is below count {slice_spec.count}",
+                                "identical single-host slices share one pool with one node each: raise maxNodes or lower count")
         for replica in range(replicas):
             pools.append(
                 PoolPlan(

@@ -61,14 +61,15 @@ def check_project_role(role: str, key: str = "projectRoles") -> None:
                         f"grant storage roles on the bucket (bucketGrants); project-level roles allowed: {allowed}")
 
 
-def _check(args: WorkloadIdentityArgs) -> tuple[str, str, Universe]:
+def check_args(args: WorkloadIdentityArgs) -> tuple[str, str, Universe]:
+    """Every rule on the arguments, so a caller can refuse them before declaring anything."""
     mode = args.get("mode", "principal")
     if mode not in ("principal", "service-account"):
         raise UserError("mode", mode, "is not a Workload Identity form", "use principal or service-account")
-    for key in ("ksa_name", "namespace"):
+    for key, config_key in (("ksa_name", "ksaName"), ("namespace", "namespace")):
         value = args.get(key, "default")
         if not K8S_NAME.match(value):
-            raise UserError(key, value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'")
+            raise UserError(config_key, value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'")
     if mode == "service-account" and not ACCOUNT_ID.match(args.get("gsa_name", "")):
         raise UserError("gsaName", args.get("gsa_name", ""), "is not a valid service account id", "use 6-30 lowercase letters, digits and '-'")
     for role in args.get("project_roles", []):
@@ -99,7 +100,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
     """The Google service account's email (service-account mode; empty otherwise)."""
 
     def __init__(self, name: str, args: WorkloadIdentityArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        mode, namespace, chosen = _check(args)
+        mode, namespace, chosen = check_args(args)
         super().__init__(TYPE, name, {}, opts)
         # The component's own depends_on (e.g. the cluster that creates the workload pool) holds for
         # every grant it declares: Pulumi does not pass a component's dependencies to its children.

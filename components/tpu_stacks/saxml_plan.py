@@ -138,7 +138,7 @@ def _size(spec: SaxmlSpec, model: ResolvedModel, request: ServingRequest) -> Can
             raise error.under("saxml") from None
         verdict = check_fits(request, shape, key="saxml.topology")
     else:
-        verdict = smallest_fit(request, gen)
+        verdict = smallest_fit(request, gen, key="saxml.model")
     mesh = MESH_CHIPS.get(model.architecture.name)
     if mesh and verdict.shape.chips != mesh:
         raise UserError("saxml.topology", verdict.shape.topology,

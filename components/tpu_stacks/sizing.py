@@ -266,14 +266,14 @@ def size(request: ServingRequest | TrainingRequest, gen: str | Generation, max_c
     )
 
 
-def smallest_fit(request: ServingRequest | TrainingRequest, gen: str | Generation) -> Candidate:
-    """The recommended slice, or a UserError that says how far the largest slice falls short."""
+def smallest_fit(request: ServingRequest | TrainingRequest, gen: str | Generation, key: str = "model") -> Candidate:
+    """The recommended slice, or a UserError (on `key`) that says how far the largest slice falls short."""
     result = size(request, gen)
     recommended = result.recommended
     if recommended is None:
         largest = result.candidates[-1]
         raise UserError(
-            "model",
+            key,
             request.model.id,
             f"fits no {result.generation} slice: needs {gib(largest.memory.total_bytes)} but the largest "
             f"({largest.shape.topology}) has {gib(largest.usable_bytes)} usable",

@@ -184,7 +184,7 @@ def plan_vllm(spec: VllmSpec, hf_token_given: bool, api_key_given: bool) -> Vllm
             raise error.under("vllm") from None
         verdict = check_fits(request, shape, key="vllm.topology")
     else:
-        verdict = smallest_fit(request, gen)
+        verdict = smallest_fit(request, gen, key="vllm.model")
     if verdict.shape.multi_host:
         raise UserError("vllm.topology", verdict.shape.topology,
                         f"is a multi-host slice ({verdict.shape.nodes} VMs); VllmStack serves from one VM",

@@ -60,7 +60,7 @@ def test_project_level_role_only_where_it_exists_only_there():
         ({"bucket_grants": [{"bucket": "b", "role": "roles/storage.admin"}]}, "is an administration role"),
         ({"mode": "service-account", "gsa_name": "X"}, "gsaName: 'X' is not a valid service account id"),
         ({"mode": "magic"}, "mode: 'magic' is not a Workload Identity form"),
-        ({"ksa_name": "Bad_Name"}, "ksa_name: 'Bad_Name' is not a valid Kubernetes name"),
+        ({"ksa_name": "Bad_Name"}, "ksaName: 'Bad_Name' is not a valid Kubernetes name"),
     ],
 )
 def test_refused_before_any_resource(extra, message):

@@ -34,6 +34,8 @@ CASES = [
      "tpu-stacks:cluster.location: 'mars-1' is neither a zone nor a region"),
     ("flexspot", {"tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v6e", "topology": "4x4", "flexStart": True, "spot": True}]}},
      "tpu-stacks:cluster.slices[0].flexStart: True cannot be combined with spot"),
+    ("identity", {"tpu-stacks:cluster": CLUSTER, "tpu-stacks:identity": {"namespace": "Bad_NS"}},
+     "tpu-stacks:identity.namespace: 'Bad_NS' is not a valid Kubernetes name"),
     ("novllm", {"tpu-stacks:scenario": "vllm", "tpu-stacks:cluster": CLUSTER},
      "tpu-stacks:vllm is required for scenario vllm"),
     ("slices", {"tpu-stacks:scenario": "vllm", "tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v6e", "topology": "2x4"}]},

@@ -8,6 +8,7 @@ them to the reference's counts. Users may describe a model of their own with `cu
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -301,6 +302,6 @@ def parse_param_count(text: str, key: str = "params") -> int:
         value = float(number) * scale
     except ValueError:
         raise UserError(key, text, "is not a parameter count", "write e.g. 7B, 350M or 7e9") from None
-    if value <= 0:
+    if not math.isfinite(value) or value <= 0 or value > 1e15:
         raise UserError(key, text, "is not a positive parameter count", "write e.g. 7B, 350M or 7e9")
     return int(value)
