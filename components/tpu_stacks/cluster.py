@@ -15,7 +15,7 @@ import pulumi_kubernetes as k8s
 from tpu_stacks.cluster_args import SliceInfo, TpuClusterArgs
 from tpu_stacks.cluster_spec import ClusterPlan, ClusterSpec, plan_cluster
 from tpu_stacks.kubeconfig import gke_kubeconfig
-from tpu_stacks.node_pools import system_node_pool, tpu_node_pool
+from tpu_stacks.node_pools import CLOUD_PLATFORM_SCOPE, node_service_account, system_node_pool, tpu_node_pool
 from tpu_stacks.validation import parse
 
 TYPE = "tpu-stacks:index:TpuCluster"
@@ -30,7 +30,7 @@ def _addons(plan: ClusterPlan) -> gcp.container.ClusterAddonsConfigArgs:
     )
 
 
-def _cluster_args(plan: ClusterPlan) -> gcp.container.ClusterArgs:
+def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) -> gcp.container.ClusterArgs:
     spec = plan.spec
     common = dict(
         name=spec.name,
@@ -53,13 +53,17 @@ def _cluster_args(plan: ClusterPlan) -> gcp.container.ClusterArgs:
             if spec.addons.ray_operator
             else None
         )
-        return gcp.container.ClusterArgs(enable_autopilot=True, addons_config=ray, **common)
+        defaults = gcp.container.ClusterClusterAutoscalingArgs(
+            auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
+                service_account=nodes_account, oauth_scopes=[CLOUD_PLATFORM_SCOPE]))
+        return gcp.container.ClusterArgs(enable_autopilot=True, addons_config=ray, cluster_autoscaling=defaults, **common)
     return gcp.container.ClusterArgs(
         node_locations=list(plan.node_locations) if plan.regional and plan.node_locations else None,
         addons_config=_addons(plan),
         # The default pool is replaced by our own system pool, whose settings we control.
         remove_default_node_pool=True,
         initial_node_count=1,
+        node_config=gcp.container.ClusterNodeConfigArgs(service_account=nodes_account, oauth_scopes=[CLOUD_PLATFORM_SCOPE]),
         **common,
     )
 
@@ -98,6 +102,8 @@ class TpuCluster(pulumi.ComponentResource):
     """A Kubernetes provider for this cluster, for the workloads' resources."""
     slices: pulumi.Output[list[SliceInfo]]
     """Per node pool: name, machine type, topology, chips, nodes, accelerator label, chips per VM."""
+    node_service_account: pulumi.Output[str]
+    """Email of the account the nodes run as (image pulls and host-network pods use it); empty if unknown."""
 
     def __init__(self, name: str, args: TpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_cluster(parse(ClusterSpec, dict(args), "cluster"))
@@ -106,6 +112,7 @@ class TpuCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         ready: list[pulumi.Resource] = []
         self.pool_ready = []
+        nodes_account: pulumi.Input[str] | None = plan.spec.node_service_account
         if plan.spec.existing:
             existing = plan.spec.existing
             found = gcp.container.get_cluster_output(
@@ -117,17 +124,18 @@ class TpuCluster(pulumi.ComponentResource):
             endpoint = found.endpoint
             ca_certificate = found.master_auths.apply(lambda auths: auths[0].cluster_ca_certificate)
         else:
-            cluster = gcp.container.Cluster(name, _cluster_args(plan), opts=child)
+            nodes_account = node_service_account(plan, name, self)
+            cluster = gcp.container.Cluster(name, _cluster_args(plan, nodes_account), opts=child)
             cluster_name, location, endpoint = cluster.name, cluster.location, cluster.endpoint
             ca_certificate = cluster.master_auth.apply(lambda auth: auth.cluster_ca_certificate)
             if not plan.autopilot:
-                ready.append(system_node_pool(plan, cluster.name, name, self))
+                ready.append(system_node_pool(plan, cluster.name, name, self, nodes_account))
             ready.insert(0, cluster)
         # IAM that names the workload pool must wait for the cluster that creates the pool
         # ("Identity Pool does not exist" in a project's first cluster otherwise).
         self.pool_ready: list[pulumi.Resource] = ready[:1]
         self.pools = [
-            tpu_node_pool(plan, pool, cluster_name, name, self)
+            tpu_node_pool(plan, pool, cluster_name, name, self, nodes_account)
             for pool in plan.pools
             if not pool.autopilot and (plan.spec.existing is None or plan.spec.existing.create_pools)
         ]
@@ -147,6 +155,7 @@ class TpuCluster(pulumi.ComponentResource):
         self.endpoint = endpoint
         self.workload_pool = pulumi.Output.from_input(plan.workload_pool)
         self.slices = pulumi.Output.from_input(slice_infos(plan))
+        self.node_service_account = pulumi.Output.from_input(nodes_account or "")
         self.register_outputs(
             {
                 "cluster_name": self.cluster_name,
@@ -155,6 +164,7 @@ class TpuCluster(pulumi.ComponentResource):
                 "workload_pool": self.workload_pool,
                 "kubeconfig": self.kubeconfig,
                 "slices": self.slices,
+                "node_service_account": self.node_service_account,
             }
         )
 

@@ -21,6 +21,38 @@ CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 
 
+NODE_ROLE = "roles/container.defaultNodeServiceAccount"
+"""GKE's least-privilege role for node service accounts (logs, metrics, node operations)."""
+
+
+def node_account_id(plan: ClusterPlan) -> str:
+    """`<cluster>-nodes`, within the 6-30 characters a service account id may have."""
+    return f"{plan.spec.name[:24].rstrip('-')}-nodes"
+
+
+def node_service_account(plan: ClusterPlan, prefix: str, parent: pulumi.Resource) -> pulumi.Input[str] | None:
+    """The nodes' identity: the user's account, or a new one with only GKE's node role.
+
+    Not the project's default Compute Engine account, which often holds project Editor: every
+    host-network pod (and any pod that escapes its container) would hold that too.
+    """
+    if plan.spec.node_service_account or plan.spec.existing:
+        return plan.spec.node_service_account
+    child = pulumi.ResourceOptions(parent=parent)
+    account = gcp.serviceaccount.Account(
+        f"{prefix}-nodes",
+        gcp.serviceaccount.AccountArgs(account_id=node_account_id(plan), project=plan.spec.project,
+                                       display_name=f"Nodes of GKE cluster {plan.spec.name} (tpu-stacks)"),
+        opts=child,
+    )
+    gcp.projects.IAMMember(
+        f"{prefix}-nodes-role",
+        gcp.projects.IAMMemberArgs(project=plan.spec.project, role=NODE_ROLE, member=account.email.apply(lambda e: f"serviceAccount:{e}")),
+        opts=child,
+    )
+    return account.email
+
+
 def _reservation_affinity(pool: PoolPlan) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs | None:
     if pool.reservation:
         return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
@@ -68,7 +100,8 @@ def _placement(plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pulumi.Re
 
 
 def tpu_node_pool(
-    plan: ClusterPlan, pool: PoolPlan, cluster_name: pulumi.Input[str], prefix: str, parent: pulumi.Resource
+    plan: ClusterPlan, pool: PoolPlan, cluster_name: pulumi.Input[str], prefix: str, parent: pulumi.Resource,
+    service_account: pulumi.Input[str] | None = None,
 ) -> gcp.container.NodePool:
     """Declare one TPU node pool exactly as decided in `pool`."""
     advanced = (
@@ -85,7 +118,7 @@ def tpu_node_pool(
         workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
         advanced_machine_features=advanced,
         oauth_scopes=[CLOUD_PLATFORM_SCOPE],
-        service_account=plan.spec.node_service_account,
+        service_account=service_account,
         labels={"tpu-stacks/slice": pool.name},
     )
     autoscaling = _autoscaling(pool)
@@ -112,7 +145,10 @@ def tpu_node_pool(
     )
 
 
-def system_node_pool(plan: ClusterPlan, cluster_name: pulumi.Input[str], prefix: str, parent: pulumi.Resource) -> gcp.container.NodePool:
+def system_node_pool(
+    plan: ClusterPlan, cluster_name: pulumi.Input[str], prefix: str, parent: pulumi.Resource,
+    service_account: pulumi.Input[str] | None = None,
+) -> gcp.container.NodePool:
     """The CPU pool for kube-system and add-on pods (one per Standard cluster, [D-GKE-TPU])."""
     system = plan.spec.system_pool
     return gcp.container.NodePool(
@@ -129,7 +165,7 @@ def system_node_pool(plan: ClusterPlan, cluster_name: pulumi.Input[str], prefix:
                 machine_type=system.machine_type,
                 workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
                 oauth_scopes=[CLOUD_PLATFORM_SCOPE],
-                service_account=plan.spec.node_service_account,
+                service_account=service_account,
             ),
         ),
         opts=pulumi.ResourceOptions(parent=parent),

@@ -105,7 +105,9 @@ class RayTrainStack(pulumi.ComponentResource):
              "bucket_grants": [{"bucket": bucket.name}]},
             opts=pulumi.ResourceOptions(parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]),
         )
-        image, build_command = declare_image(spec.image, name, project, region, universe(cluster_spec.universe), self)
+        knows_nodes = cluster.plan.spec.existing is None or cluster.plan.spec.node_service_account is not None
+        image, build_command = declare_image(spec.image, name, project, region, universe(cluster_spec.universe), self,
+                                             cluster.node_service_account if knows_nodes else None)
         notes = annotations.for_training(plan.request, plan.parallelism)
         ray_cluster = k8s.apiextensions.CustomResource(
             f"{name}-ray-cluster", api_version="ray.io/v1", kind="RayCluster",

@@ -84,7 +84,8 @@ def submit_command(image: str, project: str, region: str) -> str:
 
 
 def declare_image(
-    image: ImageSpec, name: str, project: str, region: str, universe: Universe, parent: pulumi.Resource
+    image: ImageSpec, name: str, project: str, region: str, universe: Universe, parent: pulumi.Resource,
+    nodes_account: pulumi.Input[str] | None = None,
 ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
     """(image reference, the command that builds it); declares the repository and the trigger."""
     if image.build == "prebuilt":
@@ -100,15 +101,14 @@ def declare_image(
         ),
         opts=child,
     )
-    if universe.is_default:
-        # TPU and system nodes run as the project's default compute service account (node_pools.py
-        # sets none); it may pull from this repository only.
-        number = gcp.organizations.get_project_output(project_id=project, opts=pulumi.InvokeOptions(parent=parent)).number
+    # The nodes pull the image as the cluster's node service account: it may read this repository only.
+    # (An existing cluster whose node account is not given: grant it yourself, docs/raytrain.md.)
+    if nodes_account is not None:
         gcp.artifactregistry.RepositoryIamMember(
             f"{name}-registry-nodes-pull",
             gcp.artifactregistry.RepositoryIamMemberArgs(
                 project=project, location=region, repository=repository.repository_id, role="roles/artifactregistry.reader",
-                member=pulumi.Output.concat("serviceAccount:", number, "-compute@developer.gserviceaccount.com"),
+                member=pulumi.Output.from_input(nodes_account).apply(lambda email: f"serviceAccount:{email}"),
             ),
             opts=child,
         )

@@ -83,7 +83,9 @@ class SaxmlStack(pulumi.ComponentResource):
                                                opts=pulumi.ResourceOptions(parent=self, provider=provider)))
         bucket = hardened_bucket(f"{name}-admin", project=cluster_spec.project, location=region_of(cluster_spec.location),
                                  purpose="saxml-admin", force_destroy=spec.force_destroy_bucket, parent=self)
-        identity = self._identity(name, plan, cluster_plan, bucket, provider, [*ready, *cluster.pool_ready])
+        knows_nodes = cluster_plan.spec.existing is None or cluster_plan.spec.node_service_account is not None
+        nodes = cluster.node_service_account if plan.host_network and knows_nodes else None
+        identity = self._identity(name, plan, cluster_plan, bucket, provider, [*ready, *cluster.pool_ready], nodes)
         ready.append(identity)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=ready)
         sax_root = pulumi.Output.concat("gs://", bucket.name, "/sax-root")
@@ -116,15 +118,17 @@ class SaxmlStack(pulumi.ComponentResource):
         return self._plan
 
     def _identity(self, name: str, plan: SaxmlPlan, cluster_plan: ClusterPlan, bucket: gcp.storage.Bucket,
-                  provider: pulumi.ProviderResource, ready: list[pulumi.Resource]) -> WorkloadIdentity:
+                  provider: pulumi.ProviderResource, ready: list[pulumi.Resource],
+                  nodes: Optional[pulumi.Input[str]]) -> WorkloadIdentity:
         """The tutorial's sax-iam-sa, but with object access on the admin bucket only (not project-wide storage.admin)."""
         spec = plan.spec
         grants: list[dict[str, Any]] = [{"bucket": bucket.name}]
         grants += [{"bucket": other, "role": READ_ROLE} for other in spec.checkpoint_buckets]
-        if spec.node_service_account:
-            # Host-network pods cannot use Workload Identity: their GCS calls carry the node's identity.
+        if nodes is not None:
+            # Host-network pods cannot use Workload Identity: their GCS calls carry the node's identity,
+            # which may read this bucket and nothing else of it.
             gcp.storage.BucketIAMMember(f"{name}-node-read", gcp.storage.BucketIAMMemberArgs(
-                bucket=bucket.name, role=READ_ROLE, member=f"serviceAccount:{spec.node_service_account}"),
+                bucket=bucket.name, role=READ_ROLE, member=pulumi.Output.from_input(nodes).apply(lambda e: f"serviceAccount:{e}")),
                 opts=pulumi.ResourceOptions(parent=self))
         return WorkloadIdentity(
             f"{name}-identity",

@@ -48,8 +48,9 @@ def _cluster_args(args: VllmStackArgs, plan: VllmPlan) -> dict[str, Any]:
     return cluster
 
 
-def _image(plan: VllmPlan, project: str, region: str, parent: pulumi.Resource) -> pulumi.Input[str]:
-    """The upstream pinned image, or the same image through Artifact Registry."""
+def _image(plan: VllmPlan, project: str, region: str, parent: pulumi.Resource,
+           nodes_account: Optional[pulumi.Input[str]]) -> pulumi.Input[str]:
+    """The upstream pinned image, or the same image through Artifact Registry (which the nodes may read)."""
     registry = plan.spec.registry
     if registry.mode == "none":
         return plan.spec.image
@@ -67,6 +68,14 @@ def _image(plan: VllmPlan, project: str, region: str, parent: pulumi.Resource) -
         ),
         opts=pulumi.ResourceOptions(parent=parent),
     )
+    if nodes_account is not None:
+        gcp.artifactregistry.RepositoryIamMember(
+            f"{parent._name}-registry-nodes-pull",
+            gcp.artifactregistry.RepositoryIamMemberArgs(
+                project=project, location=region, repository=repository.repository_id, role="roles/artifactregistry.reader",
+                member=pulumi.Output.from_input(nodes_account).apply(lambda email: f"serviceAccount:{email}")),
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
     path = plan.spec.image.removeprefix("docker.io/") if remote else registry.image
     return pulumi.Output.concat(region, "-docker.pkg.dev/", project, "/", repository.repository_id, "/", path or "")
 
@@ -108,7 +117,8 @@ class VllmStack(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]),
         )
         secret_name = self._secret(name, args, plan, ns_opts)
-        image = _image(plan, project, region, self)
+        knows_nodes = cluster_spec.existing is None or cluster_spec.node_service_account is not None
+        image = _image(plan, project, region, self, cluster.node_service_account if knows_nodes else None)
         labels = {"app": APP}
         deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",

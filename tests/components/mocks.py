@@ -16,6 +16,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.resources.append(args)
         outputs = dict(args.inputs)
         outputs.setdefault("name", f"{args.name}-a1b2c3")  # what the provider's autonaming would give
+        if args.typ == "gcp:serviceaccount/account:Account":
+            outputs.setdefault("email", f"{args.inputs['accountId']}@{args.inputs.get('project', 'proj')}.iam.gserviceaccount.com")
         if args.typ == "gcp:container/cluster:Cluster":
             outputs.update(endpoint="203.0.113.10", masterAuth={"clusterCaCertificate": "Q0E="})
         return f"{args.name}-id", outputs
@@ -70,3 +72,16 @@ def refused(build: Any) -> str:
     assert "\n" not in errors[0], errors[0]
     assert mocks.resources == [], "nothing may be half-created"
     return errors[0]
+
+
+NODE_ROLE = "roles/container.defaultNodeServiceAccount"
+
+
+def workload_accounts(mocks: RecordingMocks) -> list[pulumi.runtime.MockResourceArgs]:
+    """Google service accounts other than the cluster's own node account."""
+    return [r for r in mocks.of_type("gcp:serviceaccount/account:Account") if not r.inputs["accountId"].endswith("-nodes")]
+
+
+def project_roles(mocks: RecordingMocks) -> list[str]:
+    """Project-level roles granted, other than the nodes' minimal GKE role."""
+    return [r.inputs["role"] for r in mocks.of_type("gcp:projects/iAMMember:IAMMember") if r.inputs["role"] != NODE_ROLE]

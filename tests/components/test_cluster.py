@@ -237,3 +237,15 @@ def test_pools_added_to_an_existing_cluster_go_where_it_is():
     (pool,) = tpu_pools(mocks)
     assert (pool.inputs["cluster"], pool.inputs["location"], pool.inputs["project"]) == ("prod", "europe-west4-a", "other")
     assert pool.inputs["nodeLocations"] == ["europe-west4-a"]
+
+
+def test_nodes_run_as_a_new_minimal_account_by_default():
+    mocks = build({"location": "us-central1-a", "name": "sax", "slices": [{"generation": "v5e", "topology": "4x8"}]})
+    (account,) = mocks.of_type("gcp:serviceaccount/account:Account")
+    assert account.inputs["accountId"] == "sax-nodes"
+    (role,) = mocks.of_type("gcp:projects/iAMMember:IAMMember")
+    assert role.inputs["role"] == "roles/container.defaultNodeServiceAccount"
+    assert role.inputs["member"] == "serviceAccount:sax-nodes@proj.iam.gserviceaccount.com"
+    for pool in mocks.of_type(POOL):
+        assert pool.inputs["nodeConfig"]["serviceAccount"] == "sax-nodes@proj.iam.gserviceaccount.com"
+    assert mocks.of_type(CLUSTER)[0].inputs["nodeConfig"]["serviceAccount"] == "sax-nodes@proj.iam.gserviceaccount.com"

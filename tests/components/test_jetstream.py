@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pulumi
 import pytest
 
-from tests.components.mocks import capture, refused
+from tests.components.mocks import capture, project_roles, refused, workload_accounts
 from tpu_stacks.jetstream import JetStreamStack
 from tpu_stacks.jetstream_args import JetStreamConverterArgs, JetStreamStackArgs
 from tpu_stacks.jetstream_spec import ConverterSpec, JetStreamSpec
@@ -84,12 +84,12 @@ def test_bucket_is_hardened_and_the_only_grant_is_on_it(tutorial):
     assert grant.inputs["role"] == "roles/storage.objectUser"
     assert grant.inputs["member"] == "serviceAccount:wi-jetstream@proj.iam.gserviceaccount.com"
     # Nothing project-wide: no roles/storage.objectUser on the project, no insightsCollectorService.
-    assert mocks.of_type("gcp:projects/iAMMember:IAMMember") == []
+    assert project_roles(mocks) == []  # only the nodes' own minimal GKE role is project-wide
 
 
 def test_a_dedicated_ksa_impersonates_wi_jetstream(tutorial):
     _, mocks = tutorial
-    (account,) = mocks.of_type("gcp:serviceaccount/account:Account")
+    (account,) = workload_accounts(mocks)
     assert account.inputs["accountId"] == "wi-jetstream"
     (binding,) = mocks.of_type("gcp:serviceaccount/iAMMember:IAMMember")
     assert binding.inputs["role"] == "roles/iam.workloadIdentityUser"

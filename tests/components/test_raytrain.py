@@ -7,7 +7,7 @@ import shlex
 import pytest
 from pulumi.provider.experimental.analyzer import Analyzer
 
-from tests.components.mocks import capture, refused
+from tests.components.mocks import capture, project_roles, refused, workload_accounts
 from tpu_stacks.raytrain import RayTrainStack, checkpoint_path, job_submit, port_forward
 from tpu_stacks.raytrain_args import RayTrainStackArgs
 from tpu_stacks.raytrain_plan import plan_raytrain
@@ -87,7 +87,7 @@ def test_checkpoint_bucket_is_hardened_and_granted_to_the_ksa_only(mocks):
     assert grant["bucket"] == "rt-checkpoints-a1b2c3"
     assert grant["member"] == ("principal://iam.googleapis.com/projects/123456789012/locations/global/"
                                "workloadIdentityPools/proj.svc.id.goog/subject/ns/raytrain/sa/raytrain")
-    assert not mocks.of_type("gcp:projects/iAMMember:IAMMember")  # nothing project-wide
+    assert project_roles(mocks) == []  # nothing project-wide but the nodes' minimal GKE role
 
 
 def test_artifact_registry_repository_with_immutable_tags(mocks):
@@ -96,7 +96,7 @@ def test_artifact_registry_repository_with_immutable_tags(mocks):
     assert repository["dockerConfig"] == {"immutableTags": True}
     pull = one(mocks, "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "rt-registry-nodes-pull")
     assert pull["role"] == "roles/artifactregistry.reader"
-    assert pull["member"] == "serviceAccount:123456789012-compute@developer.gserviceaccount.com"
+    assert pull["member"] == "serviceAccount:tpu-cluster-nodes@proj.iam.gserviceaccount.com"  # the nodes, not the compute default
 
 
 def test_head_group_is_the_tutorials(mocks):

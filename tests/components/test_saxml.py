@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pulumi
 import pytest
 
-from tests.components.mocks import capture, refused
+from tests.components.mocks import capture, project_roles, refused, workload_accounts
 from tpu_stacks import saxml_reconcile
 from tpu_stacks.saxml import SaxmlStack
 from tpu_stacks.saxml_args import PublishedModelArgs, SaxmlImagesArgs, SaxmlStackArgs
@@ -86,10 +86,14 @@ def test_admin_bucket_is_hardened_and_the_service_account_reaches_only_it(tutori
     assert bucket["uniformBucketLevelAccess"] is True and bucket["publicAccessPrevention"] == "enforced"
     assert bucket["forceDestroy"] is False
     assert one(mocks, "gcp:serviceaccount/account:Account", "saxml-identity-gsa")["accountId"] == "sax-iam-sa"
-    (grant,) = mocks.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")
+    grant = mocks.named("gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0")
     assert grant.inputs["bucket"] == "saxml-admin-a1b2c3" and grant.inputs["role"] == "roles/storage.objectUser"
     assert grant.inputs["member"] == "serviceAccount:sax-iam-sa@proj.iam.gserviceaccount.com"
-    assert mocks.of_type("gcp:projects/iAMMember:IAMMember") == []  # not the tutorial's project-wide storage.admin
+    # the host-network model servers read the bucket as the nodes' own (minimal) account, read-only
+    node_read = mocks.named("gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-node-read")
+    assert node_read.inputs["member"] == "serviceAccount:tpu-cluster-nodes@proj.iam.gserviceaccount.com"
+    assert node_read.inputs["role"] == "roles/storage.objectViewer"
+    assert project_roles(mocks) == []  # not the tutorial's project-wide storage.admin
     binding = one(mocks, "gcp:serviceaccount/iAMMember:IAMMember", "saxml-identity-wi-user")
     assert binding["role"] == "roles/iam.workloadIdentityUser"
     assert binding["member"] == "serviceAccount:proj.svc.id.goog[default/sax-sa]"
@@ -237,7 +241,7 @@ def test_sovereign_universe_names_every_identity_in_s3ns():
     mocks, outputs = build(cluster={**TUTORIAL["cluster"], "universe": "s3ns"})
     binding = one(mocks, "gcp:serviceaccount/iAMMember:IAMMember", "saxml-identity-wi-user")
     assert binding["member"] == "serviceAccount:proj.s3ns.svc.id.goog[default/sax-sa]"
-    (grant,) = mocks.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")
+    grant = mocks.named("gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0")
     assert grant.inputs["member"] == "serviceAccount:sax-iam-sa@proj.s3ns.iam.gserviceaccount.com"
     ksa = one(mocks, "kubernetes:core/v1:ServiceAccount", "saxml-identity-ksa")
     assert ksa["metadata"]["annotations"]["iam.gke.io/gcp-service-account"] == "sax-iam-sa@proj.s3ns.iam.gserviceaccount.com"

@@ -172,6 +172,9 @@ def test_artifact_registry_remote_repository_serves_the_pinned_image():
     assert repository.inputs["remoteRepositoryConfig"]["dockerRepository"] == {"publicRepository": "DOCKER_HUB"}
     (container,) = mocks.named("kubernetes:apps/v1:Deployment", "reg-deployment").inputs["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "us-central1-docker.pkg.dev/proj/vllm-tpu/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
+    (pull,) = mocks.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
+    assert pull.inputs["role"] == "roles/artifactregistry.reader"
+    assert pull.inputs["member"] == "serviceAccount:tpu-cluster-nodes@proj.iam.gserviceaccount.com"
 
 
 @pytest.mark.parametrize(

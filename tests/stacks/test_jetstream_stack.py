@@ -58,7 +58,8 @@ def test_bucket_grants_and_secret(stack):
     grant = only(stack, "gcp:storage/bucketIAMMember:BucketIAMMember").inputs
     assert grant["role"] == "roles/storage.objectUser"
     assert grant["member"] == f"serviceAccount:{STACKS[stack]['gsa']}@my-tpu-project.iam.gserviceaccount.com"
-    assert resources(stack, "gcp:projects/iAMMember:IAMMember") == []  # nothing project-wide
+    project_roles = [r.inputs["role"] for r in resources(stack, "gcp:projects/iAMMember:IAMMember")]
+    assert project_roles == ["roles/container.defaultNodeServiceAccount"]  # only the nodes' minimal GKE role
     binding = only(stack, "gcp:serviceaccount/iAMMember:IAMMember").inputs
     assert binding["member"] == "serviceAccount:my-tpu-project.svc.id.goog[jetstream/jetstream]"
     secret = only(stack, "kubernetes:core/v1:Secret")

@@ -70,10 +70,11 @@ def check_tutorial_architecture(capture, project="my-tpu-project"):
         assert pool["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "4x8"}
     bucket = one(capture, "gcp:storage/bucket:Bucket")
     assert bucket.inputs["uniformBucketLevelAccess"] is True and bucket.inputs["publicAccessPrevention"] == "enforced"
-    assert one(capture, "gcp:serviceaccount/account:Account").inputs["accountId"] == "sax-iam-sa"
-    grant = one(capture, "gcp:storage/bucketIAMMember:BucketIAMMember").inputs
+    assert one(capture, "gcp:serviceaccount/account:Account", "saxml-identity-gsa").inputs["accountId"] == "sax-iam-sa"
+    grant = one(capture, "gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0").inputs
     assert grant["bucket"] == bucket.id and grant["role"] == "roles/storage.objectUser"
-    assert capture.of_type("gcp:projects/iAMMember:IAMMember") == []
+    project_roles = [r.inputs["role"] for r in capture.of_type("gcp:projects/iAMMember:IAMMember")]
+    assert project_roles == ["roles/container.defaultNodeServiceAccount"]  # the nodes' minimal role, nothing else
     assert one(capture, "gcp:serviceaccount/iAMMember:IAMMember").inputs["role"] == "roles/iam.workloadIdentityUser"
     assert "iam.gke.io/gcp-service-account" in k8s_object(capture, "ServiceAccount", "sax-sa").inputs["metadata"]["annotations"]
     k8s_object(capture, "Deployment", "sax-admin-server")
@@ -98,7 +99,7 @@ def test_tutorial_stack_yields_the_tutorial_architecture(saxml_up):
     check_tutorial_architecture(saxml_up)
     binding = one(saxml_up, "gcp:serviceaccount/iAMMember:IAMMember").inputs
     assert binding["member"] == "serviceAccount:my-tpu-project.svc.id.goog[default/sax-sa]"
-    grant = one(saxml_up, "gcp:storage/bucketIAMMember:BucketIAMMember").inputs
+    grant = one(saxml_up, "gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0").inputs
     assert grant["member"] == "serviceAccount:sax-iam-sa@my-tpu-project.iam.gserviceaccount.com"
     annotations = k8s_object(saxml_up, "ServiceAccount", "sax-sa").inputs["metadata"]["annotations"]
     assert annotations == {"iam.gke.io/gcp-service-account": "sax-iam-sa@my-tpu-project.iam.gserviceaccount.com"}
@@ -110,7 +111,7 @@ def test_sovereign_stack_is_the_same_architecture_in_s3ns_domains(s3ns_up):
     assert cluster["workloadIdentityConfig"] == {"workloadPool": "my-tpu-project.s3ns.svc.id.goog"}
     binding = one(s3ns_up, "gcp:serviceaccount/iAMMember:IAMMember").inputs
     assert binding["member"] == "serviceAccount:my-tpu-project.s3ns.svc.id.goog[default/sax-sa]"
-    grant = one(s3ns_up, "gcp:storage/bucketIAMMember:BucketIAMMember").inputs
+    grant = one(s3ns_up, "gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0").inputs
     assert grant["member"] == "serviceAccount:sax-iam-sa@my-tpu-project.s3ns.iam.gserviceaccount.com"
     annotations = k8s_object(s3ns_up, "ServiceAccount", "sax-sa").inputs["metadata"]["annotations"]
     assert annotations == {"iam.gke.io/gcp-service-account": "sax-iam-sa@my-tpu-project.s3ns.iam.gserviceaccount.com"}
