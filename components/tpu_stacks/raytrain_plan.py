@@ -15,14 +15,14 @@ import shlex
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
-from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, generation, slice_shape
+from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, generation
 from tpu_stacks.errors import UserError
 from tpu_stacks.k8s.gcsfuse import cache_size_gib
 from tpu_stacks.raytrain_image import check_image
 from tpu_stacks.raytrain_spec import (
     DATA_MOUNT, ICI_AXES, MANAGED_KEYS, MAXTEXT_CONFIG, TRAINER_PATH, RayTrainSpec,
 )
-from tpu_stacks.sizing import OPTIMIZER_MOMENTS, TRAINING_BYTES, Candidate, TrainingRequest, check_fits, smallest_fit
+from tpu_stacks.sizing import OPTIMIZER_MOMENTS, TRAINING_BYTES, Candidate, TrainingRequest, choose_slice
 
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -126,19 +126,10 @@ class RayTrainPlan(BaseModel):
 
 def _slice(spec: RayTrainSpec, request: TrainingRequest) -> Candidate:
     gen = generation(spec.tpu_generation, key="raytrain.tpuGeneration")
-    if spec.topology is None:
-        if spec.machine_type:
-            raise UserError("raytrain.machineType", spec.machine_type, "needs a topology",
-                            "set raytrain.topology too, or remove machineType")
-        try:
-            return smallest_fit(request, gen)
-        except UserError as error:
-            raise error.under("raytrain") from None
-    try:
-        shape = slice_shape(gen, spec.topology, spec.machine_type)
-    except UserError as error:
-        raise error.under("raytrain") from None
-    return check_fits(request, shape, key="raytrain.topology")
+    if spec.topology is None and spec.machine_type:
+        raise UserError("raytrain.machineType", spec.machine_type, "needs a topology",
+                        "set raytrain.topology too, or remove machineType")
+    return choose_slice(request, gen, spec.topology, "raytrain", spec.machine_type)
 
 
 def _parallelism(spec: RayTrainSpec, shape: SliceShape, devices: int) -> dict[str, int]:

@@ -14,12 +14,12 @@ from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.cluster_spec import EMAIL
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
-from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, generation, gke_version, slice_shape
+from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, generation, gke_version
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.identity import ACCOUNT_ID, K8S_NAME
 from tpu_stacks.images import check_pinned
 from tpu_stacks.saxml_spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
-from tpu_stacks.sizing import Candidate, ServingRequest, check_fits, gib, judge, smallest_fit
+from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
 from tpu_stacks.exposure import check_source_ranges
 
 # --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, §2.2).
@@ -131,14 +131,7 @@ def _size(spec: SaxmlSpec, model: ResolvedModel, request: ServingRequest) -> Can
     if gen.name not in PLATFORM_CHIPS:
         raise UserError("saxml.tpuGeneration", spec.tpu_generation, "has no --platform_chip value known for Saxml's model server",
                         f"use {', '.join(PLATFORM_CHIPS)}")
-    if spec.topology:
-        try:
-            shape = slice_shape(gen, spec.topology)
-        except UserError as error:
-            raise error.under("saxml") from None
-        verdict = check_fits(request, shape, key="saxml.topology")
-    else:
-        verdict = smallest_fit(request, gen, key="saxml.model")
+    verdict = choose_slice(request, gen, spec.topology, "saxml")
     mesh = MESH_CHIPS.get(model.architecture.name)
     if mesh and verdict.shape.chips != mesh:
         raise UserError("saxml.topology", verdict.shape.topology,

@@ -30,7 +30,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_stacks.catalog.models import ResolvedModel, dtype_bytes
-from tpu_stacks.catalog.tpu import Generation, SliceShape, all_slice_shapes, generation
+from tpu_stacks.catalog.tpu import Generation, SliceShape, all_slice_shapes, generation, slice_shape
 from tpu_stacks.errors import UserError
 
 Workload = Literal["serve", "train"]
@@ -280,6 +280,23 @@ def smallest_fit(request: ServingRequest | TrainingRequest, gen: str | Generatio
             "choose a TPU generation with more HBM, a smaller dtype, or a shorter context",
         )
     return recommended
+
+
+def choose_slice(
+    request: ServingRequest | TrainingRequest, gen: Generation, topology: str | None, section: str,
+    machine_type: str | None = None,
+) -> Candidate:
+    """The user's topology, checked to hold the model, or the smallest slice that does.
+
+    Errors are keyed under the config section (`vllm.topology`, `saxml.model`, ...).
+    """
+    if topology is None:
+        return smallest_fit(request, gen, key=f"{section}.model")
+    try:
+        shape = slice_shape(gen, topology, machine_type)
+    except UserError as error:
+        raise error.under(section) from None
+    return check_fits(request, shape, key=f"{section}.topology")
 
 
 def check_fits(request: ServingRequest | TrainingRequest, shape: SliceShape, key: str = "topology") -> Candidate:

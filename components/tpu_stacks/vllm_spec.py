@@ -13,12 +13,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
-from tpu_stacks.catalog.tpu import SliceShape, generation, slice_shape
+from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.errors import UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
 from tpu_stacks.k8s.gcsfuse import cache_size_gib
-from tpu_stacks.sizing import Candidate, ServingRequest, check_fits, smallest_fit, tensor_parallel_size
+from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, tensor_parallel_size
 
 # The last immutable upstream tag that matches today's args (upstream-manifests.md §3.7, commit 5a8378ff).
 VLLM_IMAGE = "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
@@ -177,14 +177,7 @@ def plan_vllm(spec: VllmSpec, hf_token_given: bool, api_key_given: bool) -> Vllm
         model=model, engine="vllm", context=spec.max_model_len, batch=1,
         prefill_tokens=spec.max_num_batched_tokens,
     )
-    if spec.topology:
-        try:
-            shape = slice_shape(gen, spec.topology)
-        except UserError as error:
-            raise error.under("vllm") from None
-        verdict = check_fits(request, shape, key="vllm.topology")
-    else:
-        verdict = smallest_fit(request, gen, key="vllm.model")
+    verdict = choose_slice(request, gen, spec.topology, "vllm")
     if verdict.shape.multi_host:
         raise UserError("vllm.topology", verdict.shape.topology,
                         f"is a multi-host slice ({verdict.shape.nodes} VMs); VllmStack serves from one VM",
