@@ -7,7 +7,7 @@ import shlex
 import pytest
 from pulumi.provider.experimental.analyzer import Analyzer
 
-from tests.components.mocks import capture, project_roles, refused, workload_accounts
+from tests.components.mocks import capture, project_roles, refused
 from tpu_stacks.raytrain import RayTrainStack, checkpoint_path, job_submit, port_forward
 from tpu_stacks.raytrain_args import RayTrainStackArgs
 from tpu_stacks.raytrain_plan import plan_raytrain

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pulumi
 import pytest
 
-from tests.components.mocks import capture, project_roles, refused, workload_accounts
+from tests.components.mocks import capture, project_roles, refused
 from tpu_stacks import saxml_reconcile
 from tpu_stacks.saxml import SaxmlStack
 from tpu_stacks.saxml_args import PublishedModelArgs, SaxmlImagesArgs, SaxmlStackArgs
