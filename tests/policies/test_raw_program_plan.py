@@ -1,0 +1,28 @@
+"""The pack judges raw resources, not only ours: a program written directly with pulumi-gcp and
+pulumi-kubernetes, planned with `tpu-stacks plan --cwd DIR --policy-pack policies`."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RAW = ROOT / "tests" / "offline" / "fixtures" / "raw"
+PLAN = str(Path(sys.executable).parent / "tpu-stacks")
+
+
+def test_a_raw_program_gets_the_checks_that_need_no_model(tmp_path):
+    out = tmp_path / "plan.json"
+    result = subprocess.run([PLAN, "plan", "--cwd", str(RAW), "--stack", "dev", "--policy-pack", str(ROOT / "policies"),
+                             "--json", str(out)], capture_output=True, text=True, timeout=180)
+    assert result.returncode == 1  # mandatory violations fail the plan
+    assert "mandatory policy violation" in result.stderr
+    violations = json.loads(out.read_text())["policy"]["violations"]
+    found = {(v["policy"], v["enforcement"]) for v in violations}
+    assert ("bucket-hardened", "mandatory") in found
+    assert ("workload-identity-enabled", "mandatory") in found
+    assert ("tpu-workload-matches-pool", "mandatory") in found
+    assert ("pinned-images", "advisory") in found
+    for violation in violations:
+        assert violation["urn"] and violation["urn"].startswith("urn:pulumi:dev::"), violation
+    assert not any(v["policy"] == "tpu-model-fits-slice" for v in violations)  # needs model annotations
