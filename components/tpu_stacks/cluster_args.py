@@ -27,7 +27,7 @@ class SliceArgs(TypedDict):
     nodes: NotRequired[int]
     """Single-host pools only: fixed node count."""
     name: NotRequired[str]
-    """Node pool name (suffixed -1, -2, ... for several multi-host slices)."""
+    """Node pool name; `{n}` places the slice number (tpu{n}: tpu1, tpu2), else -1, -2 is appended."""
     zone: NotRequired[str]
     """The one zone of the pool (required in a regional cluster with several node locations)."""
     spot: NotRequired[bool]

@@ -303,8 +303,12 @@ def _pool_zone(key: str, spec: SliceSpec, cluster: ClusterSpec, regional: bool, 
 
 
 def _pool_name(spec: SliceSpec, shape: SliceShape, replica: int) -> str:
+    """The slice's name, numbered per slice when there are several: `{n}` in the name places the
+    number (`tpu{n}` gives the Saxml tutorial's tpu1, tpu2), otherwise `-1`, `-2` is appended."""
     generation_name = shape.generation if shape.generation.startswith("tpu") else f"tpu-{shape.generation}"
     base = spec.name or f"{generation_name}-{shape.topology}"
+    if "{n}" in base:
+        return base.replace("{n}", str(replica + 1))
     return base if spec.count == 1 or not shape.multi_host else f"{base}-{replica + 1}"
 
 

@@ -99,7 +99,8 @@ class SaxmlSpec(_Spec):
     input_seq_len: int = Field(default=INPUT_SEQ_LEN, gt=0, alias="inputSeqLen")
     max_decode_steps: int = Field(default=MAX_DECODE_STEPS, gt=0, alias="maxDecodeSteps")
     batch_size: int = Field(default=BATCH_SIZE, gt=0, alias="batchSize")
-    pool_name: str = Field(default="tpu", alias="poolName")
+    pool_name: str = Field(default="tpu{n}", alias="poolName")
+    """Node pool names; `{n}` is the slice number (the tutorial's tpu1, tpu2)."""
     namespace: str = "default"
     ksa_name: str = Field(default="sax-sa", alias="ksaName")
     gsa_name: str = Field(default="sax-iam-sa", alias="gsaName")

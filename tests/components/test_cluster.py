@@ -249,3 +249,8 @@ def test_nodes_run_as_a_new_minimal_account_by_default():
     for pool in mocks.of_type(POOL):
         assert pool.inputs["nodeConfig"]["serviceAccount"] == "sax-nodes@proj.iam.gserviceaccount.com"
     assert mocks.of_type(CLUSTER)[0].inputs["nodeConfig"]["serviceAccount"] == "sax-nodes@proj.iam.gserviceaccount.com"
+
+
+def test_numbered_pool_names():
+    mocks = build({"location": "us-central1-a", "slices": [{"generation": "v5e", "topology": "4x8", "count": 2, "name": "tpu{n}"}]})
+    assert [p.inputs["name"] for p in tpu_pools(mocks)] == ["tpu1", "tpu2"]

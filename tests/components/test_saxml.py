@@ -71,7 +71,7 @@ def model_pod(mocks):
 def test_two_compact_4x8_pools_of_eight_ct5lp_nodes_and_a_cpu_pool(tutorial):
     mocks, _ = tutorial
     tpu = [r.inputs for r in mocks.of_type(POOL) if r.name != "saxml-cluster-system"]
-    assert sorted(pool["name"] for pool in tpu) == ["tpu-1", "tpu-2"]
+    assert sorted(pool["name"] for pool in tpu) == ["tpu1", "tpu2"]  # the tutorial's names
     for pool in tpu:
         assert pool["nodeCount"] == 8
         assert pool["nodeConfig"]["machineType"] == "ct5lp-hightpu-4t"
