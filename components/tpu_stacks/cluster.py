@@ -169,6 +169,13 @@ class TpuCluster(pulumi.ComponentResource):
         )
 
     @property
+    def known_node_service_account(self) -> Optional[pulumi.Output[str]]:
+        """The nodes' account for grants (image pulls, host-network pods), or None when unknown:
+        an existing cluster whose node account was not given."""
+        spec = self._plan.spec
+        return self.node_service_account if spec.existing is None or spec.node_service_account else None
+
+    @property
     def plan(self) -> ClusterPlan:
         """The decided cluster (pools, shapes, universe) for workloads built on top of it."""
         return self._plan

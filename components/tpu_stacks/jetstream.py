@@ -26,7 +26,8 @@ from tpu_stacks.jetstream_pod import pod_template
 from tpu_stacks.jetstream_plan import plan_jetstream
 from tpu_stacks.jetstream_spec import GRPC_PORT, HTTP_PORT, JetStreamPlan, JetStreamSpec
 from tpu_stacks.storage import hardened_bucket, region_of
-from tpu_stacks.validation import parse
+from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.validation import parse, parse_section
 
 TYPE = "tpu-stacks:index:JetStreamStack"
 APP = "jetstream-pytorch-server"  # Deployment name and app label, as the tutorial
@@ -76,8 +77,7 @@ class JetStreamStack(pulumi.ComponentResource):
     served_slice: pulumi.Output[JetStreamSlice]
 
     def __init__(self, name: str, args: JetStreamStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        spec_input = {key: value for key, value in args.items() if key in JetStreamSpec.model_fields}
-        plan = plan_jetstream(parse(JetStreamSpec, spec_input, "jetstream"), "hf_token" in args)
+        plan = plan_jetstream(parse_section(JetStreamSpec, dict(args), "jetstream"), "hf_token" in args)
         cluster_args = _cluster_args(args, plan)
         cluster_spec = parse(ClusterSpec, cluster_args, "cluster")
         _check_zone(cluster_spec, plan)
@@ -87,10 +87,7 @@ class JetStreamStack(pulumi.ComponentResource):
         spec = plan.spec
         cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
         pool = next(p for p in cluster.plan.pools if p.name == POOL)
-        depends: list[pulumi.Resource] = []
-        if spec.namespace != "default":
-            depends.append(k8s.core.v1.Namespace(f"{name}-namespace", metadata=k8s.meta.v1.ObjectMetaArgs(name=spec.namespace),
-                                                 opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider)))
+        depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
         ns_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends)
         bucket = hardened_bucket(f"{name}-checkpoints", project=cluster_spec.project, location=region_of(cluster_spec.location),
                                  purpose="jetstream-checkpoints", force_destroy=spec.force_destroy_bucket, parent=self)

@@ -25,7 +25,8 @@ from tpu_stacks.raytrain_pods import head_template, worker_template
 from tpu_stacks.raytrain_spec import DATA_MOUNT, HEAD_PORTS, RAY_VERSION, RayTrainSpec
 from tpu_stacks.storage import hardened_bucket, region_of
 from tpu_stacks.universe import universe
-from tpu_stacks.validation import parse
+from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.validation import parse, parse_section
 
 TYPE = "tpu-stacks:index:RayTrainStack"
 WORKER_GROUP = "tpu-group"  # the tutorial's group name
@@ -84,8 +85,7 @@ class RayTrainStack(pulumi.ComponentResource):
     maxtext_args: pulumi.Output[list[str]]
 
     def __init__(self, name: str, args: RayTrainStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        spec_input = {key: value for key, value in args.items() if key in RayTrainSpec.model_fields}
-        plan = plan_raytrain(parse(RayTrainSpec, spec_input, "raytrain"))
+        plan = plan_raytrain(parse_section(RayTrainSpec, dict(args), "raytrain"))
         cluster_args = _cluster_args(args, plan)
         cluster_spec = plan_cluster(parse(ClusterSpec, cluster_args, "cluster")).spec  # refuse before declaring
         super().__init__(TYPE, name, {}, opts)
@@ -93,10 +93,7 @@ class RayTrainStack(pulumi.ComponentResource):
         spec, project, region = plan.spec, cluster_spec.project, region_of(cluster_spec.location)
         cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
         pool = next(p for p in cluster.plan.pools if p.name.startswith(pool_name(plan)))
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider)
-        depends: list[pulumi.Resource] = []
-        if spec.namespace != "default":
-            depends.append(k8s.core.v1.Namespace(f"{name}-namespace", metadata=k8s.meta.v1.ObjectMetaArgs(name=spec.namespace), opts=k8s_opts))
+        depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
         bucket = hardened_bucket(f"{name}-checkpoints", project=project, location=region, purpose="checkpoints",
                                  force_destroy=spec.force_destroy_bucket, parent=self)
         identity = WorkloadIdentity(
@@ -105,9 +102,8 @@ class RayTrainStack(pulumi.ComponentResource):
              "bucket_grants": [{"bucket": bucket.name}]},
             opts=pulumi.ResourceOptions(parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]),
         )
-        knows_nodes = cluster.plan.spec.existing is None or cluster.plan.spec.node_service_account is not None
         image, build_command = declare_image(spec.image, name, project, region, universe(cluster_spec.universe), self,
-                                             cluster.node_service_account if knows_nodes else None)
+                                             cluster.known_node_service_account)
         notes = annotations.for_training(plan.request, plan.parallelism)
         ray_cluster = k8s.apiextensions.CustomResource(
             f"{name}-ray-cluster", api_version="ray.io/v1", kind="RayCluster",

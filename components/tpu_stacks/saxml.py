@@ -27,7 +27,8 @@ from tpu_stacks.saxml_publish import curl_commands, publisher_job, script_config
 from tpu_stacks.saxml_servers import SERVICE_NAME, admin_server, http_server, http_service
 from tpu_stacks.saxml_spec import HTTP_PORT, SaxmlSpec
 from tpu_stacks.storage import hardened_bucket, region_of
-from tpu_stacks.validation import parse
+from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.validation import parse, parse_section
 
 TYPE = "tpu-stacks:index:SaxmlStack"
 READ_ROLE = "roles/storage.objectViewer"
@@ -35,7 +36,7 @@ READ_ROLE = "roles/storage.objectViewer"
 
 def _plan(args: SaxmlStackArgs) -> tuple[SaxmlPlan, dict[str, Any], ClusterPlan]:
     """Every check, for the workload and then the cluster it derives, before any resource."""
-    spec = parse(SaxmlSpec, {key: value for key, value in args.items() if key in SaxmlSpec.model_fields}, "saxml")
+    spec = parse_section(SaxmlSpec, dict(args), "saxml")
     base = dict(args["cluster"])
     if base.get("slices"):
         raise UserError("cluster.slices", f"{len(base['slices'])} slice(s)", "are derived from saxml.model and saxml.replicas",
@@ -77,14 +78,10 @@ class SaxmlStack(pulumi.ComponentResource):
         cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
         pool = next(p for p in cluster.plan.pools if p.slice_index == 0)
         provider = cluster.provider
-        ready: list[pulumi.Resource] = []
-        if spec.namespace != "default":
-            ready.append(k8s.core.v1.Namespace(f"{name}-namespace", metadata=k8s.meta.v1.ObjectMetaArgs(name=spec.namespace),
-                                               opts=pulumi.ResourceOptions(parent=self, provider=provider)))
+        ready = namespace_dependencies(name, spec.namespace, self, provider)
         bucket = hardened_bucket(f"{name}-admin", project=cluster_spec.project, location=region_of(cluster_spec.location),
                                  purpose="saxml-admin", force_destroy=spec.force_destroy_bucket, parent=self)
-        knows_nodes = cluster_plan.spec.existing is None or cluster_plan.spec.node_service_account is not None
-        nodes = cluster.node_service_account if plan.host_network and knows_nodes else None
+        nodes = cluster.known_node_service_account if plan.host_network else None
         identity = self._identity(name, plan, cluster_plan, bucket, provider, [*ready, *cluster.pool_ready], nodes)
         ready.append(identity)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=ready)

@@ -51,6 +51,11 @@ def _fix(error: dict[str, Any], model: type[BaseModel]) -> str:
     return error["msg"].lower()
 
 
+def parse_section(model: type[Model], args: dict[str, Any], section: str) -> Model:
+    """Validate the part of a component's args that `model` declares (the rest is the cluster, secrets)."""
+    return parse(model, {key: value for key, value in args.items() if key in model.model_fields}, section)
+
+
 def parse(model: type[Model], data: Any, prefix: str = "") -> Model:
     """Validate `data` as `model`; the first problem becomes a UserError naming its key."""
     try:

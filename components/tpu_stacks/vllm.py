@@ -20,7 +20,8 @@ from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
 from tpu_stacks.identity import WorkloadIdentity
 from tpu_stacks.metrics_adapter import CustomMetricsAdapter
 from tpu_stacks.storage import hardened_bucket, region_of
-from tpu_stacks.validation import parse
+from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.vllm_args import ServedSlice, VllmStackArgs
 from tpu_stacks.vllm_pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
 from tpu_stacks.vllm_spec import HPA_METRICS, PORT, VllmPlan, VllmSpec, plan_vllm
@@ -94,8 +95,7 @@ class VllmStack(pulumi.ComponentResource):
     """A ready-to-paste request to /v1/completions."""
 
     def __init__(self, name: str, args: VllmStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        spec_input = {key: value for key, value in args.items() if key in VllmSpec.model_fields}
-        plan = plan_vllm(parse(VllmSpec, spec_input, "vllm"), "hf_token" in args, "api_key_secret" in args)
+        plan = plan_vllm(parse_section(VllmSpec, dict(args), "vllm"), "hf_token" in args, "api_key_secret" in args)
         cluster_args = _cluster_args(args, plan)
         cluster_spec = plan_cluster(parse(ClusterSpec, cluster_args, "cluster")).spec  # refuse before declaring
         super().__init__(TYPE, name, {}, opts)
@@ -103,10 +103,7 @@ class VllmStack(pulumi.ComponentResource):
         spec, project, region = plan.spec, cluster_spec.project, region_of(cluster_spec.location)
         cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
         pool = next(p for p in cluster.plan.pools if p.name == POOL)
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider)
-        depends: list[pulumi.Resource] = []
-        if spec.namespace != "default":
-            depends.append(k8s.core.v1.Namespace(f"{name}-namespace", metadata=k8s.meta.v1.ObjectMetaArgs(name=spec.namespace), opts=k8s_opts))
+        depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
         ns_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends)
         bucket = hardened_bucket(f"{name}-weights", project=project, location=region, purpose="model-weights",
                                  force_destroy=spec.force_destroy_bucket, parent=self)
@@ -117,8 +114,7 @@ class VllmStack(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]),
         )
         secret_name = self._secret(name, args, plan, ns_opts)
-        knows_nodes = cluster_spec.existing is None or cluster_spec.node_service_account is not None
-        image = _image(plan, project, region, self, cluster.node_service_account if knows_nodes else None)
+        image = _image(plan, project, region, self, cluster.known_node_service_account)
         labels = {"app": APP}
         deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
