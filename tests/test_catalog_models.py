@@ -94,3 +94,8 @@ def test_gated_models_are_marked():
     assert models.lookup_model("meta-llama/Llama-3.1-70B").architecture.gated
     assert models.lookup_model("google/gemma-7b-it").architecture.gated
     assert not models.lookup_model("Qwen/Qwen2.5-1.5B-Instruct").architecture.gated
+
+
+def test_a_fixed_mesh_is_a_model_fact():
+    assert models.lookup_model(models.SAXML_175B_TEST).architecture.mesh_devices == 32
+    assert models.lookup_model("meta-llama/Llama-3.1-70B").architecture.mesh_devices is None

@@ -24,8 +24,6 @@ from tpu_stacks.exposure import check_source_ranges
 
 # --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, §2.2).
 PLATFORM_CHIPS = {"v5e": "tpuv5e"}
-# Saxml models whose ICI mesh fixes the chip count ([SAX] lm_cloud.py: ICI_MESH_SHAPE=[1, 1, 32]).
-MESH_CHIPS = {"saxml-lmcloudspmd175b32test": 32}
 MIN_JOBSET = (0, 12, 0)  # the failure policy's RestartJob actions are in this release's CRD
 MODEL_NAME = re.compile(rf"^{re.escape(SAX_CELL)}/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 GCS_PATH = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/.*)?$")
@@ -132,17 +130,18 @@ def _size(spec: SaxmlSpec, model: ResolvedModel, request: ServingRequest) -> Can
         raise UserError("saxml.tpuGeneration", spec.tpu_generation, "has no --platform_chip value known for Saxml's model server",
                         f"use {', '.join(PLATFORM_CHIPS)}")
     verdict = choose_slice(request, gen, spec.topology, "saxml")
-    mesh = MESH_CHIPS.get(model.architecture.name)
-    if mesh and verdict.shape.chips != mesh:
+    mesh = model.architecture.mesh_devices
+    if mesh and verdict.shape.jax_devices != mesh:
         raise UserError("saxml.topology", verdict.shape.topology,
-                        f"gives {verdict.shape.chips} chips but {model.id}'s ICI mesh needs exactly {mesh}",
+                        f"gives {verdict.shape.jax_devices} devices but {model.id}'s ICI mesh needs exactly {mesh}",
                         f"use {_topology_with(gen.name, mesh)}")
     return verdict
 
 
-def _topology_with(gen: str, chips: int) -> str:
-    names = [t.text for t in generation(gen).topologies if t.chips == chips]
-    return names[0] if names else f"a {chips}-chip slice"
+def _topology_with(gen: str, devices: int) -> str:
+    chosen = generation(gen)
+    names = [t.text for t in chosen.topologies if t.chips * chosen.jax_devices_per_chip == devices]
+    return names[0] if names else f"a slice of {devices} devices"
 
 
 def _published(spec: SaxmlSpec, sized: ResolvedModel, shape: SliceShape, request: ServingRequest) -> tuple[PublishedModel, ...]:
@@ -191,9 +190,9 @@ def _check_fit(key: str, path: str, shape: SliceShape, request: ServingRequest) 
     if not verdict.fits:
         raise UserError(key, path, f"needs {gib(verdict.memory.total_bytes)}, more than one {shape.generation} {shape.topology} "
                         f"slice holds ({gib(verdict.usable_bytes)} usable)", "publish it on a larger saxml.topology")
-    mesh = MESH_CHIPS.get(model.architecture.name)
-    if mesh and mesh != shape.chips:
-        raise UserError(key, path, f"has an ICI mesh of {mesh} chips but each slice has {shape.chips}",
+    mesh = model.architecture.mesh_devices
+    if mesh and mesh != shape.jax_devices:
+        raise UserError(key, path, f"has an ICI mesh of {mesh} devices but each slice has {shape.jax_devices}",
                         f"use a {mesh}-chip saxml.topology for it")
 
 

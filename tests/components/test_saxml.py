@@ -282,7 +282,7 @@ def test_several_models_and_replicas_per_model():
     [
         ({"topology": "2x4"}, f"saxml.topology: '2x4' cannot hold {TEST_MODEL}: needs"),
         ({"topology": "2x4"}, "the smallest v5e slice that fits is 4x8 (32 chips)"),
-        ({"topology": "8x8"}, "saxml.topology: '8x8' gives 64 chips but"),
+        ({"topology": "8x8"}, "saxml.topology: '8x8' gives 64 devices but"),
         ({"models": [{"replicas": 3}]}, "saxml.models[0].replicas: 3 needs 3 model servers but the stack runs 2 slice(s)"),
         ({"models": [{"model": "/sax/test/a"}, {"model": "/sax/test/b"}]}, "saxml.models: '4 replicas on 2 model servers'"),
         ({"models": [{"model": "spmd"}]}, "saxml.models[0].model: 'spmd' is not a model name in Saxml cell /sax/test"),

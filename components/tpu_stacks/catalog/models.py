@@ -71,6 +71,8 @@ class ModelArchitecture(BaseModel):
     """For a custom model: the parameter count as the user gives it (the shape may be missing)."""
     gated: bool = False
     """Hugging Face requires an accepted licence and a token to download the weights."""
+    mesh_devices: int | None = None
+    """A model config whose ICI mesh is fixed (Saxml's ICI_MESH_SHAPE) runs on exactly this many devices."""
     source: str
 
     @property
@@ -207,6 +209,7 @@ MODELS: tuple[ModelArchitecture, ...] = (
         vocab=32000,  # default of TransformerLmSpmdAdafactor [PAX]
         tied_embeddings=True,
         gated_mlp=False,
+        mesh_devices=32,  # ICI_MESH_SHAPE = [1, 1, 32] [SAX]
         source="[SAX] lm_cloud.py (LmCloudSpmd175B32Test -> LmCloudSpmd175B), [PAX] model_params.py",
     ),
     ModelArchitecture(
