@@ -8,6 +8,7 @@ spec (see `scenarios.py`).
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Literal
 
 import pulumi
@@ -110,7 +111,24 @@ def load() -> tuple[LoadedStack, Secrets]:
         raise error.in_namespace(NAMESPACE) from None
 
 
+def _known_keys() -> set[str]:
+    sections = {s.section for s in SCENARIOS.values() if s.section}
+    return {*SCALAR_KEYS, *COMMON_OBJECT_KEYS, *SECRET_KEYS, *sections}
+
+
+def _check_unknown_keys() -> None:
+    """A misspelled key (`tpu-stacks:hftoken`) would otherwise be ignored without a word."""
+    known = _known_keys()
+    for full_key in pulumi.runtime.config.CONFIG.get():
+        namespace, _, key = full_key.partition(":")
+        if namespace == NAMESPACE and key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            raise UserError(key, "<set>", "is not a tpu-stacks setting",
+                            f"did you mean {NAMESPACE}:{close[0]}?" if close else f"known: {', '.join(sorted(known))}")
+
+
 def _load(config: pulumi.Config) -> LoadedStack:
+    _check_unknown_keys()
     raw = _raw_common(config)
     if "cluster" not in raw:
         raise UserError("cluster", MISSING, "is required", "declare the cluster (see README: configuration)")

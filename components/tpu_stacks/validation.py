@@ -48,6 +48,10 @@ def _fix(error: dict[str, Any], model: type[BaseModel]) -> str:
         return "add it"
     if kind == "literal_error":
         return f"accepted: {error.get('ctx', {}).get('expected', '')}"
+    if kind in ("model_type", "dict_type"):
+        return "write it as a mapping of settings"
+    if kind == "list_type":
+        return "write it as a list"
     return error["msg"].lower()
 
 
