@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 STAMP := $(VENV)/.installed
 
-.PHONY: plan test size bench clean
+.PHONY: plan test lint format size bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,8 @@ plan: $(STAMP)
 	$(BIN)/tpu-stacks plan --stack $(STACK) --policy-pack policies --json plan-$(STACK).json --manifests manifests/$(STACK)
 
 test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q tests
 
 bench: $(STAMP)
@@ -27,3 +29,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) manifests plan-*.json .pytest_cache
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .

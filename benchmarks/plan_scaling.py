@@ -22,7 +22,7 @@ from tpu_stacks.offline.manifests import render_manifests
 from tpu_stacks.offline.policy import run_policy_pack
 from tpu_stacks.offline.schema import validate_objects
 
-PROGRAM = '''\
+PROGRAM = """\
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
@@ -61,7 +61,7 @@ class Group(pulumi.ComponentResource):
 
 for index in range(GROUPS):
     Group(f"g{{index}}", pulumi.ResourceOptions(providers=[provider]))
-'''
+"""
 
 
 def write_program(directory: Path, groups: int) -> None:

@@ -26,14 +26,19 @@ PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 
 
 def cluster_stack(slices: int) -> dict:
-    return {"config": {
-        "gcp:project": "bench-project",
-        "tpu-stacks:scenario": "cluster",
-        "tpu-stacks:cluster": {
-            "name": "bench", "location": "us-central1-a",
-            "slices": [{"generation": "v5e", "topology": "4x8", "name": f"slice-{index}"} for index in range(slices)],
-        },
-    }}
+    return {
+        "config": {
+            "gcp:project": "bench-project",
+            "tpu-stacks:scenario": "cluster",
+            "tpu-stacks:cluster": {
+                "name": "bench",
+                "location": "us-central1-a",
+                "slices": [
+                    {"generation": "v5e", "topology": "4x8", "name": f"slice-{index}"} for index in range(slices)
+                ],
+            },
+        }
+    }
 
 
 def timed_plan(project: Path, stack: str, policy_pack: bool, repeat: int) -> tuple[float, float, int]:
@@ -80,7 +85,7 @@ def main() -> int:
             print(f"{f'cluster, {slices} slice(s)':<28} {wall:>8.2f} {wall / base:>7.2f} {peak:>9.0f} {code:>5}")
     base = None
     for stack_file in sorted(ROOT.glob("Pulumi.*.yaml")):
-        stack = stack_file.name[len("Pulumi."):-len(".yaml")]
+        stack = stack_file.name[len("Pulumi.") : -len(".yaml")]
         wall, peak, code = timed_plan(ROOT, stack, with_policy, args.repeat)
         base = base or wall
         print(f"{f'stack {stack}':<28} {wall:>8.2f} {wall / base:>7.2f} {peak:>9.0f} {code:>5}")

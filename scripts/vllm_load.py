@@ -52,7 +52,9 @@ def one_request(url: str, body: bytes, api_key: str | None, timeout: float) -> i
     return int(payload.get("usage", {}).get("completion_tokens", 0))
 
 
-def worker(url: str, body: bytes, api_key: str | None, deadline: float, budget: int, timeout: float, tally: Tally) -> None:
+def worker(
+    url: str, body: bytes, api_key: str | None, deadline: float, budget: int, timeout: float, tally: Tally
+) -> None:
     while time.monotonic() < deadline and tally.take(budget):
         started = time.monotonic()
         try:
@@ -66,28 +68,43 @@ def worker(url: str, body: bytes, api_key: str | None, deadline: float, budget: 
             tally.tokens += tokens
 
 
-def run(base_url: str, model: str, parallel: int, duration: float, max_requests: int, max_tokens: int,
-        api_key: str | None, timeout: float = 120.0) -> dict[str, float]:
+def run(
+    base_url: str,
+    model: str,
+    parallel: int,
+    duration: float,
+    max_requests: int,
+    max_tokens: int,
+    api_key: str | None,
+    timeout: float = 120.0,
+) -> dict[str, float]:
     url = base_url.rstrip("/") + "/completions"
     body = json.dumps({"model": model, "prompt": PROMPT, "max_tokens": max_tokens, "temperature": 0}).encode()
     tally = Tally()
     started = time.monotonic()
     deadline = started + duration
-    threads = [threading.Thread(target=worker, args=(url, body, api_key, deadline, max_requests, timeout, tally), daemon=True)
-               for _ in range(parallel)]
+    threads = [
+        threading.Thread(target=worker, args=(url, body, api_key, deadline, max_requests, timeout, tally), daemon=True)
+        for _ in range(parallel)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     elapsed = time.monotonic() - started
     ordered = sorted(tally.latencies)
+
     def percentile(p: float) -> float:
         return ordered[min(len(ordered) - 1, int(p * len(ordered)))] if ordered else 0.0
+
     return {
-        "requests": len(ordered), "errors": tally.errors, "seconds": round(elapsed, 3),
+        "requests": len(ordered),
+        "errors": tally.errors,
+        "seconds": round(elapsed, 3),
         "requests_per_s": round(len(ordered) / elapsed, 3) if elapsed else 0.0,
         "tokens_per_s": round(tally.tokens / elapsed, 3) if elapsed else 0.0,
-        "p50_s": round(percentile(0.5), 4), "p95_s": round(percentile(0.95), 4),
+        "p50_s": round(percentile(0.5), 4),
+        "p95_s": round(percentile(0.95), 4),
         "mean_s": round(statistics.fmean(ordered), 4) if ordered else 0.0,
     }
 
@@ -104,8 +121,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.parallel < 1 or args.duration <= 0 or args.max_requests < 1:
         print("vllm_load: --parallel, --duration and --max-requests must be positive", file=sys.stderr)
         return 2
-    result = run(args.base_url, args.model, args.parallel, args.duration, args.max_requests, args.max_tokens,
-                 os.environ.get("VLLM_API_KEY"))
+    result = run(
+        args.base_url,
+        args.model,
+        args.parallel,
+        args.duration,
+        args.max_requests,
+        args.max_tokens,
+        os.environ.get("VLLM_API_KEY"),
+    )
     print(json.dumps(result))
     return 0 if result["requests"] else 1
 

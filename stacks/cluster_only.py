@@ -13,7 +13,6 @@ from tpu_stacks.cluster import TpuCluster
 from tpu_stacks.errors import UserError
 from tpu_stacks.identity import WorkloadIdentity, check_args
 
-
 SPEC = None  # the cluster scenario has no section of its own
 
 

@@ -58,8 +58,12 @@ class Secrets:
             if config.get(key) is None:
                 continue
             if not pulumi.runtime.is_config_secret(f"{NAMESPACE}:{key}"):
-                raise UserError(key, "<plain text>", "is not a secret in the stack file",
-                                f"remove it and set it with: pulumi config set --secret {NAMESPACE}:{key} <value>")
+                raise UserError(
+                    key,
+                    "<plain text>",
+                    "is not a secret in the stack file",
+                    f"remove it and set it with: pulumi config set --secret {NAMESPACE}:{key} <value>",
+                )
             self.values[key] = config.require_secret(key)
 
     def get(self, key: str) -> pulumi.Output[str] | None:
@@ -123,8 +127,12 @@ def _check_unknown_keys() -> None:
         namespace, _, key = full_key.partition(":")
         if namespace == NAMESPACE and key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1)
-            raise UserError(key, "<set>", "is not a tpu-stacks setting",
-                            f"did you mean {NAMESPACE}:{close[0]}?" if close else f"known: {', '.join(sorted(known))}")
+            raise UserError(
+                key,
+                "<set>",
+                "is not a tpu-stacks setting",
+                f"did you mean {NAMESPACE}:{close[0]}?" if close else f"known: {', '.join(sorted(known))}",
+            )
 
 
 def _load(config: pulumi.Config) -> LoadedStack:
@@ -141,15 +149,25 @@ def _load(config: pulumi.Config) -> LoadedStack:
         raise error.under("kubernetesVersion") from None
     for other in SCENARIOS.values():
         if other.section and other.section != chosen.section and config.get(other.section) is not None:
-            raise UserError(other.section, "<set>", f"belongs to scenario {other.name}, not {chosen.name}",
-                            f"remove it or set {NAMESPACE}:scenario to {other.name}")
+            raise UserError(
+                other.section,
+                "<set>",
+                f"belongs to scenario {other.name}, not {chosen.name}",
+                f"remove it or set {NAMESPACE}:scenario to {other.name}",
+            )
     if chosen.section is None:
         plan_cluster(common.cluster)  # every cluster rule, before any resource exists
         return LoadedStack(config=common, scenario=chosen)
     section = _object(config, chosen.section)
     if section is None:
-        raise UserError(chosen.section, MISSING, f"is required for scenario {chosen.name}", f"see docs/{chosen.name}.md")
+        raise UserError(
+            chosen.section, MISSING, f"is required for scenario {chosen.name}", f"see docs/{chosen.name}.md"
+        )
     if common.cluster.slices and not chosen.takes_slices:
-        raise UserError("cluster.slices", f"{len(common.cluster.slices)} slice(s)",
-                        f"are derived from the model in scenario {chosen.name}", "remove cluster.slices")
+        raise UserError(
+            "cluster.slices",
+            f"{len(common.cluster.slices)} slice(s)",
+            f"are derived from the model in scenario {chosen.name}",
+            "remove cluster.slices",
+        )
     return LoadedStack(config=common, scenario=chosen, section=parse(chosen.spec(), section, chosen.section))

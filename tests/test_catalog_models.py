@@ -59,7 +59,9 @@ def test_lookup_by_id_path_and_alias(name, expected_id):
 
 
 def test_unknown_model_names_what_is_known():
-    with pytest.raises(UserError, match=r"model: 'acme/unknown-13b' is not in the model catalogue; known: .*meta-llama/Llama-3.1-70B"):
+    with pytest.raises(
+        UserError, match=r"model: 'acme/unknown-13b' is not in the model catalogue; known: .*meta-llama/Llama-3.1-70B"
+    ):
         models.lookup_model("acme/unknown-13b")
 
 

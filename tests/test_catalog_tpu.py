@@ -11,13 +11,37 @@ GiB, GB = 1024**3, 10**9
 #              machine types {name: chips per VM}, standard minimum GKE version)
 FACTS = {
     "v4": ("tpu-v4-podslice", 32 * GiB, 1200 * GB, 275e12, 3, 3072, {"ct4p-hightpu-4t": 4}, "1.26.1-gke.1500"),
-    "v5e": ("tpu-v5-lite-podslice", 16 * GB, 819 * GB, 197e12, 2, 256,
-            {"ct5lp-hightpu-1t": 1, "ct5lp-hightpu-4t": 4, "ct5lp-hightpu-8t": 8}, "1.27.2-gke.2100"),
+    "v5e": (
+        "tpu-v5-lite-podslice",
+        16 * GB,
+        819 * GB,
+        197e12,
+        2,
+        256,
+        {"ct5lp-hightpu-1t": 1, "ct5lp-hightpu-4t": 4, "ct5lp-hightpu-8t": 8},
+        "1.27.2-gke.2100",
+    ),
     "v5p": ("tpu-v5p-slice", 95 * GiB, 2765 * GB, 459e12, 3, 6144, {"ct5p-hightpu-4t": 4}, "1.28.3-gke.1024000"),
-    "v6e": ("tpu-v6e-slice", 32 * GB, 1640 * GB, 918e12, 2, 256,
-            {"ct6e-standard-1t": 1, "ct6e-standard-4t": 4, "ct6e-standard-8t": 8}, "1.31.2-gke.1115000"),
-    "tpu7x": ("tpu7x", 192 * GiB, 7380 * GB, 2307e12, 3, 9216,
-              {"tpu7x-standard-1t": 1, "tpu7x-standard-4t": 4}, "1.34.3-gke.1318000"),
+    "v6e": (
+        "tpu-v6e-slice",
+        32 * GB,
+        1640 * GB,
+        918e12,
+        2,
+        256,
+        {"ct6e-standard-1t": 1, "ct6e-standard-4t": 4, "ct6e-standard-8t": 8},
+        "1.31.2-gke.1115000",
+    ),
+    "tpu7x": (
+        "tpu7x",
+        192 * GiB,
+        7380 * GB,
+        2307e12,
+        3,
+        9216,
+        {"tpu7x-standard-1t": 1, "tpu7x-standard-4t": 4},
+        "1.34.3-gke.1318000",
+    ),
 }
 
 
@@ -53,7 +77,18 @@ def test_3d_rule_below_64_chips_and_multiples_of_four_above():
         if shape.chips >= 64:
             assert a <= b <= c and a % 4 == b % 4 == c % 4 == 0
     # the documented v5p table (catalogue 2.2) is a subset of the rule's output
-    for documented in ["4x4x8", "4x4x12", "4x8x8", "8x8x8", "8x8x12", "8x8x16", "8x16x16", "12x16x16", "16x16x16", "16x16x24"]:
+    for documented in [
+        "4x4x8",
+        "4x4x12",
+        "4x8x8",
+        "8x8x8",
+        "8x8x12",
+        "8x8x16",
+        "8x16x16",
+        "12x16x16",
+        "16x16x16",
+        "16x16x24",
+    ]:
         assert documented in names
     assert "16x16x28" not in names  # beyond the documented v5p maximum
     assert "12x16x16" in tpu.generation("v4").topology_names
@@ -148,7 +183,12 @@ def test_versions_compare_numerically():
         ("v5e", "2x2x2", None, r"is not a v5e topology"),
         ("v5p", "4x4", None, r"is not a v5p topology"),
         ("v5e", "huge", None, r"is not a TPU topology; write it as AxB"),
-        ("v5e", "4x8", "ct5lp-hightpu-8t", r"machineType: 'ct5lp-hightpu-8t' cannot form a 4x8 slice; use one of: ct5lp-hightpu-4t"),
+        (
+            "v5e",
+            "4x8",
+            "ct5lp-hightpu-8t",
+            r"machineType: 'ct5lp-hightpu-8t' cannot form a 4x8 slice; use one of: ct5lp-hightpu-4t",
+        ),
         ("v5e", "2x4", "ct6e-standard-8t", r"is not a v5e machine type"),
         ("v9", "2x2", None, r"is not a TPU generation on GKE; valid: v4, v5e, v5p, v6e, tpu7x"),
     ],
@@ -160,5 +200,9 @@ def test_invalid_shapes_are_refused_with_the_fix(gen, topology, machine, message
 
 def test_ray_accelerator_names():
     assert {g.name: g.ray_accelerator_type for g in tpu.GENERATIONS} == {
-        "v4": "TPU-V4", "v5e": "TPU-V5LITEPOD", "v5p": "TPU-V5P", "v6e": "TPU-V6E", "tpu7x": None,
+        "v4": "TPU-V4",
+        "v5e": "TPU-V5LITEPOD",
+        "v5p": "TPU-V5P",
+        "v6e": "TPU-V6E",
+        "tpu7x": None,
     }

@@ -13,7 +13,9 @@ SCRIPT = shutil.which("tpu-stacks", path=str(Path(sys.executable).parent)) or "t
 
 
 def run(*args):
-    return subprocess.run([SCRIPT, "size", *args], capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    return subprocess.run(
+        [SCRIPT, "size", *args], capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"}
+    )
 
 
 def test_json_recommends_2x4_for_llama_70b_on_v6e():
@@ -25,7 +27,11 @@ def test_json_recommends_2x4_for_llama_70b_on_v6e():
     memory = document["memory"]
     assert memory["total_bytes"] == memory["weights_bytes"] + memory["kv_cache_bytes"] + memory["overhead_bytes"]
     recommended = document["recommended"]
-    assert (recommended["topology"], recommended["machine_type"], recommended["chips"]) == ("2x4", "ct6e-standard-8t", 8)
+    assert (recommended["topology"], recommended["machine_type"], recommended["chips"]) == (
+        "2x4",
+        "ct6e-standard-8t",
+        8,
+    )
     keys = {"topology", "machine_type", "chips", "nodes", "hbm_bytes", "fits", "headroom_bytes", "hourly_usd"}
     for candidate in document["candidates"]:
         assert keys <= set(candidate)
@@ -34,7 +40,15 @@ def test_json_recommends_2x4_for_llama_70b_on_v6e():
 
 
 def test_human_table_marks_the_recommendation():
-    result = run("saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test", "--tpu", "v5e", "--engine", "saxml", "--context", "256")
+    result = run(
+        "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+        "--tpu",
+        "v5e",
+        "--engine",
+        "saxml",
+        "--context",
+        "256",
+    )
     assert result.returncode == 0, result.stderr
     assert "Recommended: 4x8 on ct5lp-hightpu-4t (32 chips, 8 nodes)" in result.stdout
     assert "> 4x8" in result.stdout

@@ -27,5 +27,7 @@ def test_digest_can_be_required():
 
 
 def test_check_pinned_names_the_key():
-    with pytest.raises(UserError, match=r"vllm.image: 'img:latest' is not pinned: it uses the moving tag :latest; use an immutable tag"):
+    with pytest.raises(
+        UserError, match=r"vllm.image: 'img:latest' is not pinned: it uses the moving tag :latest; use an immutable tag"
+    ):
         check_pinned("img:latest", "vllm.image", "img:v1")

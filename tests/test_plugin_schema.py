@@ -53,8 +53,16 @@ def test_schema_lists_components_with_inputs_and_outputs():
     cluster = components["TpuCluster"]
     assert {"project", "location", "slices", "mode", "universe", "existing"} <= set(cluster.inputs)
     assert not cluster.inputs["project"].optional and cluster.inputs["slices"].optional
-    assert {"clusterName", "location", "endpoint", "workloadPool", "kubeconfig", "kubernetesProvider", "slices",
-            "nodeServiceAccount"} == set(cluster.outputs)
+    assert {
+        "clusterName",
+        "location",
+        "endpoint",
+        "workloadPool",
+        "kubeconfig",
+        "kubernetesProvider",
+        "slices",
+        "nodeServiceAccount",
+    } == set(cluster.outputs)
     assert cluster.outputs["kubernetesProvider"].ref.endswith("#/resources/pulumi:providers:kubernetes")
     identity = components["WorkloadIdentity"]
     assert {"project", "ksaName", "mode", "bucketGrants", "projectRoles"} <= set(identity.inputs)

@@ -15,7 +15,12 @@ def serve(model, **kwargs):
 def test_saxml_175b_on_v5e_needs_4x8():
     result = sizing.size(serve(SAXML_175B_TEST, engine="saxml", context=256), "v5e")
     best = result.recommended
-    assert (best.shape.topology, best.shape.machine_type, best.shape.chips, best.shape.nodes) == ("4x8", "ct5lp-hightpu-4t", 32, 8)
+    assert (best.shape.topology, best.shape.machine_type, best.shape.chips, best.shape.nodes) == (
+        "4x8",
+        "ct5lp-hightpu-4t",
+        32,
+        8,
+    )
     four_by_four = next(c for c in result.candidates if c.shape.topology == "4x4")
     assert not four_by_four.fits
     # "about 350 GB in bf16" (the tutorial)
@@ -59,7 +64,9 @@ def test_dtype_shrinks_the_weights_and_the_slice():
 
 def test_jetstream_preallocates_batch_times_cache_length():
     small = sizing.judge(serve("google/gemma-7b", engine="jetstream", batch=8, context=2048), slice_shape("v5e", "2x4"))
-    large = sizing.judge(serve("google/gemma-7b", engine="jetstream", batch=256, context=2048), slice_shape("v5e", "2x4"))
+    large = sizing.judge(
+        serve("google/gemma-7b", engine="jetstream", batch=256, context=2048), slice_shape("v5e", "2x4")
+    )
     assert large.memory.part("kv_cache") == 32 * small.memory.part("kv_cache")
     assert small.fits and not large.fits
 

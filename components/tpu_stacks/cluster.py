@@ -5,7 +5,6 @@ module only turns the plan into resources: the cluster (or a look-up of an exist
 CPU system pool, one node pool per multi-host slice, a kubeconfig and a Kubernetes provider.
 """
 
-
 from typing import Optional
 
 import pulumi
@@ -41,7 +40,9 @@ def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) ->
         workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=plan.workload_pool),
         monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
             enable_components=["SYSTEM_COMPONENTS"],
-            managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=spec.addons.managed_prometheus),
+            managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(
+                enabled=spec.addons.managed_prometheus
+            ),
         ),
         ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(),  # VPC-native (alias IPs)
         deletion_protection=spec.deletion_protection,
@@ -55,15 +56,21 @@ def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) ->
         )
         defaults = gcp.container.ClusterClusterAutoscalingArgs(
             auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
-                service_account=nodes_account, oauth_scopes=[CLOUD_PLATFORM_SCOPE]))
-        return gcp.container.ClusterArgs(enable_autopilot=True, addons_config=ray, cluster_autoscaling=defaults, **common)
+                service_account=nodes_account, oauth_scopes=[CLOUD_PLATFORM_SCOPE]
+            )
+        )
+        return gcp.container.ClusterArgs(
+            enable_autopilot=True, addons_config=ray, cluster_autoscaling=defaults, **common
+        )
     return gcp.container.ClusterArgs(
         node_locations=list(plan.node_locations) if plan.regional and plan.node_locations else None,
         addons_config=_addons(plan),
         # The default pool is replaced by our own system pool, whose settings we control.
         remove_default_node_pool=True,
         initial_node_count=1,
-        node_config=gcp.container.ClusterNodeConfigArgs(service_account=nodes_account, oauth_scopes=[CLOUD_PLATFORM_SCOPE]),
+        node_config=gcp.container.ClusterNodeConfigArgs(
+            service_account=nodes_account, oauth_scopes=[CLOUD_PLATFORM_SCOPE]
+        ),
         **common,
     )
 
@@ -116,7 +123,9 @@ class TpuCluster(pulumi.ComponentResource):
         if plan.spec.existing:
             existing = plan.spec.existing
             found = gcp.container.get_cluster_output(
-                name=existing.name, location=existing.location, project=existing.project or plan.spec.project,
+                name=existing.name,
+                location=existing.location,
+                project=existing.project or plan.spec.project,
                 opts=pulumi.InvokeOptions(parent=self),
             )
             cluster_name: pulumi.Output[str] = pulumi.Output.from_input(existing.name)
@@ -139,7 +148,9 @@ class TpuCluster(pulumi.ComponentResource):
             for pool in plan.pools
             if not pool.autopilot and (plan.spec.existing is None or plan.spec.existing.create_pools)
         ]
-        context = pulumi.Output.all(cluster_name, location).apply(lambda parts: f"gke_{plan.spec.project}_{parts[1]}_{parts[0]}")
+        context = pulumi.Output.all(cluster_name, location).apply(
+            lambda parts: f"gke_{plan.spec.project}_{parts[1]}_{parts[0]}"
+        )
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(context, endpoint, ca_certificate).apply(lambda parts: gke_kubeconfig(*parts))
         )

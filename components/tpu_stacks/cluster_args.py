@@ -4,7 +4,6 @@ These TypedDicts are the multi-language surface (`pulumi package add` turns them
 `cluster_spec.ClusterSpec` validates the same fields. A test keeps the two in step.
 """
 
-
 from typing import NotRequired, TypedDict
 
 
@@ -95,4 +94,3 @@ class SliceInfo(TypedDict):
     accelerator_label: str
     generation: str
     node_selector: dict[str, str]
-

@@ -99,7 +99,9 @@ class ClusterSpec(_Spec):
     location: str
     node_locations: list[str] = Field(default_factory=list, alias="nodeLocations")
     mode: Literal["standard", "autopilot"] = "standard"
-    release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = Field(default="REGULAR", alias="releaseChannel")
+    release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = Field(
+        default="REGULAR", alias="releaseChannel"
+    )
     min_version: str | None = Field(default=None, alias="minVersion")
     universe: str = "google"
     addons: AddonsSpec = Field(default_factory=AddonsSpec)
@@ -197,13 +199,22 @@ def _check_location(spec: ClusterSpec) -> tuple[bool, tuple[str, ...]]:
     elif REGION.match(spec.location):
         regional = True
     else:
-        raise UserError("cluster.location", spec.location, "is neither a zone nor a region", "use e.g. us-central1-a (zonal) or us-central1 (regional)")
+        raise UserError(
+            "cluster.location",
+            spec.location,
+            "is neither a zone nor a region",
+            "use e.g. us-central1-a (zonal) or us-central1 (regional)",
+        )
     region = spec.location if regional else _region_of(spec.location)
     if spec.mode == "autopilot" and not regional:
-        raise UserError("cluster.location", spec.location, "is a zone, and Autopilot clusters are regional", f"use {region}")
+        raise UserError(
+            "cluster.location", spec.location, "is a zone, and Autopilot clusters are regional", f"use {region}"
+        )
     for index, zone in enumerate(spec.node_locations):
         if not ZONE.match(zone) or _region_of(zone) != region:
-            raise UserError(f"cluster.nodeLocations[{index}]", zone, f"is not a zone of {region}", f"use zones like {region}-a")
+            raise UserError(
+                f"cluster.nodeLocations[{index}]", zone, f"is not a zone of {region}", f"use zones like {region}-a"
+            )
     if spec.node_locations:
         return regional, tuple(spec.node_locations)
     return regional, () if regional else (spec.location,)
@@ -220,8 +231,12 @@ def _check_versions(spec: ClusterSpec, shapes: list[SliceShape]) -> None:
             gen = generation(shape.generation)
             minimum = gen.min_gke_autopilot if spec.mode == "autopilot" else gen.min_gke_standard
             if gke_version(CHANNEL_FLOOR) < minimum.parsed and spec.existing is None:
-                raise UserError("cluster.minVersion", MISSING, f"is required for TPU {gen.name}, which needs GKE {minimum.version}",
-                                f"set cluster.minVersion to {minimum.version} or later (source: {minimum.source})")
+                raise UserError(
+                    "cluster.minVersion",
+                    MISSING,
+                    f"is required for TPU {gen.name}, which needs GKE {minimum.version}",
+                    f"set cluster.minVersion to {minimum.version} or later (source: {minimum.source})",
+                )
         return
     try:
         chosen = gke_version(spec.min_version)
@@ -232,7 +247,8 @@ def _check_versions(spec: ClusterSpec, shapes: list[SliceShape]) -> None:
         minimum = gen.min_gke_autopilot if spec.mode == "autopilot" else gen.min_gke_standard
         if chosen < minimum.parsed:
             raise UserError(
-                "cluster.minVersion", spec.min_version,
+                "cluster.minVersion",
+                spec.min_version,
                 f"is older than TPU {gen.name} supports in {spec.mode} mode",
                 f"use {minimum.version} or later (source: {minimum.source})",
             )
@@ -244,18 +260,34 @@ RESOURCE_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 def _check_capacity(key: str, spec: SliceSpec) -> None:
     if spec.max_run_duration is not None and not DURATION.match(spec.max_run_duration):
-        raise UserError(f"{key}.maxRunDuration", spec.max_run_duration, "is not a duration GKE accepts", "write seconds, e.g. 86400s")
+        raise UserError(
+            f"{key}.maxRunDuration",
+            spec.max_run_duration,
+            "is not a duration GKE accepts",
+            "write seconds, e.g. 86400s",
+        )
     if spec.reservation is not None and not RESOURCE_NAME.match(spec.reservation):
-        raise UserError(f"{key}.reservation", spec.reservation, "is not a reservation name",
-                        "use the reservation's name: lowercase letters, digits and '-'")
+        raise UserError(
+            f"{key}.reservation",
+            spec.reservation,
+            "is not a reservation name",
+            "use the reservation's name: lowercase letters, digits and '-'",
+        )
     if spec.flex_start and spec.spot:
         raise UserError(f"{key}.flexStart", True, "cannot be combined with spot", "choose flexStart or spot, not both")
     if spec.flex_start and spec.reservation:
         raise UserError(f"{key}.flexStart", True, "cannot use a reservation", "remove reservation or flexStart")
     if spec.queued_provisioning and spec.reservation:
-        raise UserError(f"{key}.queuedProvisioning", True, "cannot use a reservation (affinity must be NO_RESERVATION)", "remove reservation or queuedProvisioning")
+        raise UserError(
+            f"{key}.queuedProvisioning",
+            True,
+            "cannot use a reservation (affinity must be NO_RESERVATION)",
+            "remove reservation or queuedProvisioning",
+        )
     if spec.queued_provisioning and spec.spot:
-        raise UserError(f"{key}.queuedProvisioning", True, "cannot be combined with spot", "choose queuedProvisioning or spot")
+        raise UserError(
+            f"{key}.queuedProvisioning", True, "cannot be combined with spot", "choose queuedProvisioning or spot"
+        )
     if spec.spot and spec.reservation:
         raise UserError(f"{key}.spot", True, "cannot consume a reservation", "remove reservation or spot")
 
@@ -265,26 +297,43 @@ def _autoscaling(key: str, spec: SliceSpec, shape: SliceShape) -> tuple[int | No
     scales_from_zero = spec.flex_start or spec.queued_provisioning
     if shape.multi_host:
         if spec.nodes not in (None, shape.nodes):
-            raise UserError(f"{key}.nodes", spec.nodes, f"does not match the {shape.topology} slice on {shape.machine_type}",
-                            f"a multi-host pool always has {shape.nodes} nodes; add slices with count instead")
+            raise UserError(
+                f"{key}.nodes",
+                spec.nodes,
+                f"does not match the {shape.topology} slice on {shape.machine_type}",
+                f"a multi-host pool always has {shape.nodes} nodes; add slices with count instead",
+            )
         if spec.autoscaling is None and not scales_from_zero:
             return shape.nodes, None, None
         low = spec.autoscaling.min_nodes if spec.autoscaling else 0
         high = spec.autoscaling.max_nodes if spec.autoscaling and spec.autoscaling.max_nodes else shape.nodes
         if low not in (0, shape.nodes) or high != shape.nodes:
-            raise UserError(f"{key}.autoscaling", f"{low}..{high}", "is not a whole-slice range",
-                            f"a multi-host pool scales only between 0 and {shape.nodes} nodes (the whole slice)")
+            raise UserError(
+                f"{key}.autoscaling",
+                f"{low}..{high}",
+                "is not a whole-slice range",
+                f"a multi-host pool scales only between 0 and {shape.nodes} nodes (the whole slice)",
+            )
         if scales_from_zero and low != 0:
-            raise UserError(f"{key}.autoscaling.minNodes", low, "must be 0 with flex-start or queued provisioning", "set minNodes: 0")
+            raise UserError(
+                f"{key}.autoscaling.minNodes",
+                low,
+                "must be 0 with flex-start or queued provisioning",
+                "set minNodes: 0",
+            )
         return None, low, high
     if spec.autoscaling is None and not scales_from_zero:
         return spec.nodes if spec.nodes is not None else 1, None, None
     low = spec.autoscaling.min_nodes if spec.autoscaling else 0
     high = spec.autoscaling.max_nodes if spec.autoscaling and spec.autoscaling.max_nodes else max(spec.nodes or 1, 1)
     if low > high:
-        raise UserError(f"{key}.autoscaling", f"{low}..{high}", "has minNodes above maxNodes", "set minNodes <= maxNodes")
+        raise UserError(
+            f"{key}.autoscaling", f"{low}..{high}", "has minNodes above maxNodes", "set minNodes <= maxNodes"
+        )
     if scales_from_zero and low != 0:
-        raise UserError(f"{key}.autoscaling.minNodes", low, "must be 0 with flex-start or queued provisioning", "set minNodes: 0")
+        raise UserError(
+            f"{key}.autoscaling.minNodes", low, "must be 0 with flex-start or queued provisioning", "set minNodes: 0"
+        )
     return None, low, high
 
 
@@ -298,8 +347,12 @@ def _pool_zone(key: str, spec: SliceSpec, cluster: ClusterSpec, regional: bool, 
         return cluster.location
     if len(node_locations) == 1:
         return node_locations[0]
-    raise UserError(f"{key}.zone", None, "is missing for a regional cluster",
-                    "TPU pools live in one zone: give cluster.nodeLocations exactly one zone (or set the slice's zone)")
+    raise UserError(
+        f"{key}.zone",
+        None,
+        "is missing for a regional cluster",
+        "TPU pools live in one zone: give cluster.nodeLocations exactly one zone (or set the slice's zone)",
+    )
 
 
 def _pool_name(spec: SliceSpec, shape: SliceShape, replica: int) -> str:
@@ -317,18 +370,32 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
     if spec.existing is not None:
         # Pools added to an existing cluster live where that cluster is, in its project.
         existing = spec.existing
-        spec = spec.model_copy(update={"name": existing.name, "location": existing.location,
-                                       "project": existing.project or spec.project})
+        spec = spec.model_copy(
+            update={"name": existing.name, "location": existing.location, "project": existing.project or spec.project}
+        )
     chosen_universe = universe(spec.universe, key="cluster.universe")
     if spec.node_service_account is not None and not EMAIL.match(spec.node_service_account):
-        raise UserError("cluster.nodeServiceAccount", spec.node_service_account, "is not a service account email",
-                        "give NAME@PROJECT.iam.gserviceaccount.com")
+        raise UserError(
+            "cluster.nodeServiceAccount",
+            spec.node_service_account,
+            "is not a service account email",
+            "give NAME@PROJECT.iam.gserviceaccount.com",
+        )
     if not NAME.match(spec.name):
-        raise UserError("cluster.name", spec.name, "is not a valid GKE cluster name", "use lowercase letters, digits and '-', at most 40 characters")
+        raise UserError(
+            "cluster.name",
+            spec.name,
+            "is not a valid GKE cluster name",
+            "use lowercase letters, digits and '-', at most 40 characters",
+        )
     regional, node_locations = _check_location(spec)
     if generation_of_machine_type(spec.system_pool.machine_type) is not None:
-        raise UserError("cluster.systemPool.machineType", spec.system_pool.machine_type, "is a TPU machine type",
-                        "the system pool runs kube-system and add-ons on CPU nodes: use e.g. e2-standard-4")
+        raise UserError(
+            "cluster.systemPool.machineType",
+            spec.system_pool.machine_type,
+            "is a TPU machine type",
+            "the system pool runs kube-system and add-ons on CPU nodes: use e.g. e2-standard-4",
+        )
     shapes: list[SliceShape] = []
     pools: list[PoolPlan] = []
     for index, slice_spec in enumerate(spec.slices):
@@ -339,9 +406,19 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
             raise error.under(key) from None
         shapes.append(shape)
         _check_capacity(key, slice_spec)
-        if spec.mode == "standard" and shape.multi_host and slice_spec.zone is None and regional and len(node_locations) > 1:
-            raise UserError(f"{key}.zone", None, f"is missing: COMPACT placement of the multi-host {shape.topology} slice needs exactly one zone",
-                            "set the slice's zone")
+        if (
+            spec.mode == "standard"
+            and shape.multi_host
+            and slice_spec.zone is None
+            and regional
+            and len(node_locations) > 1
+        ):
+            raise UserError(
+                f"{key}.zone",
+                None,
+                f"is missing: COMPACT placement of the multi-host {shape.topology} slice needs exactly one zone",
+                "set the slice's zone",
+            )
         autopilot = spec.mode == "autopilot"
         # Autopilot creates TPU nodes from the workloads' node selectors: its pools are virtual.
         zone = (slice_spec.zone or "") if autopilot else _pool_zone(key, slice_spec, spec, regional, node_locations)
@@ -349,13 +426,21 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         replicas = slice_spec.count if shape.multi_host else 1
         if not shape.multi_host and slice_spec.count > 1:
             if slice_spec.nodes not in (None, slice_spec.count):
-                raise UserError(f"{key}.nodes", slice_spec.nodes, f"contradicts count {slice_spec.count}",
-                                "identical single-host slices share one pool with one node each: set count or nodes, not both")
+                raise UserError(
+                    f"{key}.nodes",
+                    slice_spec.nodes,
+                    f"contradicts count {slice_spec.count}",
+                    "identical single-host slices share one pool with one node each: set count or nodes, not both",
+                )
             if fixed is not None:
                 fixed = slice_spec.count
             elif high is not None and high < slice_spec.count:
-                raise UserError(f"{key}.autoscaling.maxNodes", high, f"is below count {slice_spec.count}",
-                                "identical single-host slices share one pool with one node each: raise maxNodes or lower count")
+                raise UserError(
+                    f"{key}.autoscaling.maxNodes",
+                    high,
+                    f"is below count {slice_spec.count}",
+                    "identical single-host slices share one pool with one node each: raise maxNodes or lower count",
+                )
         for replica in range(replicas):
             pools.append(
                 PoolPlan(
@@ -378,12 +463,26 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
     names = [pool.name for pool in pools]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
-        raise UserError("cluster.slices[].name", duplicates[0], "names two node pools", "give each slice a distinct name")
+        raise UserError(
+            "cluster.slices[].name", duplicates[0], "names two node pools", "give each slice a distinct name"
+        )
     for pool in pools:
         if not NAME.match(pool.name):
-            raise UserError(f"cluster.slices[{pool.slice_index}].name", pool.name, "is not a valid node pool name", "use lowercase letters, digits and '-'")
+            raise UserError(
+                f"cluster.slices[{pool.slice_index}].name",
+                pool.name,
+                "is not a valid node pool name",
+                "use lowercase letters, digits and '-'",
+            )
     _check_versions(spec, shapes)
-    return ClusterPlan(spec=spec, universe=chosen_universe, regional=regional, node_locations=node_locations, pools=tuple(pools), slices=tuple(shapes))
+    return ClusterPlan(
+        spec=spec,
+        universe=chosen_universe,
+        regional=regional,
+        node_locations=node_locations,
+        pools=tuple(pools),
+        slices=tuple(shapes),
+    )
 
 
 TPU_TAINT = {"key": TPU_TAINT_KEY, "effect": "NoSchedule"}

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 """The value of a setting that was not given at all."""
 
@@ -30,11 +29,11 @@ class UserError(ValueError):
             message += f"; {fix}"
         super().__init__(message)
 
-    def in_namespace(self, namespace: str) -> "UserError":
+    def in_namespace(self, namespace: str) -> UserError:
         """The same error with its key as a Pulumi config key (`tpu-stacks:cluster.location`)."""
         return UserError(f"{namespace}:{self.key}", self.value, self.problem, self.fix)
 
-    def under(self, prefix: str) -> "UserError":
+    def under(self, prefix: str) -> UserError:
         """The same error with its key placed under a config prefix (`cluster.` + `slices[0]...`)."""
         key = f"{prefix}.{self.key}" if self.key else prefix
         return UserError(key, self.value, self.problem, self.fix)

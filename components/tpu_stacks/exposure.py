@@ -17,8 +17,12 @@ INTERNAL_LB_ANNOTATION = {"networking.gke.io/load-balancer-type": "Internal"}
 def check_source_ranges(section: str, exposure: str, source_ranges: list[str], what: str) -> None:
     """Refuse a public endpoint without source ranges, a malformed range, or the whole internet."""
     if exposure == "public" and not source_ranges:
-        raise UserError(f"{section}.sourceRanges", [], f"is empty for a public endpoint {what}",
-                        "list the CIDRs allowed to reach it (e.g. 203.0.113.0/24), or keep exposure: internal")
+        raise UserError(
+            f"{section}.sourceRanges",
+            [],
+            f"is empty for a public endpoint {what}",
+            "list the CIDRs allowed to reach it (e.g. 203.0.113.0/24), or keep exposure: internal",
+        )
     for index, cidr in enumerate(source_ranges):
         key = f"{section}.sourceRanges[{index}]"
         try:

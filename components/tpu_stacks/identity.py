@@ -57,8 +57,12 @@ def check_project_role(role: str, key: str = "projectRoles") -> None:
     """Refuse project-wide roles that would give a workload more than it needs."""
     if role not in PROJECT_ONLY_ROLES:
         allowed = ", ".join(sorted(PROJECT_ONLY_ROLES))
-        raise UserError(key, role, "is not granted project-wide by tpu-stacks",
-                        f"grant storage roles on the bucket (bucketGrants); project-level roles allowed: {allowed}")
+        raise UserError(
+            key,
+            role,
+            "is not granted project-wide by tpu-stacks",
+            f"grant storage roles on the bucket (bucketGrants); project-level roles allowed: {allowed}",
+        )
 
 
 def check_args(args: WorkloadIdentityArgs) -> tuple[str, str, Universe]:
@@ -69,15 +73,24 @@ def check_args(args: WorkloadIdentityArgs) -> tuple[str, str, Universe]:
     for key, config_key in (("ksa_name", "ksaName"), ("namespace", "namespace")):
         value = args.get(key, "default")
         if not K8S_NAME.match(value):
-            raise UserError(config_key, value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'")
+            raise UserError(
+                config_key, value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'"
+            )
     if mode == "service-account" and not ACCOUNT_ID.match(args.get("gsa_name", "")):
-        raise UserError("gsaName", args.get("gsa_name", ""), "is not a valid service account id", "use 6-30 lowercase letters, digits and '-'")
+        raise UserError(
+            "gsaName",
+            args.get("gsa_name", ""),
+            "is not a valid service account id",
+            "use 6-30 lowercase letters, digits and '-'",
+        )
     for role in args.get("project_roles", []):
         check_project_role(role)
     for grant in args.get("bucket_grants", []):
         role = grant.get("role", "roles/storage.objectUser")
         if role in ("roles/storage.admin", "roles/owner", "roles/editor"):
-            raise UserError("bucketGrants.role", role, "is an administration role", "use roles/storage.objectUser or objectViewer")
+            raise UserError(
+                "bucketGrants.role", role, "is an administration role", "use roles/storage.objectUser or objectViewer"
+            )
     return mode, args.get("namespace", "default"), universe(args.get("universe", "google"))
 
 
@@ -112,7 +125,9 @@ class WorkloadIdentity(pulumi.ComponentResource):
             email = chosen.service_account_email(args["gsa_name"], project)
             account = gcp.serviceaccount.Account(
                 f"{name}-gsa",
-                gcp.serviceaccount.AccountArgs(account_id=args["gsa_name"], project=project, display_name=f"Workload identity of {namespace}/{ksa}"),
+                gcp.serviceaccount.AccountArgs(
+                    account_id=args["gsa_name"], project=project, display_name=f"Workload identity of {namespace}/{ksa}"
+                ),
                 opts=child,
             )
             gcp.serviceaccount.IAMMember(
@@ -128,22 +143,33 @@ class WorkloadIdentity(pulumi.ComponentResource):
             member: pulumi.Output[str] = pulumi.Output.from_input(f"serviceAccount:{email}")
             grant_opts = pulumi.ResourceOptions(parent=self, depends_on=[*after, account])
         else:
-            number = args.get("project_number") or gcp.organizations.get_project_output(
-                project_id=project, opts=pulumi.InvokeOptions(parent=self)
-            ).number
-            member = pulumi.Output.from_input(number).apply(lambda n: chosen.principal_member(n, project, namespace, ksa))
+            number = (
+                args.get("project_number")
+                or gcp.organizations.get_project_output(
+                    project_id=project, opts=pulumi.InvokeOptions(parent=self)
+                ).number
+            )
+            member = pulumi.Output.from_input(number).apply(
+                lambda n: chosen.principal_member(n, project, namespace, ksa)
+            )
             email = ""
             grant_opts = child
         self.service_account = k8s.core.v1.ServiceAccount(
             f"{name}-ksa",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=ksa, namespace=namespace, annotations=annotations or None,
-                                                labels={"app.kubernetes.io/managed-by": "tpu-stacks"}),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=ksa,
+                namespace=namespace,
+                annotations=annotations or None,
+                labels={"app.kubernetes.io/managed-by": "tpu-stacks"},
+            ),
             opts=child,
         )
         for index, grant in enumerate(args.get("bucket_grants", [])):
             gcp.storage.BucketIAMMember(
                 f"{name}-bucket-{index}",
-                gcp.storage.BucketIAMMemberArgs(bucket=grant["bucket"], role=grant.get("role", "roles/storage.objectUser"), member=member),
+                gcp.storage.BucketIAMMemberArgs(
+                    bucket=grant["bucket"], role=grant.get("role", "roles/storage.objectUser"), member=member
+                ),
                 opts=grant_opts,
             )
         for role in args.get("project_roles", []):
@@ -156,4 +182,6 @@ class WorkloadIdentity(pulumi.ComponentResource):
         self.namespace = pulumi.Output.from_input(namespace)
         self.member = member
         self.gsa_email = pulumi.Output.from_input(email)
-        self.register_outputs({"ksa_name": self.ksa_name, "namespace": self.namespace, "member": self.member, "gsa_email": self.gsa_email})
+        self.register_outputs(
+            {"ksa_name": self.ksa_name, "namespace": self.namespace, "member": self.member, "gsa_email": self.gsa_email}
+        )

@@ -11,7 +11,9 @@ from tpu_stacks.errors import UserError
 MOVING_TAGS: tuple[str, ...] = ("latest", "nightly", "master", "main", "edge", "dev")
 
 
-def image_problem(image: str, moving: tuple[str, ...] | list[str] = MOVING_TAGS, require_digest: bool = False) -> str | None:
+def image_problem(
+    image: str, moving: tuple[str, ...] | list[str] = MOVING_TAGS, require_digest: bool = False
+) -> str | None:
     """Why an image reference is not reproducible, or None when it is."""
     if "@" in image:
         return None

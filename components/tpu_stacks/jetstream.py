@@ -3,7 +3,8 @@ slice, the tutorial shared/seeds/003 as one component. JetStream was archived up
 1 Feb 2026 (its features moved to vLLM `tpu-inference`): new deployments should use `VllmStack`
 (docs/jetstream.md shows the move).
 
-Decisions live in `jetstream_plan.plan_jetstream` (what they mean in `jetstream_spec`); the pod in `jetstream_pod`; the converter Job in
+Decisions live in `jetstream_plan.plan_jetstream` (what they mean in `jetstream_spec`); the pod in
+`jetstream_pod`; the converter Job in
 `jetstream_converter`. This module declares the resources: cluster, checkpoint bucket, Workload
 Identity, Secret, converter Job, Deployment and Service, and the outputs a user needs to call it.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
@@ -22,11 +23,11 @@ from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.identity import WorkloadIdentity
 from tpu_stacks.jetstream_args import JetStreamSlice, JetStreamStackArgs
 from tpu_stacks.jetstream_converter import HF_SECRET_KEY, converter_job
-from tpu_stacks.jetstream_pod import pod_template
 from tpu_stacks.jetstream_plan import plan_jetstream
+from tpu_stacks.jetstream_pod import pod_template
 from tpu_stacks.jetstream_spec import GRPC_PORT, HTTP_PORT, JetStreamPlan, JetStreamSpec
-from tpu_stacks.storage import hardened_bucket, region_of
 from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.storage import hardened_bucket, region_of
 from tpu_stacks.validation import parse, parse_section
 
 TYPE = "tpu-stacks:index:JetStreamStack"
@@ -42,8 +43,12 @@ def _cluster_args(args: JetStreamStackArgs, plan: JetStreamPlan) -> dict[str, An
     cluster = dict(args["cluster"])
     cluster.setdefault("addons", {"gcs_fuse": True})
     slice_args: dict[str, Any] = {
-        "generation": plan.shape.generation, "topology": plan.shape.topology, "machine_type": plan.shape.machine_type,
-        "name": POOL, "nodes": plan.spec.replicas, "spot": plan.spec.spot,
+        "generation": plan.shape.generation,
+        "topology": plan.shape.topology,
+        "machine_type": plan.shape.machine_type,
+        "name": POOL,
+        "nodes": plan.spec.replicas,
+        "spot": plan.spec.spot,
     }
     for key in ("zone", "reservation"):
         if getattr(plan.spec, key):
@@ -55,8 +60,12 @@ def _cluster_args(args: JetStreamStackArgs, plan: JetStreamPlan) -> dict[str, An
 def _check_zone(spec: ClusterSpec, plan: JetStreamPlan) -> None:
     """A regional Standard cluster spans zones; a TPU pool lives in exactly one."""
     if spec.mode == "standard" and REGION.match(spec.location) and not plan.spec.zone and len(spec.node_locations) != 1:
-        raise UserError("jetstream.zone", MISSING, f"is required: cluster {spec.location} is regional",
-                        f"name the TPU pool's zone, e.g. {spec.location}-a (a zone that offers TPU {plan.shape.generation})")
+        raise UserError(
+            "jetstream.zone",
+            MISSING,
+            f"is required: cluster {spec.location} is regional",
+            f"name the TPU pool's zone, e.g. {spec.location}-a (a zone that offers TPU {plan.shape.generation})",
+        )
 
 
 class JetStreamStack(pulumi.ComponentResource):
@@ -89,78 +98,141 @@ class JetStreamStack(pulumi.ComponentResource):
         pool = next(p for p in cluster.plan.pools if p.name == POOL)
         depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
         ns_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends)
-        bucket = hardened_bucket(f"{name}-checkpoints", project=cluster_spec.project, location=region_of(cluster_spec.location),
-                                 purpose="jetstream-checkpoints", force_destroy=spec.force_destroy_bucket, parent=self)
+        bucket = hardened_bucket(
+            f"{name}-checkpoints",
+            project=cluster_spec.project,
+            location=region_of(cluster_spec.location),
+            purpose="jetstream-checkpoints",
+            force_destroy=spec.force_destroy_bucket,
+            parent=self,
+        )
         identity = WorkloadIdentity(
             f"{name}-identity",
-            {"project": cluster_spec.project, "ksa_name": spec.ksa_name, "namespace": spec.namespace, "mode": "service-account",
-             "gsa_name": spec.gsa_name, "universe": cluster_spec.universe, "bucket_grants": [{"bucket": bucket.name}]},
-            opts=pulumi.ResourceOptions(parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]),
+            {
+                "project": cluster_spec.project,
+                "ksa_name": spec.ksa_name,
+                "namespace": spec.namespace,
+                "mode": "service-account",
+                "gsa_name": spec.gsa_name,
+                "universe": cluster_spec.universe,
+                "bucket_grants": [{"bucket": bucket.name}],
+            },
+            opts=pulumi.ResourceOptions(
+                parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]
+            ),
         )
         secret = self._secret(name, args, plan, ns_opts)
         ready: list[pulumi.Resource] = [*depends, identity, *([secret] if secret else [])]
         job = None
         if plan.converter_flow:
-            job = converter_job(name, plan, pool, bucket.name, SECRET_NAME, pulumi.ResourceOptions(
-                parent=self, provider=cluster.provider, depends_on=[*ready, *cluster.pools]))
+            job = converter_job(
+                name,
+                plan,
+                pool,
+                bucket.name,
+                SECRET_NAME,
+                pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*ready, *cluster.pools]),
+            )
         labels = {"app": APP}
         k8s.apps.v1.Deployment(
             f"{name}-deployment",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=APP, namespace=spec.namespace, labels=labels,
-                                                annotations=annotations.for_serving(plan.request, plan.shape.chips)),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=APP,
+                namespace=spec.namespace,
+                labels=labels,
+                annotations=annotations.for_serving(plan.request, plan.shape.chips),
+            ),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=spec.replicas,
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
                 # Every TPU node already holds a replica: replace pods in place, never surge.
                 strategy=k8s.apps.v1.DeploymentStrategyArgs(
-                    type="RollingUpdate", rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=0, max_unavailable=1)),
+                    type="RollingUpdate",
+                    rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=0, max_unavailable=1),
+                ),
                 template=pod_template(plan, pool, labels, bucket.name, SECRET_NAME if secret else None),
             ),
             # The server starts only once the converted checkpoint exists (Pulumi waits for the Job).
-            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*ready, *([job] if job else [])]),
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=cluster.provider, depends_on=[*ready, *([job] if job else [])]
+            ),
         )
         self._service(name, spec, labels, ns_opts)
         self.service_name = pulumi.Output.from_input(SERVICE)
-        self.port_forward = pulumi.Output.from_input(f"kubectl port-forward -n {spec.namespace} svc/{SERVICE} {HTTP_PORT}:{HTTP_PORT}")
+        self.port_forward = pulumi.Output.from_input(
+            f"kubectl port-forward -n {spec.namespace} svc/{SERVICE} {HTTP_PORT}:{HTTP_PORT}"
+        )
         self.curl = pulumi.Output.from_input(
-            f"curl --request POST --header \"Content-type: application/json\" -s localhost:{HTTP_PORT}/generate "
-            f"--data '{json.dumps(SAMPLE_REQUEST)}'")
-        self.checkpoint_path = (bucket.name.apply(lambda b: f"gs://{b}/{plan.checkpoint_prefix}") if plan.converter_flow
-                                else pulumi.Output.from_input(f"hf://{plan.names.hf_id}"))
+            f'curl --request POST --header "Content-type: application/json" -s localhost:{HTTP_PORT}/generate '
+            f"--data '{json.dumps(SAMPLE_REQUEST)}'"
+        )
+        self.checkpoint_path = (
+            bucket.name.apply(lambda b: f"gs://{b}/{plan.checkpoint_prefix}")
+            if plan.converter_flow
+            else pulumi.Output.from_input(f"hf://{plan.names.hf_id}")
+        )
         self.checkpoint_bucket = bucket.name
         self.converter_job = pulumi.Output.from_input(plan.converter_job_name if job else "")
         self.model_id = pulumi.Output.from_input(plan.model.id)
-        self.served_slice = pulumi.Output.from_input(JetStreamSlice(
-            generation=plan.shape.generation, topology=plan.shape.topology, machine_type=plan.shape.machine_type,
-            chips=plan.shape.chips, nodes=spec.replicas))
+        self.served_slice = pulumi.Output.from_input(
+            JetStreamSlice(
+                generation=plan.shape.generation,
+                topology=plan.shape.topology,
+                machine_type=plan.shape.machine_type,
+                chips=plan.shape.chips,
+                nodes=spec.replicas,
+            )
+        )
         self.cluster = cluster
-        self.register_outputs({
-            "service_name": self.service_name, "port_forward": self.port_forward, "curl": self.curl,
-            "checkpoint_path": self.checkpoint_path, "checkpoint_bucket": self.checkpoint_bucket,
-            "converter_job": self.converter_job, "model_id": self.model_id, "served_slice": self.served_slice,
-        })
+        self.register_outputs(
+            {
+                "service_name": self.service_name,
+                "port_forward": self.port_forward,
+                "curl": self.curl,
+                "checkpoint_path": self.checkpoint_path,
+                "checkpoint_bucket": self.checkpoint_bucket,
+                "converter_job": self.converter_job,
+                "model_id": self.model_id,
+                "served_slice": self.served_slice,
+            }
+        )
 
     @property
     def plan(self) -> JetStreamPlan:
         return self._plan
 
-    def _secret(self, name: str, args: JetStreamStackArgs, plan: JetStreamPlan,
-                opts: pulumi.ResourceOptions) -> Optional[k8s.core.v1.Secret]:
+    def _secret(
+        self, name: str, args: JetStreamStackArgs, plan: JetStreamPlan, opts: pulumi.ResourceOptions
+    ) -> Optional[k8s.core.v1.Secret]:
         """The Hugging Face token, from a Pulumi secret only, under the key the images read."""
         if "hf_token" not in args:
             return None
         return k8s.core.v1.Secret(
-            f"{name}-hf-secret", metadata=k8s.meta.v1.ObjectMetaArgs(name=SECRET_NAME, namespace=plan.spec.namespace),
-            type="Opaque", string_data={HF_SECRET_KEY: pulumi.Output.secret(args["hf_token"])}, opts=opts)
+            f"{name}-hf-secret",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=SECRET_NAME, namespace=plan.spec.namespace),
+            type="Opaque",
+            string_data={HF_SECRET_KEY: pulumi.Output.secret(args["hf_token"])},
+            opts=opts,
+        )
 
-    def _service(self, name: str, spec: JetStreamSpec, labels: dict[str, str], opts: pulumi.ResourceOptions) -> k8s.core.v1.Service:
+    def _service(
+        self, name: str, spec: JetStreamSpec, labels: dict[str, str], opts: pulumi.ResourceOptions
+    ) -> k8s.core.v1.Service:
         """ClusterIP only, as the tutorial: reached with kubectl port-forward."""
         return k8s.core.v1.Service(
             f"{name}-service",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=SERVICE, namespace=spec.namespace),
-            spec=k8s.core.v1.ServiceSpecArgs(type="ClusterIP", selector=labels, ports=[
-                k8s.core.v1.ServicePortArgs(name="jetstream-http", port=HTTP_PORT, target_port=HTTP_PORT, protocol="TCP"),
-                k8s.core.v1.ServicePortArgs(name="jetstream-grpc", port=GRPC_PORT, target_port=GRPC_PORT, protocol="TCP"),
-            ]),
+            spec=k8s.core.v1.ServiceSpecArgs(
+                type="ClusterIP",
+                selector=labels,
+                ports=[
+                    k8s.core.v1.ServicePortArgs(
+                        name="jetstream-http", port=HTTP_PORT, target_port=HTTP_PORT, protocol="TCP"
+                    ),
+                    k8s.core.v1.ServicePortArgs(
+                        name="jetstream-grpc", port=GRPC_PORT, target_port=GRPC_PORT, protocol="TCP"
+                    ),
+                ],
+            ),
             opts=opts,
         )

@@ -34,7 +34,9 @@ def wait_for_checkpoint(plan: JetStreamPlan, bucket: pulumi.Input[str]) -> k8s.c
         )
 
     return k8s.core.v1.ContainerArgs(
-        name="wait-for-checkpoint", image=CLOUD_SDK_IMAGE, command=["sh", "-c", pulumi.Output.from_input(bucket).apply(script)],
+        name="wait-for-checkpoint",
+        image=CLOUD_SDK_IMAGE,
+        command=["sh", "-c", pulumi.Output.from_input(bucket).apply(script)],
         resources=SMALL,
     )
 
@@ -49,4 +51,6 @@ def cache_mount() -> k8s.core.v1.VolumeMountArgs:
 
 def cache_containers(plan: JetStreamPlan, bucket: pulumi.Input[str]) -> list[k8s.core.v1.ContainerArgs]:
     """Restore (init container) and upload (native sidecar) of this key's compile cache."""
-    return compile_cache.sync_containers("jax-cache", CACHE_VOLUME, COMPILE_CACHE_DIR, bucket, plan.compile_cache_prefix)
+    return compile_cache.sync_containers(
+        "jax-cache", CACHE_VOLUME, COMPILE_CACHE_DIR, bucket, plan.compile_cache_prefix
+    )

@@ -34,7 +34,9 @@ def hf_token_volume(secret_name: str) -> k8s.core.v1.VolumeArgs:
     return k8s.core.v1.VolumeArgs(
         name="huggingface-credentials",
         secret=k8s.core.v1.SecretVolumeSourceArgs(
-            secret_name=secret_name, default_mode=0o400, items=[k8s.core.v1.KeyToPathArgs(key=HF_SECRET_KEY, path=HF_SECRET_KEY)]
+            secret_name=secret_name,
+            default_mode=0o400,
+            items=[k8s.core.v1.KeyToPathArgs(key=HF_SECRET_KEY, path=HF_SECRET_KEY)],
         ),
     )
 
@@ -43,7 +45,9 @@ def hf_token_mount() -> k8s.core.v1.VolumeMountArgs:
     return k8s.core.v1.VolumeMountArgs(name="huggingface-credentials", mount_path=HF_MOUNT, read_only=True)
 
 
-def _placement(plan: JetStreamPlan, pool: PoolPlan) -> tuple[dict[str, str] | None, list[k8s.core.v1.TolerationArgs] | None]:
+def _placement(
+    plan: JetStreamPlan, pool: PoolPlan
+) -> tuple[dict[str, str] | None, list[k8s.core.v1.TolerationArgs] | None]:
     converter = plan.spec.converter
     if converter.node_selector is not None:
         return converter.node_selector, None
@@ -62,7 +66,9 @@ def _scratch_volume(plan: JetStreamPlan) -> k8s.core.v1.VolumeArgs:
                 spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
                     access_modes=["ReadWriteOnce"],
                     storage_class_name=converter.storage_class,
-                    resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests={"storage": f"{converter.disk_gib}Gi"}),
+                    resources=k8s.core.v1.VolumeResourceRequirementsArgs(
+                        requests={"storage": f"{converter.disk_gib}Gi"}
+                    ),
                 )
             )
         ),
@@ -70,7 +76,11 @@ def _scratch_volume(plan: JetStreamPlan) -> k8s.core.v1.VolumeArgs:
 
 
 def converter_job(
-    name: str, plan: JetStreamPlan, pool: PoolPlan, bucket: pulumi.Input[str], secret_name: str,
+    name: str,
+    plan: JetStreamPlan,
+    pool: PoolPlan,
+    bucket: pulumi.Input[str],
+    secret_name: str,
     opts: pulumi.ResourceOptions,
 ) -> k8s.batch.v1.Job:
     """Declare the Job; Pulumi waits for it to complete (up to `converter.timeoutMinutes`)."""
@@ -87,7 +97,10 @@ def converter_job(
         ),
         volume_mounts=[
             hf_token_mount(),
-            *(k8s.core.v1.VolumeMountArgs(name="scratch", mount_path=path, sub_path=sub) for sub, path in SCRATCH_DIRS.items()),
+            *(
+                k8s.core.v1.VolumeMountArgs(name="scratch", mount_path=path, sub_path=sub)
+                for sub, path in SCRATCH_DIRS.items()
+            ),
         ],
     )
     timeout = f"{converter.timeout_minutes}m"
@@ -111,6 +124,10 @@ def converter_job(
                 ),
             ),
         ),
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout), delete_before_replace=True)),
+        opts=pulumi.ResourceOptions.merge(
+            opts,
+            pulumi.ResourceOptions(
+                custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout), delete_before_replace=True
+            ),
+        ),
     )

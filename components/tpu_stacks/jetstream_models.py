@@ -40,10 +40,20 @@ class JetStreamModel(BaseModel):
 
 
 MODELS: tuple[JetStreamModel, ...] = (
-    JetStreamModel(hf_id="google/gemma-7b-it", model_name="gemma", size="7b",
-                   checkpoint_dir="gemma-7b-it", converter_repo="google/gemma-7b-it-pytorch"),
-    JetStreamModel(hf_id="meta-llama/Meta-Llama-3-8B", model_name="llama-3", size="8b",
-                   checkpoint_dir="llama-3-8b", converter_repo="meta-llama/Meta-Llama-3-8B"),
+    JetStreamModel(
+        hf_id="google/gemma-7b-it",
+        model_name="gemma",
+        size="7b",
+        checkpoint_dir="gemma-7b-it",
+        converter_repo="google/gemma-7b-it-pytorch",
+    ),
+    JetStreamModel(
+        hf_id="meta-llama/Meta-Llama-3-8B",
+        model_name="llama-3",
+        size="8b",
+        checkpoint_dir="llama-3-8b",
+        converter_repo="meta-llama/Meta-Llama-3-8B",
+    ),
     JetStreamModel(hf_id="google/gemma-7b", model_name="gemma", size="7b"),
     JetStreamModel(hf_id="meta-llama/Meta-Llama-3-8B-Instruct", model_name="llama-3", size="8b"),
 )
@@ -55,9 +65,17 @@ def jetstream_model(model: ResolvedModel, needs_converter: bool, key: str = "jet
         if candidate.hf_id.lower() == model.id.lower():
             if needs_converter and not candidate.convertible:
                 convertible = ", ".join(m.hf_id for m in MODELS if m.convertible)
-                raise UserError(key, model.id, "has no known checkpoint-converter arguments",
-                                f"use flow: download, or a model the converter flow knows: {convertible}")
+                raise UserError(
+                    key,
+                    model.id,
+                    "has no known checkpoint-converter arguments",
+                    f"use flow: download, or a model the converter flow knows: {convertible}",
+                )
             return candidate
     known = ", ".join(m.hf_id for m in MODELS)
-    raise UserError(key, model.id, "is not served by JetStream-PyTorch",
-                    f"JetStream knows: {known}; for other models use VllmStack (tpu-stacks:vllm)")
+    raise UserError(
+        key,
+        model.id,
+        "is not served by JetStream-PyTorch",
+        f"JetStream knows: {known}; for other models use VllmStack (tpu-stacks:vllm)",
+    )

@@ -31,7 +31,9 @@ from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 
 CHECKPOINT_VOLUME = "gcs-fuse-checkpoint"  # the tutorial's volume name
 CHECKPOINT_MOUNT_OPTIONS = "implicit-dirs"  # the tutorial's only option (§4.2): the engine reads the file once
-HTTP_RESOURCES = k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "500m", "memory": "512Mi"}, limits={"memory": "1Gi"})
+HTTP_RESOURCES = k8s.core.v1.ResourceRequirementsArgs(
+    requests={"cpu": "500m", "memory": "512Mi"}, limits={"memory": "1Gi"}
+)
 GiB = 1024**3
 
 
@@ -50,7 +52,11 @@ def _server(plan: JetStreamPlan, pool: PoolPlan) -> k8s.core.v1.ContainerArgs:
     else:
         mounts += [hf_token_mount(), k8s.core.v1.VolumeMountArgs(name="weights", mount_path=WEIGHTS_DIR)]
     # JAX reads this variable in any build; the download flow's flag names the same directory.
-    env = [k8s.core.v1.EnvVarArgs(name="JAX_COMPILATION_CACHE_DIR", value=COMPILE_CACHE_DIR)] if spec.compile_cache else None
+    env = (
+        [k8s.core.v1.EnvVarArgs(name="JAX_COMPILATION_CACHE_DIR", value=COMPILE_CACHE_DIR)]
+        if spec.compile_cache
+        else None
+    )
     return k8s.core.v1.ContainerArgs(
         name="jetstream-pytorch-server",
         image=plan.server_image,
@@ -83,13 +89,20 @@ def _volumes(plan: JetStreamPlan, bucket: pulumi.Input[str], secret_name: str | 
     else:
         if secret_name:
             volumes.append(hf_token_volume(secret_name))
-        volumes.append(k8s.core.v1.VolumeArgs(
-            name="weights", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit=f"{_weights_gib(plan)}Gi")))
+        volumes.append(
+            k8s.core.v1.VolumeArgs(
+                name="weights", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit=f"{_weights_gib(plan)}Gi")
+            )
+        )
     return volumes
 
 
 def pod_template(
-    plan: JetStreamPlan, pool: PoolPlan, labels: dict[str, str], bucket: pulumi.Input[str], secret_name: str | None,
+    plan: JetStreamPlan,
+    pool: PoolPlan,
+    labels: dict[str, str],
+    bucket: pulumi.Input[str],
+    secret_name: str | None,
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     init: list[k8s.core.v1.ContainerArgs] = []
     if plan.converter_flow:
@@ -98,7 +111,9 @@ def pod_template(
         init += cache_containers(plan, bucket)
     return k8s.core.v1.PodTemplateSpecArgs(
         # A bounded GCS FUSE sidecar without a file cache: the engine reads the checkpoint once.
-        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar_annotations(0) if plan.converter_flow else None),
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            labels=labels, annotations=sidecar_annotations(0) if plan.converter_flow else None
+        ),
         spec=k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
             automount_service_account_token=False,  # Workload Identity needs no Kubernetes API token

@@ -14,7 +14,12 @@ def gke_kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
     document = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": context, "cluster": {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate}}],
+        "clusters": [
+            {
+                "name": context,
+                "cluster": {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate},
+            }
+        ],
         "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
         "current-context": context,
         "users": [
@@ -24,7 +29,9 @@ def gke_kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
                     "exec": {
                         "apiVersion": "client.authentication.k8s.io/v1beta1",
                         "command": "gke-gcloud-auth-plugin",
-                        "installHint": "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin",
+                        "installHint": (
+                            "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin"
+                        ),
                         "provideClusterInfo": True,
                     }
                 },

@@ -36,7 +36,11 @@ class CustomMetricsAdapterArgs(TypedDict):
 
 
 def _meta(name: str, namespace: Optional[str] = NAMESPACE) -> k8s.meta.v1.ObjectMetaArgs:
-    return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace, labels={"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "tpu-stacks"})
+    return k8s.meta.v1.ObjectMetaArgs(
+        name=name,
+        namespace=namespace,
+        labels={"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "tpu-stacks"},
+    )
 
 
 def _subject() -> k8s.rbac.v1.SubjectArgs:
@@ -56,31 +60,48 @@ def _cluster_role_binding(resource: str, name: str, role: str, child: pulumi.Res
 class CustomMetricsAdapter(pulumi.ComponentResource):
     """Serves Managed Prometheus metrics to HorizontalPodAutoscalers (pinned, least privilege)."""
 
-    def __init__(self, name: str, args: CustomMetricsAdapterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(
+        self, name: str, args: CustomMetricsAdapterArgs, opts: Optional[pulumi.ResourceOptions] = None
+    ) -> None:
         super().__init__(TYPE, name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
         namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=_meta(NAMESPACE, None), opts=child)
         after_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace, *dependencies_of(opts)])
-        identity_args = {"project": args["project"], "ksa_name": NAME, "namespace": NAMESPACE,
-                         "universe": args.get("universe", "google"), "project_roles": ["roles/monitoring.viewer"]}
+        identity_args = {
+            "project": args["project"],
+            "ksa_name": NAME,
+            "namespace": NAMESPACE,
+            "universe": args.get("universe", "google"),
+            "project_roles": ["roles/monitoring.viewer"],
+        }
         if args.get("project_number"):
             identity_args["project_number"] = args["project_number"]
         WorkloadIdentity(f"{name}-identity", identity_args, opts=after_namespace)  # type: ignore[arg-type]
-        _cluster_role_binding(f"{name}-auth-delegator", "custom-metrics:system:auth-delegator", "system:auth-delegator", child)
+        _cluster_role_binding(
+            f"{name}-auth-delegator", "custom-metrics:system:auth-delegator", "system:auth-delegator", child
+        )
         k8s.rbac.v1.RoleBinding(
             f"{name}-auth-reader",
             metadata=_meta("custom-metrics-auth-reader", "kube-system"),
-            role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name="extension-apiserver-authentication-reader"),
+            role_ref=k8s.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="Role", name="extension-apiserver-authentication-reader"
+            ),
             subjects=[_subject()],
             opts=child,
         )
         k8s.rbac.v1.ClusterRole(
             f"{name}-resource-reader",
             metadata=_meta("custom-metrics-resource-reader", None),
-            rules=[k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods", "nodes", "nodes/stats"], verbs=["get", "list", "watch"])],
+            rules=[
+                k8s.rbac.v1.PolicyRuleArgs(
+                    api_groups=[""], resources=["pods", "nodes", "nodes/stats"], verbs=["get", "list", "watch"]
+                )
+            ],
             opts=child,
         )
-        _cluster_role_binding(f"{name}-resource-reader-binding", "custom-metrics-resource-reader", "custom-metrics-resource-reader", child)
+        _cluster_role_binding(
+            f"{name}-resource-reader-binding", "custom-metrics-resource-reader", "custom-metrics-resource-reader", child
+        )
         labels = {"run": NAME, "k8s-app": NAME}
         k8s.apps.v1.Deployment(
             f"{name}-deployment",
@@ -92,19 +113,27 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
                     metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
                     spec=k8s.core.v1.PodSpecArgs(
                         service_account_name=NAME,
-                        containers=[k8s.core.v1.ContainerArgs(
-                            name="pod-custom-metrics-stackdriver-adapter",
-                            image=IMAGE,
-                            image_pull_policy="IfNotPresent",
-                            command=["/adapter", "--use-new-resource-model=true", "--fallback-for-container-metrics=true"],
-                            resources=k8s.core.v1.ResourceRequirementsArgs(
-                                requests={"cpu": "250m", "memory": "400Mi"}, limits={"cpu": "250m", "memory": "400Mi"}),
-                            # The image runs as root to listen on 443 (distroless, no USER): keep only that capability.
-                            security_context=k8s.core.v1.SecurityContextArgs(
-                                allow_privilege_escalation=False,
-                                capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"], add=["NET_BIND_SERVICE"]),
-                            ),
-                        )],
+                        containers=[
+                            k8s.core.v1.ContainerArgs(
+                                name="pod-custom-metrics-stackdriver-adapter",
+                                image=IMAGE,
+                                image_pull_policy="IfNotPresent",
+                                command=[
+                                    "/adapter",
+                                    "--use-new-resource-model=true",
+                                    "--fallback-for-container-metrics=true",
+                                ],
+                                resources=k8s.core.v1.ResourceRequirementsArgs(
+                                    requests={"cpu": "250m", "memory": "400Mi"},
+                                    limits={"cpu": "250m", "memory": "400Mi"},
+                                ),
+                                # Root to listen on 443 (distroless, no USER): keep only that capability.
+                                security_context=k8s.core.v1.SecurityContextArgs(
+                                    allow_privilege_escalation=False,
+                                    capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"], add=["NET_BIND_SERVICE"]),
+                                ),
+                            )
+                        ],
                     ),
                 ),
             ),
@@ -113,7 +142,9 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
         service = k8s.core.v1.Service(
             f"{name}-service",
             metadata=_meta(NAME),
-            spec=k8s.core.v1.ServiceSpecArgs(ports=[k8s.core.v1.ServicePortArgs(port=443, protocol="TCP", target_port=443)], selector=labels),
+            spec=k8s.core.v1.ServiceSpecArgs(
+                ports=[k8s.core.v1.ServicePortArgs(port=443, protocol="TCP", target_port=443)], selector=labels
+            ),
             opts=after_namespace,
         )
         for api_name, group, version, priority in APISERVICES:
@@ -121,7 +152,10 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
                 f"{name}-{version}-{group.split('.')[0]}",
                 metadata=_meta(api_name, None),
                 spec=k8s.apiregistration.v1.APIServiceSpecArgs(
-                    group=group, version=version, group_priority_minimum=100, version_priority=priority,
+                    group=group,
+                    version=version,
+                    group_priority_minimum=100,
+                    version_priority=priority,
                     # As upstream: the adapter serves a self-signed certificate.
                     insecure_skip_tls_verify=True,
                     service=k8s.apiregistration.v1.ServiceReferenceArgs(name=NAME, namespace=NAMESPACE),
@@ -131,11 +165,22 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
         k8s.rbac.v1.ClusterRole(
             f"{name}-external-metrics-reader",
             metadata=_meta("external-metrics-reader", None),
-            rules=[k8s.rbac.v1.PolicyRuleArgs(api_groups=["external.metrics.k8s.io"], resources=["*"], verbs=["list", "get", "watch"])],
+            rules=[
+                k8s.rbac.v1.PolicyRuleArgs(
+                    api_groups=["external.metrics.k8s.io"], resources=["*"], verbs=["list", "get", "watch"]
+                )
+            ],
             opts=child,
         )
         _cluster_role_binding(
-            f"{name}-external-metrics-reader-binding", "external-metrics-reader", "external-metrics-reader", child,
-            subjects=[k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name="horizontal-pod-autoscaler", namespace="kube-system")],
+            f"{name}-external-metrics-reader-binding",
+            "external-metrics-reader",
+            "external-metrics-reader",
+            child,
+            subjects=[
+                k8s.rbac.v1.SubjectArgs(
+                    kind="ServiceAccount", name="horizontal-pod-autoscaler", namespace="kube-system"
+                )
+            ],
         )
         self.register_outputs({})

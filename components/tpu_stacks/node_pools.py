@@ -41,13 +41,18 @@ def node_service_account(plan: ClusterPlan, prefix: str, parent: pulumi.Resource
     child = pulumi.ResourceOptions(parent=parent)
     account = gcp.serviceaccount.Account(
         f"{prefix}-nodes",
-        gcp.serviceaccount.AccountArgs(account_id=node_account_id(plan), project=plan.spec.project,
-                                       display_name=f"Nodes of GKE cluster {plan.spec.name} (tpu-stacks)"),
+        gcp.serviceaccount.AccountArgs(
+            account_id=node_account_id(plan),
+            project=plan.spec.project,
+            display_name=f"Nodes of GKE cluster {plan.spec.name} (tpu-stacks)",
+        ),
         opts=child,
     )
     gcp.projects.IAMMember(
         f"{prefix}-nodes-role",
-        gcp.projects.IAMMemberArgs(project=plan.spec.project, role=NODE_ROLE, member=account.email.apply(lambda e: f"serviceAccount:{e}")),
+        gcp.projects.IAMMemberArgs(
+            project=plan.spec.project, role=NODE_ROLE, member=account.email.apply(lambda e: f"serviceAccount:{e}")
+        ),
         opts=child,
     )
     return account.email
@@ -73,7 +78,9 @@ def _autoscaling(pool: PoolPlan) -> gcp.container.NodePoolAutoscalingArgs | None
     )
 
 
-def _workload_policy(plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pulumi.Resource) -> gcp.compute.ResourcePolicy:
+def _workload_policy(
+    plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pulumi.Resource
+) -> gcp.compute.ResourcePolicy:
     """tpu7x multi-host slices are placed by a HIGH_THROUGHPUT workload policy ([CTK], [XPK])."""
     region = pool.zone.rsplit("-", 1)[0]
     return gcp.compute.ResourcePolicy(
@@ -90,17 +97,25 @@ def _workload_policy(plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pul
     )
 
 
-def _placement(plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pulumi.Resource) -> gcp.container.NodePoolPlacementPolicyArgs | None:
+def _placement(
+    plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pulumi.Resource
+) -> gcp.container.NodePoolPlacementPolicyArgs | None:
     if not pool.multi_host:
         return None  # `--tpu-topology` must not be set on single-host pools ([XPK])
     if pool.uses_workload_policy:
         policy = _workload_policy(plan, pool, prefix, parent)
-        return gcp.container.NodePoolPlacementPolicyArgs(type="", tpu_topology=pool.shape.topology, policy_name=policy.name)
+        return gcp.container.NodePoolPlacementPolicyArgs(
+            type="", tpu_topology=pool.shape.topology, policy_name=policy.name
+        )
     return gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", tpu_topology=pool.shape.topology)
 
 
 def tpu_node_pool(
-    plan: ClusterPlan, pool: PoolPlan, cluster_name: pulumi.Input[str], prefix: str, parent: pulumi.Resource,
+    plan: ClusterPlan,
+    pool: PoolPlan,
+    cluster_name: pulumi.Input[str],
+    prefix: str,
+    parent: pulumi.Resource,
     service_account: pulumi.Input[str] | None = None,
 ) -> gcp.container.NodePool:
     """Declare one TPU node pool exactly as decided in `pool`."""
@@ -146,7 +161,10 @@ def tpu_node_pool(
 
 
 def system_node_pool(
-    plan: ClusterPlan, cluster_name: pulumi.Input[str], prefix: str, parent: pulumi.Resource,
+    plan: ClusterPlan,
+    cluster_name: pulumi.Input[str],
+    prefix: str,
+    parent: pulumi.Resource,
     service_account: pulumi.Input[str] | None = None,
 ) -> gcp.container.NodePool:
     """The CPU pool for kube-system and add-on pods (one per Standard cluster, [D-GKE-TPU])."""
@@ -163,7 +181,9 @@ def system_node_pool(
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
             node_config=gcp.container.NodePoolNodeConfigArgs(
                 machine_type=system.machine_type,
-                workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
+                workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                    mode="GKE_METADATA"
+                ),
                 oauth_scopes=[CLOUD_PLATFORM_SCOPE],
                 service_account=service_account,
             ),

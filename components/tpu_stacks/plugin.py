@@ -26,7 +26,10 @@ def public_components() -> list[type[pulumi.ComponentResource]]:
         module = importlib.import_module(info.name)
         token = getattr(module, "TYPE", "")
         for _, value in inspect.getmembers(module, inspect.isclass):
-            if (issubclass(value, pulumi.ComponentResource) and value.__module__ == info.name
-                    and token == f"{PACKAGE}:index:{value.__name__}"):
+            if (
+                issubclass(value, pulumi.ComponentResource)
+                and value.__module__ == info.name
+                and token == f"{PACKAGE}:index:{value.__name__}"
+            ):
                 found[value.__name__] = value
     return [found[name] for name in sorted(found)]

@@ -18,6 +18,7 @@ from tpu_stacks.cluster import TpuCluster
 from tpu_stacks.cluster_spec import ClusterSpec, plan_cluster
 from tpu_stacks.errors import UserError
 from tpu_stacks.identity import WorkloadIdentity
+from tpu_stacks.k8s.namespace import namespace_dependencies
 from tpu_stacks.raytrain_args import RayTrainStackArgs, TrainingSlice
 from tpu_stacks.raytrain_image import declare_image
 from tpu_stacks.raytrain_plan import RayTrainPlan, plan_raytrain
@@ -25,7 +26,6 @@ from tpu_stacks.raytrain_pods import head_template, worker_template
 from tpu_stacks.raytrain_spec import DATA_MOUNT, HEAD_PORTS, RAY_VERSION, RayTrainSpec
 from tpu_stacks.storage import hardened_bucket, region_of
 from tpu_stacks.universe import universe
-from tpu_stacks.k8s.namespace import namespace_dependencies
 from tpu_stacks.validation import parse, parse_section
 
 TYPE = "tpu-stacks:index:RayTrainStack"
@@ -40,21 +40,25 @@ def _cluster_args(args: RayTrainStackArgs, plan: RayTrainPlan) -> dict[str, Any]
     addons = dict(cluster.get("addons") or {})
     for key, label in (("ray_operator", "rayOperator"), ("gcs_fuse", "gcsFuse")):
         if addons.get(key) is False:
-            raise UserError(f"cluster.addons.{label}", False, "is required by RayTrainStack", "remove it or set it to true")
+            raise UserError(
+                f"cluster.addons.{label}", False, "is required by RayTrainStack", "remove it or set it to true"
+            )
         addons[key] = True
     cluster["addons"] = addons
     cluster.setdefault("system_pool", dict(SYSTEM_POOL))
     spec, shape = plan.spec, plan.shape
-    cluster["slices"] = [{
-        "generation": shape.generation,
-        "topology": shape.topology,
-        "machine_type": shape.machine_type,
-        "count": spec.slices,
-        "name": pool_name(plan),
-        "threads_per_core": spec.threads_per_core,
-        "spot": spec.spot,
-        **({"reservation": spec.reservation} if spec.reservation else {}),
-    }]
+    cluster["slices"] = [
+        {
+            "generation": shape.generation,
+            "topology": shape.topology,
+            "machine_type": shape.machine_type,
+            "count": spec.slices,
+            "name": pool_name(plan),
+            "threads_per_core": spec.threads_per_core,
+            "spot": spec.spot,
+            **({"reservation": spec.reservation} if spec.reservation else {}),
+        }
+    ]
     return cluster
 
 
@@ -94,33 +98,53 @@ class RayTrainStack(pulumi.ComponentResource):
         cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
         pool = next(p for p in cluster.plan.pools if p.name.startswith(pool_name(plan)))
         depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
-        bucket = hardened_bucket(f"{name}-checkpoints", project=project, location=region, purpose="checkpoints",
-                                 force_destroy=spec.force_destroy_bucket, parent=self)
+        bucket = hardened_bucket(
+            f"{name}-checkpoints",
+            project=project,
+            location=region,
+            purpose="checkpoints",
+            force_destroy=spec.force_destroy_bucket,
+            parent=self,
+        )
         identity = WorkloadIdentity(
             f"{name}-identity",
-            {"project": project, "ksa_name": spec.ksa_name, "namespace": spec.namespace, "universe": cluster_spec.universe,
-             "bucket_grants": [{"bucket": bucket.name}]},
-            opts=pulumi.ResourceOptions(parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]),
+            {
+                "project": project,
+                "ksa_name": spec.ksa_name,
+                "namespace": spec.namespace,
+                "universe": cluster_spec.universe,
+                "bucket_grants": [{"bucket": bucket.name}],
+            },
+            opts=pulumi.ResourceOptions(
+                parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]
+            ),
         )
-        image, build_command = declare_image(spec.image, name, project, region, universe(cluster_spec.universe), self,
-                                             cluster.known_node_service_account)
+        image, build_command = declare_image(
+            spec.image, name, project, region, universe(cluster_spec.universe), self, cluster.known_node_service_account
+        )
         notes = annotations.for_training(plan.request, plan.parallelism)
         ray_cluster = k8s.apiextensions.CustomResource(
-            f"{name}-ray-cluster", api_version="ray.io/v1", kind="RayCluster",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=spec.ray_cluster_name, namespace=spec.namespace, annotations=notes),
+            f"{name}-ray-cluster",
+            api_version="ray.io/v1",
+            kind="RayCluster",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=spec.ray_cluster_name, namespace=spec.namespace, annotations=notes
+            ),
             spec={
                 "rayVersion": RAY_VERSION,
                 "enableInTreeAutoscaling": False,
                 "headGroupSpec": {"rayStartParams": {}, "template": head_template(plan, bucket.name, image)},
-                "workerGroupSpecs": [{
-                    "groupName": WORKER_GROUP,
-                    "replicas": spec.slices,  # one replica per slice ...
-                    "minReplicas": spec.slices,
-                    "maxReplicas": spec.slices,
-                    "numOfHosts": plan.hosts,  # ... of one pod per TPU VM
-                    "rayStartParams": {},
-                    "template": worker_template(plan, pool, bucket.name, image),
-                }],
+                "workerGroupSpecs": [
+                    {
+                        "groupName": WORKER_GROUP,
+                        "replicas": spec.slices,  # one replica per slice ...
+                        "minReplicas": spec.slices,
+                        "maxReplicas": spec.slices,
+                        "numOfHosts": plan.hosts,  # ... of one pod per TPU VM
+                        "rayStartParams": {},
+                        "template": worker_template(plan, pool, bucket.name, image),
+                    }
+                ],
             },
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*depends, identity]),
         )
@@ -136,19 +160,29 @@ class RayTrainStack(pulumi.ComponentResource):
         self.training_slice = pulumi.Output.from_input(training_slice(plan))
         self.maxtext_args = pulumi.Output.from_input(plan.maxtext_args())
         self.cluster = cluster
-        self.register_outputs({
-            "ray_cluster_name": self.ray_cluster_name, "namespace": self.namespace, "ray_job_name": self.ray_job_name,
-            "image": self.image, "image_build_command": self.image_build_command, "checkpoint_bucket": self.checkpoint_bucket,
-            "checkpoint_path": self.checkpoint_path, "dashboard_port_forward": self.dashboard_port_forward,
-            "job_submit_command": self.job_submit_command, "training_slice": self.training_slice, "maxtext_args": self.maxtext_args,
-        })
+        self.register_outputs(
+            {
+                "ray_cluster_name": self.ray_cluster_name,
+                "namespace": self.namespace,
+                "ray_job_name": self.ray_job_name,
+                "image": self.image,
+                "image_build_command": self.image_build_command,
+                "checkpoint_bucket": self.checkpoint_bucket,
+                "checkpoint_path": self.checkpoint_path,
+                "dashboard_port_forward": self.dashboard_port_forward,
+                "job_submit_command": self.job_submit_command,
+                "training_slice": self.training_slice,
+                "maxtext_args": self.maxtext_args,
+            }
+        )
 
     @property
     def plan(self) -> RayTrainPlan:
         return self._plan
 
-    def _job(self, name: str, plan: RayTrainPlan, notes: dict[str, str], ray_cluster: pulumi.Resource,
-             provider: k8s.Provider) -> str:
+    def _job(
+        self, name: str, plan: RayTrainPlan, notes: dict[str, str], ray_cluster: pulumi.Resource, provider: k8s.Provider
+    ) -> str:
         """The training run as a RayJob on the RayCluster above. KubeRay refuses retries (backoffLimit)
         for a RayJob on an existing cluster, so recovery is Ray Train's (max_failures, resuming from
         MaxText's last checkpoint of the run); the deadline frees the TPUs of a run that hangs.
@@ -157,7 +191,9 @@ class RayTrainStack(pulumi.ComponentResource):
         if not spec.submit_job:
             return ""
         k8s.apiextensions.CustomResource(
-            f"{name}-ray-job", api_version="ray.io/v1", kind="RayJob",
+            f"{name}-ray-job",
+            api_version="ray.io/v1",
+            kind="RayJob",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=plan.run_name, namespace=spec.namespace, annotations=notes),
             spec={
                 "entrypoint": plan.entrypoint(),
@@ -166,8 +202,13 @@ class RayTrainStack(pulumi.ComponentResource):
                 "shutdownAfterJobFinishes": False,  # the cluster is this stack's, not the job's
                 "activeDeadlineSeconds": spec.deadline_minutes * 60,
             },
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[ray_cluster],
-                                        replace_on_changes=["spec"], delete_before_replace=True),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=provider,
+                depends_on=[ray_cluster],
+                replace_on_changes=["spec"],
+                delete_before_replace=True,
+            ),
         )
         return plan.run_name
 
@@ -193,10 +234,15 @@ def checkpoint_path(plan: RayTrainPlan, bucket: str) -> str:
 def training_slice(plan: RayTrainPlan) -> TrainingSlice:
     shape = plan.shape
     return TrainingSlice(
-        generation=shape.generation, topology=shape.topology, machine_type=shape.machine_type, chips=shape.chips,
-        hosts=plan.hosts, chips_per_host=shape.chips_per_vm, slices=plan.spec.slices, ray_accelerator_type=plan.accelerator_type,
+        generation=shape.generation,
+        topology=shape.topology,
+        machine_type=shape.machine_type,
+        chips=shape.chips,
+        hosts=plan.hosts,
+        chips_per_host=shape.chips_per_vm,
+        slices=plan.spec.slices,
+        ray_accelerator_type=plan.accelerator_type,
         parallelism=",".join(f"{axis}={size}" for axis, size in plan.parallelism.items()),
         memory_needed_gib=round(plan.verdict.memory.total_bytes / 1024**3, 1),
         memory_usable_gib=round(plan.verdict.usable_bytes / 1024**3, 1),
     )
-

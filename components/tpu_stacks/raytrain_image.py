@@ -43,26 +43,46 @@ def check_image(image: ImageSpec) -> None:
     """Refuse a moving or missing image before anything is declared."""
     if image.build == "prebuilt":
         if not image.reference:
-            raise UserError("raytrain.image.reference", MISSING, "is required with build prebuilt",
-                            "give the pinned image reference (built from images/raytrain)")
+            raise UserError(
+                "raytrain.image.reference",
+                MISSING,
+                "is required with build prebuilt",
+                "give the pinned image reference (built from images/raytrain)",
+            )
         if "@sha256:" not in image.reference:
             name, _, tag = image.reference.rpartition(":")
             if not name or "/" in tag:
-                raise UserError("raytrain.image.reference", image.reference, "has no tag, so it pulls :latest",
-                                f"add a version tag or a digest, e.g. :{default_tag()}")
+                raise UserError(
+                    "raytrain.image.reference",
+                    image.reference,
+                    "has no tag, so it pulls :latest",
+                    f"add a version tag or a digest, e.g. :{default_tag()}",
+                )
             _check_tag("raytrain.image.reference", image.reference, tag)
         return
     if image.reference:
-        raise UserError("raytrain.image.reference", image.reference, f"is only used with build prebuilt, not {image.build}",
-                        "remove it, or set raytrain.image.build to prebuilt")
+        raise UserError(
+            "raytrain.image.reference",
+            image.reference,
+            f"is only used with build prebuilt, not {image.build}",
+            "remove it, or set raytrain.image.build to prebuilt",
+        )
     if not REPOSITORY_ID.match(image.repository):
-        raise UserError("raytrain.image.repository", image.repository, "is not an Artifact Registry repository id",
-                        "use lowercase letters, digits and '-'")
+        raise UserError(
+            "raytrain.image.repository",
+            image.repository,
+            "is not an Artifact Registry repository id",
+            "use lowercase letters, digits and '-'",
+        )
     if image.tag is not None:
         _check_tag("raytrain.image.tag", image.tag, image.tag)
     if image.build == "trigger" and image.source is None:
-        raise UserError("raytrain.image.source", MISSING, "is required with build trigger",
-                        "name the repository Cloud Build reads, e.g. {uri: https://github.com/you/your-project}")
+        raise UserError(
+            "raytrain.image.source",
+            MISSING,
+            "is required with build trigger",
+            "name the repository Cloud Build reads, e.g. {uri: https://github.com/you/your-project}",
+        )
 
 
 def substitutions(image: pulumi.Input[str], context: str) -> dict[str, pulumi.Input[str]]:
@@ -79,23 +99,36 @@ def substitutions(image: pulumi.Input[str], context: str) -> dict[str, pulumi.In
 def submit_command(image: str, project: str, region: str) -> str:
     """`gcloud builds submit` of the image folder, run from the project root."""
     values = ",".join(f"{key}={value}" for key, value in substitutions(image, ".").items())
-    return (f"gcloud builds submit {IMAGE_DIR} --project={project} --region={region} "
-            f"--config={IMAGE_DIR}/{BUILD_CONFIG} --substitutions={values}")
+    return (
+        f"gcloud builds submit {IMAGE_DIR} --project={project} --region={region} "
+        f"--config={IMAGE_DIR}/{BUILD_CONFIG} --substitutions={values}"
+    )
 
 
 def declare_image(
-    image: ImageSpec, name: str, project: str, region: str, universe: Universe, parent: pulumi.Resource,
+    image: ImageSpec,
+    name: str,
+    project: str,
+    region: str,
+    universe: Universe,
+    parent: pulumi.Resource,
     nodes_account: pulumi.Input[str] | None = None,
 ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
     """(image reference, the command that builds it); declares the repository and the trigger."""
     if image.build == "prebuilt":
-        return pulumi.Output.from_input(image.reference or ""), pulumi.Output.from_input("prebuilt image: nothing to build")
+        return pulumi.Output.from_input(image.reference or ""), pulumi.Output.from_input(
+            "prebuilt image: nothing to build"
+        )
     child = pulumi.ResourceOptions(parent=parent)
     repository = gcp.artifactregistry.Repository(
         f"{name}-registry",
         gcp.artifactregistry.RepositoryArgs(
-            repository_id=image.repository, project=project, location=region, format="DOCKER",
-            mode="STANDARD_REPOSITORY", description="Ray Train + MaxText training images (tpu-stacks)",
+            repository_id=image.repository,
+            project=project,
+            location=region,
+            format="DOCKER",
+            mode="STANDARD_REPOSITORY",
+            description="Ray Train + MaxText training images (tpu-stacks)",
             docker_config=gcp.artifactregistry.RepositoryDockerConfigArgs(immutable_tags=True),
             labels={"managed-by": "tpu-stacks"},
         ),
@@ -107,21 +140,39 @@ def declare_image(
         gcp.artifactregistry.RepositoryIamMember(
             f"{name}-registry-nodes-pull",
             gcp.artifactregistry.RepositoryIamMemberArgs(
-                project=project, location=region, repository=repository.repository_id, role="roles/artifactregistry.reader",
+                project=project,
+                location=region,
+                repository=repository.repository_id,
+                role="roles/artifactregistry.reader",
                 member=pulumi.Output.from_input(nodes_account).apply(lambda email: f"serviceAccount:{email}"),
             ),
             opts=child,
         )
     reference = pulumi.Output.concat(
-        region, "-docker.pkg.dev/", project, "/", repository.repository_id, "/", image.name, ":", image.tag or default_tag())
+        region,
+        "-docker.pkg.dev/",
+        project,
+        "/",
+        repository.repository_id,
+        "/",
+        image.name,
+        ":",
+        image.tag or default_tag(),
+    )
     if image.build == "trigger":
         return reference, _trigger(image, name, project, region, universe, repository, reference, parent)
     return reference, reference.apply(lambda ref: submit_command(ref, project, region))
 
 
 def _trigger(
-    image: ImageSpec, name: str, project: str, region: str, universe: Universe,
-    repository: gcp.artifactregistry.Repository, reference: pulumi.Output[str], parent: pulumi.Resource,
+    image: ImageSpec,
+    name: str,
+    project: str,
+    region: str,
+    universe: Universe,
+    repository: gcp.artifactregistry.Repository,
+    reference: pulumi.Output[str],
+    parent: pulumi.Resource,
 ) -> pulumi.Output[str]:
     """A manual trigger that builds the image from the project's repository as its own account."""
     source = image.source
@@ -130,7 +181,9 @@ def _trigger(
     account_id = f"{image.repository}-builder"[:30].rstrip("-")
     account = gcp.serviceaccount.Account(
         f"{name}-image-builder",
-        gcp.serviceaccount.AccountArgs(account_id=account_id, project=project, display_name="Builds the Ray Train image"),
+        gcp.serviceaccount.AccountArgs(
+            account_id=account_id, project=project, display_name="Builds the Ray Train image"
+        ),
         opts=child,
     )
     email = universe.service_account_email(account_id, project)
@@ -139,8 +192,13 @@ def _trigger(
     grants = [
         gcp.artifactregistry.RepositoryIamMember(
             f"{name}-image-builder-push",
-            gcp.artifactregistry.RepositoryIamMemberArgs(project=project, location=region, repository=repository.repository_id,
-                                                         role="roles/artifactregistry.writer", member=member),
+            gcp.artifactregistry.RepositoryIamMemberArgs(
+                project=project,
+                location=region,
+                repository=repository.repository_id,
+                role="roles/artifactregistry.writer",
+                member=member,
+            ),
             opts=after_account,
         ),
         gcp.projects.IAMMember(
@@ -153,10 +211,14 @@ def _trigger(
     gcp.cloudbuild.Trigger(
         f"{name}-image-trigger",
         gcp.cloudbuild.TriggerArgs(
-            name=trigger_name, project=project, location=region,
+            name=trigger_name,
+            project=project,
+            location=region,
             description="Builds the RayTrainStack training image (run it by hand: gcloud builds triggers run)",
             service_account=f"projects/{project}/serviceAccounts/{email}",
-            source_to_build=gcp.cloudbuild.TriggerSourceToBuildArgs(uri=source.uri, ref=source.ref, repo_type=source.repo_type),
+            source_to_build=gcp.cloudbuild.TriggerSourceToBuildArgs(
+                uri=source.uri, ref=source.ref, repo_type=source.repo_type
+            ),
             filename=f"{source.dir.rstrip('/')}/{BUILD_CONFIG}",
             substitutions=substitutions(reference, source.dir.rstrip("/")),
         ),

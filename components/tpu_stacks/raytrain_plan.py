@@ -20,7 +20,12 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.k8s.gcsfuse import cache_size_gib
 from tpu_stacks.raytrain_image import check_image
 from tpu_stacks.raytrain_spec import (
-    DATA_MOUNT, ICI_AXES, MANAGED_KEYS, MAXTEXT_CONFIG, TRAINER_PATH, RayTrainSpec,
+    DATA_MOUNT,
+    ICI_AXES,
+    MANAGED_KEYS,
+    MAXTEXT_CONFIG,
+    TRAINER_PATH,
+    RayTrainSpec,
 )
 from tpu_stacks.sizing import OPTIMIZER_MOMENTS, TRAINING_BYTES, Candidate, TrainingRequest, choose_slice
 
@@ -70,7 +75,10 @@ class RayTrainPlan(BaseModel):
     def checkpoint_shard_bytes(self) -> int:
         """What one host writes (and reads back on resume): its share of weights and optimizer state."""
         request = self.request
-        per_param = TRAINING_BYTES[request.weight_dtype] + TRAINING_BYTES[request.moment_dtype] * OPTIMIZER_MOMENTS[request.optimizer]
+        per_param = (
+            TRAINING_BYTES[request.weight_dtype]
+            + TRAINING_BYTES[request.moment_dtype] * OPTIMIZER_MOMENTS[request.optimizer]
+        )
         return self.model.params * per_param // self.hosts
 
     @property
@@ -127,8 +135,12 @@ class RayTrainPlan(BaseModel):
 def _slice(spec: RayTrainSpec, request: TrainingRequest) -> Candidate:
     gen = generation(spec.tpu_generation, key="raytrain.tpuGeneration")
     if spec.topology is None and spec.machine_type:
-        raise UserError("raytrain.machineType", spec.machine_type, "needs a topology",
-                        "set raytrain.topology too, or remove machineType")
+        raise UserError(
+            "raytrain.machineType",
+            spec.machine_type,
+            "needs a topology",
+            "set raytrain.topology too, or remove machineType",
+        )
     return choose_slice(request, gen, spec.topology, "raytrain", spec.machine_type)
 
 
@@ -138,20 +150,30 @@ def _parallelism(spec: RayTrainSpec, shape: SliceShape, devices: int) -> dict[st
     for given, size in (spec.parallelism or {"fsdp": devices}).items():
         axis = given.removeprefix("ici_").removesuffix("_parallelism")
         if axis not in ICI_AXES:
-            raise UserError(f"raytrain.parallelism.{given}", size, "is not a MaxText ICI axis", f"valid: {', '.join(ICI_AXES)}")
+            raise UserError(
+                f"raytrain.parallelism.{given}", size, "is not a MaxText ICI axis", f"valid: {', '.join(ICI_AXES)}"
+            )
         if size == 0 or size < -1:
-            raise UserError(f"raytrain.parallelism.{given}", size, "is not a mesh size", "use a positive size, or -1 for the rest")
+            raise UserError(
+                f"raytrain.parallelism.{given}", size, "is not a mesh size", "use a positive size, or -1 for the rest"
+            )
         axes[axis] = size
     shown = " x ".join(f"{axis}={size}" for axis, size in axes.items())
     auto = [axis for axis, size in axes.items() if size == -1]
     fixed = math.prod(size for size in axes.values() if size != -1)
     where = f"the {devices} chips of one {shape.generation} {shape.topology} slice"
     if len(auto) > 1:
-        raise UserError("raytrain.parallelism", shown, "has more than one axis set to -1", "give every axis but one a size")
+        raise UserError(
+            "raytrain.parallelism", shown, "has more than one axis set to -1", "give every axis but one a size"
+        )
     if (auto and devices % fixed) or (not auto and fixed != devices):
-        raise UserError("raytrain.parallelism", shown, f"multiplies to {fixed}, not {where}",
-                        f"make the sizes multiply to {devices} (e.g. fsdp={devices // 4 or 1}, tensor={min(4, devices)}), "
-                        "or set one axis to -1")
+        raise UserError(
+            "raytrain.parallelism",
+            shown,
+            f"multiplies to {fixed}, not {where}",
+            f"make the sizes multiply to {devices} (e.g. fsdp={devices // 4 or 1}, tensor={min(4, devices)}), "
+            "or set one axis to -1",
+        )
     return axes
 
 
@@ -159,26 +181,49 @@ def _check_extra_args(spec: RayTrainSpec) -> None:
     for index, arg in enumerate(spec.extra_args):
         key, sep, _ = arg.partition("=")
         if not sep or not re.fullmatch(r"[a-z][a-z0-9_]*", key):
-            raise UserError(f"raytrain.extraArgs[{index}]", arg, "is not a MaxText key=value setting", "write it like remat_policy=full")
+            raise UserError(
+                f"raytrain.extraArgs[{index}]",
+                arg,
+                "is not a MaxText key=value setting",
+                "write it like remat_policy=full",
+            )
         if key in MANAGED_KEYS:
-            raise UserError(f"raytrain.extraArgs[{index}]", arg, "repeats a setting the stack writes",
-                            f"set raytrain.{MANAGED_KEYS[key]} instead")
+            raise UserError(
+                f"raytrain.extraArgs[{index}]",
+                arg,
+                "repeats a setting the stack writes",
+                f"set raytrain.{MANAGED_KEYS[key]} instead",
+            )
         if key.startswith("ici_") and key.endswith("_parallelism"):
-            raise UserError(f"raytrain.extraArgs[{index}]", arg, "sets the ICI mesh outside raytrain.parallelism",
-                            "move it to raytrain.parallelism so the mesh is checked against the slice")
+            raise UserError(
+                f"raytrain.extraArgs[{index}]",
+                arg,
+                "sets the ICI mesh outside raytrain.parallelism",
+                "move it to raytrain.parallelism so the mesh is checked against the slice",
+            )
 
 
 def _check_names(spec: RayTrainSpec) -> None:
     if not DNS1035.match(spec.ray_cluster_name) or len(spec.ray_cluster_name) > MAX_RAYCLUSTER_NAME:
-        raise UserError("raytrain.rayClusterName", spec.ray_cluster_name, "is not a valid RayCluster name",
-                        f"use lowercase letters, digits and '-', starting with a letter, at most {MAX_RAYCLUSTER_NAME} characters")
+        raise UserError(
+            "raytrain.rayClusterName",
+            spec.ray_cluster_name,
+            "is not a valid RayCluster name",
+            f"use lowercase letters, digits and '-', starting with a letter, at most {MAX_RAYCLUSTER_NAME} characters",
+        )
     for key, value in (("namespace", spec.namespace), ("ksaName", spec.ksa_name)):
         if not K8S_NAME.match(value):
-            raise UserError(f"raytrain.{key}", value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'")
+            raise UserError(
+                f"raytrain.{key}", value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'"
+            )
     if spec.run_name is not None and (not DNS1035.match(spec.run_name) or len(spec.run_name) > MAX_RAYJOB_NAME):
-        raise UserError("raytrain.runName", spec.run_name, "is not a valid RayJob name",
-                        f"use lowercase letters, digits and '-', starting with a letter, at most {MAX_RAYJOB_NAME} "
-                        "characters (it also names the checkpoint folder)")
+        raise UserError(
+            "raytrain.runName",
+            spec.run_name,
+            "is not a valid RayJob name",
+            f"use lowercase letters, digits and '-', starting with a letter, at most {MAX_RAYJOB_NAME} "
+            "characters (it also names the checkpoint folder)",
+        )
 
 
 def _run_name(spec: RayTrainSpec, shape: SliceShape) -> str:
@@ -195,10 +240,17 @@ def plan_raytrain(spec: RayTrainSpec) -> RayTrainPlan:
     """Size and check everything; raises UserError before any resource exists."""
     model = lookup_model(spec.model, key="raytrain.model")
     _check_names(spec)
-    if not (spec.output_directory.startswith(DATA_MOUNT + "/") or spec.output_directory == DATA_MOUNT
-            or spec.output_directory.startswith("gs://")):
-        raise UserError("raytrain.outputDirectory", spec.output_directory, "is not on the checkpoint bucket",
-                        f"use {DATA_MOUNT}/ (the bucket's mount) or a gs:// path: a pod's local disk is lost on restart")
+    if not (
+        spec.output_directory.startswith(DATA_MOUNT + "/")
+        or spec.output_directory == DATA_MOUNT
+        or spec.output_directory.startswith("gs://")
+    ):
+        raise UserError(
+            "raytrain.outputDirectory",
+            spec.output_directory,
+            "is not on the checkpoint bucket",
+            f"use {DATA_MOUNT}/ (the bucket's mount) or a gs:// path: a pod's local disk is lost on restart",
+        )
     _check_extra_args(spec)
     check_image(spec.image)
     request = TrainingRequest(model=model, per_device_batch=spec.per_device_batch_size, seq_len=spec.max_target_length)
@@ -207,9 +259,20 @@ def plan_raytrain(spec: RayTrainSpec) -> RayTrainPlan:
     accelerator_type = generation(shape.generation).ray_accelerator_type
     if accelerator_type is None:
         supported = ", ".join(g.name for g in GENERATIONS if g.ray_accelerator_type)
-        raise UserError("raytrain.tpuGeneration", spec.tpu_generation, "has no Ray accelerator type in Ray's TPU support",
-                        f"use one of {supported}")
+        raise UserError(
+            "raytrain.tpuGeneration",
+            spec.tpu_generation,
+            "has no Ray accelerator type in Ray's TPU support",
+            f"use one of {supported}",
+        )
     devices = shape.jax_devices
     parallelism = _parallelism(spec, shape, devices)
-    return RayTrainPlan(spec=spec, model=model, request=request, verdict=verdict, accelerator_type=accelerator_type,
-                        parallelism=parallelism, run_name=_run_name(spec, shape))
+    return RayTrainPlan(
+        spec=spec,
+        model=model,
+        request=request,
+        verdict=verdict,
+        accelerator_type=accelerator_type,
+        parallelism=parallelism,
+        run_name=_run_name(spec, shape),
+    )

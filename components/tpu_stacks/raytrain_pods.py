@@ -34,7 +34,9 @@ def _volumes(bucket: pulumi.Input[str], cache_gib: int) -> list[k8s.core.v1.Volu
     return [
         fuse_volume(FUSE_VOLUME, bucket, mount_options(cache_gib, extra=OWNER_OPTIONS)),
         cache_volume(cache_gib),
-        k8s.core.v1.VolumeArgs(name="dshm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit=SHM_LIMIT)),
+        k8s.core.v1.VolumeArgs(
+            name="dshm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit=SHM_LIMIT)
+        ),
     ]
 
 
@@ -48,30 +50,41 @@ def _mounts() -> list[k8s.core.v1.VolumeMountArgs]:
 def _security() -> k8s.core.v1.SecurityContextArgs:
     """The image's ray user, never root; TPUs need no privilege since GKE 1.28."""
     return k8s.core.v1.SecurityContextArgs(
-        run_as_non_root=True, run_as_user=RAY_USER_ID, run_as_group=RAY_USER_ID, allow_privilege_escalation=False)
+        run_as_non_root=True, run_as_user=RAY_USER_ID, run_as_group=RAY_USER_ID, allow_privilege_escalation=False
+    )
 
 
 def _metadata(cache_gib: int) -> k8s.meta.v1.ObjectMetaArgs:
-    return k8s.meta.v1.ObjectMetaArgs(annotations=sidecar_annotations(cache_gib, ephemeral_gib=cache_gib + STAGING_MARGIN_GIB))
+    return k8s.meta.v1.ObjectMetaArgs(
+        annotations=sidecar_annotations(cache_gib, ephemeral_gib=cache_gib + STAGING_MARGIN_GIB)
+    )
 
 
-def head_template(plan: RayTrainPlan, bucket: pulumi.Input[str], image: pulumi.Input[str]) -> k8s.core.v1.PodTemplateSpecArgs:
+def head_template(
+    plan: RayTrainPlan, bucket: pulumi.Input[str], image: pulumi.Input[str]
+) -> k8s.core.v1.PodTemplateSpecArgs:
     """The head: GCS, dashboard and client ports, and the trainer's driver (it runs the RayJob's entrypoint)."""
     head = plan.spec.head
     return k8s.core.v1.PodTemplateSpecArgs(
         metadata=_metadata(HEAD_CACHE_GIB),
         spec=k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
-            containers=[k8s.core.v1.ContainerArgs(
-                name="ray-head",
-                image=image,
-                image_pull_policy="IfNotPresent",
-                ports=[k8s.core.v1.ContainerPortArgs(name=port_name, container_port=port) for port_name, port in HEAD_PORTS.items()],
-                resources=k8s.core.v1.ResourceRequirementsArgs(
-                    requests={"cpu": head.cpu, "memory": head.memory}, limits={"memory": head.memory}),
-                security_context=_security(),
-                volume_mounts=_mounts(),
-            )],
+            containers=[
+                k8s.core.v1.ContainerArgs(
+                    name="ray-head",
+                    image=image,
+                    image_pull_policy="IfNotPresent",
+                    ports=[
+                        k8s.core.v1.ContainerPortArgs(name=port_name, container_port=port)
+                        for port_name, port in HEAD_PORTS.items()
+                    ],
+                    resources=k8s.core.v1.ResourceRequirementsArgs(
+                        requests={"cpu": head.cpu, "memory": head.memory}, limits={"memory": head.memory}
+                    ),
+                    security_context=_security(),
+                    volume_mounts=_mounts(),
+                )
+            ],
             volumes=_volumes(bucket, HEAD_CACHE_GIB),
         ),
     )
@@ -97,15 +110,17 @@ def worker_template(
         spec=k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
             node_selector=tpu_node_selector(pool),
-            containers=[k8s.core.v1.ContainerArgs(
-                name="ray-worker",
-                image=image,
-                image_pull_policy="IfNotPresent",
-                resources=tpu_resources(pool, plan.spec.worker.cpu, plan.worker_memory),
-                env=worker_env(plan),
-                security_context=_security(),
-                volume_mounts=_mounts(),
-            )],
+            containers=[
+                k8s.core.v1.ContainerArgs(
+                    name="ray-worker",
+                    image=image,
+                    image_pull_policy="IfNotPresent",
+                    resources=tpu_resources(pool, plan.spec.worker.cpu, plan.worker_memory),
+                    env=worker_env(plan),
+                    security_context=_security(),
+                    volume_mounts=_mounts(),
+                )
+            ],
             volumes=_volumes(bucket, plan.fuse_cache_gib),
         ),
     )

@@ -27,14 +27,30 @@ RAY_USER_ID = 1000
 HEAD_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001}
 # MaxText's ici_<axis>_parallelism settings (src/MaxText/configs/base.yml).
 ICI_AXES = (
-    "data", "fsdp", "fsdp_transpose", "sequence", "context", "context_autoregressive", "tensor",
-    "tensor_transpose", "tensor_sequence", "autoregressive", "pipeline", "expert",
+    "data",
+    "fsdp",
+    "fsdp_transpose",
+    "sequence",
+    "context",
+    "context_autoregressive",
+    "tensor",
+    "tensor_transpose",
+    "tensor_sequence",
+    "autoregressive",
+    "pipeline",
+    "expert",
 )
 # MaxText settings the stack writes itself, and the raytrain key that sets each; extraArgs may not repeat them.
 MANAGED_KEYS = {
-    "base_output_directory": "outputDirectory", "dataset_type": "datasetType", "per_device_batch_size": "perDeviceBatchSize",
-    "max_target_length": "maxTargetLength", "model_name": "model", "steps": "steps", "run_name": "runName",
-    "checkpoint_period": "checkpointPeriod", "dcn_data_parallelism": "slices",
+    "base_output_directory": "outputDirectory",
+    "dataset_type": "datasetType",
+    "per_device_batch_size": "perDeviceBatchSize",
+    "max_target_length": "maxTargetLength",
+    "model_name": "model",
+    "steps": "steps",
+    "run_name": "runName",
+    "checkpoint_period": "checkpointPeriod",
+    "dcn_data_parallelism": "slices",
 }
 
 
@@ -48,7 +64,8 @@ class SourceSpec(_Spec):
     uri: str
     ref: str = "refs/heads/main"
     repo_type: Literal["GITHUB", "CLOUD_SOURCE_REPOSITORIES", "BITBUCKET_SERVER", "GITLAB"] = Field(
-        default="GITHUB", alias="repoType")
+        default="GITHUB", alias="repoType"
+    )
     dir: str = "images/raytrain"
     """The image's folder inside that repository."""
 

@@ -20,6 +20,7 @@ from tpu_stacks.cluster_spec import ClusterPlan, ClusterSpec, plan_cluster
 from tpu_stacks.errors import UserError
 from tpu_stacks.identity import WorkloadIdentity
 from tpu_stacks.jobset import install_jobset_controller
+from tpu_stacks.k8s.namespace import namespace_dependencies
 from tpu_stacks.saxml_args import SaxmlCurl, SaxmlSlice, SaxmlStackArgs
 from tpu_stacks.saxml_jobset import model_server_set
 from tpu_stacks.saxml_plan import SaxmlPlan, plan_saxml
@@ -27,7 +28,6 @@ from tpu_stacks.saxml_publish import curl_commands, publisher_job, script_config
 from tpu_stacks.saxml_servers import SERVICE_NAME, admin_server, http_server, http_service
 from tpu_stacks.saxml_spec import HTTP_PORT, SaxmlSpec
 from tpu_stacks.storage import hardened_bucket, region_of
-from tpu_stacks.k8s.namespace import namespace_dependencies
 from tpu_stacks.validation import parse, parse_section
 
 TYPE = "tpu-stacks:index:SaxmlStack"
@@ -39,13 +39,21 @@ def _plan(args: SaxmlStackArgs) -> tuple[SaxmlPlan, dict[str, Any], ClusterPlan]
     spec = parse_section(SaxmlSpec, dict(args), "saxml")
     base = dict(args["cluster"])
     if base.get("slices"):
-        raise UserError("cluster.slices", f"{len(base['slices'])} slice(s)", "are derived from saxml.model and saxml.replicas",
-                        "remove cluster.slices")
+        raise UserError(
+            "cluster.slices",
+            f"{len(base['slices'])} slice(s)",
+            "are derived from saxml.model and saxml.replicas",
+            "remove cluster.slices",
+        )
     given = parse(ClusterSpec, base, "cluster")
     plan = plan_saxml(spec, autopilot=given.mode == "autopilot", min_version=given.min_version)
     slice_args: dict[str, Any] = {
-        "generation": plan.shape.generation, "topology": plan.shape.topology, "machine_type": plan.shape.machine_type,
-        "name": spec.pool_name, "count": plan.slices, "spot": spec.spot,
+        "generation": plan.shape.generation,
+        "topology": plan.shape.topology,
+        "machine_type": plan.shape.machine_type,
+        "name": spec.pool_name,
+        "count": plan.slices,
+        "spot": spec.spot,
     }
     if spec.reservation:
         slice_args["reservation"] = spec.reservation
@@ -56,7 +64,7 @@ def _plan(args: SaxmlStackArgs) -> tuple[SaxmlPlan, dict[str, Any], ClusterPlan]
 
 
 class SaxmlStack(pulumi.ComponentResource):
-    """Saxml on TPU slices sized for the model: admin, model servers (JobSet) and HTTP server, models published from config."""
+    """Saxml on TPU slices sized for the model: admin, model servers (JobSet), HTTP server, published models."""
 
     http_endpoint: pulumi.Output[str]
     """The Sax HTTP server's URL (the load balancer, or the in-cluster name)."""
@@ -79,8 +87,14 @@ class SaxmlStack(pulumi.ComponentResource):
         pool = next(p for p in cluster.plan.pools if p.slice_index == 0)
         provider = cluster.provider
         ready = namespace_dependencies(name, spec.namespace, self, provider)
-        bucket = hardened_bucket(f"{name}-admin", project=cluster_spec.project, location=region_of(cluster_spec.location),
-                                 purpose="saxml-admin", force_destroy=spec.force_destroy_bucket, parent=self)
+        bucket = hardened_bucket(
+            f"{name}-admin",
+            project=cluster_spec.project,
+            location=region_of(cluster_spec.location),
+            purpose="saxml-admin",
+            force_destroy=spec.force_destroy_bucket,
+            parent=self,
+        )
         nodes = cluster.known_node_service_account if plan.host_network else None
         identity = self._identity(name, plan, cluster_plan, bucket, provider, [*ready, *cluster.pool_ready], nodes)
         ready.append(identity)
@@ -88,49 +102,101 @@ class SaxmlStack(pulumi.ComponentResource):
         sax_root = pulumi.Output.concat("gs://", bucket.name, "/sax-root")
         admin = admin_server(f"{name}-admin-server", plan, bucket.name, k8s_opts)
         controller = (
-            [install_jobset_controller(f"{name}-jobset-controller", spec.jobset.version, provider, self)] if spec.jobset.install else []
+            [install_jobset_controller(f"{name}-jobset-controller", spec.jobset.version, provider, self)]
+            if spec.jobset.install
+            else []
         )
-        model_servers = model_server_set(f"{name}-model-servers", plan, pool, sax_root, provider, self,
-                                         depends_on=[*ready, admin, *controller, *cluster.pools])
+        model_servers = model_server_set(
+            f"{name}-model-servers",
+            plan,
+            pool,
+            sax_root,
+            provider,
+            self,
+            depends_on=[*ready, admin, *controller, *cluster.pools],
+        )
         http = http_server(f"{name}-http-server", plan, sax_root, k8s_opts)
         service = http_service(f"{name}-http-service", plan, k8s_opts)
         script = script_config(f"{name}-publisher-script", plan, k8s_opts)
-        publisher_job(f"{name}-publisher", plan, bucket.name, cluster_plan.universe, pulumi.ResourceOptions(
-            parent=self, provider=provider, depends_on=[*ready, model_servers, http, service, script]))
+        publisher_job(
+            f"{name}-publisher",
+            plan,
+            bucket.name,
+            cluster_plan.universe,
+            pulumi.ResourceOptions(
+                parent=self, provider=provider, depends_on=[*ready, model_servers, http, service, script]
+            ),
+        )
         address = self._address(service, plan)
         self.cluster = cluster
         self.http_endpoint = address.apply(lambda host: f"http://{host}:{HTTP_PORT}")
         self.admin_bucket = bucket.name
         self.gsa_email = identity.gsa_email
         self.published_models = pulumi.Output.from_input([model.model for model in plan.models])
-        self.served_slice = pulumi.Output.from_input(SaxmlSlice(
-            generation=plan.shape.generation, topology=plan.shape.topology, machine_type=plan.shape.machine_type,
-            chips=plan.shape.chips, hosts=plan.hosts, chips_per_vm=plan.shape.chips_per_vm, slices=plan.slices))
+        self.served_slice = pulumi.Output.from_input(
+            SaxmlSlice(
+                generation=plan.shape.generation,
+                topology=plan.shape.topology,
+                machine_type=plan.shape.machine_type,
+                chips=plan.shape.chips,
+                hosts=plan.hosts,
+                chips_per_vm=plan.shape.chips_per_vm,
+                slices=plan.slices,
+            )
+        )
         self.curl = address.apply(lambda host: curl_commands(f"{host}:{HTTP_PORT}", plan))
-        self.register_outputs({"http_endpoint": self.http_endpoint, "admin_bucket": self.admin_bucket, "gsa_email": self.gsa_email,
-                               "published_models": self.published_models, "served_slice": self.served_slice, "curl": self.curl})
+        self.register_outputs(
+            {
+                "http_endpoint": self.http_endpoint,
+                "admin_bucket": self.admin_bucket,
+                "gsa_email": self.gsa_email,
+                "published_models": self.published_models,
+                "served_slice": self.served_slice,
+                "curl": self.curl,
+            }
+        )
 
     @property
     def plan(self) -> SaxmlPlan:
         return self._plan
 
-    def _identity(self, name: str, plan: SaxmlPlan, cluster_plan: ClusterPlan, bucket: gcp.storage.Bucket,
-                  provider: pulumi.ProviderResource, ready: list[pulumi.Resource],
-                  nodes: Optional[pulumi.Input[str]]) -> WorkloadIdentity:
-        """The tutorial's sax-iam-sa, but with object access on the admin bucket only (not project-wide storage.admin)."""
+    def _identity(
+        self,
+        name: str,
+        plan: SaxmlPlan,
+        cluster_plan: ClusterPlan,
+        bucket: gcp.storage.Bucket,
+        provider: pulumi.ProviderResource,
+        ready: list[pulumi.Resource],
+        nodes: Optional[pulumi.Input[str]],
+    ) -> WorkloadIdentity:
+        """The tutorial's sax-iam-sa, with object access on the admin bucket only (not project-wide storage.admin)."""
         spec = plan.spec
         grants: list[dict[str, Any]] = [{"bucket": bucket.name}]
         grants += [{"bucket": other, "role": READ_ROLE} for other in spec.checkpoint_buckets]
         if nodes is not None:
             # Host-network pods cannot use Workload Identity: their GCS calls carry the node's identity,
             # which may read this bucket and nothing else of it.
-            gcp.storage.BucketIAMMember(f"{name}-node-read", gcp.storage.BucketIAMMemberArgs(
-                bucket=bucket.name, role=READ_ROLE, member=pulumi.Output.from_input(nodes).apply(lambda e: f"serviceAccount:{e}")),
-                opts=pulumi.ResourceOptions(parent=self))
+            gcp.storage.BucketIAMMember(
+                f"{name}-node-read",
+                gcp.storage.BucketIAMMemberArgs(
+                    bucket=bucket.name,
+                    role=READ_ROLE,
+                    member=pulumi.Output.from_input(nodes).apply(lambda e: f"serviceAccount:{e}"),
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         return WorkloadIdentity(
             f"{name}-identity",
-            {"project": cluster_plan.spec.project, "ksa_name": spec.ksa_name, "namespace": spec.namespace, "mode": "service-account",
-             "gsa_name": spec.gsa_name, "universe": cluster_plan.spec.universe, "bucket_grants": grants},  # type: ignore[typeddict-item]
+            {
+                "project": cluster_plan.spec.project,
+                "ksa_name": spec.ksa_name,
+                "namespace": spec.namespace,
+                "mode": "service-account",
+                "gsa_name": spec.gsa_name,
+                "universe": cluster_plan.spec.universe,
+                "bucket_grants": grants,
+            },  # type: ignore[typeddict-item]
             opts=pulumi.ResourceOptions(parent=self, providers=[provider], depends_on=list(ready)),
         )
 

@@ -32,8 +32,10 @@ from tpu_stacks.saxml_spec import MODEL_PORT, MULTI_HOST_PORT
 
 JOBSET_NAME = "sax-model-server-set"
 REPLICATED_JOB = "sax-model-server"
-HOST_NETWORK_REASON = ("Saxml multi-host model servers run on the host network as upstream: hosts of a slice reach each "
-                       "other on 8471 and the admin server reaches host 0 on its node address")
+HOST_NETWORK_REASON = (
+    "Saxml multi-host model servers run on the host network as upstream: hosts of a slice reach each "
+    "other on 8471 and the admin server reaches host 0 on its node address"
+)
 WAIT_MINUTES = 30  # image pull and TPU start-up of every slice after the pools exist
 
 
@@ -43,10 +45,17 @@ def failure_policy(plan: SaxmlPlan) -> dict[str, object]:
     policy: dict[str, object] = {
         "restartStrategy": "Recreate",
         "rules": [
-            {"name": "SliceDisrupted", "action": "RestartJobAndIgnoreMaxRestarts",
-             "onJobFailureReasons": ["PodFailurePolicy"], "targetReplicatedJobs": [REPLICATED_JOB]},
-            {"name": "SliceFailed", "action": "RestartJob" if limit else "RestartJobAndIgnoreMaxRestarts",
-             "targetReplicatedJobs": [REPLICATED_JOB]},
+            {
+                "name": "SliceDisrupted",
+                "action": "RestartJobAndIgnoreMaxRestarts",
+                "onJobFailureReasons": ["PodFailurePolicy"],
+                "targetReplicatedJobs": [REPLICATED_JOB],
+            },
+            {
+                "name": "SliceFailed",
+                "action": "RestartJob" if limit else "RestartJobAndIgnoreMaxRestarts",
+                "targetReplicatedJobs": [REPLICATED_JOB],
+            },
         ],
     }
     if limit:
@@ -75,29 +84,41 @@ def _container(plan: SaxmlPlan, pool: PoolPlan, sax_root: pulumi.Input[str]) -> 
 def _job(plan: SaxmlPlan, pool: PoolPlan, sax_root: pulumi.Input[str]) -> k8s.batch.v1.JobTemplateSpecArgs:
     host_network = plan.host_network
     pod_annotations = {annotations.HOST_NETWORK_REASON: HOST_NETWORK_REASON} if host_network else None
-    return k8s.batch.v1.JobTemplateSpecArgs(spec=k8s.batch.v1.JobSpecArgs(
-        parallelism=plan.hosts,
-        completions=plan.hosts,
-        completion_mode="Indexed",
-        backoff_limit=0,  # a slice with a missing host cannot serve: fail the Job, the JobSet restarts it
-        pod_failure_policy=k8s.batch.v1.PodFailurePolicyArgs(rules=[k8s.batch.v1.PodFailurePolicyRuleArgs(
-            action="FailJob",
-            on_pod_conditions=[k8s.batch.v1.PodFailurePolicyOnPodConditionsPatternArgs(type="DisruptionTarget", status="True")],
-        )]),
-        template=k8s.core.v1.PodTemplateSpecArgs(
-            metadata=k8s.meta.v1.ObjectMetaArgs(labels={"app": REPLICATED_JOB}, annotations=pod_annotations),
-            spec=k8s.core.v1.PodSpecArgs(
-                service_account_name=plan.spec.ksa_name,
-                host_network=host_network or None,
-                dns_policy="ClusterFirstWithHostNet" if host_network else None,  # resolve the JobSet's headless names
-                node_selector=tpu_node_selector(pool),
-                restart_policy="Never",  # required by podFailurePolicy
-                termination_grace_period_seconds=60,
-                security_context=pod_security(),
-                containers=[_container(plan, pool, sax_root)],
+    return k8s.batch.v1.JobTemplateSpecArgs(
+        spec=k8s.batch.v1.JobSpecArgs(
+            parallelism=plan.hosts,
+            completions=plan.hosts,
+            completion_mode="Indexed",
+            backoff_limit=0,  # a slice with a missing host cannot serve: fail the Job, the JobSet restarts it
+            pod_failure_policy=k8s.batch.v1.PodFailurePolicyArgs(
+                rules=[
+                    k8s.batch.v1.PodFailurePolicyRuleArgs(
+                        action="FailJob",
+                        on_pod_conditions=[
+                            k8s.batch.v1.PodFailurePolicyOnPodConditionsPatternArgs(
+                                type="DisruptionTarget", status="True"
+                            )
+                        ],
+                    )
+                ]
             ),
-        ),
-    ))
+            template=k8s.core.v1.PodTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels={"app": REPLICATED_JOB}, annotations=pod_annotations),
+                spec=k8s.core.v1.PodSpecArgs(
+                    service_account_name=plan.spec.ksa_name,
+                    host_network=host_network or None,
+                    dns_policy="ClusterFirstWithHostNet"
+                    if host_network
+                    else None,  # resolve the JobSet's headless names
+                    node_selector=tpu_node_selector(pool),
+                    restart_policy="Never",  # required by podFailurePolicy
+                    termination_grace_period_seconds=60,
+                    security_context=pod_security(),
+                    containers=[_container(plan, pool, sax_root)],
+                ),
+            ),
+        )
+    )
 
 
 def _metadata(plan: SaxmlPlan) -> k8s.meta.v1.ObjectMetaArgs:
@@ -108,12 +129,19 @@ def _metadata(plan: SaxmlPlan) -> k8s.meta.v1.ObjectMetaArgs:
         notes[annotations.HOST_NETWORK_REASON] = HOST_NETWORK_REASON
     # `pulumi up` waits until every slice's Job has all its pods ready (pulumi-kubernetes >= 4.18).
     notes["pulumi.com/waitFor"] = f"jsonpath={{.status.replicatedJobsStatus[0].ready}}={plan.slices}"
-    return k8s.meta.v1.ObjectMetaArgs(name=JOBSET_NAME, namespace=plan.spec.namespace, labels=MANAGED, annotations=notes)
+    return k8s.meta.v1.ObjectMetaArgs(
+        name=JOBSET_NAME, namespace=plan.spec.namespace, labels=MANAGED, annotations=notes
+    )
 
 
 def model_server_set(
-    resource: str, plan: SaxmlPlan, pool: PoolPlan, sax_root: pulumi.Input[str], provider: pulumi.ProviderResource,
-    parent: pulumi.Resource, depends_on: list[pulumi.Resource],
+    resource: str,
+    plan: SaxmlPlan,
+    pool: PoolPlan,
+    sax_root: pulumi.Input[str],
+    provider: pulumi.ProviderResource,
+    parent: pulumi.Resource,
+    depends_on: list[pulumi.Resource],
 ) -> k8s.apiextensions.CustomResource:
     """The JobSet: `replicas` slices of `hosts` pods, each pod taking every chip of its VM."""
     return k8s.apiextensions.CustomResource(
@@ -124,11 +152,16 @@ def model_server_set(
         spec={
             "failurePolicy": failure_policy(plan),
             "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
-            "replicatedJobs": [{"name": REPLICATED_JOB, "replicas": plan.slices, "template": _job(plan, pool, sax_root)}],
+            "replicatedJobs": [
+                {"name": REPLICATED_JOB, "replicas": plan.slices, "template": _job(plan, pool, sax_root)}
+            ],
         },
         opts=pulumi.ResourceOptions(
-            parent=parent, provider=provider, depends_on=depends_on,
-            replace_on_changes=["spec"], delete_before_replace=True,
+            parent=parent,
+            provider=provider,
+            depends_on=depends_on,
+            replace_on_changes=["spec"],
+            delete_before_replace=True,
             custom_timeouts=pulumi.CustomTimeouts(create=f"{WAIT_MINUTES}m", update=f"{WAIT_MINUTES}m"),
         ),
     )

@@ -12,15 +12,15 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from tpu_stacks.cluster_spec import EMAIL
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, generation, gke_version
+from tpu_stacks.cluster_spec import EMAIL
 from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.identity import ACCOUNT_ID, K8S_NAME
 from tpu_stacks.images import check_pinned
 from tpu_stacks.saxml_spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
 from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
-from tpu_stacks.exposure import check_source_ranges
 
 # --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, §2.2).
 PLATFORM_CHIPS = {"v5e": "tpuv5e"}
@@ -42,7 +42,12 @@ class PublishedModel(BaseModel):
     replicas: int
 
     def body(self) -> dict[str, object]:
-        return {"model": self.model, "model_path": self.model_path, "checkpoint": self.checkpoint, "replicas": self.replicas}
+        return {
+            "model": self.model,
+            "model_path": self.model_path,
+            "checkpoint": self.checkpoint,
+            "replicas": self.replicas,
+        }
 
 
 class SaxmlPlan(BaseModel):
@@ -96,45 +101,75 @@ def _check_jobset(spec: SaxmlSpec) -> None:
     if not match:
         raise UserError("saxml.jobset.version", version, "is not a JobSet release tag", "pin a release such as v0.12.0")
     if tuple(int(part) for part in match.groups()) < MIN_JOBSET:
-        raise UserError("saxml.jobset.version", version, "lacks the RestartJob failure-policy actions the model servers use",
-                        "use v0.12.0 or later")
+        raise UserError(
+            "saxml.jobset.version",
+            version,
+            "lacks the RestartJob failure-policy actions the model servers use",
+            "use v0.12.0 or later",
+        )
 
 
 def _check_accounts(spec: SaxmlSpec) -> None:
     """WorkloadIdentity's own rules, checked here so nothing is half-created."""
     if not ACCOUNT_ID.match(spec.gsa_name):
-        raise UserError("saxml.gsaName", spec.gsa_name, "is not a valid service account id", "use 6-30 lowercase letters, digits and '-'")
+        raise UserError(
+            "saxml.gsaName",
+            spec.gsa_name,
+            "is not a valid service account id",
+            "use 6-30 lowercase letters, digits and '-'",
+        )
     for key, value in (("saxml.ksaName", spec.ksa_name), ("saxml.namespace", spec.namespace)):
         if not K8S_NAME.match(value):
             raise UserError(key, value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'")
     for index, bucket in enumerate(spec.checkpoint_buckets):
         if not BUCKET.match(bucket):
-            raise UserError(f"saxml.checkpointBuckets[{index}]", bucket, "is not a bucket name", "write the name without gs://")
+            raise UserError(
+                f"saxml.checkpointBuckets[{index}]", bucket, "is not a bucket name", "write the name without gs://"
+            )
     if spec.node_service_account is not None and not EMAIL.match(spec.node_service_account):
-        raise UserError("saxml.nodeServiceAccount", spec.node_service_account, "is not a service account email",
-                        "write it as NAME@PROJECT.iam.gserviceaccount.com")
+        raise UserError(
+            "saxml.nodeServiceAccount",
+            spec.node_service_account,
+            "is not a service account email",
+            "write it as NAME@PROJECT.iam.gserviceaccount.com",
+        )
 
 
 def _check_cluster(spec: SaxmlSpec, host_network: bool, autopilot: bool, min_version: str | None) -> None:
     if autopilot and host_network:
-        raise UserError("cluster.mode", "autopilot", "does not allow hostNetwork, which Saxml's multi-host model servers use upstream",
-                        "use mode standard, or set saxml.hostNetwork: false")
+        raise UserError(
+            "cluster.mode",
+            "autopilot",
+            "does not allow hostNetwork, which Saxml's multi-host model servers use upstream",
+            "use mode standard, or set saxml.hostNetwork: false",
+        )
     if min_version and gke_version(min_version) < gke_version(PRIVILEGED_NOT_NEEDED_SINCE):
-        raise UserError("cluster.minVersion", min_version, "needs privileged TPU containers, which tpu-stacks does not run",
-                        f"use {PRIVILEGED_NOT_NEEDED_SINCE} or later")
+        raise UserError(
+            "cluster.minVersion",
+            min_version,
+            "needs privileged TPU containers, which tpu-stacks does not run",
+            f"use {PRIVILEGED_NOT_NEEDED_SINCE} or later",
+        )
 
 
 def _size(spec: SaxmlSpec, model: ResolvedModel, request: ServingRequest) -> Candidate:
     gen = generation(spec.tpu_generation, key="saxml.tpuGeneration")
     if gen.name not in PLATFORM_CHIPS:
-        raise UserError("saxml.tpuGeneration", spec.tpu_generation, "has no --platform_chip value known for Saxml's model server",
-                        f"use {', '.join(PLATFORM_CHIPS)}")
+        raise UserError(
+            "saxml.tpuGeneration",
+            spec.tpu_generation,
+            "has no --platform_chip value known for Saxml's model server",
+            f"use {', '.join(PLATFORM_CHIPS)}",
+        )
     verdict = choose_slice(request, gen, spec.topology, "saxml")
     mesh = model.architecture.mesh_devices
     if mesh and verdict.shape.jax_devices != mesh:
-        raise UserError("saxml.topology", verdict.shape.topology,
-                        f"gives {verdict.shape.jax_devices} devices but {model.id}'s ICI mesh needs exactly {mesh}",
-                        f"use {_topology_with(gen.name, mesh)}")
+        raise UserError(
+            "saxml.topology",
+            verdict.shape.topology,
+            f"gives {verdict.shape.jax_devices} devices but {model.id}'s ICI mesh needs exactly {mesh}",
+            f"use {_topology_with(gen.name, mesh)}",
+        )
     return verdict
 
 
@@ -144,15 +179,21 @@ def _topology_with(gen: str, devices: int) -> str:
     return names[0] if names else f"a slice of {devices} devices"
 
 
-def _published(spec: SaxmlSpec, sized: ResolvedModel, shape: SliceShape, request: ServingRequest) -> tuple[PublishedModel, ...]:
+def _published(
+    spec: SaxmlSpec, sized: ResolvedModel, shape: SliceShape, request: ServingRequest
+) -> tuple[PublishedModel, ...]:
     entries = spec.models if spec.models is not None else [None]
     resolved: list[PublishedModel] = []
     for index, entry in enumerate(entries):
         key = f"saxml.models[{index}]"
         path = entry.model_path if entry else None
         if path is None and not sized.id.startswith(SAXML_PACKAGE):
-            raise UserError(f"{key}.modelPath", MISSING, f"is required: saxml.model {sized.id} is not a Saxml registry path",
-                            "name the Saxml model class, e.g. saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test")
+            raise UserError(
+                f"{key}.modelPath",
+                MISSING,
+                f"is required: saxml.model {sized.id} is not a Saxml registry path",
+                "name the Saxml model class, e.g. saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+            )
         model = PublishedModel(
             model=entry.model if entry else TUTORIAL_MODEL_NAME,
             model_path=path or sized.id,
@@ -160,13 +201,26 @@ def _published(spec: SaxmlSpec, sized: ResolvedModel, shape: SliceShape, request
             replicas=(entry.replicas if entry else None) or spec.replicas,
         )
         if not MODEL_NAME.match(model.model):
-            raise UserError(f"{key}.model", model.model, f"is not a model name in Saxml cell {SAX_CELL}", f"name it {SAX_CELL}/<name>")
+            raise UserError(
+                f"{key}.model",
+                model.model,
+                f"is not a model name in Saxml cell {SAX_CELL}",
+                f"name it {SAX_CELL}/<name>",
+            )
         if model.checkpoint != "None" and not GCS_PATH.match(model.checkpoint):
-            raise UserError(f"{key}.checkpoint", model.checkpoint, "is neither None nor a gs:// path", "write None or gs://BUCKET/PATH")
+            raise UserError(
+                f"{key}.checkpoint",
+                model.checkpoint,
+                "is neither None nor a gs:// path",
+                "write None or gs://BUCKET/PATH",
+            )
         if model.replicas > spec.replicas:
-            raise UserError(f"{key}.replicas", model.replicas,
-                            f"needs {model.replicas} model servers but the stack runs {spec.replicas} slice(s)",
-                            f"raise saxml.replicas to {model.replicas} or publish at most {spec.replicas} replicas")
+            raise UserError(
+                f"{key}.replicas",
+                model.replicas,
+                f"needs {model.replicas} model servers but the stack runs {spec.replicas} slice(s)",
+                f"raise saxml.replicas to {model.replicas} or publish at most {spec.replicas} replicas",
+            )
         if any(other.model == model.model for other in resolved):
             raise UserError(f"{key}.model", model.model, "is published twice", "give each model one entry")
         _check_fit(f"{key}.modelPath", model.model_path, shape, request)
@@ -188,15 +242,26 @@ def _check_fit(key: str, path: str, shape: SliceShape, request: ServingRequest) 
         return
     verdict = judge(request.model_copy(update={"model": model}), shape)
     if not verdict.fits:
-        raise UserError(key, path, f"needs {gib(verdict.memory.total_bytes)}, more than one {shape.generation} {shape.topology} "
-                        f"slice holds ({gib(verdict.usable_bytes)} usable)", "publish it on a larger saxml.topology")
+        raise UserError(
+            key,
+            path,
+            f"needs {gib(verdict.memory.total_bytes)}, more than one {shape.generation} {shape.topology} "
+            f"slice holds ({gib(verdict.usable_bytes)} usable)",
+            "publish it on a larger saxml.topology",
+        )
     mesh = model.architecture.mesh_devices
     if mesh and mesh != shape.jax_devices:
-        raise UserError(key, path, f"has an ICI mesh of {mesh} devices but each slice has {shape.jax_devices}",
-                        f"use a {mesh}-chip saxml.topology for it")
+        raise UserError(
+            key,
+            path,
+            f"has an ICI mesh of {mesh} devices but each slice has {shape.jax_devices}",
+            f"use a {mesh}-chip saxml.topology for it",
+        )
 
 
-def _check_shared_servers(models: list[PublishedModel], servers: int, shape: SliceShape, request: ServingRequest) -> None:
+def _check_shared_servers(
+    models: list[PublishedModel], servers: int, shape: SliceShape, request: ServingRequest
+) -> None:
     """More replicas than servers means servers hold several models at once: they must fit together."""
     if sum(model.replicas for model in models) <= servers:
         return
@@ -205,15 +270,21 @@ def _check_shared_servers(models: list[PublishedModel], servers: int, shape: Sli
     usable = judge(request, shape).usable_bytes
     if need > usable:
         total = sum(model.replicas for model in models)
-        raise UserError("saxml.models", f"{total} replicas on {servers} model servers",
-                        f"would make servers hold several models at once: together they need {gib(need)}, a slice has {gib(usable)} usable",
-                        "raise saxml.replicas or publish fewer replicas")
+        raise UserError(
+            "saxml.models",
+            f"{total} replicas on {servers} model servers",
+            "would make servers hold several models at once: "
+            f"together they need {gib(need)}, a slice has {gib(usable)} usable",
+            "raise saxml.replicas or publish fewer replicas",
+        )
 
 
 def plan_saxml(spec: SaxmlSpec, *, autopilot: bool = False, min_version: str | None = None) -> SaxmlPlan:
     """Size the slices and check every setting; raises UserError before any resource exists."""
     model = lookup_model(spec.model, key="saxml.model")
-    request = ServingRequest(model=model, engine="saxml", context=spec.input_seq_len + spec.max_decode_steps, batch=spec.batch_size)
+    request = ServingRequest(
+        model=model, engine="saxml", context=spec.input_seq_len + spec.max_decode_steps, batch=spec.batch_size
+    )
     verdict = _size(spec, model, request)
     host_network = verdict.shape.multi_host if spec.host_network is None else spec.host_network
     pinned = ImagesSpec().model_dump(by_alias=True)
@@ -224,5 +295,12 @@ def plan_saxml(spec: SaxmlSpec, *, autopilot: bool = False, min_version: str | N
     _check_accounts(spec)
     _check_cluster(spec, host_network, autopilot, min_version)
     models = _published(spec, model, verdict.shape, request)
-    return SaxmlPlan(spec=spec, model=model, request=request, verdict=verdict, platform_chip=PLATFORM_CHIPS[verdict.shape.generation],
-                     host_network=host_network, models=models)
+    return SaxmlPlan(
+        spec=spec,
+        model=model,
+        request=request,
+        verdict=verdict,
+        platform_chip=PLATFORM_CHIPS[verdict.shape.generation],
+        host_network=host_network,
+        models=models,
+    )

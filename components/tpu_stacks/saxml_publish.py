@@ -74,39 +74,58 @@ def publisher_job(
         image=plan.spec.images.publisher,
         command=["python3", f"{MOUNT}/{SCRIPT}"],
         env=_env(plan, bucket, universe),
-        resources=k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "50m", "memory": "64Mi"}, limits={"memory": "128Mi"}),
+        resources=k8s.core.v1.ResourceRequirementsArgs(
+            requests={"cpu": "50m", "memory": "64Mi"}, limits={"memory": "128Mi"}
+        ),
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="script", mount_path=MOUNT, read_only=True)],
         security_context=k8s.core.v1.SecurityContextArgs(
-            allow_privilege_escalation=False, read_only_root_filesystem=True, capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
+            allow_privilege_escalation=False,
+            read_only_root_filesystem=True,
+            capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
         ),
     )
     return k8s.batch.v1.Job(
         resource,
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=PUBLISHER, namespace=plan.spec.namespace, labels=MANAGED,
-                                            annotations={"pulumi.com/waitFor": "condition=Complete"}),
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=PUBLISHER,
+            namespace=plan.spec.namespace,
+            labels=MANAGED,
+            annotations={"pulumi.com/waitFor": "condition=Complete"},
+        ),
         spec=k8s.batch.v1.JobSpecArgs(
             backoff_limit=3,
             active_deadline_seconds=minutes * 60,
             template=k8s.core.v1.PodTemplateSpecArgs(
-                metadata=k8s.meta.v1.ObjectMetaArgs(labels={"app": PUBLISHER}, annotations={SCRIPT_ANNOTATION: script_hash}),
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    labels={"app": PUBLISHER}, annotations={SCRIPT_ANNOTATION: script_hash}
+                ),
                 spec=k8s.core.v1.PodSpecArgs(
                     service_account_name=plan.spec.ksa_name,  # Workload Identity: the record in the admin bucket
                     automount_service_account_token=False,  # it never calls the Kubernetes API
                     restart_policy="Never",
                     security_context=k8s.core.v1.PodSecurityContextArgs(
-                        run_as_non_root=True, run_as_user=65534, run_as_group=65534,
+                        run_as_non_root=True,
+                        run_as_user=65534,
+                        run_as_group=65534,
                         seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault"),
                     ),
                     containers=[container],
-                    volumes=[k8s.core.v1.VolumeArgs(name="script", config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(
-                        name=PUBLISHER, default_mode=0o444))],
+                    volumes=[
+                        k8s.core.v1.VolumeArgs(
+                            name="script",
+                            config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=PUBLISHER, default_mode=0o444),
+                        )
+                    ],
                 ),
             ),
         ),
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            delete_before_replace=True,  # a Job's template is immutable and its name fixed
-            custom_timeouts=pulumi.CustomTimeouts(create=f"{minutes}m", update=f"{minutes}m"),
-        )),
+        opts=pulumi.ResourceOptions.merge(
+            opts,
+            pulumi.ResourceOptions(
+                delete_before_replace=True,  # a Job's template is immutable and its name fixed
+                custom_timeouts=pulumi.CustomTimeouts(create=f"{minutes}m", update=f"{minutes}m"),
+            ),
+        ),
     )
 
 
@@ -122,8 +141,10 @@ def curl_commands(address: str, plan: SaxmlPlan) -> SaxmlCurl:
     model = example_model(plan)
 
     def curl(method: str, path: str, body: dict[str, object]) -> str:
-        return (f'curl --request {method} --header "Content-type: application/json" -s {address}/{path} '
-                f"--data '{json.dumps(body)}'")
+        return (
+            f'curl --request {method} --header "Content-type: application/json" -s {address}/{path} '
+            f"--data '{json.dumps(body)}'"
+        )
 
     return SaxmlCurl(
         publish=curl("POST", "publish", model.body()),

@@ -46,11 +46,17 @@ def same(current: dict[str, Any], body: dict[str, Any]) -> bool:
     """Whether a /listcell answer already matches a /publish body."""
     path = current.get("model_path", current.get("path"))
     replicas = current.get("max_replicas", current.get("replicas"))
-    return (path == body["model_path"] and str(current.get("checkpoint")) == str(body["checkpoint"])
-            and replicas is not None and int(replicas) == int(body["replicas"]))
+    return (
+        path == body["model_path"]
+        and str(current.get("checkpoint")) == str(body["checkpoint"])
+        and replicas is not None
+        and int(replicas) == int(body["replicas"])
+    )
 
 
-def plan_actions(desired: list[dict[str, Any]], managed: list[str], current: dict[str, dict[str, Any] | None]) -> list[Action]:
+def plan_actions(
+    desired: list[dict[str, Any]], managed: list[str], current: dict[str, dict[str, Any] | None]
+) -> list[Action]:
     """What to do, from the desired bodies, this publisher's record and what /listcell reports."""
     actions = []
     for body in desired:
@@ -64,9 +70,13 @@ def plan_actions(desired: list[dict[str, Any]], managed: list[str], current: dic
     return actions
 
 
-def _call(method: str, url: str, body: Any = None, headers: dict[str, str] | None = None, raw: bytes | None = None) -> tuple[int, Any]:
+def _call(
+    method: str, url: str, body: Any = None, headers: dict[str, str] | None = None, raw: bytes | None = None
+) -> tuple[int, Any]:
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
+    request = urllib.request.Request(
+        url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})}
+    )
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             status, text = response.status, response.read()
@@ -95,7 +105,11 @@ class Sax:
         return answer if status == 200 and isinstance(answer, dict) else None
 
     def apply(self, action: Action) -> None:
-        method, path = {"publish": ("POST", "/publish"), "update": ("PUT", "/update"), "unpublish": ("POST", "/unpublish")}[action.kind]
+        method, path = {
+            "publish": ("POST", "/publish"),
+            "update": ("PUT", "/update"),
+            "unpublish": ("POST", "/unpublish"),
+        }[action.kind]
         status, answer = _call(method, f"{self.base}{path}", action.body)
         if status != 200:
             raise RuntimeError(f"{action.kind} {action.model} failed: HTTP {status} {answer}")
@@ -123,7 +137,9 @@ class Record:
     def save(self, names: list[str]) -> None:
         query = urllib.parse.urlencode({"uploadType": "media", "name": self.object})
         raw = json.dumps({"managed": sorted(names)}).encode()
-        status, answer = _call("POST", f"{self.api}/upload/storage/v1/b/{self.bucket}/o?{query}", headers=self._auth(), raw=raw)
+        status, answer = _call(
+            "POST", f"{self.api}/upload/storage/v1/b/{self.bucket}/o?{query}", headers=self._auth(), raw=raw
+        )
         if status != 200:
             raise RuntimeError(f"cannot write gs://{self.bucket}/{self.object}: HTTP {status} {answer}")
 
@@ -176,7 +192,9 @@ def reconcile(sax: Sax, record: Record, desired: list[dict[str, Any]], wait_seco
     finally:
         record.save(sorted(now))
     for body in desired:
-        if wait_seconds > 0 and not _wait(f"{body['model']} to load", lambda body=body: _loaded(sax, body), wait_seconds):
+        if wait_seconds > 0 and not _wait(
+            f"{body['model']} to load", lambda body=body: _loaded(sax, body), wait_seconds
+        ):
             raise RuntimeError(f"{body['model']} did not load {body['replicas']} replicas in {wait_seconds:.0f}s")
     return actions
 

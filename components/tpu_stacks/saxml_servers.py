@@ -37,8 +37,15 @@ def _resources(cpu: str, memory: str) -> k8s.core.v1.ResourceRequirementsArgs:
     return k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": cpu, "memory": memory}, limits={"memory": memory})
 
 
-def _deployment(resource: str, name: str, plan: SaxmlPlan, replicas: int, strategy: str, container: k8s.core.v1.ContainerArgs,
-                opts: pulumi.ResourceOptions) -> k8s.apps.v1.Deployment:
+def _deployment(
+    resource: str,
+    name: str,
+    plan: SaxmlPlan,
+    replicas: int,
+    strategy: str,
+    container: k8s.core.v1.ContainerArgs,
+    opts: pulumi.ResourceOptions,
+) -> k8s.apps.v1.Deployment:
     labels = {"app": name}
     return k8s.apps.v1.Deployment(
         resource,
@@ -50,7 +57,9 @@ def _deployment(resource: str, name: str, plan: SaxmlPlan, replicas: int, strate
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
                 spec=k8s.core.v1.PodSpecArgs(
-                    service_account_name=plan.spec.ksa_name, security_context=pod_security(), containers=[container],
+                    service_account_name=plan.spec.ksa_name,
+                    security_context=pod_security(),
+                    containers=[container],
                 ),
             ),
         ),
@@ -58,7 +67,9 @@ def _deployment(resource: str, name: str, plan: SaxmlPlan, replicas: int, strate
     )
 
 
-def admin_server(resource: str, plan: SaxmlPlan, bucket: pulumi.Input[str], opts: pulumi.ResourceOptions) -> k8s.apps.v1.Deployment:
+def admin_server(
+    resource: str, plan: SaxmlPlan, bucket: pulumi.Input[str], opts: pulumi.ResourceOptions
+) -> k8s.apps.v1.Deployment:
     """One admin server per sax root: `Recreate`, so two never run against the same bucket."""
     resources = plan.spec.resources.admin_server
     container = k8s.core.v1.ContainerArgs(
@@ -76,7 +87,9 @@ def admin_server(resource: str, plan: SaxmlPlan, bucket: pulumi.Input[str], opts
     return _deployment(resource, ADMIN_NAME, plan, 1, "Recreate", container, opts)
 
 
-def http_server(resource: str, plan: SaxmlPlan, sax_root: pulumi.Input[str], opts: pulumi.ResourceOptions) -> k8s.apps.v1.Deployment:
+def http_server(
+    resource: str, plan: SaxmlPlan, sax_root: pulumi.Input[str], opts: pulumi.ResourceOptions
+) -> k8s.apps.v1.Deployment:
     resources = plan.spec.resources.http_server
     container = k8s.core.v1.ContainerArgs(
         name=HTTP_NAME,
@@ -97,8 +110,12 @@ def http_service(resource: str, plan: SaxmlPlan, opts: pulumi.ResourceOptions) -
     spec = plan.spec
     return k8s.core.v1.Service(
         resource,
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=SERVICE_NAME, namespace=spec.namespace, labels=MANAGED,
-                                            annotations=INTERNAL_LB_ANNOTATION if spec.exposure == "internal" else None),
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=SERVICE_NAME,
+            namespace=spec.namespace,
+            labels=MANAGED,
+            annotations=INTERNAL_LB_ANNOTATION if spec.exposure == "internal" else None,
+        ),
         spec=k8s.core.v1.ServiceSpecArgs(
             type="ClusterIP" if spec.exposure == "cluster" else "LoadBalancer",
             selector={"app": HTTP_NAME},

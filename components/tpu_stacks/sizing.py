@@ -187,10 +187,14 @@ def serving_memory(request: ServingRequest, shape: SliceShape) -> MemoryEstimate
         replication = max(1, tp // arch.attention.kv_heads)
         if replication > 1:
             kv_cache *= replication
-            notes.append(f"tensor parallel {tp} > {arch.attention.kv_heads} KV heads: KV cache replicated x{replication}")
+            notes.append(
+                f"tensor parallel {tp} > {arch.attention.kv_heads} KV heads: KV cache replicated x{replication}"
+            )
     activations = 0
     if arch.d_model and arch.d_ff:
-        activations = int(min(request.prefill_tokens, request.context * request.batch) * (arch.d_model + arch.d_ff) * 2 * 2)
+        activations = int(
+            min(request.prefill_tokens, request.context * request.batch) * (arch.d_model + arch.d_ff) * 2 * 2
+        )
     overhead = RUNTIME_RESERVE_PER_CHIP * shape.chips + activations
     parts = (
         MemoryPart(name="weights", bytes=weights, how=f"{arch.params:,} params x {request.weight_dtype}"),
@@ -199,7 +203,9 @@ def serving_memory(request: ServingRequest, shape: SliceShape) -> MemoryEstimate
             bytes=kv_cache,
             how=f"{request.batch} x {request.context} tokens x {request.kv_dtype} ({request.engine})",
         ),
-        MemoryPart(name="overhead", bytes=overhead, how="512 MiB runtime reserve per chip + one prefill step's activations"),
+        MemoryPart(
+            name="overhead", bytes=overhead, how="512 MiB runtime reserve per chip + one prefill step's activations"
+        ),
     )
     return MemoryEstimate(workload="serve", parts=parts, notes=tuple(notes))
 
@@ -208,11 +214,17 @@ def training_memory(request: TrainingRequest, shape: SliceShape) -> MemoryEstima
     """Weights + gradients + optimizer state + activations, fully sharded over `shape`."""
     arch = request.model.architecture
     params = arch.params
-    for key, value in (("weight_dtype", request.weight_dtype), ("grad_dtype", request.grad_dtype), ("moment_dtype", request.moment_dtype)):
+    for key, value in (
+        ("weight_dtype", request.weight_dtype),
+        ("grad_dtype", request.grad_dtype),
+        ("moment_dtype", request.moment_dtype),
+    ):
         if value not in TRAINING_BYTES:
             raise UserError(key, value, "is not a training dtype", f"valid: {', '.join(TRAINING_BYTES)}")
     if request.optimizer not in OPTIMIZER_MOMENTS:
-        raise UserError("optimizer", request.optimizer, "is not a known optimizer", f"valid: {', '.join(OPTIMIZER_MOMENTS)}")
+        raise UserError(
+            "optimizer", request.optimizer, "is not a known optimizer", f"valid: {', '.join(OPTIMIZER_MOMENTS)}"
+        )
     weights = params * TRAINING_BYTES[request.weight_dtype]
     gradients = params * TRAINING_BYTES[request.grad_dtype]
     optimizer = params * TRAINING_BYTES[request.moment_dtype] * OPTIMIZER_MOMENTS[request.optimizer]
@@ -228,9 +240,19 @@ def training_memory(request: TrainingRequest, shape: SliceShape) -> MemoryEstima
     parts = (
         MemoryPart(name="weights", bytes=weights, how=f"{params:,} params x {request.weight_dtype}"),
         MemoryPart(name="gradients", bytes=gradients, how=f"params x {request.grad_dtype}"),
-        MemoryPart(name="optimizer", bytes=optimizer, how=f"{request.optimizer}: {OPTIMIZER_MOMENTS[request.optimizer]} moments x {request.moment_dtype}"),
-        MemoryPart(name="activations", bytes=activations, how=f"{tokens:,} tokens in flight, 3 checkpoints per layer + fp32 logits"),
-        MemoryPart(name="overhead", bytes=RUNTIME_RESERVE_PER_CHIP * shape.chips, how="512 MiB runtime reserve per chip"),
+        MemoryPart(
+            name="optimizer",
+            bytes=optimizer,
+            how=f"{request.optimizer}: {OPTIMIZER_MOMENTS[request.optimizer]} moments x {request.moment_dtype}",
+        ),
+        MemoryPart(
+            name="activations",
+            bytes=activations,
+            how=f"{tokens:,} tokens in flight, 3 checkpoints per layer + fp32 logits",
+        ),
+        MemoryPart(
+            name="overhead", bytes=RUNTIME_RESERVE_PER_CHIP * shape.chips, how="512 MiB runtime reserve per chip"
+        ),
     )
     return MemoryEstimate(workload="train", parts=parts, notes=tuple(notes))
 
@@ -251,7 +273,9 @@ def judge(request: ServingRequest | TrainingRequest, shape: SliceShape) -> Candi
     return Candidate(shape=shape, memory=memory, usable_bytes=usable_bytes(shape), tensor_parallel_size=tp)
 
 
-def size(request: ServingRequest | TrainingRequest, gen: str | Generation, max_chips: int | None = None) -> SizingResult:
+def size(
+    request: ServingRequest | TrainingRequest, gen: str | Generation, max_chips: int | None = None
+) -> SizingResult:
     """Judge every slice shape of a generation for the request, smallest first."""
     chosen = gen if isinstance(gen, Generation) else generation(gen)
     shapes = [s for s in all_slice_shapes(chosen) if max_chips is None or s.chips <= max_chips]
@@ -283,7 +307,10 @@ def smallest_fit(request: ServingRequest | TrainingRequest, gen: str | Generatio
 
 
 def choose_slice(
-    request: ServingRequest | TrainingRequest, gen: Generation, topology: str | None, section: str,
+    request: ServingRequest | TrainingRequest,
+    gen: Generation,
+    topology: str | None,
+    section: str,
     machine_type: str | None = None,
 ) -> Candidate:
     """The user's topology, checked to hold the model, or the smallest slice that does.

@@ -12,10 +12,10 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
 from tpu_stacks.cluster_spec import PoolPlan
+from tpu_stacks.k8s import compile_cache
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, startup_probe
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
-from tpu_stacks.k8s import compile_cache
 from tpu_stacks.vllm_spec import PORT, VllmPlan
 
 HF_SECRET_KEY = "hf_api_token"  # the tutorial's key name in Secret hf-secret
@@ -32,10 +32,14 @@ def _env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs
         # The token is read from a file (HF_TOKEN_PATH), never exposed as an environment value.
         env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=f"/var/run/secrets/huggingface/{HF_SECRET_KEY}"))
     if secret_name and plan.spec.api_key:
-        env.append(k8s.core.v1.EnvVarArgs(
-            name="VLLM_API_KEY",
-            value_from=k8s.core.v1.EnvVarSourceArgs(secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(name=secret_name, key=API_KEY_SECRET_KEY)),
-        ))
+        env.append(
+            k8s.core.v1.EnvVarArgs(
+                name="VLLM_API_KEY",
+                value_from=k8s.core.v1.EnvVarSourceArgs(
+                    secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(name=secret_name, key=API_KEY_SECRET_KEY)
+                ),
+            )
+        )
     return env
 
 
@@ -47,7 +51,9 @@ def _mounts(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.VolumeM
     if plan.spec.compile_cache:
         mounts.append(k8s.core.v1.VolumeMountArgs(name="xla-cache", mount_path=LOCAL_CACHE))
     if secret_name and plan.model.architecture.gated:
-        mounts.append(k8s.core.v1.VolumeMountArgs(name="hf-token", mount_path="/var/run/secrets/huggingface", read_only=True))
+        mounts.append(
+            k8s.core.v1.VolumeMountArgs(name="hf-token", mount_path="/var/run/secrets/huggingface", read_only=True)
+        )
     return mounts
 
 
@@ -55,15 +61,23 @@ def _volumes(plan: VllmPlan, bucket: pulumi.Input[str], secret_name: str | None)
     volumes = [
         fuse_volume("weights", bucket, mount_options(plan.cache_gib, only_dir="weights")),
         cache_volume(plan.cache_gib),
-        k8s.core.v1.VolumeArgs(name="dshm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit="16Gi")),
+        k8s.core.v1.VolumeArgs(
+            name="dshm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit="16Gi")
+        ),
     ]
     if plan.spec.compile_cache:
         volumes.append(compile_cache.cache_volume("xla-cache"))
     if secret_name and plan.model.architecture.gated:
-        volumes.append(k8s.core.v1.VolumeArgs(
-            name="hf-token",
-            secret=k8s.core.v1.SecretVolumeSourceArgs(secret_name=secret_name, items=[k8s.core.v1.KeyToPathArgs(key=HF_SECRET_KEY, path=HF_SECRET_KEY)], default_mode=0o400),
-        ))
+        volumes.append(
+            k8s.core.v1.VolumeArgs(
+                name="hf-token",
+                secret=k8s.core.v1.SecretVolumeSourceArgs(
+                    secret_name=secret_name,
+                    items=[k8s.core.v1.KeyToPathArgs(key=HF_SECRET_KEY, path=HF_SECRET_KEY)],
+                    default_mode=0o400,
+                ),
+            )
+        )
     return volumes
 
 
@@ -72,7 +86,12 @@ def _cache_containers(plan: VllmPlan, bucket: pulumi.Input[str]) -> list[k8s.cor
 
 
 def pod_template(
-    plan: VllmPlan, pool: PoolPlan, labels: dict[str, str], bucket: pulumi.Input[str], ksa: str, secret_name: str | None,
+    plan: VllmPlan,
+    pool: PoolPlan,
+    labels: dict[str, str],
+    bucket: pulumi.Input[str],
+    ksa: str,
+    secret_name: str | None,
     image: pulumi.Input[str],
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     spec = plan.spec

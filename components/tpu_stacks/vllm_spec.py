@@ -121,7 +121,8 @@ class VllmPlan(BaseModel):
         model_slug = re.sub(r"[^a-z0-9.-]+", "-", self.model.id.lower()).strip("-")
         image = self.spec.registry.image if self.spec.registry.mode == "standard" else self.spec.image
         build = re.sub(r"[^A-Za-z0-9.-]+", "-", (image or "").rsplit(":", 1)[-1])[:16]
-        return f"xla-cache/{model_slug}/{self.shape.generation}-{self.shape.topology}-tp{self.tensor_parallel_size}/{build}"
+        shape = f"{self.shape.generation}-{self.shape.topology}-tp{self.tensor_parallel_size}"
+        return f"xla-cache/{model_slug}/{shape}/{build}"
 
     def engine_args(self) -> list[str]:
         spec = self.spec
@@ -146,12 +147,20 @@ def _check_registry(spec: VllmSpec) -> None:
     registry = spec.registry
     if registry.mode == "standard":
         if not registry.image:
-            raise UserError("vllm.registry.image", "<missing>", "is required with mode standard",
-                            "name the image you push, e.g. vllm-tpu:v0.9.2 (build Dockerfile.tpu, push it to the repository)")
+            raise UserError(
+                "vllm.registry.image",
+                "<missing>",
+                "is required with mode standard",
+                "name the image you push, e.g. vllm-tpu:v0.9.2 (build Dockerfile.tpu, push it to the repository)",
+            )
         _check_image(registry.image, "vllm.registry.image")
     if registry.mode == "remote" and not spec.image.startswith("docker.io/"):
-        raise UserError("vllm.image", spec.image, "is not on Docker Hub, which the remote repository mirrors",
-                        "use a docker.io/ image or registry mode none")
+        raise UserError(
+            "vllm.image",
+            spec.image,
+            "is not on Docker Hub, which the remote repository mirrors",
+            "use a docker.io/ image or registry mode none",
+        )
 
 
 def _check_exposure(spec: VllmSpec) -> None:
@@ -163,30 +172,49 @@ def plan_vllm(spec: VllmSpec, hf_token_given: bool, api_key_given: bool) -> Vllm
     model = lookup_model(spec.model, key="vllm.model")
     gen = generation(spec.tpu_generation, key="vllm.tpuGeneration")
     if model.architecture.gated and not hf_token_given:
-        raise UserError("hfToken", "<missing>", f"is required: {model.id} is gated on Hugging Face",
-                        "set it as a secret: pulumi config set --secret tpu-stacks:hfToken hf_...")
+        raise UserError(
+            "hfToken",
+            "<missing>",
+            f"is required: {model.id} is gated on Hugging Face",
+            "set it as a secret: pulumi config set --secret tpu-stacks:hfToken hf_...",
+        )
     if spec.api_key and not api_key_given:
-        raise UserError("vllmApiKey", "<missing>", "is required when vllm.apiKey is true",
-                        "set it as a secret: pulumi config set --secret tpu-stacks:vllmApiKey ...")
+        raise UserError(
+            "vllmApiKey",
+            "<missing>",
+            "is required when vllm.apiKey is true",
+            "set it as a secret: pulumi config set --secret tpu-stacks:vllmApiKey ...",
+        )
     if spec.replicas.min > spec.replicas.max:
-        raise UserError("vllm.replicas", f"{spec.replicas.min}..{spec.replicas.max}", "has min above max", "set min <= max")
+        raise UserError(
+            "vllm.replicas", f"{spec.replicas.min}..{spec.replicas.max}", "has min above max", "set min <= max"
+        )
     _check_image(spec.image)
     _check_registry(spec)
     _check_exposure(spec)
     request = ServingRequest(
-        model=model, engine="vllm", context=spec.max_model_len, batch=1,
+        model=model,
+        engine="vllm",
+        context=spec.max_model_len,
+        batch=1,
         prefill_tokens=spec.max_num_batched_tokens,
     )
     verdict = choose_slice(request, gen, spec.topology, "vllm")
     if verdict.shape.multi_host:
-        raise UserError("vllm.topology", verdict.shape.topology,
-                        f"is a multi-host slice ({verdict.shape.nodes} VMs); VllmStack serves from one VM",
-                        "use a generation with more HBM per chip, or a smaller model")
+        raise UserError(
+            "vllm.topology",
+            verdict.shape.topology,
+            f"is a multi-host slice ({verdict.shape.nodes} VMs); VllmStack serves from one VM",
+            "use a generation with more HBM per chip, or a smaller model",
+        )
     heads = model.architecture.attention.query_heads if model.architecture.attention else None
     tp = tensor_parallel_size(verdict.shape)
     if heads and heads % tp:
-        raise UserError("vllm.topology", verdict.shape.topology,
-                        f"gives tensor parallelism {tp}, which does not divide {model.id}'s {heads} attention heads",
-                        "choose a topology whose chip count divides the head count")
+        raise UserError(
+            "vllm.topology",
+            verdict.shape.topology,
+            f"gives tensor parallelism {tp}, which does not divide {model.id}'s {heads} attention heads",
+            "choose a topology whose chip count divides the head count",
+        )
     weights = verdict.memory.part("weights")
     return VllmPlan(spec=spec, model=model, request=request, verdict=verdict, cache_gib=cache_size_gib(weights))

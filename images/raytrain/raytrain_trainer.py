@@ -23,8 +23,9 @@ import math
 import os
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 ICI_SETTING = re.compile(r"^ici_([a-z_]+)_parallelism=(-?\d+)$")
 MAXTEXT_PROGRAM = "MaxText.train"
@@ -103,8 +104,10 @@ def check_launch(launch: Launch) -> None:
         raise LaunchError(f"--topology {layout.topology!r} is not a TPU topology such as 4x4 or 2x2x2")
     chips = math.prod(int(d) for d in layout.topology.split("x"))
     if min(layout.hosts_per_slice, layout.chips_per_host, layout.slices) < 1 or chips != layout.chips_per_slice:
-        raise LaunchError(f"{layout.hosts_per_slice} hosts x {layout.chips_per_host} chips is not the {chips} chips of a "
-                          f"{layout.topology} slice")
+        raise LaunchError(
+            f"{layout.hosts_per_slice} hosts x {layout.chips_per_host} chips is not the {chips} chips of a "
+            f"{layout.topology} slice"
+        )
     if not launch.maxtext_argv or "=" in launch.maxtext_argv[0]:
         raise LaunchError("the MaxText config file (e.g. .../MaxText/configs/base.yml) must follow the flags")
     if not launch.run_name:
@@ -112,7 +115,9 @@ def check_launch(launch: Launch) -> None:
     axes = [(m.group(1), int(m.group(2))) for m in map(ICI_SETTING.match, launch.maxtext_argv[1:]) if m]
     fixed = math.prod(size for _, size in axes if size != -1)
     auto = sum(1 for _, size in axes if size == -1)
-    if axes and (auto > 1 or (auto and layout.chips_per_slice % fixed) or (not auto and fixed != layout.chips_per_slice)):
+    if axes and (
+        auto > 1 or (auto and layout.chips_per_slice % fixed) or (not auto and fixed != layout.chips_per_slice)
+    ):
         shown = " x ".join(f"{axis}={size}" for axis, size in axes)
         raise LaunchError(f"ici parallelism {shown} does not multiply to the slice's {layout.chips_per_slice} chips")
 

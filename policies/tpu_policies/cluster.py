@@ -21,13 +21,13 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
-from tpu_stacks.catalog.tpu import Generation, generation_of_accelerator, gke_version
-from tpu_stacks.errors import UserError
 
 from tpu_policies.slices import CLUSTER_TYPE, pools_of
 from tpu_policies.stack import Stack, read_stack
 from tpu_policies.values import UNKNOWN, as_dict, as_list, as_str, dig, is_true, plain
 from tpu_policies.workloads import PodTemplate
+from tpu_stacks.catalog.tpu import Generation, generation_of_accelerator, gke_version
+from tpu_stacks.errors import UserError
 
 GCSFUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 GCSFUSE_ANNOTATION = "gke-gcsfuse/volumes"
@@ -47,8 +47,10 @@ def _too_old(what: str, version: Any, gens: dict[str, Generation], autopilot: bo
         if chosen < minimum.parsed:
             note = "" if minimum.verified else ", not confirmed by a primary source"
             mode = "Autopilot" if autopilot else "Standard"
-            problems.append(f"{what} {text} is older than TPU {gen_name} supports on GKE {mode} ({minimum.version} or "
-                            f"later, source {minimum.source}{note}); raise it to {minimum.version} or later")
+            problems.append(
+                f"{what} {text} is older than TPU {gen_name} supports on GKE {mode} ({minimum.version} or "
+                f"later, source {minimum.source}{note}); raise it to {minimum.version} or later"
+            )
     return problems
 
 
@@ -56,7 +58,11 @@ def _versions(stack: Stack) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     for cluster in stack.clusters:
         autopilot = stack.autopilot(cluster)
-        gens = {p.slice.generation.name: p.slice.generation for p in stack.pools if p.slice and stack.cluster_of(p) is cluster}
+        gens = {
+            p.slice.generation.name: p.slice.generation
+            for p in stack.pools
+            if p.slice and stack.cluster_of(p) is cluster
+        }
         if autopilot and len(stack.clusters) == 1:
             for _, templates in stack.tpu_workloads():
                 for template in templates:
@@ -83,8 +89,10 @@ def _metadata_mode(what: str, props: dict[str, Any]) -> list[str]:
     if mode is UNKNOWN or mode == "GKE_METADATA":
         return []
     shown = f"is {mode}" if mode else "is not set"
-    return [f"{what}: nodeConfig.workloadMetadataConfig.mode {shown}; set it to GKE_METADATA so pods use their own "
-            "Kubernetes ServiceAccount's identity instead of the node's service account"]
+    return [
+        f"{what}: nodeConfig.workloadMetadataConfig.mode {shown}; set it to GKE_METADATA so pods use their own "
+        "Kubernetes ServiceAccount's identity instead of the node's service account"
+    ]
 
 
 def _validate_identity(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
@@ -94,8 +102,11 @@ def _validate_identity(args: ResourceValidationArgs, report_violation: ReportVio
             return  # Autopilot always runs Workload Identity
         pool = dig(props, "workloadIdentityConfig", "workloadPool")
         if pool is not UNKNOWN and not as_str(pool):
-            report_violation("the cluster has no workloadIdentityConfig.workloadPool; set it to PROJECT.svc.id.goog "
-                             "(Workload Identity) so workloads get Google Cloud access per Kubernetes ServiceAccount", None)
+            report_violation(
+                "the cluster has no workloadIdentityConfig.workloadPool; set it to PROJECT.svc.id.goog "
+                "(Workload Identity) so workloads get Google Cloud access per Kubernetes ServiceAccount",
+                None,
+            )
         if as_dict(props.get("nodeConfig")) and not is_true(props.get("removeDefaultNodePool")):
             for problem in _metadata_mode("the default node pool", props):
                 report_violation(problem, None)
@@ -106,7 +117,9 @@ def _validate_identity(args: ResourceValidationArgs, report_violation: ReportVio
 
 def _mounts_gcsfuse(templates: list[PodTemplate]) -> list[PodTemplate]:
     """The pod templates that mount a bucket through the GCS FUSE CSI driver."""
-    return [t for t in templates if any(dig(v, "csi", "driver") == GCSFUSE_DRIVER for v in as_list(t.spec.get("volumes")))]
+    return [
+        t for t in templates if any(dig(v, "csi", "driver") == GCSFUSE_DRIVER for v in as_list(t.spec.get("volumes")))
+    ]
 
 
 def _validate_gcsfuse(args: StackValidationArgs, report_violation: ReportViolation) -> None:
@@ -117,9 +130,12 @@ def _validate_gcsfuse(args: StackValidationArgs, report_violation: ReportViolati
             users.append(item.label)
             sidecar = template.annotations.get(GCSFUSE_ANNOTATION)
             if sidecar is not UNKNOWN and not is_true(sidecar):
-                report_violation(f"{item.label}: {template.where} mounts a {GCSFUSE_DRIVER} volume but its pod template lacks "
-                                 f'the annotation {GCSFUSE_ANNOTATION}: "true"; without it GKE injects no sidecar and the '
-                                 "mount never completes", item.urn)
+                report_violation(
+                    f"{item.label}: {template.where} mounts a {GCSFUSE_DRIVER} volume but its pod template lacks "
+                    f'the annotation {GCSFUSE_ANNOTATION}: "true"; without it GKE injects no sidecar and the '
+                    "mount never completes",
+                    item.urn,
+                )
     users += [item.label for item in stack.items if dig(item.props, "spec", "csi", "driver") == GCSFUSE_DRIVER]
     if not users or not stack.clusters:
         return
@@ -129,14 +145,17 @@ def _validate_gcsfuse(args: StackValidationArgs, report_violation: ReportViolati
             return
     shown = ", ".join(sorted(set(users)))
     for cluster in stack.clusters:
-        report_violation(f"{cluster.label}: {shown} mount Cloud Storage through {GCSFUSE_DRIVER}, but the GCS FUSE CSI "
-                         "add-on is off; set addonsConfig.gcsFuseCsiDriverConfig.enabled: true", cluster.urn)
+        report_violation(
+            f"{cluster.label}: {shown} mount Cloud Storage through {GCSFUSE_DRIVER}, but the GCS FUSE CSI "
+            "add-on is off; set addonsConfig.gcsFuseCsiDriverConfig.enabled: true",
+            cluster.urn,
+        )
 
 
 VERSION_POLICY = StackValidationPolicy(
     name="gke-version-supports-tpu",
     description="The cluster's minMasterVersion and each TPU node pool's version are at least the catalogue's "
-                "minimum GKE version for the TPU generations they run.",
+    "minimum GKE version for the TPU generations they run.",
     validate=_validate_versions,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
@@ -153,7 +172,7 @@ IDENTITY_POLICY = ResourceValidationPolicy(
 GCSFUSE_POLICY = StackValidationPolicy(
     name="gcs-fuse-csi-enabled",
     description="Pods that mount Cloud Storage through the GCS FUSE CSI driver run on a cluster with the add-on "
-                "enabled and ask for the sidecar.",
+    "enabled and ask for the sidecar.",
     validate=_validate_gcsfuse,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.MEDIUM,

@@ -38,23 +38,30 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
     allowed = set(config(args, "allowedServices", []))
     if name in allowed or name.rsplit("/", 1)[-1] in allowed:
         return
-    report_violation(f"Service {name} is a public LoadBalancer open to the whole internet with no authentication; "
-                     'annotate it networking.gke.io/load-balancer-type: "Internal", or set '
-                     "spec.loadBalancerSourceRanges, or put an authenticating proxy (IAP, API gateway) in front "
-                     "(allow it deliberately with the allowedServices setting)", None)
+    report_violation(
+        f"Service {name} is a public LoadBalancer open to the whole internet with no authentication; "
+        'annotate it networking.gke.io/load-balancer-type: "Internal", or set '
+        "spec.loadBalancerSourceRanges, or put an authenticating proxy (IAP, API gateway) in front "
+        "(allow it deliberately with the allowedServices setting)",
+        None,
+    )
 
 
 POLICY = ResourceValidationPolicy(
     name="no-public-endpoint",
     description="LoadBalancer Services are internal or restricted to source ranges, not open to the internet "
-                "without authentication.",
+    "without authentication.",
     validate=_validate,
     enforcement_level=EnforcementLevel.ADVISORY,
     severity=Severity.HIGH,
-    config_schema=PolicyConfigSchema(properties={
-        "allowedServices": {
-            "type": "array", "items": {"type": "string"}, "default": [],
-            "description": "Services meant to be public (name or namespace/name), e.g. behind their own authentication.",
-        },
-    }),
+    config_schema=PolicyConfigSchema(
+        properties={
+            "allowedServices": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "description": "Services meant to be public (name or namespace/name), e.g. behind their own auth.",
+            },
+        }
+    ),
 )

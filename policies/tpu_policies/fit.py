@@ -13,14 +13,14 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 from pydantic import ValidationError
+
+from tpu_policies.values import UNKNOWN, as_str, plain
+from tpu_policies.workloads import PodTemplate, kind_of, name_of, tpu_templates, workload_annotations
 from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import SliceShape, generation_of_accelerator, slice_shape
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import ServingRequest, TrainingRequest, breakdown, gib, judge, smallest_fit
-
-from tpu_policies.values import UNKNOWN, as_str, plain
-from tpu_policies.workloads import PodTemplate, kind_of, name_of, tpu_templates, workload_annotations
 
 SERVING_ENGINES = ("vllm", "jetstream", "saxml", "generic")
 
@@ -51,8 +51,14 @@ def _model(notes: dict[str, Any]) -> ResolvedModel:
             if not value.strip().isdigit():
                 raise UserError(keys.ATTENTION, part, "is not field=N", "write layers=N,kv_heads=N,head_dim=N")
             shape[field.strip()] = int(value)
-    return custom_model(name or "custom model", parse_param_count(params or "0", keys.PARAMS), shape.get("layers"),
-                        shape.get("kv_heads"), shape.get("head_dim"), keys.MODEL)
+    return custom_model(
+        name or "custom model",
+        parse_param_count(params or "0", keys.PARAMS),
+        shape.get("layers"),
+        shape.get("kv_heads"),
+        shape.get("head_dim"),
+        keys.MODEL,
+    )
 
 
 def request_from(notes: dict[str, Any]) -> ServingRequest | TrainingRequest | None:
@@ -69,19 +75,28 @@ def request_from(notes: dict[str, Any]) -> ServingRequest | TrainingRequest | No
     try:
         if workload == "train":
             batch = as_str(notes.get(keys.BATCH)) or "1"
-            return TrainingRequest(model=model, per_device_batch=float(batch), seq_len=_int(notes, keys.CONTEXT, 4096),
-                                   weight_dtype=as_str(notes.get(keys.WEIGHT_DTYPE)) or "fp32")
+            return TrainingRequest(
+                model=model,
+                per_device_batch=float(batch),
+                seq_len=_int(notes, keys.CONTEXT, 4096),
+                weight_dtype=as_str(notes.get(keys.WEIGHT_DTYPE)) or "fp32",
+            )
         if workload != "serve":
             raise UserError(keys.WORKLOAD, workload, "is not a workload", "use serve or train")
         return ServingRequest(
-            model=model, engine=engine if engine in SERVING_ENGINES else "generic",
-            weight_dtype=as_str(notes.get(keys.WEIGHT_DTYPE)) or "bf16", kv_dtype=as_str(notes.get(keys.KV_DTYPE)) or "bf16",
-            context=_int(notes, keys.CONTEXT, 8192), batch=_int(notes, keys.BATCH, 1),
+            model=model,
+            engine=engine if engine in SERVING_ENGINES else "generic",
+            weight_dtype=as_str(notes.get(keys.WEIGHT_DTYPE)) or "bf16",
+            kv_dtype=as_str(notes.get(keys.KV_DTYPE)) or "bf16",
+            context=_int(notes, keys.CONTEXT, 8192),
+            batch=_int(notes, keys.BATCH, 1),
         )
     except ValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(part) for part in first["loc"])
-        raise UserError(f"{keys.PREFIX}/* ({field})", first.get("input"), first["msg"].lower(), "fix the annotation") from None
+        raise UserError(
+            f"{keys.PREFIX}/* ({field})", first.get("input"), first["msg"].lower(), "fix the annotation"
+        ) from None
     except ValueError as error:
         if isinstance(error, UserError):
             raise
@@ -97,14 +112,18 @@ def granted_shape(template: PodTemplate) -> SliceShape | None:
     chips_per_pod = template.chips
     try:
         shape = slice_shape(gen, template.topology)
-        same_host = [m.name for m in gen.machine_types_for(gen.topology(template.topology)) if m.chips_per_vm == chips_per_pod]
+        same_host = [
+            m.name for m in gen.machine_types_for(gen.topology(template.topology)) if m.chips_per_vm == chips_per_pod
+        ]
         if same_host:
             shape = slice_shape(gen, template.topology, same_host[0])
     except UserError:
         return None  # not a valid slice: rule 3 reports it
     granted = chips_per_pod * pods
     if granted != shape.chips:
-        shape = shape.model_copy(update={"chips": granted, "nodes": pods, "hbm_bytes": granted * gen.hbm_bytes_per_chip})
+        shape = shape.model_copy(
+            update={"chips": granted, "nodes": pods, "hbm_bytes": granted * gen.hbm_bytes_per_chip}
+        )
     return shape
 
 
@@ -114,8 +133,10 @@ def _smallest(request: ServingRequest | TrainingRequest, generation: str) -> str
     except UserError as error:
         return f"{error.problem}; {error.fix}"
     shape = best.shape
-    return (f"use {shape.generation} {shape.topology} ({shape.chips} chips, {shape.nodes} x {shape.machine_type}) "
-            "or larger, or lower the context, batch or dtype")
+    return (
+        f"use {shape.generation} {shape.topology} ({shape.chips} chips, {shape.nodes} x {shape.machine_type}) "
+        "or larger, or lower the context, batch or dtype"
+    )
 
 
 def check_workload(resource_type: str, props: dict[str, Any], fallback: str) -> list[str]:
@@ -141,10 +162,12 @@ def check_workload(resource_type: str, props: dict[str, Any], fallback: str) -> 
             continue
         count = template.pods_per_slice
         pods = f"{count} pods x {template.chips}" if count != 1 else f"1 pod x {template.chips}"
-        message = (f"{label}: {request.model.id} needs {gib(verdict.memory.total_bytes)} of HBM "
-                   f"({breakdown(verdict.memory)}) but {template.where or 'the pod'} gets {shape.chips} {shape.generation} "
-                   f"chips on {shape.topology} ({pods} google.com/tpu) = {gib(verdict.usable_bytes)} usable; "
-                   f"{_smallest(request, shape.generation)}")
+        message = (
+            f"{label}: {request.model.id} needs {gib(verdict.memory.total_bytes)} of HBM "
+            f"({breakdown(verdict.memory)}) but {template.where or 'the pod'} gets {shape.chips} {shape.generation} "
+            f"chips on {shape.topology} ({pods} google.com/tpu) = {gib(verdict.usable_bytes)} usable; "
+            f"{_smallest(request, shape.generation)}"
+        )
         if message not in problems:
             problems.append(message)
     return problems
@@ -160,7 +183,7 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
 POLICY = ResourceValidationPolicy(
     name="tpu-model-fits-slice",
     description="The model a TPU workload serves or trains (tpu-stacks.dev/* annotations) fits in the HBM of the "
-                "chips it gets; the message shows the memory breakdown and the smallest slice that fits.",
+    "chips it gets; the message shows the memory breakdown and the smallest slice that fits.",
     validate=_validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,

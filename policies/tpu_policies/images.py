@@ -45,8 +45,10 @@ def _manifest_problems(resource_type: str, props: dict[str, Any]) -> list[str]:
         value = props.get(key)
         for location in [value] if isinstance(value, str) else as_list(value):
             if isinstance(location, str) and is_remote(location) and BRANCH_IN_URL.search(location.split("://", 1)[-1]):
-                problems.append(f"{key} {location} follows a branch or 'latest', so its content changes without a code "
-                                "change; use a release tag or commit SHA in the URL")
+                problems.append(
+                    f"{key} {location} follows a branch or 'latest', so its content changes without a code "
+                    "change; use a release tag or commit SHA in the URL"
+                )
     if resource_type in CHART_TYPES:
         chart = as_str(props.get("chart"))
         if chart and not chart.startswith((".", "/")) and not as_str(props.get("version")):
@@ -67,25 +69,33 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
             image = as_str(container.get("image"))
             issue = image_problem(image, mutable, require_digest) if image else None
             if issue:
-                report_violation(f"{template.where} container {container.get('name') or '?'}: image {image} {issue}; "
-                                 "pin a version tag or a digest (image@sha256:...)", None)
+                report_violation(
+                    f"{template.where} container {container.get('name') or '?'}: image {image} {issue}; "
+                    "pin a version tag or a digest (image@sha256:...)",
+                    None,
+                )
 
 
 POLICY = ResourceValidationPolicy(
     name="pinned-images",
     description="Container images use a fixed version tag or digest (not latest/nightly/untagged), and add-on "
-                "manifests and charts are pinned to a release, not a branch.",
+    "manifests and charts are pinned to a release, not a branch.",
     validate=_validate,
     enforcement_level=EnforcementLevel.ADVISORY,
     severity=Severity.MEDIUM,
-    config_schema=PolicyConfigSchema(properties={
-        "mutableTags": {
-            "type": "array", "items": {"type": "string"}, "default": MUTABLE_TAGS,
-            "description": "Tags that move (also matched as a prefix or suffix, e.g. nightly-py312-tpu).",
-        },
-        "requireDigest": {
-            "type": "boolean", "default": False,
-            "description": "Require image digests (image@sha256:...) rather than version tags.",
-        },
-    }),
+    config_schema=PolicyConfigSchema(
+        properties={
+            "mutableTags": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": MUTABLE_TAGS,
+                "description": "Tags that move (also matched as a prefix or suffix, e.g. nightly-py312-tpu).",
+            },
+            "requireDigest": {
+                "type": "boolean",
+                "default": False,
+                "description": "Require image digests (image@sha256:...) rather than version tags.",
+            },
+        }
+    ),
 )

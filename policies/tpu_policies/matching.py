@@ -13,14 +13,14 @@ import re
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
-from tpu_stacks import annotations as keys
-from tpu_stacks.catalog.tpu import ACCELERATOR_LABEL, GENERATIONS, TOPOLOGY_LABEL, generation_of_accelerator
-from tpu_stacks.errors import UserError
 
 from tpu_policies.slices import PoolSlice
 from tpu_policies.stack import read_stack
 from tpu_policies.values import UNKNOWN, as_str
 from tpu_policies.workloads import PodTemplate, workload_annotations
+from tpu_stacks import annotations as keys
+from tpu_stacks.catalog.tpu import ACCELERATOR_LABEL, GENERATIONS, TOPOLOGY_LABEL, generation_of_accelerator
+from tpu_stacks.errors import UserError
 
 TP_FLAG = re.compile(r"(?:--tensor[-_]parallel[-_]size|(?<!\S)-tp)(?:=|\s+)(\d+)")
 PP_FLAG = re.compile(r"(?:--pipeline[-_]parallel[-_]size|(?<!\S)-pp)(?:=|\s+)(\d+)")
@@ -37,8 +37,10 @@ def _hosts(template: PodTemplate, accelerator: str, topology: str, options: list
             sources.setdefault(cpv, []).append(where)
         have = " or ".join(f"{cpv} chips ({', '.join(names)})" for cpv, names in sorted(sources.items()))
         cpv, hosts, _ = options[0]
-        return [f"{template.where} requests {chips} google.com/tpu per pod but {accelerator} {topology} nodes have {have}; "
-                f"a TPU pod takes all chips of its node: request {cpv} per pod and run {hosts} pod(s) per slice"]
+        return [
+            f"{template.where} requests {chips} google.com/tpu per pod but {accelerator} {topology} nodes have {have}; "
+            f"a TPU pod takes all chips of its node: request {cpv} per pod and run {hosts} pod(s) per slice"
+        ]
     pods = template.pods_per_slice
     hosts_options = sorted({hosts for _, hosts, _ in matching})
     if pods is None or pods in hosts_options:
@@ -48,8 +50,10 @@ def _hosts(template: PodTemplate, accelerator: str, topology: str, options: list
         fix = f"set {template.group_field} to {hosts}"
     else:
         fix = f"use a JobSet or LeaderWorkerSet with {hosts} pods per slice, or a single-host shape"
-    return [f"{template.where} runs {pods} pod(s) per slice but {accelerator} {topology} with {chips} chips per node "
-            f"is {hosts} hosts; {fix}"]
+    return [
+        f"{template.where} runs {pods} pod(s) per slice but {accelerator} {topology} with {chips} chips per node "
+        f"is {hosts} hosts; {fix}"
+    ]
 
 
 def _tensor_parallel(template: PodTemplate, notes: dict[str, Any], granted: int, per_pod: str) -> list[str]:
@@ -62,8 +66,10 @@ def _tensor_parallel(template: PodTemplate, notes: dict[str, Any], granted: int,
     sources += [("container arg --tensor-parallel-size", m.group(1)) for m in TP_FLAG.finditer(text)]
     for source, value in sources:
         if value is not None and value.strip().isdigit() and int(value) != expected:
-            problems.append(f"tensor-parallel size {value} ({source}) but the workload gets {granted} devices ({per_pod}); "
-                            f"set it to {expected}" + (f" (with pipeline parallel {pipeline})" if pipeline > 1 else ""))
+            problems.append(
+                f"tensor-parallel size {value} ({source}) but the workload gets {granted} devices ({per_pod}); "
+                f"set it to {expected}" + (f" (with pipeline parallel {pipeline})" if pipeline > 1 else "")
+            )
     return problems
 
 
@@ -94,9 +100,11 @@ def _ici(template: PodTemplate, notes: dict[str, Any], devices: int, granted: in
     for source, pairs in declared:
         if pairs and not _mesh(pairs, devices):
             shown = " x ".join(f"{axis}={value}" for axis, value in pairs)
-            problems.append(f"MaxText ici parallelism {shown} ({source}) must multiply to the slice's {devices} JAX devices "
-                            f"({granted} chips x {per_device}); change the axes so their product is {devices} "
-                            "(one axis may be -1)")
+            problems.append(
+                f"MaxText ici parallelism {shown} ({source}) must multiply to the slice's {devices} JAX devices "
+                f"({granted} chips x {per_device}); change the axes so their product is {devices} "
+                "(one axis may be -1)"
+            )
     return problems
 
 
@@ -108,8 +116,10 @@ def check_template(template: PodTemplate, notes: dict[str, Any], pools: list[Poo
     if not accelerator or not topology:
         wanted = ((ACCELERATOR_LABEL, accelerator), (TOPOLOGY_LABEL, topology))
         missing = " and ".join(label for label, value in wanted if not value)
-        return [f"{template.where} requests {template.chips} google.com/tpu but selects no {missing}; add them to "
-                "nodeSelector (for example tpu-v6e-slice and 2x4) so the pod lands on the slice it was sized for"]
+        return [
+            f"{template.where} requests {template.chips} google.com/tpu but selects no {missing}; add them to "
+            "nodeSelector (for example tpu-v6e-slice and 2x4) so the pod lands on the slice it was sized for"
+        ]
     gen = generation_of_accelerator(accelerator)
     if gen is None:
         valid = ", ".join(g.accelerator_label for g in GENERATIONS)
@@ -121,8 +131,10 @@ def check_template(template: PodTemplate, notes: dict[str, Any], pools: list[Poo
     candidates = [pool for pool in pools if pool.provides(accelerator, topology)]
     if need_pool and not candidates:
         have = ", ".join(pool.describe() for pool in pools) or "none"
-        return [f"{template.where} selects {accelerator} {topology} but no TPU node pool of this stack provides it "
-                f"(TPU pools: {have}); add a {gen.name} {topology} node pool or change the node selectors"]
+        return [
+            f"{template.where} selects {accelerator} {topology} but no TPU node pool of this stack provides it "
+            f"(TPU pools: {have}); add a {gen.name} {topology} node pool or change the node selectors"
+        ]
     if candidates:
         options = [(p.chips_per_vm, shape.chips // p.chips_per_vm, f"pool {p.name}") for p in candidates]
     else:
@@ -150,7 +162,7 @@ def _validate(args: StackValidationArgs, report_violation: ReportViolation) -> N
 POLICY = StackValidationPolicy(
     name="tpu-workload-matches-pool",
     description="TPU pods select a slice some node pool provides, request all chips of a node, run one pod per host "
-                "of the slice, and their tensor-parallel size / MaxText ici_* mesh matches the chips they get.",
+    "of the slice, and their tensor-parallel size / MaxText ici_* mesh matches the chips they get.",
     validate=_validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
-from tpu_stacks.cluster_spec import REGION
 
 from tpu_policies.slices import PoolSlice, pool_slice, pools_of
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_str, plain
+from tpu_stacks.cluster_spec import REGION
 
 PER_ZONE = ("minNodeCount", "maxNodeCount")
 TOTAL = ("totalMinNodeCount", "totalMaxNodeCount")
@@ -26,8 +26,10 @@ def _autoscaling_limits(name: str, autoscaling: dict[str, Any]) -> list[str]:
     per_zone = [k for k in PER_ZONE if autoscaling.get(k) is not None]
     total = [k for k in TOTAL if autoscaling.get(k) is not None]
     if per_zone and total:
-        problems.append(f"node pool {name}: autoscaling mixes per-zone ({', '.join(per_zone)}) and total "
-                        f"({', '.join(total)}) limits, which GKE rejects; keep only one kind (total* for most pools)")
+        problems.append(
+            f"node pool {name}: autoscaling mixes per-zone ({', '.join(per_zone)}) and total "
+            f"({', '.join(total)}) limits, which GKE rejects; keep only one kind (total* for most pools)"
+        )
     for low_key, high_key in (PER_ZONE, TOTAL):
         low, high = as_int(autoscaling.get(low_key)), as_int(autoscaling.get(high_key))
         if low is not None and high is not None and low > high:
@@ -39,12 +41,16 @@ def _compact_zone(name: str, props: dict[str, Any]) -> list[str]:
     """COMPACT placement needs exactly one zone ([CTK] preconditions)."""
     locations = props.get("nodeLocations")
     if isinstance(locations, list) and len(locations) != 1:
-        return [f"node pool {name}: COMPACT placement needs exactly one zone but nodeLocations has {len(locations)}; "
-                "set nodeLocations to the one zone that has the TPU capacity"]
+        return [
+            f"node pool {name}: COMPACT placement needs exactly one zone but nodeLocations has {len(locations)}; "
+            "set nodeLocations to the one zone that has the TPU capacity"
+        ]
     location = props.get("location")
     if locations is None and isinstance(location, str) and REGION.match(location):
-        return [f"node pool {name}: COMPACT placement in regional location {location} without nodeLocations spans "
-                "every zone of the cluster; set nodeLocations to one zone"]
+        return [
+            f"node pool {name}: COMPACT placement in regional location {location} without nodeLocations spans "
+            "every zone of the cluster; set nodeLocations to one zone"
+        ]
     return []
 
 
@@ -53,29 +59,40 @@ def _multi_host_size(pool: PoolSlice, props: dict[str, Any]) -> list[str]:
     shape = pool.shape
     assert shape is not None
     nodes = shape.nodes
-    why = f"a {shape.topology} slice of {shape.machine_type} is {nodes} nodes ({shape.chips} chips / {shape.chips_per_vm} per VM)"
+    why = (
+        f"a {shape.topology} slice of {shape.machine_type} is {nodes} nodes"
+        f" ({shape.chips} chips / {shape.chips_per_vm} per VM)"
+    )
     autoscaling = as_dict(props.get("autoscaling"))
     count = props.get("nodeCount")
     if autoscaling:
         problems = []
         if count is not None:
             problems.append(f"node pool {pool.name}: nodeCount is set together with autoscaling; remove nodeCount")
-        high = next((autoscaling[k] for k in ("totalMaxNodeCount", "maxNodeCount") if autoscaling.get(k) is not None), None)
+        high = next(
+            (autoscaling[k] for k in ("totalMaxNodeCount", "maxNodeCount") if autoscaling.get(k) is not None), None
+        )
         low = next((autoscaling[k] for k in ("totalMinNodeCount", "minNodeCount") if autoscaling.get(k) is not None), 0)
         if high is None:
             problems.append(f"node pool {pool.name}: autoscaling has no maximum; {why}: set totalMaxNodeCount: {nodes}")
         elif as_int(high) is not None and as_int(high) != nodes:
-            problems.append(f"node pool {pool.name}: autoscaling maximum is {as_int(high)} but {why}, and a multi-host "
-                            f"pool scales only between 0 and the whole slice: set the maximum to {nodes}")
+            problems.append(
+                f"node pool {pool.name}: autoscaling maximum is {as_int(high)} but {why}, and a multi-host "
+                f"pool scales only between 0 and the whole slice: set the maximum to {nodes}"
+            )
         if as_int(low) is not None and as_int(low) not in (0, nodes):
-            problems.append(f"node pool {pool.name}: autoscaling minimum is {as_int(low)} but {why}: set it to 0 or {nodes}")
+            problems.append(
+                f"node pool {pool.name}: autoscaling minimum is {as_int(low)} but {why}: set it to 0 or {nodes}"
+            )
         return problems
     effective = count if count is not None else props.get("initialNodeCount")
     if effective is None:
         return [f"node pool {pool.name}: no nodeCount; {why}: set nodeCount: {nodes}"]
     if effective is not UNKNOWN and as_int(effective) != nodes:
-        return [f"node pool {pool.name}: has {as_int(effective)} nodes but {why}: set nodeCount: {nodes} "
-                "(a multi-host pool is one atomic slice; for more capacity add more pools)"]
+        return [
+            f"node pool {pool.name}: has {as_int(effective)} nodes but {why}: set nodeCount: {nodes} "
+            "(a multi-host pool is one atomic slice; for more capacity add more pools)"
+        ]
     return []
 
 
@@ -91,29 +108,39 @@ def check_pool(name: str, props: dict[str, Any]) -> list[str]:
         problems += _compact_zone(pool.name, props)
     if pool.error is not None:
         valid = ", ".join(s for s in pool.generation.topology_names[:12])
-        return problems + [f"node pool {pool.name}: {pool.machine.name} with tpuTopology {pool.topology} is not a slice "
-                           f"GKE can build ({pool.error.problem}); {pool.error.fix or 'valid: ' + valid}"]
+        return problems + [
+            f"node pool {pool.name}: {pool.machine.name} with tpuTopology {pool.topology} is not a slice "
+            f"GKE can build ({pool.error.problem}); {pool.error.fix or 'valid: ' + valid}"
+        ]
     shape = pool.shape
     if shape is None:
         return problems
     if not shape.multi_host:
         if as_str(placement.get("tpuTopology")):
-            problems.append(f"node pool {pool.name}: {shape.machine_type} at {shape.topology} is a single-host slice; "
-                            "GKE rejects tpuTopology on single-host pools (xpk#825): remove placementPolicy.tpuTopology")
+            problems.append(
+                f"node pool {pool.name}: {shape.machine_type} at {shape.topology} is a single-host slice; "
+                "GKE rejects tpuTopology on single-host pools (xpk#825): remove placementPolicy.tpuTopology"
+            )
         return problems
     if shape.multi_host_placement == "workload-policy":
         if placement_type == "COMPACT":
-            problems.append(f"node pool {pool.name}: GKE refuses COMPACT placement for {shape.machine_type} "
-                            "(\"Use workload policy instead\", vllm-project/ci-infra#547): leave placementPolicy.type empty "
-                            "and set placementPolicy.policyName to a HIGH_THROUGHPUT workload policy")
+            problems.append(
+                f"node pool {pool.name}: GKE refuses COMPACT placement for {shape.machine_type} "
+                '("Use workload policy instead", vllm-project/ci-infra#547): leave placementPolicy.type empty '
+                "and set placementPolicy.policyName to a HIGH_THROUGHPUT workload policy"
+            )
         policy_name = placement.get("policyName")
         if policy_name is not UNKNOWN and not as_str(policy_name):
-            problems.append(f"node pool {pool.name}: multi-host {shape.generation} {shape.topology} needs a workload policy: "
-                            "create a gcp.compute.ResourcePolicy (workloadPolicy type HIGH_THROUGHPUT, acceleratorTopology "
-                            f"{shape.topology}) and set placementPolicy.policyName to it")
+            problems.append(
+                f"node pool {pool.name}: multi-host {shape.generation} {shape.topology} needs a workload policy: "
+                "create a gcp.compute.ResourcePolicy (workloadPolicy type HIGH_THROUGHPUT, acceleratorTopology "
+                f"{shape.topology}) and set placementPolicy.policyName to it"
+            )
     elif placement_type is not UNKNOWN and placement_type != "COMPACT":
-        problems.append(f"node pool {pool.name}: multi-host {shape.topology} slice needs placementPolicy type COMPACT "
-                        f"with tpuTopology {shape.topology}")
+        problems.append(
+            f"node pool {pool.name}: multi-host {shape.topology} slice needs placementPolicy type COMPACT "
+            f"with tpuTopology {shape.topology}"
+        )
     return problems + _multi_host_size(pool, props)
 
 
@@ -127,7 +154,7 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
 POLICY = ResourceValidationPolicy(
     name="tpu-node-pool-shape",
     description="TPU node pools form a valid slice: machine type and topology agree, node count = chips / chips "
-                "per VM, COMPACT placement in one zone (tpu7x: a workload policy), autoscaling GKE accepts.",
+    "per VM, COMPACT placement in one zone (tpu7x: a workload policy), autoscaling GKE accepts.",
     validate=_validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,

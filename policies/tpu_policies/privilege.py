@@ -8,11 +8,11 @@ an annotation on the workload records why, and the rule accepts it.
 from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
-from tpu_stacks.annotations import HOST_NETWORK_REASON, PRIVILEGED_REASON
-from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE
 
 from tpu_policies.values import as_str, dig, is_true, plain
 from tpu_policies.workloads import pod_templates, workload_annotations
+from tpu_stacks.annotations import HOST_NETWORK_REASON, PRIVILEGED_REASON
+from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE
 
 
 def _reason(key: str, *sources: dict) -> bool:
@@ -25,21 +25,29 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
     props = plain(args.props)
     notes = workload_annotations(props)
     for template in pod_templates(args.resource_type, props):
-        privileged = [c.get("name") or "?" for c in template.containers() if is_true(dig(c, "securityContext", "privileged"))]
+        privileged = [
+            c.get("name") or "?" for c in template.containers() if is_true(dig(c, "securityContext", "privileged"))
+        ]
         if privileged and not _reason(PRIVILEGED_REASON, notes, template.annotations):
-            report_violation(f"{template.where}: container(s) {', '.join(privileged)} run privileged, which gives them the "
-                             f"whole node; TPU access needs no privilege since GKE {PRIVILEGED_NOT_NEEDED_SINCE}: remove "
-                             f"securityContext.privileged, or annotate the workload {PRIVILEGED_REASON}: <why>", None)
+            report_violation(
+                f"{template.where}: container(s) {', '.join(privileged)} run privileged, which gives them the "
+                f"whole node; TPU access needs no privilege since GKE {PRIVILEGED_NOT_NEEDED_SINCE}: remove "
+                f"securityContext.privileged, or annotate the workload {PRIVILEGED_REASON}: <why>",
+                None,
+            )
         if is_true(template.spec.get("hostNetwork")) and not _reason(HOST_NETWORK_REASON, notes, template.annotations):
-            report_violation(f"{template.where}: hostNetwork is true, so the pod binds ports on the node and sees its "
-                             "traffic; remove it (use a headless Service for worker discovery), or annotate the workload "
-                             f"{HOST_NETWORK_REASON}: <why>", None)
+            report_violation(
+                f"{template.where}: hostNetwork is true, so the pod binds ports on the node and sees its "
+                "traffic; remove it (use a headless Service for worker discovery), or annotate the workload "
+                f"{HOST_NETWORK_REASON}: <why>",
+                None,
+            )
 
 
 POLICY = ResourceValidationPolicy(
     name="no-privileged-pods",
     description="Pods do not run privileged or on the host network unless the workload carries a "
-                "tpu-stacks.dev/privileged-reason or tpu-stacks.dev/host-network-reason annotation.",
+    "tpu-stacks.dev/privileged-reason or tpu-stacks.dev/host-network-reason annotation.",
     validate=_validate,
     enforcement_level=EnforcementLevel.ADVISORY,
     severity=Severity.MEDIUM,

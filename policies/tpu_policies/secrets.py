@@ -53,13 +53,17 @@ def _env_problems(where: str, container: dict[str, Any], name_pattern: re.Patter
         kind = token_kind(value)
         if kind or (isinstance(name, str) and name_pattern.search(name)):
             what = f"holds a {kind}" if kind else "is a literal value"
-            problems.append(f"{where} container {cname}: env {name} {what}; put it in a Kubernetes Secret and use "
-                            "env.valueFrom.secretKeyRef (from a Pulumi config secret), never a literal value")
+            problems.append(
+                f"{where} container {cname}: env {name} {what}; put it in a Kubernetes Secret and use "
+                "env.valueFrom.secretKeyRef (from a Pulumi config secret), never a literal value"
+            )
     for key in ("command", "args"):
         for part in as_list(container.get(key)):
             if kind := token_kind(part):
-                problems.append(f"{where} container {cname}: {key} contains a {kind}; read it from a Secret-backed env "
-                                "var or a mounted Secret file instead of the command line")
+                problems.append(
+                    f"{where} container {cname}: {key} contains a {kind}; read it from a Secret-backed env "
+                    "var or a mounted Secret file instead of the command line"
+                )
                 break
     return problems
 
@@ -73,9 +77,11 @@ def check(resource_type: str, props: dict[str, Any], secret_outputs: list[str], 
     if kind == "Secret":
         for field in SECRET_KINDS:
             if as_dict(props.get(field)) and field not in secret_outputs:
-                problems.append(f"Secret {field} is not marked secret, so it is stored in plaintext in the Pulumi state; "
-                                "wrap the values with pulumi.Output.secret (or read them with config.require_secret) "
-                                f'or set additional_secret_outputs=["{field}"]')
+                problems.append(
+                    f"Secret {field} is not marked secret, so it is stored in plaintext in the Pulumi state; "
+                    "wrap the values with pulumi.Output.secret (or read them with config.require_secret) "
+                    f'or set additional_secret_outputs=["{field}"]'
+                )
         return problems
     if kind == "ConfigMap":
         for key, value in {**as_dict(props.get("data")), **as_dict(props.get("binaryData"))}.items():
@@ -99,18 +105,23 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
 POLICY = ResourceValidationPolicy(
     name="no-plaintext-secrets",
     description="No credential in plaintext: no token-looking or secret-named literal env values or command-line "
-                "tokens in pods, no tokens in ConfigMaps, and Secret data marked secret.",
+    "tokens in pods, no tokens in ConfigMaps, and Secret data marked secret.",
     validate=_validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.CRITICAL,
-    config_schema=PolicyConfigSchema(properties={
-        "secretEnvNamePattern": {
-            "type": "string", "default": SECRET_NAME,
-            "description": "Regular expression: env vars whose name matches must not have a literal value.",
-        },
-        "allowedEnvNames": {
-            "type": "array", "items": {"type": "string"}, "default": [],
-            "description": "Env var names that match the pattern but hold no secret (e.g. CACHE_KEY).",
-        },
-    }),
+    config_schema=PolicyConfigSchema(
+        properties={
+            "secretEnvNamePattern": {
+                "type": "string",
+                "default": SECRET_NAME,
+                "description": "Regular expression: env vars whose name matches must not have a literal value.",
+            },
+            "allowedEnvNames": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "description": "Env var names that match the pattern but hold no secret (e.g. CACHE_KEY).",
+            },
+        }
+    ),
 )

@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_policies.values import UNKNOWN, as_str, dig
 from tpu_stacks.catalog.tpu import Generation, MachineType, SliceShape, generation_of_machine_type, slice_shape
 from tpu_stacks.errors import UserError
-
-from tpu_policies.values import UNKNOWN, as_str, dig
 
 POOL_TYPE = "gcp:container/nodePool:NodePool"
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
@@ -79,5 +78,9 @@ def pools_of(resource_type: str, props: dict[str, Any], name: str) -> list[tuple
     if resource_type == CLUSTER_TYPE:
         inline = props.get("nodePools")
         if isinstance(inline, list):
-            return [(as_str(dig(p, "name")) or f"{name}.nodePools[{i}]", p) for i, p in enumerate(inline) if isinstance(p, dict)]
+            return [
+                (as_str(dig(p, "name")) or f"{name}.nodePools[{i}]", p)
+                for i, p in enumerate(inline)
+                if isinstance(p, dict)
+            ]
     return []

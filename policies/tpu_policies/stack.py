@@ -65,8 +65,11 @@ class Stack:
         return any(not self.autopilot(c) for c in self.clusters)
 
     def tpu_workloads(self) -> list[tuple[Item, list[PodTemplate]]]:
-        return [(item, [t for t in templates if t.chips > 0]) for item, templates in self.workloads
-                if any(t.chips > 0 for t in templates)]
+        return [
+            (item, [t for t in templates if t.chips > 0])
+            for item, templates in self.workloads
+            if any(t.chips > 0 for t in templates)
+        ]
 
     def cluster_of(self, pool: Pool) -> Item | None:
         """The cluster a pool belongs to: its own Cluster, the one its `cluster` input depends on, or
@@ -89,7 +92,9 @@ def read_stack(args: StackValidationArgs) -> Stack:
     stack = Stack(items=[])
     for resource in args.resources:
         props = plain(resource.props)
-        item = Item(resource.resource_type, resource.name, resource.urn, props if isinstance(props, dict) else {}, resource)
+        item = Item(
+            resource.resource_type, resource.name, resource.urn, props if isinstance(props, dict) else {}, resource
+        )
         stack.items.append(item)
         if item.type == CLUSTER_TYPE:
             stack.clusters.append(item)

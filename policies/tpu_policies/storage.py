@@ -24,7 +24,9 @@ from tpu_policies.values import UNKNOWN, as_list, as_str, config, is_true, plain
 DENIED_ROLES = ["roles/storage.admin", "roles/storage.objectAdmin", "roles/owner", "roles/editor"]
 SCOPES = {"projects": "project", "folder": "folder", "organizations": "organization"}
 IAM_TYPES = {
-    f"gcp:{module}/iAM{kind}:IAM{kind}": scope for module, scope in SCOPES.items() for kind in ("Member", "Binding", "Policy")
+    f"gcp:{module}/iAM{kind}:IAM{kind}": scope
+    for module, scope in SCOPES.items()
+    for kind in ("Member", "Binding", "Policy")
 }
 HUMAN_PREFIXES = ("user:", "group:", "domain:", "deleted:")
 BUCKET_TYPE = "gcp:storage/bucket:Bucket"
@@ -61,8 +63,11 @@ def _validate_iam(args: ResourceValidationArgs, report_violation: ReportViolatio
     for role, member in _grants(args.resource_type, plain(args.props)):
         if role in denied and is_workload(member):
             shown = "a computed member" if member is UNKNOWN else member
-            report_violation(f"grants {role} on the whole {scope} to {shown}; grant roles/storage.objectUser (or "
-                             "objectViewer) on the workload's bucket instead (gcp.storage.BucketIAMMember)", None)
+            report_violation(
+                f"grants {role} on the whole {scope} to {shown}; grant roles/storage.objectUser (or "
+                "objectViewer) on the workload's bucket instead (gcp.storage.BucketIAMMember)",
+                None,
+            )
 
 
 def _validate_bucket(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
@@ -71,28 +76,38 @@ def _validate_bucket(args: ResourceValidationArgs, report_violation: ReportViola
     props = plain(args.props)
     ubla = props.get("uniformBucketLevelAccess")
     if ubla is not UNKNOWN and not is_true(ubla):
-        report_violation("uniformBucketLevelAccess is not true; set uniformBucketLevelAccess: true so access is "
-                         "granted by IAM only, never by per-object ACLs", None)
+        report_violation(
+            "uniformBucketLevelAccess is not true; set uniformBucketLevelAccess: true so access is "
+            "granted by IAM only, never by per-object ACLs",
+            None,
+        )
     prevention = props.get("publicAccessPrevention")
     if prevention is not UNKNOWN and prevention != "enforced":
         shown = f'is "{prevention}"' if prevention else "is not set (inherited)"
-        report_violation(f'publicAccessPrevention {shown}; set publicAccessPrevention: "enforced" so no IAM or ACL '
-                         "change can make model weights or checkpoints public", None)
+        report_violation(
+            f'publicAccessPrevention {shown}; set publicAccessPrevention: "enforced" so no IAM or ACL '
+            "change can make model weights or checkpoints public",
+            None,
+        )
 
 
 IAM_POLICY = ResourceValidationPolicy(
     name="storage-least-privilege",
     description="No project-, folder- or organization-level storage admin, object admin, owner or editor role for "
-                "workloads (service accounts and Workload Identity principals); grant roles on buckets instead.",
+    "workloads (service accounts and Workload Identity principals); grant roles on buckets instead.",
     validate=_validate_iam,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    config_schema=PolicyConfigSchema(properties={
-        "deniedRoles": {
-            "type": "array", "items": {"type": "string"}, "default": DENIED_ROLES,
-            "description": "Roles a workload must not hold at project, folder or organization level.",
-        },
-    }),
+    config_schema=PolicyConfigSchema(
+        properties={
+            "deniedRoles": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": DENIED_ROLES,
+                "description": "Roles a workload must not hold at project, folder or organization level.",
+            },
+        }
+    ),
 )
 
 BUCKET_POLICY = ResourceValidationPolicy(

@@ -13,9 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_stacks.catalog.tpu import ACCELERATOR_LABEL, TOPOLOGY_LABEL, TPU_RESOURCE
-
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_list, as_str, dig
+from tpu_stacks.catalog.tpu import ACCELERATOR_LABEL, TOPOLOGY_LABEL, TPU_RESOURCE
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,9 @@ class PodTemplate:
         value = dig(self.spec, "nodeSelector", label)
         if value is UNKNOWN or (isinstance(value, str) and value):
             return value
-        terms = dig(self.spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+        terms = dig(
+            self.spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"
+        )
         for term in as_list(terms):
             for expression in as_list(dig(term, "matchExpressions")):
                 values = as_list(dig(expression, "values"))

@@ -17,7 +17,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         outputs.setdefault("name", f"{args.name}-a1b2c3")  # what the provider's autonaming would give
         if args.typ == "gcp:serviceaccount/account:Account":
-            outputs.setdefault("email", f"{args.inputs['accountId']}@{args.inputs.get('project', 'proj')}.iam.gserviceaccount.com")
+            outputs.setdefault(
+                "email", f"{args.inputs['accountId']}@{args.inputs.get('project', 'proj')}.iam.gserviceaccount.com"
+            )
         if args.typ == "gcp:container/cluster:Cluster":
             outputs.update(endpoint="203.0.113.10", masterAuth={"clusterCaCertificate": "Q0E="})
         return f"{args.name}-id", outputs
@@ -26,7 +28,11 @@ class RecordingMocks(pulumi.runtime.Mocks):
         if args.token == "gcp:organizations/getProject:getProject":
             return {"number": "123456789012", "projectId": args.args.get("projectId")}
         if args.token == "gcp:container/getCluster:getCluster":
-            return {"endpoint": "198.51.100.7", "masterAuths": [{"clusterCaCertificate": "Q0E="}], "name": args.args["name"]}
+            return {
+                "endpoint": "198.51.100.7",
+                "masterAuths": [{"clusterCaCertificate": "Q0E="}],
+                "name": args.args["name"],
+            }
         raise NotImplementedError(f"no mock for invoke {args.token}")
 
     def of_type(self, typ: str) -> list[pulumi.runtime.MockResourceArgs]:
@@ -79,9 +85,13 @@ NODE_ROLE = "roles/container.defaultNodeServiceAccount"
 
 def workload_accounts(mocks: RecordingMocks) -> list[pulumi.runtime.MockResourceArgs]:
     """Google service accounts other than the cluster's own node account."""
-    return [r for r in mocks.of_type("gcp:serviceaccount/account:Account") if not r.inputs["accountId"].endswith("-nodes")]
+    return [
+        r for r in mocks.of_type("gcp:serviceaccount/account:Account") if not r.inputs["accountId"].endswith("-nodes")
+    ]
 
 
 def project_roles(mocks: RecordingMocks) -> list[str]:
     """Project-level roles granted, other than the nodes' minimal GKE role."""
-    return [r.inputs["role"] for r in mocks.of_type("gcp:projects/iAMMember:IAMMember") if r.inputs["role"] != NODE_ROLE]
+    return [
+        r.inputs["role"] for r in mocks.of_type("gcp:projects/iAMMember:IAMMember") if r.inputs["role"] != NODE_ROLE
+    ]

@@ -22,7 +22,9 @@ def tpu_pools(mocks):
 
 
 def test_saxml_two_v5e_4x8_slices():
-    mocks = build({"location": "us-central1-a", "slices": [{"generation": "v5e", "topology": "4x8", "count": 2, "name": "tpu"}]})
+    mocks = build(
+        {"location": "us-central1-a", "slices": [{"generation": "v5e", "topology": "4x8", "count": 2, "name": "tpu"}]}
+    )
     pools = tpu_pools(mocks)
     assert [p.inputs["name"] for p in pools] == ["tpu-1", "tpu-2"]
     for pool in pools:
@@ -41,10 +43,20 @@ def test_saxml_two_v5e_4x8_slices():
 
 
 def test_vllm_v6e_single_host_pool_autoscales_1_to_2():
-    mocks = build({
-        "location": "us-central1-b", "release_channel": "RAPID",
-        "slices": [{"generation": "v6e", "topology": "2x4", "name": "tpunodepool", "autoscaling": {"min_nodes": 1, "max_nodes": 2}}],
-    })
+    mocks = build(
+        {
+            "location": "us-central1-b",
+            "release_channel": "RAPID",
+            "slices": [
+                {
+                    "generation": "v6e",
+                    "topology": "2x4",
+                    "name": "tpunodepool",
+                    "autoscaling": {"min_nodes": 1, "max_nodes": 2},
+                }
+            ],
+        }
+    )
     (pool,) = tpu_pools(mocks)
     assert pool.inputs["nodeConfig"]["machineType"] == "ct6e-standard-8t"
     assert pool.inputs["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 2}
@@ -59,11 +71,14 @@ def test_vllm_v6e_single_host_pool_autoscales_1_to_2():
 
 
 def test_jetstream_regional_v5e_8t_pool_of_two_nodes():
-    mocks = build({
-        "location": "us-central1", "node_locations": ["us-central1-a"],
-        "system_pool": {"machine_type": "e2-standard-4", "nodes": 2},
-        "slices": [{"generation": "v5e", "topology": "2x4", "nodes": 2, "name": "tpu-nodepool"}],
-    })
+    mocks = build(
+        {
+            "location": "us-central1",
+            "node_locations": ["us-central1-a"],
+            "system_pool": {"machine_type": "e2-standard-4", "nodes": 2},
+            "slices": [{"generation": "v5e", "topology": "2x4", "nodes": 2, "name": "tpu-nodepool"}],
+        }
+    )
     (pool,) = tpu_pools(mocks)
     assert pool.inputs["nodeConfig"]["machineType"] == "ct5lp-hightpu-8t"
     assert pool.inputs["nodeCount"] == 2
@@ -74,11 +89,14 @@ def test_jetstream_regional_v5e_8t_pool_of_two_nodes():
 
 
 def test_raytrain_ray_addon_and_v6e_4x4_multi_host_pool():
-    mocks = build({
-        "location": "us-east5-b", "addons": {"ray_operator": True},
-        "system_pool": {"machine_type": "n1-standard-16"},
-        "slices": [{"generation": "v6e", "topology": "4x4", "name": "v6e-16", "threads_per_core": 1}],
-    })
+    mocks = build(
+        {
+            "location": "us-east5-b",
+            "addons": {"ray_operator": True},
+            "system_pool": {"machine_type": "n1-standard-16"},
+            "slices": [{"generation": "v6e", "topology": "4x4", "name": "v6e-16", "threads_per_core": 1}],
+        }
+    )
     (pool,) = tpu_pools(mocks)
     assert pool.inputs["nodeConfig"]["machineType"] == "ct6e-standard-4t"
     assert pool.inputs["nodeCount"] == 4
@@ -88,8 +106,14 @@ def test_raytrain_ray_addon_and_v6e_4x4_multi_host_pool():
 
 
 def test_autopilot_declares_no_node_pools():
-    mocks = build({"location": "us-central1", "mode": "autopilot", "addons": {"ray_operator": True},
-                   "slices": [{"generation": "v6e", "topology": "2x4", "spot": True}]})
+    mocks = build(
+        {
+            "location": "us-central1",
+            "mode": "autopilot",
+            "addons": {"ray_operator": True},
+            "slices": [{"generation": "v6e", "topology": "2x4", "spot": True}],
+        }
+    )
     assert mocks.of_type(POOL) == []
     cluster = mocks.of_type(CLUSTER)[0].inputs
     assert cluster["enableAutopilot"] is True
@@ -101,8 +125,15 @@ def test_autopilot_slice_info_carries_capacity_selectors():
     holder = {}
 
     def make():
-        holder["cluster"] = TpuCluster("ap", {"project": "proj", "location": "us-central1", "mode": "autopilot",
-                                             "slices": [{"generation": "v6e", "topology": "2x4", "spot": True}]})
+        holder["cluster"] = TpuCluster(
+            "ap",
+            {
+                "project": "proj",
+                "location": "us-central1",
+                "mode": "autopilot",
+                "slices": [{"generation": "v6e", "topology": "2x4", "spot": True}],
+            },
+        )
         return holder["cluster"]
 
     capture(make)
@@ -115,13 +146,20 @@ def test_autopilot_slice_info_carries_capacity_selectors():
 
 
 def test_sovereign_universe_uses_s3ns_identity_domain():
-    mocks = build({"location": "europe-west9-a", "universe": "s3ns", "slices": [{"generation": "v5e", "topology": "4x8"}]})
+    mocks = build(
+        {"location": "europe-west9-a", "universe": "s3ns", "slices": [{"generation": "v5e", "topology": "4x8"}]}
+    )
     assert mocks.of_type(CLUSTER)[0].inputs["workloadIdentityConfig"] == {"workloadPool": "proj.s3ns.svc.id.goog"}
 
 
 def test_tpu7x_multi_host_gets_a_workload_policy():
-    mocks = build({"location": "us-central1-c", "min_version": "1.34.3-gke.1318000",
-                   "slices": [{"generation": "tpu7x", "topology": "2x2x2", "name": "ironwood"}]})
+    mocks = build(
+        {
+            "location": "us-central1-c",
+            "min_version": "1.34.3-gke.1318000",
+            "slices": [{"generation": "tpu7x", "topology": "2x2x2", "name": "ironwood"}],
+        }
+    )
     (policy,) = mocks.of_type("gcp:compute/resourcePolicy:ResourcePolicy")
     assert policy.inputs["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "2x2x2"}
     assert policy.inputs["region"] == "us-central1"
@@ -133,12 +171,17 @@ def test_tpu7x_multi_host_gets_a_workload_policy():
 
 
 def test_capacity_options_map_to_gke_fields():
-    mocks = build({"location": "us-central1-b", "slices": [
-        {"generation": "v6e", "topology": "4x4", "name": "flex", "flex_start": True},
-        {"generation": "v6e", "topology": "4x4", "name": "queued", "queued_provisioning": True},
-        {"generation": "v6e", "topology": "2x4", "name": "reserved", "reservation": "my-res"},
-        {"generation": "v6e", "topology": "2x4", "name": "spot", "spot": True},
-    ]})
+    mocks = build(
+        {
+            "location": "us-central1-b",
+            "slices": [
+                {"generation": "v6e", "topology": "4x4", "name": "flex", "flex_start": True},
+                {"generation": "v6e", "topology": "4x4", "name": "queued", "queued_provisioning": True},
+                {"generation": "v6e", "topology": "2x4", "name": "reserved", "reservation": "my-res"},
+                {"generation": "v6e", "topology": "2x4", "name": "spot", "spot": True},
+            ],
+        }
+    )
     pools = {p.inputs["name"]: p.inputs for p in tpu_pools(mocks)}
     flex = pools["flex"]
     assert flex["nodeConfig"]["flexStart"] is True
@@ -149,12 +192,17 @@ def test_capacity_options_map_to_gke_fields():
     assert queued["queuedProvisioning"] == {"enabled": True}
     assert queued["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 4, "locationPolicy": "ANY"}
     assert pools["reserved"]["nodeConfig"]["reservationAffinity"] == {
-        "consumeReservationType": "SPECIFIC_RESERVATION", "key": "compute.googleapis.com/reservation-name", "values": ["my-res"]}
+        "consumeReservationType": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": ["my-res"],
+    }
     assert pools["spot"]["nodeConfig"]["spot"] is True
 
 
 def test_multi_host_autoscaling_is_whole_slice():
-    mocks = build({"location": "us-central1-b", "slices": [{"generation": "v6e", "topology": "4x4", "autoscaling": {}}]})
+    mocks = build(
+        {"location": "us-central1-b", "slices": [{"generation": "v6e", "topology": "4x4", "autoscaling": {}}]}
+    )
     (pool,) = tpu_pools(mocks)
     assert pool.inputs["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 4}
 
@@ -174,47 +222,110 @@ def test_kubeconfig_is_secret_and_uses_the_auth_plugin():
 
 
 def test_existing_cluster_declares_no_cluster_or_pools():
-    mocks = build({"location": "us-central1-a", "existing": {"name": "prod", "location": "us-central1-a"},
-                   "slices": [{"generation": "v5e", "topology": "2x4"}]})
+    mocks = build(
+        {
+            "location": "us-central1-a",
+            "existing": {"name": "prod", "location": "us-central1-a"},
+            "slices": [{"generation": "v5e", "topology": "2x4"}],
+        }
+    )
     assert mocks.of_type(CLUSTER) == [] and mocks.of_type(POOL) == []
     (provider,) = mocks.of_type("pulumi:providers:kubernetes")
-    assert json.loads(provider.inputs["kubeconfig"]["value"])["clusters"][0]["cluster"]["server"] == "https://198.51.100.7"
+    assert (
+        json.loads(provider.inputs["kubeconfig"]["value"])["clusters"][0]["cluster"]["server"] == "https://198.51.100.7"
+    )
 
 
 @pytest.mark.parametrize(
     "args,message",
     [
-        ({"location": "us-central1-a", "slices": [{"generation": "v5e", "topology": "4x9"}]},
-         "cluster.slices[0].topology: '4x9' is not a v5e topology; valid: 1x1, 2x2, 2x4, 4x4"),
-        ({"location": "us-central1-a", "slices": [{"generation": "v6e", "topology": "2x4", "flex_start": True, "spot": True}]},
-         "cluster.slices[0].flexStart: True cannot be combined with spot"),
-        ({"location": "us-central1-a", "slices": [{"generation": "v6e", "topology": "2x4", "queued_provisioning": True, "reservation": "r"}]},
-         "cluster.slices[0].queuedProvisioning: True cannot use a reservation"),
-        ({"location": "us-central1-a", "slices": [{"generation": "v5e", "topology": "4x8", "machine_type": "ct5lp-hightpu-8t"}]},
-         "cluster.slices[0].machineType: 'ct5lp-hightpu-8t' cannot form a 4x8 slice"),
-        ({"location": "us-central1", "node_locations": ["us-central1-a", "us-central1-b"], "slices": [{"generation": "v5e", "topology": "4x8"}]},
-         "COMPACT placement of the multi-host 4x8 slice needs exactly one zone"),
-        ({"location": "us-central1-a", "slices": [{"generation": "v5e", "topology": "4x8", "autoscaling": {"min_nodes": 2, "max_nodes": 8}}]},
-         "is not a whole-slice range; a multi-host pool scales only between 0 and 8 nodes"),
-        ({"location": "us-central1-a", "slices": [{"generation": "v5e", "topology": "4x8", "nodes": 4}]},
-         "cluster.slices[0].nodes: 4 does not match the 4x8 slice on ct5lp-hightpu-4t"),
-        ({"location": "us-central1-a", "min_version": "1.30", "slices": [{"generation": "v6e", "topology": "2x4"}]},
-         "cluster.minVersion: '1.30' is older than TPU v6e supports in standard mode; use 1.31.2-gke.1115000 or later"),
+        (
+            {"location": "us-central1-a", "slices": [{"generation": "v5e", "topology": "4x9"}]},
+            "cluster.slices[0].topology: '4x9' is not a v5e topology; valid: 1x1, 2x2, 2x4, 4x4",
+        ),
+        (
+            {
+                "location": "us-central1-a",
+                "slices": [{"generation": "v6e", "topology": "2x4", "flex_start": True, "spot": True}],
+            },
+            "cluster.slices[0].flexStart: True cannot be combined with spot",
+        ),
+        (
+            {
+                "location": "us-central1-a",
+                "slices": [{"generation": "v6e", "topology": "2x4", "queued_provisioning": True, "reservation": "r"}],
+            },
+            "cluster.slices[0].queuedProvisioning: True cannot use a reservation",
+        ),
+        (
+            {
+                "location": "us-central1-a",
+                "slices": [{"generation": "v5e", "topology": "4x8", "machine_type": "ct5lp-hightpu-8t"}],
+            },
+            "cluster.slices[0].machineType: 'ct5lp-hightpu-8t' cannot form a 4x8 slice",
+        ),
+        (
+            {
+                "location": "us-central1",
+                "node_locations": ["us-central1-a", "us-central1-b"],
+                "slices": [{"generation": "v5e", "topology": "4x8"}],
+            },
+            "COMPACT placement of the multi-host 4x8 slice needs exactly one zone",
+        ),
+        (
+            {
+                "location": "us-central1-a",
+                "slices": [{"generation": "v5e", "topology": "4x8", "autoscaling": {"min_nodes": 2, "max_nodes": 8}}],
+            },
+            "is not a whole-slice range; a multi-host pool scales only between 0 and 8 nodes",
+        ),
+        (
+            {"location": "us-central1-a", "slices": [{"generation": "v5e", "topology": "4x8", "nodes": 4}]},
+            "cluster.slices[0].nodes: 4 does not match the 4x8 slice on ct5lp-hightpu-4t",
+        ),
+        (
+            {"location": "us-central1-a", "min_version": "1.30", "slices": [{"generation": "v6e", "topology": "2x4"}]},
+            "cluster.minVersion: '1.30' is older than TPU v6e supports in standard mode; use 1.31.2-gke.1115000 or later",
+        ),
         ({"location": "moon-base", "slices": []}, "cluster.location: 'moon-base' is neither a zone nor a region"),
-        ({"location": "us-central1-a", "slices": [{"generation": "v6e", "topology": "2x4", "max_run_duration": "forever"}]},
-         "cluster.slices[0].maxRunDuration: 'forever' is not a duration GKE accepts"),
-        ({"location": "us-central1-a", "slices": [{"generation": "v6e", "topology": "2x4", "reservation": "my res!"}]},
-         "cluster.slices[0].reservation: 'my res!' is not a reservation name"),
-        ({"location": "us-central1-a", "system_pool": {"machine_type": "ct6e-standard-4t"}},
-         "cluster.systemPool.machineType: 'ct6e-standard-4t' is a TPU machine type"),
-        ({"location": "us-central1-a", "slices": [{"generation": "v6e", "topology": "2x4", "count": 3, "autoscaling": {"max_nodes": 1}}]},
-         "cluster.slices[0].autoscaling.maxNodes: 1 is below count 3"),
-        ({"location": "us-central1-c", "slices": [{"generation": "tpu7x", "topology": "2x2x1"}]},
-         "cluster.minVersion is required for TPU tpu7x, which needs GKE 1.34.3-gke.1318000"),
-        ({"location": "us-central1-b", "mode": "autopilot"}, "cluster.location: 'us-central1-b' is a zone, and Autopilot clusters are regional; use us-central1"),
+        (
+            {
+                "location": "us-central1-a",
+                "slices": [{"generation": "v6e", "topology": "2x4", "max_run_duration": "forever"}],
+            },
+            "cluster.slices[0].maxRunDuration: 'forever' is not a duration GKE accepts",
+        ),
+        (
+            {
+                "location": "us-central1-a",
+                "slices": [{"generation": "v6e", "topology": "2x4", "reservation": "my res!"}],
+            },
+            "cluster.slices[0].reservation: 'my res!' is not a reservation name",
+        ),
+        (
+            {"location": "us-central1-a", "system_pool": {"machine_type": "ct6e-standard-4t"}},
+            "cluster.systemPool.machineType: 'ct6e-standard-4t' is a TPU machine type",
+        ),
+        (
+            {
+                "location": "us-central1-a",
+                "slices": [{"generation": "v6e", "topology": "2x4", "count": 3, "autoscaling": {"max_nodes": 1}}],
+            },
+            "cluster.slices[0].autoscaling.maxNodes: 1 is below count 3",
+        ),
+        (
+            {"location": "us-central1-c", "slices": [{"generation": "tpu7x", "topology": "2x2x1"}]},
+            "cluster.minVersion is required for TPU tpu7x, which needs GKE 1.34.3-gke.1318000",
+        ),
+        (
+            {"location": "us-central1-b", "mode": "autopilot"},
+            "cluster.location: 'us-central1-b' is a zone, and Autopilot clusters are regional; use us-central1",
+        ),
         ({"location": "us-central1-a", "universe": "mars"}, "cluster.universe: 'mars' is not a known cloud universe"),
-        ({"location": "us-central1-a", "slices": [{"generation": "v5e", "topologie": "4x8"}]},
-         "cluster.slices[0].topologie: '4x8' is not a known setting; did you mean 'topology'?"),
+        (
+            {"location": "us-central1-a", "slices": [{"generation": "v5e", "topologie": "4x8"}]},
+            "cluster.slices[0].topologie: '4x8' is not a known setting; did you mean 'topology'?",
+        ),
     ],
 )
 def test_invalid_combinations_are_refused_before_any_resource(args, message):
@@ -222,20 +333,35 @@ def test_invalid_combinations_are_refused_before_any_resource(args, message):
 
 
 def test_nodes_run_as_the_given_service_account():
-    mocks = build({"location": "us-central1-a", "node_service_account": "tpu-nodes@proj.iam.gserviceaccount.com",
-                   "slices": [{"generation": "v5e", "topology": "2x4"}]})
+    mocks = build(
+        {
+            "location": "us-central1-a",
+            "node_service_account": "tpu-nodes@proj.iam.gserviceaccount.com",
+            "slices": [{"generation": "v5e", "topology": "2x4"}],
+        }
+    )
     for pool in mocks.of_type(POOL):
         assert pool.inputs["nodeConfig"]["serviceAccount"] == "tpu-nodes@proj.iam.gserviceaccount.com"
-    assert "nodes" in refused(lambda: TpuCluster("bad", {"project": "p", "location": "us-central1-a", "node_service_account": "nodes"}))
+    assert "nodes" in refused(
+        lambda: TpuCluster("bad", {"project": "p", "location": "us-central1-a", "node_service_account": "nodes"})
+    )
 
 
 def test_pools_added_to_an_existing_cluster_go_where_it_is():
-    mocks = build({"location": "us-central1", "existing": {"name": "prod", "location": "europe-west4-a", "project": "other",
-                                                           "create_pools": True},
-                   "slices": [{"generation": "v6e", "topology": "2x4", "name": "serve"}]})
+    mocks = build(
+        {
+            "location": "us-central1",
+            "existing": {"name": "prod", "location": "europe-west4-a", "project": "other", "create_pools": True},
+            "slices": [{"generation": "v6e", "topology": "2x4", "name": "serve"}],
+        }
+    )
     assert mocks.of_type(CLUSTER) == []
     (pool,) = tpu_pools(mocks)
-    assert (pool.inputs["cluster"], pool.inputs["location"], pool.inputs["project"]) == ("prod", "europe-west4-a", "other")
+    assert (pool.inputs["cluster"], pool.inputs["location"], pool.inputs["project"]) == (
+        "prod",
+        "europe-west4-a",
+        "other",
+    )
     assert pool.inputs["nodeLocations"] == ["europe-west4-a"]
 
 
@@ -252,5 +378,10 @@ def test_nodes_run_as_a_new_minimal_account_by_default():
 
 
 def test_numbered_pool_names():
-    mocks = build({"location": "us-central1-a", "slices": [{"generation": "v5e", "topology": "4x8", "count": 2, "name": "tpu{n}"}]})
+    mocks = build(
+        {
+            "location": "us-central1-a",
+            "slices": [{"generation": "v5e", "topology": "4x8", "count": 2, "name": "tpu{n}"}],
+        }
+    )
     assert [p.inputs["name"] for p in tpu_pools(mocks)] == ["tpu1", "tpu2"]

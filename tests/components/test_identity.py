@@ -10,10 +10,17 @@ BUCKET_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
 
 
 def test_principal_form_grants_on_the_bucket_only():
-    mocks = capture(lambda: WorkloadIdentity("vllm", {
-        "project": "proj", "ksa_name": "vllm-sa", "namespace": "serving",
-        "bucket_grants": [{"bucket": "weights"}],
-    }))
+    mocks = capture(
+        lambda: WorkloadIdentity(
+            "vllm",
+            {
+                "project": "proj",
+                "ksa_name": "vllm-sa",
+                "namespace": "serving",
+                "bucket_grants": [{"bucket": "weights"}],
+            },
+        )
+    )
     (ksa,) = mocks.of_type(KSA)
     assert ksa.inputs["metadata"]["name"] == "vllm-sa" and ksa.inputs["metadata"]["namespace"] == "serving"
     assert "annotations" not in ksa.inputs["metadata"]
@@ -29,12 +36,23 @@ def test_principal_form_grants_on_the_bucket_only():
 
 
 def test_service_account_form_in_the_sovereign_universe():
-    mocks = capture(lambda: WorkloadIdentity("sax", {
-        "project": "proj", "ksa_name": "sax-sa", "mode": "service-account", "gsa_name": "sax-iam-sa",
-        "universe": "s3ns", "bucket_grants": [{"bucket": "sax-admin"}],
-    }))
+    mocks = capture(
+        lambda: WorkloadIdentity(
+            "sax",
+            {
+                "project": "proj",
+                "ksa_name": "sax-sa",
+                "mode": "service-account",
+                "gsa_name": "sax-iam-sa",
+                "universe": "s3ns",
+                "bucket_grants": [{"bucket": "sax-admin"}],
+            },
+        )
+    )
     (ksa,) = mocks.of_type(KSA)
-    assert ksa.inputs["metadata"]["annotations"] == {"iam.gke.io/gcp-service-account": "sax-iam-sa@proj.s3ns.iam.gserviceaccount.com"}
+    assert ksa.inputs["metadata"]["annotations"] == {
+        "iam.gke.io/gcp-service-account": "sax-iam-sa@proj.s3ns.iam.gserviceaccount.com"
+    }
     (binding,) = mocks.of_type("gcp:serviceaccount/iAMMember:IAMMember")
     assert binding.inputs["role"] == "roles/iam.workloadIdentityUser"
     assert binding.inputs["member"] == "serviceAccount:proj.s3ns.svc.id.goog[default/sax-sa]"
@@ -43,10 +61,18 @@ def test_service_account_form_in_the_sovereign_universe():
 
 
 def test_project_level_role_only_where_it_exists_only_there():
-    mocks = capture(lambda: WorkloadIdentity("adapter", {
-        "project": "proj", "ksa_name": "custom-metrics-stackdriver-adapter", "namespace": "custom-metrics",
-        "project_number": "42", "project_roles": ["roles/monitoring.viewer"],
-    }))
+    mocks = capture(
+        lambda: WorkloadIdentity(
+            "adapter",
+            {
+                "project": "proj",
+                "ksa_name": "custom-metrics-stackdriver-adapter",
+                "namespace": "custom-metrics",
+                "project_number": "42",
+                "project_roles": ["roles/monitoring.viewer"],
+            },
+        )
+    )
     (grant,) = mocks.of_type("gcp:projects/iAMMember:IAMMember")
     assert grant.inputs["role"] == "roles/monitoring.viewer"
     assert grant.inputs["member"].endswith("/subject/ns/custom-metrics/sa/custom-metrics-stackdriver-adapter")

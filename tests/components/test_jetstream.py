@@ -20,18 +20,44 @@ GEMMA = {"cluster": CLUSTER, "model": "google/gemma-7b-it", "zone": "us-west4-a"
 LLAMA = {"cluster": CLUSTER, "model": "meta-llama/Meta-Llama-3-8B", "zone": "us-west4-a"}
 # The tutorial's converter and server arguments, per model (upstream-manifests.md §4.2, §4.4).
 CONVERTER_ARGS = {
-    "gemma": ["-s=jetstream-pytorch", "-m=google/gemma-7b-it-pytorch", f"-o=gs://{BUCKET}/pytorch/gemma-7b-it/final/bf16/",
-              "-n=gemma", "-q=False", "-h=True"],
-    "llama": ["-s=jetstream-pytorch", "-m=meta-llama/Meta-Llama-3-8B", f"-o=gs://{BUCKET}/pytorch/llama-3-8b/final/bf16/",
-              "-n=llama-3", "-q=False", "-h=True"],
+    "gemma": [
+        "-s=jetstream-pytorch",
+        "-m=google/gemma-7b-it-pytorch",
+        f"-o=gs://{BUCKET}/pytorch/gemma-7b-it/final/bf16/",
+        "-n=gemma",
+        "-q=False",
+        "-h=True",
+    ],
+    "llama": [
+        "-s=jetstream-pytorch",
+        "-m=meta-llama/Meta-Llama-3-8B",
+        f"-o=gs://{BUCKET}/pytorch/llama-3-8b/final/bf16/",
+        "-n=llama-3",
+        "-q=False",
+        "-h=True",
+    ],
 }
 SERVER_ARGS = {
-    "gemma": ["--size=7b", "--model_name=gemma", "--batch_size=32", "--max_cache_length=2048", "--quantize_weights=False",
-              "--quantize_kv_cache=False", "--tokenizer_path=/models/pytorch/gemma-7b-it/final/bf16/tokenizer.model",
-              "--checkpoint_path=/models/pytorch/gemma-7b-it/final/bf16/model.safetensors"],
-    "llama": ["--size=8b", "--model_name=llama-3", "--batch_size=32", "--max_cache_length=2048", "--quantize_weights=False",
-              "--quantize_kv_cache=False", "--tokenizer_path=/models/pytorch/llama-3-8b/final/bf16/tokenizer.model",
-              "--checkpoint_path=/models/pytorch/llama-3-8b/final/bf16/model.safetensors"],
+    "gemma": [
+        "--size=7b",
+        "--model_name=gemma",
+        "--batch_size=32",
+        "--max_cache_length=2048",
+        "--quantize_weights=False",
+        "--quantize_kv_cache=False",
+        "--tokenizer_path=/models/pytorch/gemma-7b-it/final/bf16/tokenizer.model",
+        "--checkpoint_path=/models/pytorch/gemma-7b-it/final/bf16/model.safetensors",
+    ],
+    "llama": [
+        "--size=8b",
+        "--model_name=llama-3",
+        "--batch_size=32",
+        "--max_cache_length=2048",
+        "--quantize_weights=False",
+        "--quantize_kv_cache=False",
+        "--tokenizer_path=/models/pytorch/llama-3-8b/final/bf16/tokenizer.model",
+        "--checkpoint_path=/models/pytorch/llama-3-8b/final/bf16/model.safetensors",
+    ],
 }
 JOB_NAMES = {"gemma": "checkpoint-converter-gemma-7b-it-bf16", "llama": "checkpoint-converter-llama-3-8b-bf16"}
 DEPLOYMENT, JOB = "kubernetes:apps/v1:Deployment", "kubernetes:batch/v1:Job"
@@ -96,7 +122,9 @@ def test_a_dedicated_ksa_impersonates_wi_jetstream(tutorial):
     assert binding.inputs["member"] == "serviceAccount:proj.svc.id.goog[jetstream/jetstream]"  # not [default/default]
     (ksa,) = mocks.of_type("kubernetes:core/v1:ServiceAccount")
     assert ksa.inputs["metadata"]["name"] == "jetstream" and ksa.inputs["metadata"]["namespace"] == "jetstream"
-    assert ksa.inputs["metadata"]["annotations"] == {"iam.gke.io/gcp-service-account": "wi-jetstream@proj.iam.gserviceaccount.com"}
+    assert ksa.inputs["metadata"]["annotations"] == {
+        "iam.gke.io/gcp-service-account": "wi-jetstream@proj.iam.gserviceaccount.com"
+    }
     for spec in (pod(mocks), pod(mocks, JOB, "js-converter")):
         assert spec["serviceAccountName"] == "jetstream"
         assert spec["automountServiceAccountToken"] is False
@@ -110,10 +138,15 @@ def test_token_is_a_secret_read_from_a_file(tutorial):
     job = pod(mocks, JOB, "js-converter")
     assert TOKEN not in json.dumps(job) and TOKEN not in json.dumps(pod(mocks))
     (converter,) = job["containers"]
-    assert {"name": "huggingface-credentials", "mountPath": "/huggingface", "readOnly": True} in converter["volumeMounts"]
+    assert {"name": "huggingface-credentials", "mountPath": "/huggingface", "readOnly": True} in converter[
+        "volumeMounts"
+    ]
     volume = next(v for v in job["volumes"] if v["name"] == "huggingface-credentials")
-    assert volume["secret"] == {"secretName": "huggingface-secret", "defaultMode": 0o400,
-                                "items": [{"key": "HUGGINGFACE_TOKEN", "path": "HUGGINGFACE_TOKEN"}]}
+    assert volume["secret"] == {
+        "secretName": "huggingface-secret",
+        "defaultMode": 0o400,
+        "items": [{"key": "HUGGINGFACE_TOKEN", "path": "HUGGINGFACE_TOKEN"}],
+    }
     assert "env" not in converter
     # The converter-flow server reads the converted checkpoint, never the token.
     assert "huggingface-credentials" not in {v["name"] for v in pod(mocks)["volumes"]}
@@ -142,7 +175,11 @@ def test_converter_job_has_the_exact_per_model_arguments_and_no_tpu(tutorial):
     scratch = next(v for v in template["volumes"] if v["name"] == "scratch")
     claim = scratch["ephemeral"]["volumeClaimTemplate"]["spec"]
     assert claim["resources"]["requests"]["storage"] == "150Gi" and claim["storageClassName"] == "standard-rwo"
-    assert {m["mountPath"] for m in container["volumeMounts"] if m["name"] == "scratch"} == {"/base", "/pt-ckpt", "/tmp"}
+    assert {m["mountPath"] for m in container["volumeMounts"] if m["name"] == "scratch"} == {
+        "/base",
+        "/pt-ckpt",
+        "/tmp",
+    }
 
 
 def test_deployment_has_both_containers_with_per_model_args(tutorial):
@@ -151,16 +188,22 @@ def test_deployment_has_both_containers_with_per_model_args(tutorial):
     assert deployment["metadata"]["name"] == "jetstream-pytorch-server" and deployment["spec"]["replicas"] == 2
     assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 0, "maxUnavailable": 1}  # no third TPU node
     spec = pod(mocks)
-    assert spec["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
-                                    "cloud.google.com/gke-tpu-topology": "2x4"}
+    assert spec["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "2x4",
+    }
     server, http = containers(mocks)["jetstream-pytorch-server"], containers(mocks)["jetstream-http"]
     assert list(containers(mocks)) == ["jetstream-pytorch-server", "jetstream-http"]
     assert server["args"] == SERVER_ARGS[model]
-    assert server["image"].endswith("/jetstream-pytorch-server:v0.2.3") and http["image"].endswith("/jetstream-http:v0.2.2")
+    assert server["image"].endswith("/jetstream-pytorch-server:v0.2.3") and http["image"].endswith(
+        "/jetstream-http:v0.2.2"
+    )
     assert server["resources"]["requests"] == {"google.com/tpu": "8", "cpu": "8", "memory": "64Gi"}
     assert server["resources"]["limits"]["google.com/tpu"] == "8"
     assert http["resources"]["requests"] == {"cpu": "500m", "memory": "512Mi"}
-    assert server["ports"] == [{"name": "grpc", "containerPort": 9000}] and http["ports"] == [{"name": "http", "containerPort": 8000}]
+    assert server["ports"] == [{"name": "grpc", "containerPort": 9000}] and http["ports"] == [
+        {"name": "http", "containerPort": 8000}
+    ]
     assert server["startupProbe"]["tcpSocket"] == {"port": 9000}
     assert server["startupProbe"]["failureThreshold"] * server["startupProbe"]["periodSeconds"] == 30 * 60
     assert server["livenessProbe"]["tcpSocket"] == {"port": 9000}
@@ -168,16 +211,22 @@ def test_deployment_has_both_containers_with_per_model_args(tutorial):
     assert http["readinessProbe"]["httpGet"] == {"path": "/", "port": 8000}
     assert http["livenessProbe"]["httpGet"] == {"path": "/", "port": 8000}
     annotations = deployment["metadata"]["annotations"]
-    assert (annotations["tpu-stacks.dev/engine"], annotations["tpu-stacks.dev/batch"], annotations["tpu-stacks.dev/context"]) == (
-        "jetstream", "32", "2048")
+    assert (
+        annotations["tpu-stacks.dev/engine"],
+        annotations["tpu-stacks.dev/batch"],
+        annotations["tpu-stacks.dev/context"],
+    ) == ("jetstream", "32", "2048")
 
 
 def test_checkpoint_is_a_read_only_fuse_mount_behind_a_wait(tutorial):
     model, mocks = tutorial
     spec = pod(mocks)
     volume = next(v for v in spec["volumes"] if v["name"] == "gcs-fuse-checkpoint")
-    assert volume["csi"] == {"driver": "gcsfuse.csi.storage.gke.io", "readOnly": True,
-                             "volumeAttributes": {"bucketName": BUCKET, "mountOptions": "implicit-dirs"}}
+    assert volume["csi"] == {
+        "driver": "gcsfuse.csi.storage.gke.io",
+        "readOnly": True,
+        "volumeAttributes": {"bucketName": BUCKET, "mountOptions": "implicit-dirs"},
+    }
     server = containers(mocks)["jetstream-pytorch-server"]
     assert {"name": "gcs-fuse-checkpoint", "mountPath": "/models", "readOnly": True} in server["volumeMounts"]
     template = one(mocks, DEPLOYMENT, "js-deployment")["spec"]["template"]
@@ -211,7 +260,9 @@ def test_service_is_cluster_ip_on_both_ports(tutorial):
     assert service["metadata"]["name"] == "jetstream-svc"
     assert service["spec"]["type"] == "ClusterIP" and service["spec"]["selector"] == {"app": "jetstream-pytorch-server"}
     assert [(p["name"], p["port"], p["targetPort"]) for p in service["spec"]["ports"]] == [
-        ("jetstream-http", 8000, 8000), ("jetstream-grpc", 9000, 9000)]
+        ("jetstream-http", 8000, 8000),
+        ("jetstream-grpc", 9000, 9000),
+    ]
 
 
 def test_outputs_port_forward_curl_and_checkpoint_path():
@@ -220,14 +271,18 @@ def test_outputs_port_forward_curl_and_checkpoint_path():
 
     def make():
         stack = JetStreamStack("js", {**GEMMA, "hf_token": pulumi.Output.secret(TOKEN)})
-        collected = pulumi.Output.all(*(getattr(stack, key) for key in keys)).apply(lambda got: values.update(zip(keys, got)))
+        collected = pulumi.Output.all(*(getattr(stack, key) for key in keys)).apply(
+            lambda got: values.update(zip(keys, got))
+        )
         return SimpleNamespace(kubeconfig=collected)  # capture() waits for this output
 
     capture(make)
     assert values["service_name"] == "jetstream-svc"
     assert values["port_forward"] == "kubectl port-forward -n jetstream svc/jetstream-svc 8000:8000"
-    assert values["curl"] == ('curl --request POST --header "Content-type: application/json" -s localhost:8000/generate '
-                              '--data \'{"prompt": "What are the top 5 programming languages", "max_tokens": 200}\'')
+    assert values["curl"] == (
+        'curl --request POST --header "Content-type: application/json" -s localhost:8000/generate '
+        '--data \'{"prompt": "What are the top 5 programming languages", "max_tokens": 200}\''
+    )
     assert values["checkpoint_path"] == f"gs://{BUCKET}/pytorch/gemma-7b-it/final/bf16/"
     assert values["converter_job"] == "checkpoint-converter-gemma-7b-it-bf16"
 
@@ -238,9 +293,15 @@ def test_download_flow_has_no_converter_and_reads_the_token_file():
     spec = pod(mocks)
     server, http = containers(mocks)["jetstream-pytorch-server"], containers(mocks)["jetstream-http"]
     assert server["image"].endswith(":v0.2.4") and http["image"].endswith("/jetstream-http:v0.2.3")
-    assert server["args"] == ["--model_id=google/gemma-7b-it", "--override_batch_size=30", "--enable_model_warmup=True",
-                              "--max_input_length=1024", "--max_output_length=1024", "--working_dir=/weights",
-                              "--internal_jax_compilation_cache=/jax-cache"]
+    assert server["args"] == [
+        "--model_id=google/gemma-7b-it",
+        "--override_batch_size=30",
+        "--enable_model_warmup=True",
+        "--max_input_length=1024",
+        "--max_output_length=1024",
+        "--working_dir=/weights",
+        "--internal_jax_compilation_cache=/jax-cache",
+    ]
     assert {"name": "huggingface-credentials", "mountPath": "/huggingface", "readOnly": True} in server["volumeMounts"]
     assert http["readinessProbe"]["httpGet"] == {"path": "/healthcheck", "port": 8000}  # v0.2.3 has it
     assert all(v["name"] != "gcs-fuse-checkpoint" for v in spec["volumes"])
@@ -282,18 +343,42 @@ def test_schema_args_and_validated_spec_have_the_same_fields():
     "base,overrides,message",
     [
         (GEMMA, {"model": "acme/unknown-7b"}, "jetstream.model: 'acme/unknown-7b' is not in the model catalogue"),
-        (GEMMA, {"model": "meta-llama/Llama-3.1-70B"},
-         "jetstream.model: 'meta-llama/Llama-3.1-70B' is not served by JetStream-PyTorch; JetStream knows: google/gemma-7b-it"),
-        (GEMMA, {"model": "google/gemma-7b"}, "jetstream.model: 'google/gemma-7b' has no known checkpoint-converter arguments"),
-        (GEMMA, {"batch_size": 256, "max_cache_length": 8192},
-         "jetstream.batchSize: '256 x 8192 tokens' is the KV cache JetStream pre-allocates: 916.7 GiB"),
-        (LLAMA, {"batch_size": 96, "max_cache_length": 8192},
-         "jetstream.batchSize: '96 x 8192 tokens' is the KV cache JetStream pre-allocates"),
-        (GEMMA, {"flow": "download", "max_input_length": 8192, "max_output_length": 8192, "batch_size": 64},
-         "jetstream.batchSize: '64 x 16384 tokens' is the KV cache"),
-        (GEMMA, {"topology": "1x1"}, "jetstream.topology: '1x1' cannot hold google/gemma-7b-it: weights and runtime alone need"),
-        (GEMMA, {"topology": "4x4"}, "jetstream.topology: '4x4' is a multi-host slice (4 VMs); JetStream-PyTorch serves "
-                                     "from one VM; use a single-host v5e topology: 1x1, 2x2, 2x4"),
+        (
+            GEMMA,
+            {"model": "meta-llama/Llama-3.1-70B"},
+            "jetstream.model: 'meta-llama/Llama-3.1-70B' is not served by JetStream-PyTorch; JetStream knows: google/gemma-7b-it",
+        ),
+        (
+            GEMMA,
+            {"model": "google/gemma-7b"},
+            "jetstream.model: 'google/gemma-7b' has no known checkpoint-converter arguments",
+        ),
+        (
+            GEMMA,
+            {"batch_size": 256, "max_cache_length": 8192},
+            "jetstream.batchSize: '256 x 8192 tokens' is the KV cache JetStream pre-allocates: 916.7 GiB",
+        ),
+        (
+            LLAMA,
+            {"batch_size": 96, "max_cache_length": 8192},
+            "jetstream.batchSize: '96 x 8192 tokens' is the KV cache JetStream pre-allocates",
+        ),
+        (
+            GEMMA,
+            {"flow": "download", "max_input_length": 8192, "max_output_length": 8192, "batch_size": 64},
+            "jetstream.batchSize: '64 x 16384 tokens' is the KV cache",
+        ),
+        (
+            GEMMA,
+            {"topology": "1x1"},
+            "jetstream.topology: '1x1' cannot hold google/gemma-7b-it: weights and runtime alone need",
+        ),
+        (
+            GEMMA,
+            {"topology": "4x4"},
+            "jetstream.topology: '4x4' is a multi-host slice (4 VMs); JetStream-PyTorch serves "
+            "from one VM; use a single-host v5e topology: 1x1, 2x2, 2x4",
+        ),
         (GEMMA, {"gsa_name": "WI_Jetstream"}, "jetstream.gsaName: 'WI_Jetstream' is not a valid name"),
         (GEMMA, {"namespace": "Serving"}, "jetstream.namespace: 'Serving' is not a valid name"),
         (GEMMA, {"topology": "3x3"}, "jetstream.topology: '3x3' is not a v5e topology"),
@@ -301,12 +386,34 @@ def test_schema_args_and_validated_spec_have_the_same_fields():
         (GEMMA, {"zone": None}, "jetstream.zone is required: cluster us-west4 is regional"),
         (GEMMA, {"server_image": "us-docker.pkg.dev/x/jetstream-pytorch-server:latest"}, "jetstream.serverImage: "),
         (GEMMA, {"max_input_length": 4096}, "jetstream.maxInputLength: 4096 applies only to flow download"),
-        (GEMMA, {"flow": "download", "max_cache_length": 4096}, "jetstream.maxCacheLength: 4096 applies only to flow converter"),
+        (
+            GEMMA,
+            {"flow": "download", "max_cache_length": 4096},
+            "jetstream.maxCacheLength: 4096 applies only to flow converter",
+        ),
         (GEMMA, {"batch_size": 0}, "jetstream.batch_size: 0 is not accepted"),
         (GEMMA, {"converter": {"disk_gb": 10}}, "jetstream.converter.disk_gb: 10 is not a known setting; did you mean"),
     ],
-    ids=["unknown", "not-jetstream", "no-converter-args", "kv-gemma", "kv-llama", "kv-download", "too-small", "multi-host",
-         "gsa-name", "namespace", "topology", "token", "zone", "latest", "flow-input", "flow-cache", "batch-zero", "typo"],
+    ids=[
+        "unknown",
+        "not-jetstream",
+        "no-converter-args",
+        "kv-gemma",
+        "kv-llama",
+        "kv-download",
+        "too-small",
+        "multi-host",
+        "gsa-name",
+        "namespace",
+        "topology",
+        "token",
+        "zone",
+        "latest",
+        "flow-input",
+        "flow-cache",
+        "batch-zero",
+        "typo",
+    ],
 )
 def test_errors_before_any_resource(base, overrides, message):
     args = {**base, "hf_token": pulumi.Output.secret("t"), **overrides}

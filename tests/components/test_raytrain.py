@@ -28,9 +28,16 @@ TUTORIAL = {
 }
 # The tutorial's `ray job submit` arguments after the script (shared/seeds/004).
 TUTORIAL_MAXTEXT_ARGS = [
-    "/app/maxtext/src/MaxText/configs/base.yml", "base_output_directory=/data/", "dataset_type=synthetic",
-    "per_device_batch_size=1", "max_target_length=4096", "model_name=llama3-8b", "steps=100",
-    "ici_fsdp_parallelism=4", "ici_tensor_parallelism=4", "run_name=rayjob-8b-4096-tp4-4x4",
+    "/app/maxtext/src/MaxText/configs/base.yml",
+    "base_output_directory=/data/",
+    "dataset_type=synthetic",
+    "per_device_batch_size=1",
+    "max_target_length=4096",
+    "model_name=llama3-8b",
+    "steps=100",
+    "ici_fsdp_parallelism=4",
+    "ici_tensor_parallelism=4",
+    "run_name=rayjob-8b-4096-tp4-4x4",
 ]
 
 
@@ -85,18 +92,26 @@ def test_checkpoint_bucket_is_hardened_and_granted_to_the_ksa_only(mocks):
     grant = one(mocks, "gcp:storage/bucketIAMMember:BucketIAMMember", "rt-identity-bucket-0")
     assert grant["role"] == "roles/storage.objectUser"
     assert grant["bucket"] == "rt-checkpoints-a1b2c3"
-    assert grant["member"] == ("principal://iam.googleapis.com/projects/123456789012/locations/global/"
-                               "workloadIdentityPools/proj.svc.id.goog/subject/ns/raytrain/sa/raytrain")
+    assert grant["member"] == (
+        "principal://iam.googleapis.com/projects/123456789012/locations/global/"
+        "workloadIdentityPools/proj.svc.id.goog/subject/ns/raytrain/sa/raytrain"
+    )
     assert project_roles(mocks) == []  # nothing project-wide but the nodes' minimal GKE role
 
 
 def test_artifact_registry_repository_with_immutable_tags(mocks):
     repository = one(mocks, REPOSITORY, "rt-registry")
-    assert (repository["format"], repository["mode"], repository["location"]) == ("DOCKER", "STANDARD_REPOSITORY", "us-east5")
+    assert (repository["format"], repository["mode"], repository["location"]) == (
+        "DOCKER",
+        "STANDARD_REPOSITORY",
+        "us-east5",
+    )
     assert repository["dockerConfig"] == {"immutableTags": True}
     pull = one(mocks, "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "rt-registry-nodes-pull")
     assert pull["role"] == "roles/artifactregistry.reader"
-    assert pull["member"] == "serviceAccount:tpu-cluster-nodes@proj.iam.gserviceaccount.com"  # the nodes, not the compute default
+    assert (
+        pull["member"] == "serviceAccount:tpu-cluster-nodes@proj.iam.gserviceaccount.com"
+    )  # the nodes, not the compute default
 
 
 def test_head_group_is_the_tutorials(mocks):
@@ -106,7 +121,11 @@ def test_head_group_is_the_tutorials(mocks):
     assert head["rayStartParams"] == {}
     pod = head["template"]["spec"]
     (container,) = pod["containers"]
-    assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"gcs-server": 6379, "dashboard": 8265, "client": 10001}
+    assert {p["name"]: p["containerPort"] for p in container["ports"]} == {
+        "gcs-server": 6379,
+        "dashboard": 8265,
+        "client": 10001,
+    }
     assert container["resources"] == {"requests": {"cpu": "8", "memory": "16Gi"}, "limits": {"memory": "16Gi"}}
     assert container["image"] == "us-east5-docker.pkg.dev/proj/ray-maxtext/ray-maxtext:ray2.49.1-maxtext-404cf1de70"
     assert pod["serviceAccountName"] == "raytrain"
@@ -122,7 +141,10 @@ def test_worker_group_takes_every_chip_of_each_host_of_the_slice(mocks):
     assert container["resources"]["requests"]["google.com/tpu"] == "4"
     assert container["resources"]["limits"]["google.com/tpu"] == "4"
     assert container["resources"]["limits"]["memory"] == "64Gi"  # derived, not the tutorial's 200G
-    assert pod["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "4x4"}
+    assert pod["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+        "cloud.google.com/gke-tpu-topology": "4x4",
+    }
     env = {variable["name"]: variable["value"] for variable in container["env"]}
     assert env == {"JAX_PLATFORMS": "tpu", "ENABLE_PJRT_COMPATIBILITY": "true"}
     assert container["securityContext"]["runAsNonRoot"] is True
@@ -144,7 +166,9 @@ def test_gcs_fuse_at_data_with_the_cache_volume_the_driver_uses(mocks):
         assert volumes["dshm"]["emptyDir"]["medium"] == "Memory"
         (container,) = template["spec"]["containers"]
         assert {(m["name"], m["mountPath"]) for m in container["volumeMounts"]} == {
-            ("gcs-fuse-csi-ephemeral", "/data"), ("dshm", "/dev/shm")}
+            ("gcs-fuse-csi-ephemeral", "/data"),
+            ("dshm", "/dev/shm"),
+        }
         notes = template["metadata"]["annotations"]
         assert notes["gke-gcsfuse/volumes"] == "true"
         for key in ("cpu-limit", "memory-limit", "ephemeral-storage-limit"):
@@ -164,10 +188,17 @@ def test_rayjob_submits_the_tutorials_training_to_that_cluster(mocks):
     assert "backoffLimit" not in spec  # KubeRay refuses retries with clusterSelector
     command = shlex.split(spec["entrypoint"])
     assert command[:2] == ["python", "/app/raytrain_trainer.py"]
-    assert command[-len(TUTORIAL_MAXTEXT_ARGS):] == TUTORIAL_MAXTEXT_ARGS
+    assert command[-len(TUTORIAL_MAXTEXT_ARGS) :] == TUTORIAL_MAXTEXT_ARGS
     flags = [arg for arg in command if arg.startswith("--")]
-    assert flags == ["--accelerator-type=TPU-V6E", "--topology=4x4", "--hosts-per-slice=4", "--chips-per-host=4",
-                     "--slices=1", "--max-failures=1", "--storage-path=/data/ray-train"]
+    assert flags == [
+        "--accelerator-type=TPU-V6E",
+        "--topology=4x4",
+        "--hosts-per-slice=4",
+        "--chips-per-host=4",
+        "--slices=1",
+        "--max-failures=1",
+        "--storage-path=/data/ray-train",
+    ]
 
 
 def test_workloads_carry_the_sizing_inputs_for_the_policy_pack(mocks):
@@ -224,7 +255,11 @@ def test_sized_slice_and_default_mesh_when_only_the_model_is_given():
 def test_cloud_build_trigger_builds_the_image_as_its_own_account():
     mocks = build(image={"build": "trigger", "source": {"uri": "https://github.com/acme/tpu-stacks"}})
     trigger = one(mocks, "gcp:cloudbuild/trigger:Trigger", "rt-image-trigger")
-    assert trigger["sourceToBuild"] == {"uri": "https://github.com/acme/tpu-stacks", "ref": "refs/heads/main", "repoType": "GITHUB"}
+    assert trigger["sourceToBuild"] == {
+        "uri": "https://github.com/acme/tpu-stacks",
+        "ref": "refs/heads/main",
+        "repoType": "GITHUB",
+    }
     assert trigger["filename"] == "images/raytrain/cloudbuild.yaml"
     assert trigger["substitutions"]["_MAXTEXT_REVISION"] == "404cf1de701460671c4924521a70f07f26aa7d1c"
     assert trigger["substitutions"]["_IMAGE"].startswith("us-east5-docker.pkg.dev/proj/ray-maxtext/ray-maxtext:")
@@ -251,29 +286,46 @@ def test_interactive_only_declares_no_rayjob():
 @pytest.mark.parametrize(
     "overrides,message",
     [
-        ({"parallelism": {"fsdp": 4, "tensor": 2}},
-         "raytrain.parallelism: 'fsdp=4 x tensor=2' multiplies to 8, not the 16 chips of one v6e 4x4 slice"),
-        ({"parallelism": {"fsdp": -1, "tensor": -1}}, "raytrain.parallelism: 'fsdp=-1 x tensor=-1' has more than one axis set to -1"),
+        (
+            {"parallelism": {"fsdp": 4, "tensor": 2}},
+            "raytrain.parallelism: 'fsdp=4 x tensor=2' multiplies to 8, not the 16 chips of one v6e 4x4 slice",
+        ),
+        (
+            {"parallelism": {"fsdp": -1, "tensor": -1}},
+            "raytrain.parallelism: 'fsdp=-1 x tensor=-1' has more than one axis set to -1",
+        ),
         ({"parallelism": {"fsdp": 4, "tensr": 4}}, "raytrain.parallelism.tensr: 4 is not a MaxText ICI axis"),
         ({"model": "llama3.1-70b"}, "raytrain.topology: '4x4' cannot hold meta-llama/Llama-3.1-70B: needs"),
         ({"model": "llama3.1-405b", "topology": None}, "raytrain.model: 'meta-llama/Llama-3.1-405B' fits no v6e slice"),
         ({"model": "acme/unknown"}, "raytrain.model: 'acme/unknown' is not in the model catalogue"),
         ({"topology": "4x9"}, "raytrain.topology: '4x9' is not a v6e topology"),
-        ({"tpu_generation": "tpu7x", "topology": "2x2x1", "parallelism": None},
-         "raytrain.tpuGeneration: 'tpu7x' has no Ray accelerator type"),
+        (
+            {"tpu_generation": "tpu7x", "topology": "2x2x1", "parallelism": None},
+            "raytrain.tpuGeneration: 'tpu7x' has no Ray accelerator type",
+        ),
         ({"run_name": "My_Run"}, "raytrain.runName: 'My_Run' is not a valid RayJob name"),
         ({"output_directory": "/tmp/out"}, "raytrain.outputDirectory: '/tmp/out' is not on the checkpoint bucket"),
-        ({"extra_args": ["steps=5"]}, "raytrain.extraArgs[0]: 'steps=5' repeats a setting the stack writes; set raytrain.steps instead"),
+        (
+            {"extra_args": ["steps=5"]},
+            "raytrain.extraArgs[0]: 'steps=5' repeats a setting the stack writes; set raytrain.steps instead",
+        ),
         ({"extra_args": ["ici_data_parallelism=2"]}, "sets the ICI mesh outside raytrain.parallelism"),
-        ({"image": {"build": "prebuilt", "reference": "rayproject/ray:latest"}},
-         "raytrain.image.reference: 'rayproject/ray:latest' is not pinned"),
+        (
+            {"image": {"build": "prebuilt", "reference": "rayproject/ray:latest"}},
+            "raytrain.image.reference: 'rayproject/ray:latest' is not pinned",
+        ),
         ({"image": {"build": "prebuilt"}}, "raytrain.image.reference is required with build prebuilt"),
         ({"image": {"build": "trigger"}}, "raytrain.image.source is required with build trigger"),
         ({"image": {"tag": "latest"}}, "raytrain.image.tag: 'latest' is not pinned"),
-        ({"cluster": {**TUTORIAL["cluster"], "addons": {"ray_operator": False}}},
-         "cluster.addons.rayOperator: False is required by RayTrainStack"),
+        (
+            {"cluster": {**TUTORIAL["cluster"], "addons": {"ray_operator": False}}},
+            "cluster.addons.rayOperator: False is required by RayTrainStack",
+        ),
         ({"steps": 0}, "raytrain.steps: 0 is not accepted"),
-        ({"machine_type": "ct6e-standard-4t", "topology": None}, "raytrain.machineType: 'ct6e-standard-4t' needs a topology"),
+        (
+            {"machine_type": "ct6e-standard-4t", "topology": None},
+            "raytrain.machineType: 'ct6e-standard-4t' needs a topology",
+        ),
     ],
 )
 def test_errors_before_any_resource(overrides, message):
@@ -292,6 +344,17 @@ def test_plugin_schema_lists_the_stack_with_its_outputs():
     stack = result["component_definitions"]["RayTrainStack"]
     assert {"cluster", "model", "topology", "slices", "parallelism", "image"} <= set(stack.inputs)
     assert not stack.inputs["model"].optional
-    assert {"rayClusterName", "rayJobName", "image", "imageBuildCommand", "checkpointBucket", "checkpointPath",
-            "dashboardPortForward", "jobSubmitCommand", "trainingSlice", "maxtextArgs", "namespace"} == set(stack.outputs)
+    assert {
+        "rayClusterName",
+        "rayJobName",
+        "image",
+        "imageBuildCommand",
+        "checkpointBucket",
+        "checkpointPath",
+        "dashboardPortForward",
+        "jobSubmitCommand",
+        "trainingSlice",
+        "maxtextArgs",
+        "namespace",
+    } == set(stack.outputs)
     assert "TrainingSlice" in result["type_definitions"]

@@ -31,7 +31,8 @@ class Built:
         self.outputs = {}
         names = ("http_endpoint", "admin_bucket", "gsa_email", "published_models", "served_slice", "curl")
         self.kubeconfig = pulumi.Output.all(*(getattr(self.stack, n) for n in names)).apply(
-            lambda values: self.outputs.update(zip(names, values, strict=True)))
+            lambda values: self.outputs.update(zip(names, values, strict=True))
+        )
 
 
 def build(**overrides):
@@ -98,7 +99,9 @@ def test_admin_bucket_is_hardened_and_the_service_account_reaches_only_it(tutori
     assert binding["role"] == "roles/iam.workloadIdentityUser"
     assert binding["member"] == "serviceAccount:proj.svc.id.goog[default/sax-sa]"
     ksa = one(mocks, "kubernetes:core/v1:ServiceAccount", "saxml-identity-ksa")
-    assert ksa["metadata"]["annotations"] == {"iam.gke.io/gcp-service-account": "sax-iam-sa@proj.iam.gserviceaccount.com"}
+    assert ksa["metadata"]["annotations"] == {
+        "iam.gke.io/gcp-service-account": "sax-iam-sa@proj.iam.gserviceaccount.com"
+    }
 
 
 def test_admin_server_is_pinned_probed_bounded_and_unprivileged(tutorial):
@@ -127,13 +130,26 @@ def test_model_servers_are_one_jobset_derived_from_the_slice(tutorial):
     job = replicated["template"]["spec"]
     assert (job["parallelism"], job["completions"], job["completionMode"]) == (8, 8, "Indexed")
     pod = model_pod(mocks)["spec"]
-    assert pod["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
-                                   "cloud.google.com/gke-tpu-topology": "4x8"}
+    assert pod["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "4x8",
+    }
     (container,) = pod["containers"]
-    assert container["resources"]["requests"]["google.com/tpu"] == "4" == container["resources"]["limits"]["google.com/tpu"]
-    assert container["args"] == ["--port=10001", "--sax_cell=/sax/test", "--platform_chip=tpuv5e", "--platform_topology=4x8"]
+    assert (
+        container["resources"]["requests"]["google.com/tpu"]
+        == "4"
+        == container["resources"]["limits"]["google.com/tpu"]
+    )
+    assert container["args"] == [
+        "--port=10001",
+        "--sax_cell=/sax/test",
+        "--platform_chip=tpuv5e",
+        "--platform_topology=4x8",
+    ]
     assert container["image"] == "us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0"
-    assert container["env"] == [{"name": "SAX_ROOT", "value": "gs://saxml-admin-a1b2c3/sax-root"}]  # no empty MEGASCALE_NUM_SLICES
+    assert container["env"] == [
+        {"name": "SAX_ROOT", "value": "gs://saxml-admin-a1b2c3/sax-root"}
+    ]  # no empty MEGASCALE_NUM_SLICES
     assert [port["containerPort"] for port in container["ports"]] == [10001, 8471]
     assert container["securityContext"]["privileged"] is False
     assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
@@ -215,7 +231,10 @@ def test_publisher_job_gets_the_whole_desired_list(tutorial):
     assert container["image"] == "docker.io/library/python:3.12.8-slim-bookworm"
     assert container["command"] == ["python3", "/opt/sax-publisher/saxml_reconcile.py"]
     assert pod["serviceAccountName"] == "sax-sa" and pod["automountServiceAccountToken"] is False
-    assert pod["securityContext"]["runAsNonRoot"] is True and container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert (
+        pod["securityContext"]["runAsNonRoot"] is True
+        and container["securityContext"]["readOnlyRootFilesystem"] is True
+    )
     script = one(mocks, "kubernetes:core/v1:ConfigMap", "saxml-publisher-script")
     with open(saxml_reconcile.__file__, encoding="utf-8") as source:
         assert script["data"] == {"saxml_reconcile.py": source.read()}
@@ -226,14 +245,26 @@ def test_outputs_are_the_tutorial_requests_ready_to_paste(tutorial):
     assert outputs["admin_bucket"] == "saxml-admin-a1b2c3"
     assert outputs["gsa_email"] == "sax-iam-sa@proj.iam.gserviceaccount.com"
     assert outputs["published_models"] == ["/sax/test/spmd"]
-    assert outputs["served_slice"] == {"generation": "v5e", "topology": "4x8", "machine_type": "ct5lp-hightpu-4t",
-                                       "chips": 32, "hosts": 8, "chips_per_vm": 4, "slices": 2}
+    assert outputs["served_slice"] == {
+        "generation": "v5e",
+        "topology": "4x8",
+        "machine_type": "ct5lp-hightpu-4t",
+        "chips": 32,
+        "hosts": 8,
+        "chips_per_vm": 4,
+        "slices": 2,
+    }
     address = outputs["http_endpoint"].removeprefix("http://")
     curl = outputs["curl"]
     header = f'curl --request POST --header "Content-type: application/json" -s {address}/'
     assert curl["publish"] == header + f"publish --data '{json.dumps(TUTORIAL_BODY)}'"
-    assert curl["listcell"].startswith("curl --request GET ") and curl["listcell"].endswith("""--data '{"model": "/sax/test/spmd"}'""")
-    assert curl["generate"] == header + """generate --data '{"model": "/sax/test/spmd", "query": "How many days are in a week?"}'"""
+    assert curl["listcell"].startswith("curl --request GET ") and curl["listcell"].endswith(
+        """--data '{"model": "/sax/test/spmd"}'"""
+    )
+    assert (
+        curl["generate"]
+        == header + """generate --data '{"model": "/sax/test/spmd", "query": "How many days are in a week?"}'"""
+    )
     assert curl["unpublish"] == header + """unpublish --data '{"model": "/sax/test/spmd"}'"""
 
 
@@ -244,18 +275,31 @@ def test_sovereign_universe_names_every_identity_in_s3ns():
     grant = mocks.named("gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0")
     assert grant.inputs["member"] == "serviceAccount:sax-iam-sa@proj.s3ns.iam.gserviceaccount.com"
     ksa = one(mocks, "kubernetes:core/v1:ServiceAccount", "saxml-identity-ksa")
-    assert ksa["metadata"]["annotations"]["iam.gke.io/gcp-service-account"] == "sax-iam-sa@proj.s3ns.iam.gserviceaccount.com"
+    assert (
+        ksa["metadata"]["annotations"]["iam.gke.io/gcp-service-account"]
+        == "sax-iam-sa@proj.s3ns.iam.gserviceaccount.com"
+    )
     env = publisher_env(mocks)
     assert env["STORAGE_API"] == "https://storage.s3nsapis.fr"
     assert outputs["gsa_email"] == "sax-iam-sa@proj.s3ns.iam.gserviceaccount.com"
 
 
 def test_extra_buckets_and_the_node_account_get_read_access_only():
-    mocks, _ = build(checkpoint_buckets=["my-checkpoints"], node_service_account="tpu-nodes@proj.iam.gserviceaccount.com")
+    mocks, _ = build(
+        checkpoint_buckets=["my-checkpoints"], node_service_account="tpu-nodes@proj.iam.gserviceaccount.com"
+    )
     members = mocks.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")
     grants = {(r.inputs["bucket"], r.inputs["role"], r.inputs["member"]) for r in members}
-    assert ("my-checkpoints", "roles/storage.objectViewer", "serviceAccount:sax-iam-sa@proj.iam.gserviceaccount.com") in grants
-    assert ("saxml-admin-a1b2c3", "roles/storage.objectViewer", "serviceAccount:tpu-nodes@proj.iam.gserviceaccount.com") in grants
+    assert (
+        "my-checkpoints",
+        "roles/storage.objectViewer",
+        "serviceAccount:sax-iam-sa@proj.iam.gserviceaccount.com",
+    ) in grants
+    assert (
+        "saxml-admin-a1b2c3",
+        "roles/storage.objectViewer",
+        "serviceAccount:tpu-nodes@proj.iam.gserviceaccount.com",
+    ) in grants
 
 
 def test_without_host_network_and_without_models():
@@ -270,8 +314,13 @@ def test_without_host_network_and_without_models():
 
 
 def test_several_models_and_replicas_per_model():
-    mocks, outputs = build(replicas=3, models=[{"model": "/sax/test/spmd", "replicas": 2},
-                                               {"model": "/sax/test/spmd1", "model_path": TEST_MODEL, "replicas": 1}])
+    mocks, outputs = build(
+        replicas=3,
+        models=[
+            {"model": "/sax/test/spmd", "replicas": 2},
+            {"model": "/sax/test/spmd1", "model_path": TEST_MODEL, "replicas": 1},
+        ],
+    )
     assert len([r for r in mocks.of_type(POOL) if r.name != "saxml-cluster-system"]) == 3
     assert jobset(mocks)["spec"]["replicatedJobs"][0]["replicas"] == 3
     assert outputs["published_models"] == ["/sax/test/spmd", "/sax/test/spmd1"]
@@ -283,26 +332,48 @@ def test_several_models_and_replicas_per_model():
         ({"topology": "2x4"}, f"saxml.topology: '2x4' cannot hold {TEST_MODEL}: needs"),
         ({"topology": "2x4"}, "the smallest v5e slice that fits is 4x8 (32 chips)"),
         ({"topology": "8x8"}, "saxml.topology: '8x8' gives 64 devices but"),
-        ({"models": [{"replicas": 3}]}, "saxml.models[0].replicas: 3 needs 3 model servers but the stack runs 2 slice(s)"),
-        ({"models": [{"model": "/sax/test/a"}, {"model": "/sax/test/b"}]}, "saxml.models: '4 replicas on 2 model servers'"),
+        (
+            {"models": [{"replicas": 3}]},
+            "saxml.models[0].replicas: 3 needs 3 model servers but the stack runs 2 slice(s)",
+        ),
+        (
+            {"models": [{"model": "/sax/test/a"}, {"model": "/sax/test/b"}]},
+            "saxml.models: '4 replicas on 2 model servers'",
+        ),
         ({"models": [{"model": "spmd"}]}, "saxml.models[0].model: 'spmd' is not a model name in Saxml cell /sax/test"),
-        ({"models": [{"checkpoint": "/tmp/ckpt"}]}, "saxml.models[0].checkpoint: '/tmp/ckpt' is neither None nor a gs:// path"),
+        (
+            {"models": [{"checkpoint": "/tmp/ckpt"}]},
+            "saxml.models[0].checkpoint: '/tmp/ckpt' is neither None nor a gs:// path",
+        ),
         ({"models": [{}, {}]}, "saxml.models[1].model: '/sax/test/spmd' is published twice"),
         ({"model": "meta-llama/Meta-Llama-3-8B"}, "saxml.models[0].modelPath is required"),
         ({"model": "acme/unknown"}, "saxml.model: 'acme/unknown' is not in the model catalogue"),
         ({"tpu_generation": "v6e"}, "saxml.tpuGeneration: 'v6e' has no --platform_chip value known"),
-        ({"images": {"http_server": "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:latest"}},
-         "saxml.images.httpServer: 'us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:latest' is not pinned"),
+        (
+            {"images": {"http_server": "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:latest"}},
+            "saxml.images.httpServer: 'us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:latest' is not pinned",
+        ),
         ({"exposure": "public"}, "saxml.sourceRanges: [] is empty for a public endpoint"),
         ({"exposure": "public", "source_ranges": ["0.0.0.0/0"]}, "opens the endpoint to the whole internet"),
-        ({"jobset": {"version": "v0.5.0"}}, "saxml.jobset.version: 'v0.5.0' lacks the RestartJob failure-policy actions"),
+        (
+            {"jobset": {"version": "v0.5.0"}},
+            "saxml.jobset.version: 'v0.5.0' lacks the RestartJob failure-policy actions",
+        ),
         ({"jobset": {"version": "latest"}}, "saxml.jobset.version: 'latest' is not a JobSet release tag"),
         ({"gsa_name": "Sax"}, "saxml.gsaName: 'Sax' is not a valid service account id"),
         ({"replicas": 0}, "saxml.replicas: 0 is not accepted"),
-        ({"cluster": {**TUTORIAL["cluster"], "location": "us-central1", "mode": "autopilot"}}, "cluster.mode: 'autopilot' does not allow hostNetwork"),
-        ({"cluster": {**TUTORIAL["cluster"], "min_version": "1.27.2-gke.2100"}}, "cluster.minVersion: '1.27.2-gke.2100' needs privileged"),
-        ({"cluster": {**TUTORIAL["cluster"], "slices": [{"generation": "v5e", "topology": "4x8"}]}},
-         "cluster.slices: '1 slice(s)' are derived"),
+        (
+            {"cluster": {**TUTORIAL["cluster"], "location": "us-central1", "mode": "autopilot"}},
+            "cluster.mode: 'autopilot' does not allow hostNetwork",
+        ),
+        (
+            {"cluster": {**TUTORIAL["cluster"], "min_version": "1.27.2-gke.2100"}},
+            "cluster.minVersion: '1.27.2-gke.2100' needs privileged",
+        ),
+        (
+            {"cluster": {**TUTORIAL["cluster"], "slices": [{"generation": "v5e", "topology": "4x8"}]}},
+            "cluster.slices: '1 slice(s)' are derived",
+        ),
     ],
 )
 def test_errors_before_any_resource(overrides, message):
@@ -319,9 +390,18 @@ def test_schema_args_and_validated_spec_have_the_same_fields():
 
 
 def test_plan_actions_publishes_updates_keeps_and_unpublishes_only_its_own():
-    desired = [dict(TUTORIAL_BODY), {**TUTORIAL_BODY, "model": "/sax/test/b"}, {**TUTORIAL_BODY, "model": "/sax/test/c"}]
+    desired = [
+        dict(TUTORIAL_BODY),
+        {**TUTORIAL_BODY, "model": "/sax/test/b"},
+        {**TUTORIAL_BODY, "model": "/sax/test/c"},
+    ]
     current = {
-        "/sax/test/spmd": {"model": "/sax/test/spmd", "model_path": TEST_MODEL, "checkpoint": "None", "max_replicas": 2},
+        "/sax/test/spmd": {
+            "model": "/sax/test/spmd",
+            "model_path": TEST_MODEL,
+            "checkpoint": "None",
+            "max_replicas": 2,
+        },
         "/sax/test/b": {"model": "/sax/test/b", "model_path": TEST_MODEL, "checkpoint": "None", "max_replicas": 1},
         "/sax/test/c": None,
         "/sax/test/old": {"model": "/sax/test/old"},
@@ -329,7 +409,11 @@ def test_plan_actions_publishes_updates_keeps_and_unpublishes_only_its_own():
     }
     actions = saxml_reconcile.plan_actions(desired, ["/sax/test/old", "/sax/test/gone"], current)
     assert [(a.kind, a.model) for a in actions] == [
-        ("keep", "/sax/test/spmd"), ("update", "/sax/test/b"), ("publish", "/sax/test/c"), ("unpublish", "/sax/test/old")]
+        ("keep", "/sax/test/spmd"),
+        ("update", "/sax/test/b"),
+        ("publish", "/sax/test/c"),
+        ("unpublish", "/sax/test/old"),
+    ]
 
 
 @pytest.fixture()
@@ -362,8 +446,16 @@ def saxml_server():
                 found = published[name]
                 state["loads_after"] -= 1
                 active = found["replicas"] if state["loads_after"] < 0 else 0
-                return self._reply(200, {"model": name, "model_path": found["model_path"], "checkpoint": found["checkpoint"],
-                                         "max_replicas": found["replicas"], "active_replicas": active})
+                return self._reply(
+                    200,
+                    {
+                        "model": name,
+                        "model_path": found["model_path"],
+                        "checkpoint": found["checkpoint"],
+                        "max_replicas": found["replicas"],
+                        "active_replicas": active,
+                    },
+                )
             if path in ("/publish", "/update"):
                 if (path == "/publish") == (name in published):
                     return self._reply(400, {"Error": "ALREADY_EXISTS" if name in published else "NOT_FOUND"})
@@ -411,8 +503,14 @@ def saxml_server():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{httpd.server_address[1]}"
-    env = {"SAX_HTTP": base, "STORAGE_API": base, "METADATA_URL": f"{base}/token",
-           "STATE_URL": "gs://admin-bucket/tpu-stacks/published-models.json", "READY_SECONDS": "5", "WAIT_SECONDS": "0"}
+    env = {
+        "SAX_HTTP": base,
+        "STORAGE_API": base,
+        "METADATA_URL": f"{base}/token",
+        "STATE_URL": "gs://admin-bucket/tpu-stacks/published-models.json",
+        "READY_SECONDS": "5",
+        "WAIT_SECONDS": "0",
+    }
     yield env, state
     httpd.shutdown()
 

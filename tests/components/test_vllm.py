@@ -73,12 +73,17 @@ def test_token_is_a_secret_mounted_as_a_file(mocks):
     env = {variable["name"]: variable for variable in container["env"]}
     assert env["HF_TOKEN_PATH"]["value"] == "/var/run/secrets/huggingface/hf_api_token"
     assert "HUGGING_FACE_HUB_TOKEN" not in env and "HF_TOKEN" not in env
-    assert {"name": "hf-token", "mountPath": "/var/run/secrets/huggingface", "readOnly": True} in container["volumeMounts"]
+    assert {"name": "hf-token", "mountPath": "/var/run/secrets/huggingface", "readOnly": True} in container[
+        "volumeMounts"
+    ]
 
 
 def test_deployment_is_derived_from_the_catalogue(mocks):
     spec = deployment(mocks)["spec"]["template"]["spec"]
-    assert spec["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "2x4"}
+    assert spec["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+        "cloud.google.com/gke-tpu-topology": "2x4",
+    }
     container = server(mocks)
     assert "--tensor-parallel-size=8" in container["args"]
     assert "--model=meta-llama/Llama-3.1-70B" in container["args"] and "--max-model-len=4096" in container["args"]
@@ -129,7 +134,10 @@ def test_autoscaling_on_vllm_queue(mocks):
     (metric,) = hpa["metrics"]
     assert metric["pods"]["metric"]["name"] == "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"
     assert metric["pods"]["target"] == {"type": "AverageValue", "averageValue": "10"}
-    assert hpa["behavior"]["scaleDown"]["stabilizationWindowSeconds"] > hpa["behavior"]["scaleUp"]["stabilizationWindowSeconds"]
+    assert (
+        hpa["behavior"]["scaleDown"]["stabilizationWindowSeconds"]
+        > hpa["behavior"]["scaleUp"]["stabilizationWindowSeconds"]
+    )
 
 
 def test_metrics_adapter_is_pinned_and_its_iam_is_monitoring_viewer(mocks):
@@ -140,7 +148,11 @@ def test_metrics_adapter_is_pinned_and_its_iam_is_monitoring_viewer(mocks):
     assert grant["role"] == "roles/monitoring.viewer"
     assert grant["member"].endswith("/subject/ns/custom-metrics/sa/custom-metrics-stackdriver-adapter")
     names = {r.inputs["metadata"]["name"] for r in mocks.of_type("kubernetes:apiregistration.k8s.io/v1:APIService")}
-    assert names == {"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io"}
+    assert names == {
+        "v1beta1.custom.metrics.k8s.io",
+        "v1beta2.custom.metrics.k8s.io",
+        "v1beta1.external.metrics.k8s.io",
+    }
 
 
 def test_public_exposure_needs_source_ranges_and_gets_them():
@@ -151,8 +163,16 @@ def test_public_exposure_needs_source_ranges_and_gets_them():
 
 
 def test_open_model_needs_no_token_and_fits_one_chip():
-    mocks = capture(lambda: VllmStack("dev", {"cluster": {"project": "proj", "location": "us-central1-b"},
-                                             "model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": {"min": 1, "max": 1}}))
+    mocks = capture(
+        lambda: VllmStack(
+            "dev",
+            {
+                "cluster": {"project": "proj", "location": "us-central1-b"},
+                "model": "Qwen/Qwen2.5-1.5B-Instruct",
+                "replicas": {"min": 1, "max": 1},
+            },
+        )
+    )
     pool = mocks.named("gcp:container/nodePool:NodePool", "dev-cluster-vllm-pool").inputs
     assert pool["nodeConfig"]["machineType"] == "ct6e-standard-1t"
     assert mocks.of_type("kubernetes:core/v1:Secret") == []
@@ -162,16 +182,22 @@ def test_artifact_registry_remote_repository_serves_the_pinned_image():
     holder = {}
 
     def make():
-        holder["stack"] = VllmStack("reg", {**TUTORIAL,
-                                            "hf_token": pulumi.Output.secret("t"), "registry": {"mode": "remote"}})
+        holder["stack"] = VllmStack(
+            "reg", {**TUTORIAL, "hf_token": pulumi.Output.secret("t"), "registry": {"mode": "remote"}}
+        )
         return holder["stack"]
 
     mocks = capture(make)
     (repository,) = mocks.of_type("gcp:artifactregistry/repository:Repository")
     assert repository.inputs["mode"] == "REMOTE_REPOSITORY"
     assert repository.inputs["remoteRepositoryConfig"]["dockerRepository"] == {"publicRepository": "DOCKER_HUB"}
-    (container,) = mocks.named("kubernetes:apps/v1:Deployment", "reg-deployment").inputs["spec"]["template"]["spec"]["containers"]
-    assert container["image"] == "us-central1-docker.pkg.dev/proj/vllm-tpu/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
+    (container,) = mocks.named("kubernetes:apps/v1:Deployment", "reg-deployment").inputs["spec"]["template"]["spec"][
+        "containers"
+    ]
+    assert (
+        container["image"]
+        == "us-central1-docker.pkg.dev/proj/vllm-tpu/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
+    )
     (pull,) = mocks.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
     assert pull.inputs["role"] == "roles/artifactregistry.reader"
     assert pull.inputs["member"] == "serviceAccount:tpu-cluster-nodes@proj.iam.gserviceaccount.com"
@@ -207,8 +233,16 @@ def test_the_hpa_owns_the_replica_count_and_rollouts_never_need_a_spare_tpu_node
 
 
 def test_a_fixed_replica_count_gets_no_hpa_and_no_adapter():
-    mocks = capture(lambda: VllmStack("fixed", {"cluster": {"project": "proj", "location": "us-central1-b"},
-                                               "model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": {"min": 1, "max": 1}}))
+    mocks = capture(
+        lambda: VllmStack(
+            "fixed",
+            {
+                "cluster": {"project": "proj", "location": "us-central1-b"},
+                "model": "Qwen/Qwen2.5-1.5B-Instruct",
+                "replicas": {"min": 1, "max": 1},
+            },
+        )
+    )
     assert mocks.named("kubernetes:apps/v1:Deployment", "fixed-deployment").inputs["spec"]["replicas"] == 1
     assert mocks.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler") == []
     assert mocks.of_type("tpu-stacks:index:CustomMetricsAdapter") == []

@@ -16,7 +16,12 @@ from tpu_stacks.raytrain_plan import plan_raytrain
 from tpu_stacks.raytrain_spec import MAXTEXT_CONFIG, TRAINER_PATH, RayTrainSpec
 
 IMAGE = Path(__file__).resolve().parents[2] / "images" / "raytrain"
-TUTORIAL = {"model": "llama3-8b", "topology": "4x4", "parallelism": {"fsdp": 4, "tensor": 4}, "run_name": "rayjob-8b-4096-tp4-4x4"}
+TUTORIAL = {
+    "model": "llama3-8b",
+    "topology": "4x4",
+    "parallelism": {"fsdp": 4, "tensor": 4},
+    "run_name": "rayjob-8b-4096-tp4-4x4",
+}
 
 
 def load_trainer():
@@ -45,8 +50,12 @@ def test_importing_the_trainer_needs_no_ray():
 def test_stack_command_gives_the_tutorials_scaling_config():
     launch = trainer.parse_launch(entrypoint_argv())
     assert trainer.scaling_config_kwargs(launch.layout) == {
-        "use_tpu": True, "num_workers": 4, "topology": "4x4", "accelerator_type": "TPU-V6E",
-        "resources_per_worker": {"TPU": 4}, "placement_strategy": "SPREAD",
+        "use_tpu": True,
+        "num_workers": 4,
+        "topology": "4x4",
+        "accelerator_type": "TPU-V6E",
+        "resources_per_worker": {"TPU": 4},
+        "placement_strategy": "SPREAD",
     }
     assert launch.run_name == "rayjob-8b-4096-tp4-4x4"
     assert launch.max_failures == 1 and launch.storage_path == "/data/ray-train"
@@ -69,12 +78,20 @@ def test_two_slices_are_eight_workers():
 @pytest.mark.parametrize(
     "change,message",
     [
-        (lambda a: [x.replace("--hosts-per-slice=4", "--hosts-per-slice=2") for x in a], "2 hosts x 4 chips is not the 16 chips"),
+        (
+            lambda a: [x.replace("--hosts-per-slice=4", "--hosts-per-slice=2") for x in a],
+            "2 hosts x 4 chips is not the 16 chips",
+        ),
         (lambda a: [x for x in a if not x.startswith("run_name=")], "run_name=... is required"),
         (lambda a: [x for x in a if x != MAXTEXT_CONFIG], "the MaxText config file"),
-        (lambda a: [x.replace("ici_tensor_parallelism=4", "ici_tensor_parallelism=2") for x in a],
-         "ici parallelism fsdp=4 x tensor=2 does not multiply to the slice's 16 chips"),
-        (lambda a: [x.replace("--accelerator-type=TPU-V6E", "--accelerator-type=v6e") for x in a], "is not a Ray TPU type"),
+        (
+            lambda a: [x.replace("ici_tensor_parallelism=4", "ici_tensor_parallelism=2") for x in a],
+            "ici parallelism fsdp=4 x tensor=2 does not multiply to the slice's 16 chips",
+        ),
+        (
+            lambda a: [x.replace("--accelerator-type=TPU-V6E", "--accelerator-type=v6e") for x in a],
+            "is not a Ray TPU type",
+        ),
     ],
 )
 def test_mistakes_stop_before_any_tpu_is_reserved(change, message, capsys):
@@ -108,11 +125,20 @@ class FakeRay:
         ray = types.ModuleType("ray")
         ray.shutdown = lambda: calls.setdefault("shutdown", True)
         config = types.ModuleType("ray.train.v2.api.config")
-        config.ScalingConfig, config.RunConfig, config.FailureConfig = record("ScalingConfig"), record("RunConfig"), record("FailureConfig")
+        config.ScalingConfig, config.RunConfig, config.FailureConfig = (
+            record("ScalingConfig"),
+            record("RunConfig"),
+            record("FailureConfig"),
+        )
         jax = types.ModuleType("ray.train.v2.jax")
         jax.JaxTrainer = JaxTrainer
         names = ["ray.train", "ray.train.v2", "ray.train.v2.api"]
-        return {"ray": ray, **{n: types.ModuleType(n) for n in names}, "ray.train.v2.api.config": config, "ray.train.v2.jax": jax}
+        return {
+            "ray": ray,
+            **{n: types.ModuleType(n) for n in names},
+            "ray.train.v2.api.config": config,
+            "ray.train.v2.jax": jax,
+        }
 
 
 def test_run_wires_scaling_failure_and_run_config(monkeypatch):
@@ -128,7 +154,10 @@ def test_run_wires_scaling_failure_and_run_config(monkeypatch):
     calls = fake.calls
     assert calls["ScalingConfig"] == trainer.scaling_config_kwargs(launch.layout)
     assert calls["FailureConfig"] == {"max_failures": 1}
-    assert calls["RunConfig"]["name"] == "rayjob-8b-4096-tp4-4x4" and calls["RunConfig"]["storage_path"] == "/data/ray-train"
+    assert (
+        calls["RunConfig"]["name"] == "rayjob-8b-4096-tp4-4x4"
+        and calls["RunConfig"]["storage_path"] == "/data/ray-train"
+    )
     assert calls["JaxTrainer"]["train_loop_config"] == {"argv": trainer.maxtext_main_argv(launch)}
     assert calls["JaxTrainer"]["train_loop_per_worker"] is trainer.train_loop_per_worker
     assert calls["shutdown"] is True

@@ -80,7 +80,9 @@ def test_stack_transform_runs_for_later_resources(raw_up: Capture) -> None:
 def test_a_components_transforms_reach_its_children(raw_up: Capture) -> None:
     for type_token in ("kubernetes:apps/v1:Deployment", "kubernetes:core/v1:Service"):
         assert _one(raw_up, type_token, "llm").inputs["metadata"]["annotations"] == {"fixture/owner": "serving"}
-    assert "annotations" not in _one(raw_up, "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet", "pretrain").inputs["metadata"]
+    assert (
+        "annotations" not in _one(raw_up, "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet", "pretrain").inputs["metadata"]
+    )
 
 
 def test_import_time_resources_appear_in_every_run(raw_preview: Capture, raw_up: Capture) -> None:

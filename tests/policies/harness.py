@@ -12,9 +12,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
 
 import jsonschema
 import pulumi
@@ -31,7 +31,12 @@ SIG_KEY = "4dabf18193072939515e22adb298388d"
 RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
 UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 """What the engine sends for a string input not known during preview."""
-LEVELS = {proto.ADVISORY: "advisory", proto.MANDATORY: "mandatory", proto.DISABLED: "disabled", proto.REMEDIATE: "remediate"}
+LEVELS = {
+    proto.ADVISORY: "advisory",
+    proto.MANDATORY: "mandatory",
+    proto.DISABLED: "disabled",
+    proto.REMEDIATE: "remediate",
+}
 LEVEL_CODES = {name: code for code, name in LEVELS.items()}
 
 
@@ -59,17 +64,19 @@ class RecordingMonitor(MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         if request.type != "pulumi:pulumi:Stack":
-            self.registrations.append(Registration(
-                urn=self.make_urn(request.parent, request.type, request.name),
-                type=request.type,
-                name=request.name,
-                props=json_format.MessageToDict(request.object),
-                parent=request.parent,
-                custom=request.custom,
-                dependencies=list(request.dependencies),
-                property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
-                secret_outputs=list(request.additionalSecretOutputs),
-            ))
+            self.registrations.append(
+                Registration(
+                    urn=self.make_urn(request.parent, request.type, request.name),
+                    type=request.type,
+                    name=request.name,
+                    props=json_format.MessageToDict(request.object),
+                    parent=request.parent,
+                    custom=request.custom,
+                    dependencies=list(request.dependencies),
+                    property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
+                    secret_outputs=list(request.additionalSecretOutputs),
+                )
+            )
         return super().RegisterResource(request)
 
 
@@ -162,7 +169,9 @@ class InProcess:
     """The pack's analyzer servicer called directly, with the gRPC method names."""
 
     def __init__(self) -> None:
-        self.servicer = _PolicyAnalyzerServicer(PACK_NAME, "0.0.1", POLICIES, EnforcementLevel.ADVISORY, None, DESCRIPTION)
+        self.servicer = _PolicyAnalyzerServicer(
+            PACK_NAME, "0.0.1", POLICIES, EnforcementLevel.ADVISORY, None, DESCRIPTION
+        )
 
     def __getattr__(self, method: str) -> Callable[[Any], Any]:
         return lambda request: getattr(self.servicer, method)(request, None)
@@ -194,13 +203,24 @@ class Pack:
         found: list[Diagnostic] = []
         for resource in resources:
             options = _options(resource)
-            request = proto.AnalyzeRequest(urn=resource.urn, type=resource.type, name=resource.name,
-                                           properties=_struct(resource.props), options=options)
+            request = proto.AnalyzeRequest(
+                urn=resource.urn,
+                type=resource.type,
+                name=resource.name,
+                properties=_struct(resource.props),
+                options=options,
+            )
             found += self._diagnostics(self.transport.Analyze(request), resource.urn)
         stack = proto.AnalyzeStackRequest()
         for resource in resources:
-            entry = stack.resources.add(urn=resource.urn, type=resource.type, name=resource.name, parent=resource.parent,
-                                        properties=_struct(resource.props), dependencies=resource.dependencies)
+            entry = stack.resources.add(
+                urn=resource.urn,
+                type=resource.type,
+                name=resource.name,
+                parent=resource.parent,
+                properties=_struct(resource.props),
+                dependencies=resource.dependencies,
+            )
             entry.options.CopyFrom(_options(resource))
             for key, urns in resource.property_dependencies.items():
                 entry.propertyDependencies[key].urns.extend(urns)

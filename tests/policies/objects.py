@@ -27,8 +27,11 @@ def training_notes(model: str, parallelism: dict[str, int], seq_len: int = 4096)
 
 def pod(accelerator: str | None, topology: str | None, chips: int, image: str = PINNED, **extra: Any) -> dict[str, Any]:
     """A pod spec with one TPU container (limits and requests), selecting a slice."""
-    container: dict[str, Any] = {"name": "server", "image": image,
-                                 "resources": {"limits": {TPU_RESOURCE: chips}, "requests": {TPU_RESOURCE: chips}}}
+    container: dict[str, Any] = {
+        "name": "server",
+        "image": image,
+        "resources": {"limits": {TPU_RESOURCE: chips}, "requests": {TPU_RESOURCE: chips}},
+    }
     for key in ("args", "command", "env", "securityContext", "volumeMounts"):
         if key in extra:
             container[key] = extra.pop(key)
@@ -36,51 +39,87 @@ def pod(accelerator: str | None, topology: str | None, chips: int, image: str = 
     return {"nodeSelector": selector or None, "containers": [container], **extra}
 
 
-def deployment(name: str, spec: dict[str, Any], notes: dict[str, str] | None = None,
-               pod_notes: dict[str, str] | None = None, replicas: int = 1) -> k8s.apps.v1.Deployment:
+def deployment(
+    name: str,
+    spec: dict[str, Any],
+    notes: dict[str, str] | None = None,
+    pod_notes: dict[str, str] | None = None,
+    replicas: int = 1,
+) -> k8s.apps.v1.Deployment:
     labels = {"app": name}
     return k8s.apps.v1.Deployment(
         name,
         metadata={"name": name, "namespace": "serving", "annotations": notes},
-        spec={"replicas": replicas, "selector": {"matchLabels": labels},
-              "template": {"metadata": {"labels": labels, "annotations": pod_notes}, "spec": spec}},
+        spec={
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels, "annotations": pod_notes}, "spec": spec},
+        },
     )
 
 
 def jobset(name: str, spec: dict[str, Any], parallelism: int, notes: dict[str, str] | None = None) -> CustomResource:
     """The Saxml model-server JobSet shape: one replicated Job per slice, one pod per host."""
-    job = {"parallelism": parallelism, "completions": parallelism, "backoffLimit": 0,
-           "template": {"spec": {"restartPolicy": "Never", **spec}}}
+    job = {
+        "parallelism": parallelism,
+        "completions": parallelism,
+        "backoffLimit": 0,
+        "template": {"spec": {"restartPolicy": "Never", **spec}},
+    }
     return CustomResource(
-        name, api_version="jobset.x-k8s.io/v1alpha2", kind="JobSet",
+        name,
+        api_version="jobset.x-k8s.io/v1alpha2",
+        kind="JobSet",
         metadata={"name": name, "annotations": {EXCLUSIVE: "cloud.google.com/gke-nodepool", **(notes or {})}},
-        spec={"failurePolicy": {"maxRestarts": 4},
-              "replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": job}}]},
+        spec={
+            "failurePolicy": {"maxRestarts": 4},
+            "replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": job}}],
+        },
     )
 
 
 def raycluster(name: str, worker: dict[str, Any], hosts: int, notes: dict[str, str] | None = None) -> CustomResource:
     head = {"containers": [{"name": "ray-head", "image": "rayproject/ray:2.49.1-py312"}]}
     return CustomResource(
-        name, api_version="ray.io/v1", kind="RayCluster", metadata={"name": name, "annotations": notes},
-        spec={"headGroupSpec": {"rayStartParams": {}, "template": {"spec": head}},
-              "workerGroupSpecs": [{"groupName": "tpu-group", "replicas": 1, "numOfHosts": hosts, "rayStartParams": {},
-                                    "template": {"spec": worker}}]},
+        name,
+        api_version="ray.io/v1",
+        kind="RayCluster",
+        metadata={"name": name, "annotations": notes},
+        spec={
+            "headGroupSpec": {"rayStartParams": {}, "template": {"spec": head}},
+            "workerGroupSpecs": [
+                {
+                    "groupName": "tpu-group",
+                    "replicas": 1,
+                    "numOfHosts": hosts,
+                    "rayStartParams": {},
+                    "template": {"spec": worker},
+                }
+            ],
+        },
     )
 
 
-def leader_worker_set(name: str, worker: dict[str, Any], size: int, leader: dict[str, Any] | None = None) -> CustomResource:
+def leader_worker_set(
+    name: str, worker: dict[str, Any], size: int, leader: dict[str, Any] | None = None
+) -> CustomResource:
     group: dict[str, Any] = {"size": size, "workerTemplate": {"spec": worker}}
     if leader is not None:
         group["leaderTemplate"] = {"spec": leader}
     return CustomResource(
-        name, api_version="leaderworkerset.x-k8s.io/v1", kind="LeaderWorkerSet", metadata={"name": name},
+        name,
+        api_version="leaderworkerset.x-k8s.io/v1",
+        kind="LeaderWorkerSet",
+        metadata={"name": name},
         spec={"replicas": 1, "leaderWorkerTemplate": group},
     )
 
 
-def service(name: str, kind: str = "LoadBalancer", notes: dict[str, str] | None = None, **spec: Any) -> k8s.core.v1.Service:
+def service(
+    name: str, kind: str = "LoadBalancer", notes: dict[str, str] | None = None, **spec: Any
+) -> k8s.core.v1.Service:
     return k8s.core.v1.Service(
-        name, metadata={"name": name, "namespace": "serving", "annotations": notes},
+        name,
+        metadata={"name": name, "namespace": "serving", "annotations": notes},
         spec={"type": kind, "selector": {"app": name}, "ports": [{"port": 8000, "targetPort": 8000}], **spec},
     )

@@ -1,10 +1,9 @@
 """tpu-model-fits-slice: the annotated model against the chips the workload gets."""
 
-from tpu_stacks.annotations import ATTENTION, MODEL, PARAMS
-from tpu_stacks.catalog.models import SAXML_175B_TEST
-
 from tests.policies import objects as o
 from tests.policies.harness import UNKNOWN_STRING, capture, of, raw, run
+from tpu_stacks.annotations import ATTENTION, MODEL, PARAMS
+from tpu_stacks.catalog.models import SAXML_175B_TEST
 
 POLICY = "tpu-model-fits-slice"
 V5E, V6E = "tpu-v5-lite-podslice", "tpu-v6e-slice"
@@ -72,9 +71,12 @@ def test_unknown_model_without_params_is_reported_with_the_fix():
 
 
 def test_values_unknown_at_preview_skip_the_check_without_an_advisory():
-    deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
-                  "metadata": {"name": "d", "annotations": {MODEL: UNKNOWN_STRING}},
-                  "spec": {"template": {"spec": o.pod(V5E, UNKNOWN_STRING, 4)}}}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "annotations": {MODEL: UNKNOWN_STRING}},
+        "spec": {"template": {"spec": o.pod(V5E, UNKNOWN_STRING, 4)}},
+    }
     diagnostics = run([raw("kubernetes:apps/v1:Deployment", "d", deployment)])
     assert of(diagnostics, POLICY) == []
     assert not [d for d in diagnostics if "can't run policy" in d.message]

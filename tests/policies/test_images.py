@@ -20,7 +20,16 @@ def with_image(image):
 def test_latest_nightly_and_untagged_images():
     (problem,) = check(with_image("vllm/vllm-tpu:latest"))
     assert problem.level == "advisory" and "image vllm/vllm-tpu:latest uses the moving tag :latest" in problem.message
-    assert len(check(lambda: o.raycluster("ray", o.pod("tpu-v6e-slice", "4x4", 4, image="rayproject/ray:nightly-py312-tpu"), 4))) == 1
+    assert (
+        len(
+            check(
+                lambda: o.raycluster(
+                    "ray", o.pod("tpu-v6e-slice", "4x4", 4, image="rayproject/ray:nightly-py312-tpu"), 4
+                )
+            )
+        )
+        == 1
+    )
     (problem,) = check(with_image("us-docker.pkg.dev/proj/repo/trainer"))
     assert "has no tag" in problem.message
 
@@ -40,6 +49,12 @@ def test_add_on_manifest_from_master_and_unversioned_chart():
     (problem,) = check(lambda: k8s.yaml.v2.ConfigFile("adapter", file=ADAPTER.format("master")))
     assert "follows a branch" in problem.message
     assert check(lambda: k8s.yaml.v2.ConfigFile("adapter", file=ADAPTER.format("0857364d"))) == []
-    assert check(lambda: k8s.yaml.v2.ConfigFile("local", file="manifests/main/jobset.yaml")) == []  # a file in this repo
-    (problem,) = check(lambda: k8s.helm.v4.Chart("kuberay", chart="kuberay-operator", repository_opts={"repo": "https://ray-project.github.io/kuberay-helm/"}))
+    assert (
+        check(lambda: k8s.yaml.v2.ConfigFile("local", file="manifests/main/jobset.yaml")) == []
+    )  # a file in this repo
+    (problem,) = check(
+        lambda: k8s.helm.v4.Chart(
+            "kuberay", chart="kuberay-operator", repository_opts={"repo": "https://ray-project.github.io/kuberay-helm/"}
+        )
+    )
     assert "has no version" in problem.message

@@ -2,10 +2,9 @@
 
 import pulumi_gcp as gcp
 
-from tpu_stacks.cluster import TpuCluster
-
 from tests.policies import objects as o
 from tests.policies.harness import capture, of, run
+from tpu_stacks.cluster import TpuCluster
 
 POLICY = "tpu-workload-matches-pool"
 V5E, V6E = "tpu-v5-lite-podslice", "tpu-v6e-slice"
@@ -33,7 +32,9 @@ def test_jobset_asking_for_8_chips_on_4_chip_hosts():
     (problem,) = problems(lambda: cluster(SAX_POOL), lambda: o.jobset("sax", o.pod(V5E, "4x8", 8), 4))
     assert problem.level == "mandatory" and problem.urn.endswith("JobSet::sax")
     assert "requests 8 google.com/tpu per pod" in problem.message
-    assert "nodes have 4 chips (pool sax)" in problem.message and "request 4 per pod and run 8 pod(s)" in problem.message
+    assert (
+        "nodes have 4 chips (pool sax)" in problem.message and "request 4 per pod and run 8 pod(s)" in problem.message
+    )
 
 
 def test_jobset_parallelism_must_equal_the_slice_hosts():
@@ -44,7 +45,9 @@ def test_jobset_parallelism_must_equal_the_slice_hosts():
 
 def test_selectors_must_name_a_slice_some_pool_provides():
     (problem,) = problems(lambda: cluster(SAX_POOL), lambda: o.deployment("vllm", o.pod(V6E, "2x4", 8)))
-    assert "no TPU node pool of this stack provides it" in problem.message and "sax (ct5lp-hightpu-4t" in problem.message
+    assert (
+        "no TPU node pool of this stack provides it" in problem.message and "sax (ct5lp-hightpu-4t" in problem.message
+    )
 
 
 def test_autopilot_or_existing_cluster_needs_no_pool_but_still_the_catalogue():
@@ -82,7 +85,9 @@ def test_vllm_tensor_parallel_size_must_equal_the_chips():
     assert all("set it to 8" in p.message for p in found)
     good = ["--tensor-parallel-size", "8"]
     notes = o.serving_notes("meta-llama/Llama-3.1-70B", 8)
-    assert problems(lambda: cluster(VLLM_POOL), lambda: o.deployment("vllm", o.pod(V6E, "2x4", 8, args=good), notes)) == []
+    assert (
+        problems(lambda: cluster(VLLM_POOL), lambda: o.deployment("vllm", o.pod(V6E, "2x4", 8, args=good), notes)) == []
+    )
 
 
 def test_maxtext_ici_parallelism_must_multiply_to_the_slice():
@@ -91,7 +96,10 @@ def test_maxtext_ici_parallelism_must_multiply_to_the_slice():
     assert "fsdp=4 x tensor=2" in problem.message and "16 JAX devices" in problem.message
     args = ["python3", "-m", "MaxText.train", "base.yml", "ici_fsdp_parallelism=-1", "ici_tensor_parallelism=4"]
     notes = o.training_notes("llama3-8b", {"fsdp": 4, "tensor": 4})
-    assert problems(lambda: cluster(RAY_POOL), lambda: o.raycluster("ray", o.pod(V6E, "4x4", 4, args=args), 4, notes)) == []
+    assert (
+        problems(lambda: cluster(RAY_POOL), lambda: o.raycluster("ray", o.pod(V6E, "4x4", 4, args=args), 4, notes))
+        == []
+    )
     bad = ["ici_fsdp_parallelism=4", "ici_tensor_parallelism=8"]
     (problem,) = problems(lambda: cluster(RAY_POOL), lambda: o.raycluster("ray", o.pod(V6E, "4x4", 4, args=bad), 4))
     assert "container args" in problem.message
@@ -105,8 +113,14 @@ def test_tpu_pod_without_selectors():
 def test_raw_pulumi_gcp_pools_are_matched_too():
     def stack():
         gcp.container.Cluster("raw", location="us-central1-a", initial_node_count=1, remove_default_node_pool=True)
-        gcp.container.NodePool("tpu", cluster="raw", location="us-central1-a", node_count=2,
-                               node_config={"machine_type": "ct6e-standard-8t"})
+        gcp.container.NodePool(
+            "tpu",
+            cluster="raw",
+            location="us-central1-a",
+            node_count=2,
+            node_config={"machine_type": "ct6e-standard-8t"},
+        )
         return o.deployment("vllm", o.pod(V6E, "2x4", 4))
+
     (problem,) = problems(stack)
     assert "nodes have 8 chips (pool tpu)" in problem.message

@@ -13,20 +13,25 @@ import pytest
 import yaml
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
-from tpu_stacks.catalog.models import SAXML_175B_TEST
-from tpu_stacks.cluster import TpuCluster
-from tpu_stacks.identity import WorkloadIdentity
-from tpu_policies import PACK_NAME, POLICIES
-
 from tests.policies import objects as o
 from tests.policies.conftest import PACK_DIR
 from tests.policies.harness import Pack, capture, of, raw, run
+from tpu_policies import PACK_NAME, POLICIES
+from tpu_stacks.catalog.models import SAXML_175B_TEST
+from tpu_stacks.cluster import TpuCluster
+from tpu_stacks.identity import WorkloadIdentity
 
 ADVISORY = {"no-public-endpoint", "pinned-images", "no-privileged-pods"}
-BAD_POOL = raw("gcp:container/nodePool:NodePool", "tpu", {
-    "nodeCount": 4.0, "placementPolicy": {"type": "COMPACT", "tpuTopology": "4x8"}, "nodeLocations": ["us-central1-a"],
-    "nodeConfig": {"machineType": "ct5lp-hightpu-4t", "workloadMetadataConfig": {"mode": "GKE_METADATA"}},
-})
+BAD_POOL = raw(
+    "gcp:container/nodePool:NodePool",
+    "tpu",
+    {
+        "nodeCount": 4.0,
+        "placementPolicy": {"type": "COMPACT", "tpuTopology": "4x8"},
+        "nodeLocations": ["us-central1-a"],
+        "nodeConfig": {"machineType": "ct5lp-hightpu-4t", "workloadMetadataConfig": {"mode": "GKE_METADATA"}},
+    },
+)
 
 
 def test_defaults_mandatory_except_the_three_advisory_rules():
@@ -42,7 +47,9 @@ def test_advisory_rule_made_mandatory_and_mandatory_rule_disabled_by_config():
     lb = capture(lambda: o.service("vllm"))
     assert [d.level for d in of(run(lb), "no-public-endpoint")] == ["advisory"]
     assert [d.level for d in of(run(lb, {"no-public-endpoint": "mandatory"}), "no-public-endpoint")] == ["mandatory"]
-    assert [d.level for d in of(run(lb, {"no-public-endpoint": {"enforcementLevel": "mandatory"}}), "no-public-endpoint")] == ["mandatory"]
+    assert [
+        d.level for d in of(run(lb, {"no-public-endpoint": {"enforcementLevel": "mandatory"}}), "no-public-endpoint")
+    ] == ["mandatory"]
     assert len(of(run([BAD_POOL]), "tpu-node-pool-shape")) == 1
     assert run([BAD_POOL], {"tpu-node-pool-shape": "disabled"}) == []
     assert {d.level for d in run([BAD_POOL] + lb, {"all": "advisory"})} == {"advisory"}
@@ -57,7 +64,9 @@ def test_example_config_covers_every_policy_and_is_valid():
     config = json.loads((PACK_DIR / "config.example.json").read_text())
     assert set(config) == {p.name for p in POLICIES}
     pack = Pack(config)  # reconciled and schema-validated as the engine does
-    assert {name: level for name, (level, _) in pack.config.items()} == {name: level for name, (level, _) in Pack().config.items()}
+    assert {name: level for name, (level, _) in pack.config.items()} == {
+        name: level for name, (level, _) in Pack().config.items()
+    }
     for policy in POLICIES:
         schema = policy.config_schema.properties if policy.config_schema else {}
         given = config[policy.name] if isinstance(config[policy.name], dict) else {}
@@ -68,7 +77,7 @@ def test_docs_describe_every_policy_and_setting():
     docs = (PACK_DIR.parent / "docs" / "policies.md").read_text()
     for policy in POLICIES:
         assert f"`{policy.name}`" in docs
-        for setting in (policy.config_schema.properties if policy.config_schema else {}):
+        for setting in policy.config_schema.properties if policy.config_schema else {}:
             assert f"`{setting}`" in docs
 
 
@@ -81,7 +90,9 @@ def test_pack_files_for_the_cli():
 
 def test_entry_point_serves_the_same_verdicts_over_grpc():
     """`python policies` as the CLI starts it: port on stdout, GetAnalyzerInfo -> Configure -> Analyze."""
-    process = subprocess.Popen([sys.executable, str(PACK_DIR)], cwd=PACK_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, str(PACK_DIR)], cwd=PACK_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     watchdog = threading.Timer(30, process.kill)
     watchdog.start()
     try:
@@ -93,7 +104,10 @@ def test_entry_point_serves_the_same_verdicts_over_grpc():
             resources = [BAD_POOL] + capture(lambda: o.service("vllm"))
             over_grpc = Pack(config, transport=stub).analyze(resources)
         assert over_grpc == Pack(config).analyze(resources)
-        assert {(d.policy, d.level) for d in over_grpc} == {("tpu-node-pool-shape", "mandatory"), ("no-public-endpoint", "mandatory")}
+        assert {(d.policy, d.level) for d in over_grpc} == {
+            ("tpu-node-pool-shape", "mandatory"),
+            ("no-public-endpoint", "mandatory"),
+        }
     finally:
         watchdog.cancel()
         process.kill()
@@ -102,19 +116,46 @@ def test_entry_point_serves_the_same_verdicts_over_grpc():
 
 def test_saxml_tutorial_as_upstream_wrote_it():
     """Two v5e 4x8 slices, the 175B test model, and the tutorial's bad practices (upstream-manifests 2.7)."""
+
     def stack():
-        cluster = TpuCluster("sax", {"project": "p", "location": "us-central1-a",
-                                     "slices": [{"generation": "v5e", "topology": "4x8", "count": 2, "name": "tpu"}]})
-        WorkloadIdentity("sax", {"project": "p", "ksa_name": "sax-sa", "mode": "service-account", "gsa_name": "sax-iam-sa"})
-        gcp.projects.IAMMember("sax-admin", project="p", role="roles/storage.admin",
-                               member="serviceAccount:sax-iam-sa@p.iam.gserviceaccount.com")
+        cluster = TpuCluster(
+            "sax",
+            {
+                "project": "p",
+                "location": "us-central1-a",
+                "slices": [{"generation": "v5e", "topology": "4x8", "count": 2, "name": "tpu"}],
+            },
+        )
+        WorkloadIdentity(
+            "sax", {"project": "p", "ksa_name": "sax-sa", "mode": "service-account", "gsa_name": "sax-iam-sa"}
+        )
+        gcp.projects.IAMMember(
+            "sax-admin",
+            project="p",
+            role="roles/storage.admin",
+            member="serviceAccount:sax-iam-sa@p.iam.gserviceaccount.com",
+        )
         notes = o.serving_notes(SAXML_175B_TEST, 32, engine="saxml", context=256)
-        model_server = o.pod("tpu-v5-lite-podslice", "4x8", 4, securityContext={"privileged": True},
-                             hostNetwork=True, dnsPolicy="ClusterFirstWithHostNet")
+        model_server = o.pod(
+            "tpu-v5-lite-podslice",
+            "4x8",
+            4,
+            securityContext={"privileged": True},
+            hostNetwork=True,
+            dnsPolicy="ClusterFirstWithHostNet",
+        )
         o.jobset("sax-model-server-set", model_server, 8, notes)
-        o.deployment("sax-http", {"containers": [{"name": "sax-http", "image": "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0"}]})
+        o.deployment(
+            "sax-http",
+            {
+                "containers": [
+                    {"name": "sax-http", "image": "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0"}
+                ]
+            },
+        )
         o.service("sax-http-lb")
         return cluster
+
     found = run(capture(stack))
     assert sorted((d.policy, d.level) for d in found) == [
         ("no-privileged-pods", "advisory"),

@@ -1,9 +1,8 @@
 """no-privileged-pods (advisory): privileged and host-network pods need a stated reason."""
 
-from tpu_stacks.annotations import HOST_NETWORK_REASON, PRIVILEGED_REASON
-
 from tests.policies import objects as o
 from tests.policies.harness import capture, of, run
+from tpu_stacks.annotations import HOST_NETWORK_REASON, PRIVILEGED_REASON
 
 POLICY = "no-privileged-pods"
 

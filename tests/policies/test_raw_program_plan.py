@@ -13,8 +13,23 @@ PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 
 def test_a_raw_program_gets_the_checks_that_need_no_model(tmp_path):
     out = tmp_path / "plan.json"
-    result = subprocess.run([PLAN, "plan", "--cwd", str(RAW), "--stack", "dev", "--policy-pack", str(ROOT / "policies"),
-                             "--json", str(out)], capture_output=True, text=True, timeout=180)
+    result = subprocess.run(
+        [
+            PLAN,
+            "plan",
+            "--cwd",
+            str(RAW),
+            "--stack",
+            "dev",
+            "--policy-pack",
+            str(ROOT / "policies"),
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert result.returncode == 1  # mandatory violations fail the plan
     assert "mandatory policy violation" in result.stderr
     violations = json.loads(out.read_text())["policy"]["violations"]

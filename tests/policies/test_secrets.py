@@ -62,7 +62,12 @@ def test_kubernetes_secret_data_is_marked_secret_by_the_sdk():
 
 def test_secret_declared_without_secret_marking():
     """A Secret registered without pulumi-kubernetes' Secret class, which marks data secret."""
-    props = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "hf-secret"}, "stringData": {"hf_api_token": HF_TOKEN}}
+    props = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "hf-secret"},
+        "stringData": {"hf_api_token": HF_TOKEN},
+    }
     build = lambda: pulumi.CustomResource("kubernetes:core/v1:Secret", "hf", props)  # noqa: E731
     (problem,) = check(build)
     assert "Secret stringData is not marked secret" in problem.message and "pulumi.Output.secret" in problem.message

@@ -36,16 +36,36 @@ def server():
 
 def test_sends_the_tutorial_request_and_stops_at_the_budget(server):
     url, seen = server
-    result = vllm_load.run(url, "meta-llama/Llama-3.1-70B", parallel=4, duration=30, max_requests=20, max_tokens=100, api_key="k")
+    result = vllm_load.run(
+        url, "meta-llama/Llama-3.1-70B", parallel=4, duration=30, max_requests=20, max_tokens=100, api_key="k"
+    )
     assert result["requests"] == 20 and result["errors"] == 0
     assert len(seen) == 20
     path, body, auth = seen[0]
     assert path == "/v1/completions"
-    assert body == {"model": "meta-llama/Llama-3.1-70B", "prompt": "Write a story about san francisco", "max_tokens": 100, "temperature": 0}
+    assert body == {
+        "model": "meta-llama/Llama-3.1-70B",
+        "prompt": "Write a story about san francisco",
+        "max_tokens": 100,
+        "temperature": 0,
+    }
     assert auth == "Bearer k"
     assert result["tokens_per_s"] > 0 and result["p95_s"] >= result["p50_s"]
 
 
 def test_unreachable_endpoint_counts_errors_and_exits_non_zero():
-    code = vllm_load.main(["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--parallel", "1", "--duration", "1", "--max-requests", "3"])
+    code = vllm_load.main(
+        [
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--parallel",
+            "1",
+            "--duration",
+            "1",
+            "--max-requests",
+            "3",
+        ]
+    )
     assert code == 1

@@ -17,48 +17,123 @@ CLUSTER = {"name": "c", "location": "us-central1-b"}
 def plan(project: Path, stack: str, config: dict, secure: dict | None = None) -> subprocess.CompletedProcess:
     document = {"config": {**BASE, **config, **{k: {"secure": "v1:abc"} for k in (secure or {})}}}
     (project / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(document))
-    return subprocess.run([PLAN, "plan", "--cwd", str(project), "--stack", stack], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [PLAN, "plan", "--cwd", str(project), "--stack", stack], capture_output=True, text=True, timeout=120
+    )
 
 
 CASES = [
-    ("topology", {"tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v5e", "topology": "4x9"}]}},
-     "tpu-stacks:cluster.slices[0].topology: '4x9' is not a v5e topology; valid: 1x1, 2x2, 2x4, 4x4"),
-    ("typo", {"tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v5e", "topologie": "4x8"}]}},
-     "tpu-stacks:cluster.slices[0].topologie: '4x8' is not a known setting; did you mean 'topology'?"),
-    ("generation", {"tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v9", "topology": "2x2"}]}},
-     "tpu-stacks:cluster.slices[0].generation: 'v9' is not a TPU generation on GKE; valid: v4, v5e, v5p, v6e, tpu7x"),
-    ("scenario", {"tpu-stacks:scenario": "magic", "tpu-stacks:cluster": CLUSTER},
-     "tpu-stacks:scenario: 'magic' is not a scenario; valid: cluster, vllm, saxml, jetstream, raytrain"),
+    (
+        "topology",
+        {"tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v5e", "topology": "4x9"}]}},
+        "tpu-stacks:cluster.slices[0].topology: '4x9' is not a v5e topology; valid: 1x1, 2x2, 2x4, 4x4",
+    ),
+    (
+        "typo",
+        {"tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v5e", "topologie": "4x8"}]}},
+        "tpu-stacks:cluster.slices[0].topologie: '4x8' is not a known setting; did you mean 'topology'?",
+    ),
+    (
+        "generation",
+        {"tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v9", "topology": "2x2"}]}},
+        "tpu-stacks:cluster.slices[0].generation: 'v9' is not a TPU generation on GKE; valid: v4, v5e, v5p, v6e, tpu7x",
+    ),
+    (
+        "scenario",
+        {"tpu-stacks:scenario": "magic", "tpu-stacks:cluster": CLUSTER},
+        "tpu-stacks:scenario: 'magic' is not a scenario; valid: cluster, vllm, saxml, jetstream, raytrain",
+    ),
     ("nocluster", {"tpu-stacks:scenario": "cluster"}, "tpu-stacks:cluster is required"),
-    ("location", {"tpu-stacks:cluster": {"name": "c", "location": "mars-1"}},
-     "tpu-stacks:cluster.location: 'mars-1' is neither a zone nor a region"),
-    ("flexspot", {"tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v6e", "topology": "4x4", "flexStart": True, "spot": True}]}},
-     "tpu-stacks:cluster.slices[0].flexStart: True cannot be combined with spot"),
-    ("identity", {"tpu-stacks:cluster": CLUSTER, "tpu-stacks:identity": {"namespace": "Bad_NS"}},
-     "tpu-stacks:identity.namespace: 'Bad_NS' is not a valid Kubernetes name"),
-    ("unknownkey", {"tpu-stacks:cluster": CLUSTER, "tpu-stacks:hftoken": "x"},
-     "tpu-stacks:hftoken: '<set>' is not a tpu-stacks setting; did you mean tpu-stacks:hfToken?"),
-    ("notamapping", {"tpu-stacks:scenario": "vllm", "tpu-stacks:cluster": CLUSTER,
-                     "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": "two"}},
-     "tpu-stacks:vllm.replicas: 'two' is not accepted; write it as a mapping of settings"),
-    ("novllm", {"tpu-stacks:scenario": "vllm", "tpu-stacks:cluster": CLUSTER},
-     "tpu-stacks:vllm is required for scenario vllm"),
-    ("slices", {"tpu-stacks:scenario": "vllm", "tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v6e", "topology": "2x4"}]},
-                "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct"}},
-     "tpu-stacks:cluster.slices: '1 slice(s)' are derived from the model in scenario vllm; remove cluster.slices"),
-    ("model", {"tpu-stacks:scenario": "vllm", "tpu-stacks:cluster": CLUSTER, "tpu-stacks:vllm": {"model": "acme/nope"}},
-     "tpu-stacks:vllm.model: 'acme/nope' is not in the model catalogue"),
-    ("gated", {"tpu-stacks:scenario": "vllm", "tpu-stacks:cluster": CLUSTER, "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-70B"}},
-     "tpu-stacks:hfToken: '<missing>' is required: meta-llama/Llama-3.1-70B is gated on Hugging Face"),
-    ("plaintoken", {"tpu-stacks:scenario": "vllm", "tpu-stacks:cluster": CLUSTER, "tpu-stacks:hfToken": "hf_abc",
-                    "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-70B"}},
-     "tpu-stacks:hfToken: '<plain text>' is not a secret in the stack file"),
-    ("fit", {"tpu-stacks:scenario": "vllm", "tpu-stacks:cluster": CLUSTER,
-             "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-70B", "topology": "2x2"}},
-     "tpu-stacks:vllm.topology: '2x2' cannot hold meta-llama/Llama-3.1-70B"),
-    ("cidr", {"tpu-stacks:scenario": "vllm", "tpu-stacks:cluster": CLUSTER,
-              "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct", "exposure": "public"}},
-     "tpu-stacks:vllm.sourceRanges: [] is empty for a public endpoint"),
+    (
+        "location",
+        {"tpu-stacks:cluster": {"name": "c", "location": "mars-1"}},
+        "tpu-stacks:cluster.location: 'mars-1' is neither a zone nor a region",
+    ),
+    (
+        "flexspot",
+        {
+            "tpu-stacks:cluster": {
+                **CLUSTER,
+                "slices": [{"generation": "v6e", "topology": "4x4", "flexStart": True, "spot": True}],
+            }
+        },
+        "tpu-stacks:cluster.slices[0].flexStart: True cannot be combined with spot",
+    ),
+    (
+        "identity",
+        {"tpu-stacks:cluster": CLUSTER, "tpu-stacks:identity": {"namespace": "Bad_NS"}},
+        "tpu-stacks:identity.namespace: 'Bad_NS' is not a valid Kubernetes name",
+    ),
+    (
+        "unknownkey",
+        {"tpu-stacks:cluster": CLUSTER, "tpu-stacks:hftoken": "x"},
+        "tpu-stacks:hftoken: '<set>' is not a tpu-stacks setting; did you mean tpu-stacks:hfToken?",
+    ),
+    (
+        "notamapping",
+        {
+            "tpu-stacks:scenario": "vllm",
+            "tpu-stacks:cluster": CLUSTER,
+            "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": "two"},
+        },
+        "tpu-stacks:vllm.replicas: 'two' is not accepted; write it as a mapping of settings",
+    ),
+    (
+        "novllm",
+        {"tpu-stacks:scenario": "vllm", "tpu-stacks:cluster": CLUSTER},
+        "tpu-stacks:vllm is required for scenario vllm",
+    ),
+    (
+        "slices",
+        {
+            "tpu-stacks:scenario": "vllm",
+            "tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v6e", "topology": "2x4"}]},
+            "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct"},
+        },
+        "tpu-stacks:cluster.slices: '1 slice(s)' are derived from the model in scenario vllm; remove cluster.slices",
+    ),
+    (
+        "model",
+        {"tpu-stacks:scenario": "vllm", "tpu-stacks:cluster": CLUSTER, "tpu-stacks:vllm": {"model": "acme/nope"}},
+        "tpu-stacks:vllm.model: 'acme/nope' is not in the model catalogue",
+    ),
+    (
+        "gated",
+        {
+            "tpu-stacks:scenario": "vllm",
+            "tpu-stacks:cluster": CLUSTER,
+            "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-70B"},
+        },
+        "tpu-stacks:hfToken: '<missing>' is required: meta-llama/Llama-3.1-70B is gated on Hugging Face",
+    ),
+    (
+        "plaintoken",
+        {
+            "tpu-stacks:scenario": "vllm",
+            "tpu-stacks:cluster": CLUSTER,
+            "tpu-stacks:hfToken": "hf_abc",
+            "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-70B"},
+        },
+        "tpu-stacks:hfToken: '<plain text>' is not a secret in the stack file",
+    ),
+    (
+        "fit",
+        {
+            "tpu-stacks:scenario": "vllm",
+            "tpu-stacks:cluster": CLUSTER,
+            "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-70B", "topology": "2x2"},
+        },
+        "tpu-stacks:vllm.topology: '2x2' cannot hold meta-llama/Llama-3.1-70B",
+    ),
+    (
+        "cidr",
+        {
+            "tpu-stacks:scenario": "vllm",
+            "tpu-stacks:cluster": CLUSTER,
+            "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct", "exposure": "public"},
+        },
+        "tpu-stacks:vllm.sourceRanges: [] is empty for a public endpoint",
+    ),
 ]
 
 
@@ -74,16 +149,26 @@ def test_bad_config_is_one_line_and_exit_2(project, stack, config, message):
 
 
 def test_a_good_config_plans(project):
-    result = plan(project, "good", {"tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v6e", "topology": "2x4"}]}})
+    result = plan(
+        project, "good", {"tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v6e", "topology": "2x4"}]}}
+    )
     assert result.returncode == 0, result.stderr
 
 
 def test_an_existing_cluster_plans_offline(project):
     """Bring your own cluster: the look-up is mocked like every other provider call."""
-    result = plan(project, "byo", {
-        "tpu-stacks:scenario": "vllm",
-        "tpu-stacks:cluster": {"name": "c", "location": "us-central1-b", "existing": {"name": "prod", "location": "us-central1-b"}},
-        "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": {"min": 1, "max": 1}},
-    })
+    result = plan(
+        project,
+        "byo",
+        {
+            "tpu-stacks:scenario": "vllm",
+            "tpu-stacks:cluster": {
+                "name": "c",
+                "location": "us-central1-b",
+                "existing": {"name": "prod", "location": "us-central1-b"},
+            },
+            "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": {"min": 1, "max": 1}},
+        },
+    )
     assert result.returncode == 0, result.stderr
     assert "gcp:container/cluster:Cluster" not in result.stdout and "kubernetes:apps/v1:Deployment" in result.stdout

@@ -22,12 +22,31 @@ def test_example_installs_the_components_like_a_user():
 
 def test_plan_of_the_example(tmp_path):
     out = tmp_path / "plan.json"
-    result = subprocess.run([PLAN, "plan", "--cwd", str(EXAMPLE), "--stack", "dev", "--policy-pack", str(ROOT / "policies"),
-                             "--json", str(out)], capture_output=True, text=True, timeout=180)
+    result = subprocess.run(
+        [
+            PLAN,
+            "plan",
+            "--cwd",
+            str(EXAMPLE),
+            "--stack",
+            "dev",
+            "--policy-pack",
+            str(ROOT / "policies"),
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert result.returncode == 0, result.stderr
     document = json.loads(out.read_text())
     assert document["project"] == "tpu-cluster-example"
-    pools = [r for r in document["resources"] if r["type"] == "gcp:container/nodePool:NodePool" and r["name"] == "serving-tpu-v6e-2x4"]
+    pools = [
+        r
+        for r in document["resources"]
+        if r["type"] == "gcp:container/nodePool:NodePool" and r["name"] == "serving-tpu-v6e-2x4"
+    ]
     assert pools and pools[0]["inputs"]["nodeConfig"]["machineType"] == "ct6e-standard-8t"
     assert pools[0]["inputs"]["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 2}
     assert [v for v in document["policy"]["violations"] if v["enforcement"] == "mandatory"] == []

@@ -3,7 +3,7 @@ strict schemas, the policy pack and `tpu-stacks plan`; and config mistakes as on
 
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -17,14 +17,26 @@ from tpu_stacks.offline.schema import validate_objects
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 STACKS = {
-    "jetstream-gemma": {"dir": "gemma-7b-it", "repo": "google/gemma-7b-it-pytorch", "name": "gemma", "size": "7b",
-                        "model": "google/gemma-7b-it", "gsa": "wi-jetstream"},
-    "jetstream-llama3": {"dir": "llama-3-8b", "repo": "meta-llama/Meta-Llama-3-8B", "name": "llama-3", "size": "8b",
-                         "model": "meta-llama/Meta-Llama-3-8B", "gsa": "wi-jetstream-llama3"},
+    "jetstream-gemma": {
+        "dir": "gemma-7b-it",
+        "repo": "google/gemma-7b-it-pytorch",
+        "name": "gemma",
+        "size": "7b",
+        "model": "google/gemma-7b-it",
+        "gsa": "wi-jetstream",
+    },
+    "jetstream-llama3": {
+        "dir": "llama-3-8b",
+        "repo": "meta-llama/Meta-Llama-3-8B",
+        "name": "llama-3",
+        "size": "8b",
+        "model": "meta-llama/Meta-Llama-3-8B",
+        "gsa": "wi-jetstream-llama3",
+    },
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def planned(stack: str):
     preview, up = run_program(ROOT, stack, preview=True), run_program(ROOT, stack, preview=False)
     assert preview.error is None and up.error is None, (preview.error, up.error)
@@ -74,8 +86,12 @@ def test_converter_job_with_the_exact_arguments_before_the_server(stack):
     assert job.inputs["metadata"]["name"] == f"checkpoint-converter-{facts['dir']}-bf16"
     (container,) = job.inputs["spec"]["template"]["spec"]["containers"]
     assert container["args"] == [
-        "-s=jetstream-pytorch", f"-m={facts['repo']}", f"-o=gs://{bucket}/pytorch/{facts['dir']}/final/bf16/",
-        f"-n={facts['name']}", "-q=False", "-h=True",
+        "-s=jetstream-pytorch",
+        f"-m={facts['repo']}",
+        f"-o=gs://{bucket}/pytorch/{facts['dir']}/final/bf16/",
+        f"-n={facts['name']}",
+        "-q=False",
+        "-h=True",
     ]
     assert "google.com/tpu" not in container["resources"]["requests"]
     assert job.options.custom_timeouts == {"create": "120m", "update": "120m"}  # Pulumi waits for Complete
@@ -93,9 +109,14 @@ def test_deployment_both_containers_per_model_args_and_service(stack):
     assert (server["name"], http["name"]) == ("jetstream-pytorch-server", "jetstream-http")
     directory = f"/models/pytorch/{facts['dir']}/final/bf16/"
     assert server["args"] == [
-        f"--size={facts['size']}", f"--model_name={facts['name']}", "--batch_size=32", "--max_cache_length=2048",
-        "--quantize_weights=False", "--quantize_kv_cache=False",
-        f"--tokenizer_path={directory}tokenizer.model", f"--checkpoint_path={directory}model.safetensors",
+        f"--size={facts['size']}",
+        f"--model_name={facts['name']}",
+        "--batch_size=32",
+        "--max_cache_length=2048",
+        "--quantize_weights=False",
+        "--quantize_kv_cache=False",
+        f"--tokenizer_path={directory}tokenizer.model",
+        f"--checkpoint_path={directory}model.safetensors",
     ]
     assert deployment["metadata"]["annotations"]["tpu-stacks.dev/model"] == facts["model"]
     service = only(stack, "kubernetes:core/v1:Service").inputs
@@ -108,9 +129,17 @@ def test_outputs(stack):
     outputs = planned(stack)[1].stack_outputs
     assert outputs["serviceName"] == "jetstream-svc"
     assert outputs["portForward"] == "kubectl port-forward -n jetstream svc/jetstream-svc 8000:8000"
-    assert "localhost:8000/generate" in outputs["curl"] and "What are the top 5 programming languages" in outputs["curl"]
+    assert (
+        "localhost:8000/generate" in outputs["curl"] and "What are the top 5 programming languages" in outputs["curl"]
+    )
     assert outputs["checkpointPath"] == f"gs://{outputs['checkpointBucket']}/pytorch/{STACKS[stack]['dir']}/final/bf16/"
-    assert outputs["slice"] == {"generation": "v5e", "topology": "2x4", "machine_type": "ct5lp-hightpu-8t", "chips": 8, "nodes": 2}
+    assert outputs["slice"] == {
+        "generation": "v5e",
+        "topology": "2x4",
+        "machine_type": "ct5lp-hightpu-8t",
+        "chips": 8,
+        "nodes": 2,
+    }
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -125,18 +154,38 @@ def test_strict_schemas_and_no_mandatory_policy_violation(stack):
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_tpu_stacks_plan_cli(stack, tmp_path):
-    result = subprocess.run([PLAN, "plan", "--cwd", str(ROOT), "--stack", stack, "--policy-pack", str(ROOT / "policies"),
-                             "--manifests", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            PLAN,
+            "plan",
+            "--cwd",
+            str(ROOT),
+            "--stack",
+            stack,
+            "--policy-pack",
+            str(ROOT / "policies"),
+            "--manifests",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Schema (Kubernetes 1.33" in result.stdout and "no problems" in result.stdout
-    job = yaml.safe_load((tmp_path / f"job-jetstream-checkpoint-converter-{STACKS[stack]['dir']}-bf16.yaml").read_text())
+    job = yaml.safe_load(
+        (tmp_path / f"job-jetstream-checkpoint-converter-{STACKS[stack]['dir']}-bf16.yaml").read_text()
+    )
     assert job["spec"]["template"]["spec"]["containers"][0]["args"][1] == f"-m={STACKS[stack]['repo']}"
 
 
 MISTAKES = [
     ("unknown", {"model": "acme/llm-7b"}, "tpu-stacks:jetstream.model: 'acme/llm-7b' is not in the model catalogue"),
-    ("cache", {"batchSize": 256, "maxCacheLength": 8192},
-     "tpu-stacks:jetstream.batchSize: '256 x 8192 tokens' is the KV cache JetStream pre-allocates"),
+    (
+        "cache",
+        {"batchSize": 256, "maxCacheLength": 8192},
+        "tpu-stacks:jetstream.batchSize: '256 x 8192 tokens' is the KV cache JetStream pre-allocates",
+    ),
     ("nozone", {"zone": None}, "tpu-stacks:jetstream.zone is required: cluster us-west4 is regional"),
 ]
 
@@ -149,7 +198,9 @@ def test_mistakes_are_one_line_and_exit_2(project, case, change, message):
     for key in [key for key, value in change.items() if value is None]:
         del section[key]
     (project / f"Pulumi.{case}.yaml").write_text(yaml.safe_dump(document))
-    result = subprocess.run([PLAN, "plan", "--cwd", str(project), "--stack", case], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [PLAN, "plan", "--cwd", str(project), "--stack", case], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 2, result.stdout + result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], result.stderr

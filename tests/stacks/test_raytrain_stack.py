@@ -4,7 +4,7 @@ and a wrong setting is one line naming the `tpu-stacks:raytrain` key."""
 
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ CRDS = ROOT.parent / "shared" / "crds"
 PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 
 
-@lru_cache(maxsize=None)
+@cache
 def up(stack: str):
     capture = run_program(ROOT, stack, preview=False)
     assert capture.error is None, capture.error
@@ -55,21 +55,35 @@ def test_tutorial_objects_as_the_api_server_gets_them():
     (worker,) = group["template"]["spec"]["containers"]
     assert worker["resources"]["limits"]["google.com/tpu"] == "4"
     assert group["template"]["spec"]["nodeSelector"] == {
-        "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "4x4"}
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+        "cloud.google.com/gke-tpu-topology": "4x4",
+    }
     volumes = [v["name"] for v in group["template"]["spec"]["volumes"]]
     assert "gke-gcsfuse-cache" in volumes and "gcs-fuse-cache" not in volumes
     assert job["metadata"]["name"] == "rayjob-8b-4096-tp4-4x4"
     assert job["spec"]["clusterSelector"] == {"ray.io/cluster": "maxtext-tpu-cluster"}
-    for arg in ("base_output_directory=/data/", "dataset_type=synthetic", "per_device_batch_size=1", "max_target_length=4096",
-                "model_name=llama3-8b", "steps=100", "ici_fsdp_parallelism=4", "ici_tensor_parallelism=4",
-                "run_name=rayjob-8b-4096-tp4-4x4"):
+    for arg in (
+        "base_output_directory=/data/",
+        "dataset_type=synthetic",
+        "per_device_batch_size=1",
+        "max_target_length=4096",
+        "model_name=llama3-8b",
+        "steps=100",
+        "ici_fsdp_parallelism=4",
+        "ici_tensor_parallelism=4",
+        "run_name=rayjob-8b-4096-tp4-4x4",
+    ):
         assert f" {arg}" in job["spec"]["entrypoint"]
     assert cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"].startswith(
-        "us-east5-docker.pkg.dev/my-tpu-project/ray-maxtext/ray-maxtext:ray2.49.1-maxtext-404cf1de70-")
+        "us-east5-docker.pkg.dev/my-tpu-project/ray-maxtext/ray-maxtext:ray2.49.1-maxtext-404cf1de70-"
+    )
 
 
 def test_rayjob_follows_its_cluster_and_is_replaced_not_patched():
-    ray_cluster, ray_job = record("raytrain", "kubernetes:ray.io/v1:RayCluster"), record("raytrain", "kubernetes:ray.io/v1:RayJob")
+    ray_cluster, ray_job = (
+        record("raytrain", "kubernetes:ray.io/v1:RayCluster"),
+        record("raytrain", "kubernetes:ray.io/v1:RayJob"),
+    )
     assert ray_cluster.urn in ray_job.dependencies
     assert ray_job.options.delete_before_replace is True
 
@@ -90,7 +104,9 @@ def test_infrastructure_matches_the_tutorial():
 def test_outputs_give_the_interactive_path_and_the_build():
     outputs = up("raytrain").stack_outputs
     assert outputs["dashboard"] == "kubectl port-forward -n raytrain svc/maxtext-tpu-cluster-head-svc 8265:8265"
-    assert outputs["jobSubmit"].startswith("ray job submit --address http://localhost:8265 -- python /app/raytrain_trainer.py ")
+    assert outputs["jobSubmit"].startswith(
+        "ray job submit --address http://localhost:8265 -- python /app/raytrain_trainer.py "
+    )
     assert outputs["imageBuildCommand"].startswith("gcloud builds submit images/raytrain ")
     assert f"_IMAGE={outputs['image']}," in outputs["imageBuildCommand"]
     assert outputs["image"].endswith(f"-{build_inputs_digest()}")
@@ -123,10 +139,15 @@ def test_image_tag_follows_the_images_own_files(tmp_path):
 @pytest.mark.parametrize(
     "change,message",
     [
-        ({"parallelism": {"fsdp": 4, "tensor": 2}},
-         "tpu-stacks:raytrain.parallelism: 'fsdp=4 x tensor=2' multiplies to 8, not the 16 chips of one v6e 4x4 slice"),
+        (
+            {"parallelism": {"fsdp": 4, "tensor": 2}},
+            "tpu-stacks:raytrain.parallelism: 'fsdp=4 x tensor=2' multiplies to 8, not the 16 chips of one v6e 4x4 slice",
+        ),
         ({"model": "llama3.1-70b"}, "tpu-stacks:raytrain.topology: '4x4' cannot hold meta-llama/Llama-3.1-70B: needs"),
-        ({"paralelism": {"fsdp": 16}}, "tpu-stacks:raytrain.paralelism: {'fsdp': 16} is not a known setting; did you mean 'parallelism'?"),
+        (
+            {"paralelism": {"fsdp": 16}},
+            "tpu-stacks:raytrain.paralelism: {'fsdp': 16} is not a known setting; did you mean 'parallelism'?",
+        ),
     ],
 )
 def test_a_wrong_setting_is_one_line_naming_the_key(project, change, message):
@@ -135,9 +156,14 @@ def test_a_wrong_setting_is_one_line_naming_the_key(project, change, message):
     section.pop("parallelism") if "paralelism" in change else None
     section.update(change)
     (project / "Pulumi.bad.yaml").write_text(yaml.safe_dump(document))
-    result = subprocess.run([PLAN, "plan", "--cwd", str(project), "--stack", "bad"], capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [PLAN, "plan", "--cwd", str(project), "--stack", "bad"], capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 2, result.stdout + result.stderr
-    lines = [line for line in result.stderr.splitlines()
-             if line.startswith("tpu-stacks: ") and not line.endswith("...") and " done in " not in line]
+    lines = [
+        line
+        for line in result.stderr.splitlines()
+        if line.startswith("tpu-stacks: ") and not line.endswith("...") and " done in " not in line
+    ]
     assert len(lines) == 1 and message in lines[0], result.stderr
     assert "Traceback" not in result.stderr

@@ -54,8 +54,14 @@ def one(capture, typ, name=None):
 
 
 def k8s_object(capture, kind, name):
-    found = [r for r in capture.resources if r.custom and r.type.startswith("kubernetes:")
-             and r.inputs.get("kind") == kind and r.inputs.get("metadata", {}).get("name") == name]
+    found = [
+        r
+        for r in capture.resources
+        if r.custom
+        and r.type.startswith("kubernetes:")
+        and r.inputs.get("kind") == kind
+        and r.inputs.get("metadata", {}).get("name") == name
+    ]
     assert len(found) == 1, (kind, name)
     return found[0]
 
@@ -76,14 +82,19 @@ def check_tutorial_architecture(capture, project="my-tpu-project"):
     project_roles = [r.inputs["role"] for r in capture.of_type("gcp:projects/iAMMember:IAMMember")]
     assert project_roles == ["roles/container.defaultNodeServiceAccount"]  # the nodes' minimal role, nothing else
     assert one(capture, "gcp:serviceaccount/iAMMember:IAMMember").inputs["role"] == "roles/iam.workloadIdentityUser"
-    assert "iam.gke.io/gcp-service-account" in k8s_object(capture, "ServiceAccount", "sax-sa").inputs["metadata"]["annotations"]
+    assert (
+        "iam.gke.io/gcp-service-account"
+        in k8s_object(capture, "ServiceAccount", "sax-sa").inputs["metadata"]["annotations"]
+    )
     k8s_object(capture, "Deployment", "sax-admin-server")
     (replicated,) = k8s_object(capture, "JobSet", "sax-model-server-set").inputs["spec"]["replicatedJobs"]
     job = replicated["template"]["spec"]
     assert (replicated["replicas"], job["parallelism"], job["completions"]) == (2, 8, 8)
     pod = job["template"]["spec"]
-    assert pod["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
-                                   "cloud.google.com/gke-tpu-topology": "4x8"}
+    assert pod["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "4x8",
+    }
     assert pod["containers"][0]["resources"]["limits"]["google.com/tpu"] == "4"
     k8s_object(capture, "Deployment", "sax-http")
     service = k8s_object(capture, "Service", "sax-http-lb").inputs
@@ -91,8 +102,14 @@ def check_tutorial_architecture(capture, project="my-tpu-project"):
     assert [port["port"] for port in service["spec"]["ports"]] == [8888]
     publisher = k8s_object(capture, "Job", "sax-publisher").inputs
     env = {v["name"]: v["value"] for v in publisher["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert json.loads(env["SAX_MODELS"]) == [{"model": "/sax/test/spmd", "checkpoint": "None", "replicas": 2,
-                                              "model_path": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test"}]
+    assert json.loads(env["SAX_MODELS"]) == [
+        {
+            "model": "/sax/test/spmd",
+            "checkpoint": "None",
+            "replicas": 2,
+            "model_path": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+        }
+    ]
 
 
 def test_tutorial_stack_yields_the_tutorial_architecture(saxml_up):
@@ -153,7 +170,8 @@ def test_kubernetes_objects_use_the_cluster_provider_and_wait_for_what_they_need
     assert model_servers.urn in publisher.dependencies  # published after the servers are up
     controller = one(saxml_up, "kubernetes:yaml/v2:ConfigGroup")
     assert controller.remote and controller.inputs["files"] == [
-        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml"]
+        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml"
+    ]
 
 
 def test_stack_outputs(saxml_up):
@@ -179,8 +197,12 @@ def test_every_object_passes_strict_schemas_and_the_jobset_its_crd(stack):
 
 
 def test_plan_cli_writes_the_jobset_manifest(tmp_path):
-    result = subprocess.run([PLAN, "plan", "--cwd", str(ROOT), "--stack", "saxml", "--manifests", str(tmp_path)],
-                            capture_output=True, text=True, timeout=180)
+    result = subprocess.run(
+        [PLAN, "plan", "--cwd", str(ROOT), "--stack", "saxml", "--manifests", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     jobset = yaml.safe_load((tmp_path / "jobset-default-sax-model-server-set.yaml").read_text())
     assert jobset["spec"]["replicatedJobs"][0]["replicas"] == 2
@@ -193,12 +215,21 @@ def tutorial_config(**saxml):
 
 
 CASES = [
-    ("small", tutorial_config(topology="2x4"),
-     "tpu-stacks:saxml.topology: '2x4' cannot hold saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test"),
-    ("noslices", tutorial_config(models=[{"model": "/sax/test/spmd", "replicas": 3}]),
-     "tpu-stacks:saxml.models[0].replicas: 3 needs 3 model servers but the stack runs 2 slice(s)"),
-    ("typo", tutorial_config(models=[{"model": "/sax/test/spmd", "modelpath": "x"}]),
-     "tpu-stacks:saxml.models[0].modelpath: 'x' is not a known setting; did you mean 'model"),  # modelPath or model_path
+    (
+        "small",
+        tutorial_config(topology="2x4"),
+        "tpu-stacks:saxml.topology: '2x4' cannot hold saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+    ),
+    (
+        "noslices",
+        tutorial_config(models=[{"model": "/sax/test/spmd", "replicas": 3}]),
+        "tpu-stacks:saxml.models[0].replicas: 3 needs 3 model servers but the stack runs 2 slice(s)",
+    ),
+    (
+        "typo",
+        tutorial_config(models=[{"model": "/sax/test/spmd", "modelpath": "x"}]),
+        "tpu-stacks:saxml.models[0].modelpath: 'x' is not a known setting; did you mean 'model",
+    ),  # modelPath or model_path
     ("public", tutorial_config(exposure="public"), "tpu-stacks:saxml.sourceRanges: [] is empty for a public endpoint"),
 ]
 

@@ -1,7 +1,7 @@
 """Every shipped stack plans cleanly offline: no program error, every Kubernetes object valid
 against the strict schemas and CRDs, and zero mandatory policy violations."""
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -13,10 +13,10 @@ from tpu_stacks.offline.policy import run_policy_pack
 from tpu_stacks.offline.schema import validate_objects
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(path.name[len("Pulumi."):-len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
+STACKS = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def planned(stack: str):
     preview = run_program(ROOT, stack, preview=True)
     up = run_program(ROOT, stack, preview=False)
@@ -49,8 +49,11 @@ def test_ci_workflow_previews_every_shipped_stack():
     assert sorted(matrix) == STACKS
 
 
-IAM_TYPES = ("gcp:storage/bucketIAMMember:BucketIAMMember", "gcp:projects/iAMMember:IAMMember",
-             "gcp:serviceaccount/iAMMember:IAMMember")
+IAM_TYPES = (
+    "gcp:storage/bucketIAMMember:BucketIAMMember",
+    "gcp:projects/iAMMember:IAMMember",
+    "gcp:serviceaccount/iAMMember:IAMMember",
+)
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -67,7 +70,9 @@ def test_grants_to_the_workload_pool_wait_for_the_cluster(stack):
         record = by_urn.get(urn)
         return bool(record) and any(reaches(d, seen) for d in record.dependencies if d not in seen)
 
-    workload_grants = [r for r in up.resources if r.type in IAM_TYPES and ("svc.id.goog" in str(r.inputs.get("member", "")))]
+    workload_grants = [
+        r for r in up.resources if r.type in IAM_TYPES and ("svc.id.goog" in str(r.inputs.get("member", "")))
+    ]
     assert clusters and workload_grants
     for grant in workload_grants:
         assert reaches(grant.urn, set()), f"{grant.name} does not wait for the cluster"

@@ -113,7 +113,9 @@ class ModelArchitecture(BaseModel):
         return self.attention.kv_bytes(1, 1, dtype_bytes(kv_dtype))
 
 
-def _llama(name: str, display: str, layers: int, d: int, q: int, ff: int, hf_ids: tuple[str, ...], aliases: tuple[str, ...]) -> ModelArchitecture:
+def _llama(
+    name: str, display: str, layers: int, d: int, q: int, ff: int, hf_ids: tuple[str, ...], aliases: tuple[str, ...]
+) -> ModelArchitecture:
     return ModelArchitecture(
         name=name,
         display_name=display,
@@ -130,17 +132,44 @@ def _llama(name: str, display: str, layers: int, d: int, q: int, ff: int, hf_ids
 
 MODELS: tuple[ModelArchitecture, ...] = (
     _llama(
-        "llama-3-8b", "Llama 3 8B", 32, 4096, 32, 14336,
-        ("meta-llama/Meta-Llama-3-8B", "meta-llama/Meta-Llama-3-8B-Instruct", "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8B-Instruct"),
+        "llama-3-8b",
+        "Llama 3 8B",
+        32,
+        4096,
+        32,
+        14336,
+        (
+            "meta-llama/Meta-Llama-3-8B",
+            "meta-llama/Meta-Llama-3-8B-Instruct",
+            "meta-llama/Llama-3.1-8B",
+            "meta-llama/Llama-3.1-8B-Instruct",
+        ),
         ("llama3-8b", "llama-3.1-8b", "llama3.1-8b"),
     ),
     _llama(
-        "llama-3.1-70b", "Llama 3.1 70B", 80, 8192, 64, 28672,
-        ("meta-llama/Llama-3.1-70B", "meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Meta-Llama-3.1-70B", "meta-llama/Meta-Llama-3.1-70B-Instruct", "meta-llama/Meta-Llama-3-70B", "meta-llama/Llama-3.3-70B-Instruct"),
+        "llama-3.1-70b",
+        "Llama 3.1 70B",
+        80,
+        8192,
+        64,
+        28672,
+        (
+            "meta-llama/Llama-3.1-70B",
+            "meta-llama/Llama-3.1-70B-Instruct",
+            "meta-llama/Meta-Llama-3.1-70B",
+            "meta-llama/Meta-Llama-3.1-70B-Instruct",
+            "meta-llama/Meta-Llama-3-70B",
+            "meta-llama/Llama-3.3-70B-Instruct",
+        ),
         ("llama3.1-70b", "llama3-70b", "llama-3-70b", "llama3.3-70b"),
     ),
     _llama(
-        "llama-3.1-405b", "Llama 3.1 405B", 126, 16384, 128, 53248,
+        "llama-3.1-405b",
+        "Llama 3.1 405B",
+        126,
+        16384,
+        128,
+        53248,
         ("meta-llama/Llama-3.1-405B", "meta-llama/Llama-3.1-405B-Instruct", "meta-llama/Meta-Llama-3.1-405B"),
         ("llama3.1-405b", "llama-405b"),
     ),
@@ -162,7 +191,9 @@ MODELS: tuple[ModelArchitecture, ...] = (
         display_name="Gemma 2 9B",
         hf_ids=("google/gemma-2-9b", "google/gemma-2-9b-it"),
         aliases=("gemma2-9b",),
-        attention=Attention(layers=42, kv_heads=8, head_dim=256, query_heads=16, sliding_window=4096, windowed_layers=21),
+        attention=Attention(
+            layers=42, kv_heads=8, head_dim=256, query_heads=16, sliding_window=4096, windowed_layers=21
+        ),
         d_model=3584,
         d_ff=14336,
         vocab=256128,
@@ -176,7 +207,9 @@ MODELS: tuple[ModelArchitecture, ...] = (
         display_name="Gemma 2 27B",
         hf_ids=("google/gemma-2-27b", "google/gemma-2-27b-it"),
         aliases=("gemma2-27b",),
-        attention=Attention(layers=46, kv_heads=16, head_dim=128, query_heads=32, sliding_window=4096, windowed_layers=23),
+        attention=Attention(
+            layers=46, kv_heads=16, head_dim=128, query_heads=32, sliding_window=4096, windowed_layers=23
+        ),
         d_model=4608,
         d_ff=36864,
         vocab=256128,
@@ -202,7 +235,12 @@ MODELS: tuple[ModelArchitecture, ...] = (
     ModelArchitecture(
         name="saxml-lmcloudspmd175b32test",
         display_name="Saxml LmCloudSpmd175B32Test (175B test model)",
-        aliases=("saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test", "LmCloudSpmd175B32Test", "saxml-175b", "175b-test"),
+        aliases=(
+            "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+            "LmCloudSpmd175B32Test",
+            "saxml-175b",
+            "175b-test",
+        ),
         attention=Attention(layers=96, kv_heads=96, head_dim=128, query_heads=96),
         d_model=12288,
         d_ff=49152,
@@ -270,7 +308,12 @@ def lookup_model(name: str, key: str = "model") -> ResolvedModel:
             if wanted == candidate.lower():
                 return ResolvedModel(id=_display_id(model, candidate), architecture=model)
     short = ", ".join(m.hf_id or m.aliases[0] for m in MODELS)
-    raise UserError(key, name, "is not in the model catalogue", f"known: {short}; or describe a custom model with params (and layers, kv_heads, head_dim)")
+    raise UserError(
+        key,
+        name,
+        "is not in the model catalogue",
+        f"known: {short}; or describe a custom model with params (and layers, kv_heads, head_dim)",
+    )
 
 
 def custom_model(
@@ -288,7 +331,12 @@ def custom_model(
     attention = None
     if any(v is not None for v in shape_given):
         if not all(isinstance(v, int) and v > 0 for v in shape_given):
-            raise UserError(f"{key}.attention", shape_given, "is incomplete", "give layers, kv_heads and head_dim together (all positive)")
+            raise UserError(
+                f"{key}.attention",
+                shape_given,
+                "is incomplete",
+                "give layers, kv_heads and head_dim together (all positive)",
+            )
         attention = Attention(layers=layers, kv_heads=kv_heads, head_dim=head_dim)  # type: ignore[arg-type]
     architecture = ModelArchitecture(
         name=name, display_name=name, attention=attention, declared_params=int(params), source="user supplied"

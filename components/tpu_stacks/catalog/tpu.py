@@ -55,10 +55,10 @@ class GkeVersion(_Frozen):
             raise UserError("", self.text, "is not a GKE version", "use a form like 1.31 or 1.31.2-gke.1115000")
         return tuple(int(part) if part else 0 for part in match.groups())  # type: ignore[return-value]
 
-    def __lt__(self, other: "GkeVersion") -> bool:
+    def __lt__(self, other: GkeVersion) -> bool:
         return self.key < other.key
 
-    def __le__(self, other: "GkeVersion") -> bool:
+    def __le__(self, other: GkeVersion) -> bool:
         return self.key <= other.key
 
 
@@ -109,7 +109,9 @@ class Topology(_Frozen):
 def parse_topology(text: str) -> Topology:
     """`'4x8'` -> Topology((4, 8)); raises UserError for anything that is not AxB or AxBxC."""
     if not isinstance(text, str) or not re.fullmatch(r"[1-9]\d*(x[1-9]\d*){1,2}", text.strip()):
-        raise UserError("topology", text, "is not a TPU topology", "write it as AxB (v5e, v6e) or AxBxC (v4, v5p, tpu7x)")
+        raise UserError(
+            "topology", text, "is not a TPU topology", "write it as AxB (v5e, v6e) or AxBxC (v4, v5p, tpu7x)"
+        )
     return Topology(dims=tuple(int(part) for part in text.strip().split("x")))
 
 
@@ -336,8 +338,12 @@ GENERATIONS: tuple[Generation, ...] = (
         ),
         multi_host_placement="workload-policy",
         # [CTK] says 1.34.3-gke.1318000, [REC] 1.34.0-gke.2201000: the higher one, as the catalogue advises.
-        min_gke_standard=MinimumVersion(version="1.34.3-gke.1318000", source="[CTK] examples/gke-tpu-7x", verified=True),
-        min_gke_autopilot=MinimumVersion(version="1.34.3-gke.1318000", source="[CTK] (Standard figure)", verified=False),
+        min_gke_standard=MinimumVersion(
+            version="1.34.3-gke.1318000", source="[CTK] examples/gke-tpu-7x", verified=True
+        ),
+        min_gke_autopilot=MinimumVersion(
+            version="1.34.3-gke.1318000", source="[CTK] (Standard figure)", verified=False
+        ),
         price=None,  # not published [D-7x]
         sources="[D-7x], [MT], [XPK], [CTK]",
     ),

@@ -14,9 +14,10 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from tpu_stacks.errors import UserError
 from tpu_stacks.offline.capture import Capture, ResourceRecord
@@ -160,7 +161,9 @@ def _plan(args: argparse.Namespace) -> int:
     transport = "in-process" if args.in_process_policy else "subprocess"
     server = None
     if args.policy_pack and transport == "subprocess":
-        server = PackServer(Path(args.policy_pack), pack_environment(config.project, config.stack, dict(config.values), True))
+        server = PackServer(
+            Path(args.policy_pack), pack_environment(config.project, config.stack, dict(config.values), True)
+        )
     try:
         result = _plan_with(args, config, version, transport, server)
     finally:

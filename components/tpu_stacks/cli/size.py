@@ -35,8 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tpu", required=True, help="TPU generation: v4, v5e, v5p, v6e, tpu7x")
     parser.add_argument("--workload", choices=["serve", "train"], default="serve")
     parser.add_argument("--engine", choices=["vllm", "jetstream", "saxml", "generic"], default="vllm")
-    parser.add_argument("--context", type=_positive_int(), help="tokens per sequence (serve: max model length; train: sequence length)")
-    parser.add_argument("--batch", type=_positive_int(), default=1, help="serve: sequences held at once; train: per-device batch")
+    parser.add_argument(
+        "--context", type=_positive_int(), help="tokens per sequence (serve: max model length; train: sequence length)"
+    )
+    parser.add_argument(
+        "--batch", type=_positive_int(), default=1, help="serve: sequences held at once; train: per-device batch"
+    )
     parser.add_argument("--dtype", choices=["bf16", "int8", "int4"], default="bf16", help="serving weight dtype")
     parser.add_argument("--kv-dtype", choices=["bf16", "int8"], default="bf16")
     parser.add_argument("--params", help="custom model: parameter count such as 7B")
@@ -49,7 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def resolve_model(args: argparse.Namespace) -> ResolvedModel:
     if args.params:
         name = args.model or f"custom-{args.params}"
-        return custom_model(name, parse_param_count(args.params, "--params"), args.layers, args.kv_heads, args.head_dim, key="--params")
+        return custom_model(
+            name, parse_param_count(args.params, "--params"), args.layers, args.kv_heads, args.head_dim, key="--params"
+        )
     if not args.model:
         raise UserError("MODEL", "", "is missing", "name a model (e.g. meta-llama/Llama-3.1-70B) or give --params")
     return lookup_model(args.model, key="MODEL")
@@ -62,8 +68,13 @@ def compute(args: argparse.Namespace) -> SizingResult:
     request: ServingRequest | TrainingRequest
     if args.workload == "serve":
         request = ServingRequest(
-            model=model, engine=args.engine, weight_dtype=args.dtype, kv_dtype=args.kv_dtype,
-            context=context, batch=args.batch, prefill_tokens=min(context * args.batch, 8192),
+            model=model,
+            engine=args.engine,
+            weight_dtype=args.dtype,
+            kv_dtype=args.kv_dtype,
+            context=context,
+            batch=args.batch,
+            prefill_tokens=min(context * args.batch, 8192),
         )
     else:
         request = TrainingRequest(model=model, per_device_batch=args.batch, seq_len=context)
@@ -75,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     if result.recommended is None:
         largest = result.candidates[-1]
         raise UserError(
-            "MODEL", result.model.id,
+            "MODEL",
+            result.model.id,
             f"fits no {result.generation} slice: needs {gib(largest.memory.total_bytes)}, the largest "
             f"({largest.shape.topology}) has {gib(largest.usable_bytes)} usable",
             f"try a generation with more HBM per chip (HBM per chip: {_hbm_table()})"
@@ -101,7 +113,8 @@ def render(result: SizingResult) -> str:
     lines = [
         f"{result.model.id}: {result.model.params / 1e9:.2f}B params, {result.workload} on {result.generation}",
         "",
-        f"  {'topology':<10} {'machine type':<20} {'chips':>5} {'nodes':>5} {'usable HBM':>11} {'needs':>11} {'fits':>4} {'headroom':>11} {'$/hour':>8}",
+        f"  {'topology':<10} {'machine type':<20} {'chips':>5} {'nodes':>5} {'usable HBM':>11} {'needs':>11}"
+        f" {'fits':>4} {'headroom':>11} {'$/hour':>8}",
     ]
     shown = _shown(result.candidates, recommended)
     for candidate in shown:
@@ -115,8 +128,11 @@ def render(result: SizingResult) -> str:
     hidden = len(result.candidates) - len(shown)
     if hidden:
         lines.append(f"  ... {hidden} larger slices fit as well (--json lists them)")
-    lines += ["", f"Recommended: {recommended.shape.topology} on {recommended.shape.machine_type} "
-              f"({recommended.shape.chips} chips, {recommended.shape.nodes} node{'s' if recommended.shape.nodes > 1 else ''})"]
+    lines += [
+        "",
+        f"Recommended: {recommended.shape.topology} on {recommended.shape.machine_type} "
+        f"({recommended.shape.chips} chips, {recommended.shape.nodes} node{'s' if recommended.shape.nodes > 1 else ''})",  # noqa: E501
+    ]
     if recommended.tensor_parallel_size:
         lines.append(f"Tensor-parallel size: {recommended.tensor_parallel_size}")
     lines.append(f"Memory: {breakdown(recommended.memory)} = {gib(recommended.memory.total_bytes)}")
@@ -131,4 +147,3 @@ def render(result: SizingResult) -> str:
 def _shown(candidates: tuple[Candidate, ...], recommended: Candidate) -> list[Candidate]:
     index = candidates.index(recommended)
     return list(candidates[: index + 1 + SHOWN_BEYOND_RECOMMENDED])
-

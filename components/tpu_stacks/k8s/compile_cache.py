@@ -29,10 +29,14 @@ def cache_mount(name: str, path: str) -> k8s.core.v1.VolumeMountArgs:
     return k8s.core.v1.VolumeMountArgs(name=name, mount_path=path)
 
 
-def sync_containers(prefix: str, volume: str, path: str, bucket: pulumi.Input[str], key: str) -> list[k8s.core.v1.ContainerArgs]:
+def sync_containers(
+    prefix: str, volume: str, path: str, bucket: pulumi.Input[str], key: str
+) -> list[k8s.core.v1.ContainerArgs]:
     """Restore (init container) and upload (native sidecar) of `gs://BUCKET/<key>` <-> `path`."""
     remote = pulumi.Output.concat("gs://", bucket, "/", key)
-    restore = remote.apply(lambda url: f"gcloud storage rsync --recursive {url} {path} || echo 'no compile cache yet for this key'")
+    restore = remote.apply(
+        lambda url: f"gcloud storage rsync --recursive {url} {path} || echo 'no compile cache yet for this key'"
+    )
     upload = remote.apply(
         lambda url: (
             f"upload() {{ gcloud storage rsync --recursive --no-clobber {path} {url} || true; }}; "
@@ -41,8 +45,19 @@ def sync_containers(prefix: str, volume: str, path: str, bucket: pulumi.Input[st
     )
     mounts = [cache_mount(volume, path)]
     return [
-        k8s.core.v1.ContainerArgs(name=f"{prefix}-restore", image=CLOUD_SDK_IMAGE, command=["sh", "-c", restore],
-                                  volume_mounts=mounts, resources=SMALL),
-        k8s.core.v1.ContainerArgs(name=f"{prefix}-upload", image=CLOUD_SDK_IMAGE, command=["sh", "-c", upload],
-                                  volume_mounts=mounts, resources=SMALL, restart_policy="Always"),
+        k8s.core.v1.ContainerArgs(
+            name=f"{prefix}-restore",
+            image=CLOUD_SDK_IMAGE,
+            command=["sh", "-c", restore],
+            volume_mounts=mounts,
+            resources=SMALL,
+        ),
+        k8s.core.v1.ContainerArgs(
+            name=f"{prefix}-upload",
+            image=CLOUD_SDK_IMAGE,
+            command=["sh", "-c", upload],
+            volume_mounts=mounts,
+            resources=SMALL,
+            restart_policy="Always",
+        ),
     ]

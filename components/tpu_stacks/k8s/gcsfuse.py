@@ -42,7 +42,9 @@ def fuse_volume(name: str, bucket: pulumi.Input[str], options: str, read_only: b
     return k8s.core.v1.VolumeArgs(
         name=name,
         csi=k8s.core.v1.CSIVolumeSourceArgs(
-            driver=DRIVER, read_only=read_only or None, volume_attributes={"bucketName": bucket, "mountOptions": options}
+            driver=DRIVER,
+            read_only=read_only or None,
+            volume_attributes={"bucketName": bucket, "mountOptions": options},
         ),
     )
 

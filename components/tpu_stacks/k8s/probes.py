@@ -7,14 +7,20 @@ import pulumi_kubernetes as k8s
 
 def _http(path: str, port: int, period: int, failures: int) -> k8s.core.v1.ProbeArgs:
     return k8s.core.v1.ProbeArgs(
-        http_get=k8s.core.v1.HTTPGetActionArgs(path=path, port=port), period_seconds=period, failure_threshold=failures, timeout_seconds=5
+        http_get=k8s.core.v1.HTTPGetActionArgs(path=path, port=port),
+        period_seconds=period,
+        failure_threshold=failures,
+        timeout_seconds=5,
     )
 
 
 def tcp_probe(port: int, period: int, failures: int) -> k8s.core.v1.ProbeArgs:
     """For servers that offer no HTTP health endpoint (gRPC ports, Saxml)."""
     return k8s.core.v1.ProbeArgs(
-        tcp_socket=k8s.core.v1.TCPSocketActionArgs(port=port), period_seconds=period, failure_threshold=failures, timeout_seconds=5
+        tcp_socket=k8s.core.v1.TCPSocketActionArgs(port=port),
+        period_seconds=period,
+        failure_threshold=failures,
+        timeout_seconds=5,
     )
 
 

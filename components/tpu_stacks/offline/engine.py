@@ -15,8 +15,8 @@ import runpy
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pulumi
 from pulumi.runtime import config as runtime_config

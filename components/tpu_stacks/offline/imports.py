@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 
 def _top_level_names(roots: list[Path]) -> set[str]:

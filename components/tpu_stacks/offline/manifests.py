@@ -10,9 +10,10 @@ resources (`kubernetes:yaml:*`, Helm, Kustomize) are not objects and are skipped
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 

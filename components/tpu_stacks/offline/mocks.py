@@ -16,9 +16,9 @@ from typing import Any
 import yaml
 from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs, Mocks
 
+from tpu_stacks.errors import UserError
 from tpu_stacks.offline.config import StackConfig
 from tpu_stacks.offline.wire import unwrap
-from tpu_stacks.errors import UserError
 from tpu_stacks.universe import Universe, universe
 
 CLUSTER_ENDPOINT = "203.0.113.10"  # TEST-NET-3: never a real address
@@ -155,7 +155,9 @@ class OfflineMocks(Mocks):
             project = params.get("project") or self.gcp_project
             return {
                 "id": f"projects/{project}/locations/{location}/clusters/{name}",
-                "name": name, "location": location, "project": project,
+                "name": name,
+                "location": location,
+                "project": project,
                 "endpoint": "198.51.100.20",
                 "masterAuths": [{"clusterCaCertificate": "T0ZGTElORS1DQQ=="}],
                 "workloadIdentityConfigs": [{"workloadPool": f"{project}.svc.id.goog"}],

@@ -27,10 +27,11 @@ import runpy
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal
+from typing import Any, Literal
 
 import grpc
 import jsonschema
@@ -347,7 +348,7 @@ def _check_pack(pack_dir: Path) -> Path:
     return pack_dir
 
 
-def _drain(stream: Any, sink: "queue.Queue[str] | None", tail: list[str]) -> None:
+def _drain(stream: Any, sink: queue.Queue[str] | None, tail: list[str]) -> None:
     for raw in iter(stream.readline, b""):
         line = raw.decode(errors="replace")
         if sink is not None:
@@ -436,7 +437,7 @@ def _run_subprocess(pack_dir: Path, capture: Capture, user_config: dict | None) 
 
 
 def _read_port(
-    process: subprocess.Popen, lines: "queue.Queue[str]", err_tail: list[str], drains: list[threading.Thread]
+    process: subprocess.Popen, lines: queue.Queue[str], err_tail: list[str], drains: list[threading.Thread]
 ) -> int:
     """The first integer line on stdout, as the CLI reads it; a pack that exits first is an error."""
     deadline_checks = int(_START_TIMEOUT / 0.1)

@@ -17,9 +17,10 @@ import json
 import os
 import pickle
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import jsonschema
 import yaml
@@ -68,7 +69,7 @@ def _schema_root() -> Path:
     return Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bundled_versions() -> tuple[str, ...]:
     """Minor versions with bundled strict schemas, ascending (`1.25` ... `1.37`)."""
     found = {m.group(1) for d in _schema_root().iterdir() if (m := re.match(r"v(\d+\.\d+)\.\d+-local-strict$", d.name))}
@@ -86,17 +87,17 @@ def _schema_dir(version: str) -> Path:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _definitions(version: str) -> dict[str, Any]:
     return json.loads((_schema_dir(version) / "_definitions.json").read_text())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _registry(version: str) -> Registry:
     return Registry().with_resource(_DEFS_ID, Resource.from_contents(_definitions(version)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def builtin_groups(version: str) -> frozenset[str]:
     """API groups Kubernetes itself serves ("" is core): a kind missing there is no CRD."""
     return frozenset(
@@ -106,7 +107,7 @@ def builtin_groups(version: str) -> frozenset[str]:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _builtin_validator(version: str, group: str, api: str, kind: str) -> jsonschema.protocols.Validator | None:
     short = group.split(".", 1)[0]
     stem = f"{kind.lower()}-{short}-{api}" if group else f"{kind.lower()}-{api}"
@@ -122,7 +123,7 @@ def _builtin_validator(version: str, group: str, api: str, kind: str) -> jsonsch
     return jsonschema.Draft202012Validator(schema, registry=_registry(version))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _metadata_validator(version: str) -> jsonschema.protocols.Validator:
     return jsonschema.Draft202012Validator(_OBJECT_META, registry=_registry(version))
 
@@ -200,7 +201,7 @@ def _header_kinds(path: Path) -> set[tuple[str, str]]:
         return set()  # not a tidy controller-gen file: parse it fully when asked
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _converted_crd(path_str: str, mtime_ns: int, size: int) -> dict[tuple[str, str, str], dict[str, Any]]:
     """{(group, version, kind): JSON Schema} for one CRD file; memory and disk cached by mtime/size."""
     key = hashlib.sha256(f"{path_str}|{mtime_ns}|{size}|{_CONVERTER_VERSION}".encode()).hexdigest()[:24]
@@ -251,7 +252,7 @@ class CrdCatalogue:
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _crd_validator(group: str, version: str, kind: str, directory: str) -> jsonschema.protocols.Validator | None:
     schema = _catalogue(directory).schema(group, version, kind)
     return jsonschema.Draft202012Validator(schema) if schema is not None else None
