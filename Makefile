@@ -5,12 +5,12 @@ BIN := $(VENV)/bin
 STACK ?= dev
 STAMP := $(VENV)/.installed
 
-.PHONY: plan test lint format size bench clean
+.PHONY: plan test format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(BIN)/python requirements.txt components/pyproject.toml
+$(STAMP): $(BIN)/python requirements.txt components/pyproject.toml tools/preview/pyproject.toml policies/requirements.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)

@@ -17,10 +17,10 @@ import textwrap
 import time
 from pathlib import Path
 
-from tpu_stacks.offline.engine import run_program
-from tpu_stacks.offline.manifests import render_manifests
-from tpu_stacks.offline.policy import run_policy_pack
-from tpu_stacks.offline.schema import validate_objects
+from tpu_stacks_preview.engine import run_program
+from tpu_stacks_preview.manifests import render_manifests
+from tpu_stacks_preview.policy import run_policy_pack
+from tpu_stacks_preview.schema import validate_objects
 
 PROGRAM = """\
 import pulumi

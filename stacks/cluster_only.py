@@ -9,9 +9,9 @@ from __future__ import annotations
 import pulumi
 
 from stacks.config import LoadedStack, Secrets
-from tpu_stacks.cluster import TpuCluster
+from tpu_stacks.cluster.component import TpuCluster
 from tpu_stacks.errors import UserError
-from tpu_stacks.identity import WorkloadIdentity, check_args
+from tpu_stacks.gcp.identity import WorkloadIdentity, check_args
 
 SPEC = None  # the cluster scenario has no section of its own
 

@@ -8,8 +8,8 @@ from typing import Any
 import pulumi
 
 from stacks.config import LoadedStack, Secrets
-from tpu_stacks.jetstream import JetStreamStack
-from tpu_stacks.jetstream_spec import JetStreamSpec
+from tpu_stacks.jetstream.component import JetStreamStack
+from tpu_stacks.jetstream.spec import JetStreamSpec
 
 SPEC = JetStreamSpec
 

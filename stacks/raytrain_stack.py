@@ -9,9 +9,9 @@ from typing import Any
 import pulumi
 
 from stacks.config import LoadedStack, Secrets
-from tpu_stacks.raytrain import RayTrainStack
-from tpu_stacks.raytrain_image import default_tag
-from tpu_stacks.raytrain_spec import RayTrainSpec
+from tpu_stacks.raytrain.component import RayTrainStack
+from tpu_stacks.raytrain.image import default_tag
+from tpu_stacks.raytrain.spec import RayTrainSpec
 
 SPEC = RayTrainSpec
 IMAGE_DIR = Path(__file__).resolve().parents[1] / "images" / "raytrain"

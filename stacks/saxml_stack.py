@@ -8,8 +8,8 @@ from typing import Any
 import pulumi
 
 from stacks.config import LoadedStack, Secrets
-from tpu_stacks.saxml import SaxmlStack
-from tpu_stacks.saxml_spec import SaxmlSpec
+from tpu_stacks.saxml.component import SaxmlStack
+from tpu_stacks.saxml.spec import SaxmlSpec
 
 SPEC = SaxmlSpec
 

@@ -7,8 +7,8 @@ from typing import Any
 import pulumi
 
 from stacks.config import LoadedStack, Secrets
-from tpu_stacks.vllm import VllmStack
-from tpu_stacks.vllm_spec import VllmSpec
+from tpu_stacks.vllm.component import VllmStack
+from tpu_stacks.vllm.spec import VllmSpec
 
 SPEC = VllmSpec
 

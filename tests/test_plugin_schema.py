@@ -10,10 +10,10 @@ import pulumi
 from pulumi.provider.experimental.analyzer import Analyzer
 
 import tpu_stacks
-from tpu_stacks.cluster_args import SliceArgs, TpuClusterArgs
-from tpu_stacks.cluster_spec import ClusterSpec, SliceSpec
-from tpu_stacks.vllm_args import VllmStackArgs
-from tpu_stacks.vllm_spec import VllmSpec
+from tpu_stacks.cluster.args import SliceArgs, TpuClusterArgs
+from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
+from tpu_stacks.vllm.args import VllmStackArgs
+from tpu_stacks.vllm.spec import VllmSpec
 
 COMPONENTS_DIR = Path(__file__).resolve().parents[1] / "components"
 
@@ -26,8 +26,6 @@ def defined_components() -> set[type]:
     """Every ComponentResource subclass defined anywhere in the package (public or not)."""
     found = set()
     for info in pkgutil.walk_packages(tpu_stacks.__path__, "tpu_stacks."):
-        if ".cli" in info.name or ".offline" in info.name:
-            continue
         module = __import__(info.name, fromlist=["_"])
         for _, value in inspect.getmembers(module, inspect.isclass):
             if issubclass(value, pulumi.ComponentResource) and value.__module__ == info.name:
@@ -45,6 +43,9 @@ def test_entry_module_exposes_every_public_component():
     assert exposed == defined_components()  # no component is left out of the plugin
     assert set(namespace["COMPONENTS"]) == exposed
     assert {"TpuCluster", "WorkloadIdentity", "CustomMetricsAdapter", "VllmStack"} <= {c.__name__ for c in exposed}
+    for component in exposed:  # the token the engine registers is the one the schema names
+        module = __import__(component.__module__, fromlist=["TYPE"])
+        assert module.TYPE == f"tpu-stacks:index:{component.__name__}"
 
 
 def test_schema_lists_components_with_inputs_and_outputs():

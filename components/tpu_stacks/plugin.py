@@ -1,35 +1,34 @@
-"""Find every public component of the package, for the plugin entry point and its tests.
+"""The components the plugin package publishes to other languages, listed explicitly.
 
-A public component is a ComponentResource whose module declares `TYPE = "tpu-stacks:index:<Class>"`.
-Adding a component module is enough to publish it; nothing is listed by hand.
+A component is public when it is in `COMPONENTS`; a test checks that every ComponentResource
+defined in the package is listed here (so none is forgotten) and that each declares its type
+token as `tpu-stacks:index:<Class>`.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import pkgutil
-
 import pulumi
 
-import tpu_stacks
+from tpu_stacks.cluster.component import TpuCluster
+from tpu_stacks.gcp.identity import WorkloadIdentity
+from tpu_stacks.jetstream.component import JetStreamStack
+from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
+from tpu_stacks.raytrain.component import RayTrainStack
+from tpu_stacks.saxml.component import SaxmlStack
+from tpu_stacks.vllm.component import VllmStack
 
 PACKAGE = "tpu-stacks"
-SKIPPED = ("tpu_stacks.cli", "tpu_stacks.offline")
+
+COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
+    CustomMetricsAdapter,
+    JetStreamStack,
+    RayTrainStack,
+    SaxmlStack,
+    TpuCluster,
+    VllmStack,
+    WorkloadIdentity,
+)
 
 
 def public_components() -> list[type[pulumi.ComponentResource]]:
-    found: dict[str, type[pulumi.ComponentResource]] = {}
-    for info in pkgutil.walk_packages(tpu_stacks.__path__, "tpu_stacks."):
-        if info.name.startswith(SKIPPED):
-            continue
-        module = importlib.import_module(info.name)
-        token = getattr(module, "TYPE", "")
-        for _, value in inspect.getmembers(module, inspect.isclass):
-            if (
-                issubclass(value, pulumi.ComponentResource)
-                and value.__module__ == info.name
-                and token == f"{PACKAGE}:index:{value.__name__}"
-            ):
-                found[value.__name__] = value
-    return [found[name] for name in sorted(found)]
+    return list(COMPONENTS)

@@ -2,7 +2,7 @@
 
 import pulumi
 
-from tpu_stacks.cluster import TpuCluster
+from tpu_stacks.cluster.component import TpuCluster
 
 config = pulumi.Config()
 project = pulumi.Config("gcp").require("project")

@@ -14,7 +14,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationA
 
 from tpu_policies.slices import PoolSlice, pool_slice, pools_of
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_str, plain
-from tpu_stacks.cluster_spec import REGION
+from tpu_stacks.cluster.spec import REGION
 
 PER_ZONE = ("minNodeCount", "maxNodeCount")
 TOTAL = ("totalMinNodeCount", "totalMaxNodeCount")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tests.components.mocks import capture, refused
-from tpu_stacks.cluster import TpuCluster
+from tpu_stacks.cluster.component import TpuCluster
 
 CLUSTER = "gcp:container/cluster:Cluster"
 POOL = "gcp:container/nodePool:NodePool"

@@ -3,7 +3,7 @@
 import pytest
 
 from tests.components.mocks import capture, refused
-from tpu_stacks.identity import WorkloadIdentity
+from tpu_stacks.gcp.identity import WorkloadIdentity
 
 KSA = "kubernetes:core/v1:ServiceAccount"
 BUCKET_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"

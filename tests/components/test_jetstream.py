@@ -8,9 +8,9 @@ import pulumi
 import pytest
 
 from tests.components.mocks import capture, project_roles, refused, workload_accounts
-from tpu_stacks.jetstream import JetStreamStack
-from tpu_stacks.jetstream_args import JetStreamConverterArgs, JetStreamStackArgs
-from tpu_stacks.jetstream_spec import ConverterSpec, JetStreamSpec
+from tpu_stacks.jetstream.args import JetStreamConverterArgs, JetStreamStackArgs
+from tpu_stacks.jetstream.component import JetStreamStack
+from tpu_stacks.jetstream.spec import ConverterSpec, JetStreamSpec
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 TOKEN = "hf_dummy_token_value"

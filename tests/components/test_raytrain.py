@@ -8,10 +8,10 @@ import pytest
 from pulumi.provider.experimental.analyzer import Analyzer
 
 from tests.components.mocks import capture, project_roles, refused
-from tpu_stacks.raytrain import RayTrainStack, checkpoint_path, job_submit, port_forward
-from tpu_stacks.raytrain_args import RayTrainStackArgs
-from tpu_stacks.raytrain_plan import plan_raytrain
-from tpu_stacks.raytrain_spec import RayTrainSpec
+from tpu_stacks.raytrain.args import RayTrainStackArgs
+from tpu_stacks.raytrain.component import RayTrainStack, checkpoint_path, job_submit, port_forward
+from tpu_stacks.raytrain.plan import plan_raytrain
+from tpu_stacks.raytrain.spec import RayTrainSpec
 
 CLUSTER = "gcp:container/cluster:Cluster"
 POOL = "gcp:container/nodePool:NodePool"

@@ -10,10 +10,10 @@ import pulumi
 import pytest
 
 from tests.components.mocks import capture, project_roles, refused
-from tpu_stacks import saxml_reconcile
-from tpu_stacks.saxml import SaxmlStack
-from tpu_stacks.saxml_args import PublishedModelArgs, SaxmlImagesArgs, SaxmlStackArgs
-from tpu_stacks.saxml_spec import ImagesSpec, PublishedModelSpec, SaxmlSpec
+from tpu_stacks.saxml import reconcile
+from tpu_stacks.saxml.args import PublishedModelArgs, SaxmlImagesArgs, SaxmlStackArgs
+from tpu_stacks.saxml.component import SaxmlStack
+from tpu_stacks.saxml.spec import ImagesSpec, PublishedModelSpec, SaxmlSpec
 
 TEST_MODEL = "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test"
 TUTORIAL_BODY = {"model": "/sax/test/spmd", "model_path": TEST_MODEL, "checkpoint": "None", "replicas": 2}
@@ -236,7 +236,7 @@ def test_publisher_job_gets_the_whole_desired_list(tutorial):
         and container["securityContext"]["readOnlyRootFilesystem"] is True
     )
     script = one(mocks, "kubernetes:core/v1:ConfigMap", "saxml-publisher-script")
-    with open(saxml_reconcile.__file__, encoding="utf-8") as source:
+    with open(reconcile.__file__, encoding="utf-8") as source:
         assert script["data"] == {"saxml_reconcile.py": source.read()}
 
 
@@ -407,7 +407,7 @@ def test_plan_actions_publishes_updates_keeps_and_unpublishes_only_its_own():
         "/sax/test/old": {"model": "/sax/test/old"},
         "/sax/test/gone": None,
     }
-    actions = saxml_reconcile.plan_actions(desired, ["/sax/test/old", "/sax/test/gone"], current)
+    actions = reconcile.plan_actions(desired, ["/sax/test/old", "/sax/test/gone"], current)
     assert [(a.kind, a.model) for a in actions] == [
         ("keep", "/sax/test/spmd"),
         ("update", "/sax/test/b"),
@@ -516,7 +516,7 @@ def saxml_server():
 
 
 def run(env, models, **extra):
-    return saxml_reconcile.main({**env, "SAX_MODELS": json.dumps(models), **extra})
+    return reconcile.main({**env, "SAX_MODELS": json.dumps(models), **extra})
 
 
 def mutations(state):
@@ -553,7 +553,7 @@ def test_reconcile_updates_changed_models_and_unpublishes_removed_ones_only(saxm
 
 def test_reconcile_waits_for_the_replicas_to_load(saxml_server, monkeypatch):
     env, state = saxml_server
-    monkeypatch.setattr(saxml_reconcile, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(reconcile, "POLL_SECONDS", 0.01)
     state["loads_after"] = 3  # the first /listcell answers report 0 active replicas
     assert run(env, [TUTORIAL_BODY], WAIT_SECONDS="5") == 0
     state["loads_after"] = 10**6

@@ -6,7 +6,7 @@ import pulumi
 import pytest
 
 from tests.components.mocks import capture, refused
-from tpu_stacks.vllm import VllmStack
+from tpu_stacks.vllm.component import VllmStack
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 TUTORIAL = {

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tpu_stacks.raytrain_image import substitutions
-from tpu_stacks.raytrain_plan import plan_raytrain
-from tpu_stacks.raytrain_spec import MAXTEXT_CONFIG, TRAINER_PATH, RayTrainSpec
+from tpu_stacks.raytrain.image import substitutions
+from tpu_stacks.raytrain.plan import plan_raytrain
+from tpu_stacks.raytrain.spec import MAXTEXT_CONFIG, TRAINER_PATH, RayTrainSpec
 
 IMAGE = Path(__file__).resolve().parents[2] / "images" / "raytrain"
 TUTORIAL = {

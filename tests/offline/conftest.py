@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from tpu_stacks.offline.capture import Capture
-from tpu_stacks.offline.engine import run_program
+from tpu_stacks_preview.capture import Capture
+from tpu_stacks_preview.engine import run_program
+from tpu_stacks_preview.schema import VENDORED_CRDS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RAW = FIXTURES / "raw"
 ERRORS = FIXTURES / "errors"
 PACK = FIXTURES / "policy-pack"
-SHARED_CRDS = Path(__file__).resolve().parents[2].parent / "shared" / "crds"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -26,10 +26,9 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="session")
-def shared_crds() -> Path:
-    if not SHARED_CRDS.is_dir():
-        pytest.skip(f"upstream CRDs not found at {SHARED_CRDS}")
-    return SHARED_CRDS
+def crds() -> Path:
+    """The CRD schemas the preview package ships (no ../shared needed)."""
+    return VENDORED_CRDS
 
 
 @pytest.fixture(scope="session")

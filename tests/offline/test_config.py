@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tpu_stacks.errors import UserError
-from tpu_stacks.offline.config import load_stack_config, secret_placeholder
+from tpu_stacks_preview.config import load_stack_config, secret_placeholder
 
 
 def _project(tmp_path: Path, pulumi_yaml: str, stacks: dict[str, str]) -> Path:

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from tpu_stacks.offline.capture import Capture
-from tpu_stacks.offline.config import secret_placeholder
-from tpu_stacks.offline.engine import run_program
-from tpu_stacks.offline.mocks import CLUSTER_ENDPOINT
+from tpu_stacks_preview.capture import Capture
+from tpu_stacks_preview.config import secret_placeholder
+from tpu_stacks_preview.engine import run_program
+from tpu_stacks_preview.mocks import CLUSTER_ENDPOINT
 
 from .conftest import ERRORS
 

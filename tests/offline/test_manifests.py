@@ -6,8 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from tpu_stacks.offline.capture import Capture
-from tpu_stacks.offline.manifests import HEADER, render_manifests, write_manifests
+from tpu_stacks_preview.capture import Capture
+from tpu_stacks_preview.manifests import HEADER, render_manifests, write_manifests
 
 
 def test_one_file_per_object_named_kind_namespace_name(raw_up: Capture, tmp_path: Path) -> None:

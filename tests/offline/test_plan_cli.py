@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from tpu_stacks.cli import main as cli_main
-from tpu_stacks.cli import plan
-from tpu_stacks.offline.config import secret_placeholder
+from tpu_stacks_preview import cli as plan
+from tpu_stacks_preview.config import secret_placeholder
 
-from .conftest import ERRORS, PACK, RAW, SHARED_CRDS
+from .conftest import ERRORS, PACK, RAW
 
 
 def _plan(*argv: str) -> int:
@@ -32,7 +32,6 @@ def full_plan(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict, str,
         code = _plan(
             "--stack", "dev", "--cwd", str(RAW), "--policy-pack", str(PACK),
             "--json", str(out / "plan.json"), "--manifests", str(out / "manifests"),
-            *(["--crds", str(SHARED_CRDS)] if SHARED_CRDS.is_dir() else []),
         )  # fmt: skip
     return code, json.loads((out / "plan.json").read_text()), stdout.getvalue(), out
 
@@ -97,8 +96,15 @@ def test_misspelled_field_fails_the_plan(capsys: pytest.CaptureFixture[str], tmp
     assert [p["path"] for p in document["schema"]["problems"]] == ["spec", "spec/template/spec/containers/0"]
 
 
-def test_clean_plan_exits_zero_and_notes_missing_crds(capsys: pytest.CaptureFixture[str]) -> None:
-    code = _plan("--stack", "dev", "--cwd", str(RAW))  # fixture dir has no ../shared/crds
+def test_clean_plan_validates_custom_resources_with_the_shipped_crds(capsys: pytest.CaptureFixture[str]) -> None:
+    code = _plan("--stack", "dev", "--cwd", str(RAW))
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert "CRD directory" not in out and "4 objects validated" in out
+
+
+def test_a_crd_directory_without_the_crds_is_one_notice(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code = _plan("--stack", "dev", "--cwd", str(RAW), "--crds", str(tmp_path / "none"))
     out, _ = capsys.readouterr()
     assert code == 0
     assert out.count("CRD directory") == 1 and "JobSet/training/pretrain" in out

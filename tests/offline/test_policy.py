@@ -9,15 +9,15 @@ import pytest
 from google.protobuf import empty_pb2
 
 from tpu_stacks.errors import UserError
-from tpu_stacks.offline.capture import Capture
-from tpu_stacks.offline.policy import (
+from tpu_stacks_preview.capture import Capture
+from tpu_stacks_preview.policy import (
     PolicyError,
     PolicyResult,
     analyze_requests,
     load_pack_servicer,
     run_policy_pack,
 )
-from tpu_stacks.offline.wire import SECRET_SIG, SIG_KEY, UNKNOWN
+from tpu_stacks_preview.wire import SECRET_SIG, SIG_KEY, UNKNOWN
 
 from .conftest import PACK
 

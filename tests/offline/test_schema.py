@@ -9,23 +9,23 @@ from pathlib import Path
 import pytest
 
 from tpu_stacks.errors import UserError
-from tpu_stacks.offline.capture import Capture
-from tpu_stacks.offline.manifests import Manifest, render_manifests
-from tpu_stacks.offline.schema import CRDS_ENV, convert_crd_schema, validate_objects
+from tpu_stacks_preview.capture import Capture
+from tpu_stacks_preview.manifests import Manifest, render_manifests
+from tpu_stacks_preview.schema import CRDS_ENV, convert_crd_schema, validate_objects
 
 
 def _objects(capture: Capture) -> dict[str, dict]:
     return {m.id: m.object for m in render_manifests(capture)}
 
 
-def test_the_fixture_program_validates_cleanly(raw_up: Capture, shared_crds: Path) -> None:
-    report = validate_objects(render_manifests(raw_up), kubernetes_version="1.33", crd_dir=shared_crds)
+def test_the_fixture_program_validates_cleanly(raw_up: Capture, crds: Path) -> None:
+    report = validate_objects(render_manifests(raw_up), kubernetes_version="1.33", crd_dir=crds)
     assert report.problems == []
     assert report.validated == 4 and report.notices == []
 
 
-def test_every_misspelled_field_is_reported(typo_up: Capture, shared_crds: Path) -> None:
-    report = validate_objects(render_manifests(typo_up), crd_dir=shared_crds)
+def test_every_misspelled_field_is_reported(typo_up: Capture, crds: Path) -> None:
+    report = validate_objects(render_manifests(typo_up), crd_dir=crds)
     assert [(p.object_id, p.path, p.message) for p in report.problems] == [
         ("Deployment/serving/typo-server", "spec", "Additional properties are not allowed ('replicaz' was unexpected)"),
         (
@@ -36,21 +36,21 @@ def test_every_misspelled_field_is_reported(typo_up: Capture, shared_crds: Path)
     ]
 
 
-def test_custom_resources_are_checked_against_their_crd(raw_up: Capture, shared_crds: Path) -> None:
+def test_custom_resources_are_checked_against_their_crd(raw_up: Capture, crds: Path) -> None:
     jobset = copy.deepcopy(_objects(raw_up)["JobSet/training/pretrain"])
     jobset["spec"]["replicatedJob"] = jobset["spec"].pop("replicatedJobs")
     jobset["metadata"]["lables"] = {"app": "x"}
-    report = validate_objects([jobset], crd_dir=shared_crds)
+    report = validate_objects([jobset], crd_dir=crds)
     assert {(p.path, p.message) for p in report.problems} == {
         ("spec", "Additional properties are not allowed ('replicatedJob' was unexpected)"),
         ("metadata", "Additional properties are not allowed ('lables' was unexpected)"),
     }
 
 
-def test_kinds_without_any_schema_are_problems(shared_crds: Path) -> None:
+def test_kinds_without_any_schema_are_problems(crds: Path) -> None:
     widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
     old = {"apiVersion": "apps/v1beta1", "kind": "Deployment", "metadata": {"name": "d"}}
-    report = validate_objects([widget, old], crd_dir=shared_crds)
+    report = validate_objects([widget, old], crd_dir=crds)
     assert [p.object_id for p in report.problems] == ["Deployment/d", "Widget/w"]
     assert "no CRD for it" in report.problems[1].message
 
@@ -69,11 +69,11 @@ def test_missing_crd_directory_is_one_notice_and_skips_only_crds(raw_up: Capture
 
 
 def test_crd_directory_comes_from_argument_then_environment(
-    raw_up: Capture, shared_crds: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    raw_up: Capture, crds: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     only_jobset = tmp_path / "crds"
     only_jobset.mkdir()
-    shutil.copy(shared_crds / "jobset.x-k8s.io_jobsets.yaml", only_jobset)
+    shutil.copy(crds / "jobset.x-k8s.io_jobsets.yaml", only_jobset)
     jobset = copy.deepcopy(_objects(raw_up)["JobSet/training/pretrain"])
     jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"] = "4"
     monitoring = {"apiVersion": "monitoring.googleapis.com/v1", "kind": "PodMonitoring", "metadata": {"name": "m"}}
@@ -85,8 +85,8 @@ def test_crd_directory_comes_from_argument_then_environment(
         ("JobSet/training/pretrain", "spec/replicatedJobs/0/template/spec/parallelism"),
         ("PodMonitoring/m", "(root)"),  # its CRD is not in this directory
     ]
-    overridden = validate_objects([monitoring], crd_dir=shared_crds)  # the argument beats the environment
-    assert overridden.crd_dir == shared_crds
+    overridden = validate_objects([monitoring], crd_dir=crds)  # the argument beats the environment
+    assert overridden.crd_dir == crds
     assert [p.message for p in overridden.problems] == ["'spec' is a required property"]
 
 

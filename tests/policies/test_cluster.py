@@ -4,7 +4,7 @@ import pulumi_gcp as gcp
 
 from tests.policies import objects as o
 from tests.policies.harness import capture, of, run
-from tpu_stacks.cluster import TpuCluster
+from tpu_stacks.cluster.component import TpuCluster
 
 V6E_POOL = {"generation": "v6e", "topology": "2x4", "name": "vllm"}
 GCSFUSE_VOLUME = {

@@ -4,7 +4,7 @@ import pulumi_gcp as gcp
 
 from tests.policies import objects as o
 from tests.policies.harness import capture, of, run
-from tpu_stacks.cluster import TpuCluster
+from tpu_stacks.cluster.component import TpuCluster
 
 POLICY = "tpu-workload-matches-pool"
 V5E, V6E = "tpu-v5-lite-podslice", "tpu-v6e-slice"

@@ -18,8 +18,8 @@ from tests.policies.conftest import PACK_DIR
 from tests.policies.harness import Pack, capture, of, raw, run
 from tpu_policies import PACK_NAME, POLICIES
 from tpu_stacks.catalog.models import SAXML_175B_TEST
-from tpu_stacks.cluster import TpuCluster
-from tpu_stacks.identity import WorkloadIdentity
+from tpu_stacks.cluster.component import TpuCluster
+from tpu_stacks.gcp.identity import WorkloadIdentity
 
 ADVISORY = {"no-public-endpoint", "pinned-images", "no-privileged-pods"}
 BAD_POOL = raw(

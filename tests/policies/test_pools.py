@@ -3,7 +3,7 @@
 import pulumi_gcp as gcp
 
 from tests.policies.harness import capture, of, run
-from tpu_stacks.cluster import TpuCluster
+from tpu_stacks.cluster.component import TpuCluster
 
 POLICY = "tpu-node-pool-shape"
 

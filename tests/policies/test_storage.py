@@ -5,7 +5,7 @@ import json
 import pulumi_gcp as gcp
 
 from tests.policies.harness import capture, of, run
-from tpu_stacks.identity import WorkloadIdentity
+from tpu_stacks.gcp.identity import WorkloadIdentity
 
 IAM, BUCKET = "storage-least-privilege", "bucket-hardened"
 SAX_SA = "serviceAccount:sax-iam-sa@p.iam.gserviceaccount.com"

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tpu_stacks.offline.engine import run_program
-from tpu_stacks.offline.manifests import render_manifests
-from tpu_stacks.offline.policy import run_policy_pack
-from tpu_stacks.offline.schema import validate_objects
+from tpu_stacks_preview.engine import run_program
+from tpu_stacks_preview.manifests import render_manifests
+from tpu_stacks_preview.policy import run_policy_pack
+from tpu_stacks_preview.schema import validate_objects
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))

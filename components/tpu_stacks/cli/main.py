@@ -1,46 +1,59 @@
-"""The `tpu-stacks` console script: `size` (will it fit?) and `plan` (offline preview)."""
+"""The `tpu-stacks` console script: `size` (will it fit?) and the commands other distributions add.
+
+`plan` (the offline preview) lives in the `tpu-stacks-preview` distribution (tools/preview), which
+registers it under the `tpu_stacks.commands` entry-point group: a command module there provides
+`add_arguments(parser)` and `run(args) -> int`. Without it installed, `tpu-stacks plan` says how
+to get it in one line.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+from importlib.metadata import entry_points
+from types import ModuleType
 
 from tpu_stacks.errors import UserError
+
+COMMAND_GROUP = "tpu_stacks.commands"
+HELP = {"size": "size a TPU slice for a model", "plan": "run a stack offline under mocks"}
+PROVIDED_BY = {"plan": "tpu-stacks-preview (pip install ./tools/preview in this repository)"}
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad flag as one line and exit code 2 (its default), no usage dump."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        if "invalid choice" in message:
+            for command, distribution in PROVIDED_BY.items():
+                if f"'{command}'" in message.split("(choose from")[0]:
+                    message = f"'{command}' needs {distribution}"
         self.exit(2, f"tpu-stacks: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from tpu_stacks.cli import size
+def commands() -> dict[str, ModuleType]:
+    """`size` and every installed command module, by name."""
+    found = {"size": importlib.import_module("tpu_stacks.cli.size")}
+    for entry in entry_points(group=COMMAND_GROUP):
+        found.setdefault(entry.name, importlib.import_module(entry.value))
+    return found
 
-    parser = _Parser(prog="tpu-stacks", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    size.add_arguments(commands.add_parser("size", help="size a TPU slice for a model"))
-    try:
-        from tpu_stacks.cli import plan
-    except ImportError:  # the offline extras are not installed
-        plan = None  # type: ignore[assignment]
-    if plan is not None:
-        plan.add_arguments(commands.add_parser("plan", help="run a stack offline under mocks"))
+
+def build_parser(modules: dict[str, ModuleType] | None = None) -> argparse.ArgumentParser:
+    parser = _Parser(prog="tpu-stacks", description=__doc__.split("\n", 1)[0])
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, module in (modules or commands()).items():
+        module.add_arguments(subparsers.add_parser(name, help=HELP.get(name)))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    modules = commands()
+    args = build_parser(modules).parse_args(argv)
     try:
-        if args.command == "size":
-            from tpu_stacks.cli import size
-
-            return size.run(args)
-        from tpu_stacks.cli import plan
-
-        return plan.run(args)
+        return modules[args.command].run(args)
     except UserError as error:
         print(f"tpu-stacks: {error}", file=sys.stderr)
         return 2

@@ -1,0 +1,192 @@
+"""`TpuCluster`: a GKE cluster with TPU capacity, Workload Identity and the add-ons workloads need.
+
+Everything is decided by `cluster.plan.plan_cluster` before the first resource is declared; this
+module only turns the plan into resources: the cluster (or a look-up of an existing one), the
+CPU system pool, one node pool per multi-host slice, a kubeconfig and a Kubernetes provider.
+"""
+
+from typing import Optional
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from tpu_stacks.cluster.args import SliceInfo, TpuClusterArgs
+from tpu_stacks.cluster.kubeconfig import gke_kubeconfig
+from tpu_stacks.cluster.node_pools import CLOUD_PLATFORM_SCOPE, node_service_account, system_node_pool, tpu_node_pool
+from tpu_stacks.cluster.spec import ClusterPlan, ClusterSpec, plan_cluster
+from tpu_stacks.validation import parse
+
+TYPE = "tpu-stacks:index:TpuCluster"
+_RAY_OPERATOR = gcp.container.ClusterAddonsConfigRayOperatorConfigArgs(enabled=True)
+
+
+def _addons(plan: ClusterPlan) -> gcp.container.ClusterAddonsConfigArgs:
+    addons = plan.spec.addons
+    return gcp.container.ClusterAddonsConfigArgs(
+        gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=addons.gcs_fuse),
+        ray_operator_configs=[_RAY_OPERATOR] if addons.ray_operator else None,
+    )
+
+
+def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) -> gcp.container.ClusterArgs:
+    spec = plan.spec
+    common = dict(
+        name=spec.name,
+        project=spec.project,
+        location=spec.location,
+        release_channel=gcp.container.ClusterReleaseChannelArgs(channel=spec.release_channel),
+        min_master_version=spec.min_version,
+        workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=plan.workload_pool),
+        monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
+            enable_components=["SYSTEM_COMPONENTS"],
+            managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(
+                enabled=spec.addons.managed_prometheus
+            ),
+        ),
+        ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(),  # VPC-native (alias IPs)
+        deletion_protection=spec.deletion_protection,
+        resource_labels={"managed-by": "tpu-stacks"},
+    )
+    if plan.autopilot:
+        ray = (
+            gcp.container.ClusterAddonsConfigArgs(ray_operator_configs=[_RAY_OPERATOR])
+            if spec.addons.ray_operator
+            else None
+        )
+        defaults = gcp.container.ClusterClusterAutoscalingArgs(
+            auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
+                service_account=nodes_account, oauth_scopes=[CLOUD_PLATFORM_SCOPE]
+            )
+        )
+        return gcp.container.ClusterArgs(
+            enable_autopilot=True, addons_config=ray, cluster_autoscaling=defaults, **common
+        )
+    return gcp.container.ClusterArgs(
+        node_locations=list(plan.node_locations) if plan.regional and plan.node_locations else None,
+        addons_config=_addons(plan),
+        # The default pool is replaced by our own system pool, whose settings we control.
+        remove_default_node_pool=True,
+        initial_node_count=1,
+        node_config=gcp.container.ClusterNodeConfigArgs(
+            service_account=nodes_account, oauth_scopes=[CLOUD_PLATFORM_SCOPE]
+        ),
+        **common,
+    )
+
+
+def slice_infos(plan: ClusterPlan) -> list[SliceInfo]:
+    """What workloads need to know of each pool: shape, labels to select, chips per VM."""
+    return [
+        SliceInfo(
+            pool_name=pool.name,
+            machine_type=pool.shape.machine_type,
+            topology=pool.shape.topology,
+            chips=pool.shape.chips,
+            nodes=pool.shape.nodes,
+            chips_per_vm=pool.shape.chips_per_vm,
+            accelerator_label=pool.shape.accelerator_label,
+            generation=pool.shape.generation,
+            node_selector=pool.node_selector(),
+        )
+        for pool in plan.pools
+    ]
+
+
+class TpuCluster(pulumi.ComponentResource):
+    """A GKE cluster (Standard or Autopilot, or an existing one) with TPU slices sized from the catalogue."""
+
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster's name."""
+    location: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    """The control plane's IP address."""
+    workload_pool: pulumi.Output[str]
+    """The Workload Identity pool, e.g. PROJECT.svc.id.goog (PROJECT.s3ns.svc.id.goog on S3NS)."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) that authenticates with gke-gcloud-auth-plugin."""
+    kubernetes_provider: pulumi.Output[k8s.Provider]
+    """A Kubernetes provider for this cluster, for the workloads' resources."""
+    slices: pulumi.Output[list[SliceInfo]]
+    """Per node pool: name, machine type, topology, chips, nodes, accelerator label, chips per VM."""
+    node_service_account: pulumi.Output[str]
+    """Email of the account the nodes run as (image pulls and host-network pods use it); empty if unknown."""
+
+    def __init__(self, name: str, args: TpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        plan = plan_cluster(parse(ClusterSpec, dict(args), "cluster"))
+        super().__init__(TYPE, name, {}, opts)
+        self._plan = plan
+        child = pulumi.ResourceOptions(parent=self)
+        ready: list[pulumi.Resource] = []
+        self.pool_ready = []
+        nodes_account: pulumi.Input[str] | None = plan.spec.node_service_account
+        if plan.spec.existing:
+            existing = plan.spec.existing
+            found = gcp.container.get_cluster_output(
+                name=existing.name,
+                location=existing.location,
+                project=existing.project or plan.spec.project,
+                opts=pulumi.InvokeOptions(parent=self),
+            )
+            cluster_name: pulumi.Output[str] = pulumi.Output.from_input(existing.name)
+            location: pulumi.Output[str] = pulumi.Output.from_input(existing.location)
+            endpoint = found.endpoint
+            ca_certificate = found.master_auths.apply(lambda auths: auths[0].cluster_ca_certificate)
+        else:
+            nodes_account = node_service_account(plan, name, self)
+            cluster = gcp.container.Cluster(name, _cluster_args(plan, nodes_account), opts=child)
+            cluster_name, location, endpoint = cluster.name, cluster.location, cluster.endpoint
+            ca_certificate = cluster.master_auth.apply(lambda auth: auth.cluster_ca_certificate)
+            if not plan.autopilot:
+                ready.append(system_node_pool(plan, cluster.name, name, self, nodes_account))
+            ready.insert(0, cluster)
+        # IAM that names the workload pool must wait for the cluster that creates the pool
+        # ("Identity Pool does not exist" in a project's first cluster otherwise).
+        self.pool_ready: list[pulumi.Resource] = ready[:1]
+        self.pools = [
+            tpu_node_pool(plan, pool, cluster_name, name, self, nodes_account)
+            for pool in plan.pools
+            if not pool.autopilot and (plan.spec.existing is None or plan.spec.existing.create_pools)
+        ]
+        context = pulumi.Output.all(cluster_name, location).apply(
+            lambda parts: f"gke_{plan.spec.project}_{parts[1]}_{parts[0]}"
+        )
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(context, endpoint, ca_certificate).apply(lambda parts: gke_kubeconfig(*parts))
+        )
+        provider = k8s.Provider(
+            f"{name}-k8s",
+            k8s.ProviderArgs(kubeconfig=self.kubeconfig, enable_server_side_apply=True),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
+        )
+        self.kubernetes_provider = pulumi.Output.from_input(provider)
+        self.provider = provider
+        self.cluster_name = cluster_name
+        self.location = location
+        self.endpoint = endpoint
+        self.workload_pool = pulumi.Output.from_input(plan.workload_pool)
+        self.slices = pulumi.Output.from_input(slice_infos(plan))
+        self.node_service_account = pulumi.Output.from_input(nodes_account or "")
+        self.register_outputs(
+            {
+                "cluster_name": self.cluster_name,
+                "location": self.location,
+                "endpoint": self.endpoint,
+                "workload_pool": self.workload_pool,
+                "kubeconfig": self.kubeconfig,
+                "slices": self.slices,
+                "node_service_account": self.node_service_account,
+            }
+        )
+
+    @property
+    def known_node_service_account(self) -> Optional[pulumi.Output[str]]:
+        """The nodes' account for grants (image pulls, host-network pods), or None when unknown:
+        an existing cluster whose node account was not given."""
+        spec = self._plan.spec
+        return self.node_service_account if spec.existing is None or spec.node_service_account else None
+
+    @property
+    def plan(self) -> ClusterPlan:
+        """The decided cluster (pools, shapes, universe) for workloads built on top of it."""
+        return self._plan

@@ -1,0 +1,192 @@
+"""Node pools from decided `PoolPlan`s: the GKE fields each capacity and slice shape needs.
+
+Field rules come from the catalogue's section 5 ([TF], [PUL], [CTK], [XPK]) and from reports of
+what GKE rejects (shared/reference/landscape.md): COMPACT placement with `tpu_topology` only for
+multi-host slices; for multi-host tpu7x a HIGH_THROUGHPUT workload policy and no placement type
+(GKE refuses "placement policy" for tpu7x, and reports no type back: setting one would replace
+the pool on every apply, vllm-project/ci-infra#547); reservation affinity NO_RESERVATION for
+spot / flex-start / queued provisioning; no auto-repair with flex-start; per-zone autoscaling
+limits (GKE validates the per-zone maximum of a TPU slice pool, ci-infra#545, and [CTK] needs them
+for flex-start; every TPU pool has exactly one zone, so per-zone equals total); GKE_METADATA.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+from tpu_stacks.cluster.spec import ClusterPlan, PoolPlan
+
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+RESERVATION_KEY = "compute.googleapis.com/reservation-name"
+
+
+NODE_ROLE = "roles/container.defaultNodeServiceAccount"
+"""GKE's least-privilege role for node service accounts (logs, metrics, node operations)."""
+
+
+def node_account_id(plan: ClusterPlan) -> str:
+    """`<cluster>-nodes`, within the 6-30 characters a service account id may have."""
+    return f"{plan.spec.name[:24].rstrip('-')}-nodes"
+
+
+def node_service_account(plan: ClusterPlan, prefix: str, parent: pulumi.Resource) -> pulumi.Input[str] | None:
+    """The nodes' identity: the user's account, or a new one with only GKE's node role.
+
+    Not the project's default Compute Engine account, which often holds project Editor: every
+    host-network pod (and any pod that escapes its container) would hold that too.
+    """
+    if plan.spec.node_service_account or plan.spec.existing:
+        return plan.spec.node_service_account
+    child = pulumi.ResourceOptions(parent=parent)
+    account = gcp.serviceaccount.Account(
+        f"{prefix}-nodes",
+        gcp.serviceaccount.AccountArgs(
+            account_id=node_account_id(plan),
+            project=plan.spec.project,
+            display_name=f"Nodes of GKE cluster {plan.spec.name} (tpu-stacks)",
+        ),
+        opts=child,
+    )
+    gcp.projects.IAMMember(
+        f"{prefix}-nodes-role",
+        gcp.projects.IAMMemberArgs(
+            project=plan.spec.project, role=NODE_ROLE, member=account.email.apply(lambda e: f"serviceAccount:{e}")
+        ),
+        opts=child,
+    )
+    return account.email
+
+
+def _reservation_affinity(pool: PoolPlan) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs | None:
+    if pool.reservation:
+        return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+            consume_reservation_type="SPECIFIC_RESERVATION", key=RESERVATION_KEY, values=[pool.reservation]
+        )
+    if pool.spot or pool.flex_start or pool.queued_provisioning:
+        return gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type="NO_RESERVATION")
+    return None
+
+
+def _autoscaling(pool: PoolPlan) -> gcp.container.NodePoolAutoscalingArgs | None:
+    if pool.autoscaling_max is None:
+        return None
+    return gcp.container.NodePoolAutoscalingArgs(
+        min_node_count=pool.autoscaling_min,
+        max_node_count=pool.autoscaling_max,
+        location_policy="ANY" if pool.flex_start or pool.queued_provisioning else None,
+    )
+
+
+def _workload_policy(
+    plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pulumi.Resource
+) -> gcp.compute.ResourcePolicy:
+    """tpu7x multi-host slices are placed by a HIGH_THROUGHPUT workload policy ([CTK], [XPK])."""
+    region = pool.zone.rsplit("-", 1)[0]
+    return gcp.compute.ResourcePolicy(
+        f"{prefix}-{pool.name}-placement",
+        gcp.compute.ResourcePolicyArgs(
+            name=f"{plan.spec.name}-{pool.name}",
+            project=plan.spec.project,
+            region=region,
+            workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
+                type="HIGH_THROUGHPUT", accelerator_topology=pool.shape.topology
+            ),
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def _placement(
+    plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pulumi.Resource
+) -> gcp.container.NodePoolPlacementPolicyArgs | None:
+    if not pool.multi_host:
+        return None  # `--tpu-topology` must not be set on single-host pools ([XPK])
+    if pool.uses_workload_policy:
+        policy = _workload_policy(plan, pool, prefix, parent)
+        return gcp.container.NodePoolPlacementPolicyArgs(
+            type="", tpu_topology=pool.shape.topology, policy_name=policy.name
+        )
+    return gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", tpu_topology=pool.shape.topology)
+
+
+def tpu_node_pool(
+    plan: ClusterPlan,
+    pool: PoolPlan,
+    cluster_name: pulumi.Input[str],
+    prefix: str,
+    parent: pulumi.Resource,
+    service_account: pulumi.Input[str] | None = None,
+) -> gcp.container.NodePool:
+    """Declare one TPU node pool exactly as decided in `pool`."""
+    advanced = (
+        gcp.container.NodePoolNodeConfigAdvancedMachineFeaturesArgs(threads_per_core=pool.threads_per_core)
+        if pool.threads_per_core
+        else None
+    )
+    node_config = gcp.container.NodePoolNodeConfigArgs(
+        machine_type=pool.shape.machine_type,
+        spot=pool.spot or None,
+        flex_start=pool.flex_start or None,
+        max_run_duration=pool.max_run_duration,
+        reservation_affinity=_reservation_affinity(pool),
+        workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
+        advanced_machine_features=advanced,
+        oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+        service_account=service_account,
+        labels={"tpu-stacks/slice": pool.name},
+    )
+    autoscaling = _autoscaling(pool)
+    return gcp.container.NodePool(
+        f"{prefix}-{pool.name}",
+        gcp.container.NodePoolArgs(
+            name=pool.name,
+            cluster=cluster_name,
+            location=plan.spec.location,
+            project=plan.spec.project,
+            node_locations=[pool.zone],
+            node_count=pool.node_count,
+            initial_node_count=pool.autoscaling_min if autoscaling and pool.autoscaling_min else None,
+            autoscaling=autoscaling,
+            placement_policy=_placement(plan, pool, prefix, parent),
+            queued_provisioning=(
+                gcp.container.NodePoolQueuedProvisioningArgs(enabled=True) if pool.queued_provisioning else None
+            ),
+            max_pods_per_node=pool.max_pods_per_node,
+            management=gcp.container.NodePoolManagementArgs(auto_repair=not pool.flex_start, auto_upgrade=True),
+            node_config=node_config,
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def system_node_pool(
+    plan: ClusterPlan,
+    cluster_name: pulumi.Input[str],
+    prefix: str,
+    parent: pulumi.Resource,
+    service_account: pulumi.Input[str] | None = None,
+) -> gcp.container.NodePool:
+    """The CPU pool for kube-system and add-on pods (one per Standard cluster, [D-GKE-TPU])."""
+    system = plan.spec.system_pool
+    return gcp.container.NodePool(
+        f"{prefix}-system",
+        gcp.container.NodePoolArgs(
+            name="system",
+            cluster=cluster_name,
+            location=plan.spec.location,
+            project=plan.spec.project,
+            node_locations=list(plan.node_locations) or None,
+            node_count=system.nodes,
+            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            node_config=gcp.container.NodePoolNodeConfigArgs(
+                machine_type=system.machine_type,
+                workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                    mode="GKE_METADATA"
+                ),
+                oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+                service_account=service_account,
+            ),
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )

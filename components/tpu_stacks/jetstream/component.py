@@ -1,0 +1,238 @@
+"""`JetStreamStack`: serve Gemma 7B-it or Llama 3 8B with JetStream-PyTorch on a single-host TPU v5e
+slice, the tutorial shared/seeds/003 as one component. JetStream was archived upstream on
+1 Feb 2026 (its features moved to vLLM `tpu-inference`): new deployments should use `VllmStack`
+(docs/jetstream.md shows the move).
+
+Decisions live in `jetstream.plan.plan_jetstream` (what they mean in `jetstream.spec`); the pod in
+`jetstream.pod`; the converter Job in
+`jetstream.converter`. This module declares the resources: cluster, checkpoint bucket, Workload
+Identity, Secret, converter Job, Deployment and Service, and the outputs a user needs to call it.
+(No `from __future__ import annotations`: the schema inference reads these annotations.)
+"""
+
+import json
+from typing import Any, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from tpu_stacks import annotations
+from tpu_stacks.cluster.component import TpuCluster
+from tpu_stacks.cluster.spec import REGION, ClusterSpec, plan_cluster
+from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.gcp.identity import WorkloadIdentity
+from tpu_stacks.gcp.storage import hardened_bucket, region_of
+from tpu_stacks.jetstream.args import JetStreamSlice, JetStreamStackArgs
+from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
+from tpu_stacks.jetstream.plan import plan_jetstream
+from tpu_stacks.jetstream.pod import pod_template
+from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, JetStreamPlan, JetStreamSpec
+from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.validation import parse, parse_section
+
+TYPE = "tpu-stacks:index:JetStreamStack"
+APP = "jetstream-pytorch-server"  # Deployment name and app label, as the tutorial
+SERVICE = "jetstream-svc"
+POOL = "tpu-nodepool"  # the tutorial's node pool name
+SECRET_NAME = "huggingface-secret"  # the name and key the images read (upstream-manifests.md §4.3, §7)
+SAMPLE_REQUEST = {"prompt": "What are the top 5 programming languages", "max_tokens": 200}  # the tutorial's
+
+
+def _cluster_args(args: JetStreamStackArgs, plan: JetStreamPlan) -> dict[str, Any]:
+    """The cluster with one TPU pool: the sized slice, one node per server replica."""
+    cluster = dict(args["cluster"])
+    cluster.setdefault("addons", {"gcs_fuse": True})
+    slice_args: dict[str, Any] = {
+        "generation": plan.shape.generation,
+        "topology": plan.shape.topology,
+        "machine_type": plan.shape.machine_type,
+        "name": POOL,
+        "nodes": plan.spec.replicas,
+        "spot": plan.spec.spot,
+    }
+    for key in ("zone", "reservation"):
+        if getattr(plan.spec, key):
+            slice_args[key] = getattr(plan.spec, key)
+    cluster["slices"] = [slice_args]
+    return cluster
+
+
+def _check_zone(spec: ClusterSpec, plan: JetStreamPlan) -> None:
+    """A regional Standard cluster spans zones; a TPU pool lives in exactly one."""
+    if spec.mode == "standard" and REGION.match(spec.location) and not plan.spec.zone and len(spec.node_locations) != 1:
+        raise UserError(
+            "jetstream.zone",
+            MISSING,
+            f"is required: cluster {spec.location} is regional",
+            f"name the TPU pool's zone, e.g. {spec.location}-a (a zone that offers TPU {plan.shape.generation})",
+        )
+
+
+class JetStreamStack(pulumi.ComponentResource):
+    """JetStream-PyTorch on a single-host TPU slice, its checkpoint converted into GCS (or downloaded at start)."""
+
+    service_name: pulumi.Output[str]
+    """The ClusterIP Service (HTTP 8000, gRPC 9000)."""
+    port_forward: pulumi.Output[str]
+    """The tutorial's kubectl port-forward, for this namespace."""
+    curl: pulumi.Output[str]
+    """The tutorial's request to /generate through the port-forward."""
+    checkpoint_path: pulumi.Output[str]
+    """Where the converted checkpoint lives (gs://...), or the Hugging Face id the download flow fetches."""
+    checkpoint_bucket: pulumi.Output[str]
+    converter_job: pulumi.Output[str]
+    """The converter Job's name (empty for the download flow)."""
+    model_id: pulumi.Output[str]
+    served_slice: pulumi.Output[JetStreamSlice]
+
+    def __init__(self, name: str, args: JetStreamStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        plan = plan_jetstream(parse_section(JetStreamSpec, dict(args), "jetstream"), "hf_token" in args)
+        cluster_args = _cluster_args(args, plan)
+        cluster_spec = parse(ClusterSpec, cluster_args, "cluster")
+        _check_zone(cluster_spec, plan)
+        plan_cluster(cluster_spec)  # every cluster rule, before anything is declared
+        super().__init__(TYPE, name, {}, opts)
+        self._plan = plan
+        spec = plan.spec
+        cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
+        pool = next(p for p in cluster.plan.pools if p.name == POOL)
+        depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
+        ns_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends)
+        bucket = hardened_bucket(
+            f"{name}-checkpoints",
+            project=cluster_spec.project,
+            location=region_of(cluster_spec.location),
+            purpose="jetstream-checkpoints",
+            force_destroy=spec.force_destroy_bucket,
+            parent=self,
+        )
+        identity = WorkloadIdentity(
+            f"{name}-identity",
+            {
+                "project": cluster_spec.project,
+                "ksa_name": spec.ksa_name,
+                "namespace": spec.namespace,
+                "mode": "service-account",
+                "gsa_name": spec.gsa_name,
+                "universe": cluster_spec.universe,
+                "bucket_grants": [{"bucket": bucket.name}],
+            },
+            opts=pulumi.ResourceOptions(
+                parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]
+            ),
+        )
+        secret = self._secret(name, args, plan, ns_opts)
+        ready: list[pulumi.Resource] = [*depends, identity, *([secret] if secret else [])]
+        job = None
+        if plan.converter_flow:
+            job = converter_job(
+                name,
+                plan,
+                pool,
+                bucket.name,
+                SECRET_NAME,
+                pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*ready, *cluster.pools]),
+            )
+        labels = {"app": APP}
+        k8s.apps.v1.Deployment(
+            f"{name}-deployment",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=APP,
+                namespace=spec.namespace,
+                labels=labels,
+                annotations=annotations.for_serving(plan.request, plan.shape.chips),
+            ),
+            spec=k8s.apps.v1.DeploymentSpecArgs(
+                replicas=spec.replicas,
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                # Every TPU node already holds a replica: replace pods in place, never surge.
+                strategy=k8s.apps.v1.DeploymentStrategyArgs(
+                    type="RollingUpdate",
+                    rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=0, max_unavailable=1),
+                ),
+                template=pod_template(plan, pool, labels, bucket.name, SECRET_NAME if secret else None),
+            ),
+            # The server starts only once the converted checkpoint exists (Pulumi waits for the Job).
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=cluster.provider, depends_on=[*ready, *([job] if job else [])]
+            ),
+        )
+        self._service(name, spec, labels, ns_opts)
+        self.service_name = pulumi.Output.from_input(SERVICE)
+        self.port_forward = pulumi.Output.from_input(
+            f"kubectl port-forward -n {spec.namespace} svc/{SERVICE} {HTTP_PORT}:{HTTP_PORT}"
+        )
+        self.curl = pulumi.Output.from_input(
+            f'curl --request POST --header "Content-type: application/json" -s localhost:{HTTP_PORT}/generate '
+            f"--data '{json.dumps(SAMPLE_REQUEST)}'"
+        )
+        self.checkpoint_path = (
+            bucket.name.apply(lambda b: f"gs://{b}/{plan.checkpoint_prefix}")
+            if plan.converter_flow
+            else pulumi.Output.from_input(f"hf://{plan.names.hf_id}")
+        )
+        self.checkpoint_bucket = bucket.name
+        self.converter_job = pulumi.Output.from_input(plan.converter_job_name if job else "")
+        self.model_id = pulumi.Output.from_input(plan.model.id)
+        self.served_slice = pulumi.Output.from_input(
+            JetStreamSlice(
+                generation=plan.shape.generation,
+                topology=plan.shape.topology,
+                machine_type=plan.shape.machine_type,
+                chips=plan.shape.chips,
+                nodes=spec.replicas,
+            )
+        )
+        self.cluster = cluster
+        self.register_outputs(
+            {
+                "service_name": self.service_name,
+                "port_forward": self.port_forward,
+                "curl": self.curl,
+                "checkpoint_path": self.checkpoint_path,
+                "checkpoint_bucket": self.checkpoint_bucket,
+                "converter_job": self.converter_job,
+                "model_id": self.model_id,
+                "served_slice": self.served_slice,
+            }
+        )
+
+    @property
+    def plan(self) -> JetStreamPlan:
+        return self._plan
+
+    def _secret(
+        self, name: str, args: JetStreamStackArgs, plan: JetStreamPlan, opts: pulumi.ResourceOptions
+    ) -> Optional[k8s.core.v1.Secret]:
+        """The Hugging Face token, from a Pulumi secret only, under the key the images read."""
+        if "hf_token" not in args:
+            return None
+        return k8s.core.v1.Secret(
+            f"{name}-hf-secret",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=SECRET_NAME, namespace=plan.spec.namespace),
+            type="Opaque",
+            string_data={HF_SECRET_KEY: pulumi.Output.secret(args["hf_token"])},
+            opts=opts,
+        )
+
+    def _service(
+        self, name: str, spec: JetStreamSpec, labels: dict[str, str], opts: pulumi.ResourceOptions
+    ) -> k8s.core.v1.Service:
+        """ClusterIP only, as the tutorial: reached with kubectl port-forward."""
+        return k8s.core.v1.Service(
+            f"{name}-service",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=SERVICE, namespace=spec.namespace),
+            spec=k8s.core.v1.ServiceSpecArgs(
+                type="ClusterIP",
+                selector=labels,
+                ports=[
+                    k8s.core.v1.ServicePortArgs(
+                        name="jetstream-http", port=HTTP_PORT, target_port=HTTP_PORT, protocol="TCP"
+                    ),
+                    k8s.core.v1.ServicePortArgs(
+                        name="jetstream-grpc", port=GRPC_PORT, target_port=GRPC_PORT, protocol="TCP"
+                    ),
+                ],
+            ),
+            opts=opts,
+        )

@@ -1,0 +1,133 @@
+"""The checkpoint-converter Job of the converter flow (upstream-manifests.md §4.4), without its faults.
+
+Upstream's Job asks for `google.com/tpu: 8` on a `2x4` node, yet the converter only downloads from
+Hugging Face, runs `convert_checkpoints` with torch on the CPU and uploads with `gcloud storage cp`
+(§4.4, §4.6 item 3). Here it requests no TPU at all:
+- Standard: it runs on the CPUs and memory of the TPU pool's VMs (tolerating their taint, taking no
+  chip): those VMs idle until the checkpoint exists, and the e2-standard-4 system nodes (16 GB)
+  are too small for a 7B/8B state dict. `converter.nodeSelector` moves it to nodes of your own.
+- Autopilot: an ordinary CPU pod; Autopilot provisions a general-purpose node for it.
+Its scratch space is a per-pod volume (download + converted copy + /tmp staging), so neither the
+node's boot disk nor Autopilot's ephemeral-storage cap limits it. Also unlike upstream: a name per
+model, so two conversions can run at once; finished Jobs kept `ttlHours` (not 30 s) so the logs can
+be read; a bounded number of retries and an active deadline; the token read from a file.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from tpu_stacks.catalog.tpu import NODEPOOL_LABEL, TPU_TAINT_KEY
+from tpu_stacks.cluster.spec import PoolPlan
+from tpu_stacks.jetstream.spec import JetStreamPlan
+
+CONTAINER = "inference-checkpoint"  # the tutorial's container name
+HF_MOUNT = "/huggingface"  # the converter script reads /huggingface/HUGGINGFACE_TOKEN (§4.4)
+HF_SECRET_KEY = "HUGGINGFACE_TOKEN"
+# Where the converter script downloads, converts and stages (§4.4 steps 2-5; convert_checkpoints uses /tmp).
+SCRATCH_DIRS = {"base": "/base", "pt-ckpt": "/pt-ckpt", "tmp": "/tmp"}
+
+
+def hf_token_volume(secret_name: str) -> k8s.core.v1.VolumeArgs:
+    """The token as a read-only file, owner-readable only (the tutorial's defaultMode 0400)."""
+    return k8s.core.v1.VolumeArgs(
+        name="huggingface-credentials",
+        secret=k8s.core.v1.SecretVolumeSourceArgs(
+            secret_name=secret_name,
+            default_mode=0o400,
+            items=[k8s.core.v1.KeyToPathArgs(key=HF_SECRET_KEY, path=HF_SECRET_KEY)],
+        ),
+    )
+
+
+def hf_token_mount() -> k8s.core.v1.VolumeMountArgs:
+    return k8s.core.v1.VolumeMountArgs(name="huggingface-credentials", mount_path=HF_MOUNT, read_only=True)
+
+
+def _placement(
+    plan: JetStreamPlan, pool: PoolPlan
+) -> tuple[dict[str, str] | None, list[k8s.core.v1.TolerationArgs] | None]:
+    converter = plan.spec.converter
+    if converter.node_selector is not None:
+        return converter.node_selector, None
+    if pool.autopilot:
+        return None, None
+    toleration = k8s.core.v1.TolerationArgs(key=TPU_TAINT_KEY, operator="Exists", effect="NoSchedule")
+    return {NODEPOOL_LABEL: pool.name}, [toleration]
+
+
+def _scratch_volume(plan: JetStreamPlan) -> k8s.core.v1.VolumeArgs:
+    converter = plan.spec.converter
+    return k8s.core.v1.VolumeArgs(
+        name="scratch",
+        ephemeral=k8s.core.v1.EphemeralVolumeSourceArgs(
+            volume_claim_template=k8s.core.v1.PersistentVolumeClaimTemplateArgs(
+                spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
+                    access_modes=["ReadWriteOnce"],
+                    storage_class_name=converter.storage_class,
+                    resources=k8s.core.v1.VolumeResourceRequirementsArgs(
+                        requests={"storage": f"{converter.disk_gib}Gi"}
+                    ),
+                )
+            )
+        ),
+    )
+
+
+def converter_job(
+    name: str,
+    plan: JetStreamPlan,
+    pool: PoolPlan,
+    bucket: pulumi.Input[str],
+    secret_name: str,
+    opts: pulumi.ResourceOptions,
+) -> k8s.batch.v1.Job:
+    """Declare the Job; Pulumi waits for it to complete (up to `converter.timeoutMinutes`)."""
+    converter = plan.spec.converter
+    labels = {"app": "jetstream-checkpoint-converter", "model": plan.names.checkpoint_dir or ""}
+    node_selector, tolerations = _placement(plan, pool)
+    container = k8s.core.v1.ContainerArgs(
+        name=CONTAINER,
+        image=converter.image,
+        args=pulumi.Output.from_input(bucket).apply(plan.converter_args),
+        resources=k8s.core.v1.ResourceRequirementsArgs(
+            requests={"cpu": converter.cpu, "memory": converter.memory, "ephemeral-storage": "10Gi"},
+            limits={"memory": converter.memory},
+        ),
+        volume_mounts=[
+            hf_token_mount(),
+            *(
+                k8s.core.v1.VolumeMountArgs(name="scratch", mount_path=path, sub_path=sub)
+                for sub, path in SCRATCH_DIRS.items()
+            ),
+        ],
+    )
+    timeout = f"{converter.timeout_minutes}m"
+    return k8s.batch.v1.Job(
+        f"{name}-converter",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=plan.converter_job_name, namespace=plan.spec.namespace, labels=labels),
+        spec=k8s.batch.v1.JobSpecArgs(
+            backoff_limit=converter.backoff_limit,
+            active_deadline_seconds=converter.timeout_minutes * 60,
+            ttl_seconds_after_finished=converter.ttl_hours * 3600 if converter.ttl_hours else None,
+            template=k8s.core.v1.PodTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
+                spec=k8s.core.v1.PodSpecArgs(
+                    service_account_name=plan.spec.ksa_name,
+                    automount_service_account_token=False,  # Workload Identity needs no Kubernetes API token
+                    restart_policy="Never",
+                    node_selector=node_selector,
+                    tolerations=tolerations,
+                    containers=[container],
+                    volumes=[hf_token_volume(secret_name), _scratch_volume(plan)],
+                ),
+            ),
+        ),
+        opts=pulumi.ResourceOptions.merge(
+            opts,
+            pulumi.ResourceOptions(
+                custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout), delete_before_replace=True
+            ),
+        ),
+    )

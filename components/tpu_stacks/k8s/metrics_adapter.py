@@ -1,0 +1,186 @@
+"""The Custom Metrics Stackdriver Adapter, declared object by object at a pinned version.
+
+The tutorial applies the adapter's manifest from k8s-stackdriver `master` (unpinned, with
+`imagePullPolicy: Always`). These are the same objects as that manifest at commit 0857364d
+(upstream-manifests.md §3.5), written as typed resources: pinned image, bounded resources,
+reviewable and validated offline. The adapter serves custom and external metrics to the HPA and
+reads Cloud Monitoring as its Kubernetes ServiceAccount through Workload Identity
+(`roles/monitoring.viewer`, a role that exists only at project level).
+"""
+
+from typing import NotRequired, Optional, TypedDict
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from tpu_stacks.gcp.identity import WorkloadIdentity, dependencies_of
+
+TYPE = "tpu-stacks:index:CustomMetricsAdapter"
+NAMESPACE = "custom-metrics"
+NAME = "custom-metrics-stackdriver-adapter"
+IMAGE = "gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.15.1-gke.0"  # k8s-stackdriver @ 0857364d
+SOURCE_COMMIT = "0857364d151373fb985599f4ddee6504166de939"
+APISERVICES = (
+    ("v1beta1.custom.metrics.k8s.io", "custom.metrics.k8s.io", "v1beta1", 100),
+    ("v1beta2.custom.metrics.k8s.io", "custom.metrics.k8s.io", "v1beta2", 200),
+    ("v1beta1.external.metrics.k8s.io", "external.metrics.k8s.io", "v1beta1", 100),
+)
+
+
+class CustomMetricsAdapterArgs(TypedDict):
+    project: str
+    """Project whose Cloud Monitoring metrics the adapter reads."""
+    project_number: NotRequired[str]
+    """For the Workload Identity principal (looked up when omitted)."""
+    universe: NotRequired[str]
+
+
+def _meta(name: str, namespace: Optional[str] = NAMESPACE) -> k8s.meta.v1.ObjectMetaArgs:
+    return k8s.meta.v1.ObjectMetaArgs(
+        name=name,
+        namespace=namespace,
+        labels={"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "tpu-stacks"},
+    )
+
+
+def _subject() -> k8s.rbac.v1.SubjectArgs:
+    return k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=NAME, namespace=NAMESPACE)
+
+
+def _cluster_role_binding(resource: str, name: str, role: str, child: pulumi.ResourceOptions, subjects=None) -> None:
+    k8s.rbac.v1.ClusterRoleBinding(
+        resource,
+        metadata=_meta(name, None),
+        role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=role),
+        subjects=subjects or [_subject()],
+        opts=child,
+    )
+
+
+class CustomMetricsAdapter(pulumi.ComponentResource):
+    """Serves Managed Prometheus metrics to HorizontalPodAutoscalers (pinned, least privilege)."""
+
+    def __init__(
+        self, name: str, args: CustomMetricsAdapterArgs, opts: Optional[pulumi.ResourceOptions] = None
+    ) -> None:
+        super().__init__(TYPE, name, {}, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=_meta(NAMESPACE, None), opts=child)
+        after_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace, *dependencies_of(opts)])
+        identity_args = {
+            "project": args["project"],
+            "ksa_name": NAME,
+            "namespace": NAMESPACE,
+            "universe": args.get("universe", "google"),
+            "project_roles": ["roles/monitoring.viewer"],
+        }
+        if args.get("project_number"):
+            identity_args["project_number"] = args["project_number"]
+        WorkloadIdentity(f"{name}-identity", identity_args, opts=after_namespace)  # type: ignore[arg-type]
+        _cluster_role_binding(
+            f"{name}-auth-delegator", "custom-metrics:system:auth-delegator", "system:auth-delegator", child
+        )
+        k8s.rbac.v1.RoleBinding(
+            f"{name}-auth-reader",
+            metadata=_meta("custom-metrics-auth-reader", "kube-system"),
+            role_ref=k8s.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="Role", name="extension-apiserver-authentication-reader"
+            ),
+            subjects=[_subject()],
+            opts=child,
+        )
+        k8s.rbac.v1.ClusterRole(
+            f"{name}-resource-reader",
+            metadata=_meta("custom-metrics-resource-reader", None),
+            rules=[
+                k8s.rbac.v1.PolicyRuleArgs(
+                    api_groups=[""], resources=["pods", "nodes", "nodes/stats"], verbs=["get", "list", "watch"]
+                )
+            ],
+            opts=child,
+        )
+        _cluster_role_binding(
+            f"{name}-resource-reader-binding", "custom-metrics-resource-reader", "custom-metrics-resource-reader", child
+        )
+        labels = {"run": NAME, "k8s-app": NAME}
+        k8s.apps.v1.Deployment(
+            f"{name}-deployment",
+            metadata=_meta(NAME),
+            spec=k8s.apps.v1.DeploymentSpecArgs(
+                replicas=1,
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                template=k8s.core.v1.PodTemplateSpecArgs(
+                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
+                    spec=k8s.core.v1.PodSpecArgs(
+                        service_account_name=NAME,
+                        containers=[
+                            k8s.core.v1.ContainerArgs(
+                                name="pod-custom-metrics-stackdriver-adapter",
+                                image=IMAGE,
+                                image_pull_policy="IfNotPresent",
+                                command=[
+                                    "/adapter",
+                                    "--use-new-resource-model=true",
+                                    "--fallback-for-container-metrics=true",
+                                ],
+                                resources=k8s.core.v1.ResourceRequirementsArgs(
+                                    requests={"cpu": "250m", "memory": "400Mi"},
+                                    limits={"cpu": "250m", "memory": "400Mi"},
+                                ),
+                                # Root to listen on 443 (distroless, no USER): keep only that capability.
+                                security_context=k8s.core.v1.SecurityContextArgs(
+                                    allow_privilege_escalation=False,
+                                    capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"], add=["NET_BIND_SERVICE"]),
+                                ),
+                            )
+                        ],
+                    ),
+                ),
+            ),
+            opts=after_namespace,
+        )
+        service = k8s.core.v1.Service(
+            f"{name}-service",
+            metadata=_meta(NAME),
+            spec=k8s.core.v1.ServiceSpecArgs(
+                ports=[k8s.core.v1.ServicePortArgs(port=443, protocol="TCP", target_port=443)], selector=labels
+            ),
+            opts=after_namespace,
+        )
+        for api_name, group, version, priority in APISERVICES:
+            k8s.apiregistration.v1.APIService(
+                f"{name}-{version}-{group.split('.')[0]}",
+                metadata=_meta(api_name, None),
+                spec=k8s.apiregistration.v1.APIServiceSpecArgs(
+                    group=group,
+                    version=version,
+                    group_priority_minimum=100,
+                    version_priority=priority,
+                    # As upstream: the adapter serves a self-signed certificate.
+                    insecure_skip_tls_verify=True,
+                    service=k8s.apiregistration.v1.ServiceReferenceArgs(name=NAME, namespace=NAMESPACE),
+                ),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[service]),
+            )
+        k8s.rbac.v1.ClusterRole(
+            f"{name}-external-metrics-reader",
+            metadata=_meta("external-metrics-reader", None),
+            rules=[
+                k8s.rbac.v1.PolicyRuleArgs(
+                    api_groups=["external.metrics.k8s.io"], resources=["*"], verbs=["list", "get", "watch"]
+                )
+            ],
+            opts=child,
+        )
+        _cluster_role_binding(
+            f"{name}-external-metrics-reader-binding",
+            "external-metrics-reader",
+            "external-metrics-reader",
+            child,
+            subjects=[
+                k8s.rbac.v1.SubjectArgs(
+                    kind="ServiceAccount", name="horizontal-pod-autoscaler", namespace="kube-system"
+                )
+            ],
+        )
+        self.register_outputs({})

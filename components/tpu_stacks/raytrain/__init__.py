@@ -1,0 +1,17 @@
+"""`RayTrainStack`: Ray Train + MaxText training (shared/seeds/004).
+
+Each workload package has the same files: `args.py` (typed inputs, the multi-language schema),
+`spec.py` (the validated config and upstream facts), `plan.py` (every decision, pure: no provider
+SDK), `component.py` (resources), and its own pieces. Importing the package loads no provider SDK;
+`RayTrainStack` is loaded on first use.
+"""
+
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RayTrainStack":
+        from tpu_stacks.raytrain.component import RayTrainStack
+
+        return RayTrainStack
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,248 @@
+"""`RayTrainStack`: train a model with MaxText under Ray Train's JaxTrainer on multi-host TPU
+slices. The Ray Train + MaxText tutorial (shared/seeds/004) as one component.
+
+Decisions live in `raytrain.plan.plan_raytrain`, the image in `raytrain.image`, the pods in
+`raytrain.pods`; this module declares the resources: the cluster (Ray operator and GCS FUSE
+add-ons, one pool per slice), the checkpoint bucket and its Workload Identity grant, the image
+repository, the RayCluster, the RayJob that runs the training, and the commands a person needs.
+(No `from __future__ import annotations`: the schema inference reads these annotations.)
+"""
+
+from typing import Any, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from tpu_stacks import annotations
+from tpu_stacks.cluster.component import TpuCluster
+from tpu_stacks.cluster.spec import ClusterSpec, plan_cluster
+from tpu_stacks.errors import UserError
+from tpu_stacks.gcp.identity import WorkloadIdentity
+from tpu_stacks.gcp.storage import hardened_bucket, region_of
+from tpu_stacks.gcp.universe import universe
+from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.raytrain.args import RayTrainStackArgs, TrainingSlice
+from tpu_stacks.raytrain.image import declare_image
+from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
+from tpu_stacks.raytrain.pods import head_template, worker_template
+from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_VERSION, RayTrainSpec
+from tpu_stacks.validation import parse, parse_section
+
+TYPE = "tpu-stacks:index:RayTrainStack"
+WORKER_GROUP = "tpu-group"  # the tutorial's group name
+SYSTEM_POOL = {"machine_type": "n1-standard-16", "nodes": 1}  # the tutorial's --machine-type; holds the 8-CPU head
+CLUSTER_SELECTOR = "ray.io/cluster"  # KubeRay's RayJobClusterSelectorKey
+
+
+def _cluster_args(args: RayTrainStackArgs, plan: RayTrainPlan) -> dict[str, Any]:
+    """The cluster with the Ray operator and GCS FUSE add-ons and one pool per slice of this run."""
+    cluster = dict(args["cluster"])
+    addons = dict(cluster.get("addons") or {})
+    for key, label in (("ray_operator", "rayOperator"), ("gcs_fuse", "gcsFuse")):
+        if addons.get(key) is False:
+            raise UserError(
+                f"cluster.addons.{label}", False, "is required by RayTrainStack", "remove it or set it to true"
+            )
+        addons[key] = True
+    cluster["addons"] = addons
+    cluster.setdefault("system_pool", dict(SYSTEM_POOL))
+    spec, shape = plan.spec, plan.shape
+    cluster["slices"] = [
+        {
+            "generation": shape.generation,
+            "topology": shape.topology,
+            "machine_type": shape.machine_type,
+            "count": spec.slices,
+            "name": pool_name(plan),
+            "threads_per_core": spec.threads_per_core,
+            "spot": spec.spot,
+            **({"reservation": spec.reservation} if spec.reservation else {}),
+        }
+    ]
+    return cluster
+
+
+def pool_name(plan: RayTrainPlan) -> str:
+    """`v6e-16` as the tutorial names it: generation and chips (suffixed -1, -2 per slice)."""
+    return f"{plan.shape.generation}-{plan.shape.chips}"
+
+
+class RayTrainStack(pulumi.ComponentResource):
+    """MaxText training under Ray Train on TPU slices sized from the catalogue, checkpoints on GCS."""
+
+    ray_cluster_name: pulumi.Output[str]
+    namespace: pulumi.Output[str]
+    ray_job_name: pulumi.Output[str]
+    """The RayJob that runs the training (empty when submit_job is false)."""
+    image: pulumi.Output[str]
+    """The training image the RayCluster pulls."""
+    image_build_command: pulumi.Output[str]
+    """The command that builds and pushes that image."""
+    checkpoint_bucket: pulumi.Output[str]
+    checkpoint_path: pulumi.Output[str]
+    """Where MaxText writes this run's checkpoints."""
+    dashboard_port_forward: pulumi.Output[str]
+    """kubectl port-forward to the Ray dashboard (http://localhost:8265)."""
+    job_submit_command: pulumi.Output[str]
+    """The interactive path: ray job submit of the same training run."""
+    training_slice: pulumi.Output[TrainingSlice]
+    maxtext_args: pulumi.Output[list[str]]
+
+    def __init__(self, name: str, args: RayTrainStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        plan = plan_raytrain(parse_section(RayTrainSpec, dict(args), "raytrain"))
+        cluster_args = _cluster_args(args, plan)
+        cluster_spec = plan_cluster(parse(ClusterSpec, cluster_args, "cluster")).spec  # refuse before declaring
+        super().__init__(TYPE, name, {}, opts)
+        self._plan = plan
+        spec, project, region = plan.spec, cluster_spec.project, region_of(cluster_spec.location)
+        cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
+        pool = next(p for p in cluster.plan.pools if p.name.startswith(pool_name(plan)))
+        depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
+        bucket = hardened_bucket(
+            f"{name}-checkpoints",
+            project=project,
+            location=region,
+            purpose="checkpoints",
+            force_destroy=spec.force_destroy_bucket,
+            parent=self,
+        )
+        identity = WorkloadIdentity(
+            f"{name}-identity",
+            {
+                "project": project,
+                "ksa_name": spec.ksa_name,
+                "namespace": spec.namespace,
+                "universe": cluster_spec.universe,
+                "bucket_grants": [{"bucket": bucket.name}],
+            },
+            opts=pulumi.ResourceOptions(
+                parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]
+            ),
+        )
+        image, build_command = declare_image(
+            spec.image, name, project, region, universe(cluster_spec.universe), self, cluster.known_node_service_account
+        )
+        notes = annotations.for_training(plan.request, plan.parallelism)
+        ray_cluster = k8s.apiextensions.CustomResource(
+            f"{name}-ray-cluster",
+            api_version="ray.io/v1",
+            kind="RayCluster",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=spec.ray_cluster_name, namespace=spec.namespace, annotations=notes
+            ),
+            spec={
+                "rayVersion": RAY_VERSION,
+                "enableInTreeAutoscaling": False,
+                "headGroupSpec": {"rayStartParams": {}, "template": head_template(plan, bucket.name, image)},
+                "workerGroupSpecs": [
+                    {
+                        "groupName": WORKER_GROUP,
+                        "replicas": spec.slices,  # one replica per slice ...
+                        "minReplicas": spec.slices,
+                        "maxReplicas": spec.slices,
+                        "numOfHosts": plan.hosts,  # ... of one pod per TPU VM
+                        "rayStartParams": {},
+                        "template": worker_template(plan, pool, bucket.name, image),
+                    }
+                ],
+            },
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*depends, identity]),
+        )
+        self.ray_job_name = pulumi.Output.from_input(self._job(name, plan, notes, ray_cluster, cluster.provider))
+        self.ray_cluster_name = pulumi.Output.from_input(spec.ray_cluster_name)
+        self.namespace = pulumi.Output.from_input(spec.namespace)
+        self.image = image
+        self.image_build_command = build_command
+        self.checkpoint_bucket = bucket.name
+        self.checkpoint_path = bucket.name.apply(lambda bucket_name: checkpoint_path(plan, bucket_name))
+        self.dashboard_port_forward = pulumi.Output.from_input(port_forward(plan))
+        self.job_submit_command = pulumi.Output.from_input(job_submit(plan))
+        self.training_slice = pulumi.Output.from_input(training_slice(plan))
+        self.maxtext_args = pulumi.Output.from_input(plan.maxtext_args())
+        self.cluster = cluster
+        self.register_outputs(
+            {
+                "ray_cluster_name": self.ray_cluster_name,
+                "namespace": self.namespace,
+                "ray_job_name": self.ray_job_name,
+                "image": self.image,
+                "image_build_command": self.image_build_command,
+                "checkpoint_bucket": self.checkpoint_bucket,
+                "checkpoint_path": self.checkpoint_path,
+                "dashboard_port_forward": self.dashboard_port_forward,
+                "job_submit_command": self.job_submit_command,
+                "training_slice": self.training_slice,
+                "maxtext_args": self.maxtext_args,
+            }
+        )
+
+    @property
+    def plan(self) -> RayTrainPlan:
+        return self._plan
+
+    def _job(
+        self, name: str, plan: RayTrainPlan, notes: dict[str, str], ray_cluster: pulumi.Resource, provider: k8s.Provider
+    ) -> str:
+        """The training run as a RayJob on the RayCluster above. KubeRay refuses retries (backoffLimit)
+        for a RayJob on an existing cluster, so recovery is Ray Train's (max_failures, resuming from
+        MaxText's last checkpoint of the run); the deadline frees the TPUs of a run that hangs.
+        Any change of the run replaces the RayJob: the old Ray job is stopped, the new one submitted."""
+        spec = plan.spec
+        if not spec.submit_job:
+            return ""
+        k8s.apiextensions.CustomResource(
+            f"{name}-ray-job",
+            api_version="ray.io/v1",
+            kind="RayJob",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=plan.run_name, namespace=spec.namespace, annotations=notes),
+            spec={
+                "entrypoint": plan.entrypoint(),
+                "clusterSelector": {CLUSTER_SELECTOR: spec.ray_cluster_name},
+                "submissionMode": "K8sJobMode",
+                "shutdownAfterJobFinishes": False,  # the cluster is this stack's, not the job's
+                "activeDeadlineSeconds": spec.deadline_minutes * 60,
+            },
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=provider,
+                depends_on=[ray_cluster],
+                replace_on_changes=["spec"],
+                delete_before_replace=True,
+            ),
+        )
+        return plan.run_name
+
+
+def port_forward(plan: RayTrainPlan) -> str:
+    """The tutorial's port-forward to the head service KubeRay creates (<cluster>-head-svc)."""
+    port = HEAD_PORTS["dashboard"]
+    return f"kubectl port-forward -n {plan.spec.namespace} svc/{plan.spec.ray_cluster_name}-head-svc {port}:{port}"
+
+
+def job_submit(plan: RayTrainPlan) -> str:
+    """The tutorial's `ray job submit` through that port-forward, with this run's command."""
+    return f"ray job submit --address http://localhost:{HEAD_PORTS['dashboard']} -- {plan.entrypoint()}"
+
+
+def checkpoint_path(plan: RayTrainPlan, bucket: str) -> str:
+    """MaxText writes <base_output_directory>/<run_name>/checkpoints; /data is the bucket."""
+    base = plan.spec.output_directory.rstrip("/")
+    root = base if base.startswith("gs://") else f"gs://{bucket}{base.removeprefix(DATA_MOUNT)}"
+    return f"{root}/{plan.run_name}/checkpoints"
+
+
+def training_slice(plan: RayTrainPlan) -> TrainingSlice:
+    shape = plan.shape
+    return TrainingSlice(
+        generation=shape.generation,
+        topology=shape.topology,
+        machine_type=shape.machine_type,
+        chips=shape.chips,
+        hosts=plan.hosts,
+        chips_per_host=shape.chips_per_vm,
+        slices=plan.spec.slices,
+        ray_accelerator_type=plan.accelerator_type,
+        parallelism=",".join(f"{axis}={size}" for axis, size in plan.parallelism.items()),
+        memory_needed_gib=round(plan.verdict.memory.total_bytes / 1024**3, 1),
+        memory_usable_gib=round(plan.verdict.usable_bytes / 1024**3, 1),
+    )

@@ -1,0 +1,227 @@
+"""The training image of `RayTrainStack`: its pinned reference and how Cloud Build makes it.
+
+The image is ours (images/raytrain: a Dockerfile and the trainer). Its pins (Ray, MaxText) live in
+`raytrain.spec` and reach the build as Cloud Build substitutions -> Docker build args, so they are
+written once. The repository keeps tags immutable, so a tag names one image for good. Three paths:
+- submit (default): the repository is declared; `pulumi up` prints the `gcloud builds submit`
+  command that builds and pushes the reference the RayCluster pulls.
+- trigger: also a manual Cloud Build trigger on the project's repository, with its own service
+  account (Artifact Registry writer on this repository, log writer); run it with the printed command.
+- prebuilt: any pinned reference the user gives; nothing is declared.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pulumi
+import pulumi_gcp as gcp
+
+from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.gcp.universe import Universe
+from tpu_stacks.images import MOVING_TAGS, image_problem
+from tpu_stacks.raytrain.spec import MAXTEXT_REPOSITORY, MAXTEXT_REVISION, RAY_VERSION, ImageSpec
+
+BUILD_CONFIG = "cloudbuild.yaml"
+"""In the image folder: one docker build step with the substitutions below as build args."""
+IMAGE_DIR = "images/raytrain"
+TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+REPOSITORY_ID = re.compile(r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+def default_tag() -> str:
+    """A tag that changes whenever a pinned input does."""
+    return f"ray{RAY_VERSION}-maxtext-{MAXTEXT_REVISION[:10]}"
+
+
+def _check_tag(key: str, value: str, tag: str) -> None:
+    if not TAG.match(tag) or image_problem(f"image:{tag}", (*MOVING_TAGS, "stable")):
+        raise UserError(key, value, "is not pinned", f"use a version tag or a digest, e.g. {default_tag()}")
+
+
+def check_image(image: ImageSpec) -> None:
+    """Refuse a moving or missing image before anything is declared."""
+    if image.build == "prebuilt":
+        if not image.reference:
+            raise UserError(
+                "raytrain.image.reference",
+                MISSING,
+                "is required with build prebuilt",
+                "give the pinned image reference (built from images/raytrain)",
+            )
+        if "@sha256:" not in image.reference:
+            name, _, tag = image.reference.rpartition(":")
+            if not name or "/" in tag:
+                raise UserError(
+                    "raytrain.image.reference",
+                    image.reference,
+                    "has no tag, so it pulls :latest",
+                    f"add a version tag or a digest, e.g. :{default_tag()}",
+                )
+            _check_tag("raytrain.image.reference", image.reference, tag)
+        return
+    if image.reference:
+        raise UserError(
+            "raytrain.image.reference",
+            image.reference,
+            f"is only used with build prebuilt, not {image.build}",
+            "remove it, or set raytrain.image.build to prebuilt",
+        )
+    if not REPOSITORY_ID.match(image.repository):
+        raise UserError(
+            "raytrain.image.repository",
+            image.repository,
+            "is not an Artifact Registry repository id",
+            "use lowercase letters, digits and '-'",
+        )
+    if image.tag is not None:
+        _check_tag("raytrain.image.tag", image.tag, image.tag)
+    if image.build == "trigger" and image.source is None:
+        raise UserError(
+            "raytrain.image.source",
+            MISSING,
+            "is required with build trigger",
+            "name the repository Cloud Build reads, e.g. {uri: https://github.com/you/your-project}",
+        )
+
+
+def substitutions(image: pulumi.Input[str], context: str) -> dict[str, pulumi.Input[str]]:
+    """What cloudbuild.yaml needs: the image to push, the pins, the folder to build."""
+    return {
+        "_IMAGE": image,
+        "_RAY_VERSION": RAY_VERSION,
+        "_MAXTEXT_REPOSITORY": MAXTEXT_REPOSITORY,
+        "_MAXTEXT_REVISION": MAXTEXT_REVISION,
+        "_CONTEXT": context,
+    }
+
+
+def submit_command(image: str, project: str, region: str) -> str:
+    """`gcloud builds submit` of the image folder, run from the project root."""
+    values = ",".join(f"{key}={value}" for key, value in substitutions(image, ".").items())
+    return (
+        f"gcloud builds submit {IMAGE_DIR} --project={project} --region={region} "
+        f"--config={IMAGE_DIR}/{BUILD_CONFIG} --substitutions={values}"
+    )
+
+
+def declare_image(
+    image: ImageSpec,
+    name: str,
+    project: str,
+    region: str,
+    universe: Universe,
+    parent: pulumi.Resource,
+    nodes_account: pulumi.Input[str] | None = None,
+) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+    """(image reference, the command that builds it); declares the repository and the trigger."""
+    if image.build == "prebuilt":
+        return pulumi.Output.from_input(image.reference or ""), pulumi.Output.from_input(
+            "prebuilt image: nothing to build"
+        )
+    child = pulumi.ResourceOptions(parent=parent)
+    repository = gcp.artifactregistry.Repository(
+        f"{name}-registry",
+        gcp.artifactregistry.RepositoryArgs(
+            repository_id=image.repository,
+            project=project,
+            location=region,
+            format="DOCKER",
+            mode="STANDARD_REPOSITORY",
+            description="Ray Train + MaxText training images (tpu-stacks)",
+            docker_config=gcp.artifactregistry.RepositoryDockerConfigArgs(immutable_tags=True),
+            labels={"managed-by": "tpu-stacks"},
+        ),
+        opts=child,
+    )
+    # The nodes pull the image as the cluster's node service account: it may read this repository only.
+    # (An existing cluster whose node account is not given: grant it yourself, docs/raytrain.md.)
+    if nodes_account is not None:
+        gcp.artifactregistry.RepositoryIamMember(
+            f"{name}-registry-nodes-pull",
+            gcp.artifactregistry.RepositoryIamMemberArgs(
+                project=project,
+                location=region,
+                repository=repository.repository_id,
+                role="roles/artifactregistry.reader",
+                member=pulumi.Output.from_input(nodes_account).apply(lambda email: f"serviceAccount:{email}"),
+            ),
+            opts=child,
+        )
+    reference = pulumi.Output.concat(
+        region,
+        "-docker.pkg.dev/",
+        project,
+        "/",
+        repository.repository_id,
+        "/",
+        image.name,
+        ":",
+        image.tag or default_tag(),
+    )
+    if image.build == "trigger":
+        return reference, _trigger(image, name, project, region, universe, repository, reference, parent)
+    return reference, reference.apply(lambda ref: submit_command(ref, project, region))
+
+
+def _trigger(
+    image: ImageSpec,
+    name: str,
+    project: str,
+    region: str,
+    universe: Universe,
+    repository: gcp.artifactregistry.Repository,
+    reference: pulumi.Output[str],
+    parent: pulumi.Resource,
+) -> pulumi.Output[str]:
+    """A manual trigger that builds the image from the project's repository as its own account."""
+    source = image.source
+    assert source is not None  # check_image
+    child = pulumi.ResourceOptions(parent=parent)
+    account_id = f"{image.repository}-builder"[:30].rstrip("-")
+    account = gcp.serviceaccount.Account(
+        f"{name}-image-builder",
+        gcp.serviceaccount.AccountArgs(
+            account_id=account_id, project=project, display_name="Builds the Ray Train image"
+        ),
+        opts=child,
+    )
+    email = universe.service_account_email(account_id, project)
+    member = f"serviceAccount:{email}"
+    after_account = pulumi.ResourceOptions(parent=parent, depends_on=[account])
+    grants = [
+        gcp.artifactregistry.RepositoryIamMember(
+            f"{name}-image-builder-push",
+            gcp.artifactregistry.RepositoryIamMemberArgs(
+                project=project,
+                location=region,
+                repository=repository.repository_id,
+                role="roles/artifactregistry.writer",
+                member=member,
+            ),
+            opts=after_account,
+        ),
+        gcp.projects.IAMMember(
+            f"{name}-image-builder-logs",
+            gcp.projects.IAMMemberArgs(project=project, role="roles/logging.logWriter", member=member),
+            opts=after_account,
+        ),
+    ]
+    trigger_name = f"{image.repository}-image"
+    gcp.cloudbuild.Trigger(
+        f"{name}-image-trigger",
+        gcp.cloudbuild.TriggerArgs(
+            name=trigger_name,
+            project=project,
+            location=region,
+            description="Builds the RayTrainStack training image (run it by hand: gcloud builds triggers run)",
+            service_account=f"projects/{project}/serviceAccounts/{email}",
+            source_to_build=gcp.cloudbuild.TriggerSourceToBuildArgs(
+                uri=source.uri, ref=source.ref, repo_type=source.repo_type
+            ),
+            filename=f"{source.dir.rstrip('/')}/{BUILD_CONFIG}",
+            substitutions=substitutions(reference, source.dir.rstrip("/")),
+        ),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=grants),
+    )
+    return pulumi.Output.from_input(f"gcloud builds triggers run {trigger_name} --project={project} --region={region}")

@@ -1,0 +1,278 @@
+"""Every decision of a `RayTrainStack`, made before the first resource exists.
+
+From the spec: the slice (sized from the model or checked to hold it), the Ray accelerator type,
+the MaxText mesh (checked to cover the slice's chips exactly), the run name, the host memory and
+GCS FUSE budgets, and the exact command the RayJob and a person at `ray job submit` run. Anything
+wrong is one `UserError` naming the `raytrain.*` key, the value and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+
+from pydantic import BaseModel, ConfigDict
+
+from tpu_stacks.catalog.models import ResolvedModel, lookup_model
+from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, generation
+from tpu_stacks.errors import UserError
+from tpu_stacks.k8s.gcsfuse import cache_size_gib
+from tpu_stacks.raytrain.image import check_image
+from tpu_stacks.raytrain.spec import (
+    DATA_MOUNT,
+    ICI_AXES,
+    MANAGED_KEYS,
+    MAXTEXT_CONFIG,
+    TRAINER_PATH,
+    RayTrainSpec,
+)
+from tpu_stacks.sizing import OPTIMIZER_MOMENTS, TRAINING_BYTES, Candidate, TrainingRequest, choose_slice
+
+DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+# KubeRay: a RayCluster name has at most 53 characters, a RayJob's 6 fewer (utils/constant.go).
+MAX_RAYCLUSTER_NAME = 53
+MAX_RAYJOB_NAME = 47
+RAY_STORAGE = f"{DATA_MOUNT}/ray-train"
+"""Ray Train's RunConfig storage_path: shared by every node through the bucket (Ray requires shared storage)."""
+GiB = 1024**3
+
+
+class RayTrainPlan(BaseModel):
+    """Everything decided for one training stack."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: RayTrainSpec
+    model: ResolvedModel
+    request: TrainingRequest
+    verdict: Candidate
+    accelerator_type: str
+    parallelism: dict[str, int]
+    run_name: str
+
+    @property
+    def shape(self) -> SliceShape:
+        return self.verdict.shape
+
+    @property
+    def hosts(self) -> int:
+        """TPU VMs (Ray workers) of one slice: the worker group's numOfHosts."""
+        return self.shape.nodes
+
+    @property
+    def workers(self) -> int:
+        """Ray Train workers across all slices (one per TPU VM)."""
+        return self.hosts * self.spec.slices
+
+    @property
+    def devices(self) -> int:
+        """JAX devices of one slice, which the ICI mesh must cover."""
+        return self.shape.jax_devices
+
+    @property
+    def checkpoint_shard_bytes(self) -> int:
+        """What one host writes (and reads back on resume): its share of weights and optimizer state."""
+        request = self.request
+        per_param = (
+            TRAINING_BYTES[request.weight_dtype]
+            + TRAINING_BYTES[request.moment_dtype] * OPTIMIZER_MOMENTS[request.optimizer]
+        )
+        return self.model.params * per_param // self.hosts
+
+    @property
+    def fuse_cache_gib(self) -> int:
+        """The sidecar's memory-backed file cache: one host's checkpoint shard, read on resume."""
+        return cache_size_gib(self.checkpoint_shard_bytes)
+
+    @property
+    def worker_memory(self) -> str:
+        """Host memory of a worker: twice its shard (async checkpoint copy + restore buffers) plus
+        16 GiB for Ray, Python and MaxText, at least 32 GiB, in steps of 8 GiB. Not the tutorial's 200G."""
+        if self.spec.worker.memory:
+            return self.spec.worker.memory
+        need = 2 * self.checkpoint_shard_bytes / GiB + 16
+        return f"{max(32, math.ceil(need / 8) * 8)}Gi"
+
+    def maxtext_args(self) -> list[str]:
+        """MaxText's config file and key=value settings, in the tutorial's order."""
+        spec = self.spec
+        args = [
+            MAXTEXT_CONFIG,
+            f"base_output_directory={spec.output_directory}",
+            f"dataset_type={spec.dataset_type}",
+            f"per_device_batch_size={spec.per_device_batch_size:g}",
+            f"max_target_length={spec.max_target_length}",
+            f"model_name={spec.model}",
+            f"steps={spec.steps}",
+            *(f"ici_{axis}_parallelism={size}" for axis, size in self.parallelism.items()),
+            f"run_name={self.run_name}",
+        ]
+        if spec.checkpoint_period:
+            args.append(f"checkpoint_period={spec.checkpoint_period}")
+        if spec.slices > 1:
+            args.append(f"dcn_data_parallelism={spec.slices}")  # data parallel across slices over DCN
+        return [*args, *spec.extra_args]
+
+    def trainer_args(self) -> list[str]:
+        """The trainer's flags: the slice layout its ScalingConfig is built from."""
+        return [
+            f"--accelerator-type={self.accelerator_type}",
+            f"--topology={self.shape.topology}",
+            f"--hosts-per-slice={self.hosts}",
+            f"--chips-per-host={self.shape.chips_per_vm}",
+            f"--slices={self.spec.slices}",
+            f"--max-failures={self.spec.max_failures}",
+            f"--storage-path={RAY_STORAGE}",
+        ]
+
+    def entrypoint(self) -> str:
+        """What the RayJob (or `ray job submit`) runs on the head."""
+        return shlex.join(["python", TRAINER_PATH, *self.trainer_args(), *self.maxtext_args()])
+
+
+def _slice(spec: RayTrainSpec, request: TrainingRequest) -> Candidate:
+    gen = generation(spec.tpu_generation, key="raytrain.tpuGeneration")
+    if spec.topology is None and spec.machine_type:
+        raise UserError(
+            "raytrain.machineType",
+            spec.machine_type,
+            "needs a topology",
+            "set raytrain.topology too, or remove machineType",
+        )
+    return choose_slice(request, gen, spec.topology, "raytrain", spec.machine_type)
+
+
+def _parallelism(spec: RayTrainSpec, shape: SliceShape, devices: int) -> dict[str, int]:
+    """The ICI mesh: given axes (or FSDP over every device), checked to multiply to the slice."""
+    axes: dict[str, int] = {}
+    for given, size in (spec.parallelism or {"fsdp": devices}).items():
+        axis = given.removeprefix("ici_").removesuffix("_parallelism")
+        if axis not in ICI_AXES:
+            raise UserError(
+                f"raytrain.parallelism.{given}", size, "is not a MaxText ICI axis", f"valid: {', '.join(ICI_AXES)}"
+            )
+        if size == 0 or size < -1:
+            raise UserError(
+                f"raytrain.parallelism.{given}", size, "is not a mesh size", "use a positive size, or -1 for the rest"
+            )
+        axes[axis] = size
+    shown = " x ".join(f"{axis}={size}" for axis, size in axes.items())
+    auto = [axis for axis, size in axes.items() if size == -1]
+    fixed = math.prod(size for size in axes.values() if size != -1)
+    where = f"the {devices} chips of one {shape.generation} {shape.topology} slice"
+    if len(auto) > 1:
+        raise UserError(
+            "raytrain.parallelism", shown, "has more than one axis set to -1", "give every axis but one a size"
+        )
+    if (auto and devices % fixed) or (not auto and fixed != devices):
+        raise UserError(
+            "raytrain.parallelism",
+            shown,
+            f"multiplies to {fixed}, not {where}",
+            f"make the sizes multiply to {devices} (e.g. fsdp={devices // 4 or 1}, tensor={min(4, devices)}), "
+            "or set one axis to -1",
+        )
+    return axes
+
+
+def _check_extra_args(spec: RayTrainSpec) -> None:
+    for index, arg in enumerate(spec.extra_args):
+        key, sep, _ = arg.partition("=")
+        if not sep or not re.fullmatch(r"[a-z][a-z0-9_]*", key):
+            raise UserError(
+                f"raytrain.extraArgs[{index}]",
+                arg,
+                "is not a MaxText key=value setting",
+                "write it like remat_policy=full",
+            )
+        if key in MANAGED_KEYS:
+            raise UserError(
+                f"raytrain.extraArgs[{index}]",
+                arg,
+                "repeats a setting the stack writes",
+                f"set raytrain.{MANAGED_KEYS[key]} instead",
+            )
+        if key.startswith("ici_") and key.endswith("_parallelism"):
+            raise UserError(
+                f"raytrain.extraArgs[{index}]",
+                arg,
+                "sets the ICI mesh outside raytrain.parallelism",
+                "move it to raytrain.parallelism so the mesh is checked against the slice",
+            )
+
+
+def _check_names(spec: RayTrainSpec) -> None:
+    if not DNS1035.match(spec.ray_cluster_name) or len(spec.ray_cluster_name) > MAX_RAYCLUSTER_NAME:
+        raise UserError(
+            "raytrain.rayClusterName",
+            spec.ray_cluster_name,
+            "is not a valid RayCluster name",
+            f"use lowercase letters, digits and '-', starting with a letter, at most {MAX_RAYCLUSTER_NAME} characters",
+        )
+    for key, value in (("namespace", spec.namespace), ("ksaName", spec.ksa_name)):
+        if not K8S_NAME.match(value):
+            raise UserError(
+                f"raytrain.{key}", value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'"
+            )
+    if spec.run_name is not None and (not DNS1035.match(spec.run_name) or len(spec.run_name) > MAX_RAYJOB_NAME):
+        raise UserError(
+            "raytrain.runName",
+            spec.run_name,
+            "is not a valid RayJob name",
+            f"use lowercase letters, digits and '-', starting with a letter, at most {MAX_RAYJOB_NAME} "
+            "characters (it also names the checkpoint folder)",
+        )
+
+
+def _run_name(spec: RayTrainSpec, shape: SliceShape) -> str:
+    """The given run name, or model-length-topology[-Nslices] as a DNS-1035 label."""
+    if spec.run_name is not None:
+        return spec.run_name
+    derived = re.sub(r"[^a-z0-9]+", "-", f"{spec.model}-{spec.max_target_length}-{shape.topology}".lower())
+    derived += f"-{spec.slices}slices" if spec.slices > 1 else ""
+    derived = derived if derived[:1].isalpha() else f"run-{derived}"
+    return derived[:MAX_RAYJOB_NAME].strip("-")
+
+
+def plan_raytrain(spec: RayTrainSpec) -> RayTrainPlan:
+    """Size and check everything; raises UserError before any resource exists."""
+    model = lookup_model(spec.model, key="raytrain.model")
+    _check_names(spec)
+    if not (
+        spec.output_directory.startswith(DATA_MOUNT + "/")
+        or spec.output_directory == DATA_MOUNT
+        or spec.output_directory.startswith("gs://")
+    ):
+        raise UserError(
+            "raytrain.outputDirectory",
+            spec.output_directory,
+            "is not on the checkpoint bucket",
+            f"use {DATA_MOUNT}/ (the bucket's mount) or a gs:// path: a pod's local disk is lost on restart",
+        )
+    _check_extra_args(spec)
+    check_image(spec.image)
+    request = TrainingRequest(model=model, per_device_batch=spec.per_device_batch_size, seq_len=spec.max_target_length)
+    verdict = _slice(spec, request)
+    shape = verdict.shape
+    accelerator_type = generation(shape.generation).ray_accelerator_type
+    if accelerator_type is None:
+        supported = ", ".join(g.name for g in GENERATIONS if g.ray_accelerator_type)
+        raise UserError(
+            "raytrain.tpuGeneration",
+            spec.tpu_generation,
+            "has no Ray accelerator type in Ray's TPU support",
+            f"use one of {supported}",
+        )
+    devices = shape.jax_devices
+    parallelism = _parallelism(spec, shape, devices)
+    return RayTrainPlan(
+        spec=spec,
+        model=model,
+        request=request,
+        verdict=verdict,
+        accelerator_type=accelerator_type,
+        parallelism=parallelism,
+        run_name=_run_name(spec, shape),
+    )

@@ -1,0 +1,126 @@
+"""The RayCluster's pod templates: a CPU head and one TPU worker per VM of every slice.
+
+Both mount the checkpoint bucket at /data through GCS FUSE, as the tutorial does, with three
+fixes (shared/reference/upstream-manifests.md §5 quirks, §6):
+- the sidecar's file cache volume is named `gke-gcsfuse-cache`, the name the driver looks for
+  (the tutorial's `gcs-fuse-cache` is a dead volume), sized to what a worker reads on resume;
+- the sidecar is bounded; its ephemeral storage also stages checkpoint writes before upload;
+- the mount belongs to the image's `ray` user, which writes the checkpoints.
+The KubeRay TPU webhook (Ray add-on) adds TPU_WORKER_ID/HOSTNAMES and the pod affinity that keeps
+each replica on one slice; with several slices it also adds the MEGASCALE coordinator settings
+once MEGASCALE_NUM_SLICES is set (ai-on-gke/kuberay-tpu-webhook README).
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from tpu_stacks.cluster.spec import PoolPlan
+from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
+from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
+from tpu_stacks.raytrain.plan import RayTrainPlan
+from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_USER_ID
+
+FUSE_VOLUME = "gcs-fuse-csi-ephemeral"  # the tutorial's volume name
+HEAD_CACHE_GIB = 1  # the head writes Ray Train's run state only
+SHM_LIMIT = "16Gi"
+# Upstream's multi-slice mount options: files belong to the ray user, group-writable.
+OWNER_OPTIONS = (f"uid={RAY_USER_ID}", f"gid={RAY_USER_ID}", "dir-mode=775", "file-mode=664")
+STAGING_MARGIN_GIB = 4
+
+
+def _volumes(bucket: pulumi.Input[str], cache_gib: int) -> list[k8s.core.v1.VolumeArgs]:
+    return [
+        fuse_volume(FUSE_VOLUME, bucket, mount_options(cache_gib, extra=OWNER_OPTIONS)),
+        cache_volume(cache_gib),
+        k8s.core.v1.VolumeArgs(
+            name="dshm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit=SHM_LIMIT)
+        ),
+    ]
+
+
+def _mounts() -> list[k8s.core.v1.VolumeMountArgs]:
+    return [
+        k8s.core.v1.VolumeMountArgs(name=FUSE_VOLUME, mount_path=DATA_MOUNT),
+        k8s.core.v1.VolumeMountArgs(name="dshm", mount_path="/dev/shm"),
+    ]
+
+
+def _security() -> k8s.core.v1.SecurityContextArgs:
+    """The image's ray user, never root; TPUs need no privilege since GKE 1.28."""
+    return k8s.core.v1.SecurityContextArgs(
+        run_as_non_root=True, run_as_user=RAY_USER_ID, run_as_group=RAY_USER_ID, allow_privilege_escalation=False
+    )
+
+
+def _metadata(cache_gib: int) -> k8s.meta.v1.ObjectMetaArgs:
+    return k8s.meta.v1.ObjectMetaArgs(
+        annotations=sidecar_annotations(cache_gib, ephemeral_gib=cache_gib + STAGING_MARGIN_GIB)
+    )
+
+
+def head_template(
+    plan: RayTrainPlan, bucket: pulumi.Input[str], image: pulumi.Input[str]
+) -> k8s.core.v1.PodTemplateSpecArgs:
+    """The head: GCS, dashboard and client ports, and the trainer's driver (it runs the RayJob's entrypoint)."""
+    head = plan.spec.head
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=_metadata(HEAD_CACHE_GIB),
+        spec=k8s.core.v1.PodSpecArgs(
+            service_account_name=plan.spec.ksa_name,
+            containers=[
+                k8s.core.v1.ContainerArgs(
+                    name="ray-head",
+                    image=image,
+                    image_pull_policy="IfNotPresent",
+                    ports=[
+                        k8s.core.v1.ContainerPortArgs(name=port_name, container_port=port)
+                        for port_name, port in HEAD_PORTS.items()
+                    ],
+                    resources=k8s.core.v1.ResourceRequirementsArgs(
+                        requests={"cpu": head.cpu, "memory": head.memory}, limits={"memory": head.memory}
+                    ),
+                    security_context=_security(),
+                    volume_mounts=_mounts(),
+                )
+            ],
+            volumes=_volumes(bucket, HEAD_CACHE_GIB),
+        ),
+    )
+
+
+def worker_env(plan: RayTrainPlan) -> list[k8s.core.v1.EnvVarArgs]:
+    """The tutorial's JAX settings; with several slices, the count that turns on the webhook's MEGASCALE wiring."""
+    env = [
+        k8s.core.v1.EnvVarArgs(name="JAX_PLATFORMS", value="tpu"),
+        k8s.core.v1.EnvVarArgs(name="ENABLE_PJRT_COMPATIBILITY", value="true"),
+    ]
+    if plan.spec.slices > 1:
+        env.append(k8s.core.v1.EnvVarArgs(name="MEGASCALE_NUM_SLICES", value=str(plan.spec.slices)))
+    return env
+
+
+def worker_template(
+    plan: RayTrainPlan, pool: PoolPlan, bucket: pulumi.Input[str], image: pulumi.Input[str]
+) -> k8s.core.v1.PodTemplateSpecArgs:
+    """One TPU VM: all its chips, the slice's node selectors, the JAX env and the bucket."""
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=_metadata(plan.fuse_cache_gib),
+        spec=k8s.core.v1.PodSpecArgs(
+            service_account_name=plan.spec.ksa_name,
+            node_selector=tpu_node_selector(pool),
+            containers=[
+                k8s.core.v1.ContainerArgs(
+                    name="ray-worker",
+                    image=image,
+                    image_pull_policy="IfNotPresent",
+                    resources=tpu_resources(pool, plan.spec.worker.cpu, plan.worker_memory),
+                    env=worker_env(plan),
+                    security_context=_security(),
+                    volume_mounts=_mounts(),
+                )
+            ],
+            volumes=_volumes(bucket, plan.fuse_cache_gib),
+        ),
+    )

@@ -1,0 +1,135 @@
+"""What a Ray Train + MaxText run asks for: the validated config of `RayTrainStack`.
+
+The user names a MaxText model, a TPU generation (and optionally a topology and a slice count) and
+MaxText's training settings; `raytrain.plan.plan_raytrain` derives everything else. Upstream facts
+(the tutorial's values, KubeRay's and MaxText's names) are from shared/reference/upstream-manifests.md
+section 5 unless a comment names another source.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# The tutorial's Ray: rayproject/ray:2.49.1-py312 and `pip install "ray[default]==2.49.1"` (§5).
+RAY_VERSION = "2.49.1"
+# MaxText, fetched at one commit (the tutorial clones the unpinned HEAD, §5 quirk 2). At this commit
+# src/MaxText/train.py has `main(argv)` and pyproject.toml declares `install_maxtext_github_deps`.
+MAXTEXT_REPOSITORY = "https://github.com/AI-Hypercomputer/maxtext.git"
+MAXTEXT_REVISION = "404cf1de701460671c4924521a70f07f26aa7d1c"
+# Paths inside the image (images/raytrain/Dockerfile): the trainer and MaxText's base config.
+TRAINER_PATH = "/app/raytrain_trainer.py"
+MAXTEXT_CONFIG = "/app/maxtext/src/MaxText/configs/base.yml"
+DATA_MOUNT = "/data"
+RAY_USER_ID = 1000
+"""The `ray` user of rayproject images (upstream's multi-slice mount options use uid=1000,gid=1000)."""
+HEAD_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001}
+# MaxText's ici_<axis>_parallelism settings (src/MaxText/configs/base.yml).
+ICI_AXES = (
+    "data",
+    "fsdp",
+    "fsdp_transpose",
+    "sequence",
+    "context",
+    "context_autoregressive",
+    "tensor",
+    "tensor_transpose",
+    "tensor_sequence",
+    "autoregressive",
+    "pipeline",
+    "expert",
+)
+# MaxText settings the stack writes itself, and the raytrain key that sets each; extraArgs may not repeat them.
+MANAGED_KEYS = {
+    "base_output_directory": "outputDirectory",
+    "dataset_type": "datasetType",
+    "per_device_batch_size": "perDeviceBatchSize",
+    "max_target_length": "maxTargetLength",
+    "model_name": "model",
+    "steps": "steps",
+    "run_name": "runName",
+    "checkpoint_period": "checkpointPeriod",
+    "dcn_data_parallelism": "slices",
+}
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class SourceSpec(_Spec):
+    """Where a Cloud Build trigger finds this project (a connected GitHub repository, ...)."""
+
+    uri: str
+    ref: str = "refs/heads/main"
+    repo_type: Literal["GITHUB", "CLOUD_SOURCE_REPOSITORIES", "BITBUCKET_SERVER", "GITLAB"] = Field(
+        default="GITHUB", alias="repoType"
+    )
+    dir: str = "images/raytrain"
+    """The image's folder inside that repository."""
+
+
+class ImageSpec(_Spec):
+    """The training image: built into this stack's Artifact Registry repository, or given."""
+
+    build: Literal["submit", "trigger", "prebuilt"] = "submit"
+    """submit: you run the printed `gcloud builds submit` once; trigger: a Cloud Build trigger is
+    declared (run it with the printed command); prebuilt: use `reference` as it is."""
+    repository: str = "ray-maxtext"
+    name: str = "ray-maxtext"
+    tag: str | None = None
+    """Defaults to the Ray version and MaxText revision (plus the build inputs' hash from the stack)."""
+    reference: str | None = None
+    """prebuilt only: a pinned image reference (a version tag or a digest)."""
+    source: SourceSpec | None = None
+    """trigger only."""
+
+
+class HeadSpec(_Spec):
+    cpu: str = "8"
+    memory: str = "16Gi"
+
+
+class WorkerSpec(_Spec):
+    cpu: str = "8"
+    memory: str | None = None
+    """Derived from the checkpoint shard each host stages (see raytrain_plan.worker_memory_gib)."""
+
+
+class RayTrainSpec(_Spec):
+    model: str
+    """MaxText model_name (e.g. llama3-8b); it must be in the model catalogue to be sized."""
+    tpu_generation: str = Field(default="v6e", alias="tpuGeneration")
+    topology: str | None = None
+    """One slice's shape; sized from the model when omitted (and always checked to hold it)."""
+    slices: int = Field(default=1, ge=1, le=64)
+    """Identical slices, one node pool each; MaxText spreads data parallelism over them (DCN)."""
+    machine_type: str | None = Field(default=None, alias="machineType")
+    threads_per_core: int | None = Field(default=1, ge=1, le=2, alias="threadsPerCore")
+    spot: bool = False
+    reservation: str | None = None
+    per_device_batch_size: float = Field(default=1, gt=0, alias="perDeviceBatchSize")
+    max_target_length: int = Field(default=4096, gt=0, alias="maxTargetLength")
+    steps: int = Field(default=100, gt=0)
+    dataset_type: str = Field(default="synthetic", alias="datasetType")
+    parallelism: dict[str, int] | None = None
+    """ICI mesh axes, e.g. {fsdp: 4, tensor: 4}; their product is the slice's chips (one may be -1)."""
+    run_name: str | None = Field(default=None, alias="runName")
+    """MaxText run name, the RayJob's name and the checkpoint folder; a rerun resumes from it."""
+    output_directory: str = Field(default="/data/", alias="outputDirectory")
+    checkpoint_period: int | None = Field(default=None, gt=0, alias="checkpointPeriod")
+    extra_args: list[str] = Field(default_factory=list, alias="extraArgs")
+    """More MaxText key=value settings."""
+    max_failures: int = Field(default=1, ge=-1, le=100, alias="maxFailures")
+    """Ray Train restarts of the worker group after a failure (-1: without limit)."""
+    deadline_minutes: int = Field(default=240, gt=0, alias="deadlineMinutes")
+    submit_job: bool = Field(default=True, alias="submitJob")
+    """Submit the training run as a RayJob; false keeps only the interactive path."""
+    image: ImageSpec = Field(default_factory=ImageSpec)
+    head: HeadSpec = Field(default_factory=HeadSpec)
+    worker: WorkerSpec = Field(default_factory=WorkerSpec)
+    namespace: str = "raytrain"
+    ksa_name: str = Field(default="raytrain", alias="ksaName")
+    ray_cluster_name: str = Field(default="maxtext-tpu-cluster", alias="rayClusterName")
+    force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")

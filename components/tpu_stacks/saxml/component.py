@@ -1,0 +1,212 @@
+"""`SaxmlStack`: Saxml serving a large model on multi-host TPU slices, published declaratively.
+The Saxml tutorial (shared/seeds/000, and its sovereign-cloud edition 001) as one component.
+
+Decisions live in `saxml.plan.plan_saxml`; the CPU servers in `saxml.servers`, the model
+servers' JobSet in `saxml.jobset`, publishing in `saxml.publisher`. This module declares, in
+order: the cluster with one TPU pool per slice, the admin bucket, the Google service account with
+Workload Identity, the admin server, the JobSet controller and the model servers, the HTTP
+server and its Service, and the publisher Job; then the outputs a user needs to call Saxml.
+(No `from __future__ import annotations`: the schema inference reads these annotations.)
+"""
+
+from typing import Any, Optional
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from tpu_stacks.cluster.component import TpuCluster
+from tpu_stacks.cluster.spec import ClusterPlan, ClusterSpec, plan_cluster
+from tpu_stacks.errors import UserError
+from tpu_stacks.gcp.identity import WorkloadIdentity
+from tpu_stacks.gcp.storage import hardened_bucket, region_of
+from tpu_stacks.k8s.jobset import install_jobset_controller
+from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.saxml.args import SaxmlCurl, SaxmlSlice, SaxmlStackArgs
+from tpu_stacks.saxml.jobset import model_server_set
+from tpu_stacks.saxml.plan import SaxmlPlan, plan_saxml
+from tpu_stacks.saxml.publisher import curl_commands, publisher_job, script_config
+from tpu_stacks.saxml.servers import SERVICE_NAME, admin_server, http_server, http_service
+from tpu_stacks.saxml.spec import HTTP_PORT, SaxmlSpec
+from tpu_stacks.validation import parse, parse_section
+
+TYPE = "tpu-stacks:index:SaxmlStack"
+READ_ROLE = "roles/storage.objectViewer"
+
+
+def _plan(args: SaxmlStackArgs) -> tuple[SaxmlPlan, dict[str, Any], ClusterPlan]:
+    """Every check, for the workload and then the cluster it derives, before any resource."""
+    spec = parse_section(SaxmlSpec, dict(args), "saxml")
+    base = dict(args["cluster"])
+    if base.get("slices"):
+        raise UserError(
+            "cluster.slices",
+            f"{len(base['slices'])} slice(s)",
+            "are derived from saxml.model and saxml.replicas",
+            "remove cluster.slices",
+        )
+    given = parse(ClusterSpec, base, "cluster")
+    plan = plan_saxml(spec, autopilot=given.mode == "autopilot", min_version=given.min_version)
+    slice_args: dict[str, Any] = {
+        "generation": plan.shape.generation,
+        "topology": plan.shape.topology,
+        "machine_type": plan.shape.machine_type,
+        "name": spec.pool_name,
+        "count": plan.slices,
+        "spot": spec.spot,
+    }
+    if spec.reservation:
+        slice_args["reservation"] = spec.reservation
+    cluster_args = {**base, "slices": [slice_args]}
+    if spec.node_service_account:  # the nodes run as the account that is granted the bucket
+        cluster_args.setdefault("node_service_account", spec.node_service_account)
+    return plan, cluster_args, plan_cluster(parse(ClusterSpec, cluster_args, "cluster"))
+
+
+class SaxmlStack(pulumi.ComponentResource):
+    """Saxml on TPU slices sized for the model: admin, model servers (JobSet), HTTP server, published models."""
+
+    http_endpoint: pulumi.Output[str]
+    """The Sax HTTP server's URL (the load balancer, or the in-cluster name)."""
+    admin_bucket: pulumi.Output[str]
+    """The bucket holding sax-root and sax-fs-root."""
+    gsa_email: pulumi.Output[str]
+    """The Google service account the Saxml pods act as."""
+    published_models: pulumi.Output[list[str]]
+    """Saxml model names the publisher keeps published."""
+    served_slice: pulumi.Output[SaxmlSlice]
+    curl: pulumi.Output[SaxmlCurl]
+    """The tutorial's /publish, /listcell, /generate and /unpublish requests, ready to paste."""
+
+    def __init__(self, name: str, args: SaxmlStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        plan, cluster_args, cluster_plan = _plan(args)
+        super().__init__(TYPE, name, {}, opts)
+        self._plan = plan
+        spec, cluster_spec = plan.spec, cluster_plan.spec
+        cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
+        pool = next(p for p in cluster.plan.pools if p.slice_index == 0)
+        provider = cluster.provider
+        ready = namespace_dependencies(name, spec.namespace, self, provider)
+        bucket = hardened_bucket(
+            f"{name}-admin",
+            project=cluster_spec.project,
+            location=region_of(cluster_spec.location),
+            purpose="saxml-admin",
+            force_destroy=spec.force_destroy_bucket,
+            parent=self,
+        )
+        nodes = cluster.known_node_service_account if plan.host_network else None
+        identity = self._identity(name, plan, cluster_plan, bucket, provider, [*ready, *cluster.pool_ready], nodes)
+        ready.append(identity)
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=ready)
+        sax_root = pulumi.Output.concat("gs://", bucket.name, "/sax-root")
+        admin = admin_server(f"{name}-admin-server", plan, bucket.name, k8s_opts)
+        controller = (
+            [install_jobset_controller(f"{name}-jobset-controller", spec.jobset.version, provider, self)]
+            if spec.jobset.install
+            else []
+        )
+        model_servers = model_server_set(
+            f"{name}-model-servers",
+            plan,
+            pool,
+            sax_root,
+            provider,
+            self,
+            depends_on=[*ready, admin, *controller, *cluster.pools],
+        )
+        http = http_server(f"{name}-http-server", plan, sax_root, k8s_opts)
+        service = http_service(f"{name}-http-service", plan, k8s_opts)
+        script = script_config(f"{name}-publisher-script", plan, k8s_opts)
+        publisher_job(
+            f"{name}-publisher",
+            plan,
+            bucket.name,
+            cluster_plan.universe,
+            pulumi.ResourceOptions(
+                parent=self, provider=provider, depends_on=[*ready, model_servers, http, service, script]
+            ),
+        )
+        address = self._address(service, plan)
+        self.cluster = cluster
+        self.http_endpoint = address.apply(lambda host: f"http://{host}:{HTTP_PORT}")
+        self.admin_bucket = bucket.name
+        self.gsa_email = identity.gsa_email
+        self.published_models = pulumi.Output.from_input([model.model for model in plan.models])
+        self.served_slice = pulumi.Output.from_input(
+            SaxmlSlice(
+                generation=plan.shape.generation,
+                topology=plan.shape.topology,
+                machine_type=plan.shape.machine_type,
+                chips=plan.shape.chips,
+                hosts=plan.hosts,
+                chips_per_vm=plan.shape.chips_per_vm,
+                slices=plan.slices,
+            )
+        )
+        self.curl = address.apply(lambda host: curl_commands(f"{host}:{HTTP_PORT}", plan))
+        self.register_outputs(
+            {
+                "http_endpoint": self.http_endpoint,
+                "admin_bucket": self.admin_bucket,
+                "gsa_email": self.gsa_email,
+                "published_models": self.published_models,
+                "served_slice": self.served_slice,
+                "curl": self.curl,
+            }
+        )
+
+    @property
+    def plan(self) -> SaxmlPlan:
+        return self._plan
+
+    def _identity(
+        self,
+        name: str,
+        plan: SaxmlPlan,
+        cluster_plan: ClusterPlan,
+        bucket: gcp.storage.Bucket,
+        provider: pulumi.ProviderResource,
+        ready: list[pulumi.Resource],
+        nodes: Optional[pulumi.Input[str]],
+    ) -> WorkloadIdentity:
+        """The tutorial's sax-iam-sa, with object access on the admin bucket only (not project-wide storage.admin)."""
+        spec = plan.spec
+        grants: list[dict[str, Any]] = [{"bucket": bucket.name}]
+        grants += [{"bucket": other, "role": READ_ROLE} for other in spec.checkpoint_buckets]
+        if nodes is not None:
+            # Host-network pods cannot use Workload Identity: their GCS calls carry the node's identity,
+            # which may read this bucket and nothing else of it.
+            gcp.storage.BucketIAMMember(
+                f"{name}-node-read",
+                gcp.storage.BucketIAMMemberArgs(
+                    bucket=bucket.name,
+                    role=READ_ROLE,
+                    member=pulumi.Output.from_input(nodes).apply(lambda e: f"serviceAccount:{e}"),
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        return WorkloadIdentity(
+            f"{name}-identity",
+            {
+                "project": cluster_plan.spec.project,
+                "ksa_name": spec.ksa_name,
+                "namespace": spec.namespace,
+                "mode": "service-account",
+                "gsa_name": spec.gsa_name,
+                "universe": cluster_plan.spec.universe,
+                "bucket_grants": grants,
+            },  # type: ignore[typeddict-item]
+            opts=pulumi.ResourceOptions(parent=self, providers=[provider], depends_on=list(ready)),
+        )
+
+    @staticmethod
+    def _address(service: k8s.core.v1.Service, plan: SaxmlPlan) -> pulumi.Output[str]:
+        if plan.spec.exposure == "cluster":
+            return pulumi.Output.from_input(f"{SERVICE_NAME}.{plan.spec.namespace}.svc.cluster.local")
+
+        def ingress_ip(status: Any) -> str:
+            ingress = getattr(getattr(status, "load_balancer", None), "ingress", None) if status else None
+            return ingress[0].ip if ingress else "<pending load balancer>"
+
+        return service.status.apply(ingress_ip)

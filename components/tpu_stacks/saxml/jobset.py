@@ -1,0 +1,167 @@
+"""The Saxml model servers: one JobSet whose replicated Job runs once per slice.
+
+Upstream (shared/reference/upstream-manifests.md §2.2) is kept where it matters: one child Job
+per node pool (exclusive placement), `parallelism`/`completions` = hosts per slice, the RPC and
+multi-host ports, `SAX_ROOT`, and `hostNetwork` for multi-host slices. Changed:
+
+- Failure policy. Upstream fails a Job on any pod failure (`backoffLimit: 0`) and lets the JobSet
+  recreate *all* slices up to `maxRestarts: 4`, then stop serving for good. Here a failed slice's
+  Job is recreated alone (JobSet `RestartJob*` actions), the other slices keep serving. A
+  disruption (preemption, maintenance, node repair: the pod's `DisruptionTarget` condition) fails
+  the Job with reason `PodFailurePolicy` and never uses up a restart budget; a crash restarts the
+  slice too, forever by default or up to `restartLimit` crashes.
+- Not privileged (TPU access needs no privilege since GKE 1.28); no empty `MEGASCALE_NUM_SLICES`.
+- `--platform_topology` is passed (upstream leaves the default `1`), derived from the slice.
+- JobSet specs are immutable once created, so any change replaces the JobSet (delete first:
+  the name is fixed); the admin server re-assigns published models when the servers rejoin.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from tpu_stacks import annotations
+from tpu_stacks.catalog.tpu import NODEPOOL_LABEL
+from tpu_stacks.cluster.spec import PoolPlan
+from tpu_stacks.k8s.jobset import API_VERSION, EXCLUSIVE_TOPOLOGY
+from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
+from tpu_stacks.saxml.plan import SaxmlPlan
+from tpu_stacks.saxml.servers import MANAGED, pod_security
+from tpu_stacks.saxml.spec import MODEL_PORT, MULTI_HOST_PORT
+
+JOBSET_NAME = "sax-model-server-set"
+REPLICATED_JOB = "sax-model-server"
+HOST_NETWORK_REASON = (
+    "Saxml multi-host model servers run on the host network as upstream: hosts of a slice reach each "
+    "other on 8471 and the admin server reaches host 0 on its node address"
+)
+WAIT_MINUTES = 30  # image pull and TPU start-up of every slice after the pools exist
+
+
+def failure_policy(plan: SaxmlPlan) -> dict[str, object]:
+    """Restart a broken slice alone; disruptions never count, crashes count only with restartLimit."""
+    limit = plan.spec.restart_limit
+    policy: dict[str, object] = {
+        "restartStrategy": "Recreate",
+        "rules": [
+            {
+                "name": "SliceDisrupted",
+                "action": "RestartJobAndIgnoreMaxRestarts",
+                "onJobFailureReasons": ["PodFailurePolicy"],
+                "targetReplicatedJobs": [REPLICATED_JOB],
+            },
+            {
+                "name": "SliceFailed",
+                "action": "RestartJob" if limit else "RestartJobAndIgnoreMaxRestarts",
+                "targetReplicatedJobs": [REPLICATED_JOB],
+            },
+        ],
+    }
+    if limit:
+        policy["maxRestarts"] = limit
+    return policy
+
+
+def _container(plan: SaxmlPlan, pool: PoolPlan, sax_root: pulumi.Input[str]) -> k8s.core.v1.ContainerArgs:
+    resources = plan.spec.resources.model_server
+    return k8s.core.v1.ContainerArgs(
+        name=REPLICATED_JOB,
+        image=plan.spec.images.model_server,
+        args=plan.model_server_args(),
+        env=[k8s.core.v1.EnvVarArgs(name="SAX_ROOT", value=sax_root)],
+        ports=[
+            k8s.core.v1.ContainerPortArgs(name="sax", container_port=MODEL_PORT),
+            k8s.core.v1.ContainerPortArgs(name="tpu", container_port=MULTI_HOST_PORT),
+        ],
+        resources=tpu_resources(pool, resources.cpu, resources.memory),
+        # No probes: secondary hosts serve no RPC port [I], and a liveness kill of one host kills the
+        # slice; a crashed or disrupted host fails the Job and the failure policy restarts the slice.
+        security_context=k8s.core.v1.SecurityContextArgs(privileged=False, allow_privilege_escalation=False),
+    )
+
+
+def _job(plan: SaxmlPlan, pool: PoolPlan, sax_root: pulumi.Input[str]) -> k8s.batch.v1.JobTemplateSpecArgs:
+    host_network = plan.host_network
+    pod_annotations = {annotations.HOST_NETWORK_REASON: HOST_NETWORK_REASON} if host_network else None
+    return k8s.batch.v1.JobTemplateSpecArgs(
+        spec=k8s.batch.v1.JobSpecArgs(
+            parallelism=plan.hosts,
+            completions=plan.hosts,
+            completion_mode="Indexed",
+            backoff_limit=0,  # a slice with a missing host cannot serve: fail the Job, the JobSet restarts it
+            pod_failure_policy=k8s.batch.v1.PodFailurePolicyArgs(
+                rules=[
+                    k8s.batch.v1.PodFailurePolicyRuleArgs(
+                        action="FailJob",
+                        on_pod_conditions=[
+                            k8s.batch.v1.PodFailurePolicyOnPodConditionsPatternArgs(
+                                type="DisruptionTarget", status="True"
+                            )
+                        ],
+                    )
+                ]
+            ),
+            template=k8s.core.v1.PodTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels={"app": REPLICATED_JOB}, annotations=pod_annotations),
+                spec=k8s.core.v1.PodSpecArgs(
+                    service_account_name=plan.spec.ksa_name,
+                    host_network=host_network or None,
+                    dns_policy="ClusterFirstWithHostNet"
+                    if host_network
+                    else None,  # resolve the JobSet's headless names
+                    node_selector=tpu_node_selector(pool),
+                    restart_policy="Never",  # required by podFailurePolicy
+                    termination_grace_period_seconds=60,
+                    security_context=pod_security(),
+                    containers=[_container(plan, pool, sax_root)],
+                ),
+            ),
+        )
+    )
+
+
+def _metadata(plan: SaxmlPlan) -> k8s.meta.v1.ObjectMetaArgs:
+    notes = dict(annotations.for_serving(plan.request, plan.tensor_parallel_size))
+    if plan.shape.multi_host:
+        notes[EXCLUSIVE_TOPOLOGY] = NODEPOOL_LABEL
+    if plan.host_network:
+        notes[annotations.HOST_NETWORK_REASON] = HOST_NETWORK_REASON
+    # `pulumi up` waits until every slice's Job has all its pods ready (pulumi-kubernetes >= 4.18).
+    notes["pulumi.com/waitFor"] = f"jsonpath={{.status.replicatedJobsStatus[0].ready}}={plan.slices}"
+    return k8s.meta.v1.ObjectMetaArgs(
+        name=JOBSET_NAME, namespace=plan.spec.namespace, labels=MANAGED, annotations=notes
+    )
+
+
+def model_server_set(
+    resource: str,
+    plan: SaxmlPlan,
+    pool: PoolPlan,
+    sax_root: pulumi.Input[str],
+    provider: pulumi.ProviderResource,
+    parent: pulumi.Resource,
+    depends_on: list[pulumi.Resource],
+) -> k8s.apiextensions.CustomResource:
+    """The JobSet: `replicas` slices of `hosts` pods, each pod taking every chip of its VM."""
+    return k8s.apiextensions.CustomResource(
+        resource,
+        api_version=API_VERSION,
+        kind="JobSet",
+        metadata=_metadata(plan),
+        spec={
+            "failurePolicy": failure_policy(plan),
+            "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
+            "replicatedJobs": [
+                {"name": REPLICATED_JOB, "replicas": plan.slices, "template": _job(plan, pool, sax_root)}
+            ],
+        },
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            provider=provider,
+            depends_on=depends_on,
+            replace_on_changes=["spec"],
+            delete_before_replace=True,
+            custom_timeouts=pulumi.CustomTimeouts(create=f"{WAIT_MINUTES}m", update=f"{WAIT_MINUTES}m"),
+        ),
+    )

@@ -1,0 +1,306 @@
+"""Every decision of a Saxml deployment, made before any resource: raises UserError or returns
+a `SaxmlPlan` the component only turns into resources.
+
+Derived, never hand-copied: the slice comes from the memory model (sizing.py) on the catalogue's
+shapes; node count, chips per VM, node selectors and `--platform_topology` from that shape; the
+JobSet's parallelism from its hosts. Published models are checked against the same slice.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from tpu_stacks.catalog.models import ResolvedModel, lookup_model
+from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, generation, gke_version
+from tpu_stacks.cluster.spec import EMAIL
+from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.exposure import check_source_ranges
+from tpu_stacks.gcp.identity import ACCOUNT_ID, K8S_NAME
+from tpu_stacks.images import check_pinned
+from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
+from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
+
+# --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, §2.2).
+PLATFORM_CHIPS = {"v5e": "tpuv5e"}
+MIN_JOBSET = (0, 12, 0)  # the failure policy's RestartJob actions are in this release's CRD
+MODEL_NAME = re.compile(rf"^{re.escape(SAX_CELL)}/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+GCS_PATH = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/.*)?$")
+BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
+SAXML_PACKAGE = "saxml."  # registry paths of Saxml model classes
+
+
+class PublishedModel(BaseModel):
+    """One model to publish, resolved: the exact `/publish` body."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    model_path: str
+    checkpoint: str
+    replicas: int
+
+    def body(self) -> dict[str, object]:
+        return {
+            "model": self.model,
+            "model_path": self.model_path,
+            "checkpoint": self.checkpoint,
+            "replicas": self.replicas,
+        }
+
+
+class SaxmlPlan(BaseModel):
+    """Everything decided for one Saxml deployment."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: SaxmlSpec
+    model: ResolvedModel
+    request: ServingRequest
+    verdict: Candidate
+    platform_chip: str
+    host_network: bool
+    models: tuple[PublishedModel, ...]
+
+    @property
+    def shape(self) -> SliceShape:
+        return self.verdict.shape
+
+    @property
+    def slices(self) -> int:
+        return self.spec.replicas
+
+    @property
+    def hosts(self) -> int:
+        """Pods per slice: one per TPU VM (JobSet parallelism and completions)."""
+        return self.shape.nodes
+
+    @property
+    def tensor_parallel_size(self) -> int:
+        """Saxml shards the model over the slice's whole ICI mesh."""
+        return self.shape.jax_devices
+
+    def model_server_args(self) -> list[str]:
+        return [
+            f"--port={MODEL_PORT}",
+            f"--sax_cell={SAX_CELL}",
+            f"--platform_chip={self.platform_chip}",
+            f"--platform_topology={self.shape.topology}",
+        ]
+
+
+def _check_exposure(spec: SaxmlSpec) -> None:
+    """Sax HTTP exposes /publish, /unpublish and /update without authentication (§2.7)."""
+    check_source_ranges("saxml", spec.exposure, spec.source_ranges, "that can publish and unpublish models")
+
+
+def _check_jobset(spec: SaxmlSpec) -> None:
+    version = spec.jobset.version
+    match = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)", version)
+    if not match:
+        raise UserError("saxml.jobset.version", version, "is not a JobSet release tag", "pin a release such as v0.12.0")
+    if tuple(int(part) for part in match.groups()) < MIN_JOBSET:
+        raise UserError(
+            "saxml.jobset.version",
+            version,
+            "lacks the RestartJob failure-policy actions the model servers use",
+            "use v0.12.0 or later",
+        )
+
+
+def _check_accounts(spec: SaxmlSpec) -> None:
+    """WorkloadIdentity's own rules, checked here so nothing is half-created."""
+    if not ACCOUNT_ID.match(spec.gsa_name):
+        raise UserError(
+            "saxml.gsaName",
+            spec.gsa_name,
+            "is not a valid service account id",
+            "use 6-30 lowercase letters, digits and '-'",
+        )
+    for key, value in (("saxml.ksaName", spec.ksa_name), ("saxml.namespace", spec.namespace)):
+        if not K8S_NAME.match(value):
+            raise UserError(key, value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'")
+    for index, bucket in enumerate(spec.checkpoint_buckets):
+        if not BUCKET.match(bucket):
+            raise UserError(
+                f"saxml.checkpointBuckets[{index}]", bucket, "is not a bucket name", "write the name without gs://"
+            )
+    if spec.node_service_account is not None and not EMAIL.match(spec.node_service_account):
+        raise UserError(
+            "saxml.nodeServiceAccount",
+            spec.node_service_account,
+            "is not a service account email",
+            "write it as NAME@PROJECT.iam.gserviceaccount.com",
+        )
+
+
+def _check_cluster(spec: SaxmlSpec, host_network: bool, autopilot: bool, min_version: str | None) -> None:
+    if autopilot and host_network:
+        raise UserError(
+            "cluster.mode",
+            "autopilot",
+            "does not allow hostNetwork, which Saxml's multi-host model servers use upstream",
+            "use mode standard, or set saxml.hostNetwork: false",
+        )
+    if min_version and gke_version(min_version) < gke_version(PRIVILEGED_NOT_NEEDED_SINCE):
+        raise UserError(
+            "cluster.minVersion",
+            min_version,
+            "needs privileged TPU containers, which tpu-stacks does not run",
+            f"use {PRIVILEGED_NOT_NEEDED_SINCE} or later",
+        )
+
+
+def _size(spec: SaxmlSpec, model: ResolvedModel, request: ServingRequest) -> Candidate:
+    gen = generation(spec.tpu_generation, key="saxml.tpuGeneration")
+    if gen.name not in PLATFORM_CHIPS:
+        raise UserError(
+            "saxml.tpuGeneration",
+            spec.tpu_generation,
+            "has no --platform_chip value known for Saxml's model server",
+            f"use {', '.join(PLATFORM_CHIPS)}",
+        )
+    verdict = choose_slice(request, gen, spec.topology, "saxml")
+    mesh = model.architecture.mesh_devices
+    if mesh and verdict.shape.jax_devices != mesh:
+        raise UserError(
+            "saxml.topology",
+            verdict.shape.topology,
+            f"gives {verdict.shape.jax_devices} devices but {model.id}'s ICI mesh needs exactly {mesh}",
+            f"use {_topology_with(gen.name, mesh)}",
+        )
+    return verdict
+
+
+def _topology_with(gen: str, devices: int) -> str:
+    chosen = generation(gen)
+    names = [t.text for t in chosen.topologies if t.chips * chosen.jax_devices_per_chip == devices]
+    return names[0] if names else f"a slice of {devices} devices"
+
+
+def _published(
+    spec: SaxmlSpec, sized: ResolvedModel, shape: SliceShape, request: ServingRequest
+) -> tuple[PublishedModel, ...]:
+    entries = spec.models if spec.models is not None else [None]
+    resolved: list[PublishedModel] = []
+    for index, entry in enumerate(entries):
+        key = f"saxml.models[{index}]"
+        path = entry.model_path if entry else None
+        if path is None and not sized.id.startswith(SAXML_PACKAGE):
+            raise UserError(
+                f"{key}.modelPath",
+                MISSING,
+                f"is required: saxml.model {sized.id} is not a Saxml registry path",
+                "name the Saxml model class, e.g. saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+            )
+        model = PublishedModel(
+            model=entry.model if entry else TUTORIAL_MODEL_NAME,
+            model_path=path or sized.id,
+            checkpoint=entry.checkpoint if entry else "None",
+            replicas=(entry.replicas if entry else None) or spec.replicas,
+        )
+        if not MODEL_NAME.match(model.model):
+            raise UserError(
+                f"{key}.model",
+                model.model,
+                f"is not a model name in Saxml cell {SAX_CELL}",
+                f"name it {SAX_CELL}/<name>",
+            )
+        if model.checkpoint != "None" and not GCS_PATH.match(model.checkpoint):
+            raise UserError(
+                f"{key}.checkpoint",
+                model.checkpoint,
+                "is neither None nor a gs:// path",
+                "write None or gs://BUCKET/PATH",
+            )
+        if model.replicas > spec.replicas:
+            raise UserError(
+                f"{key}.replicas",
+                model.replicas,
+                f"needs {model.replicas} model servers but the stack runs {spec.replicas} slice(s)",
+                f"raise saxml.replicas to {model.replicas} or publish at most {spec.replicas} replicas",
+            )
+        if any(other.model == model.model for other in resolved):
+            raise UserError(f"{key}.model", model.model, "is published twice", "give each model one entry")
+        _check_fit(f"{key}.modelPath", model.model_path, shape, request)
+        resolved.append(model)
+    _check_shared_servers(resolved, spec.replicas, shape, request)
+    return tuple(resolved)
+
+
+def _known(path: str) -> ResolvedModel | None:
+    try:
+        return lookup_model(path)
+    except UserError:
+        return None  # a registry path the catalogue does not know: published unchecked (docs/saxml.md)
+
+
+def _check_fit(key: str, path: str, shape: SliceShape, request: ServingRequest) -> None:
+    model = _known(path)
+    if model is None:
+        return
+    verdict = judge(request.model_copy(update={"model": model}), shape)
+    if not verdict.fits:
+        raise UserError(
+            key,
+            path,
+            f"needs {gib(verdict.memory.total_bytes)}, more than one {shape.generation} {shape.topology} "
+            f"slice holds ({gib(verdict.usable_bytes)} usable)",
+            "publish it on a larger saxml.topology",
+        )
+    mesh = model.architecture.mesh_devices
+    if mesh and mesh != shape.jax_devices:
+        raise UserError(
+            key,
+            path,
+            f"has an ICI mesh of {mesh} devices but each slice has {shape.jax_devices}",
+            f"use a {mesh}-chip saxml.topology for it",
+        )
+
+
+def _check_shared_servers(
+    models: list[PublishedModel], servers: int, shape: SliceShape, request: ServingRequest
+) -> None:
+    """More replicas than servers means servers hold several models at once: they must fit together."""
+    if sum(model.replicas for model in models) <= servers:
+        return
+    known = [(model, found) for model in models if (found := _known(model.model_path)) is not None]
+    need = sum(judge(request.model_copy(update={"model": found}), shape).memory.total_bytes for _, found in known)
+    usable = judge(request, shape).usable_bytes
+    if need > usable:
+        total = sum(model.replicas for model in models)
+        raise UserError(
+            "saxml.models",
+            f"{total} replicas on {servers} model servers",
+            "would make servers hold several models at once: "
+            f"together they need {gib(need)}, a slice has {gib(usable)} usable",
+            "raise saxml.replicas or publish fewer replicas",
+        )
+
+
+def plan_saxml(spec: SaxmlSpec, *, autopilot: bool = False, min_version: str | None = None) -> SaxmlPlan:
+    """Size the slices and check every setting; raises UserError before any resource exists."""
+    model = lookup_model(spec.model, key="saxml.model")
+    request = ServingRequest(
+        model=model, engine="saxml", context=spec.input_seq_len + spec.max_decode_steps, batch=spec.batch_size
+    )
+    verdict = _size(spec, model, request)
+    host_network = verdict.shape.multi_host if spec.host_network is None else spec.host_network
+    pinned = ImagesSpec().model_dump(by_alias=True)
+    for field, image in spec.images.model_dump(by_alias=True).items():
+        check_pinned(image, f"saxml.images.{field}", pinned[field])
+    _check_exposure(spec)
+    _check_jobset(spec)
+    _check_accounts(spec)
+    _check_cluster(spec, host_network, autopilot, min_version)
+    models = _published(spec, model, verdict.shape, request)
+    return SaxmlPlan(
+        spec=spec,
+        model=model,
+        request=request,
+        verdict=verdict,
+        platform_chip=PLATFORM_CHIPS[verdict.shape.generation],
+        host_network=host_network,
+        models=models,
+    )

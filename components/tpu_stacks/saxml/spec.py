@@ -1,0 +1,127 @@
+"""What a Saxml deployment asks for (`tpu-stacks:saxml`), with its upstream facts.
+
+The user names the model the model servers must hold and how many copies (slices) to run; the
+slice, node count, `google.com/tpu`, node selectors, JobSet parallelism and the model server's
+`--platform_chip`/`--platform_topology` all follow in `saxml.plan`. Upstream facts are from
+shared/reference/upstream-manifests.md section 2 (the multi-host sample at commit c6f85f55).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tpu_stacks.catalog.models import SAXML_175B_TEST
+
+# Pinned as the multi-host sample pins them (§2.1-2.3, §2.6). Saxml publishes no digests.
+ADMIN_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"
+MODEL_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0"
+HTTP_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0"
+# The publisher runs a stdlib-only Python script (saxml_reconcile.py): any small pinned Python 3.
+PUBLISHER_IMAGE = "docker.io/library/python:3.12.8-slim-bookworm"
+
+SAX_CELL = "/sax/test"  # Dockerfile.admin's SAX_CELL default and the model servers' --sax_cell (§2.1, §2.2)
+ADMIN_PORT = 10000  # Dockerfile.admin PORT (§2.1)
+MODEL_PORT = 10001  # --port of the model servers (§2.2)
+MULTI_HOST_PORT = 8471  # declared by upstream; the libtpu multi-host worker port (§2.2)
+HTTP_PORT = 8888  # sax-http (§2.3)
+# Parent settings of LmCloudSpmd175B32Test (tpu-catalog.md §7.3): the tokens Saxml holds per request.
+INPUT_SEQ_LEN = 128
+MAX_DECODE_STEPS = 128
+BATCH_SIZE = 1
+TUTORIAL_MODEL_NAME = "/sax/test/spmd"  # the tutorial's /publish body (§2.4)
+SAMPLE_QUERY = "How many days are in a week?"  # the tutorial's /generate body (§2.4)
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class PublishedModelSpec(_Spec):
+    """One `/publish` body: the keys of Saxml's HTTP API (`model_path` is also accepted)."""
+
+    model: str = TUTORIAL_MODEL_NAME
+    """The Saxml model name, `/sax/test/<name>`."""
+    model_path: str | None = Field(default=None, alias="modelPath")
+    """Saxml registry path; default: the model the slices are sized for."""
+    checkpoint: str = "None"
+    """`None` (test models: random weights) or a gs:// checkpoint path."""
+    replicas: int | None = Field(default=None, ge=1, le=64)
+    """Model servers (slices) that load it; default: all of them."""
+
+
+class ImagesSpec(_Spec):
+    admin_server: str = Field(default=ADMIN_IMAGE, alias="adminServer")
+    model_server: str = Field(default=MODEL_IMAGE, alias="modelServer")
+    http_server: str = Field(default=HTTP_IMAGE, alias="httpServer")
+    publisher: str = PUBLISHER_IMAGE
+
+
+class AdminResources(_Spec):
+    cpu: str = "500m"
+    memory: str = "1Gi"
+
+
+class HttpResources(_Spec):
+    cpu: str = "500m"
+    memory: str = "1Gi"
+
+
+class ModelServerResources(_Spec):
+    """Host CPU and memory of each model server pod (one per TPU VM; ct5lp-hightpu-4t has far more)."""
+
+    cpu: str = "16"
+    memory: str = "128Gi"
+
+
+class ResourcesSpec(_Spec):
+    admin_server: AdminResources = Field(default_factory=AdminResources, alias="adminServer")
+    model_server: ModelServerResources = Field(default_factory=ModelServerResources, alias="modelServer")
+    http_server: HttpResources = Field(default_factory=HttpResources, alias="httpServer")
+
+
+class JobSetSpec(_Spec):
+    install: bool = True
+    """Install the JobSet controller (false when the cluster already runs one)."""
+    version: str = "v0.12.0"
+    """Release of kubernetes-sigs/jobset; v0.12.0 is the CRD the offline plan validates against."""
+
+
+class SaxmlSpec(_Spec):
+    model: str = SAXML_175B_TEST
+    """The Saxml model the slices are sized for (a registry path the catalogue knows)."""
+    tpu_generation: str = Field(default="v5e", alias="tpuGeneration")
+    topology: str | None = None
+    """Override the sized slice (still checked to hold the model)."""
+    replicas: int = Field(default=2, ge=1, le=64)
+    """Model servers, one TPU slice (one node pool when multi-host) each."""
+    input_seq_len: int = Field(default=INPUT_SEQ_LEN, gt=0, alias="inputSeqLen")
+    max_decode_steps: int = Field(default=MAX_DECODE_STEPS, gt=0, alias="maxDecodeSteps")
+    batch_size: int = Field(default=BATCH_SIZE, gt=0, alias="batchSize")
+    pool_name: str = Field(default="tpu{n}", alias="poolName")
+    """Node pool names; `{n}` is the slice number (the tutorial's tpu1, tpu2)."""
+    namespace: str = "default"
+    ksa_name: str = Field(default="sax-sa", alias="ksaName")
+    gsa_name: str = Field(default="sax-iam-sa", alias="gsaName")
+    force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
+    checkpoint_buckets: list[str] = Field(default_factory=list, alias="checkpointBuckets")
+    """Buckets holding published checkpoints: the service account may read them (objectViewer)."""
+    node_service_account: str | None = Field(default=None, alias="nodeServiceAccount")
+    """The TPU nodes' service account: host-network model servers read the admin bucket as it."""
+    images: ImagesSpec = Field(default_factory=ImagesSpec)
+    resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
+    host_network: bool | None = Field(default=None, alias="hostNetwork")
+    """Model servers on the node's network; default: as upstream, for multi-host slices."""
+    restart_limit: int | None = Field(default=None, ge=1, alias="restartLimit")
+    """Crash restarts of slices before the JobSet gives up; default: never give up."""
+    http_replicas: int = Field(default=1, ge=1, le=16, alias="httpReplicas")
+    exposure: Literal["internal", "public", "cluster"] = "internal"
+    source_ranges: list[str] = Field(default_factory=list, alias="sourceRanges")
+    models: list[PublishedModelSpec] | None = None
+    """Models to publish; default: the tutorial's body. `[]` publishes nothing."""
+    publish_wait_minutes: int = Field(default=20, ge=0, le=120, alias="publishWaitMinutes")
+    """How long the publisher waits for published models to load (0: do not wait)."""
+    jobset: JobSetSpec = Field(default_factory=JobSetSpec)
+    spot: bool = False
+    reservation: str | None = None

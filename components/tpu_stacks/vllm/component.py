@@ -1,0 +1,325 @@
+"""`VllmStack`: serve a model with vLLM on a TPU slice sized from the catalogue, autoscaled on
+vLLM's own queue metric. The tutorial (shared/seeds/002) as one component.
+
+Decisions live in `vllm.spec.plan_vllm`; the pod template in `vllm.pod`; this module declares the
+resources: cluster, weights bucket, Workload Identity, Secret, Deployment, Service, PodMonitoring,
+the metrics adapter and the HPA, and the outputs a user needs to call the API.
+(No `from __future__ import annotations`: the schema inference reads these annotations.)
+"""
+
+import json
+from typing import Any, Optional
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from tpu_stacks.cluster.component import TpuCluster
+from tpu_stacks.cluster.spec import ClusterSpec, plan_cluster
+from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
+from tpu_stacks.gcp.identity import WorkloadIdentity
+from tpu_stacks.gcp.storage import hardened_bucket, region_of
+from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
+from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.validation import parse, parse_section
+from tpu_stacks.vllm.args import ServedSlice, VllmStackArgs
+from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
+from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmPlan, VllmSpec, plan_vllm
+
+TYPE = "tpu-stacks:index:VllmStack"
+APP = "vllm-tpu"
+POOL = "vllm-pool"
+SECRET_NAME = "hf-secret"
+SAMPLE_PROMPT = {"prompt": "San Francisco is a", "max_tokens": 7, "temperature": 0}  # the tutorial's request
+
+
+def _cluster_args(args: VllmStackArgs, plan: VllmPlan) -> dict[str, Any]:
+    """The cluster, with the one slice this model needs; the pool scales with the HPA."""
+    cluster = dict(args["cluster"])
+    cluster.setdefault("addons", {"gcs_fuse": True, "managed_prometheus": True})
+    cluster["slices"] = [
+        {
+            "generation": plan.shape.generation,
+            "topology": plan.shape.topology,
+            "machine_type": plan.shape.machine_type,
+            "name": POOL,
+            "autoscaling": {"min_nodes": plan.spec.replicas.min, "max_nodes": plan.spec.replicas.max},
+            "spot": plan.spec.spot,
+            **({"reservation": plan.spec.reservation} if plan.spec.reservation else {}),
+        }
+    ]
+    return cluster
+
+
+def _image(
+    plan: VllmPlan, project: str, region: str, parent: pulumi.Resource, nodes_account: Optional[pulumi.Input[str]]
+) -> pulumi.Input[str]:
+    """The upstream pinned image, or the same image through Artifact Registry (which the nodes may read)."""
+    registry = plan.spec.registry
+    if registry.mode == "none":
+        return plan.spec.image
+    remote = registry.mode == "remote"
+    repository = gcp.artifactregistry.Repository(
+        f"{parent._name}-registry",
+        gcp.artifactregistry.RepositoryArgs(
+            repository_id=registry.repository,
+            project=project,
+            location=region,
+            format="DOCKER",
+            mode="REMOTE_REPOSITORY" if remote else "STANDARD_REPOSITORY",
+            description="vLLM images for tpu-stacks",
+            remote_repository_config=gcp.artifactregistry.RepositoryRemoteRepositoryConfigArgs(
+                description="Docker Hub",
+                docker_repository=gcp.artifactregistry.RepositoryRemoteRepositoryConfigDockerRepositoryArgs(
+                    public_repository="DOCKER_HUB"
+                ),
+            )
+            if remote
+            else None,
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    if nodes_account is not None:
+        gcp.artifactregistry.RepositoryIamMember(
+            f"{parent._name}-registry-nodes-pull",
+            gcp.artifactregistry.RepositoryIamMemberArgs(
+                project=project,
+                location=region,
+                repository=repository.repository_id,
+                role="roles/artifactregistry.reader",
+                member=pulumi.Output.from_input(nodes_account).apply(lambda email: f"serviceAccount:{email}"),
+            ),
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+    path = plan.spec.image.removeprefix("docker.io/") if remote else registry.image
+    return pulumi.Output.concat(region, "-docker.pkg.dev/", project, "/", repository.repository_id, "/", path or "")
+
+
+class VllmStack(pulumi.ComponentResource):
+    """vLLM on a TPU slice sized for the model: weights cached on GCS, autoscaled on vLLM's queue."""
+
+    service_address: pulumi.Output[str]
+    """The Service's address (the load balancer IP, or the in-cluster DNS name)."""
+    base_url: pulumi.Output[str]
+    """The OpenAI-compatible API base URL."""
+    model_id: pulumi.Output[str]
+    served_slice: pulumi.Output[ServedSlice]
+    weights_bucket: pulumi.Output[str]
+    curl: pulumi.Output[str]
+    """A ready-to-paste request to /v1/completions."""
+
+    def __init__(self, name: str, args: VllmStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        plan = plan_vllm(parse_section(VllmSpec, dict(args), "vllm"), "hf_token" in args, "api_key_secret" in args)
+        cluster_args = _cluster_args(args, plan)
+        cluster_spec = plan_cluster(parse(ClusterSpec, cluster_args, "cluster")).spec  # refuse before declaring
+        super().__init__(TYPE, name, {}, opts)
+        self._plan = plan
+        spec, project, region = plan.spec, cluster_spec.project, region_of(cluster_spec.location)
+        cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
+        pool = next(p for p in cluster.plan.pools if p.name == POOL)
+        depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
+        ns_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends)
+        bucket = hardened_bucket(
+            f"{name}-weights",
+            project=project,
+            location=region,
+            purpose="model-weights",
+            force_destroy=spec.force_destroy_bucket,
+            parent=self,
+        )
+        identity = WorkloadIdentity(
+            f"{name}-identity",
+            {
+                "project": project,
+                "ksa_name": spec.ksa_name,
+                "namespace": spec.namespace,
+                "universe": cluster_spec.universe,
+                "bucket_grants": [{"bucket": bucket.name}],
+            },
+            opts=pulumi.ResourceOptions(
+                parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]
+            ),
+        )
+        secret_name = self._secret(name, args, plan, ns_opts)
+        image = _image(plan, project, region, self, cluster.known_node_service_account)
+        labels = {"app": APP}
+        deployment = k8s.apps.v1.Deployment(
+            f"{name}-deployment",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=APP, namespace=spec.namespace, labels=labels, annotations=workload_annotations(plan)
+            ),
+            spec=k8s.apps.v1.DeploymentSpecArgs(
+                # With an HPA the replica count is its to own: declaring it would scale a serving
+                # replica down on every template change (server-side apply owns what it sets).
+                replicas=None if plan.autoscales else spec.replicas.min,
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                strategy=k8s.apps.v1.DeploymentStrategyArgs(
+                    # The pool has one TPU node per replica up to replicas.max: a surge pod could wait
+                    # forever for a node, so a rollout replaces one replica at a time instead.
+                    type="RollingUpdate",
+                    rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=0, max_unavailable=1),
+                ),
+                template=pod_template(plan, pool, labels, bucket.name, spec.ksa_name, secret_name, image),
+            ),
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*depends, identity]),
+        )
+        service = self._service(name, spec, labels, ns_opts)
+        self._monitoring(name, plan, labels, deployment, cluster_spec, ns_opts, cluster.pool_ready)
+        address = self._address(service, spec)
+        self.service_address = address
+        self.base_url = address.apply(lambda host: f"http://{host}:{PORT}/v1")
+        self.model_id = pulumi.Output.from_input(plan.model.id)
+        self.served_slice = pulumi.Output.from_input(
+            ServedSlice(
+                generation=plan.shape.generation,
+                topology=plan.shape.topology,
+                machine_type=plan.shape.machine_type,
+                chips=plan.shape.chips,
+                tensor_parallel_size=plan.tensor_parallel_size,
+            )
+        )
+        self.weights_bucket = bucket.name
+        self.curl = self.base_url.apply(lambda url: _curl(url, plan))
+        self.cluster = cluster
+        self.register_outputs(
+            {
+                "service_address": self.service_address,
+                "base_url": self.base_url,
+                "model_id": self.model_id,
+                "served_slice": self.served_slice,
+                "weights_bucket": self.weights_bucket,
+                "curl": self.curl,
+            }
+        )
+
+    @property
+    def plan(self) -> VllmPlan:
+        return self._plan
+
+    def _secret(self, name: str, args: VllmStackArgs, plan: VllmPlan, opts: pulumi.ResourceOptions) -> Optional[str]:
+        """One Secret with the Hugging Face token and vLLM's API key, from Pulumi secrets only."""
+        data: dict[str, pulumi.Input[str]] = {}
+        if plan.model.architecture.gated:
+            data[HF_SECRET_KEY] = pulumi.Output.secret(args["hf_token"])
+        if plan.spec.api_key:
+            data[API_KEY_SECRET_KEY] = pulumi.Output.secret(args["api_key_secret"])
+        if not data:
+            return None
+        k8s.core.v1.Secret(
+            f"{name}-secret",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=SECRET_NAME, namespace=plan.spec.namespace),
+            type="Opaque",
+            string_data=data,
+            opts=opts,
+        )
+        return SECRET_NAME
+
+    def _service(
+        self, name: str, spec: VllmSpec, labels: dict[str, str], opts: pulumi.ResourceOptions
+    ) -> k8s.core.v1.Service:
+        """Internal load balancer by default; public only on request and then only to source ranges."""
+        kind = "ClusterIP" if spec.exposure == "cluster" else "LoadBalancer"
+        return k8s.core.v1.Service(
+            f"{name}-service",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name="vllm-service",
+                namespace=spec.namespace,
+                annotations=INTERNAL_LB_ANNOTATION if spec.exposure == "internal" else None,
+            ),
+            spec=k8s.core.v1.ServiceSpecArgs(
+                type=kind,
+                selector=labels,
+                ports=[k8s.core.v1.ServicePortArgs(name="http", port=PORT, target_port=PORT, protocol="TCP")],
+                load_balancer_source_ranges=spec.source_ranges or None,
+            ),
+            opts=opts,
+        )
+
+    def _monitoring(
+        self,
+        name: str,
+        plan: VllmPlan,
+        labels: dict[str, str],
+        deployment: k8s.apps.v1.Deployment,
+        cluster_spec: ClusterSpec,
+        opts: pulumi.ResourceOptions,
+        pool_ready: list[pulumi.Resource],
+    ) -> None:
+        """Managed Prometheus scrapes /metrics; the HPA scales on vLLM's queue through the adapter
+        (neither the HPA nor the adapter when the replica count is fixed: there is nothing to scale)."""
+        spec = plan.spec
+        k8s.apiextensions.CustomResource(
+            f"{name}-pod-monitoring",
+            api_version="monitoring.googleapis.com/v1",
+            kind="PodMonitoring",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="vllm-pod-monitoring", namespace=spec.namespace),
+            spec={
+                "selector": {"matchLabels": labels},
+                "endpoints": [{"path": "/metrics", "port": PORT, "interval": "15s"}],
+            },
+            opts=opts,
+        )
+        if not plan.autoscales:
+            return
+        adapter: list[pulumi.Resource] = []
+        if spec.install_metrics_adapter:
+            adapter.append(
+                CustomMetricsAdapter(
+                    f"{name}-metrics-adapter",
+                    {"project": cluster_spec.project, "universe": cluster_spec.universe},
+                    opts=pulumi.ResourceOptions(
+                        parent=self, providers=[opts.provider] if opts.provider else None, depends_on=pool_ready
+                    ),
+                )
+            )
+        k8s.autoscaling.v2.HorizontalPodAutoscaler(
+            f"{name}-hpa",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="vllm-hpa", namespace=spec.namespace),
+            spec=k8s.autoscaling.v2.HorizontalPodAutoscalerSpecArgs(
+                scale_target_ref=k8s.autoscaling.v2.CrossVersionObjectReferenceArgs(
+                    api_version="apps/v1", kind="Deployment", name=APP
+                ),
+                min_replicas=spec.replicas.min,
+                max_replicas=spec.replicas.max,
+                metrics=[
+                    k8s.autoscaling.v2.MetricSpecArgs(
+                        type="Pods",
+                        pods=k8s.autoscaling.v2.PodsMetricSourceArgs(
+                            metric=k8s.autoscaling.v2.MetricIdentifierArgs(name=HPA_METRICS[spec.autoscaling.metric]),
+                            target=k8s.autoscaling.v2.MetricTargetArgs(
+                                type="AverageValue", average_value=str(spec.autoscaling.target).removesuffix(".0")
+                            ),
+                        ),
+                    )
+                ],
+                behavior=k8s.autoscaling.v2.HorizontalPodAutoscalerBehaviorArgs(
+                    # A new replica takes minutes (a TPU node, then the model): scale up at once, down slowly.
+                    scale_up=k8s.autoscaling.v2.HPAScalingRulesArgs(
+                        stabilization_window_seconds=0,
+                        policies=[k8s.autoscaling.v2.HPAScalingPolicyArgs(type="Pods", value=1, period_seconds=60)],
+                    ),
+                    scale_down=k8s.autoscaling.v2.HPAScalingRulesArgs(
+                        stabilization_window_seconds=600,
+                        policies=[k8s.autoscaling.v2.HPAScalingPolicyArgs(type="Pods", value=1, period_seconds=300)],
+                    ),
+                ),
+            ),
+            opts=pulumi.ResourceOptions(parent=self, provider=opts.provider, depends_on=[deployment, *adapter]),
+        )
+
+    @staticmethod
+    def _address(service: k8s.core.v1.Service, spec: VllmSpec) -> pulumi.Output[str]:
+        if spec.exposure == "cluster":
+            return pulumi.Output.from_input(f"vllm-service.{spec.namespace}.svc.cluster.local")
+
+        def ingress_ip(status: Any) -> str:
+            ingress = getattr(getattr(status, "load_balancer", None), "ingress", None) if status else None
+            return ingress[0].ip if ingress else "<pending load balancer>"
+
+        return service.status.apply(ingress_ip)
+
+
+def _curl(base_url: str, plan: VllmPlan) -> str:
+    body = json.dumps({"model": plan.model.id, **SAMPLE_PROMPT})
+    auth = ' -H "Authorization: Bearer $VLLM_API_KEY"' if plan.spec.api_key else ""
+    return f"curl {base_url}/completions -H 'Content-Type: application/json'{auth} -d '{body}'"

@@ -1,0 +1,126 @@
+"""The vLLM server's pod template: engine container, weights on GCS FUSE, a safe compile cache.
+
+vLLM writes XLA programs to `VLLM_XLA_CACHE_PATH`; the tutorial points that at the shared GCS FUSE
+mount, which breaks with two replicas. Here it is a local directory per pod, kept in GCS per model,
+slice and vLLM build by `k8s.compile_cache` (see there why a second replica cannot break).
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from tpu_stacks import annotations
+from tpu_stacks.cluster.spec import PoolPlan
+from tpu_stacks.k8s import compile_cache
+from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
+from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, startup_probe
+from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
+from tpu_stacks.vllm.spec import PORT, VllmPlan
+
+HF_SECRET_KEY = "hf_api_token"  # the tutorial's key name in Secret hf-secret
+API_KEY_SECRET_KEY = "api_key"
+LOCAL_CACHE = "/xla-cache"
+
+
+def _env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
+    env = [
+        k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=LOCAL_CACHE if plan.spec.compile_cache else ""),
+        k8s.core.v1.EnvVarArgs(name="VLLM_USE_V1", value="1"),  # as the tutorial; a no-op on V1-only releases
+    ]
+    if secret_name and plan.model.architecture.gated:
+        # The token is read from a file (HF_TOKEN_PATH), never exposed as an environment value.
+        env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=f"/var/run/secrets/huggingface/{HF_SECRET_KEY}"))
+    if secret_name and plan.spec.api_key:
+        env.append(
+            k8s.core.v1.EnvVarArgs(
+                name="VLLM_API_KEY",
+                value_from=k8s.core.v1.EnvVarSourceArgs(
+                    secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(name=secret_name, key=API_KEY_SECRET_KEY)
+                ),
+            )
+        )
+    return env
+
+
+def _mounts(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.VolumeMountArgs]:
+    mounts = [
+        k8s.core.v1.VolumeMountArgs(name="weights", mount_path=plan.spec.download_dir),
+        k8s.core.v1.VolumeMountArgs(name="dshm", mount_path="/dev/shm"),
+    ]
+    if plan.spec.compile_cache:
+        mounts.append(k8s.core.v1.VolumeMountArgs(name="xla-cache", mount_path=LOCAL_CACHE))
+    if secret_name and plan.model.architecture.gated:
+        mounts.append(
+            k8s.core.v1.VolumeMountArgs(name="hf-token", mount_path="/var/run/secrets/huggingface", read_only=True)
+        )
+    return mounts
+
+
+def _volumes(plan: VllmPlan, bucket: pulumi.Input[str], secret_name: str | None) -> list[k8s.core.v1.VolumeArgs]:
+    volumes = [
+        fuse_volume("weights", bucket, mount_options(plan.cache_gib, only_dir="weights")),
+        cache_volume(plan.cache_gib),
+        k8s.core.v1.VolumeArgs(
+            name="dshm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit="16Gi")
+        ),
+    ]
+    if plan.spec.compile_cache:
+        volumes.append(compile_cache.cache_volume("xla-cache"))
+    if secret_name and plan.model.architecture.gated:
+        volumes.append(
+            k8s.core.v1.VolumeArgs(
+                name="hf-token",
+                secret=k8s.core.v1.SecretVolumeSourceArgs(
+                    secret_name=secret_name,
+                    items=[k8s.core.v1.KeyToPathArgs(key=HF_SECRET_KEY, path=HF_SECRET_KEY)],
+                    default_mode=0o400,
+                ),
+            )
+        )
+    return volumes
+
+
+def _cache_containers(plan: VllmPlan, bucket: pulumi.Input[str]) -> list[k8s.core.v1.ContainerArgs]:
+    return compile_cache.sync_containers("xla-cache", "xla-cache", LOCAL_CACHE, bucket, plan.compile_cache_prefix)
+
+
+def pod_template(
+    plan: VllmPlan,
+    pool: PoolPlan,
+    labels: dict[str, str],
+    bucket: pulumi.Input[str],
+    ksa: str,
+    secret_name: str | None,
+    image: pulumi.Input[str],
+) -> k8s.core.v1.PodTemplateSpecArgs:
+    spec = plan.spec
+    server = k8s.core.v1.ContainerArgs(
+        name="vllm-tpu",
+        image=image,
+        command=["python3", "-m", "vllm.entrypoints.openai.api_server"],
+        args=plan.engine_args(),
+        env=_env(plan, secret_name),
+        ports=[k8s.core.v1.ContainerPortArgs(name="http", container_port=PORT)],
+        resources=tpu_resources(pool, spec.resources.cpu, spec.resources.memory),
+        startup_probe=startup_probe("/health", PORT, spec.startup_minutes),
+        readiness_probe=readiness_probe("/health", PORT),
+        liveness_probe=liveness_probe("/health", PORT),
+        volume_mounts=_mounts(plan, secret_name),
+    )
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar_annotations(plan.cache_gib)),
+        spec=k8s.core.v1.PodSpecArgs(
+            service_account_name=ksa,
+            node_selector=tpu_node_selector(pool),
+            init_containers=_cache_containers(plan, bucket) if spec.compile_cache else None,
+            containers=[server],
+            volumes=_volumes(plan, bucket, secret_name),
+            termination_grace_period_seconds=60,
+        ),
+    )
+
+
+def workload_annotations(plan: VllmPlan) -> dict[str, str]:
+    """What the policy pack needs to re-check the fit at preview."""
+    return annotations.for_serving(plan.request, plan.tensor_parallel_size)

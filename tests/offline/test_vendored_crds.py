@@ -1,0 +1,68 @@
+"""The CRD schemas ship with the preview package: strict custom-resource checks in any clone."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from tpu_stacks_preview.schema import VENDORED_CRDS, resolve_crd_dir, validate_objects
+
+JOBSET = {
+    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+    "kind": "JobSet",
+    "metadata": {"name": "js", "namespace": "ns"},
+    "spec": {"replicatedJobs": [{"name": "w", "replicas": 1, "template": {"spec": {"template": {"spec": {
+        "containers": [{"name": "c", "image": "busybox:1.37"}], "restartPolicy": "Never"}}}}}]},
+}  # fmt: skip
+RAYCLUSTER = {
+    "apiVersion": "ray.io/v1",
+    "kind": "RayCluster",
+    "metadata": {"name": "rc", "namespace": "ns"},
+    "spec": {"headGroupSpec": {"rayStartParams": {}, "template": {"spec": {
+        "containers": [{"name": "head", "image": "rayproject/ray:2.49.0"}]}}}},
+}  # fmt: skip
+PODMONITORING = {
+    "apiVersion": "monitoring.googleapis.com/v1",
+    "kind": "PodMonitoring",
+    "metadata": {"name": "pm", "namespace": "ns"},
+    "spec": {"selector": {"matchLabels": {"app": "x"}}, "endpoints": [{"port": 8000, "interval": "15s"}]},
+}
+
+
+def test_the_default_crd_directory_is_the_shipped_one(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("TPU_STACKS_CRDS", raising=False)
+    assert resolve_crd_dir(project_dir=tmp_path) == VENDORED_CRDS  # a project with no ../shared beside it
+
+
+@pytest.mark.parametrize(
+    ("good", "misspell", "where"),
+    [
+        (JOBSET, lambda o: o["spec"].__setitem__("replicatedJob", o["spec"].pop("replicatedJobs")), "spec"),
+        (RAYCLUSTER, lambda o: o["spec"]["headGroupSpec"].__setitem__("rayStartParam", {}), "spec/headGroupSpec"),
+        (PODMONITORING, lambda o: o["spec"]["endpoints"][0].__setitem__("intervall", "15s"), "spec/endpoints/0"),
+    ],
+    ids=["JobSet", "RayCluster", "PodMonitoring"],
+)
+def test_a_misspelled_field_is_a_schema_error_with_no_shared_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, good: dict, misspell, where: str
+) -> None:
+    monkeypatch.delenv("TPU_STACKS_CRDS", raising=False)
+    assert validate_objects([good], project_dir=tmp_path).problems == []
+    bad = __import__("copy").deepcopy(good)
+    misspell(bad)
+    problems = validate_objects([bad], project_dir=tmp_path).problems
+    assert [p.path for p in problems] == [where], problems
+    assert "was unexpected" in problems[0].message
+
+
+def test_every_vendored_crd_matches_its_recorded_provenance() -> None:
+    with (VENDORED_CRDS / "PROVENANCE.tsv").open(encoding="utf-8") as table:
+        rows = list(csv.DictReader(table, delimiter="\t"))
+    assert {row["file"] for row in rows} == {path.name for path in VENDORED_CRDS.glob("*.yaml")}
+    for row in rows:
+        digest = hashlib.sha256((VENDORED_CRDS / row["file"]).read_bytes()).hexdigest()
+        assert row["sha256 prefix"] == f"sha256:{digest[:16]}", row["file"]
+        assert row["upstream repository"] and row["tag"].startswith("v") and len(row["commit"]) == 40

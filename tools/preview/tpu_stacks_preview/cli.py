@@ -1,0 +1,290 @@
+"""`tpu-stacks plan --stack NAME`: an offline `pulumi preview` with schema and policy gates.
+
+The program runs twice under mocks: in preview mode (what `pulumi preview` and therefore the
+policy pack see, computed values unknown) and in up mode (computed values filled, so Kubernetes
+objects are complete for rendering and strict schema validation). Exit 0 when clean, 1 on a
+program error, a schema problem or a mandatory policy violation, 2 on the user's input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tpu_stacks.errors import UserError
+from tpu_stacks_preview.capture import Capture, ResourceRecord
+from tpu_stacks_preview.config import StackConfig, load_stack_config
+from tpu_stacks_preview.engine import run_program
+from tpu_stacks_preview.manifests import is_kubernetes_object, render_manifests, write_manifests
+from tpu_stacks_preview.policy import PackServer, PolicyError, PolicyResult, pack_environment, run_policy_pack
+from tpu_stacks_preview.schema import DEFAULT_KUBERNETES_VERSION, SchemaReport, bundled_versions, validate_objects
+
+VERSION_KEY = "tpu-stacks:kubernetesVersion"
+_SLOW_STEP = 0.3  # seconds before a step announces itself on stderr
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
+    parser.add_argument("--cwd", default=".", help="the Pulumi project directory (default: .)")
+    parser.add_argument("--policy-pack", metavar="DIR", help="run this Python policy pack on the preview")
+    parser.add_argument("--policy-config", metavar="FILE", help="policy config JSON, as --policy-pack-config")
+    parser.add_argument("--json", metavar="FILE", help="write the plan as JSON (resources sorted by URN)")
+    parser.add_argument("--manifests", metavar="DIR", help="write each Kubernetes object as YAML here")
+    parser.add_argument(
+        "--crds", metavar="DIR", help="CRD YAML directory (default: $TPU_STACKS_CRDS or the schemas this package ships)"
+    )
+    parser.add_argument(
+        "--k8s-version",
+        metavar="X.Y",
+        help=f"Kubernetes minor for schemas (default: stack config {VERSION_KEY}, else {DEFAULT_KUBERNETES_VERSION})",
+    )
+    parser.add_argument(
+        "--in-process-policy", action="store_true", help="run the policy pack in this process instead of over gRPC"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the plan; a UserError is reported here too, so callers never see a traceback."""
+    try:
+        return _plan(args)
+    except UserError as error:
+        print(f"tpu-stacks: {error}", file=sys.stderr)
+        return 2
+
+
+@contextmanager
+def _step(label: str) -> Iterator[None]:
+    """Announce a step on stderr only when it takes more than a moment, then say how long it took.
+
+    Only on a terminal: in CI logs and scripts, stderr stays for errors (one line each).
+    """
+    if not sys.stderr.isatty():
+        yield
+        return
+    started = time.perf_counter()
+    shown = threading.Event()
+
+    def announce() -> None:
+        shown.set()
+        print(f"tpu-stacks: {label} ...", file=sys.stderr, flush=True)
+
+    timer = threading.Timer(_SLOW_STEP, announce)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        if shown.is_set():
+            print(f"tpu-stacks: {label} done in {time.perf_counter() - started:.1f}s", file=sys.stderr, flush=True)
+
+
+def _kubernetes_version(args: argparse.Namespace, config: StackConfig) -> str:
+    version = args.k8s_version or config.get(VERSION_KEY) or DEFAULT_KUBERNETES_VERSION
+    minor = ".".join(version.lstrip("v").split(".")[:2])
+    if minor not in bundled_versions():
+        key = "--k8s-version" if args.k8s_version else VERSION_KEY
+        known = bundled_versions()
+        raise UserError(key, version, "has no bundled Kubernetes schemas", f"use one of {known[0]}..{known[-1]}")
+    return minor
+
+
+def _run(config: StackConfig, *, preview: bool) -> tuple[Capture, int]:
+    """The capture and, if the program failed, the exit code: 2 for the user's input, else 1."""
+    mode = "preview" if preview else "up"
+    with _step(f"running {config.project}/{config.stack} under mocks ({mode} mode)"):
+        capture = run_program(config.project_dir, config.stack, preview=preview, config=config)
+    if capture.error is None:
+        return capture, 0
+    if capture.error.kind == "user":
+        print(f"tpu-stacks: {capture.error.message}", file=sys.stderr)
+        return capture, 2
+    print(f"tpu-stacks: the program failed in {mode} mode: {capture.error.message}", file=sys.stderr)
+    return capture, 1
+
+
+def _plan_with(
+    args: argparse.Namespace, config: StackConfig, version: str, transport: str, server: PackServer | None
+) -> int | tuple[Capture, Capture, SchemaReport, PolicyResult | None]:
+    """Run both modes, render, validate and judge; an int is an early exit code."""
+    preview, failed = _run(config, preview=True)
+    if failed:
+        return failed
+    up, failed = _run(config, preview=False)
+    if failed:
+        return failed
+
+    manifests = render_manifests(up)
+    if args.manifests:
+        write_manifests(manifests, Path(args.manifests))
+    with _step(f"validating {len(manifests)} Kubernetes objects against {version} schemas and CRDs"):
+        schema = validate_objects(
+            manifests,
+            kubernetes_version=version,
+            crd_dir=Path(args.crds) if args.crds else None,
+            project_dir=config.project_dir,
+        )
+
+    policy: PolicyResult | None = None
+    if args.policy_pack:
+        with _step(f"running policy pack {args.policy_pack} ({transport})"):
+            try:
+                policy = run_policy_pack(
+                    Path(args.policy_pack),
+                    preview,
+                    config_file=Path(args.policy_config) if args.policy_config else None,
+                    transport=transport,  # type: ignore[arg-type]
+                    server=server,
+                )
+            except PolicyError as error:
+                print(f"tpu-stacks: {error}", file=sys.stderr)
+                return 1
+    return preview, up, schema, policy
+
+
+def _plan(args: argparse.Namespace) -> int:
+    if args.policy_config and not args.policy_pack:
+        raise UserError("--policy-config", args.policy_config, "needs --policy-pack", "name the pack it configures")
+    project_dir = Path(args.cwd)
+    config = load_stack_config(project_dir, args.stack)
+    version = _kubernetes_version(args, config)
+
+    # The pack process boots on the other core while the program runs (what the CLI does too).
+    transport = "in-process" if args.in_process_policy else "subprocess"
+    server = None
+    if args.policy_pack and transport == "subprocess":
+        server = PackServer(
+            Path(args.policy_pack), pack_environment(config.project, config.stack, dict(config.values), True)
+        )
+    try:
+        result = _plan_with(args, config, version, transport, server)
+    finally:
+        if server is not None:
+            server.close()
+    if isinstance(result, int):
+        return result
+    preview, up, schema, policy = result
+    print(render_text(preview, up, schema, policy))
+    if args.json:
+        document = plan_document(preview, up, schema, policy)
+        Path(args.json).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+    failures = []
+    if schema.problems:
+        failures.append(f"{len(schema.problems)} schema problem(s)")
+    if policy is not None and policy.mandatory:
+        failures.append(f"{len(policy.mandatory)} mandatory policy violation(s)")
+    if failures:
+        print(f"tpu-stacks: plan failed: {', '.join(failures)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+# -- output ---------------------------------------------------------------------------------------
+
+
+def plan_document(preview: Capture, up: Capture, schema: SchemaReport, policy: PolicyResult | None) -> dict[str, Any]:
+    """The --json document: up-mode inputs (complete objects), preview outputs (what is known)."""
+    document: dict[str, Any] = {
+        "project": up.project,
+        "stack": up.stack,
+        "resources": [
+            {
+                "urn": r.urn,
+                "type": r.type,
+                "name": r.name,
+                "parent": r.parent,
+                "custom": r.custom,
+                "provider": r.provider,
+                "inputs": r.inputs,
+            }
+            for r in up.sorted_resources()
+        ],
+        "outputs": preview.stack_outputs,
+        "schema": {
+            "problems": [{"object": p.object_id, "path": p.path, "message": p.message} for p in schema.problems]
+        },
+    }
+    if policy is not None:
+        document["policy"] = {
+            "pack": policy.pack,
+            "violations": [
+                {"policy": v.policy, "enforcement": v.enforcement, "urn": v.urn, "message": v.message}
+                for v in policy.violations
+            ],
+        }
+    return document
+
+
+def _provider_name(record: ResourceRecord) -> str:
+    if not record.provider:
+        return ""
+    return record.provider.rsplit("::", 1)[0].rsplit("::", 1)[-1]
+
+
+def _tree(capture: Capture) -> list[str]:
+    children: dict[str | None, list[ResourceRecord]] = {}
+    for record in capture.resources:
+        children.setdefault(record.parent, []).append(record)
+    lines: list[str] = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for record in sorted(children.get(parent, []), key=lambda r: (r.type, r.name)):
+            provider = _provider_name(record)
+            suffix = f"  [provider {provider}]" if provider else ""
+            lines.append(f"{'  ' * depth}{record.type}  {record.name}{suffix}")
+            walk(record.urn, depth + 1)
+
+    walk(None, 1)
+    return lines
+
+
+def _short(text: str) -> str:
+    return " — ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def render_text(preview: Capture, up: Capture, schema: SchemaReport, policy: PolicyResult | None) -> str:
+    """The human report: tree, counts, outputs, warnings, schema problems, policy violations."""
+    out = [f"Plan for {up.project}/{up.stack}: {len(up.resources)} resources", "", "Resources:"]
+    out += _tree(up)
+    out += ["", "By type:"]
+    for type_token, count in sorted(Counter(r.type for r in up.resources).items()):
+        out.append(f"  {count:4d}  {type_token}")
+    out += ["", "Outputs (as preview knows them):"]
+    for key in sorted(preview.stack_outputs):
+        out.append(f"  {key}: {json.dumps(preview.stack_outputs[key], sort_keys=True)}")
+    if not preview.stack_outputs:
+        out.append("  (none)")
+
+    warnings = [f"{log.severity}: {log.message}" for log in preview.logs if log.severity in ("warning", "error")]
+    warnings += [
+        f"{r.type} {r.name} uses the default Kubernetes provider (the ambient kubeconfig)"
+        for r in up.sorted_resources()
+        if is_kubernetes_object(r) and not r.provider
+    ]
+    if warnings:
+        out += ["", "Warnings:"] + [f"  {w}" for w in warnings]
+
+    out += ["", f"Schema (Kubernetes {schema.kubernetes_version}, {schema.validated} objects validated):"]
+    out += [f"  note: {notice}" for notice in schema.notices]
+    out += [f"  {problem}" for problem in schema.problems] or ["  no problems"]
+
+    if policy is not None:
+        version = f"@{policy.version}" if policy.version else ""
+        out += ["", f"Policy pack {policy.pack}{version} ({len(policy.policies)} policies):"]
+        for violation in policy.violations:
+            where = violation.urn.rsplit("::", 2)[-2:] if violation.urn else ["stack"]
+            out.append(
+                f"  [{violation.enforcement}] {violation.policy}  {' '.join(where)}: {_short(violation.message)}"
+            )
+        if not policy.violations:
+            out.append("  no violations")
+    return "\n".join(out)

@@ -1,0 +1,139 @@
+"""Run a Pulumi Python program in-process against the capturing monitor: an offline `pulumi preview`.
+
+The program runs the way the Python language host runs it (`run_in_stack` around `runpy`), but on
+a private thread with its own event loop and fresh runtime settings. The SDK keeps its settings,
+config and root stack in ContextVars and binds the root Stack to a loop; a private thread starts
+from an empty context, so one run cannot leak into the next or into classic mock-based tests in
+the same process. Program modules are evicted from `sys.modules` before and after each run
+(see `imports`), so code that creates resources at import time runs every time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import runpy
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+from pulumi.runtime import settings as runtime_settings
+from pulumi.runtime.stack import run_in_stack
+
+from tpu_stacks.errors import UserError
+from tpu_stacks_preview.capture import Capture, ProgramError
+from tpu_stacks_preview.config import StackConfig, load_stack_config
+from tpu_stacks_preview.imports import isolated_imports
+from tpu_stacks_preview.mocks import OfflineMocks
+from tpu_stacks_preview.monitor import CaptureEngine, CaptureMonitor, DuplicateUrnError, TransformError
+
+__all__ = ["run_program", "Capture", "ProgramError"]
+
+
+def run_program(project_dir: Path, stack: str, *, preview: bool, config: StackConfig | None = None) -> Capture:
+    """Run the project's program for `stack` under mocks and return what the engine would have seen.
+
+    `preview=True` gives `pulumi preview` semantics (computed outputs unknown); `preview=False`
+    fills computed values so `apply()` code runs. A missing stack file raises `UserError` (the
+    caller's input); anything the program raises comes back as `Capture.error`.
+    """
+    config = config or load_stack_config(Path(project_dir), stack)
+    box: dict[str, object] = {}
+    roots = [config.main.parent, config.project_dir]
+    with isolated_imports(roots, cwd=config.main.parent):  # as the language host runs it
+        worker = threading.Thread(
+            target=_run_on_private_loop, args=(config, preview, box), name="tpu-stacks-offline", daemon=True
+        )
+        worker.start()
+        worker.join()
+    if "crash" in box:
+        raise box["crash"]  # type: ignore[misc] - a bug in this module, not in the program
+    return box["capture"]  # type: ignore[return-value]
+
+
+def _run_on_private_loop(config: StackConfig, preview: bool, box: dict[str, object]) -> None:
+    try:
+        loop = asyncio.new_event_loop()
+        loop.set_exception_handler(_quiet)
+        asyncio.set_event_loop(loop)
+        monitor = CaptureMonitor(OfflineMocks(config, preview=preview), config)
+        engine = CaptureEngine()
+        capture = Capture(config=config, preview=preview)
+        started = time.perf_counter()
+        try:
+            runtime_settings.Settings(
+                project=config.project,
+                stack=config.stack,
+                monitor=monitor,
+                engine=engine,
+                dry_run=preview,
+                organization="organization",
+                root_directory=str(config.project_dir),
+            )
+            runtime_settings.ROOT.set(None)
+            runtime_config.set_all_config(dict(config.values), sorted(config.secret_keys))
+            program = str(config.main)
+            loop.run_until_complete(run_in_stack(lambda: runpy.run_path(program, run_name="__main__")))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # noqa: BLE001 - the program's failure is data, not a crash
+            capture.error = describe_error(error)
+        finally:
+            monitor.close()
+            _close_loop(loop)
+        capture.seconds = time.perf_counter() - started
+        capture.resources = list(monitor.records.values())
+        root = monitor.records.get(monitor.stack_urn)
+        capture.stack_outputs = dict(root.outputs or {}) if root is not None else {}
+        capture.invokes = list(monitor.invokes)
+        capture.logs = list(engine.logs)
+        box["capture"] = capture
+    except BaseException as crash:  # noqa: BLE001 - handed back to the calling thread
+        box["crash"] = crash
+
+
+def describe_error(error: BaseException) -> ProgramError:
+    """One line for people: a UserError or missing config is the user's; the rest is the program's."""
+    detail = "".join(traceback.format_exception(error))
+    for cause in _causes(error):
+        if isinstance(cause, UserError):
+            return ProgramError(str(cause), "user", detail)
+        if isinstance(cause, (pulumi.ConfigMissingError, pulumi.ConfigTypeError)):
+            return ProgramError(" ".join(str(cause).split()), "user", detail)
+    if isinstance(error, SystemExit):
+        return ProgramError(f"the program called sys.exit({error.code!r})", "program", detail)
+    text = str(error).strip() or type(error).__name__
+    if isinstance(error, (pulumi.RunError, DuplicateUrnError, TransformError)):
+        return ProgramError(text, "program", detail)
+    return ProgramError(f"{type(error).__name__}: {text}", "program", detail)
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _quiet(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """The run's error is reported once, from `run_in_stack`; futures that also held it stay quiet."""
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what the failed program left behind, stop executor threads, close the loop."""
+    try:
+        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
