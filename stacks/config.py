@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stacks.scenarios import SCENARIOS, Scenario, scenario
 from tpu_stacks.catalog.tpu import gke_version
-from tpu_stacks.cluster.spec import ClusterSpec, plan_cluster
+from tpu_stacks.cluster.plan import plan_cluster
+from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.validation import parse
 

@@ -25,6 +25,7 @@ Assumptions (also printed by `tpu-stacks size`):
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -367,3 +368,9 @@ ASSUMPTIONS: dict[str, tuple[str, ...]] = {
         "activations = 2 x layers x tokens x (d_model + 2 d_ff) bytes + fp32 logits ([SB] applied-training.md)",
     ),
 }
+
+
+def file_cache_gib(payload_bytes: int, margin: float = 1.1) -> int:
+    """A memory-backed GCS FUSE file cache for `payload_bytes` (weights, a checkpoint shard), with
+    10% margin, in whole GiB: what the cache volume, its max-size and the sidecar's limit are sized from."""
+    return max(1, math.ceil(payload_bytes * margin / 1024**3))

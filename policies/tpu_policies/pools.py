@@ -14,7 +14,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationA
 
 from tpu_policies.slices import PoolSlice, pool_slice, pools_of
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_str, plain
-from tpu_stacks.cluster.spec import REGION
+from tpu_stacks.names import is_region
 
 PER_ZONE = ("minNodeCount", "maxNodeCount")
 TOTAL = ("totalMinNodeCount", "totalMaxNodeCount")
@@ -46,7 +46,7 @@ def _compact_zone(name: str, props: dict[str, Any]) -> list[str]:
             "set nodeLocations to the one zone that has the TPU capacity"
         ]
     location = props.get("location")
-    if locations is None and isinstance(location, str) and REGION.match(location):
+    if locations is None and isinstance(location, str) and is_region(location):
         return [
             f"node pool {name}: COMPACT placement in regional location {location} without nodeLocations spans "
             "every zone of the cluster; set nodeLocations to one zone"

@@ -14,7 +14,8 @@ import pulumi_kubernetes as k8s
 from tpu_stacks.cluster.args import SliceInfo, TpuClusterArgs
 from tpu_stacks.cluster.kubeconfig import gke_kubeconfig
 from tpu_stacks.cluster.node_pools import CLOUD_PLATFORM_SCOPE, node_service_account, system_node_pool, tpu_node_pool
-from tpu_stacks.cluster.spec import ClusterPlan, ClusterSpec, plan_cluster
+from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan, plan_cluster
+from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.validation import parse
 
 TYPE = "tpu-stacks:index:TpuCluster"
@@ -113,7 +114,21 @@ class TpuCluster(pulumi.ComponentResource):
     """Email of the account the nodes run as (image pulls and host-network pods use it); empty if unknown."""
 
     def __init__(self, name: str, args: TpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        plan = plan_cluster(parse(ClusterSpec, dict(args), "cluster"))
+        self._declare(name, plan_cluster(parse(ClusterSpec, dict(args), "cluster")), opts)
+
+    @classmethod
+    def from_plan(cls, name: str, plan: ClusterPlan, opts: Optional[pulumi.ResourceOptions] = None) -> "TpuCluster":
+        """The cluster a workload already decided (its sized slices included): declared as planned,
+        with no second parse or plan. For the workload components; users pass args to the constructor."""
+        cluster = cls.__new__(cls)
+        cluster._declare(name, plan, opts)
+        return cluster
+
+    def pools_of(self, slice_index: int) -> tuple[PoolPlan, ...]:
+        """The decided node pools of one slice spec, in order (what workloads schedule onto)."""
+        return self._plan.pools_of(slice_index)
+
+    def _declare(self, name: str, plan: ClusterPlan, opts: Optional[pulumi.ResourceOptions]) -> None:
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
         child = pulumi.ResourceOptions(parent=self)

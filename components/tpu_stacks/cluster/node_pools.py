@@ -15,7 +15,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from tpu_stacks.cluster.spec import ClusterPlan, PoolPlan
+from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"

@@ -10,7 +10,6 @@ project level (monitoring, logging), never an admin, owner or editor role.
 (No `from __future__ import annotations` here: Pulumi's schema inference reads the annotations.)
 """
 
-import re
 from typing import NotRequired, Optional, TypedDict
 
 import pulumi
@@ -19,6 +18,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.universe import Universe, universe
+from tpu_stacks.names import K8S_NAME, SERVICE_ACCOUNT_ID
 
 TYPE = "tpu-stacks:index:WorkloadIdentity"
 GSA_ANNOTATION = "iam.gke.io/gcp-service-account"
@@ -26,8 +26,6 @@ GSA_ANNOTATION = "iam.gke.io/gcp-service-account"
 # insightsCollectorService included, are granted on the bucket; GCS FUSE no longer needs that one,
 # see docs/jetstream.md.)
 PROJECT_ONLY_ROLES = frozenset({"roles/monitoring.viewer", "roles/monitoring.metricWriter", "roles/logging.logWriter"})
-ACCOUNT_ID = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
-K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 class BucketGrantArgs(TypedDict):
@@ -72,11 +70,11 @@ def check_args(args: WorkloadIdentityArgs) -> tuple[str, str, Universe]:
         raise UserError("mode", mode, "is not a Workload Identity form", "use principal or service-account")
     for key, config_key in (("ksa_name", "ksaName"), ("namespace", "namespace")):
         value = args.get(key, "default")
-        if not K8S_NAME.match(value):
+        if not K8S_NAME.matches(value):
             raise UserError(
                 config_key, value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'"
             )
-    if mode == "service-account" and not ACCOUNT_ID.match(args.get("gsa_name", "")):
+    if mode == "service-account" and not SERVICE_ACCOUNT_ID.matches(args.get("gsa_name", "")):
         raise UserError(
             "gsaName",
             args.get("gsa_name", ""),

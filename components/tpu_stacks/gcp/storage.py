@@ -34,9 +34,3 @@ def hardened_bucket(
         ),
         opts=pulumi.ResourceOptions(parent=parent),
     )
-
-
-def region_of(location: str) -> str:
-    """The region of a zone (`us-central1-b` -> `us-central1`) or the region itself."""
-    parts = location.split("-")
-    return "-".join(parts[:2]) if len(parts) > 2 else location

@@ -18,16 +18,18 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
 from tpu_stacks.cluster.component import TpuCluster
-from tpu_stacks.cluster.spec import REGION, ClusterSpec, plan_cluster
+from tpu_stacks.cluster.plan import plan_cluster
+from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.gcp.identity import WorkloadIdentity
-from tpu_stacks.gcp.storage import hardened_bucket, region_of
+from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.jetstream.args import JetStreamSlice, JetStreamStackArgs
 from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
 from tpu_stacks.jetstream.plan import plan_jetstream
 from tpu_stacks.jetstream.pod import pod_template
 from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, JetStreamPlan, JetStreamSpec
 from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.names import is_region, region_of
 from tpu_stacks.validation import parse, parse_section
 
 TYPE = "tpu-stacks:index:JetStreamStack"
@@ -59,7 +61,7 @@ def _cluster_args(args: JetStreamStackArgs, plan: JetStreamPlan) -> dict[str, An
 
 def _check_zone(spec: ClusterSpec, plan: JetStreamPlan) -> None:
     """A regional Standard cluster spans zones; a TPU pool lives in exactly one."""
-    if spec.mode == "standard" and REGION.match(spec.location) and not plan.spec.zone and len(spec.node_locations) != 1:
+    if spec.mode == "standard" and is_region(spec.location) and not plan.spec.zone and len(spec.node_locations) != 1:
         raise UserError(
             "jetstream.zone",
             MISSING,

@@ -19,7 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL, TPU_TAINT_KEY
-from tpu_stacks.cluster.spec import PoolPlan
+from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.spec import JetStreamPlan
 
 CONTAINER = "inference-checkpoint"  # the tutorial's container name

@@ -14,10 +14,10 @@ from pydantic import BaseModel
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import all_slice_shapes, generation, parse_topology, slice_shape
 from tpu_stacks.errors import UserError
-from tpu_stacks.gcp.identity import ACCOUNT_ID, K8S_NAME
 from tpu_stacks.images import check_pinned
 from tpu_stacks.jetstream.models import jetstream_model
 from tpu_stacks.jetstream.spec import CONVERTER_IMAGE, FLOW_BATCH, FLOW_IMAGES, JetStreamPlan, JetStreamSpec
+from tpu_stacks.names import K8S_NAME, SERVICE_ACCOUNT_ID
 from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, judge, size
 
 # Settings of the other flow would be silently ignored: they are refused instead.
@@ -111,10 +111,10 @@ def _check_names(spec: JetStreamSpec) -> None:
     for field, pattern, rule in (
         ("namespace", K8S_NAME, "lowercase letters, digits and '-'"),
         ("ksa_name", K8S_NAME, "lowercase letters, digits and '-'"),
-        ("gsa_name", ACCOUNT_ID, "6-30 lowercase letters, digits and '-', starting with a letter"),
+        ("gsa_name", SERVICE_ACCOUNT_ID, "6-30 lowercase letters, digits and '-', starting with a letter"),
     ):
         value = getattr(spec, field)
-        if not pattern.match(value):
+        if not pattern.matches(value):
             key = JetStreamSpec.model_fields[field].alias or field
             raise UserError(f"jetstream.{key}", value, "is not a valid name", f"use {rule}")
 

@@ -7,19 +7,12 @@ cache is sized from what it holds (the model's weights) and the sidecar gets rea
 
 from __future__ import annotations
 
-import math
-
 import pulumi
 import pulumi_kubernetes as k8s
 
 DRIVER = "gcsfuse.csi.storage.gke.io"
 CACHE_VOLUME = "gke-gcsfuse-cache"  # the name the sidecar looks for; any other name is ignored
 GiB = 1024**3
-
-
-def cache_size_gib(payload_bytes: int, margin: float = 1.1) -> int:
-    """Memory-backed file cache for `payload_bytes` of weights, with 10% margin, whole GiB."""
-    return max(1, math.ceil(payload_bytes * margin / GiB))
 
 
 def mount_options(cache_gib: int, only_dir: str | None = None, extra: tuple[str, ...] = ()) -> str:

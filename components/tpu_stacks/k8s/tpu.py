@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.catalog.tpu import TPU_RESOURCE
-from tpu_stacks.cluster.spec import PoolPlan
+from tpu_stacks.cluster.plan import PoolPlan
 
 
 def tpu_node_selector(pool: PoolPlan) -> dict[str, str]:

@@ -15,12 +15,14 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
 from tpu_stacks.cluster.component import TpuCluster
-from tpu_stacks.cluster.spec import ClusterSpec, plan_cluster
+from tpu_stacks.cluster.plan import plan_cluster
+from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.identity import WorkloadIdentity
-from tpu_stacks.gcp.storage import hardened_bucket, region_of
+from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.gcp.universe import universe
 from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.names import region_of
 from tpu_stacks.raytrain.args import RayTrainStackArgs, TrainingSlice
 from tpu_stacks.raytrain.image import declare_image
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain

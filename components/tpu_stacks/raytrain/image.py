@@ -12,21 +12,18 @@ written once. The repository keeps tags immutable, so a tag names one image for 
 
 from __future__ import annotations
 
-import re
-
 import pulumi
 import pulumi_gcp as gcp
 
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.gcp.universe import Universe
 from tpu_stacks.images import MOVING_TAGS, image_problem
+from tpu_stacks.names import IMAGE_TAG, REPOSITORY_ID
 from tpu_stacks.raytrain.spec import MAXTEXT_REPOSITORY, MAXTEXT_REVISION, RAY_VERSION, ImageSpec
 
 BUILD_CONFIG = "cloudbuild.yaml"
 """In the image folder: one docker build step with the substitutions below as build args."""
 IMAGE_DIR = "images/raytrain"
-TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
-REPOSITORY_ID = re.compile(r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
 
 
 def default_tag() -> str:
@@ -35,7 +32,7 @@ def default_tag() -> str:
 
 
 def _check_tag(key: str, value: str, tag: str) -> None:
-    if not TAG.match(tag) or image_problem(f"image:{tag}", (*MOVING_TAGS, "stable")):
+    if not IMAGE_TAG.match(tag) or image_problem(f"image:{tag}", (*MOVING_TAGS, "stable")):
         raise UserError(key, value, "is not pinned", f"use a version tag or a digest, e.g. {default_tag()}")
 
 
@@ -67,7 +64,7 @@ def check_image(image: ImageSpec) -> None:
             f"is only used with build prebuilt, not {image.build}",
             "remove it, or set raytrain.image.build to prebuilt",
         )
-    if not REPOSITORY_ID.match(image.repository):
+    if not REPOSITORY_ID.matches(image.repository):
         raise UserError(
             "raytrain.image.repository",
             image.repository,

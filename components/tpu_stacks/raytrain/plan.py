@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, generation
 from tpu_stacks.errors import UserError
-from tpu_stacks.k8s.gcsfuse import cache_size_gib
+from tpu_stacks.names import DNS1035_LABEL, K8S_NAME
 from tpu_stacks.raytrain.image import check_image
 from tpu_stacks.raytrain.spec import (
     DATA_MOUNT,
@@ -27,10 +27,15 @@ from tpu_stacks.raytrain.spec import (
     TRAINER_PATH,
     RayTrainSpec,
 )
-from tpu_stacks.sizing import OPTIMIZER_MOMENTS, TRAINING_BYTES, Candidate, TrainingRequest, choose_slice
+from tpu_stacks.sizing import (
+    OPTIMIZER_MOMENTS,
+    TRAINING_BYTES,
+    Candidate,
+    TrainingRequest,
+    choose_slice,
+    file_cache_gib,
+)
 
-DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 # KubeRay: a RayCluster name has at most 53 characters, a RayJob's 6 fewer (utils/constant.go).
 MAX_RAYCLUSTER_NAME = 53
 MAX_RAYJOB_NAME = 47
@@ -84,7 +89,7 @@ class RayTrainPlan(BaseModel):
     @property
     def fuse_cache_gib(self) -> int:
         """The sidecar's memory-backed file cache: one host's checkpoint shard, read on resume."""
-        return cache_size_gib(self.checkpoint_shard_bytes)
+        return file_cache_gib(self.checkpoint_shard_bytes)
 
     @property
     def worker_memory(self) -> str:
@@ -204,7 +209,7 @@ def _check_extra_args(spec: RayTrainSpec) -> None:
 
 
 def _check_names(spec: RayTrainSpec) -> None:
-    if not DNS1035.match(spec.ray_cluster_name) or len(spec.ray_cluster_name) > MAX_RAYCLUSTER_NAME:
+    if not DNS1035_LABEL.match(spec.ray_cluster_name) or len(spec.ray_cluster_name) > MAX_RAYCLUSTER_NAME:
         raise UserError(
             "raytrain.rayClusterName",
             spec.ray_cluster_name,
@@ -212,11 +217,11 @@ def _check_names(spec: RayTrainSpec) -> None:
             f"use lowercase letters, digits and '-', starting with a letter, at most {MAX_RAYCLUSTER_NAME} characters",
         )
     for key, value in (("namespace", spec.namespace), ("ksaName", spec.ksa_name)):
-        if not K8S_NAME.match(value):
+        if not K8S_NAME.matches(value):
             raise UserError(
                 f"raytrain.{key}", value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'"
             )
-    if spec.run_name is not None and (not DNS1035.match(spec.run_name) or len(spec.run_name) > MAX_RAYJOB_NAME):
+    if spec.run_name is not None and (not DNS1035_LABEL.match(spec.run_name) or len(spec.run_name) > MAX_RAYJOB_NAME):
         raise UserError(
             "raytrain.runName",
             spec.run_name,

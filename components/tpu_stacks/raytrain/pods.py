@@ -16,7 +16,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.cluster.spec import PoolPlan
+from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.raytrain.plan import RayTrainPlan

@@ -16,12 +16,14 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster.component import TpuCluster
-from tpu_stacks.cluster.spec import ClusterPlan, ClusterSpec, plan_cluster
+from tpu_stacks.cluster.plan import ClusterPlan, plan_cluster
+from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.identity import WorkloadIdentity
-from tpu_stacks.gcp.storage import hardened_bucket, region_of
+from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.k8s.jobset import install_jobset_controller
 from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.names import region_of
 from tpu_stacks.saxml.args import SaxmlCurl, SaxmlSlice, SaxmlStackArgs
 from tpu_stacks.saxml.jobset import model_server_set
 from tpu_stacks.saxml.plan import SaxmlPlan, plan_saxml

@@ -23,7 +23,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL
-from tpu_stacks.cluster.spec import PoolPlan
+from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.jobset import API_VERSION, EXCLUSIVE_TOPOLOGY
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.saxml.plan import SaxmlPlan

@@ -14,11 +14,10 @@ from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, generation, gke_version
-from tpu_stacks.cluster.spec import EMAIL
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.exposure import check_source_ranges
-from tpu_stacks.gcp.identity import ACCOUNT_ID, K8S_NAME
 from tpu_stacks.images import check_pinned
+from tpu_stacks.names import BUCKET_NAME, GCS_PATH, K8S_NAME, SERVICE_ACCOUNT_EMAIL, SERVICE_ACCOUNT_ID
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
 from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
 
@@ -26,8 +25,6 @@ from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judg
 PLATFORM_CHIPS = {"v5e": "tpuv5e"}
 MIN_JOBSET = (0, 12, 0)  # the failure policy's RestartJob actions are in this release's CRD
 MODEL_NAME = re.compile(rf"^{re.escape(SAX_CELL)}/[A-Za-z0-9][A-Za-z0-9_.-]*$")
-GCS_PATH = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/.*)?$")
-BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
 SAXML_PACKAGE = "saxml."  # registry paths of Saxml model classes
 
 
@@ -111,7 +108,7 @@ def _check_jobset(spec: SaxmlSpec) -> None:
 
 def _check_accounts(spec: SaxmlSpec) -> None:
     """WorkloadIdentity's own rules, checked here so nothing is half-created."""
-    if not ACCOUNT_ID.match(spec.gsa_name):
+    if not SERVICE_ACCOUNT_ID.matches(spec.gsa_name):
         raise UserError(
             "saxml.gsaName",
             spec.gsa_name,
@@ -119,14 +116,14 @@ def _check_accounts(spec: SaxmlSpec) -> None:
             "use 6-30 lowercase letters, digits and '-'",
         )
     for key, value in (("saxml.ksaName", spec.ksa_name), ("saxml.namespace", spec.namespace)):
-        if not K8S_NAME.match(value):
+        if not K8S_NAME.matches(value):
             raise UserError(key, value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'")
     for index, bucket in enumerate(spec.checkpoint_buckets):
-        if not BUCKET.match(bucket):
+        if not BUCKET_NAME.matches(bucket):
             raise UserError(
                 f"saxml.checkpointBuckets[{index}]", bucket, "is not a bucket name", "write the name without gs://"
             )
-    if spec.node_service_account is not None and not EMAIL.match(spec.node_service_account):
+    if spec.node_service_account is not None and not SERVICE_ACCOUNT_EMAIL.matches(spec.node_service_account):
         raise UserError(
             "saxml.nodeServiceAccount",
             spec.node_service_account,

@@ -15,40 +15,22 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster.component import TpuCluster
-from tpu_stacks.cluster.spec import ClusterSpec, plan_cluster
+from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
 from tpu_stacks.gcp.identity import WorkloadIdentity
-from tpu_stacks.gcp.storage import hardened_bucket, region_of
+from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
 from tpu_stacks.k8s.namespace import namespace_dependencies
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.vllm.args import ServedSlice, VllmStackArgs
+from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
 from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
-from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmPlan, VllmSpec, plan_vllm
+from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmSpec
 
 TYPE = "tpu-stacks:index:VllmStack"
 APP = "vllm-tpu"
-POOL = "vllm-pool"
 SECRET_NAME = "hf-secret"
 SAMPLE_PROMPT = {"prompt": "San Francisco is a", "max_tokens": 7, "temperature": 0}  # the tutorial's request
-
-
-def _cluster_args(args: VllmStackArgs, plan: VllmPlan) -> dict[str, Any]:
-    """The cluster, with the one slice this model needs; the pool scales with the HPA."""
-    cluster = dict(args["cluster"])
-    cluster.setdefault("addons", {"gcs_fuse": True, "managed_prometheus": True})
-    cluster["slices"] = [
-        {
-            "generation": plan.shape.generation,
-            "topology": plan.shape.topology,
-            "machine_type": plan.shape.machine_type,
-            "name": POOL,
-            "autoscaling": {"min_nodes": plan.spec.replicas.min, "max_nodes": plan.spec.replicas.max},
-            "spot": plan.spec.spot,
-            **({"reservation": plan.spec.reservation} if plan.spec.reservation else {}),
-        }
-    ]
-    return cluster
 
 
 def _image(
@@ -109,14 +91,18 @@ class VllmStack(pulumi.ComponentResource):
     """A ready-to-paste request to /v1/completions."""
 
     def __init__(self, name: str, args: VllmStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        plan = plan_vllm(parse_section(VllmSpec, dict(args), "vllm"), "hf_token" in args, "api_key_secret" in args)
-        cluster_args = _cluster_args(args, plan)
-        cluster_spec = plan_cluster(parse(ClusterSpec, cluster_args, "cluster")).spec  # refuse before declaring
+        plan = plan_vllm(
+            parse_section(VllmSpec, dict(args), "vllm"),
+            parse(ClusterSpec, dict(args["cluster"]), "cluster"),
+            hf_token_given="hf_token" in args,
+            api_key_given="api_key_secret" in args,
+        )  # every refusal happens here, before the first resource
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
-        spec, project, region = plan.spec, cluster_spec.project, region_of(cluster_spec.location)
-        cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
-        pool = next(p for p in cluster.plan.pools if p.name == POOL)
+        cluster_spec = plan.cluster.spec
+        spec, project, region = plan.spec, cluster_spec.project, plan.cluster.region
+        cluster = TpuCluster.from_plan(f"{name}-cluster", plan.cluster, opts=pulumi.ResourceOptions(parent=self))
+        pool = plan.pool
         depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
         ns_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends)
         bucket = hardened_bucket(

@@ -11,12 +11,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
-from tpu_stacks.cluster.spec import PoolPlan
+from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s import compile_cache
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, startup_probe
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
-from tpu_stacks.vllm.spec import PORT, VllmPlan
+from tpu_stacks.vllm.plan import VllmPlan
+from tpu_stacks.vllm.spec import PORT
 
 HF_SECRET_KEY = "hf_api_token"  # the tutorial's key name in Secret hf-secret
 API_KEY_SECRET_KEY = "api_key"

@@ -1,0 +1,448 @@
+"""A cluster, decided: node pools whose machine type, node count, placement and autoscaling come
+from the TPU catalogue, before any resource exists.
+
+`plan_cluster` checks a `ClusterSpec` (users' own slices, or the slices a workload derived from its
+model) and returns the `ClusterPlan` that `TpuCluster` declares as is. Every invalid combination is
+refused with a one-line `UserError` ("decide early, build late"). Pure: no provider SDK.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from tpu_stacks.catalog.tpu import (
+    FLEX_START_LABEL,
+    MULTI_HOST_MAX_PODS_PER_NODE,
+    QUEUED_LABEL,
+    RESERVATION_LABEL,
+    SPOT_LABEL,
+    SliceShape,
+    generation,
+    generation_of_machine_type,
+    gke_version,
+    slice_shape,
+)
+from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
+from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.gcp.universe import Universe, universe
+from tpu_stacks.names import GKE_NAME, RESOURCE_NAME, SERVICE_ACCOUNT_EMAIL, is_region, is_zone, region_of
+
+
+class PoolPlan(BaseModel):
+    """One GKE node pool, fully decided."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    slice_index: int
+    shape: SliceShape
+    zone: str
+    node_count: int | None
+    """Fixed size; None when the pool autoscales."""
+    autoscaling_min: int | None
+    autoscaling_max: int | None
+    spot: bool
+    reservation: str | None
+    flex_start: bool
+    queued_provisioning: bool
+    threads_per_core: int | None
+    max_run_duration: str | None
+    autopilot: bool = False
+    """Autopilot provisions this capacity from pod selectors; no node pool is declared."""
+
+    @property
+    def multi_host(self) -> bool:
+        return self.shape.multi_host
+
+    @property
+    def uses_workload_policy(self) -> bool:
+        return self.multi_host and self.shape.multi_host_placement == "workload-policy"
+
+    @property
+    def max_pods_per_node(self) -> int | None:
+        return MULTI_HOST_MAX_PODS_PER_NODE if self.multi_host else None
+
+    def capacity_selector(self) -> dict[str, str]:
+        """Node labels GKE sets for the capacity type, which Autopilot pods must select ([XPK])."""
+        if self.spot:
+            return {SPOT_LABEL: "true"}
+        if self.queued_provisioning:
+            return {QUEUED_LABEL: "true"}
+        if self.flex_start:
+            return {FLEX_START_LABEL: "true"}
+        if self.reservation:
+            return {RESERVATION_LABEL: self.reservation}
+        return {}
+
+    def node_selector(self) -> dict[str, str]:
+        return {**self.shape.node_selector(), **self.capacity_selector()}
+
+
+class ClusterPlan(BaseModel):
+    """The whole cluster, decided: what `TpuCluster` declares."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: ClusterSpec
+    universe: Universe
+    regional: bool
+    node_locations: tuple[str, ...]
+    pools: tuple[PoolPlan, ...]
+    slices: tuple[SliceShape, ...]
+    """One entry per slice spec (the shape workloads are sized against)."""
+
+    @property
+    def workload_pool(self) -> str:
+        return self.universe.workload_pool(self.spec.project)
+
+    @property
+    def autopilot(self) -> bool:
+        return self.spec.mode == "autopilot"
+
+    @property
+    def generations(self) -> list[str]:
+        return sorted({shape.generation for shape in self.slices})
+
+    @property
+    def region(self) -> str:
+        """Where regional resources of the stack (buckets, registries) live."""
+        return region_of(self.spec.location)
+
+    def pools_of(self, slice_index: int) -> tuple[PoolPlan, ...]:
+        """The node pools of one slice spec (one per multi-host slice, one for identical single-host slices)."""
+        return tuple(pool for pool in self.pools if pool.slice_index == slice_index)
+
+
+def _check_location(spec: ClusterSpec) -> tuple[bool, tuple[str, ...]]:
+    if is_zone(spec.location):
+        regional = False
+    elif is_region(spec.location):
+        regional = True
+    else:
+        raise UserError(
+            "cluster.location",
+            spec.location,
+            "is neither a zone nor a region",
+            "use e.g. us-central1-a (zonal) or us-central1 (regional)",
+        )
+    region = spec.location if regional else region_of(spec.location)
+    if spec.mode == "autopilot" and not regional:
+        raise UserError(
+            "cluster.location", spec.location, "is a zone, and Autopilot clusters are regional", f"use {region}"
+        )
+    for index, zone in enumerate(spec.node_locations):
+        if not is_zone(zone) or region_of(zone) != region:
+            raise UserError(
+                f"cluster.nodeLocations[{index}]", zone, f"is not a zone of {region}", f"use zones like {region}-a"
+            )
+    if spec.node_locations:
+        return regional, tuple(spec.node_locations)
+    return regional, () if regional else (spec.location,)
+
+
+# Release channels offered about 1.33 when the catalogue was written (offline-verification.md, §4):
+# a generation that needs a newer GKE cannot rely on the channel's default version.
+CHANNEL_FLOOR = "1.33"
+
+
+def _check_versions(spec: ClusterSpec, shapes: list[SliceShape]) -> None:
+    if spec.min_version is None:
+        for shape in shapes:
+            gen = generation(shape.generation)
+            minimum = gen.min_gke_autopilot if spec.mode == "autopilot" else gen.min_gke_standard
+            if gke_version(CHANNEL_FLOOR) < minimum.parsed and spec.existing is None:
+                raise UserError(
+                    "cluster.minVersion",
+                    MISSING,
+                    f"is required for TPU {gen.name}, which needs GKE {minimum.version}",
+                    f"set cluster.minVersion to {minimum.version} or later (source: {minimum.source})",
+                )
+        return
+    try:
+        chosen = gke_version(spec.min_version)
+    except UserError as error:
+        raise error.under("cluster.minVersion") from None
+    for shape in shapes:
+        gen = generation(shape.generation)
+        minimum = gen.min_gke_autopilot if spec.mode == "autopilot" else gen.min_gke_standard
+        if chosen < minimum.parsed:
+            raise UserError(
+                "cluster.minVersion",
+                spec.min_version,
+                f"is older than TPU {gen.name} supports in {spec.mode} mode",
+                f"use {minimum.version} or later (source: {minimum.source})",
+            )
+
+
+DURATION = re.compile(r"^[1-9]\d*s$")
+
+
+def _check_capacity(key: str, spec: SliceSpec) -> None:
+    if spec.max_run_duration is not None and not DURATION.match(spec.max_run_duration):
+        raise UserError(
+            f"{key}.maxRunDuration",
+            spec.max_run_duration,
+            "is not a duration GKE accepts",
+            "write seconds, e.g. 86400s",
+        )
+    if spec.reservation is not None and not RESOURCE_NAME.matches(spec.reservation):
+        raise UserError(
+            f"{key}.reservation",
+            spec.reservation,
+            "is not a reservation name",
+            "use the reservation's name: lowercase letters, digits and '-'",
+        )
+    if spec.flex_start and spec.spot:
+        raise UserError(f"{key}.flexStart", True, "cannot be combined with spot", "choose flexStart or spot, not both")
+    if spec.flex_start and spec.reservation:
+        raise UserError(f"{key}.flexStart", True, "cannot use a reservation", "remove reservation or flexStart")
+    if spec.queued_provisioning and spec.reservation:
+        raise UserError(
+            f"{key}.queuedProvisioning",
+            True,
+            "cannot use a reservation (affinity must be NO_RESERVATION)",
+            "remove reservation or queuedProvisioning",
+        )
+    if spec.queued_provisioning and spec.spot:
+        raise UserError(
+            f"{key}.queuedProvisioning", True, "cannot be combined with spot", "choose queuedProvisioning or spot"
+        )
+    if spec.spot and spec.reservation:
+        raise UserError(f"{key}.spot", True, "cannot consume a reservation", "remove reservation or spot")
+
+
+def _autoscaling(key: str, spec: SliceSpec, shape: SliceShape) -> tuple[int | None, int | None, int | None]:
+    """(fixed node count, autoscaling min, autoscaling max) that GKE accepts for this pool."""
+    scales_from_zero = spec.flex_start or spec.queued_provisioning
+    if shape.multi_host:
+        if spec.nodes not in (None, shape.nodes):
+            raise UserError(
+                f"{key}.nodes",
+                spec.nodes,
+                f"does not match the {shape.topology} slice on {shape.machine_type}",
+                f"a multi-host pool always has {shape.nodes} nodes; add slices with count instead",
+            )
+        if spec.autoscaling is None and not scales_from_zero:
+            return shape.nodes, None, None
+        low = spec.autoscaling.min_nodes if spec.autoscaling else 0
+        high = spec.autoscaling.max_nodes if spec.autoscaling and spec.autoscaling.max_nodes else shape.nodes
+        if low not in (0, shape.nodes) or high != shape.nodes:
+            raise UserError(
+                f"{key}.autoscaling",
+                f"{low}..{high}",
+                "is not a whole-slice range",
+                f"a multi-host pool scales only between 0 and {shape.nodes} nodes (the whole slice)",
+            )
+        if scales_from_zero and low != 0:
+            raise UserError(
+                f"{key}.autoscaling.minNodes",
+                low,
+                "must be 0 with flex-start or queued provisioning",
+                "set minNodes: 0",
+            )
+        return None, low, high
+    if spec.autoscaling is None and not scales_from_zero:
+        return spec.nodes if spec.nodes is not None else 1, None, None
+    low = spec.autoscaling.min_nodes if spec.autoscaling else 0
+    high = spec.autoscaling.max_nodes if spec.autoscaling and spec.autoscaling.max_nodes else max(spec.nodes or 1, 1)
+    if low > high:
+        raise UserError(
+            f"{key}.autoscaling", f"{low}..{high}", "has minNodes above maxNodes", "set minNodes <= maxNodes"
+        )
+    if scales_from_zero and low != 0:
+        raise UserError(
+            f"{key}.autoscaling.minNodes", low, "must be 0 with flex-start or queued provisioning", "set minNodes: 0"
+        )
+    return None, low, high
+
+
+def _pool_zone(key: str, spec: SliceSpec, cluster: ClusterSpec, regional: bool, node_locations: tuple[str, ...]) -> str:
+    if spec.zone:
+        region = cluster.location if regional else region_of(cluster.location)
+        if not is_zone(spec.zone) or region_of(spec.zone) != region:
+            raise UserError(f"{key}.zone", spec.zone, f"is not a zone of {region}", f"use a zone like {region}-a")
+        return spec.zone
+    if not regional:
+        return cluster.location
+    if len(node_locations) == 1:
+        return node_locations[0]
+    raise UserError(
+        f"{key}.zone",
+        None,
+        "is missing for a regional cluster",
+        "TPU pools live in one zone: give cluster.nodeLocations exactly one zone (or set the slice's zone)",
+    )
+
+
+def _pool_name(spec: SliceSpec, shape: SliceShape, replica: int) -> str:
+    """The slice's name, numbered per slice when there are several: `{n}` in the name places the
+    number (`tpu{n}` gives the Saxml tutorial's tpu1, tpu2), otherwise `-1`, `-2` is appended."""
+    generation_name = shape.generation if shape.generation.startswith("tpu") else f"tpu-{shape.generation}"
+    base = spec.name or f"{generation_name}-{shape.topology}"
+    if "{n}" in base:
+        return base.replace("{n}", str(replica + 1))
+    return base if spec.count == 1 or not shape.multi_host else f"{base}-{replica + 1}"
+
+
+def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
+    """Check the spec and derive every pool; raises UserError on the first problem."""
+    if spec.existing is not None:
+        # Pools added to an existing cluster live where that cluster is, in its project.
+        existing = spec.existing
+        spec = spec.model_copy(
+            update={"name": existing.name, "location": existing.location, "project": existing.project or spec.project}
+        )
+    chosen_universe = universe(spec.universe, key="cluster.universe")
+    if spec.node_service_account is not None and not SERVICE_ACCOUNT_EMAIL.matches(spec.node_service_account):
+        raise UserError(
+            "cluster.nodeServiceAccount",
+            spec.node_service_account,
+            "is not a service account email",
+            "give NAME@PROJECT.iam.gserviceaccount.com",
+        )
+    if not GKE_NAME.matches(spec.name):
+        raise UserError(
+            "cluster.name",
+            spec.name,
+            "is not a valid GKE cluster name",
+            "use lowercase letters, digits and '-', at most 40 characters",
+        )
+    regional, node_locations = _check_location(spec)
+    if generation_of_machine_type(spec.system_pool.machine_type) is not None:
+        raise UserError(
+            "cluster.systemPool.machineType",
+            spec.system_pool.machine_type,
+            "is a TPU machine type",
+            "the system pool runs kube-system and add-ons on CPU nodes: use e.g. e2-standard-4",
+        )
+    shapes: list[SliceShape] = []
+    pools: list[PoolPlan] = []
+    for index, slice_spec in enumerate(spec.slices):
+        key = f"cluster.slices[{index}]"
+        try:
+            shape = slice_shape(slice_spec.generation, slice_spec.topology, slice_spec.machine_type)
+        except UserError as error:
+            raise error.under(key) from None
+        shapes.append(shape)
+        _check_capacity(key, slice_spec)
+        if (
+            spec.mode == "standard"
+            and shape.multi_host
+            and slice_spec.zone is None
+            and regional
+            and len(node_locations) > 1
+        ):
+            raise UserError(
+                f"{key}.zone",
+                None,
+                f"is missing: COMPACT placement of the multi-host {shape.topology} slice needs exactly one zone",
+                "set the slice's zone",
+            )
+        autopilot = spec.mode == "autopilot"
+        # Autopilot creates TPU nodes from the workloads' node selectors: its pools are virtual.
+        zone = (slice_spec.zone or "") if autopilot else _pool_zone(key, slice_spec, spec, regional, node_locations)
+        fixed, low, high = _autoscaling(key, slice_spec, shape)
+        replicas = slice_spec.count if shape.multi_host else 1
+        if not shape.multi_host and slice_spec.count > 1:
+            if slice_spec.nodes not in (None, slice_spec.count):
+                raise UserError(
+                    f"{key}.nodes",
+                    slice_spec.nodes,
+                    f"contradicts count {slice_spec.count}",
+                    "identical single-host slices share one pool with one node each: set count or nodes, not both",
+                )
+            if fixed is not None:
+                fixed = slice_spec.count
+            elif high is not None and high < slice_spec.count:
+                raise UserError(
+                    f"{key}.autoscaling.maxNodes",
+                    high,
+                    f"is below count {slice_spec.count}",
+                    "identical single-host slices share one pool with one node each: raise maxNodes or lower count",
+                )
+        for replica in range(replicas):
+            pools.append(
+                PoolPlan(
+                    name=_pool_name(slice_spec, shape, replica),
+                    slice_index=index,
+                    shape=shape,
+                    zone=zone,
+                    node_count=fixed,
+                    autoscaling_min=low,
+                    autoscaling_max=high,
+                    spot=slice_spec.spot,
+                    reservation=slice_spec.reservation,
+                    flex_start=slice_spec.flex_start,
+                    queued_provisioning=slice_spec.queued_provisioning,
+                    threads_per_core=slice_spec.threads_per_core,
+                    max_run_duration=slice_spec.max_run_duration,
+                    autopilot=autopilot,
+                )
+            )
+    names = [pool.name for pool in pools]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise UserError(
+            "cluster.slices[].name", duplicates[0], "names two node pools", "give each slice a distinct name"
+        )
+    for pool in pools:
+        if not GKE_NAME.matches(pool.name):
+            raise UserError(
+                f"cluster.slices[{pool.slice_index}].name",
+                pool.name,
+                "is not a valid node pool name",
+                "use lowercase letters, digits and '-'",
+            )
+    _check_versions(spec, shapes)
+    return ClusterPlan(
+        spec=spec,
+        universe=chosen_universe,
+        regional=regional,
+        node_locations=node_locations,
+        pools=tuple(pools),
+        slices=tuple(shapes),
+    )
+
+
+# -- clusters that a workload derives from its model -------------------------------------------------
+
+
+def refuse_given_slices(spec: ClusterSpec, derived_from: str) -> None:
+    """Every workload sizes its own slices: a user's `cluster.slices` would be silently replaced."""
+    if spec.slices:
+        raise UserError(
+            "cluster.slices",
+            f"{len(spec.slices)} slice(s)",
+            f"are derived from {derived_from}",
+            "remove cluster.slices (to add other pools, use a TpuCluster of your own)",
+        )
+
+
+def require_addons(spec: ClusterSpec, workload: str, *addons: str) -> ClusterSpec:
+    """Turn on the add-ons a workload's pods need; one the user turned off is refused, not ignored."""
+    chosen = spec.addons
+    for name in addons:
+        if name in chosen.model_fields_set and getattr(chosen, name) is False:
+            alias = type(chosen).model_fields[name].alias or name
+            raise UserError(
+                f"cluster.addons.{alias}", False, f"is required by {workload}", "remove it or set it to true"
+            )
+    update = {name: True for name in addons}
+    return spec.model_copy(update={"addons": chosen.model_copy(update=update)})
+
+
+def plan_workload_cluster(
+    spec: ClusterSpec, workload_slice: SliceSpec, keys: dict[str, str], derived_from: str
+) -> ClusterPlan:
+    """The cluster of a workload: the user's cluster settings plus the one slice the workload sized.
+
+    `keys` maps the derived slice's fields to the workload's own config keys (`spot` -> `vllm.spot`),
+    so a refusal names what the user wrote, never a `cluster.slices[0]` the user did not write.
+    """
+    refuse_given_slices(spec, derived_from)
+    try:
+        return plan_cluster(spec.model_copy(update={"slices": [workload_slice]}))
+    except UserError as error:
+        raise error.rekeyed({f"cluster.slices[0].{field}": key for field, key in keys.items()}) from None

@@ -1,0 +1,182 @@
+"""Every decision of a vLLM deployment, made once before any resource: the slice for the model,
+the cluster that holds it, `--tensor-parallel-size`, the pool's autoscaling, the file-cache size and
+the compile-cache key. Components only turn this plan into resources. Pure: no provider SDK.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from tpu_stacks.catalog.models import ResolvedModel, lookup_model
+from tpu_stacks.catalog.tpu import SliceShape, generation
+from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan, plan_workload_cluster, require_addons
+from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec
+from tpu_stacks.errors import UserError
+from tpu_stacks.exposure import check_source_ranges
+from tpu_stacks.images import check_pinned
+from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, file_cache_gib, tensor_parallel_size
+from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
+
+POOL = "vllm-pool"
+SLICE_KEYS = {"spot": "vllm.spot", "reservation": "vllm.reservation", "autoscaling": "vllm.replicas"}
+"""The derived slice's fields, as the user spells them in the vllm section."""
+
+
+class VllmPlan(BaseModel):
+    """Everything decided for one vLLM deployment."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: VllmSpec
+    model: ResolvedModel
+    request: ServingRequest
+    verdict: Candidate
+    cache_gib: int
+    cluster: ClusterPlan
+    """The cluster with the one slice this model needs (the pool scales with the HPA)."""
+
+    @property
+    def shape(self) -> SliceShape:
+        return self.verdict.shape
+
+    @property
+    def pool(self) -> PoolPlan:
+        """The one node pool the servers run on."""
+        return self.cluster.pools_of(0)[0]
+
+    @property
+    def autoscales(self) -> bool:
+        """An HPA (and the metrics adapter it needs) only when the replica count may change."""
+        return self.spec.replicas.min < self.spec.replicas.max
+
+    @property
+    def tensor_parallel_size(self) -> int:
+        return tensor_parallel_size(self.shape)
+
+    @property
+    def compile_cache_prefix(self) -> str:
+        """Keyed by model, slice, tensor parallelism and vLLM build: a cache is only valid for all four."""
+        model_slug = re.sub(r"[^a-z0-9.-]+", "-", self.model.id.lower()).strip("-")
+        image = self.spec.registry.image if self.spec.registry.mode == "standard" else self.spec.image
+        build = re.sub(r"[^A-Za-z0-9.-]+", "-", (image or "").rsplit(":", 1)[-1])[:16]
+        shape = f"{self.shape.generation}-{self.shape.topology}-tp{self.tensor_parallel_size}"
+        return f"xla-cache/{model_slug}/{shape}/{build}"
+
+    def engine_args(self) -> list[str]:
+        spec = self.spec
+        return [
+            "--host=0.0.0.0",
+            f"--port={PORT}",
+            f"--tensor-parallel-size={self.tensor_parallel_size}",
+            f"--max-model-len={spec.max_model_len}",
+            f"--model={self.model.id}",
+            f"--download-dir={spec.download_dir}",
+            f"--max-num-batched-tokens={spec.max_num_batched_tokens}",
+            f"--max-num-seqs={spec.max_num_seqs}",
+            *spec.extra_args,
+        ]
+
+
+def _check_image(image: str, key: str = "vllm.image") -> None:
+    check_pinned(image, key, VLLM_IMAGE)
+
+
+def _check_registry(spec: VllmSpec) -> None:
+    registry = spec.registry
+    if registry.mode == "standard":
+        if not registry.image:
+            raise UserError(
+                "vllm.registry.image",
+                "<missing>",
+                "is required with mode standard",
+                "name the image you push, e.g. vllm-tpu:v0.9.2 (build Dockerfile.tpu, push it to the repository)",
+            )
+        _check_image(registry.image, "vllm.registry.image")
+    if registry.mode == "remote" and not spec.image.startswith("docker.io/"):
+        raise UserError(
+            "vllm.image",
+            spec.image,
+            "is not on Docker Hub, which the remote repository mirrors",
+            "use a docker.io/ image or registry mode none",
+        )
+
+
+def _check_exposure(spec: VllmSpec) -> None:
+    check_source_ranges("vllm", spec.exposure, spec.source_ranges, "serving the OpenAI API")
+
+
+def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_key_given: bool) -> VllmPlan:
+    """Size the slice and check every setting; raises UserError before any resource exists."""
+    model = lookup_model(spec.model, key="vllm.model")
+    gen = generation(spec.tpu_generation, key="vllm.tpuGeneration")
+    if model.architecture.gated and not hf_token_given:
+        raise UserError(
+            "hfToken",
+            "<missing>",
+            f"is required: {model.id} is gated on Hugging Face",
+            "set it as a secret: pulumi config set --secret tpu-stacks:hfToken hf_...",
+        )
+    if spec.api_key and not api_key_given:
+        raise UserError(
+            "vllmApiKey",
+            "<missing>",
+            "is required when vllm.apiKey is true",
+            "set it as a secret: pulumi config set --secret tpu-stacks:vllmApiKey ...",
+        )
+    if spec.replicas.min > spec.replicas.max:
+        raise UserError(
+            "vllm.replicas", f"{spec.replicas.min}..{spec.replicas.max}", "has min above max", "set min <= max"
+        )
+    _check_image(spec.image)
+    _check_registry(spec)
+    _check_exposure(spec)
+    request = ServingRequest(
+        model=model,
+        engine="vllm",
+        context=spec.max_model_len,
+        batch=1,
+        prefill_tokens=spec.max_num_batched_tokens,
+    )
+    verdict = choose_slice(request, gen, spec.topology, "vllm")
+    if verdict.shape.multi_host:
+        raise UserError(
+            "vllm.topology",
+            verdict.shape.topology,
+            f"is a multi-host slice ({verdict.shape.nodes} VMs); VllmStack serves from one VM",
+            "use a generation with more HBM per chip, or a smaller model",
+        )
+    heads = model.architecture.attention.query_heads if model.architecture.attention else None
+    tp = tensor_parallel_size(verdict.shape)
+    if heads and heads % tp:
+        raise UserError(
+            "vllm.topology",
+            verdict.shape.topology,
+            f"gives tensor parallelism {tp}, which does not divide {model.id}'s {heads} attention heads",
+            "choose a topology whose chip count divides the head count",
+        )
+    weights = verdict.memory.part("weights")
+    return VllmPlan(
+        spec=spec,
+        model=model,
+        request=request,
+        verdict=verdict,
+        cache_gib=file_cache_gib(weights),
+        cluster=_plan_cluster(spec, cluster, verdict.shape),
+    )
+
+
+def _plan_cluster(spec: VllmSpec, cluster: ClusterSpec, shape: SliceShape) -> ClusterPlan:
+    """One single-host slice, one node per replica: the pool scales between the replica bounds."""
+    pool = SliceSpec(
+        generation=shape.generation,
+        topology=shape.topology,
+        machine_type=shape.machine_type,
+        name=POOL,
+        autoscaling=Autoscaling(min_nodes=spec.replicas.min, max_nodes=spec.replicas.max),
+        spot=spec.spot,
+        reservation=spec.reservation,
+    )
+    cluster = require_addons(cluster, "VllmStack", "gcs_fuse", "managed_prometheus")
+    return plan_workload_cluster(cluster, pool, SLICE_KEYS, "vllm.model")
