@@ -1,9 +1,9 @@
-"""The stack's configuration, read from `tpu-stacks:*` keys into pydantic models and checked
-before any resource is declared. Every mistake becomes one line naming the key.
+"""The stack's configuration, read from `tpu-stacks:*` keys before any resource is declared.
 
-The common keys (`scenario`, `kubernetesVersion`, `cluster`, `identity`) are checked here; each
-scenario's own section (`tpu-stacks:vllm`, `tpu-stacks:saxml`, ...) is checked by that scenario's
-spec (see `scenarios.py`).
+This module checks what belongs to the stack itself (`scenario`, `kubernetesVersion`, `identity`,
+unknown or misplaced keys, secrets) and hands `cluster` and the scenario's own section
+(`tpu-stacks:vllm`, ...) over raw: the component that owns them parses and checks them, once,
+before its first resource. Every mistake becomes one line naming the key as the user wrote it.
 """
 
 from __future__ import annotations
@@ -14,10 +14,7 @@ from typing import Any, Literal
 import pulumi
 from pydantic import BaseModel, ConfigDict, Field
 
-from stacks.scenarios import SCENARIOS, Scenario, scenario
 from tpu_stacks.catalog.tpu import gke_version
-from tpu_stacks.cluster.plan import plan_cluster
-from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.validation import parse
 
@@ -46,7 +43,8 @@ class StackConfig(BaseModel):
 
     scenario: str = "cluster"
     kubernetes_version: str = Field(default="1.33", alias="kubernetesVersion")
-    cluster: ClusterSpec
+    cluster: dict[str, Any]
+    """Raw: the component that declares the cluster parses it (TpuCluster or the workload)."""
     identity: IdentitySpec = Field(default_factory=IdentitySpec)
 
 
@@ -72,13 +70,20 @@ class Secrets:
 
 
 class LoadedStack(BaseModel):
-    """A checked stack: the common config, the scenario and its checked section."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    """A stack whose own keys are checked: the common config, the scenario's name and its raw section."""
 
     config: StackConfig
-    scenario: Scenario
-    section: Any = None
+    scenario: str
+    section: dict[str, Any] | None = None
+
+    @property
+    def cluster(self) -> dict[str, Any]:
+        """The `cluster` mapping as written (plus the gcp provider's project/location defaults)."""
+        return dict(self.config.cluster)
+
+    def component_args(self, **extra: Any) -> dict[str, Any]:
+        """A workload component's args: its section as written, the cluster, and `extra` (secrets)."""
+        return {**(self.section or {}), "cluster": self.cluster, **{k: v for k, v in extra.items() if v is not None}}
 
 
 def _object(config: pulumi.Config, key: str) -> Any:
@@ -107,23 +112,30 @@ def _defaults_from_gcp(cluster: Any) -> None:
     cluster.setdefault("universe", "s3ns" if gcp_config.get("universeDomain") == "s3nsapis.fr" else "google")
 
 
-def load() -> tuple[LoadedStack, Secrets]:
-    """Read and check the current stack's config; errors name the `tpu-stacks:` key."""
-    try:
-        config = pulumi.Config(NAMESPACE)
-        return _load(config), Secrets(config)
-    except UserError as error:
-        raise error.in_namespace(NAMESPACE) from None
+def load(sections: dict[str, str | None]) -> tuple[LoadedStack, Secrets]:
+    """Read and check the current stack's own keys; `sections` maps each scenario to its section key.
+    Errors carry the key without the `tpu-stacks:` namespace (the caller adds it)."""
+    config = pulumi.Config(NAMESPACE)
+    return _load(config, sections), Secrets(config)
 
 
-def _known_keys() -> set[str]:
-    sections = {s.section for s in SCENARIOS.values() if s.section}
-    return {*SCALAR_KEYS, *COMMON_OBJECT_KEYS, *SECRET_KEYS, *sections}
+def _known_keys(sections: dict[str, str | None]) -> set[str]:
+    return {*SCALAR_KEYS, *COMMON_OBJECT_KEYS, *SECRET_KEYS, *(s for s in sections.values() if s)}
 
 
-def _check_unknown_keys() -> None:
+def _scenario(name: str, sections: dict[str, str | None]) -> str:
+    if name not in sections:
+        raise UserError("scenario", name, "is not a scenario", f"valid: {', '.join(sections)}")
+    return name
+
+
+# Keys of a workload component's args that are not in its section (set by this program, never by a section).
+COMPONENT_KEYS = ("cluster", "hf_token", "api_key_secret")
+
+
+def _check_unknown_keys(sections: dict[str, str | None]) -> None:
     """A misspelled key (`tpu-stacks:hftoken`) would otherwise be ignored without a word."""
-    known = _known_keys()
+    known = _known_keys(sections)
     for full_key in pulumi.runtime.config.CONFIG.get():
         namespace, _, key = full_key.partition(":")
         if namespace == NAMESPACE and key not in known:
@@ -136,39 +148,35 @@ def _check_unknown_keys() -> None:
             )
 
 
-def _load(config: pulumi.Config) -> LoadedStack:
-    _check_unknown_keys()
+def _load(config: pulumi.Config, sections: dict[str, str | None]) -> LoadedStack:
+    _check_unknown_keys(sections)
     raw = _raw_common(config)
     if "cluster" not in raw:
         raise UserError("cluster", MISSING, "is required", "declare the cluster (see README: configuration)")
     _defaults_from_gcp(raw["cluster"])
     common = parse(StackConfig, raw)
-    chosen = scenario(common.scenario)
+    chosen = _scenario(common.scenario, sections)
     try:
         gke_version(common.kubernetes_version)
     except UserError as error:
         raise error.under("kubernetesVersion") from None
-    for other in SCENARIOS.values():
-        if other.section and other.section != chosen.section and config.get(other.section) is not None:
+    for other, key in sections.items():
+        if key and key != sections[chosen] and config.get(key) is not None:
             raise UserError(
-                other.section,
+                key,
                 "<set>",
-                f"belongs to scenario {other.name}, not {chosen.name}",
-                f"remove it or set {NAMESPACE}:scenario to {other.name}",
+                f"belongs to scenario {other}, not {chosen}",
+                f"remove it or set {NAMESPACE}:scenario to {other}",
             )
-    if chosen.section is None:
-        plan_cluster(common.cluster)  # every cluster rule, before any resource exists
+    key = sections[chosen]
+    if key is None:
         return LoadedStack(config=common, scenario=chosen)
-    section = _object(config, chosen.section)
+    section = _object(config, key)
     if section is None:
-        raise UserError(
-            chosen.section, MISSING, f"is required for scenario {chosen.name}", f"see docs/{chosen.name}.md"
-        )
-    if common.cluster.slices and not chosen.takes_slices:
-        raise UserError(
-            "cluster.slices",
-            f"{len(common.cluster.slices)} slice(s)",
-            f"are derived from the model in scenario {chosen.name}",
-            "remove cluster.slices",
-        )
-    return LoadedStack(config=common, scenario=chosen, section=parse(chosen.spec(), section, chosen.section))
+        raise UserError(key, MISSING, f"is required for scenario {chosen}", f"see docs/{chosen}.md")
+    if not isinstance(section, dict):
+        raise UserError(key, section, "is not a mapping", "write it as a YAML mapping of settings")
+    for reserved in COMPONENT_KEYS:
+        if reserved in section:
+            raise UserError(f"{key}.{reserved}", "<set>", "is not a known setting", "remove it")
+    return LoadedStack(config=common, scenario=chosen, section=section)

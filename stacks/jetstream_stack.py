@@ -3,26 +3,18 @@ as one JetStreamStack."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 import pulumi
 
 from stacks.config import LoadedStack, Secrets
+from tpu_stacks.jetstream.args import JetStreamStackArgs
 from tpu_stacks.jetstream.component import JetStreamStack
-from tpu_stacks.jetstream.spec import JetStreamSpec
-
-SPEC = JetStreamSpec
 
 
 def build(stack: LoadedStack, secrets: Secrets) -> None:
-    args: dict[str, Any] = {
-        "cluster": stack.config.cluster.model_dump(exclude_unset=True, exclude={"slices"}),
-        **stack.section.model_dump(exclude_unset=True),
-    }
-    token = secrets.get("hfToken")
-    if token is not None:
-        args["hf_token"] = token
-    jetstream = JetStreamStack("jetstream", args)  # type: ignore[arg-type]
+    args = stack.component_args(hf_token=secrets.get("hfToken"))
+    jetstream = JetStreamStack("jetstream", cast(JetStreamStackArgs, args))
     pulumi.export("clusterName", jetstream.cluster.cluster_name)
     pulumi.export("kubeconfig", jetstream.cluster.kubeconfig)
     pulumi.export("serviceName", jetstream.service_name)

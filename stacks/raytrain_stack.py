@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 
 from stacks.config import LoadedStack, Secrets
+from tpu_stacks.raytrain.args import RayTrainStackArgs
 from tpu_stacks.raytrain.component import RayTrainStack
 from tpu_stacks.raytrain.image import default_tag
-from tpu_stacks.raytrain.spec import RayTrainSpec
 
-SPEC = RayTrainSpec
 IMAGE_DIR = Path(__file__).resolve().parents[1] / "images" / "raytrain"
 
 
@@ -26,13 +25,13 @@ def build_inputs_digest(folder: Path = IMAGE_DIR) -> str:
 
 
 def build(stack: LoadedStack, secrets: Secrets) -> None:
-    section: dict[str, Any] = stack.section.model_dump(exclude_unset=True)
+    section: dict[str, Any] = dict(stack.section or {})
     image = dict(section.get("image") or {})
     if image.get("build", "submit") != "prebuilt" and "tag" not in image:
         image["tag"] = f"{default_tag()}-{build_inputs_digest()}"
     section["image"] = image
-    args = {"cluster": stack.config.cluster.model_dump(exclude_unset=True, exclude={"slices"}), **section}
-    train = RayTrainStack("raytrain", args)  # type: ignore[arg-type]
+    args = {**section, "cluster": stack.cluster}
+    train = RayTrainStack("raytrain", cast(RayTrainStackArgs, args))
     pulumi.export("clusterName", train.cluster.cluster_name)
     pulumi.export("kubeconfig", train.cluster.kubeconfig)
     pulumi.export("slice", train.training_slice)

@@ -3,23 +3,17 @@ SaxmlStack; the sovereign-cloud edition differs only in the identity domains (`g
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 import pulumi
 
 from stacks.config import LoadedStack, Secrets
+from tpu_stacks.saxml.args import SaxmlStackArgs
 from tpu_stacks.saxml.component import SaxmlStack
-from tpu_stacks.saxml.spec import SaxmlSpec
-
-SPEC = SaxmlSpec
 
 
 def build(stack: LoadedStack, secrets: Secrets) -> None:
-    args: dict[str, Any] = {
-        "cluster": stack.config.cluster.model_dump(exclude_unset=True, exclude={"slices"}),
-        **stack.section.model_dump(exclude_unset=True),
-    }
-    saxml = SaxmlStack("saxml", args)  # type: ignore[arg-type]
+    saxml = SaxmlStack("saxml", cast(SaxmlStackArgs, stack.component_args()))
     pulumi.export("clusterName", saxml.cluster.cluster_name)
     pulumi.export("kubeconfig", saxml.cluster.kubeconfig)
     pulumi.export("httpEndpoint", saxml.http_endpoint)

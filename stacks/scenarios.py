@@ -1,46 +1,37 @@
-"""The scenarios a stack can build: one module each under `stacks/`, loaded by name.
+"""The scenarios a stack can build: a static mapping from `tpu-stacks:scenario` to a build function.
 
-A scenario module defines `SPEC` (the pydantic model of its config section, or None) and
-`build(stack: LoadedStack, secrets: Secrets) -> None`. Adding a scenario is one module and one
-line here; nothing else in `stacks/` changes.
+A scenario module under `stacks/` defines `build(stack: LoadedStack, secrets: Secrets) -> None`,
+which hands the stack's raw sections to one component: the component parses and checks them, once.
+Adding a scenario is one module and one line here.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
-from typing import Any
 
-from tpu_stacks.errors import UserError
+from stacks import cluster_only, jetstream_stack, raytrain_stack, saxml_stack, vllm_stack
+from stacks.config import LoadedStack, Secrets
 
 
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    module: str
     section: str | None
     """The config key of the scenario's own section (`tpu-stacks:<section>`), if it has one."""
-    takes_slices: bool = False
-    """Whether `cluster.slices` may be set (otherwise the slices are derived from the model)."""
-
-    def load(self) -> ModuleType:
-        return importlib.import_module(self.module)
-
-    def spec(self) -> Any:
-        return self.load().SPEC
+    build: Callable[[LoadedStack, Secrets], None]
 
 
 SCENARIOS: dict[str, Scenario] = {
-    "cluster": Scenario("cluster", "stacks.cluster_only", None, takes_slices=True),
-    "vllm": Scenario("vllm", "stacks.vllm_stack", "vllm"),
-    "saxml": Scenario("saxml", "stacks.saxml_stack", "saxml"),
-    "jetstream": Scenario("jetstream", "stacks.jetstream_stack", "jetstream"),
-    "raytrain": Scenario("raytrain", "stacks.raytrain_stack", "raytrain"),
+    scenario.name: scenario
+    for scenario in (
+        Scenario("cluster", None, cluster_only.build),
+        Scenario("vllm", "vllm", vllm_stack.build),
+        Scenario("saxml", "saxml", saxml_stack.build),
+        Scenario("jetstream", "jetstream", jetstream_stack.build),
+        Scenario("raytrain", "raytrain", raytrain_stack.build),
+    )
 }
 
-
-def scenario(name: str) -> Scenario:
-    if name not in SCENARIOS:
-        raise UserError("scenario", name, "is not a scenario", f"valid: {', '.join(SCENARIOS)}")
-    return SCENARIOS[name]
+SECTIONS: dict[str, str | None] = {name: scenario.section for name, scenario in SCENARIOS.items()}
+"""What the config loader needs to know of the scenarios: each one's own section key."""

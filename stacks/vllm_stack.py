@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 import pulumi
 
 from stacks.config import LoadedStack, Secrets
+from tpu_stacks.vllm.args import VllmStackArgs
 from tpu_stacks.vllm.component import VllmStack
-from tpu_stacks.vllm.spec import VllmSpec
-
-SPEC = VllmSpec
 
 
 def build(stack: LoadedStack, secrets: Secrets) -> None:
-    args: dict[str, Any] = {
-        "cluster": stack.config.cluster.model_dump(exclude_unset=True, exclude={"slices"}),
-        **stack.section.model_dump(exclude_unset=True),
-    }
-    for key, arg in (("hfToken", "hf_token"), ("vllmApiKey", "api_key_secret")):
-        value = secrets.get(key)
-        if value is not None:
-            args[arg] = value
-    stack = VllmStack("vllm", args)  # type: ignore[arg-type]
+    args = stack.component_args(hf_token=secrets.get("hfToken"), api_key_secret=secrets.get("vllmApiKey"))
+    stack = VllmStack("vllm", cast(VllmStackArgs, args))
     pulumi.export("clusterName", stack.cluster.cluster_name)
     pulumi.export("kubeconfig", stack.cluster.kubeconfig)
     pulumi.export("serviceAddress", stack.service_address)

@@ -55,9 +55,17 @@ def _fix(error: dict[str, Any], model: type[BaseModel]) -> str:
     return error["msg"].lower()
 
 
-def parse_section(model: type[Model], args: dict[str, Any], section: str) -> Model:
-    """Validate the part of a component's args that `model` declares (the rest is the cluster, secrets)."""
-    return parse(model, {key: value for key, value in args.items() if key in model.model_fields}, section)
+OUTSIDE_SECTION = ("cluster", "hf_token", "api_key_secret")
+"""Keys of a workload component's args that its section spec does not declare (parsed elsewhere)."""
+
+
+def parse_section(
+    model: type[Model], args: dict[str, Any], section: str, outside: tuple[str, ...] = OUTSIDE_SECTION
+) -> Model:
+    """Validate a component's args as its section spec: every key but `outside` belongs to `model`, in
+    either spelling (`max_model_len` from another language's SDK, `maxModelLen` from a stack file), so a
+    misspelled key is refused with a did-you-mean rather than dropped."""
+    return parse(model, {key: value for key, value in args.items() if key not in outside}, section)
 
 
 def parse(model: type[Model], data: Any, prefix: str = "") -> Model:

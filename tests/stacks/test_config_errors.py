@@ -90,7 +90,7 @@ CASES = [
             "tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v6e", "topology": "2x4"}]},
             "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct"},
         },
-        "tpu-stacks:cluster.slices: '1 slice(s)' are derived from the model in scenario vllm; remove cluster.slices",
+        "tpu-stacks:cluster.slices: '1 slice(s)' are derived from vllm.model; remove cluster.slices",
     ),
     (
         "model",

@@ -47,7 +47,8 @@ def _cluster_args(args: RayTrainStackArgs, plan: RayTrainPlan) -> dict[str, Any]
             )
         addons[key] = True
     cluster["addons"] = addons
-    cluster.setdefault("system_pool", dict(SYSTEM_POOL))
+    if "system_pool" not in cluster and "systemPool" not in cluster:  # either spelling: args or a stack file
+        cluster["system_pool"] = dict(SYSTEM_POOL)
     spec, shape = plan.spec, plan.shape
     cluster["slices"] = [
         {
