@@ -28,6 +28,9 @@ CONTEXT = f"{PREFIX}/context"
 """Serving: tokens per sequence. Training: sequence length."""
 BATCH = f"{PREFIX}/batch"
 """Serving: sequences held at once. Training: per-device batch."""
+PREFILL_TOKENS = f"{PREFIX}/prefill-tokens"
+"""Serving: tokens in one prefill step (vLLM `--max-num-batched-tokens`), which sizes the activation
+workspace; without it the pack would assume the memory model's default and judge another workload."""
 TENSOR_PARALLEL = f"{PREFIX}/tensor-parallel-size"
 """Serving engines: the tensor-parallel size the engine is started with."""
 PARALLELISM = f"{PREFIX}/parallelism"
@@ -56,6 +59,7 @@ def for_serving(request: ServingRequest, tensor_parallel_size: int) -> dict[str,
         KV_DTYPE: request.kv_dtype,
         CONTEXT: str(request.context),
         BATCH: str(request.batch),
+        PREFILL_TOKENS: str(request.prefill_tokens),
         TENSOR_PARALLEL: str(tensor_parallel_size),
     }
 

@@ -90,6 +90,7 @@ def request_from(notes: dict[str, Any]) -> ServingRequest | TrainingRequest | No
             kv_dtype=as_str(notes.get(keys.KV_DTYPE)) or "bf16",
             context=_int(notes, keys.CONTEXT, 8192),
             batch=_int(notes, keys.BATCH, 1),
+            **({"prefill_tokens": _int(notes, keys.PREFILL_TOKENS, 0)} if keys.PREFILL_TOKENS in notes else {}),
         )
     except ValidationError as error:
         first = error.errors()[0]

@@ -105,6 +105,9 @@ def test_deployment_is_derived_from_the_catalogue(mocks):
     workload = deployment(mocks)["metadata"]["annotations"]
     assert workload["tpu-stacks.dev/model"] == "meta-llama/Llama-3.1-70B"
     assert workload["tpu-stacks.dev/tensor-parallel-size"] == "8"
+    # the prefill step the slice was sized with is the engine's own flag, for the pack to judge the same
+    batched = next(a for a in server(mocks)["args"] if a.startswith("--max-num-batched-tokens="))
+    assert workload["tpu-stacks.dev/prefill-tokens"] == batched.split("=", 1)[1] == "512"
 
 
 def test_compile_cache_is_local_per_pod_and_keyed(mocks):

@@ -2,7 +2,7 @@
 
 from tests.policies import objects as o
 from tests.policies.harness import UNKNOWN_STRING, capture, of, raw, run
-from tpu_stacks.annotations import ATTENTION, MODEL, PARAMS
+from tpu_stacks.annotations import ATTENTION, MODEL, PARAMS, PREFILL_TOKENS
 from tpu_stacks.catalog.models import SAXML_175B_TEST
 
 POLICY = "tpu-model-fits-slice"
@@ -80,3 +80,24 @@ def test_values_unknown_at_preview_skip_the_check_without_an_advisory():
     diagnostics = run([raw("kubernetes:apps/v1:Deployment", "d", deployment)])
     assert of(diagnostics, POLICY) == []
     assert not [d for d in diagnostics if "can't run policy" in d.message]
+
+
+def test_the_prefill_step_the_component_sized_is_what_the_pack_judges():
+    """vLLM's --max-num-batched-tokens sizes the prefill workspace: the annotation carries it, so the pack
+    judges the workload the component sized, not the memory model's default (8192 tokens)."""
+    notes = o.serving_notes("meta-llama/Llama-3.1-70B", 8, context=51200, batch=4)
+    assert notes[PREFILL_TOKENS] == "8192"  # the request's default, written out
+    assert fit(lambda: o.deployment("vllm", o.pod(V6E, "2x4", 8), notes)) == []
+    small = {**notes, PREFILL_TOKENS: "512"}
+    assert fit(lambda: o.deployment("vllm", o.pod(V6E, "2x4", 8), small)) == []
+    large = {**notes, PREFILL_TOKENS: "131072"}
+    (problem,) = fit(lambda: o.deployment("vllm", o.pod(V6E, "2x4", 8), large))
+    assert "meta-llama/Llama-3.1-70B needs 215.9 GiB" in problem.message
+    without = {key: value for key, value in notes.items() if key != PREFILL_TOKENS}
+    assert fit(lambda: o.deployment("vllm", o.pod(V6E, "2x4", 8), without)) == []  # the default applies
+
+
+def test_a_prefill_annotation_that_is_not_a_count_is_reported():
+    notes = {**o.serving_notes("meta-llama/Llama-3.1-70B", 8), PREFILL_TOKENS: "lots"}
+    (problem,) = fit(lambda: o.deployment("vllm", o.pod(V6E, "2x4", 8), notes))
+    assert f"{PREFILL_TOKENS}: 'lots' is not a whole number" in problem.message
