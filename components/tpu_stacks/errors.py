@@ -33,6 +33,14 @@ class UserError(ValueError):
         """The same error with its key as a Pulumi config key (`tpu-stacks:cluster.location`)."""
         return UserError(f"{namespace}:{self.key}", self.value, self.problem, self.fix)
 
+    def rekeyed(self, keys: dict[str, str]) -> UserError:
+        """The same error under the user's key, when its key (or a parent of it) is in `keys`:
+        a workload's derived slice refuses `cluster.slices[0].spot` as the `vllm.spot` the user wrote."""
+        for old in sorted(keys, key=len, reverse=True):
+            if self.key == old or self.key.startswith((f"{old}.", f"{old}[")):
+                return UserError(keys[old] + self.key[len(old) :], self.value, self.problem, self.fix)
+        return self
+
     def under(self, prefix: str) -> UserError:
         """The same error with its key placed under a config prefix (`cluster.` + `slices[0]...`)."""
         key = f"{prefix}.{self.key}" if self.key else prefix

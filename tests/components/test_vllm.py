@@ -218,6 +218,18 @@ def test_artifact_registry_remote_repository_serves_the_pinned_image():
         ({"api_key": True}, "vllmApiKey: '<missing>' is required when vllm.apiKey is true"),
         ({"tpu_generation": "v5e", "model": "meta-llama/Llama-3.1-405B"}, "is a multi-host slice"),
         ({"max_model_len": 0}, "vllm.max_model_len: 0 is not accepted"),
+        # the derived slice's refusals name the vllm key the user wrote, not cluster.slices[0]
+        ({"reservation": "Bad_Res"}, "vllm.reservation: 'Bad_Res' is not a reservation name"),
+        ({"spot": True, "reservation": "r1"}, "vllm.spot: True cannot consume a reservation"),
+        ({"maxModelLen": 4096, "modell": "x"}, "vllm.modell: 'x' is not a known setting; did you mean 'model'?"),
+        (
+            {"cluster": {**TUTORIAL["cluster"], "slices": [{"generation": "v6e", "topology": "2x4"}]}},
+            "cluster.slices: '1 slice(s)' are derived from vllm.model; remove cluster.slices",
+        ),
+        (
+            {"cluster": {**TUTORIAL["cluster"], "addons": {"gcsFuse": False}}},
+            "cluster.addons.gcsFuse: False is required by VllmStack; remove it or set it to true",
+        ),
     ],
 )
 def test_errors_before_any_resource(overrides, message):
