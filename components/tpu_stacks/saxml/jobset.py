@@ -137,13 +137,17 @@ def _metadata(plan: SaxmlPlan) -> k8s.meta.v1.ObjectMetaArgs:
 def model_server_set(
     resource: str,
     plan: SaxmlPlan,
-    pool: PoolPlan,
+    pools: tuple[PoolPlan, ...],
     sax_root: pulumi.Input[str],
     provider: pulumi.ProviderResource,
     parent: pulumi.Resource,
     depends_on: list[pulumi.Resource],
 ) -> k8s.apiextensions.CustomResource:
-    """The JobSet: `replicas` slices of `hosts` pods, each pod taking every chip of its VM."""
+    """The JobSet: `replicas` slices of `hosts` pods, each pod taking every chip of its VM.
+
+    `pools` are the planned pools of the model servers' slice spec: one shape, so one Job template
+    serves them all (exclusive placement puts each slice's Job on its own pool)."""
+    pool = pools[0]
     return k8s.apiextensions.CustomResource(
         resource,
         api_version=API_VERSION,
