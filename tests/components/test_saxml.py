@@ -405,12 +405,38 @@ def test_cluster_refusals_of_the_derived_slices_name_the_saxml_keys(overrides, m
     assert message in refused(lambda: SaxmlStack("bad", {**TUTORIAL, **overrides}))
 
 
+@pytest.mark.parametrize(
+    "overrides,machine_type,chips",
+    [
+        ({}, "ct5lp-hightpu-4t", 32),
+        (SINGLE_HOST, "ct5lp-hightpu-4t", 4),
+        ({**SINGLE_HOST, "topology": "2x4"}, "ct5lp-hightpu-8t", 8),
+    ],
+)
+def test_hosts_per_slice_and_chips_per_host_make_the_slice_the_pools_hold(overrides, machine_type, chips):
+    """JobSet parallelism and google.com/tpu come from one shape: together they are the slice, on the pools' VMs."""
+    mocks, outputs = build(**overrides)
+    job = jobset(mocks)["spec"]["replicatedJobs"][0]["template"]["spec"]
+    (container,) = model_pod(mocks)["spec"]["containers"]
+    per_host = int(container["resources"]["requests"]["google.com/tpu"])
+    assert container["resources"]["limits"]["google.com/tpu"] == str(per_host)
+    assert job["parallelism"] == job["completions"]
+    assert job["parallelism"] * per_host == chips
+    tpu = [r.inputs for r in mocks.of_type(POOL) if r.name != "saxml-cluster-system"]
+    assert {pool["nodeConfig"]["machineType"] for pool in tpu} == {machine_type}
+    assert machine_type.endswith(f"-{per_host}t")  # a pod takes every chip of its VM
+    assert sum(pool["nodeCount"] for pool in tpu) == 2 * job["parallelism"]  # two slices' hosts, no more
+    served = outputs["served_slice"]
+    assert (served["hosts"], served["chips_per_vm"], served["chips"]) == (job["parallelism"], per_host, chips)
+
+
 def test_the_plan_carries_the_cluster_its_pools_and_one_shape():
     cluster = ClusterSpec(project="proj", location="us-central1-a")
     for spec in (SaxmlSpec(), SaxmlSpec(**SINGLE_HOST), SaxmlSpec(**SINGLE_HOST, topology="2x4", replicas=3)):
         plan = plan_saxml(spec, cluster)
         pools = plan.cluster.pools_of(0)
         assert {pool.shape for pool in pools} == {plan.shape}
+        assert plan.hosts * plan.chips_per_host == plan.shape.chips
         assert sum(pool.node_count for pool in pools) == plan.slices * plan.hosts
         assert plan.tensor_parallel_size == tensor_parallel_size(plan.shape)
     assert [pool.name for pool in plan_saxml(SaxmlSpec(pool_name="sax-{n}"), cluster).cluster.pools] == [

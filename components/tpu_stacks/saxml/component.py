@@ -113,7 +113,7 @@ class SaxmlStack(pulumi.ComponentResource):
                 machine_type=plan.shape.machine_type,
                 chips=plan.shape.chips,
                 hosts=plan.hosts,
-                chips_per_vm=plan.shape.chips_per_vm,
+                chips_per_vm=plan.chips_per_host,
                 slices=plan.slices,
             )
         )

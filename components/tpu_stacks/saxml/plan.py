@@ -2,9 +2,11 @@
 returns a `SaxmlPlan` the component only turns into resources. Pure: no provider SDK.
 
 Derived, never hand-copied: the slice comes from the memory model (sizing.py) on the catalogue's
-shapes, and the cluster that holds `replicas` of it is planned once here (`plan_workload_cluster`);
-node count, chips per VM, node selectors and `--platform_topology` from that shape; the JobSet's
-parallelism from its hosts. Published models are checked against the same slice.
+shapes, and the cluster that holds `replicas` of it is planned once here (`plan_workload_cluster`).
+The JobSet's hosts per slice and each pod's `google.com/tpu` both read the shape the pools are
+planned with (`PoolPlan.shape`, `SaxmlPlan.pool_shape`); node selectors and `--platform_topology`
+follow from the same slice.
+Published models are checked against it too.
 """
 
 from __future__ import annotations
@@ -83,9 +85,20 @@ class SaxmlPlan(BaseModel):
         return self.spec.replicas
 
     @property
+    def pool_shape(self) -> SliceShape:
+        """The shape the model servers' pools are declared with (one slice spec: all pools share it).
+        Hosts per slice and chips per host both read it, so they cannot disagree with the pools."""
+        return self.cluster.pools_of(0)[0].shape
+
+    @property
     def hosts(self) -> int:
         """Pods per slice: one per TPU VM (JobSet parallelism and completions)."""
-        return self.shape.nodes
+        return self.pool_shape.nodes
+
+    @property
+    def chips_per_host(self) -> int:
+        """Each model server pod's `google.com/tpu`: every chip of its VM."""
+        return self.pool_shape.chips_per_vm
 
     @property
     def tensor_parallel_size(self) -> int:
