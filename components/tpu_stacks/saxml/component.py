@@ -1,11 +1,13 @@
 """`SaxmlStack`: Saxml serving a large model on multi-host TPU slices, published declaratively.
 The Saxml tutorial (shared/seeds/000, and its sovereign-cloud edition 001) as one component.
 
-Decisions live in `saxml.plan.plan_saxml`; the CPU servers in `saxml.servers`, the model
-servers' JobSet in `saxml.jobset`, publishing in `saxml.publisher`. This module declares, in
-order: the cluster with one TPU pool per slice, the admin bucket, the Google service account with
-Workload Identity, the admin server, the JobSet controller and the model servers, the HTTP
-server and its Service, and the publisher Job; then the outputs a user needs to call Saxml.
+Decisions live in `saxml.plan.plan_saxml`, the cluster and its pools included (this module reads
+them from the plan, declares them with `TpuCluster.from_plan` and re-derives nothing); the CPU
+servers in `saxml.servers`, the model servers' JobSet in `saxml.jobset`, publishing in
+`saxml.publisher`. This module declares, in order: the cluster with one TPU pool per slice, the
+admin bucket, the Google service account with Workload Identity, the admin server, the JobSet
+controller and the model servers, the HTTP server and its Service, and the publisher Job; then
+the outputs a user needs to call Saxml.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
@@ -16,14 +18,11 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster.component import TpuCluster
-from tpu_stacks.cluster.plan import ClusterPlan, plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.identity import WorkloadIdentity
 from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.k8s.jobset import install_jobset_controller
 from tpu_stacks.k8s.namespace import namespace_dependencies
-from tpu_stacks.names import region_of
 from tpu_stacks.saxml.args import SaxmlCurl, SaxmlSlice, SaxmlStackArgs
 from tpu_stacks.saxml.jobset import model_server_set
 from tpu_stacks.saxml.plan import SaxmlPlan, plan_saxml
@@ -34,35 +33,6 @@ from tpu_stacks.validation import parse, parse_section
 
 TYPE = "tpu-stacks:index:SaxmlStack"
 READ_ROLE = "roles/storage.objectViewer"
-
-
-def _plan(args: SaxmlStackArgs) -> tuple[SaxmlPlan, dict[str, Any], ClusterPlan]:
-    """Every check, for the workload and then the cluster it derives, before any resource."""
-    spec = parse_section(SaxmlSpec, dict(args), "saxml")
-    base = dict(args["cluster"])
-    if base.get("slices"):
-        raise UserError(
-            "cluster.slices",
-            f"{len(base['slices'])} slice(s)",
-            "are derived from saxml.model and saxml.replicas",
-            "remove cluster.slices",
-        )
-    given = parse(ClusterSpec, base, "cluster")
-    plan = plan_saxml(spec, autopilot=given.mode == "autopilot", min_version=given.min_version)
-    slice_args: dict[str, Any] = {
-        "generation": plan.shape.generation,
-        "topology": plan.shape.topology,
-        "machine_type": plan.shape.machine_type,
-        "name": spec.pool_name,
-        "count": plan.slices,
-        "spot": spec.spot,
-    }
-    if spec.reservation:
-        slice_args["reservation"] = spec.reservation
-    cluster_args = {**base, "slices": [slice_args]}
-    if spec.node_service_account:  # the nodes run as the account that is granted the bucket
-        cluster_args.setdefault("node_service_account", spec.node_service_account)
-    return plan, cluster_args, plan_cluster(parse(ClusterSpec, cluster_args, "cluster"))
 
 
 class SaxmlStack(pulumi.ComponentResource):
@@ -81,24 +51,25 @@ class SaxmlStack(pulumi.ComponentResource):
     """The tutorial's /publish, /listcell, /generate and /unpublish requests, ready to paste."""
 
     def __init__(self, name: str, args: SaxmlStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        plan, cluster_args, cluster_plan = _plan(args)
+        plan = plan_saxml(
+            parse_section(SaxmlSpec, dict(args), "saxml"), parse(ClusterSpec, dict(args["cluster"]), "cluster")
+        )  # every refusal happens here, before the first resource
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
-        spec, cluster_spec = plan.spec, cluster_plan.spec
-        cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
-        pool = next(p for p in cluster.plan.pools if p.slice_index == 0)
+        spec, cluster_spec = plan.spec, plan.cluster.spec
+        cluster = TpuCluster.from_plan(f"{name}-cluster", plan.cluster, opts=pulumi.ResourceOptions(parent=self))
         provider = cluster.provider
         ready = namespace_dependencies(name, spec.namespace, self, provider)
         bucket = hardened_bucket(
             f"{name}-admin",
             project=cluster_spec.project,
-            location=region_of(cluster_spec.location),
+            location=plan.cluster.region,
             purpose="saxml-admin",
             force_destroy=spec.force_destroy_bucket,
             parent=self,
         )
         nodes = cluster.known_node_service_account if plan.host_network else None
-        identity = self._identity(name, plan, cluster_plan, bucket, provider, [*ready, *cluster.pool_ready], nodes)
+        identity = self._identity(name, plan, bucket, provider, [*ready, *cluster.pool_ready], nodes)
         ready.append(identity)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=ready)
         sax_root = pulumi.Output.concat("gs://", bucket.name, "/sax-root")
@@ -111,7 +82,7 @@ class SaxmlStack(pulumi.ComponentResource):
         model_servers = model_server_set(
             f"{name}-model-servers",
             plan,
-            pool,
+            plan.cluster.pools_of(0),
             sax_root,
             provider,
             self,
@@ -124,7 +95,7 @@ class SaxmlStack(pulumi.ComponentResource):
             f"{name}-publisher",
             plan,
             bucket.name,
-            cluster_plan.universe,
+            plan.cluster.universe,
             pulumi.ResourceOptions(
                 parent=self, provider=provider, depends_on=[*ready, model_servers, http, service, script]
             ),
@@ -142,7 +113,7 @@ class SaxmlStack(pulumi.ComponentResource):
                 machine_type=plan.shape.machine_type,
                 chips=plan.shape.chips,
                 hosts=plan.hosts,
-                chips_per_vm=plan.shape.chips_per_vm,
+                chips_per_vm=plan.chips_per_host,
                 slices=plan.slices,
             )
         )
@@ -166,14 +137,13 @@ class SaxmlStack(pulumi.ComponentResource):
         self,
         name: str,
         plan: SaxmlPlan,
-        cluster_plan: ClusterPlan,
         bucket: gcp.storage.Bucket,
         provider: pulumi.ProviderResource,
         ready: list[pulumi.Resource],
         nodes: Optional[pulumi.Input[str]],
     ) -> WorkloadIdentity:
         """The tutorial's sax-iam-sa, with object access on the admin bucket only (not project-wide storage.admin)."""
-        spec = plan.spec
+        spec, cluster_spec = plan.spec, plan.cluster.spec
         grants: list[dict[str, Any]] = [{"bucket": bucket.name}]
         grants += [{"bucket": other, "role": READ_ROLE} for other in spec.checkpoint_buckets]
         if nodes is not None:
@@ -191,12 +161,12 @@ class SaxmlStack(pulumi.ComponentResource):
         return WorkloadIdentity(
             f"{name}-identity",
             {
-                "project": cluster_plan.spec.project,
+                "project": cluster_spec.project,
                 "ksa_name": spec.ksa_name,
                 "namespace": spec.namespace,
                 "mode": "service-account",
                 "gsa_name": spec.gsa_name,
-                "universe": cluster_plan.spec.universe,
+                "universe": cluster_spec.universe,
                 "bucket_grants": grants,
             },  # type: ignore[typeddict-item]
             opts=pulumi.ResourceOptions(parent=self, providers=[provider], depends_on=list(ready)),

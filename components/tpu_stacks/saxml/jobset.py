@@ -1,8 +1,9 @@
 """The Saxml model servers: one JobSet whose replicated Job runs once per slice.
 
 Upstream (shared/reference/upstream-manifests.md §2.2) is kept where it matters: one child Job
-per node pool (exclusive placement), `parallelism`/`completions` = hosts per slice, the RPC and
-multi-host ports, `SAX_ROOT`, and `hostNetwork` for multi-host slices. Changed:
+per node pool (exclusive placement), `parallelism`/`completions` = hosts per slice (read, as each
+pod's `google.com/tpu`, from the planned pools' shape), the RPC and multi-host ports, `SAX_ROOT`,
+and `hostNetwork` for multi-host slices. Changed:
 
 - Failure policy. Upstream fails a Job on any pod failure (`backoffLimit: 0`) and lets the JobSet
   recreate *all* slices up to `maxRestarts: 4`, then stop serving for good. Here a failed slice's
@@ -83,11 +84,12 @@ def _container(plan: SaxmlPlan, pool: PoolPlan, sax_root: pulumi.Input[str]) -> 
 
 def _job(plan: SaxmlPlan, pool: PoolPlan, sax_root: pulumi.Input[str]) -> k8s.batch.v1.JobTemplateSpecArgs:
     host_network = plan.host_network
+    hosts = pool.shape.nodes  # the pool's shape, as its chips per host in _container: one derivation
     pod_annotations = {annotations.HOST_NETWORK_REASON: HOST_NETWORK_REASON} if host_network else None
     return k8s.batch.v1.JobTemplateSpecArgs(
         spec=k8s.batch.v1.JobSpecArgs(
-            parallelism=plan.hosts,
-            completions=plan.hosts,
+            parallelism=hosts,
+            completions=hosts,
             completion_mode="Indexed",
             backoff_limit=0,  # a slice with a missing host cannot serve: fail the Job, the JobSet restarts it
             pod_failure_policy=k8s.batch.v1.PodFailurePolicyArgs(
@@ -137,13 +139,17 @@ def _metadata(plan: SaxmlPlan) -> k8s.meta.v1.ObjectMetaArgs:
 def model_server_set(
     resource: str,
     plan: SaxmlPlan,
-    pool: PoolPlan,
+    pools: tuple[PoolPlan, ...],
     sax_root: pulumi.Input[str],
     provider: pulumi.ProviderResource,
     parent: pulumi.Resource,
     depends_on: list[pulumi.Resource],
 ) -> k8s.apiextensions.CustomResource:
-    """The JobSet: `replicas` slices of `hosts` pods, each pod taking every chip of its VM."""
+    """The JobSet: `replicas` slices of `hosts` pods, each pod taking every chip of its VM.
+
+    `pools` are the planned pools of the model servers' slice spec: one shape, so one Job template
+    serves them all (exclusive placement puts each slice's Job on its own pool)."""
+    pool = pools[0]
     return k8s.apiextensions.CustomResource(
         resource,
         api_version=API_VERSION,

@@ -1,9 +1,12 @@
-"""Every decision of a Saxml deployment, made before any resource: raises UserError or returns
-a `SaxmlPlan` the component only turns into resources.
+"""Every decision of a Saxml deployment, made once before any resource: raises UserError or
+returns a `SaxmlPlan` the component only turns into resources. Pure: no provider SDK.
 
 Derived, never hand-copied: the slice comes from the memory model (sizing.py) on the catalogue's
-shapes; node count, chips per VM, node selectors and `--platform_topology` from that shape; the
-JobSet's parallelism from its hosts. Published models are checked against the same slice.
+shapes, and the cluster that holds `replicas` of it is planned once here (`plan_workload_cluster`).
+The JobSet's hosts per slice and each pod's `google.com/tpu` both read the shape the pools are
+planned with (`PoolPlan.shape`, `SaxmlPlan.pool_shape`); node selectors and `--platform_topology`
+follow from the same slice.
+Published models are checked against it too.
 """
 
 from __future__ import annotations
@@ -14,18 +17,29 @@ from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, generation, gke_version
+from tpu_stacks.cluster.plan import ClusterPlan, plan_workload_cluster
+from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import BUCKET_NAME, GCS_PATH, K8S_NAME, SERVICE_ACCOUNT_EMAIL, SERVICE_ACCOUNT_ID
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
-from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
+from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge, tensor_parallel_size
 
 # --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, §2.2).
 PLATFORM_CHIPS = {"v5e": "tpuv5e"}
 MIN_JOBSET = (0, 12, 0)  # the failure policy's RestartJob actions are in this release's CRD
 MODEL_NAME = re.compile(rf"^{re.escape(SAX_CELL)}/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SAXML_PACKAGE = "saxml."  # registry paths of Saxml model classes
+SLICE_KEYS = {
+    "generation": "saxml.tpuGeneration",
+    "topology": "saxml.topology",
+    "name": "saxml.poolName",
+    "count": "saxml.replicas",
+    "spot": "saxml.spot",
+    "reservation": "saxml.reservation",
+}
+"""The derived slice's fields, as the user spells them in the saxml section."""
 
 
 class PublishedModel(BaseModel):
@@ -59,6 +73,8 @@ class SaxmlPlan(BaseModel):
     platform_chip: str
     host_network: bool
     models: tuple[PublishedModel, ...]
+    cluster: ClusterPlan
+    """The cluster with `replicas` slices of the sized shape (one node pool per multi-host slice)."""
 
     @property
     def shape(self) -> SliceShape:
@@ -69,14 +85,25 @@ class SaxmlPlan(BaseModel):
         return self.spec.replicas
 
     @property
+    def pool_shape(self) -> SliceShape:
+        """The shape the model servers' pools are declared with (one slice spec: all pools share it).
+        Hosts per slice and chips per host both read it, so they cannot disagree with the pools."""
+        return self.cluster.pools_of(0)[0].shape
+
+    @property
     def hosts(self) -> int:
         """Pods per slice: one per TPU VM (JobSet parallelism and completions)."""
-        return self.shape.nodes
+        return self.pool_shape.nodes
+
+    @property
+    def chips_per_host(self) -> int:
+        """Each model server pod's `google.com/tpu`: every chip of its VM."""
+        return self.pool_shape.chips_per_vm
 
     @property
     def tensor_parallel_size(self) -> int:
         """Saxml shards the model over the slice's whole ICI mesh."""
-        return self.shape.jax_devices
+        return tensor_parallel_size(self.shape)
 
     def model_server_args(self) -> list[str]:
         return [
@@ -132,8 +159,9 @@ def _check_accounts(spec: SaxmlSpec) -> None:
         )
 
 
-def _check_cluster(spec: SaxmlSpec, host_network: bool, autopilot: bool, min_version: str | None) -> None:
-    if autopilot and host_network:
+def _check_cluster(host_network: bool, cluster: ClusterSpec) -> None:
+    min_version = cluster.min_version
+    if cluster.mode == "autopilot" and host_network:
         raise UserError(
             "cluster.mode",
             "autopilot",
@@ -276,8 +304,8 @@ def _check_shared_servers(
         )
 
 
-def plan_saxml(spec: SaxmlSpec, *, autopilot: bool = False, min_version: str | None = None) -> SaxmlPlan:
-    """Size the slices and check every setting; raises UserError before any resource exists."""
+def plan_saxml(spec: SaxmlSpec, cluster: ClusterSpec) -> SaxmlPlan:
+    """Size the slices, check every setting and plan the cluster; raises UserError before any resource exists."""
     model = lookup_model(spec.model, key="saxml.model")
     request = ServingRequest(
         model=model, engine="saxml", context=spec.input_seq_len + spec.max_decode_steps, batch=spec.batch_size
@@ -290,7 +318,7 @@ def plan_saxml(spec: SaxmlSpec, *, autopilot: bool = False, min_version: str | N
     _check_exposure(spec)
     _check_jobset(spec)
     _check_accounts(spec)
-    _check_cluster(spec, host_network, autopilot, min_version)
+    _check_cluster(host_network, cluster)
     models = _published(spec, model, verdict.shape, request)
     return SaxmlPlan(
         spec=spec,
@@ -300,4 +328,22 @@ def plan_saxml(spec: SaxmlSpec, *, autopilot: bool = False, min_version: str | N
         platform_chip=PLATFORM_CHIPS[verdict.shape.generation],
         host_network=host_network,
         models=models,
+        cluster=_plan_cluster(spec, cluster, verdict.shape),
     )
+
+
+def _plan_cluster(spec: SaxmlSpec, cluster: ClusterSpec, shape: SliceShape) -> ClusterPlan:
+    """`replicas` slices of the sized shape, named by `poolName`; the nodes run as `saxml.nodeServiceAccount`
+    (the account granted the admin bucket) unless `cluster.nodeServiceAccount` names one."""
+    slices = SliceSpec(
+        generation=shape.generation,
+        topology=shape.topology,
+        machine_type=shape.machine_type,
+        name=spec.pool_name,
+        count=spec.replicas,
+        spot=spec.spot,
+        reservation=spec.reservation or None,
+    )
+    if cluster.node_service_account is None and spec.node_service_account is not None:
+        cluster = cluster.model_copy(update={"node_service_account": spec.node_service_account})
+    return plan_workload_cluster(cluster, slices, SLICE_KEYS, "saxml.model and saxml.replicas")
