@@ -13,7 +13,6 @@ import pytest
 
 from tests.components.mocks import capture, project_roles, refused
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.errors import UserError
 from tpu_stacks.saxml import reconcile
 from tpu_stacks.saxml.args import PublishedModelArgs, SaxmlImagesArgs, SaxmlStackArgs
 from tpu_stacks.saxml.component import SaxmlStack
@@ -387,12 +386,6 @@ def test_errors_before_any_resource(overrides, message):
     assert message in refused(lambda: SaxmlStack("bad", {**TUTORIAL, **overrides}))
 
 
-@pytest.mark.xfail(
-    not hasattr(UserError, "rekeyed"),
-    reason="plan_workload_cluster calls UserError.rekeyed, which tpu_stacks/errors.py does not define yet",
-    raises=AttributeError,
-    strict=True,
-)
 @pytest.mark.parametrize(
     "overrides,message",
     [
