@@ -25,9 +25,9 @@ from tpu_stacks.gcp.identity import WorkloadIdentity
 from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.jetstream.args import JetStreamSlice, JetStreamStackArgs
 from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
-from tpu_stacks.jetstream.plan import plan_jetstream
+from tpu_stacks.jetstream.plan import JetStreamPlan, plan_jetstream
 from tpu_stacks.jetstream.pod import pod_template
-from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, JetStreamPlan, JetStreamSpec
+from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, JetStreamSpec
 from tpu_stacks.k8s.namespace import namespace_dependencies
 from tpu_stacks.names import is_region, region_of
 from tpu_stacks.validation import parse, parse_section
