@@ -17,7 +17,15 @@ from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, all_slice_shapes, generation, parse_topology, slice_shape
-from tpu_stacks.errors import UserError
+from tpu_stacks.cluster.plan import (
+    ClusterPlan,
+    PoolPlan,
+    plan_workload_cluster,
+    refuse_given_slices,
+    require_addons,
+)
+from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
+from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import check_pinned
 from tpu_stacks.jetstream.models import JetStreamModel, jetstream_model
 from tpu_stacks.jetstream.spec import (
@@ -30,8 +38,18 @@ from tpu_stacks.jetstream.spec import (
     WEIGHTS_DIR,
     JetStreamSpec,
 )
-from tpu_stacks.names import K8S_NAME, SERVICE_ACCOUNT_ID
+from tpu_stacks.names import K8S_NAME, SERVICE_ACCOUNT_ID, is_region
 from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, judge, size
+
+POOL = "tpu-nodepool"  # the tutorial's node pool name (upstream-manifests.md §4.5)
+SLICE_KEYS = {
+    "zone": "jetstream.zone",
+    "spot": "jetstream.spot",
+    "reservation": "jetstream.reservation",
+    "nodes": "jetstream.replicas",
+    "count": "jetstream.replicas",
+}
+"""The derived slice's fields, as the user spells them in the jetstream section."""
 
 
 class JetStreamPlan(BaseModel):
@@ -46,10 +64,17 @@ class JetStreamPlan(BaseModel):
     verdict: Candidate
     server_image: str
     http_image: str
+    cluster: ClusterPlan
+    """The cluster with the one TPU pool the servers (and, on Standard, the converter) run on."""
 
     @property
     def shape(self) -> SliceShape:
         return self.verdict.shape
+
+    @property
+    def pool(self) -> PoolPlan:
+        """The one node pool: the sized slice, one node per server replica."""
+        return self.cluster.pools_of(0)[0]
 
     @property
     def converter_flow(self) -> bool:
@@ -225,7 +250,59 @@ def _check_names(spec: JetStreamSpec) -> None:
             raise UserError(f"jetstream.{key}", value, "is not a valid name", f"use {rule}")
 
 
-def plan_jetstream(spec: JetStreamSpec, hf_token_given: bool) -> JetStreamPlan:
+def _check_zone(spec: JetStreamSpec, cluster: ClusterSpec, shape: SliceShape) -> None:
+    """A regional Standard cluster spans zones; a TPU pool lives in exactly one."""
+    if (
+        cluster.mode == "standard"
+        and is_region(cluster.location)
+        and not spec.zone
+        and len(cluster.node_locations) != 1
+    ):
+        raise UserError(
+            "jetstream.zone",
+            MISSING,
+            f"is required: cluster {cluster.location} is regional",
+            f"name the TPU pool's zone, e.g. {cluster.location}-a (a zone that offers TPU {shape.generation})",
+        )
+
+
+def _plan_cluster(spec: JetStreamSpec, cluster: ClusterSpec, shape: SliceShape) -> ClusterPlan:
+    """The user's cluster plus one TPU pool: the sized single-host slice, one node per server replica."""
+    refuse_given_slices(cluster, "jetstream.model")  # before the zone check, which would not name them
+    _check_zone(spec, cluster, shape)
+    pool = SliceSpec(
+        generation=shape.generation,
+        topology=shape.topology,
+        machine_type=shape.machine_type,
+        name=POOL,
+        nodes=spec.replicas,
+        zone=spec.zone,
+        spot=spec.spot,
+        reservation=spec.reservation,
+    )
+    if spec.flow == "converter":  # the server reads the converted checkpoint through GCS FUSE
+        cluster = require_addons(cluster, "JetStreamStack", "gcs_fuse")
+    try:
+        return plan_workload_cluster(cluster, pool, SLICE_KEYS, "jetstream.model")
+    except AttributeError as error:
+        # Workaround: `plan_workload_cluster` calls `UserError.rekeyed`, which errors.py does not define
+        # yet, so every cluster refusal became an AttributeError. Remove once errors.py has it.
+        refusal = error.__context__
+        if error.name != "rekeyed" or not isinstance(refusal, UserError):
+            raise
+        raise _rekeyed(refusal) from None
+
+
+def _rekeyed(error: UserError) -> UserError:
+    """The refusal under the key the user wrote (`cluster.slices[0].spot` -> `jetstream.spot`)."""
+    for field, key in SLICE_KEYS.items():
+        derived = f"cluster.slices[0].{field}"
+        if error.key == derived or error.key.startswith(f"{derived}."):
+            return UserError(key + error.key[len(derived) :], error.value, error.problem, error.fix)
+    return error
+
+
+def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bool) -> JetStreamPlan:
     """Check every setting and size the slice; raises UserError before any resource exists."""
     model = lookup_model(spec.model, key="jetstream.model")
     names = jetstream_model(model, needs_converter=spec.flow == "converter")
@@ -262,4 +339,5 @@ def plan_jetstream(spec: JetStreamSpec, hf_token_given: bool) -> JetStreamPlan:
         verdict=verdict,
         server_image=server_image,
         http_image=http_image,
+        cluster=_plan_cluster(spec, cluster, verdict.shape),
     )
