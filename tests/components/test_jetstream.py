@@ -10,9 +10,16 @@ import pulumi
 import pytest
 
 from tests.components.mocks import capture, project_roles, refused, workload_accounts
+from tpu_stacks.annotations import TENSOR_PARALLEL
+from tpu_stacks.catalog.models import lookup_model
+from tpu_stacks.catalog.tpu import slice_shape
+from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.errors import UserError
 from tpu_stacks.jetstream.args import JetStreamConverterArgs, JetStreamStackArgs
 from tpu_stacks.jetstream.component import JetStreamStack
+from tpu_stacks.jetstream.plan import _check_heads, plan_jetstream
 from tpu_stacks.jetstream.spec import ConverterSpec, JetStreamSpec
+from tpu_stacks.sizing import tensor_parallel_size
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 TOKEN = "hf_dummy_token_value"
@@ -353,6 +360,22 @@ def test_the_pool_is_the_plans_one_slice_with_a_node_per_replica():
     assert plan.cluster.region == "us-west4" and plan.cluster.spec.addons.gcs_fuse is True
 
 
+def test_tensor_parallelism_is_the_projects_one_rule(tutorial):
+    _, mocks = tutorial
+    plan = plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", zone="us-west4-a"), ClusterSpec(**CLUSTER), True)
+    assert plan.tensor_parallel_size == tensor_parallel_size(plan.shape) == 8
+    annotations = one(mocks, DEPLOYMENT, "js-deployment")["metadata"]["annotations"]
+    assert annotations[TENSOR_PARALLEL] == str(tensor_parallel_size(plan.shape))
+
+
+def test_heads_are_divided_by_devices_not_chips():
+    qwen = lookup_model("Qwen/Qwen2.5-1.5B-Instruct")  # 12 attention heads
+    _check_heads(qwen, slice_shape("v5e", "2x2"))  # 4 devices divide 12
+    ironwood = slice_shape("tpu7x", "2x2x1")  # 4 chips, but 8 JAX devices: 8 does not divide 12
+    with pytest.raises(UserError, match=r"jetstream.topology: '2x2x1' gives tensor parallelism 8 \(tpu7x devices\)"):
+        _check_heads(qwen, ironwood)
+
+
 def test_download_flow_needs_no_gcs_fuse():
     mocks = build(GEMMA, flow="download", cluster={**CLUSTER, "addons": {"gcs_fuse": False}})
     cluster = one(mocks, "gcp:container/cluster:Cluster", "js-cluster")
@@ -419,6 +442,13 @@ def test_schema_args_and_validated_spec_have_the_same_fields():
         (GEMMA, {"topology": "3x3"}, "jetstream.topology: '3x3' is not a v5e topology"),
         (GEMMA, {"hf_token": None}, "hfToken: '<missing>' is required: google/gemma-7b-it is gated on Hugging Face"),
         (GEMMA, {"zone": None}, "jetstream.zone is required: cluster us-west4 is regional"),
+        (
+            GEMMA,
+            {"tpu_generation": "tpu7x"},
+            "jetstream.tpuGeneration: 'tpu7x' is not served by the pinned JetStream-PyTorch images (v0.2.x, 2024; "
+            "upstream archived 1 Feb 2026), which serve TPU v5e; use tpuGeneration: v5e, or serve on tpu7x with "
+            "VllmStack (tpu-stacks:vllm)",
+        ),
         (GEMMA, {"zone": "us-east1-b"}, "jetstream.zone: 'us-east1-b' is not a zone of us-west4"),
         (GEMMA, {"spot": True, "reservation": "tpu-res"}, "jetstream.spot: True cannot consume a reservation"),
         (GEMMA, {"reservation": "Bad_Res"}, "jetstream.reservation: 'Bad_Res' is not a reservation name"),
@@ -456,6 +486,7 @@ def test_schema_args_and_validated_spec_have_the_same_fields():
         "topology",
         "token",
         "zone",
+        "tpu7x",
         "zone-elsewhere",
         "spot-and-reservation",
         "reservation-name",

@@ -109,7 +109,7 @@ class JetStreamStack(pulumi.ComponentResource):
                 name=APP,
                 namespace=spec.namespace,
                 labels=labels,
-                annotations=annotations.for_serving(plan.request, plan.shape.chips),
+                annotations=annotations.for_serving(plan.request, plan.tensor_parallel_size),
             ),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=spec.replicas,

@@ -35,11 +35,12 @@ from tpu_stacks.jetstream.spec import (
     FLOW_IMAGES,
     HEALTHCHECK_SINCE,
     MODELS_DIR,
+    SERVED_GENERATIONS,
     WEIGHTS_DIR,
     JetStreamSpec,
 )
 from tpu_stacks.names import K8S_NAME, SERVICE_ACCOUNT_ID, is_region
-from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, judge, size
+from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, judge, size, tensor_parallel_size
 
 POOL = "tpu-nodepool"  # the tutorial's node pool name (upstream-manifests.md §4.5)
 SLICE_KEYS = {
@@ -70,6 +71,11 @@ class JetStreamPlan(BaseModel):
     @property
     def shape(self) -> SliceShape:
         return self.verdict.shape
+
+    @property
+    def tensor_parallel_size(self) -> int:
+        """The engine shards the model over every JAX device of the slice (the project's one rule)."""
+        return tensor_parallel_size(self.shape)
 
     @property
     def pool(self) -> PoolPlan:
@@ -195,6 +201,14 @@ def _request(spec: JetStreamSpec, model: ResolvedModel) -> ServingRequest:
 def _verdict(spec: JetStreamSpec, request: ServingRequest) -> Candidate:
     """The slice: the one named (checked to hold weights and cache), or the smallest single-host fit."""
     gen = generation(spec.tpu_generation, key="jetstream.tpuGeneration")
+    if gen.name not in SERVED_GENERATIONS:
+        raise UserError(
+            "jetstream.tpuGeneration",
+            spec.tpu_generation,
+            "is not served by the pinned JetStream-PyTorch images (v0.2.x, 2024; upstream archived 1 Feb 2026), "
+            f"which serve TPU {', '.join(SERVED_GENERATIONS)}",
+            f"use tpuGeneration: {SERVED_GENERATIONS[0]}, or serve on {gen.name} with VllmStack (tpu-stacks:vllm)",
+        )
     if spec.topology == "auto":
         single = [c for c in size(request, gen).candidates if not c.shape.multi_host]
         fitting = [c for c in single if c.fits]
@@ -235,6 +249,20 @@ def _verdict(spec: JetStreamSpec, request: ServingRequest) -> Candidate:
         f"which has {gib(verdict.usable_bytes)} usable",
         "lower batchSize or the cache length, set quantizeKvCache: true, or choose a larger single-host topology",
     )
+
+
+def _check_heads(model: ResolvedModel, shape: SliceShape) -> None:
+    """The engine shards attention heads over every device: the tensor-parallel size must divide them."""
+    heads = model.architecture.attention.query_heads if model.architecture.attention else None
+    tp = tensor_parallel_size(shape)
+    if heads and heads % tp:
+        raise UserError(
+            "jetstream.topology",
+            shape.topology,
+            f"gives tensor parallelism {tp} ({shape.generation} devices), which does not divide "
+            f"{model.id}'s {heads} attention heads",
+            "choose a topology whose device count divides the head count",
+        )
 
 
 def _check_names(spec: JetStreamSpec) -> None:
@@ -323,14 +351,7 @@ def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bo
         check_pinned(image, f"jetstream.{key}", example)
     request = _request(spec, model)
     verdict = _verdict(spec, request)
-    heads = model.architecture.attention.query_heads if model.architecture.attention else None
-    if heads and heads % verdict.shape.chips:
-        raise UserError(
-            "jetstream.topology",
-            verdict.shape.topology,
-            f"shards over {verdict.shape.chips} chips, which does not divide {model.id}'s {heads} attention heads",
-            "choose a topology whose chip count divides the head count",
-        )
+    _check_heads(model, verdict.shape)
     return JetStreamPlan(
         spec=spec,
         model=model,

@@ -28,6 +28,12 @@ MODELS_DIR = "/models"  # the FUSE mount, as in the tutorial's --checkpoint_path
 WEIGHTS_DIR = "/weights"  # download flow: --working_dir, a local emptyDir per pod
 COMPILE_CACHE_DIR = "/jax-cache"
 HEALTHCHECK_SINCE = (0, 2, 3)  # jetstream-http serves /healthcheck from v0.2.3 (Oct 2024, §4.1)
+# The TPU generations the pinned images are known to serve. The tutorial (shared/seeds/003) and every
+# upstream manifest (shared/reference/upstream-manifests.md §4: `tpu-v5-lite-podslice`, ct5lp-hightpu-8t)
+# run on v5e, and upstream's README only describes a v5e-8 VM. The v0.2.x images were built in 2024,
+# before TPU7x (Ironwood); upstream was archived on 1 Feb 2026, so no later build will add it. Widen
+# this only with a source that shows these images serving another generation.
+SERVED_GENERATIONS = ("v5e",)
 
 
 class _Spec(BaseModel):
