@@ -2,15 +2,24 @@
 least privilege, the converter on CPU, and every refusal before any resource exists."""
 
 import json
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pulumi
 import pytest
 
 from tests.components.mocks import capture, project_roles, refused, workload_accounts
+from tpu_stacks.annotations import TENSOR_PARALLEL
+from tpu_stacks.catalog.models import lookup_model
+from tpu_stacks.catalog.tpu import slice_shape
+from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.errors import UserError
 from tpu_stacks.jetstream.args import JetStreamConverterArgs, JetStreamStackArgs
 from tpu_stacks.jetstream.component import JetStreamStack
+from tpu_stacks.jetstream.plan import _check_heads, plan_jetstream
 from tpu_stacks.jetstream.spec import ConverterSpec, JetStreamSpec
+from tpu_stacks.sizing import tensor_parallel_size
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 TOKEN = "hf_dummy_token_value"
@@ -334,6 +343,55 @@ def test_auto_topology_picks_the_smallest_single_host_slice():
     assert (pool["nodeConfig"]["machineType"], pool["nodeCount"]) == ("ct5lp-hightpu-4t", 1)
 
 
+def test_the_pool_is_the_plans_one_slice_with_a_node_per_replica():
+    stack = {}
+    mocks = capture(lambda: stack.setdefault("js", JetStreamStack("js", {**GEMMA, "hf_token": "t", "replicas": 3})))
+    plan = stack["js"].plan
+    (pool,) = plan.cluster.pools_of(0)
+    assert plan.pool == pool and plan.cluster.pools == (pool,)
+    assert (pool.name, pool.node_count, pool.zone, pool.shape.machine_type) == (
+        "tpu-nodepool",
+        3,
+        "us-west4-a",
+        "ct5lp-hightpu-8t",
+    )
+    declared = one(mocks, "gcp:container/nodePool:NodePool", "js-cluster-tpu-nodepool")
+    assert (declared["name"], declared["nodeCount"]) == ("tpu-nodepool", 3)
+    assert plan.cluster.region == "us-west4" and plan.cluster.spec.addons.gcs_fuse is True
+
+
+def test_tensor_parallelism_is_the_projects_one_rule(tutorial):
+    _, mocks = tutorial
+    plan = plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", zone="us-west4-a"), ClusterSpec(**CLUSTER), True)
+    assert plan.tensor_parallel_size == tensor_parallel_size(plan.shape) == 8
+    annotations = one(mocks, DEPLOYMENT, "js-deployment")["metadata"]["annotations"]
+    assert annotations[TENSOR_PARALLEL] == str(tensor_parallel_size(plan.shape))
+
+
+def test_heads_are_divided_by_devices_not_chips():
+    qwen = lookup_model("Qwen/Qwen2.5-1.5B-Instruct")  # 12 attention heads
+    _check_heads(qwen, slice_shape("v5e", "2x2"))  # 4 devices divide 12
+    ironwood = slice_shape("tpu7x", "2x2x1")  # 4 chips, but 8 JAX devices: 8 does not divide 12
+    with pytest.raises(UserError, match=r"jetstream.topology: '2x2x1' gives tensor parallelism 8 \(tpu7x devices\)"):
+        _check_heads(qwen, ironwood)
+
+
+def test_download_flow_needs_no_gcs_fuse():
+    mocks = build(GEMMA, flow="download", cluster={**CLUSTER, "addons": {"gcs_fuse": False}})
+    cluster = one(mocks, "gcp:container/cluster:Cluster", "js-cluster")
+    assert cluster["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": False}
+    assert "gke-gcsfuse/volumes" not in json.dumps(one(mocks, DEPLOYMENT, "js-deployment"))
+
+
+def test_the_decision_layer_imports_no_provider_sdk():
+    code = (
+        "import sys, tpu_stacks.jetstream.plan, tpu_stacks.jetstream.spec, tpu_stacks.jetstream.models; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_gcp', 'pulumi_kubernetes')))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
 def test_schema_args_and_validated_spec_have_the_same_fields():
     assert set(JetStreamStackArgs.__annotations__) - {"cluster", "hf_token"} == set(JetStreamSpec.model_fields)
     assert set(JetStreamConverterArgs.__annotations__) == set(ConverterSpec.model_fields)
@@ -384,6 +442,26 @@ def test_schema_args_and_validated_spec_have_the_same_fields():
         (GEMMA, {"topology": "3x3"}, "jetstream.topology: '3x3' is not a v5e topology"),
         (GEMMA, {"hf_token": None}, "hfToken: '<missing>' is required: google/gemma-7b-it is gated on Hugging Face"),
         (GEMMA, {"zone": None}, "jetstream.zone is required: cluster us-west4 is regional"),
+        (
+            GEMMA,
+            {"tpu_generation": "tpu7x"},
+            "jetstream.tpuGeneration: 'tpu7x' is not served by the pinned JetStream-PyTorch images (v0.2.x, 2024; "
+            "upstream archived 1 Feb 2026), which serve TPU v5e; use tpuGeneration: v5e, or serve on tpu7x with "
+            "VllmStack (tpu-stacks:vllm)",
+        ),
+        (GEMMA, {"zone": "us-east1-b"}, "jetstream.zone: 'us-east1-b' is not a zone of us-west4"),
+        (GEMMA, {"spot": True, "reservation": "tpu-res"}, "jetstream.spot: True cannot consume a reservation"),
+        (GEMMA, {"reservation": "Bad_Res"}, "jetstream.reservation: 'Bad_Res' is not a reservation name"),
+        (
+            GEMMA,
+            {"cluster": {**CLUSTER, "slices": [{"generation": "v5e", "topology": "2x4"}]}},
+            "cluster.slices: '1 slice(s)' are derived from jetstream.model; remove cluster.slices",
+        ),
+        (
+            GEMMA,
+            {"cluster": {**CLUSTER, "addons": {"gcs_fuse": False}}},
+            "cluster.addons.gcsFuse: False is required by JetStreamStack",
+        ),
         (GEMMA, {"server_image": "us-docker.pkg.dev/x/jetstream-pytorch-server:latest"}, "jetstream.serverImage: "),
         (GEMMA, {"max_input_length": 4096}, "jetstream.maxInputLength: 4096 applies only to flow download"),
         (
@@ -408,6 +486,12 @@ def test_schema_args_and_validated_spec_have_the_same_fields():
         "topology",
         "token",
         "zone",
+        "tpu7x",
+        "zone-elsewhere",
+        "spot-and-reservation",
+        "reservation-name",
+        "slices-given",
+        "fuse-off",
         "latest",
         "flow-input",
         "flow-cache",

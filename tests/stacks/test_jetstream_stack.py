@@ -187,6 +187,11 @@ MISTAKES = [
         "tpu-stacks:jetstream.batchSize: '256 x 8192 tokens' is the KV cache JetStream pre-allocates",
     ),
     ("nozone", {"zone": None}, "tpu-stacks:jetstream.zone is required: cluster us-west4 is regional"),
+    (
+        "tpu7x",
+        {"tpuGeneration": "tpu7x"},
+        "tpu-stacks:jetstream.tpuGeneration: 'tpu7x' is not served by the pinned JetStream-PyTorch images",
+    ),
 ]
 
 

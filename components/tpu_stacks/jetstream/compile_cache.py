@@ -13,7 +13,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.jetstream.spec import COMPILE_CACHE_DIR, JetStreamPlan
+from tpu_stacks.jetstream.plan import JetStreamPlan
+from tpu_stacks.jetstream.spec import COMPILE_CACHE_DIR
 from tpu_stacks.k8s import compile_cache
 from tpu_stacks.k8s.compile_cache import CLOUD_SDK_IMAGE, SMALL
 

@@ -3,71 +3,38 @@ slice, the tutorial shared/seeds/003 as one component. JetStream was archived up
 1 Feb 2026 (its features moved to vLLM `tpu-inference`): new deployments should use `VllmStack`
 (docs/jetstream.md shows the move).
 
-Decisions live in `jetstream.plan.plan_jetstream` (what they mean in `jetstream.spec`); the pod in
-`jetstream.pod`; the converter Job in
-`jetstream.converter`. This module declares the resources: cluster, checkpoint bucket, Workload
-Identity, Secret, converter Job, Deployment and Service, and the outputs a user needs to call it.
+Every decision (the slice, the cluster with its one TPU pool, every refusal) is made once in
+`jetstream.plan.plan_jetstream`, from the upstream facts in `jetstream.spec`; the pod is built in
+`jetstream.pod`, the converter Job in `jetstream.converter`. This module only declares the
+resources: cluster, checkpoint bucket, Workload Identity, Secret, converter Job, Deployment and
+Service, and the outputs a user needs to call it.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
 import json
-from typing import Any, Optional
+from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
 from tpu_stacks.cluster.component import TpuCluster
-from tpu_stacks.cluster.plan import plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.gcp.identity import WorkloadIdentity
 from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.jetstream.args import JetStreamSlice, JetStreamStackArgs
 from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
-from tpu_stacks.jetstream.plan import plan_jetstream
+from tpu_stacks.jetstream.plan import JetStreamPlan, plan_jetstream
 from tpu_stacks.jetstream.pod import pod_template
-from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, JetStreamPlan, JetStreamSpec
+from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, JetStreamSpec
 from tpu_stacks.k8s.namespace import namespace_dependencies
-from tpu_stacks.names import is_region, region_of
 from tpu_stacks.validation import parse, parse_section
 
 TYPE = "tpu-stacks:index:JetStreamStack"
 APP = "jetstream-pytorch-server"  # Deployment name and app label, as the tutorial
 SERVICE = "jetstream-svc"
-POOL = "tpu-nodepool"  # the tutorial's node pool name
 SECRET_NAME = "huggingface-secret"  # the name and key the images read (upstream-manifests.md §4.3, §7)
 SAMPLE_REQUEST = {"prompt": "What are the top 5 programming languages", "max_tokens": 200}  # the tutorial's
-
-
-def _cluster_args(args: JetStreamStackArgs, plan: JetStreamPlan) -> dict[str, Any]:
-    """The cluster with one TPU pool: the sized slice, one node per server replica."""
-    cluster = dict(args["cluster"])
-    cluster.setdefault("addons", {"gcs_fuse": True})
-    slice_args: dict[str, Any] = {
-        "generation": plan.shape.generation,
-        "topology": plan.shape.topology,
-        "machine_type": plan.shape.machine_type,
-        "name": POOL,
-        "nodes": plan.spec.replicas,
-        "spot": plan.spec.spot,
-    }
-    for key in ("zone", "reservation"):
-        if getattr(plan.spec, key):
-            slice_args[key] = getattr(plan.spec, key)
-    cluster["slices"] = [slice_args]
-    return cluster
-
-
-def _check_zone(spec: ClusterSpec, plan: JetStreamPlan) -> None:
-    """A regional Standard cluster spans zones; a TPU pool lives in exactly one."""
-    if spec.mode == "standard" and is_region(spec.location) and not plan.spec.zone and len(spec.node_locations) != 1:
-        raise UserError(
-            "jetstream.zone",
-            MISSING,
-            f"is required: cluster {spec.location} is regional",
-            f"name the TPU pool's zone, e.g. {spec.location}-a (a zone that offers TPU {plan.shape.generation})",
-        )
 
 
 class JetStreamStack(pulumi.ComponentResource):
@@ -88,22 +55,22 @@ class JetStreamStack(pulumi.ComponentResource):
     served_slice: pulumi.Output[JetStreamSlice]
 
     def __init__(self, name: str, args: JetStreamStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        plan = plan_jetstream(parse_section(JetStreamSpec, dict(args), "jetstream"), "hf_token" in args)
-        cluster_args = _cluster_args(args, plan)
-        cluster_spec = parse(ClusterSpec, cluster_args, "cluster")
-        _check_zone(cluster_spec, plan)
-        plan_cluster(cluster_spec)  # every cluster rule, before anything is declared
+        plan = plan_jetstream(
+            parse_section(JetStreamSpec, dict(args), "jetstream"),
+            parse(ClusterSpec, dict(args["cluster"]), "cluster"),
+            hf_token_given="hf_token" in args,
+        )  # every refusal happens here, before the first resource
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
-        spec = plan.spec
-        cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
-        pool = next(p for p in cluster.plan.pools if p.name == POOL)
+        spec, cluster_spec = plan.spec, plan.cluster.spec
+        cluster = TpuCluster.from_plan(f"{name}-cluster", plan.cluster, opts=pulumi.ResourceOptions(parent=self))
+        pool = plan.pool
         depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
         ns_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends)
         bucket = hardened_bucket(
             f"{name}-checkpoints",
             project=cluster_spec.project,
-            location=region_of(cluster_spec.location),
+            location=plan.cluster.region,
             purpose="jetstream-checkpoints",
             force_destroy=spec.force_destroy_bucket,
             parent=self,
@@ -142,7 +109,7 @@ class JetStreamStack(pulumi.ComponentResource):
                 name=APP,
                 namespace=spec.namespace,
                 labels=labels,
-                annotations=annotations.for_serving(plan.request, plan.shape.chips),
+                annotations=annotations.for_serving(plan.request, plan.tensor_parallel_size),
             ),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=spec.replicas,

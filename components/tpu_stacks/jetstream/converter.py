@@ -20,7 +20,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL, TPU_TAINT_KEY
 from tpu_stacks.cluster.plan import PoolPlan
-from tpu_stacks.jetstream.spec import JetStreamPlan
+from tpu_stacks.jetstream.plan import JetStreamPlan
 
 CONTAINER = "inference-checkpoint"  # the tutorial's container name
 HF_MOUNT = "/huggingface"  # the converter script reads /huggingface/HUGGINGFACE_TOKEN (§4.4)

@@ -1,4 +1,6 @@
-"""`plan_jetstream`: check a JetStreamSpec and decide the slice, before any resource is declared.
+"""Every decision of a JetStream deployment, made once before any resource: `plan_jetstream` checks
+a JetStreamSpec and sizes the slice; `JetStreamPlan` holds the result and derives the names, paths
+and arguments the pod and the converter Job use. Pure: no provider SDK.
 
 Every refusal is one UserError naming the `jetstream.` key. The memory check is the catalogue's
 (`sizing.judge`) with JetStream's numbers: weights in the chosen dtype and the KV cache it
@@ -9,16 +11,151 @@ that do not fit, on the topology.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+import re
+
+from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
-from tpu_stacks.catalog.tpu import all_slice_shapes, generation, parse_topology, slice_shape
-from tpu_stacks.errors import UserError
+from tpu_stacks.catalog.tpu import SliceShape, all_slice_shapes, generation, parse_topology, slice_shape
+from tpu_stacks.cluster.plan import (
+    ClusterPlan,
+    PoolPlan,
+    plan_workload_cluster,
+    refuse_given_slices,
+    require_addons,
+)
+from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
+from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import check_pinned
-from tpu_stacks.jetstream.models import jetstream_model
-from tpu_stacks.jetstream.spec import CONVERTER_IMAGE, FLOW_BATCH, FLOW_IMAGES, JetStreamPlan, JetStreamSpec
-from tpu_stacks.names import K8S_NAME, SERVICE_ACCOUNT_ID
-from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, judge, size
+from tpu_stacks.jetstream.models import JetStreamModel, jetstream_model
+from tpu_stacks.jetstream.spec import (
+    COMPILE_CACHE_DIR,
+    CONVERTER_IMAGE,
+    FLOW_BATCH,
+    FLOW_IMAGES,
+    HEALTHCHECK_SINCE,
+    MODELS_DIR,
+    SERVED_GENERATIONS,
+    WEIGHTS_DIR,
+    JetStreamSpec,
+)
+from tpu_stacks.names import K8S_NAME, SERVICE_ACCOUNT_ID, is_region
+from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, judge, size, tensor_parallel_size
+
+POOL = "tpu-nodepool"  # the tutorial's node pool name (upstream-manifests.md §4.5)
+SLICE_KEYS = {
+    "zone": "jetstream.zone",
+    "spot": "jetstream.spot",
+    "reservation": "jetstream.reservation",
+    "nodes": "jetstream.replicas",
+    "count": "jetstream.replicas",
+}
+"""The derived slice's fields, as the user spells them in the jetstream section."""
+
+
+class JetStreamPlan(BaseModel):
+    """Everything decided for one JetStream deployment."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: JetStreamSpec
+    model: ResolvedModel
+    names: JetStreamModel
+    request: ServingRequest
+    verdict: Candidate
+    server_image: str
+    http_image: str
+    cluster: ClusterPlan
+    """The cluster with the one TPU pool the servers (and, on Standard, the converter) run on."""
+
+    @property
+    def shape(self) -> SliceShape:
+        return self.verdict.shape
+
+    @property
+    def tensor_parallel_size(self) -> int:
+        """The engine shards the model over every JAX device of the slice (the project's one rule)."""
+        return tensor_parallel_size(self.shape)
+
+    @property
+    def pool(self) -> PoolPlan:
+        """The one node pool: the sized slice, one node per server replica."""
+        return self.cluster.pools_of(0)[0]
+
+    @property
+    def converter_flow(self) -> bool:
+        return self.spec.flow == "converter"
+
+    @property
+    def dtype_dir(self) -> str:
+        return "int8" if self.spec.quantize_weights else "bf16"
+
+    @property
+    def checkpoint_prefix(self) -> str:
+        """Bucket path the converter writes and the server reads (the tutorial's layout)."""
+        return f"pytorch/{self.names.checkpoint_dir}/final/{self.dtype_dir}/"
+
+    @property
+    def converter_job_name(self) -> str:
+        """One per model and dtype, so two conversions can run side by side."""
+        return f"checkpoint-converter-{self.names.checkpoint_dir}-{self.dtype_dir}"
+
+    @property
+    def health_path(self) -> str:
+        """The HTTP sidecar's end-to-end check, or its root on builds older than /healthcheck."""
+        match = re.search(r":v(\d+)\.(\d+)\.(\d+)$", self.http_image)
+        if match and tuple(int(part) for part in match.groups()) < HEALTHCHECK_SINCE:
+            return "/"
+        return "/healthcheck"
+
+    @property
+    def compile_cache_prefix(self) -> str:
+        """Keyed by model, slice and server build: JAX keys entries itself, this keeps them apart."""
+        model_slug = re.sub(r"[^a-z0-9.-]+", "-", self.model.id.lower()).strip("-")
+        build = re.sub(r"[^A-Za-z0-9.-]+", "-", self.server_image.rsplit(":", 1)[-1])[:16]
+        return f"jax-cache/{model_slug}/{self.shape.generation}-{self.shape.topology}/{build}"
+
+    def server_args(self) -> list[str]:
+        spec = self.spec
+        if self.converter_flow:  # the tutorial's eight arguments, in its order (§4.2)
+            directory = f"{MODELS_DIR}/{self.checkpoint_prefix}"
+            return [
+                f"--size={self.names.size}",
+                f"--model_name={self.names.model_name}",
+                f"--batch_size={self.request.batch}",
+                f"--max_cache_length={spec.max_cache_length}",
+                f"--quantize_weights={spec.quantize_weights}",
+                f"--quantize_kv_cache={spec.quantize_kv_cache}",
+                f"--tokenizer_path={directory}tokenizer.model",
+                f"--checkpoint_path={directory}model.safetensors",
+            ]
+        args = [  # `jpt serve` (§4.3)
+            f"--model_id={self.names.hf_id}",
+            f"--override_batch_size={self.request.batch}",
+            "--enable_model_warmup=True",
+            f"--max_input_length={spec.max_input_length}",
+            f"--max_output_length={spec.max_output_length}",
+            f"--working_dir={WEIGHTS_DIR}",
+        ]
+        if spec.quantize_weights:
+            args.append("--quantize_weights=True")
+        if spec.quantize_kv_cache:
+            args.append("--quantize_kv_cache=True")
+        if spec.compile_cache:
+            args.append(f"--internal_jax_compilation_cache={COMPILE_CACHE_DIR}")
+        return args
+
+    def converter_args(self, bucket: str) -> list[str]:
+        """The converter's `-x=value` arguments (its getopts parser takes the text after `=`, §4.4)."""
+        return [
+            "-s=jetstream-pytorch",
+            f"-m={self.names.converter_repo}",
+            f"-o=gs://{bucket}/{self.checkpoint_prefix}",
+            f"-n={self.names.model_name}",
+            f"-q={self.spec.quantize_weights}",
+            "-h=True",
+        ]
+
 
 # Settings of the other flow would be silently ignored: they are refused instead.
 _OTHER_FLOW = {
@@ -64,6 +201,14 @@ def _request(spec: JetStreamSpec, model: ResolvedModel) -> ServingRequest:
 def _verdict(spec: JetStreamSpec, request: ServingRequest) -> Candidate:
     """The slice: the one named (checked to hold weights and cache), or the smallest single-host fit."""
     gen = generation(spec.tpu_generation, key="jetstream.tpuGeneration")
+    if gen.name not in SERVED_GENERATIONS:
+        raise UserError(
+            "jetstream.tpuGeneration",
+            spec.tpu_generation,
+            "is not served by the pinned JetStream-PyTorch images (v0.2.x, 2024; upstream archived 1 Feb 2026), "
+            f"which serve TPU {', '.join(SERVED_GENERATIONS)}",
+            f"use tpuGeneration: {SERVED_GENERATIONS[0]}, or serve on {gen.name} with VllmStack (tpu-stacks:vllm)",
+        )
     if spec.topology == "auto":
         single = [c for c in size(request, gen).candidates if not c.shape.multi_host]
         fitting = [c for c in single if c.fits]
@@ -106,6 +251,20 @@ def _verdict(spec: JetStreamSpec, request: ServingRequest) -> Candidate:
     )
 
 
+def _check_heads(model: ResolvedModel, shape: SliceShape) -> None:
+    """The engine shards attention heads over every device: the tensor-parallel size must divide them."""
+    heads = model.architecture.attention.query_heads if model.architecture.attention else None
+    tp = tensor_parallel_size(shape)
+    if heads and heads % tp:
+        raise UserError(
+            "jetstream.topology",
+            shape.topology,
+            f"gives tensor parallelism {tp} ({shape.generation} devices), which does not divide "
+            f"{model.id}'s {heads} attention heads",
+            "choose a topology whose device count divides the head count",
+        )
+
+
 def _check_names(spec: JetStreamSpec) -> None:
     """WorkloadIdentity's own naming rules, checked here so nothing is declared before a refusal."""
     for field, pattern, rule in (
@@ -119,7 +278,59 @@ def _check_names(spec: JetStreamSpec) -> None:
             raise UserError(f"jetstream.{key}", value, "is not a valid name", f"use {rule}")
 
 
-def plan_jetstream(spec: JetStreamSpec, hf_token_given: bool) -> JetStreamPlan:
+def _check_zone(spec: JetStreamSpec, cluster: ClusterSpec, shape: SliceShape) -> None:
+    """A regional Standard cluster spans zones; a TPU pool lives in exactly one."""
+    if (
+        cluster.mode == "standard"
+        and is_region(cluster.location)
+        and not spec.zone
+        and len(cluster.node_locations) != 1
+    ):
+        raise UserError(
+            "jetstream.zone",
+            MISSING,
+            f"is required: cluster {cluster.location} is regional",
+            f"name the TPU pool's zone, e.g. {cluster.location}-a (a zone that offers TPU {shape.generation})",
+        )
+
+
+def _plan_cluster(spec: JetStreamSpec, cluster: ClusterSpec, shape: SliceShape) -> ClusterPlan:
+    """The user's cluster plus one TPU pool: the sized single-host slice, one node per server replica."""
+    refuse_given_slices(cluster, "jetstream.model")  # before the zone check, which would not name them
+    _check_zone(spec, cluster, shape)
+    pool = SliceSpec(
+        generation=shape.generation,
+        topology=shape.topology,
+        machine_type=shape.machine_type,
+        name=POOL,
+        nodes=spec.replicas,
+        zone=spec.zone,
+        spot=spec.spot,
+        reservation=spec.reservation,
+    )
+    if spec.flow == "converter":  # the server reads the converted checkpoint through GCS FUSE
+        cluster = require_addons(cluster, "JetStreamStack", "gcs_fuse")
+    try:
+        return plan_workload_cluster(cluster, pool, SLICE_KEYS, "jetstream.model")
+    except AttributeError as error:
+        # Workaround: `plan_workload_cluster` calls `UserError.rekeyed`, which errors.py does not define
+        # yet, so every cluster refusal became an AttributeError. Remove once errors.py has it.
+        refusal = error.__context__
+        if error.name != "rekeyed" or not isinstance(refusal, UserError):
+            raise
+        raise _rekeyed(refusal) from None
+
+
+def _rekeyed(error: UserError) -> UserError:
+    """The refusal under the key the user wrote (`cluster.slices[0].spot` -> `jetstream.spot`)."""
+    for field, key in SLICE_KEYS.items():
+        derived = f"cluster.slices[0].{field}"
+        if error.key == derived or error.key.startswith(f"{derived}."):
+            return UserError(key + error.key[len(derived) :], error.value, error.problem, error.fix)
+    return error
+
+
+def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bool) -> JetStreamPlan:
     """Check every setting and size the slice; raises UserError before any resource exists."""
     model = lookup_model(spec.model, key="jetstream.model")
     names = jetstream_model(model, needs_converter=spec.flow == "converter")
@@ -140,14 +351,7 @@ def plan_jetstream(spec: JetStreamSpec, hf_token_given: bool) -> JetStreamPlan:
         check_pinned(image, f"jetstream.{key}", example)
     request = _request(spec, model)
     verdict = _verdict(spec, request)
-    heads = model.architecture.attention.query_heads if model.architecture.attention else None
-    if heads and heads % verdict.shape.chips:
-        raise UserError(
-            "jetstream.topology",
-            verdict.shape.topology,
-            f"shards over {verdict.shape.chips} chips, which does not divide {model.id}'s {heads} attention heads",
-            "choose a topology whose chip count divides the head count",
-        )
+    _check_heads(model, verdict.shape)
     return JetStreamPlan(
         spec=spec,
         model=model,
@@ -156,4 +360,5 @@ def plan_jetstream(spec: JetStreamSpec, hf_token_given: bool) -> JetStreamPlan:
         verdict=verdict,
         server_image=server_image,
         http_image=http_image,
+        cluster=_plan_cluster(spec, cluster, verdict.shape),
     )
