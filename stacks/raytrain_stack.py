@@ -10,8 +10,7 @@ import pulumi
 
 from stacks.config import LoadedStack, Secrets
 from tpu_stacks.raytrain.component import RayTrainStack
-from tpu_stacks.raytrain.image import default_tag
-from tpu_stacks.raytrain.spec import RayTrainSpec
+from tpu_stacks.raytrain.spec import RayTrainSpec, default_tag
 
 SPEC = RayTrainSpec
 IMAGE_DIR = Path(__file__).resolve().parents[1] / "images" / "raytrain"

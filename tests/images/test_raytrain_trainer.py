@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.raytrain.image import substitutions
 from tpu_stacks.raytrain.plan import plan_raytrain
 from tpu_stacks.raytrain.spec import MAXTEXT_CONFIG, TRAINER_PATH, RayTrainSpec
@@ -22,6 +23,8 @@ TUTORIAL = {
     "parallelism": {"fsdp": 4, "tensor": 4},
     "run_name": "rayjob-8b-4096-tp4-4x4",
 }
+
+CLUSTER = ClusterSpec(project="proj", location="us-east5-b", release_channel="RAPID")
 
 
 def load_trainer():
@@ -37,7 +40,7 @@ trainer = load_trainer()
 
 def entrypoint_argv(**overrides) -> list[str]:
     """The flags and MaxText argv of the RayJob's entrypoint the component generates."""
-    plan = plan_raytrain(RayTrainSpec.model_validate({**TUTORIAL, **overrides}))
+    plan = plan_raytrain(RayTrainSpec.model_validate({**TUTORIAL, **overrides}), CLUSTER)
     command = shlex.split(plan.entrypoint())
     assert command[:2] == ["python", TRAINER_PATH]
     return command[2:]
