@@ -269,7 +269,8 @@ def test_cloud_build_trigger_builds_the_image_as_its_own_account():
         "ref": "refs/heads/main",
         "repoType": "GITHUB",
     }
-    assert trigger["filename"] == "images/raytrain/cloudbuild.yaml"
+    assert trigger["filename"] == "components/tpu_stacks/raytrain/trainer_image/cloudbuild.yaml"
+    assert trigger["substitutions"]["_CONTEXT"] == "components/tpu_stacks/raytrain/trainer_image"
     assert trigger["substitutions"]["_MAXTEXT_REVISION"] == "404cf1de701460671c4924521a70f07f26aa7d1c"
     assert trigger["substitutions"]["_IMAGE"].startswith("us-east5-docker.pkg.dev/proj/ray-maxtext/ray-maxtext:")
     assert trigger["serviceAccount"].startswith("projects/proj/serviceAccounts/")
@@ -390,7 +391,7 @@ def test_a_system_pool_the_user_chose_is_kept():
 
 def test_decisions_load_no_provider_sdk():
     check = (
-        "import sys, tpu_stacks.raytrain.plan, tpu_stacks.raytrain.spec; "
+        "import sys, tpu_stacks.raytrain.plan, tpu_stacks.raytrain.spec, tpu_stacks.raytrain.sources; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_gcp', 'pulumi_kubernetes')))"
     )
     result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True)

@@ -1,8 +1,10 @@
-"""The training image of `RayTrainStack`: its pinned reference and how Cloud Build makes it.
+"""The training image of `RayTrainStack` as resources: its repository and how Cloud Build makes it.
 
-The image is ours (images/raytrain: a Dockerfile and the trainer). Its pins (Ray, MaxText) live in
-`raytrain.spec` and reach the build as Cloud Build substitutions -> Docker build args, so they are
-written once. The repository keeps tags immutable, so a tag names one image for good. Three paths:
+The image is ours (`trainer_image/` in this package, see `raytrain.sources`: a Dockerfile and the
+trainer). Its pins (Ray, MaxText) and default tag live in `raytrain.spec`, its checks in
+`raytrain.plan.check_image`; the pins reach the build as Cloud Build substitutions -> Docker build
+args, so they are written once. The repository keeps tags immutable, so a tag names one image for
+good. Three paths:
 - submit (default): the repository is declared; `pulumi up` prints the `gcloud builds submit`
   command that builds and pushes the reference the RayCluster pulls.
 - trigger: also a manual Cloud Build trigger on the project's repository, with its own service

@@ -18,8 +18,9 @@ RAY_VERSION = "2.49.1"
 # src/MaxText/train.py has `main(argv)` and pyproject.toml declares `install_maxtext_github_deps`.
 MAXTEXT_REPOSITORY = "https://github.com/AI-Hypercomputer/maxtext.git"
 MAXTEXT_REVISION = "404cf1de701460671c4924521a70f07f26aa7d1c"
-TRAINER_IMAGE_DIR = "images/raytrain"
-"""The training image's folder (Dockerfile, cloudbuild.yaml, the trainer), from the repository root."""
+TRAINER_IMAGE_DIR = "components/tpu_stacks/raytrain/trainer_image"
+"""The training image's folder (Dockerfile, cloudbuild.yaml, the trainer) from the repository root:
+what `gcloud builds submit` and a Cloud Build trigger build. Installed: `raytrain.sources.trainer_image_dir()`."""
 # Paths inside the image (its Dockerfile): the trainer and MaxText's base config.
 TRAINER_PATH = "/app/raytrain_trainer.py"
 MAXTEXT_CONFIG = "/app/maxtext/src/MaxText/configs/base.yml"
