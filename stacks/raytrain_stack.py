@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
 from typing import Any, cast
 
 import pulumi
@@ -11,17 +9,8 @@ import pulumi
 from stacks.config import LoadedStack, Secrets
 from tpu_stacks.raytrain.args import RayTrainStackArgs
 from tpu_stacks.raytrain.component import RayTrainStack
-from tpu_stacks.raytrain.image import default_tag
-
-IMAGE_DIR = Path(__file__).resolve().parents[1] / "images" / "raytrain"
-
-
-def build_inputs_digest(folder: Path = IMAGE_DIR) -> str:
-    """A short hash of the image's own files: a new trainer or Dockerfile gets a new tag."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:8]
+from tpu_stacks.raytrain.sources import build_inputs_digest
+from tpu_stacks.raytrain.spec import default_tag
 
 
 def build(stack: LoadedStack, secrets: Secrets) -> None:

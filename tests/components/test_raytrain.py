@@ -3,11 +3,14 @@ RayCluster and RayJob, derived from the catalogue; multislice as config; every r
 resource."""
 
 import shlex
+import subprocess
+import sys
 
 import pytest
 from pulumi.provider.experimental.analyzer import Analyzer
 
 from tests.components.mocks import capture, project_roles, refused
+from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.raytrain.args import RayTrainStackArgs
 from tpu_stacks.raytrain.component import RayTrainStack, checkpoint_path, job_submit, port_forward
 from tpu_stacks.raytrain.plan import plan_raytrain
@@ -39,6 +42,12 @@ TUTORIAL_MAXTEXT_ARGS = [
     "ici_tensor_parallelism=4",
     "run_name=rayjob-8b-4096-tp4-4x4",
 ]
+
+
+def plan_of(**overrides):
+    args = {**TUTORIAL, **overrides}
+    section = {k: v for k, v in args.items() if k != "cluster" and v is not None}
+    return plan_raytrain(RayTrainSpec.model_validate(section), ClusterSpec.model_validate(args["cluster"]))
 
 
 def build(**overrides):
@@ -211,7 +220,7 @@ def test_workloads_carry_the_sizing_inputs_for_the_policy_pack(mocks):
 
 
 def test_interactive_path_commands():
-    plan = plan_raytrain(RayTrainSpec.model_validate({k: v for k, v in TUTORIAL.items() if k != "cluster"}))
+    plan = plan_of()
     assert port_forward(plan) == "kubectl port-forward -n raytrain svc/maxtext-tpu-cluster-head-svc 8265:8265"
     assert job_submit(plan) == f"ray job submit --address http://localhost:8265 -- {plan.entrypoint()}"
     assert checkpoint_path(plan, "bkt") == "gs://bkt/rayjob-8b-4096-tp4-4x4/checkpoints"
@@ -260,7 +269,8 @@ def test_cloud_build_trigger_builds_the_image_as_its_own_account():
         "ref": "refs/heads/main",
         "repoType": "GITHUB",
     }
-    assert trigger["filename"] == "images/raytrain/cloudbuild.yaml"
+    assert trigger["filename"] == "components/tpu_stacks/raytrain/trainer_image/cloudbuild.yaml"
+    assert trigger["substitutions"]["_CONTEXT"] == "components/tpu_stacks/raytrain/trainer_image"
     assert trigger["substitutions"]["_MAXTEXT_REVISION"] == "404cf1de701460671c4924521a70f07f26aa7d1c"
     assert trigger["substitutions"]["_IMAGE"].startswith("us-east5-docker.pkg.dev/proj/ray-maxtext/ray-maxtext:")
     assert trigger["serviceAccount"].startswith("projects/proj/serviceAccounts/")
@@ -321,6 +331,14 @@ def test_interactive_only_declares_no_rayjob():
             {"cluster": {**TUTORIAL["cluster"], "addons": {"ray_operator": False}}},
             "cluster.addons.rayOperator: False is required by RayTrainStack",
         ),
+        (
+            {"cluster": {**TUTORIAL["cluster"], "addons": {"gcs_fuse": False}}},
+            "cluster.addons.gcsFuse: False is required by RayTrainStack",
+        ),
+        (
+            {"cluster": {**TUTORIAL["cluster"], "slices": [{"generation": "v6e", "topology": "2x2"}]}},
+            "cluster.slices: '1 slice(s)' are derived from raytrain.model; remove cluster.slices",
+        ),
         ({"steps": 0}, "raytrain.steps: 0 is not accepted"),
         (
             {"machine_type": "ct6e-standard-4t", "topology": None},
@@ -331,6 +349,47 @@ def test_interactive_only_declares_no_rayjob():
 def test_errors_before_any_resource(overrides, message):
     args = {**TUTORIAL, **overrides}
     assert message in refused(lambda: RayTrainStack("bad", {k: v for k, v in args.items() if v is not None}))
+
+
+@pytest.mark.parametrize(
+    "overrides,message",
+    [
+        ({"spot": True, "reservation": "res-1"}, "raytrain.spot: True cannot consume a reservation"),
+        ({"reservation": "Res_1"}, "raytrain.reservation: 'Res_1' is not a reservation name"),
+        (
+            {"cluster": {**TUTORIAL["cluster"], "location": "nowhere"}},
+            "cluster.location: 'nowhere' is neither a zone nor a region",
+        ),
+    ],
+)
+def test_cluster_refusals_name_the_key_the_user_wrote(overrides, message):
+    args = {**TUTORIAL, **overrides}
+    assert message in refused(lambda: RayTrainStack("bad", {k: v for k, v in args.items() if v is not None}))
+
+
+def test_plan_carries_the_cluster_it_declares():
+    plan = plan_of(slices=2, run_name="two-slices", spot=True)
+    cluster = plan.cluster
+    assert [pool.name for pool in plan.pools] == ["v6e-16-1", "v6e-16-2"] and plan.pool == plan.pools[0]
+    assert all(pool.spot and pool.node_count == 4 and pool.threads_per_core == 1 for pool in plan.pools)
+    assert (cluster.spec.addons.ray_operator, cluster.spec.addons.gcs_fuse) == (True, True)
+    assert (cluster.spec.system_pool.machine_type, cluster.spec.system_pool.nodes) == ("n1-standard-16", 1)
+    assert cluster.region == "us-east5"
+
+
+def test_a_system_pool_the_user_chose_is_kept():
+    mocks = build(cluster={**TUTORIAL["cluster"], "system_pool": {"nodes": 2}})
+    system = one(mocks, POOL, "rt-cluster-system")
+    assert (system["nodeConfig"]["machineType"], system["nodeCount"]) == ("e2-standard-4", 2)
+
+
+def test_decisions_load_no_provider_sdk():
+    check = (
+        "import sys, tpu_stacks.raytrain.plan, tpu_stacks.raytrain.spec, tpu_stacks.raytrain.sources; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_gcp', 'pulumi_kubernetes')))"
+    )
+    result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 def test_schema_args_and_validated_spec_have_the_same_fields():

@@ -1,27 +1,35 @@
-"""Our Ray Train trainer (images/raytrain), without Ray or JAX: the command the stack generates
-parses into the tutorial's ScalingConfig, MaxText gets its argv, mistakes stop before any TPU is
-reserved; the image's Dockerfile and Cloud Build config take their pins from the component."""
+"""Our Ray Train trainer (tpu_stacks/raytrain/trainer_image), without Ray or JAX: the command the
+stack generates parses into the tutorial's ScalingConfig, MaxText gets its argv, mistakes stop
+before any TPU is reserved; the image's Dockerfile and Cloud Build config take their pins from the
+component; the folder ships as package data, and its hash names the image tag."""
 
 import importlib.util
 import shlex
+import shutil
 import sys
+import tomllib
 import types
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.raytrain.image import substitutions
 from tpu_stacks.raytrain.plan import plan_raytrain
-from tpu_stacks.raytrain.spec import MAXTEXT_CONFIG, TRAINER_PATH, RayTrainSpec
+from tpu_stacks.raytrain.sources import build_inputs_digest, trainer_image_dir
+from tpu_stacks.raytrain.spec import MAXTEXT_CONFIG, TRAINER_IMAGE_DIR, TRAINER_PATH, RayTrainSpec
 
-IMAGE = Path(__file__).resolve().parents[2] / "images" / "raytrain"
+ROOT = Path(__file__).resolve().parents[2]
+IMAGE = ROOT / "components" / "tpu_stacks" / "raytrain" / "trainer_image"
 TUTORIAL = {
     "model": "llama3-8b",
     "topology": "4x4",
     "parallelism": {"fsdp": 4, "tensor": 4},
     "run_name": "rayjob-8b-4096-tp4-4x4",
 }
+
+CLUSTER = ClusterSpec(project="proj", location="us-east5-b", release_channel="RAPID")
 
 
 def load_trainer():
@@ -37,7 +45,7 @@ trainer = load_trainer()
 
 def entrypoint_argv(**overrides) -> list[str]:
     """The flags and MaxText argv of the RayJob's entrypoint the component generates."""
-    plan = plan_raytrain(RayTrainSpec.model_validate({**TUTORIAL, **overrides}))
+    plan = plan_raytrain(RayTrainSpec.model_validate({**TUTORIAL, **overrides}), CLUSTER)
     command = shlex.split(plan.entrypoint())
     assert command[:2] == ["python", TRAINER_PATH]
     return command[2:]
@@ -199,3 +207,25 @@ def test_cloud_build_config_passes_the_components_pins():
     for key in substitutions("image", "."):
         assert "${" + key + "}" in used
     assert config["options"]["logging"] == "CLOUD_LOGGING_ONLY"
+
+
+def test_the_image_folder_ships_with_the_package():
+    assert trainer_image_dir() == IMAGE  # the editable install of this checkout
+    assert (ROOT / TRAINER_IMAGE_DIR).resolve() == IMAGE  # the path gcloud and the trigger build, from the root
+    assert not (IMAGE / "__init__.py").exists()  # data, not a Python package
+    package = IMAGE.parent
+    globs = tomllib.loads((ROOT / "components" / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    shipped = {path for pattern in globs["tpu_stacks.raytrain"] for path in package.glob(pattern) if path.is_file()}
+    sources = {path for path in IMAGE.rglob("*") if path.is_file() and "__pycache__" not in path.parts}
+    assert {"Dockerfile", "cloudbuild.yaml", "raytrain_trainer.py"} <= {path.name for path in sources}
+    assert sources <= shipped
+
+
+def test_the_digest_depends_on_the_files_not_on_where_they_are(tmp_path):
+    copy = tmp_path / "elsewhere"
+    shutil.copytree(IMAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert build_inputs_digest(copy) == build_inputs_digest() == build_inputs_digest(IMAGE)
+    (copy / "Dockerfile").write_text((copy / "Dockerfile").read_text() + "# changed\n")
+    assert build_inputs_digest(copy) != build_inputs_digest()
+    with pytest.raises(FileNotFoundError, match="no image sources"):
+        build_inputs_digest(tmp_path / "empty")

@@ -14,6 +14,5 @@ def project(tmp_path_factory):
     directory = tmp_path_factory.mktemp("project")
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(ROOT / name, directory / name)
-    for folder in ("stacks", "images"):  # images/: the raytrain stack hashes its image sources
-        shutil.copytree(ROOT / folder, directory / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "stacks", directory / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
     return directory

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stacks.raytrain_stack import build_inputs_digest
+from tpu_stacks.raytrain.sources import build_inputs_digest
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.manifests import render_manifests
 from tpu_stacks_preview.policy import run_policy_pack
@@ -107,7 +107,10 @@ def test_outputs_give_the_interactive_path_and_the_build():
     assert outputs["jobSubmit"].startswith(
         "ray job submit --address http://localhost:8265 -- python /app/raytrain_trainer.py "
     )
-    assert outputs["imageBuildCommand"].startswith("gcloud builds submit images/raytrain ")
+    assert outputs["imageBuildCommand"].startswith(
+        "gcloud builds submit components/tpu_stacks/raytrain/trainer_image --project=my-tpu-project "
+    )
+    assert "--config=components/tpu_stacks/raytrain/trainer_image/cloudbuild.yaml " in outputs["imageBuildCommand"]
     assert f"_IMAGE={outputs['image']}," in outputs["imageBuildCommand"]
     assert outputs["image"].endswith(f"-{build_inputs_digest()}")
     assert outputs["rayJob"] == "rayjob-8b-4096-tp4-4x4"

@@ -310,24 +310,7 @@ def _plan_cluster(spec: JetStreamSpec, cluster: ClusterSpec, shape: SliceShape) 
     )
     if spec.flow == "converter":  # the server reads the converted checkpoint through GCS FUSE
         cluster = require_addons(cluster, "JetStreamStack", "gcs_fuse")
-    try:
-        return plan_workload_cluster(cluster, pool, SLICE_KEYS, "jetstream.model")
-    except AttributeError as error:
-        # Workaround: `plan_workload_cluster` calls `UserError.rekeyed`, which errors.py does not define
-        # yet, so every cluster refusal became an AttributeError. Remove once errors.py has it.
-        refusal = error.__context__
-        if error.name != "rekeyed" or not isinstance(refusal, UserError):
-            raise
-        raise _rekeyed(refusal) from None
-
-
-def _rekeyed(error: UserError) -> UserError:
-    """The refusal under the key the user wrote (`cluster.slices[0].spot` -> `jetstream.spot`)."""
-    for field, key in SLICE_KEYS.items():
-        derived = f"cluster.slices[0].{field}"
-        if error.key == derived or error.key.startswith(f"{derived}."):
-            return UserError(key + error.key[len(derived) :], error.value, error.problem, error.fix)
-    return error
+    return plan_workload_cluster(cluster, pool, SLICE_KEYS, "jetstream.model")
 
 
 def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bool) -> JetStreamPlan:

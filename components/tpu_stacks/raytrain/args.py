@@ -17,7 +17,7 @@ class ImageSourceArgs(TypedDict):
     repo_type: NotRequired[str]
     """GITHUB (default), CLOUD_SOURCE_REPOSITORIES, BITBUCKET_SERVER or GITLAB."""
     dir: NotRequired[str]
-    """The image folder in that repository (default images/raytrain)."""
+    """The image folder in that repository (default components/tpu_stacks/raytrain/trainer_image)."""
 
 
 class ImageArgs(TypedDict):

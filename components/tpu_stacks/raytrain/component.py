@@ -1,28 +1,25 @@
 """`RayTrainStack`: train a model with MaxText under Ray Train's JaxTrainer on multi-host TPU
 slices. The Ray Train + MaxText tutorial (shared/seeds/004) as one component.
 
-Decisions live in `raytrain.plan.plan_raytrain`, the image in `raytrain.image`, the pods in
-`raytrain.pods`; this module declares the resources: the cluster (Ray operator and GCS FUSE
-add-ons, one pool per slice), the checkpoint bucket and its Workload Identity grant, the image
-repository, the RayCluster, the RayJob that runs the training, and the commands a person needs.
+Decisions live in `raytrain.plan.plan_raytrain` (the cluster's included), the image's repository
+and build in `raytrain.image`, the pods in `raytrain.pods`; this module declares the resources: the
+cluster as planned (Ray operator and GCS FUSE add-ons, one pool per slice), the checkpoint bucket
+and its Workload Identity grant, the image repository, the RayCluster, the RayJob that runs the
+training, and the commands a person needs.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
-from typing import Any, Optional
+from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
 from tpu_stacks.cluster.component import TpuCluster
-from tpu_stacks.cluster.plan import plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.identity import WorkloadIdentity
 from tpu_stacks.gcp.storage import hardened_bucket
-from tpu_stacks.gcp.universe import universe
 from tpu_stacks.k8s.namespace import namespace_dependencies
-from tpu_stacks.names import region_of
 from tpu_stacks.raytrain.args import RayTrainStackArgs, TrainingSlice
 from tpu_stacks.raytrain.image import declare_image
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
@@ -32,42 +29,7 @@ from tpu_stacks.validation import parse, parse_section
 
 TYPE = "tpu-stacks:index:RayTrainStack"
 WORKER_GROUP = "tpu-group"  # the tutorial's group name
-SYSTEM_POOL = {"machine_type": "n1-standard-16", "nodes": 1}  # the tutorial's --machine-type; holds the 8-CPU head
 CLUSTER_SELECTOR = "ray.io/cluster"  # KubeRay's RayJobClusterSelectorKey
-
-
-def _cluster_args(args: RayTrainStackArgs, plan: RayTrainPlan) -> dict[str, Any]:
-    """The cluster with the Ray operator and GCS FUSE add-ons and one pool per slice of this run."""
-    cluster = dict(args["cluster"])
-    addons = dict(cluster.get("addons") or {})
-    for key, label in (("ray_operator", "rayOperator"), ("gcs_fuse", "gcsFuse")):
-        if addons.get(key) is False:
-            raise UserError(
-                f"cluster.addons.{label}", False, "is required by RayTrainStack", "remove it or set it to true"
-            )
-        addons[key] = True
-    cluster["addons"] = addons
-    if "system_pool" not in cluster and "systemPool" not in cluster:  # either spelling: args or a stack file
-        cluster["system_pool"] = dict(SYSTEM_POOL)
-    spec, shape = plan.spec, plan.shape
-    cluster["slices"] = [
-        {
-            "generation": shape.generation,
-            "topology": shape.topology,
-            "machine_type": shape.machine_type,
-            "count": spec.slices,
-            "name": pool_name(plan),
-            "threads_per_core": spec.threads_per_core,
-            "spot": spec.spot,
-            **({"reservation": spec.reservation} if spec.reservation else {}),
-        }
-    ]
-    return cluster
-
-
-def pool_name(plan: RayTrainPlan) -> str:
-    """`v6e-16` as the tutorial names it: generation and chips (suffixed -1, -2 per slice)."""
-    return f"{plan.shape.generation}-{plan.shape.chips}"
 
 
 class RayTrainStack(pulumi.ComponentResource):
@@ -92,14 +54,14 @@ class RayTrainStack(pulumi.ComponentResource):
     maxtext_args: pulumi.Output[list[str]]
 
     def __init__(self, name: str, args: RayTrainStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        plan = plan_raytrain(parse_section(RayTrainSpec, dict(args), "raytrain"))
-        cluster_args = _cluster_args(args, plan)
-        cluster_spec = plan_cluster(parse(ClusterSpec, cluster_args, "cluster")).spec  # refuse before declaring
+        plan = plan_raytrain(
+            parse_section(RayTrainSpec, dict(args), "raytrain"), parse(ClusterSpec, dict(args["cluster"]), "cluster")
+        )  # every refusal happens here, before the first resource
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
-        spec, project, region = plan.spec, cluster_spec.project, region_of(cluster_spec.location)
-        cluster = TpuCluster(f"{name}-cluster", cluster_args, opts=pulumi.ResourceOptions(parent=self))  # type: ignore[arg-type]
-        pool = next(p for p in cluster.plan.pools if p.name.startswith(pool_name(plan)))
+        cluster_spec = plan.cluster.spec
+        spec, project, region = plan.spec, cluster_spec.project, plan.cluster.region
+        cluster = TpuCluster.from_plan(f"{name}-cluster", plan.cluster, opts=pulumi.ResourceOptions(parent=self))
         depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
         bucket = hardened_bucket(
             f"{name}-checkpoints",
@@ -123,7 +85,7 @@ class RayTrainStack(pulumi.ComponentResource):
             ),
         )
         image, build_command = declare_image(
-            spec.image, name, project, region, universe(cluster_spec.universe), self, cluster.known_node_service_account
+            spec.image, name, project, region, plan.cluster.universe, self, cluster.known_node_service_account
         )
         notes = annotations.for_training(plan.request, plan.parallelism)
         ray_cluster = k8s.apiextensions.CustomResource(
@@ -145,7 +107,7 @@ class RayTrainStack(pulumi.ComponentResource):
                         "maxReplicas": spec.slices,
                         "numOfHosts": plan.hosts,  # ... of one pod per TPU VM
                         "rayStartParams": {},
-                        "template": worker_template(plan, pool, bucket.name, image),
+                        "template": worker_template(plan, plan.pool, bucket.name, image),
                     }
                 ],
             },

@@ -1,8 +1,10 @@
-"""The training image of `RayTrainStack`: its pinned reference and how Cloud Build makes it.
+"""The training image of `RayTrainStack` as resources: its repository and how Cloud Build makes it.
 
-The image is ours (images/raytrain: a Dockerfile and the trainer). Its pins (Ray, MaxText) live in
-`raytrain.spec` and reach the build as Cloud Build substitutions -> Docker build args, so they are
-written once. The repository keeps tags immutable, so a tag names one image for good. Three paths:
+The image is ours (`trainer_image/` in this package, see `raytrain.sources`: a Dockerfile and the
+trainer). Its pins (Ray, MaxText) and default tag live in `raytrain.spec`, its checks in
+`raytrain.plan.check_image`; the pins reach the build as Cloud Build substitutions -> Docker build
+args, so they are written once. The repository keeps tags immutable, so a tag names one image for
+good. Three paths:
 - submit (default): the repository is declared; `pulumi up` prints the `gcloud builds submit`
   command that builds and pushes the reference the RayCluster pulls.
 - trigger: also a manual Cloud Build trigger on the project's repository, with its own service
@@ -15,71 +17,18 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.gcp.universe import Universe
-from tpu_stacks.images import MOVING_TAGS, image_problem
-from tpu_stacks.names import IMAGE_TAG, REPOSITORY_ID
-from tpu_stacks.raytrain.spec import MAXTEXT_REPOSITORY, MAXTEXT_REVISION, RAY_VERSION, ImageSpec
+from tpu_stacks.raytrain.spec import (
+    MAXTEXT_REPOSITORY,
+    MAXTEXT_REVISION,
+    RAY_VERSION,
+    TRAINER_IMAGE_DIR,
+    ImageSpec,
+    default_tag,
+)
 
 BUILD_CONFIG = "cloudbuild.yaml"
 """In the image folder: one docker build step with the substitutions below as build args."""
-IMAGE_DIR = "images/raytrain"
-
-
-def default_tag() -> str:
-    """A tag that changes whenever a pinned input does."""
-    return f"ray{RAY_VERSION}-maxtext-{MAXTEXT_REVISION[:10]}"
-
-
-def _check_tag(key: str, value: str, tag: str) -> None:
-    if not IMAGE_TAG.match(tag) or image_problem(f"image:{tag}", (*MOVING_TAGS, "stable")):
-        raise UserError(key, value, "is not pinned", f"use a version tag or a digest, e.g. {default_tag()}")
-
-
-def check_image(image: ImageSpec) -> None:
-    """Refuse a moving or missing image before anything is declared."""
-    if image.build == "prebuilt":
-        if not image.reference:
-            raise UserError(
-                "raytrain.image.reference",
-                MISSING,
-                "is required with build prebuilt",
-                "give the pinned image reference (built from images/raytrain)",
-            )
-        if "@sha256:" not in image.reference:
-            name, _, tag = image.reference.rpartition(":")
-            if not name or "/" in tag:
-                raise UserError(
-                    "raytrain.image.reference",
-                    image.reference,
-                    "has no tag, so it pulls :latest",
-                    f"add a version tag or a digest, e.g. :{default_tag()}",
-                )
-            _check_tag("raytrain.image.reference", image.reference, tag)
-        return
-    if image.reference:
-        raise UserError(
-            "raytrain.image.reference",
-            image.reference,
-            f"is only used with build prebuilt, not {image.build}",
-            "remove it, or set raytrain.image.build to prebuilt",
-        )
-    if not REPOSITORY_ID.matches(image.repository):
-        raise UserError(
-            "raytrain.image.repository",
-            image.repository,
-            "is not an Artifact Registry repository id",
-            "use lowercase letters, digits and '-'",
-        )
-    if image.tag is not None:
-        _check_tag("raytrain.image.tag", image.tag, image.tag)
-    if image.build == "trigger" and image.source is None:
-        raise UserError(
-            "raytrain.image.source",
-            MISSING,
-            "is required with build trigger",
-            "name the repository Cloud Build reads, e.g. {uri: https://github.com/you/your-project}",
-        )
 
 
 def substitutions(image: pulumi.Input[str], context: str) -> dict[str, pulumi.Input[str]]:
@@ -97,8 +46,8 @@ def submit_command(image: str, project: str, region: str) -> str:
     """`gcloud builds submit` of the image folder, run from the project root."""
     values = ",".join(f"{key}={value}" for key, value in substitutions(image, ".").items())
     return (
-        f"gcloud builds submit {IMAGE_DIR} --project={project} --region={region} "
-        f"--config={IMAGE_DIR}/{BUILD_CONFIG} --substitutions={values}"
+        f"gcloud builds submit {TRAINER_IMAGE_DIR} --project={project} --region={region} "
+        f"--config={TRAINER_IMAGE_DIR}/{BUILD_CONFIG} --substitutions={values}"
     )
 
 
@@ -173,7 +122,7 @@ def _trigger(
 ) -> pulumi.Output[str]:
     """A manual trigger that builds the image from the project's repository as its own account."""
     source = image.source
-    assert source is not None  # check_image
+    assert source is not None  # raytrain.plan.check_image
     child = pulumi.ResourceOptions(parent=parent)
     account_id = f"{image.repository}-builder"[:30].rstrip("-")
     account = gcp.serviceaccount.Account(

@@ -1,9 +1,11 @@
 """Every decision of a `RayTrainStack`, made before the first resource exists.
 
-From the spec: the slice (sized from the model or checked to hold it), the Ray accelerator type,
-the MaxText mesh (checked to cover the slice's chips exactly), the run name, the host memory and
-GCS FUSE budgets, and the exact command the RayJob and a person at `ray job submit` run. Anything
-wrong is one `UserError` naming the `raytrain.*` key, the value and the fix.
+From the spec and the user's cluster settings: the slice (sized from the model or checked to hold
+it) and the cluster that holds it (one pool per slice, the Ray operator and GCS FUSE add-ons, the
+tutorial's system pool), the Ray accelerator type, the MaxText mesh (checked to cover the slice's
+chips exactly), the run name, the host memory and GCS FUSE budgets, the training image's pins, and
+the exact command the RayJob and a person at `ray job submit` run. Anything wrong is one
+`UserError` naming the key the user wrote, the value and the fix. Pure: no provider SDK.
 """
 
 from __future__ import annotations
@@ -16,16 +18,21 @@ from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, generation
-from tpu_stacks.errors import UserError
-from tpu_stacks.names import DNS1035_LABEL, K8S_NAME
-from tpu_stacks.raytrain.image import check_image
+from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan, plan_workload_cluster, require_addons
+from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec, SystemPoolSpec
+from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.images import MOVING_TAGS, image_problem
+from tpu_stacks.names import DNS1035_LABEL, IMAGE_TAG, K8S_NAME, REPOSITORY_ID
 from tpu_stacks.raytrain.spec import (
     DATA_MOUNT,
     ICI_AXES,
     MANAGED_KEYS,
     MAXTEXT_CONFIG,
+    TRAINER_IMAGE_DIR,
     TRAINER_PATH,
+    ImageSpec,
     RayTrainSpec,
+    default_tag,
 )
 from tpu_stacks.sizing import (
     OPTIMIZER_MOMENTS,
@@ -42,6 +49,18 @@ MAX_RAYJOB_NAME = 47
 RAY_STORAGE = f"{DATA_MOUNT}/ray-train"
 """Ray Train's RunConfig storage_path: shared by every node through the bucket (Ray requires shared storage)."""
 GiB = 1024**3
+SYSTEM_POOL = SystemPoolSpec(machine_type="n1-standard-16", nodes=1)
+"""The tutorial's --machine-type, one node: it holds the 8-CPU head. Only when cluster.systemPool is not given."""
+SLICE_KEYS = {
+    "generation": "raytrain.tpuGeneration",
+    "topology": "raytrain.topology",
+    "machine_type": "raytrain.machineType",
+    "count": "raytrain.slices",
+    "threads_per_core": "raytrain.threadsPerCore",
+    "spot": "raytrain.spot",
+    "reservation": "raytrain.reservation",
+}
+"""The derived slice's fields, as the user spells them in the raytrain section."""
 
 
 class RayTrainPlan(BaseModel):
@@ -56,10 +75,22 @@ class RayTrainPlan(BaseModel):
     accelerator_type: str
     parallelism: dict[str, int]
     run_name: str
+    cluster: ClusterPlan
+    """The cluster with one node pool per slice of this run, the Ray operator and GCS FUSE."""
 
     @property
     def shape(self) -> SliceShape:
         return self.verdict.shape
+
+    @property
+    def pools(self) -> tuple[PoolPlan, ...]:
+        """The node pools of the run's slices (one per multi-host slice)."""
+        return self.cluster.pools_of(0)
+
+    @property
+    def pool(self) -> PoolPlan:
+        """The pool the worker template selects: every slice's pool has the same shape and capacity."""
+        return self.pools[0]
 
     @property
     def hosts(self) -> int:
@@ -241,8 +272,83 @@ def _run_name(spec: RayTrainSpec, shape: SliceShape) -> str:
     return derived[:MAX_RAYJOB_NAME].strip("-")
 
 
-def plan_raytrain(spec: RayTrainSpec) -> RayTrainPlan:
-    """Size and check everything; raises UserError before any resource exists."""
+def _check_tag(key: str, value: str, tag: str) -> None:
+    if not IMAGE_TAG.match(tag) or image_problem(f"image:{tag}", (*MOVING_TAGS, "stable")):
+        raise UserError(key, value, "is not pinned", f"use a version tag or a digest, e.g. {default_tag()}")
+
+
+def check_image(image: ImageSpec) -> None:
+    """Refuse a moving or missing image before anything is declared."""
+    if image.build == "prebuilt":
+        if not image.reference:
+            raise UserError(
+                "raytrain.image.reference",
+                MISSING,
+                "is required with build prebuilt",
+                f"give the pinned image reference (built from {TRAINER_IMAGE_DIR})",
+            )
+        if "@sha256:" not in image.reference:
+            name, _, tag = image.reference.rpartition(":")
+            if not name or "/" in tag:
+                raise UserError(
+                    "raytrain.image.reference",
+                    image.reference,
+                    "has no tag, so it pulls :latest",
+                    f"add a version tag or a digest, e.g. :{default_tag()}",
+                )
+            _check_tag("raytrain.image.reference", image.reference, tag)
+        return
+    if image.reference:
+        raise UserError(
+            "raytrain.image.reference",
+            image.reference,
+            f"is only used with build prebuilt, not {image.build}",
+            "remove it, or set raytrain.image.build to prebuilt",
+        )
+    if not REPOSITORY_ID.matches(image.repository):
+        raise UserError(
+            "raytrain.image.repository",
+            image.repository,
+            "is not an Artifact Registry repository id",
+            "use lowercase letters, digits and '-'",
+        )
+    if image.tag is not None:
+        _check_tag("raytrain.image.tag", image.tag, image.tag)
+    if image.build == "trigger" and image.source is None:
+        raise UserError(
+            "raytrain.image.source",
+            MISSING,
+            "is required with build trigger",
+            "name the repository Cloud Build reads, e.g. {uri: https://github.com/you/your-project}",
+        )
+
+
+def pool_name(shape: SliceShape) -> str:
+    """`v6e-16` as the tutorial names it: generation and chips (suffixed -1, -2 per slice)."""
+    return f"{shape.generation}-{shape.chips}"
+
+
+def _plan_cluster(spec: RayTrainSpec, cluster: ClusterSpec, shape: SliceShape) -> ClusterPlan:
+    """The user's cluster with one pool per slice of the run, the add-ons its pods need, and the
+    tutorial's system pool unless the user chose one."""
+    pool = SliceSpec(
+        generation=shape.generation,
+        topology=shape.topology,
+        machine_type=shape.machine_type,
+        count=spec.slices,
+        name=pool_name(shape),
+        threads_per_core=spec.threads_per_core,
+        spot=spec.spot,
+        reservation=spec.reservation or None,
+    )
+    cluster = require_addons(cluster, "RayTrainStack", "ray_operator", "gcs_fuse")
+    if "system_pool" not in cluster.model_fields_set:
+        cluster = cluster.model_copy(update={"system_pool": SYSTEM_POOL})
+    return plan_workload_cluster(cluster, pool, SLICE_KEYS, "raytrain.model")
+
+
+def plan_raytrain(spec: RayTrainSpec, cluster: ClusterSpec) -> RayTrainPlan:
+    """Size and check everything, the cluster included; raises UserError before any resource exists."""
     model = lookup_model(spec.model, key="raytrain.model")
     _check_names(spec)
     if not (
@@ -280,4 +386,5 @@ def plan_raytrain(spec: RayTrainSpec) -> RayTrainPlan:
         accelerator_type=accelerator_type,
         parallelism=parallelism,
         run_name=_run_name(spec, shape),
+        cluster=_plan_cluster(spec, cluster, shape),
     )

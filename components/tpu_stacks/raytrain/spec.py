@@ -3,7 +3,7 @@
 The user names a MaxText model, a TPU generation (and optionally a topology and a slice count) and
 MaxText's training settings; `raytrain.plan.plan_raytrain` derives everything else. Upstream facts
 (the tutorial's values, KubeRay's and MaxText's names) are from shared/reference/upstream-manifests.md
-section 5 unless a comment names another source.
+section 5 unless a comment names another source. Pure: no provider SDK.
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ RAY_VERSION = "2.49.1"
 # src/MaxText/train.py has `main(argv)` and pyproject.toml declares `install_maxtext_github_deps`.
 MAXTEXT_REPOSITORY = "https://github.com/AI-Hypercomputer/maxtext.git"
 MAXTEXT_REVISION = "404cf1de701460671c4924521a70f07f26aa7d1c"
-# Paths inside the image (images/raytrain/Dockerfile): the trainer and MaxText's base config.
+TRAINER_IMAGE_DIR = "components/tpu_stacks/raytrain/trainer_image"
+"""The training image's folder (Dockerfile, cloudbuild.yaml, the trainer) from the repository root:
+what `gcloud builds submit` and a Cloud Build trigger build. Installed: `raytrain.sources.trainer_image_dir()`."""
+# Paths inside the image (its Dockerfile): the trainer and MaxText's base config.
 TRAINER_PATH = "/app/raytrain_trainer.py"
 MAXTEXT_CONFIG = "/app/maxtext/src/MaxText/configs/base.yml"
 DATA_MOUNT = "/data"
@@ -54,6 +57,11 @@ MANAGED_KEYS = {
 }
 
 
+def default_tag() -> str:
+    """The image tag when none is given: it changes whenever a pinned input does."""
+    return f"ray{RAY_VERSION}-maxtext-{MAXTEXT_REVISION[:10]}"
+
+
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -66,7 +74,7 @@ class SourceSpec(_Spec):
     repo_type: Literal["GITHUB", "CLOUD_SOURCE_REPOSITORIES", "BITBUCKET_SERVER", "GITLAB"] = Field(
         default="GITHUB", alias="repoType"
     )
-    dir: str = "images/raytrain"
+    dir: str = TRAINER_IMAGE_DIR
     """The image's folder inside that repository."""
 
 
@@ -94,7 +102,7 @@ class HeadSpec(_Spec):
 class WorkerSpec(_Spec):
     cpu: str = "8"
     memory: str | None = None
-    """Derived from the checkpoint shard each host stages (see raytrain_plan.worker_memory_gib)."""
+    """Derived from the checkpoint shard each host stages (see raytrain.plan.RayTrainPlan.worker_memory)."""
 
 
 class RayTrainSpec(_Spec):
