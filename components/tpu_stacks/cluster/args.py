@@ -9,7 +9,7 @@ from typing import NotRequired, TypedDict
 
 class AutoscalingArgs(TypedDict):
     min_nodes: NotRequired[int]
-    """Lowest node count (a multi-host pool: 0 or the whole slice)."""
+    """Lowest node count (a multi-host pool: 0 or the whole slice). Default: 0."""
     max_nodes: NotRequired[int]
     """Highest node count (a multi-host pool: the whole slice)."""
 
@@ -22,40 +22,55 @@ class SliceArgs(TypedDict):
     machine_type: NotRequired[str]
     """Machine type; derived from the catalogue when omitted (fewest VMs)."""
     count: NotRequired[int]
-    """Identical slices; each multi-host slice gets its own node pool."""
+    """Identical slices; multi-host slices get one node pool each. Default: 1."""
     nodes: NotRequired[int]
-    """Single-host pools only: fixed node count."""
+    """Single-host only: fixed node count of the pool (default: one VM per slice)."""
     name: NotRequired[str]
     """Node pool name; `{n}` places the slice number (tpu{n}: tpu1, tpu2), else -1, -2 is appended."""
     zone: NotRequired[str]
     """The one zone of the pool (required in a regional cluster with several node locations)."""
     spot: NotRequired[bool]
+    """Spot TPU VMs: cheaper, preemptible at any time. Default: false."""
     reservation: NotRequired[str]
     """Name of a specific reservation to consume."""
     flex_start: NotRequired[bool]
+    """Flex-start (Dynamic Workload Scheduler) capacity; the pool scales from zero. Default: false."""
     queued_provisioning: NotRequired[bool]
+    """Queued provisioning (Dynamic Workload Scheduler through ProvisioningRequests); scales from zero. Default:
+    false."""
     autoscaling: NotRequired[AutoscalingArgs]
+    """Node autoscaling (default: a fixed node count)."""
     threads_per_core: NotRequired[int]
+    """SMT threads per core of the TPU VMs (1 turns simultaneous multithreading off)."""
     max_run_duration: NotRequired[str]
+    """How long a node may run before GKE deletes it, in seconds such as 86400s."""
 
 
 class SystemPoolArgs(TypedDict):
     machine_type: NotRequired[str]
+    """A CPU machine type (never a TPU one). Default: e2-standard-4."""
     nodes: NotRequired[int]
+    """Nodes per zone of the cluster's node locations. Default: 1."""
 
 
 class AddonsArgs(TypedDict):
     gcs_fuse: NotRequired[bool]
+    """The Cloud Storage FUSE CSI driver (weights and checkpoints mounted from buckets). Default: true."""
     ray_operator: NotRequired[bool]
+    """GKE's Ray operator add-on (KubeRay). Default: false."""
     managed_prometheus: NotRequired[bool]
+    """Google Cloud Managed Service for Prometheus (PodMonitoring, the HPA's metrics). Default: true."""
 
 
 class ExistingClusterArgs(TypedDict):
     name: str
+    """The existing cluster's name."""
     location: str
+    """Its zone or region."""
     project: NotRequired[str]
+    """Its project (default: the stack's project)."""
     create_pools: NotRequired[bool]
-    """Add the declared slices as new node pools (otherwise they describe pools that exist)."""
+    """Add the declared slices as new node pools (otherwise they describe pools that exist). Default: false."""
 
 
 class TpuClusterArgs(TypedDict):
@@ -64,20 +79,29 @@ class TpuClusterArgs(TypedDict):
     location: str
     """A zone (zonal cluster) or a region (regional cluster)."""
     name: NotRequired[str]
+    """GKE cluster name (at most 40 characters). Default: tpu-cluster."""
     node_locations: NotRequired[list[str]]
+    """Zones of a regional cluster (default: the zone of a zonal cluster)."""
     mode: NotRequired[str]
-    """standard or autopilot."""
+    """standard or autopilot. Default: standard."""
     release_channel: NotRequired[str]
+    """GKE release channel: RAPID, REGULAR, STABLE or EXTENDED. Default: REGULAR."""
     min_version: NotRequired[str]
     """Lowest GKE version; checked against every TPU generation the cluster hosts."""
     universe: NotRequired[str]
-    """google or s3ns (sovereign cloud): sets the workload pool and service-account domains."""
+    """google or s3ns (sovereign cloud): sets the workload pool and service-account domains. Default: google."""
     addons: NotRequired[AddonsArgs]
+    """Cluster add-ons (GCS FUSE and Managed Prometheus on, the Ray operator off). Default: gcsFuse true, rayOperator
+    false, managedPrometheus true."""
     system_pool: NotRequired[SystemPoolArgs]
+    """The CPU pool for kube-system and add-on pods (Standard clusters). Default: machineType e2-standard-4, nodes 1."""
     slices: NotRequired[list[SliceArgs]]
+    """TPU slices, one node pool each (one per multi-host slice); workloads derive theirs from the model."""
     deletion_protection: NotRequired[bool]
+    """GKE deletion protection (a protected cluster cannot be deleted until it is turned off). Default: false."""
     node_service_account: NotRequired[str]
-    """Email of the service account the nodes run as (default: the Compute Engine default account)."""
+    """Email of the service account the nodes run as (default: a new `<name>-nodes` account with only GKE's node
+    role, never the Compute Engine default account, which often holds project Editor)."""
     existing: NotRequired[ExistingClusterArgs]
     """Use this existing cluster instead of creating one."""
 

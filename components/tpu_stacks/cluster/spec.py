@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
 class Autoscaling(_Spec):
@@ -20,69 +21,108 @@ class Autoscaling(_Spec):
     multi-host pool is one atomic slice, so it scales only between 0 and the whole slice."""
 
     min_nodes: int = Field(default=0, ge=0, alias="minNodes")
+    """Lowest node count (a multi-host pool: 0 or the whole slice)."""
     max_nodes: int | None = Field(default=None, ge=1, alias="maxNodes")
+    """Highest node count (a multi-host pool: the whole slice)."""
 
 
 class SliceSpec(_Spec):
     """A TPU slice as users think of it: generation + topology, how many, and what capacity."""
 
     generation: str
+    """TPU generation: v4, v5e, v5p, v6e or tpu7x."""
     topology: str
+    """Slice shape such as 2x4, 4x8 or 2x2x2."""
     machine_type: str | None = Field(default=None, alias="machineType")
+    """Machine type; derived from the catalogue when omitted (fewest VMs)."""
     count: int = Field(default=1, ge=1, le=64)
     """Identical slices; multi-host slices get one node pool each."""
     nodes: int | None = Field(default=None, ge=0)
     """Single-host only: fixed node count of the pool (default: one VM per slice)."""
     name: str | None = None
+    """Node pool name; `{n}` places the slice number (tpu{n}: tpu1, tpu2), else -1, -2 is appended."""
     zone: str | None = None
+    """The one zone of the pool (required in a regional cluster with several node locations)."""
     spot: bool = False
+    """Spot TPU VMs: cheaper, preemptible at any time."""
     reservation: str | None = None
+    """Name of a specific reservation to consume."""
     flex_start: bool = Field(default=False, alias="flexStart")
+    """Flex-start (Dynamic Workload Scheduler) capacity; the pool scales from zero."""
     queued_provisioning: bool = Field(default=False, alias="queuedProvisioning")
+    """Queued provisioning (Dynamic Workload Scheduler through ProvisioningRequests); scales from zero."""
     autoscaling: Autoscaling | None = None
+    """Node autoscaling (default: a fixed node count)."""
     threads_per_core: int | None = Field(default=None, ge=1, le=2, alias="threadsPerCore")
+    """SMT threads per core of the TPU VMs (1 turns simultaneous multithreading off)."""
     max_run_duration: str | None = Field(default=None, alias="maxRunDuration")
+    """How long a node may run before GKE deletes it, in seconds such as 86400s."""
 
 
 class SystemPoolSpec(_Spec):
     """The CPU pool every Standard cluster needs for kube-system and add-on pods ([D-GKE-TPU])."""
 
     machine_type: str = Field(default="e2-standard-4", alias="machineType")
+    """A CPU machine type (never a TPU one)."""
     nodes: int = Field(default=1, ge=1)
-    """Per zone of the cluster's node locations."""
+    """Nodes per zone of the cluster's node locations."""
 
 
 class AddonsSpec(_Spec):
+    """GKE add-ons the workloads use; a workload turns on what its pods need."""
+
     gcs_fuse: bool = Field(default=True, alias="gcsFuse")
+    """The Cloud Storage FUSE CSI driver (weights and checkpoints mounted from buckets)."""
     ray_operator: bool = Field(default=False, alias="rayOperator")
+    """GKE's Ray operator add-on (KubeRay)."""
     managed_prometheus: bool = Field(default=True, alias="managedPrometheus")
+    """Google Cloud Managed Service for Prometheus (PodMonitoring, the HPA's metrics)."""
 
 
 class ExistingCluster(_Spec):
     """Bring your own cluster: a workload stack uses it instead of creating one."""
 
     name: str
+    """The existing cluster's name."""
     location: str
+    """Its zone or region."""
     project: str | None = None
+    """Its project (default: the stack's project)."""
     create_pools: bool = Field(default=False, alias="createPools")
     """Add the declared slices as new node pools (otherwise they describe pools that exist)."""
 
 
 class ClusterSpec(_Spec):
+    """A GKE cluster with TPU slices: what users write as `cluster` (config) or TpuCluster args."""
+
     name: str = "tpu-cluster"
+    """GKE cluster name (at most 40 characters)."""
     project: str
+    """Google Cloud project id."""
     location: str
+    """A zone (zonal cluster) or a region (regional cluster)."""
     node_locations: list[str] = Field(default_factory=list, alias="nodeLocations")
+    """Zones of a regional cluster (default: the zone of a zonal cluster)."""
     mode: Literal["standard", "autopilot"] = "standard"
+    """standard or autopilot."""
     release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = Field(
         default="REGULAR", alias="releaseChannel"
     )
+    """GKE release channel: RAPID, REGULAR, STABLE or EXTENDED."""
     min_version: str | None = Field(default=None, alias="minVersion")
+    """Lowest GKE version; checked against every TPU generation the cluster hosts."""
     universe: str = "google"
+    """google or s3ns (sovereign cloud): sets the workload pool and service-account domains."""
     addons: AddonsSpec = Field(default_factory=AddonsSpec)
+    """Cluster add-ons (GCS FUSE and Managed Prometheus on, the Ray operator off)."""
     system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec, alias="systemPool")
+    """The CPU pool for kube-system and add-on pods (Standard clusters)."""
     slices: list[SliceSpec] = Field(default_factory=list)
+    """TPU slices, one node pool each (one per multi-host slice); workloads derive theirs from the model."""
     deletion_protection: bool = Field(default=False, alias="deletionProtection")
+    """GKE deletion protection (a protected cluster cannot be deleted until it is turned off)."""
     node_service_account: str | None = Field(default=None, alias="nodeServiceAccount")
-    """Email of the service account the nodes run as (default: the project's Compute Engine account)."""
+    """Email of the service account the nodes run as (default: a new `<name>-nodes` account with only
+    GKE's node role, never the Compute Engine default account, which often holds project Editor)."""
     existing: ExistingCluster | None = None
+    """Use this existing cluster instead of creating one."""

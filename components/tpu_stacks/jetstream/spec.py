@@ -37,7 +37,8 @@ SERVED_GENERATIONS = ("v5e",)
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
 class ResourcesSpec(_Spec):
@@ -56,6 +57,7 @@ class ConverterSpec(_Spec):
     """Scratch disk for the download, the converted copy and /tmp staging (~70 GB for 7B/8B)."""
     storage_class: str = Field(default="standard-rwo", alias="storageClass")
     timeout_minutes: int = Field(default=120, ge=10, le=1440, alias="timeoutMinutes")
+    """How long Pulumi waits for the conversion (and the Job's active deadline)."""
     backoff_limit: int = Field(default=2, ge=0, le=10, alias="backoffLimit")
     ttl_hours: int = Field(default=24, ge=0, le=24 * 90, alias="ttlHours")
     """Keep the finished Job, its pods and their logs this long; 0 keeps them until destroy."""
@@ -65,7 +67,9 @@ class ConverterSpec(_Spec):
 
 class JetStreamSpec(_Spec):
     model: str
+    """Hugging Face id: google/gemma-7b-it or meta-llama/Meta-Llama-3-8B (the tutorial's models)."""
     flow: Literal["converter", "download"] = "converter"
+    """converter (the tutorial: a Job converts into GCS, v0.2.3) or download (--model_id, v0.2.4)."""
     tpu_generation: str = Field(default="v5e", alias="tpuGeneration")
     topology: str = "2x4"
     """The tutorial's single-host slice; `auto` picks the smallest single-host slice that fits."""

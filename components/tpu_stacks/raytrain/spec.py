@@ -63,17 +63,20 @@ def default_tag() -> str:
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
 class SourceSpec(_Spec):
     """Where a Cloud Build trigger finds this project (a connected GitHub repository, ...)."""
 
     uri: str
+    """The repository Cloud Build reads this project from (e.g. https://github.com/you/project)."""
     ref: str = "refs/heads/main"
     repo_type: Literal["GITHUB", "CLOUD_SOURCE_REPOSITORIES", "BITBUCKET_SERVER", "GITLAB"] = Field(
         default="GITHUB", alias="repoType"
     )
+    """GITHUB (default), CLOUD_SOURCE_REPOSITORIES, BITBUCKET_SERVER or GITLAB."""
     dir: str = TRAINER_IMAGE_DIR
     """The image's folder inside that repository."""
 
@@ -85,13 +88,14 @@ class ImageSpec(_Spec):
     """submit: you run the printed `gcloud builds submit` once; trigger: a Cloud Build trigger is
     declared (run it with the printed command); prebuilt: use `reference` as it is."""
     repository: str = "ray-maxtext"
+    """Artifact Registry repository id (created unless prebuilt)."""
     name: str = "ray-maxtext"
     tag: str | None = None
-    """Defaults to the Ray version and MaxText revision (plus the build inputs' hash from the stack)."""
+    """Image tag (default: the Ray version and MaxText revision, plus the build inputs' hash)."""
     reference: str | None = None
     """prebuilt only: a pinned image reference (a version tag or a digest)."""
     source: SourceSpec | None = None
-    """trigger only."""
+    """The Git repository a Cloud Build trigger builds from (build trigger only)."""
 
 
 class HeadSpec(_Spec):
@@ -102,7 +106,7 @@ class HeadSpec(_Spec):
 class WorkerSpec(_Spec):
     cpu: str = "8"
     memory: str | None = None
-    """Derived from the checkpoint shard each host stages (see raytrain.plan.RayTrainPlan.worker_memory)."""
+    """Host memory per TPU VM (default: derived from the checkpoint shard each host stages)."""
 
 
 class RayTrainSpec(_Spec):

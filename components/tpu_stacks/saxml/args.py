@@ -12,20 +12,24 @@ from tpu_stacks.cluster.args import TpuClusterArgs
 
 class PublishedModelArgs(TypedDict):
     model: NotRequired[str]
-    """Saxml model name, /sax/test/<name> (default /sax/test/spmd)."""
+    """The Saxml model name, `/sax/test/<name>`. Default: /sax/test/spmd."""
     model_path: NotRequired[str]
-    """Saxml registry path (default: the model the slices are sized for)."""
+    """Saxml registry path; default: the model the slices are sized for."""
     checkpoint: NotRequired[str]
-    """None (random weights of test models) or a gs:// checkpoint."""
+    """`None` (test models: random weights) or a gs:// checkpoint path. Default: None."""
     replicas: NotRequired[int]
-    """Model servers that load it (default: all)."""
+    """Model servers (slices) that load it; default: all of them."""
 
 
 class SaxmlImagesArgs(TypedDict):
     admin_server: NotRequired[str]
+    """Default: us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0."""
     model_server: NotRequired[str]
+    """Default: us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0."""
     http_server: NotRequired[str]
+    """Default: us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0."""
     publisher: NotRequired[str]
+    """Default: docker.io/library/python:3.12.8-slim-bookworm."""
 
 
 class ContainerResourcesArgs(TypedDict):
@@ -35,49 +39,75 @@ class ContainerResourcesArgs(TypedDict):
 
 class SaxmlResourcesArgs(TypedDict):
     admin_server: NotRequired[ContainerResourcesArgs]
+    """Default: cpu 500m, memory 1Gi."""
     model_server: NotRequired[ContainerResourcesArgs]
+    """Default: cpu 16, memory 128Gi."""
     http_server: NotRequired[ContainerResourcesArgs]
+    """Default: cpu 500m, memory 1Gi."""
 
 
 class JobSetArgs(TypedDict):
     install: NotRequired[bool]
-    """Install the JobSet controller (default true)."""
+    """Install the JobSet controller (false when the cluster already runs one). Default: true."""
     version: NotRequired[str]
-    """kubernetes-sigs/jobset release (default v0.12.0)."""
+    """Release of kubernetes-sigs/jobset; v0.12.0 is the CRD the offline plan validates against. Default: v0.12.0."""
 
 
 class SaxmlStackArgs(TypedDict):
     cluster: TpuClusterArgs
     """Where to run: a new cluster or `existing` (slices are derived)."""
     model: NotRequired[str]
-    """Saxml registry path the slices are sized for (default LmCloudSpmd175B32Test)."""
+    """The Saxml model the slices are sized for (a registry path the catalogue knows). Default:
+    saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test."""
     tpu_generation: NotRequired[str]
+    """Default: v5e."""
     topology: NotRequired[str]
+    """Override the sized slice (still checked to hold the model)."""
     replicas: NotRequired[int]
-    """Model servers, one slice each (default 2)."""
+    """Model servers, one TPU slice (one node pool when multi-host) each. Default: 2."""
     input_seq_len: NotRequired[int]
+    """Default: 128."""
     max_decode_steps: NotRequired[int]
+    """Default: 128."""
     batch_size: NotRequired[int]
+    """Default: 1."""
     pool_name: NotRequired[str]
+    """Node pool names; `{n}` is the slice number (the tutorial's tpu1, tpu2). Default: tpu{n}."""
     namespace: NotRequired[str]
+    """Default: default."""
     ksa_name: NotRequired[str]
+    """Default: sax-sa."""
     gsa_name: NotRequired[str]
+    """Default: sax-iam-sa."""
     force_destroy_bucket: NotRequired[bool]
+    """Default: false."""
     checkpoint_buckets: NotRequired[list[str]]
+    """Buckets holding published checkpoints: the service account may read them (objectViewer)."""
     node_service_account: NotRequired[str]
+    """The TPU nodes' service account: host-network model servers read the admin bucket as it."""
     images: NotRequired[SaxmlImagesArgs]
+    """Default: adminServer us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0, modelServer
+    us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0, httpServer
+    us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0, publisher
+    docker.io/library/python:3.12.8-slim-bookworm."""
     resources: NotRequired[SaxmlResourcesArgs]
     host_network: NotRequired[bool]
+    """Model servers on the node's network; default: as upstream, for multi-host slices."""
     restart_limit: NotRequired[int]
+    """Crash restarts of slices before the JobSet gives up; default: never give up."""
     http_replicas: NotRequired[int]
+    """Default: 1."""
     exposure: NotRequired[str]
-    """internal (default: GKE internal load balancer), public (needs source_ranges) or cluster."""
+    """internal (default: GKE internal load balancer), public (needs source_ranges) or cluster. Default: internal."""
     source_ranges: NotRequired[list[str]]
     models: NotRequired[list[PublishedModelArgs]]
-    """Models to publish (default: the tutorial's /publish body)."""
+    """Models to publish; default: the tutorial's body. `[]` publishes nothing."""
     publish_wait_minutes: NotRequired[int]
+    """How long the publisher waits for published models to load (0: do not wait). Default: 20."""
     jobset: NotRequired[JobSetArgs]
+    """Default: install true, version v0.12.0."""
     spot: NotRequired[bool]
+    """Default: false."""
     reservation: NotRequired[str]
 
 

@@ -35,7 +35,8 @@ SAMPLE_QUERY = "How many days are in a week?"  # the tutorial's /generate body (
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
 class PublishedModelSpec(_Spec):
@@ -117,6 +118,7 @@ class SaxmlSpec(_Spec):
     """Crash restarts of slices before the JobSet gives up; default: never give up."""
     http_replicas: int = Field(default=1, ge=1, le=16, alias="httpReplicas")
     exposure: Literal["internal", "public", "cluster"] = "internal"
+    """internal (default: GKE internal load balancer), public (needs source_ranges) or cluster."""
     source_ranges: list[str] = Field(default_factory=list, alias="sourceRanges")
     models: list[PublishedModelSpec] | None = None
     """Models to publish; default: the tutorial's body. `[]` publishes nothing."""

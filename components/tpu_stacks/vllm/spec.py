@@ -21,7 +21,8 @@ HPA_METRICS = {
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
 class ReplicaSpec(_Spec):
@@ -31,6 +32,7 @@ class ReplicaSpec(_Spec):
 
 class AutoscalingSpec(_Spec):
     metric: Literal["num_requests_waiting", "gpu_cache_usage_perc"] = "num_requests_waiting"
+    """num_requests_waiting (default) or gpu_cache_usage_perc."""
     target: float = Field(default=10, gt=0)
     """Average value per pod (waiting requests; or the cache fraction 0..1 for gpu_cache_usage_perc)."""
 
@@ -40,6 +42,7 @@ class RegistrySpec(_Spec):
     an image the user builds (the tutorial builds Dockerfile.tpu and pushes it)."""
 
     mode: Literal["none", "remote", "standard"] = "none"
+    """none, remote (pull-through from Docker Hub) or standard (you push the image you build)."""
     repository: str = "vllm-tpu"
     image: str | None = None
     """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.9.2`."""
@@ -52,6 +55,7 @@ class ResourcesSpec(_Spec):
 
 class VllmSpec(_Spec):
     model: str
+    """Hugging Face id, e.g. meta-llama/Llama-3.1-70B."""
     tpu_generation: str = Field(default="v6e", alias="tpuGeneration")
     topology: str | None = None
     """Override the sized slice (it is still checked to hold the model)."""
@@ -65,6 +69,7 @@ class VllmSpec(_Spec):
     replicas: ReplicaSpec = Field(default_factory=ReplicaSpec)
     autoscaling: AutoscalingSpec = Field(default_factory=AutoscalingSpec)
     exposure: Literal["internal", "public", "cluster"] = "internal"
+    """internal (default: GKE internal load balancer), public (needs source_ranges) or cluster."""
     source_ranges: list[str] = Field(default_factory=list, alias="sourceRanges")
     api_key: bool = Field(default=False, alias="apiKey")
     """Require vLLM's API key (from the secret `apiKey` input)."""

@@ -1,0 +1,52 @@
+"""The decision layer is pure: catalogue, sizing, names and every spec/plan import no provider SDK.
+
+Decisions must be testable, importable by the policy pack and reusable without Pulumi's engine, so
+a plan module that pulls in pulumi_gcp or pulumi_kubernetes (even for a regex) fails here.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+PURE = [
+    "tpu_stacks.catalog.tpu",
+    "tpu_stacks.catalog.models",
+    "tpu_stacks.sizing",
+    "tpu_stacks.names",
+    "tpu_stacks.errors",
+    "tpu_stacks.validation",
+    "tpu_stacks.annotations",
+    "tpu_stacks.images",
+    "tpu_stacks.exposure",
+    "tpu_stacks.gcp.universe",
+    "tpu_stacks.cluster.spec",
+    "tpu_stacks.cluster.plan",
+    *(
+        f"tpu_stacks.{workload}.{part}"
+        for workload in ("vllm", "saxml", "jetstream", "raytrain")
+        for part in ("spec", "plan")
+    ),
+]
+SDKS = ("pulumi", "pulumi_gcp", "pulumi_kubernetes")
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_module_imports_no_provider_sdk(module: str) -> None:
+    probe = (
+        f"import json, sys, {module}; print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {SDKS!r})))"
+    )
+    loaded = json.loads(
+        subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
+    )
+    assert loaded == [], f"{module} loads {loaded[:5]}"
+
+
+def test_the_probe_can_fail() -> None:
+    """The same probe sees an SDK when a module does load one (the check is not vacuous)."""
+    probe = f"import json, sys, tpu_stacks.cluster.component; print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {SDKS!r})))"
+    loaded = json.loads(
+        subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
+    )
+    assert "pulumi_gcp" in loaded
