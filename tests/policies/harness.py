@@ -24,7 +24,7 @@ from pulumi.runtime.mocks import MockMonitor
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from tests.components.mocks import RecordingMocks
+from tests.mocks import RecordingMocks
 from tpu_policies import DESCRIPTION, PACK_NAME, POLICIES
 
 SIG_KEY = "4dabf18193072939515e22adb298388d"
@@ -83,7 +83,7 @@ class RecordingMonitor(MockMonitor):
 def capture(build: Callable[[], Any], preview: bool = True) -> list[Registration]:
     """Run `build()` under fresh mocks (preview by default, as `pulumi preview` runs) and return
     every resource it registered."""
-    mocks = RecordingMocks()
+    mocks = RecordingMocks(preview=preview)
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, preview=preview, monitor=monitor)
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-RAW = ROOT / "tests" / "offline" / "fixtures" / "raw"
+RAW = ROOT / "tests" / "preview" / "fixtures" / "raw"
 PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 
 

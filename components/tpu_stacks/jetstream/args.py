@@ -14,19 +14,20 @@ from tpu_stacks.cluster.args import TpuClusterArgs
 
 class JetStreamConverterArgs(TypedDict):
     image: NotRequired[str]
-    """Default: us-docker.pkg.dev/cloud-tpu-images/inference/inference-checkpoint:v0.2.3."""
+    """Checkpoint converter image, pinned (moving tags and untagged images are refused). Default:
+    us-docker.pkg.dev/cloud-tpu-images/inference/inference-checkpoint:v0.2.3."""
     cpu: NotRequired[str]
-    """Default: 8."""
+    """CPU request of the converter Job's pod. Default: 8."""
     memory: NotRequired[str]
     """The 7B/8B conversions hold the whole state dict in memory (Gemma's PyTorch checkpoint is fp32). Default: 64Gi."""
     disk_gib: NotRequired[int]
     """Scratch disk for the download, the converted copy and /tmp staging (~70 GB for 7B/8B). Default: 150."""
     storage_class: NotRequired[str]
-    """Default: standard-rwo."""
+    """StorageClass of the converter pod's scratch volume. Default: standard-rwo."""
     timeout_minutes: NotRequired[int]
     """How long Pulumi waits for the conversion (and the Job's active deadline). Default: 120."""
     backoff_limit: NotRequired[int]
-    """Default: 2."""
+    """Retries of the converter Job, each attempt in a new pod whose logs remain. Default: 2."""
     ttl_hours: NotRequired[int]
     """Keep the finished Job, its pods and their logs this long; 0 keeps them until destroy. Default: 24."""
     node_selector: NotRequired[dict[str, str]]
@@ -35,9 +36,9 @@ class JetStreamConverterArgs(TypedDict):
 
 class JetStreamResourcesArgs(TypedDict):
     cpu: NotRequired[str]
-    """Default: 8."""
+    """CPU request of the JetStream server container. Default: 8."""
     memory: NotRequired[str]
-    """Default: 64Gi."""
+    """Memory request and limit of the JetStream server container. Default: 64Gi."""
 
 
 class JetStreamStackArgs(TypedDict):
@@ -49,7 +50,7 @@ class JetStreamStackArgs(TypedDict):
     """converter (the tutorial: a Job converts into GCS, v0.2.3) or download (--model_id, v0.2.4). Default:
     converter."""
     tpu_generation: NotRequired[str]
-    """Default: v5e."""
+    """TPU generation of the slice; the pinned JetStream-PyTorch images serve v5e only. Default: v5e."""
     topology: NotRequired[str]
     """The tutorial's single-host slice; `auto` picks the smallest single-host slice that fits. Default: 2x4."""
     zone: NotRequired[str]
@@ -57,38 +58,48 @@ class JetStreamStackArgs(TypedDict):
     replicas: NotRequired[int]
     """Server replicas; the TPU pool gets one node per replica. Default: 2."""
     batch_size: NotRequired[int]
+    """Decode batch (`--batch_size`/`--override_batch_size`); sizes the KV cache (default: 32; download flow: 30)."""
     max_cache_length: NotRequired[int]
-    """Default: 2048."""
+    """Converter flow only: `--max_cache_length`, KV cache tokens per sequence. Default: 2048."""
     max_input_length: NotRequired[int]
-    """Default: 1024."""
+    """Download flow only: `--max_input_length`; the KV cache holds input plus output tokens. Default: 1024."""
     max_output_length: NotRequired[int]
-    """Default: 1024."""
+    """Download flow only: `--max_output_length`; the KV cache holds input plus output tokens. Default: 1024."""
     quantize_weights: NotRequired[bool]
-    """Default: false."""
+    """int8 weights: converted into `final/int8/` (converter flow) or quantized by `jpt serve` (download). Default:
+    false."""
     quantize_kv_cache: NotRequired[bool]
-    """Default: false."""
+    """int8 KV cache (`--quantize_kv_cache`): half the size of a bf16 cache. Default: false."""
     server_image: NotRequired[str]
+    """JetStream-PyTorch server image, pinned (default: the chosen flow's pinned image)."""
     http_image: NotRequired[str]
+    """JetStream HTTP gateway image, pinned (default: the chosen flow's pinned image)."""
     converter: NotRequired[JetStreamConverterArgs]
-    """Default: image us-docker.pkg.dev/cloud-tpu-images/inference/inference-checkpoint:v0.2.3, cpu 8, memory 64Gi,
-    diskGib 150, storageClass standard-rwo, timeoutMinutes 120, backoffLimit 2, ttlHours 24."""
+    """The checkpoint-converter Job (converter flow only; refused with `flow: download`). Default: image
+    us-docker.pkg.dev/cloud-tpu-images/inference/inference-checkpoint:v0.2.3, cpu 8, memory 64Gi, diskGib 150,
+    storageClass standard-rwo, timeoutMinutes 120, backoffLimit 2, ttlHours 24."""
     namespace: NotRequired[str]
-    """Default: jetstream."""
+    """Kubernetes namespace of the servers, the converter Job and the ServiceAccount (created unless `default`).
+    Default: jetstream."""
     ksa_name: NotRequired[str]
-    """Default: jetstream."""
+    """Kubernetes ServiceAccount the server and converter pods run as, bound to `gsaName` (Workload Identity).
+    Default: jetstream."""
     gsa_name: NotRequired[str]
-    """Default: wi-jetstream."""
+    """Google service account id the pods act as, with object access on the checkpoint bucket only. Default:
+    wi-jetstream."""
     force_destroy_bucket: NotRequired[bool]
-    """Default: false."""
+    """Let `pulumi destroy` delete the checkpoint bucket even while it holds objects. Default: false."""
     compile_cache: NotRequired[bool]
-    """Default: true."""
+    """Keep each pod's JAX compile cache in the bucket, keyed by model, slice and server build. Default: true."""
     resources: NotRequired[JetStreamResourcesArgs]
-    """Default: cpu 8, memory 64Gi."""
+    """CPU and memory of the JetStream server container (it also takes every TPU chip of its VM). Default: cpu 8,
+    memory 64Gi."""
     startup_minutes: NotRequired[int]
-    """Default: 30."""
+    """How long the startup probe waits for the first load and XLA compile before restarting the server. Default: 30."""
     spot: NotRequired[bool]
-    """Default: false."""
+    """Serve from Spot TPU VMs (cheaper, preemptible at any time). Default: false."""
     reservation: NotRequired[str]
+    """Consume this specific reservation."""
     hf_token: NotRequired[pulumi.Input[str]]
     """Hugging Face token (a secret): Secret huggingface-secret, key HUGGINGFACE_TOKEN."""
 

@@ -43,22 +43,28 @@ class _Spec(BaseModel):
 
 class ResourcesSpec(_Spec):
     cpu: str = "8"
+    """CPU request of the JetStream server container."""
     memory: str = "64Gi"
+    """Memory request and limit of the JetStream server container."""
 
 
 class ConverterSpec(_Spec):
     """The checkpoint-converter Job (converter flow). It runs on CPU: conversion needs no TPU."""
 
     image: str = CONVERTER_IMAGE
+    """Checkpoint converter image, pinned (moving tags and untagged images are refused)."""
     cpu: str = "8"
+    """CPU request of the converter Job's pod."""
     memory: str = "64Gi"
     """The 7B/8B conversions hold the whole state dict in memory (Gemma's PyTorch checkpoint is fp32)."""
     disk_gib: int = Field(default=150, ge=40, le=4000, alias="diskGib")
     """Scratch disk for the download, the converted copy and /tmp staging (~70 GB for 7B/8B)."""
     storage_class: str = Field(default="standard-rwo", alias="storageClass")
+    """StorageClass of the converter pod's scratch volume."""
     timeout_minutes: int = Field(default=120, ge=10, le=1440, alias="timeoutMinutes")
     """How long Pulumi waits for the conversion (and the Job's active deadline)."""
     backoff_limit: int = Field(default=2, ge=0, le=10, alias="backoffLimit")
+    """Retries of the converter Job, each attempt in a new pod whose logs remain."""
     ttl_hours: int = Field(default=24, ge=0, le=24 * 90, alias="ttlHours")
     """Keep the finished Job, its pods and their logs this long; 0 keeps them until destroy."""
     node_selector: dict[str, str] | None = Field(default=None, alias="nodeSelector")
@@ -71,6 +77,7 @@ class JetStreamSpec(_Spec):
     flow: Literal["converter", "download"] = "converter"
     """converter (the tutorial: a Job converts into GCS, v0.2.3) or download (--model_id, v0.2.4)."""
     tpu_generation: str = Field(default="v5e", alias="tpuGeneration")
+    """TPU generation of the slice; the pinned JetStream-PyTorch images serve v5e only."""
     topology: str = "2x4"
     """The tutorial's single-host slice; `auto` picks the smallest single-host slice that fits."""
     zone: str | None = None
@@ -78,20 +85,38 @@ class JetStreamSpec(_Spec):
     replicas: int = Field(default=2, ge=1, le=64)
     """Server replicas; the TPU pool gets one node per replica."""
     batch_size: int | None = Field(default=None, gt=0, le=4096, alias="batchSize")
+    """Decode batch (`--batch_size`/`--override_batch_size`); sizes the KV cache (default: 32; download flow: 30)."""
     max_cache_length: int = Field(default=2048, gt=0, alias="maxCacheLength")
+    """Converter flow only: `--max_cache_length`, KV cache tokens per sequence."""
     max_input_length: int = Field(default=1024, gt=0, alias="maxInputLength")
+    """Download flow only: `--max_input_length`; the KV cache holds input plus output tokens."""
     max_output_length: int = Field(default=1024, gt=0, alias="maxOutputLength")
+    """Download flow only: `--max_output_length`; the KV cache holds input plus output tokens."""
     quantize_weights: bool = Field(default=False, alias="quantizeWeights")
+    """int8 weights: converted into `final/int8/` (converter flow) or quantized by `jpt serve` (download)."""
     quantize_kv_cache: bool = Field(default=False, alias="quantizeKvCache")
+    """int8 KV cache (`--quantize_kv_cache`): half the size of a bf16 cache."""
     server_image: str | None = Field(default=None, alias="serverImage")
+    """JetStream-PyTorch server image, pinned (default: the chosen flow's pinned image)."""
     http_image: str | None = Field(default=None, alias="httpImage")
+    """JetStream HTTP gateway image, pinned (default: the chosen flow's pinned image)."""
     converter: ConverterSpec = Field(default_factory=ConverterSpec)
+    """The checkpoint-converter Job (converter flow only; refused with `flow: download`)."""
     namespace: str = "jetstream"
+    """Kubernetes namespace of the servers, the converter Job and the ServiceAccount (created unless `default`)."""
     ksa_name: str = Field(default="jetstream", alias="ksaName")
+    """Kubernetes ServiceAccount the server and converter pods run as, bound to `gsaName` (Workload Identity)."""
     gsa_name: str = Field(default="wi-jetstream", alias="gsaName")
+    """Google service account id the pods act as, with object access on the checkpoint bucket only."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
+    """Let `pulumi destroy` delete the checkpoint bucket even while it holds objects."""
     compile_cache: bool = Field(default=True, alias="compileCache")
+    """Keep each pod's JAX compile cache in the bucket, keyed by model, slice and server build."""
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
+    """CPU and memory of the JetStream server container (it also takes every TPU chip of its VM)."""
     startup_minutes: int = Field(default=30, ge=5, le=240, alias="startupMinutes")
+    """How long the startup probe waits for the first load and XLA compile before restarting the server."""
     spot: bool = False
+    """Serve from Spot TPU VMs (cheaper, preemptible at any time)."""
     reservation: str | None = None
+    """Consume this specific reservation."""

@@ -14,9 +14,9 @@ class ImageSourceArgs(TypedDict):
     uri: str
     """The repository Cloud Build reads this project from (e.g. https://github.com/you/project)."""
     ref: NotRequired[str]
-    """Default: refs/heads/main."""
+    """Git ref the trigger builds: a branch (`refs/heads/...`) or a tag (`refs/tags/...`). Default: refs/heads/main."""
     repo_type: NotRequired[str]
-    """GITHUB (default), CLOUD_SOURCE_REPOSITORIES, BITBUCKET_SERVER or GITLAB. Default: GITHUB."""
+    """GITHUB, CLOUD_SOURCE_REPOSITORIES, BITBUCKET_SERVER or GITLAB. Default: GITHUB."""
     dir: NotRequired[str]
     """The image's folder inside that repository. Default: components/tpu_stacks/raytrain/trainer_image."""
 
@@ -28,7 +28,7 @@ class ImageArgs(TypedDict):
     repository: NotRequired[str]
     """Artifact Registry repository id (created unless prebuilt). Default: ray-maxtext."""
     name: NotRequired[str]
-    """Default: ray-maxtext."""
+    """Image name inside the repository (not used with `prebuilt`). Default: ray-maxtext."""
     tag: NotRequired[str]
     """Image tag (default: the Ray version and MaxText revision, plus the build inputs' hash)."""
     reference: NotRequired[str]
@@ -39,14 +39,14 @@ class ImageArgs(TypedDict):
 
 class HeadArgs(TypedDict):
     cpu: NotRequired[str]
-    """Default: 8."""
+    """CPU request of the Ray head pod (no TPU; it runs the trainer's driver). Default: 8."""
     memory: NotRequired[str]
-    """Default: 16Gi."""
+    """Memory request and limit of the Ray head pod. Default: 16Gi."""
 
 
 class WorkerArgs(TypedDict):
     cpu: NotRequired[str]
-    """Default: 8."""
+    """CPU request of each Ray worker pod (one per TPU VM, taking all its chips). Default: 8."""
     memory: NotRequired[str]
     """Host memory per TPU VM (default: derived from the checkpoint shard each host stages)."""
 
@@ -57,54 +57,64 @@ class RayTrainStackArgs(TypedDict):
     model: str
     """MaxText model_name (e.g. llama3-8b); it must be in the model catalogue to be sized."""
     tpu_generation: NotRequired[str]
-    """Default: v6e."""
+    """TPU generation of the slices: v4, v5e, v5p or v6e (Ray names no tpu7x accelerator type). Default: v6e."""
     topology: NotRequired[str]
     """One slice's shape; sized from the model when omitted (and always checked to hold it)."""
     slices: NotRequired[int]
     """Identical slices, one node pool each; MaxText spreads data parallelism over them (DCN). Default: 1."""
     machine_type: NotRequired[str]
+    """TPU VM machine type; needs `topology` (default: derived from the catalogue)."""
     threads_per_core: NotRequired[int]
-    """Default: 1."""
+    """SMT threads per core of the TPU VMs (1, the tutorial's, turns simultaneous multithreading off). Default: 1."""
     spot: NotRequired[bool]
-    """Default: false."""
+    """Spot TPU VMs for the slices: cheaper, preemptible at any time. Default: false."""
     reservation: NotRequired[str]
+    """Name of a specific reservation the slices consume."""
     per_device_batch_size: NotRequired[float]
-    """Default: 1."""
+    """MaxText `per_device_batch_size` (may be fractional); the slice is sized for its activations. Default: 1."""
     max_target_length: NotRequired[int]
-    """Default: 4096."""
+    """MaxText `max_target_length`, the sequence length; the slice is sized for its activations. Default: 4096."""
     steps: NotRequired[int]
-    """Default: 100."""
+    """MaxText `steps`: training steps of the run. Default: 100."""
     dataset_type: NotRequired[str]
-    """Default: synthetic."""
+    """MaxText `dataset_type`; `synthetic` needs no data, other types take their settings in `extraArgs`. Default:
+    synthetic."""
     parallelism: NotRequired[dict[str, int]]
     """ICI mesh axes, e.g. {fsdp: 4, tensor: 4}; their product is the slice's chips (one may be -1)."""
     run_name: NotRequired[str]
     """MaxText run name, the RayJob's name and the checkpoint folder; a rerun resumes from it."""
     output_directory: NotRequired[str]
-    """Default: /data/."""
+    """MaxText `base_output_directory`: under `/data` (the checkpoint bucket's mount) or a `gs://` path. Default:
+    /data/."""
     checkpoint_period: NotRequired[int]
+    """MaxText `checkpoint_period`, in steps (default: MaxText's own)."""
     extra_args: NotRequired[list[str]]
     """More MaxText key=value settings."""
     max_failures: NotRequired[int]
     """Ray Train restarts of the worker group after a failure (-1: without limit). Default: 1."""
     deadline_minutes: NotRequired[int]
-    """Default: 240."""
+    """The RayJob's `activeDeadlineSeconds`, in minutes: how long the run may go before KubeRay terminates it.
+    Default: 240."""
     submit_job: NotRequired[bool]
     """Submit the training run as a RayJob; false keeps only the interactive path. Default: true."""
     image: NotRequired[ImageArgs]
-    """Default: build submit, repository ray-maxtext, name ray-maxtext."""
+    """The training image: built by Cloud Build into this stack's Artifact Registry repository, or prebuilt. Default:
+    build submit, repository ray-maxtext, name ray-maxtext."""
     head: NotRequired[HeadArgs]
-    """Default: cpu 8, memory 16Gi."""
+    """CPU and memory of the Ray head pod. Default: cpu 8, memory 16Gi."""
     worker: NotRequired[WorkerArgs]
-    """Default: cpu 8."""
+    """CPU and host memory of each Ray worker pod (one per TPU VM). Default: cpu 8."""
     namespace: NotRequired[str]
-    """Default: raytrain."""
+    """Kubernetes namespace of the RayCluster, the RayJob and the ServiceAccount (created unless `default`). Default:
+    raytrain."""
     ksa_name: NotRequired[str]
-    """Default: raytrain."""
+    """Kubernetes ServiceAccount the Ray pods run as; Workload Identity gives it the checkpoint bucket. Default:
+    raytrain."""
     ray_cluster_name: NotRequired[str]
-    """Default: maxtext-tpu-cluster."""
+    """Name of the RayCluster (its head Service is `<name>-head-svc`); at most 53 characters. Default:
+    maxtext-tpu-cluster."""
     force_destroy_bucket: NotRequired[bool]
-    """Default: false."""
+    """Let `pulumi destroy` delete the checkpoint bucket even while it holds checkpoints. Default: false."""
 
 
 class TrainingSlice(TypedDict):

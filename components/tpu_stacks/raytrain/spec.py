@@ -73,10 +73,11 @@ class SourceSpec(_Spec):
     uri: str
     """The repository Cloud Build reads this project from (e.g. https://github.com/you/project)."""
     ref: str = "refs/heads/main"
+    """Git ref the trigger builds: a branch (`refs/heads/...`) or a tag (`refs/tags/...`)."""
     repo_type: Literal["GITHUB", "CLOUD_SOURCE_REPOSITORIES", "BITBUCKET_SERVER", "GITLAB"] = Field(
         default="GITHUB", alias="repoType"
     )
-    """GITHUB (default), CLOUD_SOURCE_REPOSITORIES, BITBUCKET_SERVER or GITLAB."""
+    """GITHUB, CLOUD_SOURCE_REPOSITORIES, BITBUCKET_SERVER or GITLAB."""
     dir: str = TRAINER_IMAGE_DIR
     """The image's folder inside that repository."""
 
@@ -90,6 +91,7 @@ class ImageSpec(_Spec):
     repository: str = "ray-maxtext"
     """Artifact Registry repository id (created unless prebuilt)."""
     name: str = "ray-maxtext"
+    """Image name inside the repository (not used with `prebuilt`)."""
     tag: str | None = None
     """Image tag (default: the Ray version and MaxText revision, plus the build inputs' hash)."""
     reference: str | None = None
@@ -100,11 +102,14 @@ class ImageSpec(_Spec):
 
 class HeadSpec(_Spec):
     cpu: str = "8"
+    """CPU request of the Ray head pod (no TPU; it runs the trainer's driver)."""
     memory: str = "16Gi"
+    """Memory request and limit of the Ray head pod."""
 
 
 class WorkerSpec(_Spec):
     cpu: str = "8"
+    """CPU request of each Ray worker pod (one per TPU VM, taking all its chips)."""
     memory: str | None = None
     """Host memory per TPU VM (default: derived from the checkpoint shard each host stages)."""
 
@@ -113,35 +118,54 @@ class RayTrainSpec(_Spec):
     model: str
     """MaxText model_name (e.g. llama3-8b); it must be in the model catalogue to be sized."""
     tpu_generation: str = Field(default="v6e", alias="tpuGeneration")
+    """TPU generation of the slices: v4, v5e, v5p or v6e (Ray names no tpu7x accelerator type)."""
     topology: str | None = None
     """One slice's shape; sized from the model when omitted (and always checked to hold it)."""
     slices: int = Field(default=1, ge=1, le=64)
     """Identical slices, one node pool each; MaxText spreads data parallelism over them (DCN)."""
     machine_type: str | None = Field(default=None, alias="machineType")
+    """TPU VM machine type; needs `topology` (default: derived from the catalogue)."""
     threads_per_core: int | None = Field(default=1, ge=1, le=2, alias="threadsPerCore")
+    """SMT threads per core of the TPU VMs (1, the tutorial's, turns simultaneous multithreading off)."""
     spot: bool = False
+    """Spot TPU VMs for the slices: cheaper, preemptible at any time."""
     reservation: str | None = None
+    """Name of a specific reservation the slices consume."""
     per_device_batch_size: float = Field(default=1, gt=0, alias="perDeviceBatchSize")
+    """MaxText `per_device_batch_size` (may be fractional); the slice is sized for its activations."""
     max_target_length: int = Field(default=4096, gt=0, alias="maxTargetLength")
+    """MaxText `max_target_length`, the sequence length; the slice is sized for its activations."""
     steps: int = Field(default=100, gt=0)
+    """MaxText `steps`: training steps of the run."""
     dataset_type: str = Field(default="synthetic", alias="datasetType")
+    """MaxText `dataset_type`; `synthetic` needs no data, other types take their settings in `extraArgs`."""
     parallelism: dict[str, int] | None = None
     """ICI mesh axes, e.g. {fsdp: 4, tensor: 4}; their product is the slice's chips (one may be -1)."""
     run_name: str | None = Field(default=None, alias="runName")
     """MaxText run name, the RayJob's name and the checkpoint folder; a rerun resumes from it."""
     output_directory: str = Field(default="/data/", alias="outputDirectory")
+    """MaxText `base_output_directory`: under `/data` (the checkpoint bucket's mount) or a `gs://` path."""
     checkpoint_period: int | None = Field(default=None, gt=0, alias="checkpointPeriod")
+    """MaxText `checkpoint_period`, in steps (default: MaxText's own)."""
     extra_args: list[str] = Field(default_factory=list, alias="extraArgs")
     """More MaxText key=value settings."""
     max_failures: int = Field(default=1, ge=-1, le=100, alias="maxFailures")
     """Ray Train restarts of the worker group after a failure (-1: without limit)."""
     deadline_minutes: int = Field(default=240, gt=0, alias="deadlineMinutes")
+    """The RayJob's `activeDeadlineSeconds`, in minutes: how long the run may go before KubeRay terminates it."""
     submit_job: bool = Field(default=True, alias="submitJob")
     """Submit the training run as a RayJob; false keeps only the interactive path."""
     image: ImageSpec = Field(default_factory=ImageSpec)
+    """The training image: built by Cloud Build into this stack's Artifact Registry repository, or prebuilt."""
     head: HeadSpec = Field(default_factory=HeadSpec)
+    """CPU and memory of the Ray head pod."""
     worker: WorkerSpec = Field(default_factory=WorkerSpec)
+    """CPU and host memory of each Ray worker pod (one per TPU VM)."""
     namespace: str = "raytrain"
+    """Kubernetes namespace of the RayCluster, the RayJob and the ServiceAccount (created unless `default`)."""
     ksa_name: str = Field(default="raytrain", alias="ksaName")
+    """Kubernetes ServiceAccount the Ray pods run as; Workload Identity gives it the checkpoint bucket."""
     ray_cluster_name: str = Field(default="maxtext-tpu-cluster", alias="rayClusterName")
+    """Name of the RayCluster (its head Service is `<name>-head-svc`); at most 53 characters."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
+    """Let `pulumi destroy` delete the checkpoint bucket even while it holds checkpoints."""

@@ -23,13 +23,16 @@ class PublishedModelArgs(TypedDict):
 
 class SaxmlImagesArgs(TypedDict):
     admin_server: NotRequired[str]
-    """Default: us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0."""
+    """Saxml admin server image, pinned (moving tags and untagged images are refused). Default:
+    us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0."""
     model_server: NotRequired[str]
-    """Default: us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0."""
+    """Saxml model server image, run on every TPU VM of the slices (pinned). Default:
+    us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0."""
     http_server: NotRequired[str]
-    """Default: us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0."""
+    """Sax HTTP server image (pinned). Default: us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0."""
     publisher: NotRequired[str]
-    """Default: docker.io/library/python:3.12.8-slim-bookworm."""
+    """Python 3 image the publisher Job runs its stdlib-only reconcile script in (pinned). Default:
+    docker.io/library/python:3.12.8-slim-bookworm."""
 
 
 class ContainerResourcesArgs(TypedDict):
@@ -39,11 +42,12 @@ class ContainerResourcesArgs(TypedDict):
 
 class SaxmlResourcesArgs(TypedDict):
     admin_server: NotRequired[ContainerResourcesArgs]
-    """Default: cpu 500m, memory 1Gi."""
+    """CPU request and memory (request and limit) of the admin server. Default: cpu 500m, memory 1Gi."""
     model_server: NotRequired[ContainerResourcesArgs]
-    """Default: cpu 16, memory 128Gi."""
+    """CPU request and host memory (request and limit) of each model server pod, one per TPU VM. Default: cpu 16,
+    memory 128Gi."""
     http_server: NotRequired[ContainerResourcesArgs]
-    """Default: cpu 500m, memory 1Gi."""
+    """CPU request and memory (request and limit) of each HTTP server replica. Default: cpu 500m, memory 1Gi."""
 
 
 class JobSetArgs(TypedDict):
@@ -60,55 +64,67 @@ class SaxmlStackArgs(TypedDict):
     """The Saxml model the slices are sized for (a registry path the catalogue knows). Default:
     saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test."""
     tpu_generation: NotRequired[str]
-    """Default: v5e."""
+    """TPU generation the slices are sized on; only v5e has a known model server `--platform_chip`. Default: v5e."""
     topology: NotRequired[str]
     """Override the sized slice (still checked to hold the model)."""
     replicas: NotRequired[int]
     """Model servers, one TPU slice (one node pool when multi-host) each. Default: 2."""
     input_seq_len: NotRequired[int]
-    """Default: 128."""
+    """Prompt tokens per request the slices are sized for (the model class's `INPUT_SEQ_LEN`; sizing only). Default:
+    128."""
     max_decode_steps: NotRequired[int]
-    """Default: 128."""
+    """Generated tokens per request the slices are sized for (the model class's `MAX_DECODE_STEPS`; sizing only).
+    Default: 128."""
     batch_size: NotRequired[int]
-    """Default: 1."""
+    """Requests whose KV cache the slices are sized to hold at once (the model class's `BATCH_SIZE`; sizing only).
+    Default: 1."""
     pool_name: NotRequired[str]
     """Node pool names; `{n}` is the slice number (the tutorial's tpu1, tpu2). Default: tpu{n}."""
     namespace: NotRequired[str]
-    """Default: default."""
+    """Kubernetes namespace of all Saxml objects (created unless `default`; one Saxml deployment per namespace).
+    Default: default."""
     ksa_name: NotRequired[str]
-    """Default: sax-sa."""
+    """Kubernetes ServiceAccount the Saxml pods run as, bound to `gsaName` through Workload Identity. Default:
+    sax-sa."""
     gsa_name: NotRequired[str]
-    """Default: sax-iam-sa."""
+    """Google service account id the pods act as: object access on the admin bucket, read on `checkpointBuckets`.
+    Default: sax-iam-sa."""
     force_destroy_bucket: NotRequired[bool]
-    """Default: false."""
+    """Let `pulumi destroy` delete the admin bucket (sax-root, sax-fs-root) even while it holds objects. Default:
+    false."""
     checkpoint_buckets: NotRequired[list[str]]
     """Buckets holding published checkpoints: the service account may read them (objectViewer)."""
     node_service_account: NotRequired[str]
     """The TPU nodes' service account: host-network model servers read the admin bucket as it."""
     images: NotRequired[SaxmlImagesArgs]
-    """Default: adminServer us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0, modelServer
+    """Container images of the admin, model and HTTP servers and of the publisher Job. Default: adminServer
+    us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0, modelServer
     us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0, httpServer
     us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0, publisher
     docker.io/library/python:3.12.8-slim-bookworm."""
     resources: NotRequired[SaxmlResourcesArgs]
+    """CPU and memory of the admin, model and HTTP servers."""
     host_network: NotRequired[bool]
     """Model servers on the node's network; default: as upstream, for multi-host slices."""
     restart_limit: NotRequired[int]
     """Crash restarts of slices before the JobSet gives up; default: never give up."""
     http_replicas: NotRequired[int]
-    """Default: 1."""
+    """Replicas of the Sax HTTP server Deployment behind the Service. Default: 1."""
     exposure: NotRequired[str]
-    """internal (default: GKE internal load balancer), public (needs source_ranges) or cluster. Default: internal."""
+    """internal (a GKE internal load balancer), public (needs `sourceRanges`) or cluster (ClusterIP only). Default:
+    internal."""
     source_ranges: NotRequired[list[str]]
+    """CIDRs allowed to reach a public HTTP endpoint (required with `exposure: public`; `0.0.0.0/0` is refused)."""
     models: NotRequired[list[PublishedModelArgs]]
     """Models to publish; default: the tutorial's body. `[]` publishes nothing."""
     publish_wait_minutes: NotRequired[int]
     """How long the publisher waits for published models to load (0: do not wait). Default: 20."""
     jobset: NotRequired[JobSetArgs]
-    """Default: install true, version v0.12.0."""
+    """The JobSet controller the model servers run under. Default: install true, version v0.12.0."""
     spot: NotRequired[bool]
-    """Default: false."""
+    """Spot TPU VMs for the slices: cheaper, preemptible at any time. Default: false."""
     reservation: NotRequired[str]
+    """Name of a specific reservation the slices consume."""
 
 
 class SaxmlSlice(TypedDict):

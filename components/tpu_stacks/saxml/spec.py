@@ -54,9 +54,13 @@ class PublishedModelSpec(_Spec):
 
 class ImagesSpec(_Spec):
     admin_server: str = Field(default=ADMIN_IMAGE, alias="adminServer")
+    """Saxml admin server image, pinned (moving tags and untagged images are refused)."""
     model_server: str = Field(default=MODEL_IMAGE, alias="modelServer")
+    """Saxml model server image, run on every TPU VM of the slices (pinned)."""
     http_server: str = Field(default=HTTP_IMAGE, alias="httpServer")
+    """Sax HTTP server image (pinned)."""
     publisher: str = PUBLISHER_IMAGE
+    """Python 3 image the publisher Job runs its stdlib-only reconcile script in (pinned)."""
 
 
 class AdminResources(_Spec):
@@ -78,8 +82,11 @@ class ModelServerResources(_Spec):
 
 class ResourcesSpec(_Spec):
     admin_server: AdminResources = Field(default_factory=AdminResources, alias="adminServer")
+    """CPU request and memory (request and limit) of the admin server."""
     model_server: ModelServerResources = Field(default_factory=ModelServerResources, alias="modelServer")
+    """CPU request and host memory (request and limit) of each model server pod, one per TPU VM."""
     http_server: HttpResources = Field(default_factory=HttpResources, alias="httpServer")
+    """CPU request and memory (request and limit) of each HTTP server replica."""
 
 
 class JobSetSpec(_Spec):
@@ -93,37 +100,52 @@ class SaxmlSpec(_Spec):
     model: str = SAXML_175B_TEST
     """The Saxml model the slices are sized for (a registry path the catalogue knows)."""
     tpu_generation: str = Field(default="v5e", alias="tpuGeneration")
+    """TPU generation the slices are sized on; only v5e has a known model server `--platform_chip`."""
     topology: str | None = None
     """Override the sized slice (still checked to hold the model)."""
     replicas: int = Field(default=2, ge=1, le=64)
     """Model servers, one TPU slice (one node pool when multi-host) each."""
     input_seq_len: int = Field(default=INPUT_SEQ_LEN, gt=0, alias="inputSeqLen")
+    """Prompt tokens per request the slices are sized for (the model class's `INPUT_SEQ_LEN`; sizing only)."""
     max_decode_steps: int = Field(default=MAX_DECODE_STEPS, gt=0, alias="maxDecodeSteps")
+    """Generated tokens per request the slices are sized for (the model class's `MAX_DECODE_STEPS`; sizing only)."""
     batch_size: int = Field(default=BATCH_SIZE, gt=0, alias="batchSize")
+    """Requests whose KV cache the slices are sized to hold at once (the model class's `BATCH_SIZE`; sizing only)."""
     pool_name: str = Field(default="tpu{n}", alias="poolName")
     """Node pool names; `{n}` is the slice number (the tutorial's tpu1, tpu2)."""
     namespace: str = "default"
+    """Kubernetes namespace of all Saxml objects (created unless `default`; one Saxml deployment per namespace)."""
     ksa_name: str = Field(default="sax-sa", alias="ksaName")
+    """Kubernetes ServiceAccount the Saxml pods run as, bound to `gsaName` through Workload Identity."""
     gsa_name: str = Field(default="sax-iam-sa", alias="gsaName")
+    """Google service account id the pods act as: object access on the admin bucket, read on `checkpointBuckets`."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
+    """Let `pulumi destroy` delete the admin bucket (sax-root, sax-fs-root) even while it holds objects."""
     checkpoint_buckets: list[str] = Field(default_factory=list, alias="checkpointBuckets")
     """Buckets holding published checkpoints: the service account may read them (objectViewer)."""
     node_service_account: str | None = Field(default=None, alias="nodeServiceAccount")
     """The TPU nodes' service account: host-network model servers read the admin bucket as it."""
     images: ImagesSpec = Field(default_factory=ImagesSpec)
+    """Container images of the admin, model and HTTP servers and of the publisher Job."""
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
+    """CPU and memory of the admin, model and HTTP servers."""
     host_network: bool | None = Field(default=None, alias="hostNetwork")
     """Model servers on the node's network; default: as upstream, for multi-host slices."""
     restart_limit: int | None = Field(default=None, ge=1, alias="restartLimit")
     """Crash restarts of slices before the JobSet gives up; default: never give up."""
     http_replicas: int = Field(default=1, ge=1, le=16, alias="httpReplicas")
+    """Replicas of the Sax HTTP server Deployment behind the Service."""
     exposure: Literal["internal", "public", "cluster"] = "internal"
-    """internal (default: GKE internal load balancer), public (needs source_ranges) or cluster."""
+    """internal (a GKE internal load balancer), public (needs `sourceRanges`) or cluster (ClusterIP only)."""
     source_ranges: list[str] = Field(default_factory=list, alias="sourceRanges")
+    """CIDRs allowed to reach a public HTTP endpoint (required with `exposure: public`; `0.0.0.0/0` is refused)."""
     models: list[PublishedModelSpec] | None = None
     """Models to publish; default: the tutorial's body. `[]` publishes nothing."""
     publish_wait_minutes: int = Field(default=20, ge=0, le=120, alias="publishWaitMinutes")
     """How long the publisher waits for published models to load (0: do not wait)."""
     jobset: JobSetSpec = Field(default_factory=JobSetSpec)
+    """The JobSet controller the model servers run under."""
     spot: bool = False
+    """Spot TPU VMs for the slices: cheaper, preemptible at any time."""
     reservation: str | None = None
+    """Name of a specific reservation the slices consume."""

@@ -14,14 +14,16 @@ from tpu_stacks.cluster.args import TpuClusterArgs
 
 class ReplicaArgs(TypedDict):
     min: NotRequired[int]
-    """Default: 1."""
+    """Fewest server replicas, one TPU node each; equal to `max`, a fixed count (no HPA, no metrics adapter).
+    Default: 1."""
     max: NotRequired[int]
-    """Default: 2."""
+    """Most server replicas: the HPA's upper bound and the TPU node pool's largest size. Default: 2."""
 
 
 class HpaArgs(TypedDict):
     metric: NotRequired[str]
-    """num_requests_waiting (default) or gpu_cache_usage_perc. Default: num_requests_waiting."""
+    """The vLLM metric the HPA scales on: num_requests_waiting or gpu_cache_usage_perc. Default:
+    num_requests_waiting."""
     target: NotRequired[float]
     """Average value per pod (waiting requests; or the cache fraction 0..1 for gpu_cache_usage_perc). Default: 10."""
 
@@ -30,16 +32,17 @@ class RegistryArgs(TypedDict):
     mode: NotRequired[str]
     """none, remote (pull-through from Docker Hub) or standard (you push the image you build). Default: none."""
     repository: NotRequired[str]
-    """Default: vllm-tpu."""
+    """Artifact Registry repository id, created in the cluster's region (modes `remote` and `standard`). Default:
+    vllm-tpu."""
     image: NotRequired[str]
     """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.9.2`."""
 
 
 class ServerResourcesArgs(TypedDict):
     cpu: NotRequired[str]
-    """Default: 8."""
+    """CPU request of the vLLM server container (a Kubernetes quantity). Default: 8."""
     memory: NotRequired[str]
-    """Default: 64Gi."""
+    """Memory request and limit of the vLLM server container (a Kubernetes quantity). Default: 64Gi."""
 
 
 class VllmStackArgs(TypedDict):
@@ -48,45 +51,61 @@ class VllmStackArgs(TypedDict):
     model: str
     """Hugging Face id, e.g. meta-llama/Llama-3.1-70B."""
     tpu_generation: NotRequired[str]
-    """Default: v6e."""
+    """TPU generation the slice is sized on: v4, v5e, v5p, v6e or tpu7x. Default: v6e."""
     topology: NotRequired[str]
     """Override the sized slice (it is still checked to hold the model)."""
     max_model_len: NotRequired[int]
-    """Default: 4096."""
+    """vLLM `--max-model-len`: tokens per sequence (prompt plus output); the slice is sized to hold it. Default:
+    4096."""
     max_num_batched_tokens: NotRequired[int]
-    """Default: 512."""
+    """vLLM `--max-num-batched-tokens`: tokens per engine step; also sizes the prefill activations. Default: 512."""
     max_num_seqs: NotRequired[int]
-    """Default: 128."""
+    """vLLM `--max-num-seqs`: most sequences batched at once (the slice is sized for one sequence's KV cache).
+    Default: 128."""
     download_dir: NotRequired[str]
-    """Default: /data."""
+    """vLLM `--download-dir`: where the weights bucket's `weights/` folder is mounted through GCS FUSE. Default:
+    /data."""
     extra_args: NotRequired[list[str]]
+    """More vLLM server flags, appended after the ones the stack sets."""
     image: NotRequired[str]
-    """Default: docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092."""
+    """Pinned vLLM TPU image; registry mode `remote` pulls it through the registry, `standard` runs `registry.image`.
+    Default: docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092."""
     registry: NotRequired[RegistryArgs]
-    """Default: mode none, repository vllm-tpu."""
+    """Optional Artifact Registry for the server image: a Docker Hub pull-through or a repository you push to.
+    Default: mode none, repository vllm-tpu."""
     replicas: NotRequired[ReplicaArgs]
-    """Default: min 1, max 2."""
+    """Server replica range: the HPA's bounds and the TPU node pool's autoscaling range (one node per replica).
+    Default: min 1, max 2."""
     autoscaling: NotRequired[HpaArgs]
-    """Default: metric num_requests_waiting, target 10."""
+    """The HPA's metric and per-pod target (used only when `replicas.min` is below `replicas.max`). Default: metric
+    num_requests_waiting, target 10."""
     exposure: NotRequired[str]
-    """internal (default: GKE internal load balancer), public (needs source_ranges) or cluster. Default: internal."""
+    """internal (a GKE internal load balancer), public (needs `sourceRanges`) or cluster (ClusterIP only). Default:
+    internal."""
     source_ranges: NotRequired[list[str]]
+    """CIDRs allowed to reach a public load balancer (required with `exposure: public`; `0.0.0.0/0` is refused)."""
     api_key: NotRequired[bool]
-    """Require vLLM's API key (from the secret `apiKey` input). Default: false."""
+    """Require vLLM's API key, given as the secret `api_key_secret` input (config: `tpu-stacks:vllmApiKey`). Default:
+    false."""
     namespace: NotRequired[str]
-    """Default: vllm."""
+    """Kubernetes namespace of the servers and their objects (created unless `default`). Default: vllm."""
     ksa_name: NotRequired[str]
-    """Default: vllm."""
+    """Kubernetes ServiceAccount the servers run as; Workload Identity gives it object access to the weights bucket.
+    Default: vllm."""
     force_destroy_bucket: NotRequired[bool]
-    """Default: false."""
+    """Let `pulumi destroy` delete the weights bucket even while it holds objects. Default: false."""
     compile_cache: NotRequired[bool]
-    """Default: true."""
+    """Keep each pod's XLA compile cache in the bucket, keyed by model, slice and vLLM build, so new pods start warm.
+    Default: true."""
     resources: NotRequired[ServerResourcesArgs]
-    """Default: cpu 8, memory 64Gi."""
+    """CPU and memory of the vLLM server container (it also takes every TPU chip of its VM). Default: cpu 8, memory
+    64Gi."""
     startup_minutes: NotRequired[int]
-    """Default: 40."""
+    """How long the startup probe waits for the first model load and XLA compile before restarting the server.
+    Default: 40."""
     install_metrics_adapter: NotRequired[bool]
-    """Default: true."""
+    """Install the Custom Metrics Stackdriver Adapter the HPA reads; one per cluster, so false if it already has one.
+    Default: true."""
     spot: NotRequired[bool]
     """Serve from Spot TPU VMs (cheaper, may be preempted with 30 s warning). Default: false."""
     reservation: NotRequired[str]

@@ -27,12 +27,14 @@ class _Spec(BaseModel):
 
 class ReplicaSpec(_Spec):
     min: int = Field(default=1, ge=1)
+    """Fewest server replicas, one TPU node each; equal to `max`, a fixed count (no HPA, no metrics adapter)."""
     max: int = Field(default=2, ge=1, le=64)
+    """Most server replicas: the HPA's upper bound and the TPU node pool's largest size."""
 
 
 class AutoscalingSpec(_Spec):
     metric: Literal["num_requests_waiting", "gpu_cache_usage_perc"] = "num_requests_waiting"
-    """num_requests_waiting (default) or gpu_cache_usage_perc."""
+    """The vLLM metric the HPA scales on: num_requests_waiting or gpu_cache_usage_perc."""
     target: float = Field(default=10, gt=0)
     """Average value per pod (waiting requests; or the cache fraction 0..1 for gpu_cache_usage_perc)."""
 
@@ -44,42 +46,63 @@ class RegistrySpec(_Spec):
     mode: Literal["none", "remote", "standard"] = "none"
     """none, remote (pull-through from Docker Hub) or standard (you push the image you build)."""
     repository: str = "vllm-tpu"
+    """Artifact Registry repository id, created in the cluster's region (modes `remote` and `standard`)."""
     image: str | None = None
     """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.9.2`."""
 
 
 class ResourcesSpec(_Spec):
     cpu: str = "8"
+    """CPU request of the vLLM server container (a Kubernetes quantity)."""
     memory: str = "64Gi"
+    """Memory request and limit of the vLLM server container (a Kubernetes quantity)."""
 
 
 class VllmSpec(_Spec):
     model: str
     """Hugging Face id, e.g. meta-llama/Llama-3.1-70B."""
     tpu_generation: str = Field(default="v6e", alias="tpuGeneration")
+    """TPU generation the slice is sized on: v4, v5e, v5p, v6e or tpu7x."""
     topology: str | None = None
     """Override the sized slice (it is still checked to hold the model)."""
     max_model_len: int = Field(default=4096, gt=0, alias="maxModelLen")
+    """vLLM `--max-model-len`: tokens per sequence (prompt plus output); the slice is sized to hold it."""
     max_num_batched_tokens: int = Field(default=512, gt=0, alias="maxNumBatchedTokens")
+    """vLLM `--max-num-batched-tokens`: tokens per engine step; also sizes the prefill activations."""
     max_num_seqs: int = Field(default=128, gt=0, alias="maxNumSeqs")
+    """vLLM `--max-num-seqs`: most sequences batched at once (the slice is sized for one sequence's KV cache)."""
     download_dir: str = Field(default="/data", alias="downloadDir")
+    """vLLM `--download-dir`: where the weights bucket's `weights/` folder is mounted through GCS FUSE."""
     extra_args: list[str] = Field(default_factory=list, alias="extraArgs")
+    """More vLLM server flags, appended after the ones the stack sets."""
     image: str = VLLM_IMAGE
+    """Pinned vLLM TPU image; registry mode `remote` pulls it through the registry, `standard` runs `registry.image`."""
     registry: RegistrySpec = Field(default_factory=RegistrySpec)
+    """Optional Artifact Registry for the server image: a Docker Hub pull-through or a repository you push to."""
     replicas: ReplicaSpec = Field(default_factory=ReplicaSpec)
+    """Server replica range: the HPA's bounds and the TPU node pool's autoscaling range (one node per replica)."""
     autoscaling: AutoscalingSpec = Field(default_factory=AutoscalingSpec)
+    """The HPA's metric and per-pod target (used only when `replicas.min` is below `replicas.max`)."""
     exposure: Literal["internal", "public", "cluster"] = "internal"
-    """internal (default: GKE internal load balancer), public (needs source_ranges) or cluster."""
+    """internal (a GKE internal load balancer), public (needs `sourceRanges`) or cluster (ClusterIP only)."""
     source_ranges: list[str] = Field(default_factory=list, alias="sourceRanges")
+    """CIDRs allowed to reach a public load balancer (required with `exposure: public`; `0.0.0.0/0` is refused)."""
     api_key: bool = Field(default=False, alias="apiKey")
-    """Require vLLM's API key (from the secret `apiKey` input)."""
+    """Require vLLM's API key, given as the secret `api_key_secret` input (config: `tpu-stacks:vllmApiKey`)."""
     namespace: str = "vllm"
+    """Kubernetes namespace of the servers and their objects (created unless `default`)."""
     ksa_name: str = Field(default="vllm", alias="ksaName")
+    """Kubernetes ServiceAccount the servers run as; Workload Identity gives it object access to the weights bucket."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
+    """Let `pulumi destroy` delete the weights bucket even while it holds objects."""
     compile_cache: bool = Field(default=True, alias="compileCache")
+    """Keep each pod's XLA compile cache in the bucket, keyed by model, slice and vLLM build, so new pods start warm."""
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
+    """CPU and memory of the vLLM server container (it also takes every TPU chip of its VM)."""
     startup_minutes: int = Field(default=40, ge=5, le=240, alias="startupMinutes")
+    """How long the startup probe waits for the first model load and XLA compile before restarting the server."""
     install_metrics_adapter: bool = Field(default=True, alias="installMetricsAdapter")
+    """Install the Custom Metrics Stackdriver Adapter the HPA reads; one per cluster, so false if it already has one."""
     spot: bool = False
     """Serve from Spot TPU VMs (cheaper, may be preempted with 30 s warning)."""
     reservation: str | None = None

@@ -1,39 +1,35 @@
-"""Pulumi's unit-test mocks, recording every resource a component declares (inputs as the
-engine receives them, camelCase)."""
+"""The preview tool's mocks (`tpu_stacks_preview.mocks`, one implementation for the offline plan and
+the tests), recording every resource a component declares (inputs as the engine receives them)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pulumi
 
+from tpu_stacks_preview.config import StackConfig
+from tpu_stacks_preview.mocks import OfflineMocks, short_hash
 
-class RecordingMocks(pulumi.runtime.Mocks):
-    def __init__(self) -> None:
+TEST_CONFIG = StackConfig(
+    project="tests", stack="test", project_dir=Path("."), main=Path("__main__.py"), values={"gcp:project": "proj"}
+)
+EXISTING_CLUSTER_ENDPOINT = "198.51.100.20"  # what the mocks' getCluster answers
+
+
+def autonamed(resource_name: str) -> str:
+    """The name the mocks give an autonamed bucket, as the provider would add a random suffix."""
+    return f"{resource_name}-{short_hash(TEST_CONFIG.project + resource_name)}"
+
+
+class RecordingMocks(OfflineMocks):
+    def __init__(self, preview: bool = False) -> None:
+        super().__init__(TEST_CONFIG, preview=preview)
         self.resources: list[pulumi.runtime.MockResourceArgs] = []
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.resources.append(args)
-        outputs = dict(args.inputs)
-        outputs.setdefault("name", f"{args.name}-a1b2c3")  # what the provider's autonaming would give
-        if args.typ == "gcp:serviceaccount/account:Account":
-            outputs.setdefault(
-                "email", f"{args.inputs['accountId']}@{args.inputs.get('project', 'proj')}.iam.gserviceaccount.com"
-            )
-        if args.typ == "gcp:container/cluster:Cluster":
-            outputs.update(endpoint="203.0.113.10", masterAuth={"clusterCaCertificate": "Q0E="})
-        return f"{args.name}-id", outputs
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
-        if args.token == "gcp:organizations/getProject:getProject":
-            return {"number": "123456789012", "projectId": args.args.get("projectId")}
-        if args.token == "gcp:container/getCluster:getCluster":
-            return {
-                "endpoint": "198.51.100.7",
-                "masterAuths": [{"clusterCaCertificate": "Q0E="}],
-                "name": args.args["name"],
-            }
-        raise NotImplementedError(f"no mock for invoke {args.token}")
+        return super().new_resource(args)
 
     def of_type(self, typ: str) -> list[pulumi.runtime.MockResourceArgs]:
         return [r for r in self.resources if r.typ == typ]
@@ -46,7 +42,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
 
 def capture(build: Any, preview: bool = False) -> RecordingMocks:
     """Run `build()` (which declares resources) under fresh mocks and return what it declared."""
-    mocks = RecordingMocks()
+    mocks = RecordingMocks(preview=preview)
     pulumi.runtime.set_mocks(mocks, preview=preview)
 
     @pulumi.runtime.test

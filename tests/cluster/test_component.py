@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tests.components.mocks import capture, refused
+from tests.mocks import EXISTING_CLUSTER_ENDPOINT, capture, refused
 from tpu_stacks.cluster.component import TpuCluster
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -232,7 +232,8 @@ def test_existing_cluster_declares_no_cluster_or_pools():
     assert mocks.of_type(CLUSTER) == [] and mocks.of_type(POOL) == []
     (provider,) = mocks.of_type("pulumi:providers:kubernetes")
     assert (
-        json.loads(provider.inputs["kubeconfig"]["value"])["clusters"][0]["cluster"]["server"] == "https://198.51.100.7"
+        json.loads(provider.inputs["kubeconfig"]["value"])["clusters"][0]["cluster"]["server"]
+        == f"https://{EXISTING_CLUSTER_ENDPOINT}"
     )
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.components.mocks import capture, refused
+from tests.mocks import capture, refused
 from tpu_stacks.gcp.identity import WorkloadIdentity
 
 KSA = "kubernetes:core/v1:ServiceAccount"

@@ -11,15 +11,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pulumi
 import pytest
 
-from tests.components.mocks import capture, project_roles, refused
+from tests.mocks import autonamed, capture, project_roles, refused
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.saxml import reconcile
-from tpu_stacks.saxml.args import PublishedModelArgs, SaxmlImagesArgs, SaxmlStackArgs
 from tpu_stacks.saxml.component import SaxmlStack
 from tpu_stacks.saxml.plan import plan_saxml
-from tpu_stacks.saxml.spec import ImagesSpec, PublishedModelSpec, SaxmlSpec
-from tpu_stacks.sizing import tensor_parallel_size
+from tpu_stacks.saxml.spec import SaxmlSpec
 
+ADMIN_BUCKET = autonamed("saxml-admin")  # the mocks' autonamed admin bucket
 TEST_MODEL = "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test"
 TUTORIAL_BODY = {"model": "/sax/test/spmd", "model_path": TEST_MODEL, "checkpoint": "None", "replicas": 2}
 TUTORIAL = {"cluster": {"project": "proj", "location": "us-central1-a"}}
@@ -95,7 +94,7 @@ def test_admin_bucket_is_hardened_and_the_service_account_reaches_only_it(tutori
     assert bucket["forceDestroy"] is False
     assert one(mocks, "gcp:serviceaccount/account:Account", "saxml-identity-gsa")["accountId"] == "sax-iam-sa"
     grant = mocks.named("gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0")
-    assert grant.inputs["bucket"] == "saxml-admin-a1b2c3" and grant.inputs["role"] == "roles/storage.objectUser"
+    assert grant.inputs["bucket"] == ADMIN_BUCKET and grant.inputs["role"] == "roles/storage.objectUser"
     assert grant.inputs["member"] == "serviceAccount:sax-iam-sa@proj.iam.gserviceaccount.com"
     # the host-network model servers read the bucket as the nodes' own (minimal) account, read-only
     node_read = mocks.named("gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-node-read")
@@ -120,7 +119,7 @@ def test_admin_server_is_pinned_probed_bounded_and_unprivileged(tutorial):
     assert pod["serviceAccountName"] == "sax-sa" and "hostNetwork" not in pod
     (container,) = pod["containers"]
     assert container["image"] == "us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"
-    assert container["env"] == [{"name": "GSBUCKET", "value": "saxml-admin-a1b2c3"}]  # without gs://
+    assert container["env"] == [{"name": "GSBUCKET", "value": ADMIN_BUCKET}]  # without gs://
     assert container["resources"]["requests"] == {"cpu": "500m", "memory": "1Gi"}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert container[probe]["tcpSocket"] == {"port": 10000}
@@ -155,7 +154,7 @@ def test_model_servers_are_one_jobset_derived_from_the_slice(tutorial):
     ]
     assert container["image"] == "us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0"
     assert container["env"] == [
-        {"name": "SAX_ROOT", "value": "gs://saxml-admin-a1b2c3/sax-root"}
+        {"name": "SAX_ROOT", "value": f"gs://{ADMIN_BUCKET}/sax-root"}
     ]  # no empty MEGASCALE_NUM_SLICES
     assert [port["containerPort"] for port in container["ports"]] == [10001, 8471]
     assert container["securityContext"]["privileged"] is False
@@ -204,7 +203,7 @@ def test_http_server_and_internal_service_on_8888(tutorial):
     http = one(mocks, DEPLOYMENT, "saxml-http-server")
     (container,) = http["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0"
-    assert container["env"] == [{"name": "SAX_ROOT", "value": "gs://saxml-admin-a1b2c3/sax-root"}]
+    assert container["env"] == [{"name": "SAX_ROOT", "value": f"gs://{ADMIN_BUCKET}/sax-root"}]
     assert container["readinessProbe"]["httpGet"] == {"path": "/", "port": 8888}
     assert container["livenessProbe"]["httpGet"] == {"path": "/", "port": 8888}
     service = one(mocks, "kubernetes:core/v1:Service", "saxml-http-service")
@@ -233,7 +232,7 @@ def test_publisher_job_gets_the_whole_desired_list(tutorial):
     env = {variable["name"]: variable["value"] for variable in container["env"]}
     assert json.loads(env["SAX_MODELS"]) == [TUTORIAL_BODY]  # the tutorial's /publish body
     assert env["SAX_HTTP"] == "http://sax-http-lb.default.svc.cluster.local:8888"
-    assert env["STATE_URL"] == "gs://saxml-admin-a1b2c3/tpu-stacks/published-models.json"
+    assert env["STATE_URL"] == f"gs://{ADMIN_BUCKET}/tpu-stacks/published-models.json"
     assert env["STORAGE_API"] == "https://storage.googleapis.com"
     assert container["image"] == "docker.io/library/python:3.12.8-slim-bookworm"
     assert container["command"] == ["python3", "/opt/sax-publisher/saxml_reconcile.py"]
@@ -245,34 +244,6 @@ def test_publisher_job_gets_the_whole_desired_list(tutorial):
     script = one(mocks, "kubernetes:core/v1:ConfigMap", "saxml-publisher-script")
     with open(reconcile.__file__, encoding="utf-8") as source:
         assert script["data"] == {"saxml_reconcile.py": source.read()}
-
-
-def test_outputs_are_the_tutorial_requests_ready_to_paste(tutorial):
-    _, outputs = tutorial
-    assert outputs["admin_bucket"] == "saxml-admin-a1b2c3"
-    assert outputs["gsa_email"] == "sax-iam-sa@proj.iam.gserviceaccount.com"
-    assert outputs["published_models"] == ["/sax/test/spmd"]
-    assert outputs["served_slice"] == {
-        "generation": "v5e",
-        "topology": "4x8",
-        "machine_type": "ct5lp-hightpu-4t",
-        "chips": 32,
-        "hosts": 8,
-        "chips_per_vm": 4,
-        "slices": 2,
-    }
-    address = outputs["http_endpoint"].removeprefix("http://")
-    curl = outputs["curl"]
-    header = f'curl --request POST --header "Content-type: application/json" -s {address}/'
-    assert curl["publish"] == header + f"publish --data '{json.dumps(TUTORIAL_BODY)}'"
-    assert curl["listcell"].startswith("curl --request GET ") and curl["listcell"].endswith(
-        """--data '{"model": "/sax/test/spmd"}'"""
-    )
-    assert (
-        curl["generate"]
-        == header + """generate --data '{"model": "/sax/test/spmd", "query": "How many days are in a week?"}'"""
-    )
-    assert curl["unpublish"] == header + """unpublish --data '{"model": "/sax/test/spmd"}'"""
 
 
 def test_sovereign_universe_names_every_identity_in_s3ns():
@@ -301,7 +272,7 @@ def test_extra_buckets_and_the_node_account_get_read_access_only():
         "serviceAccount:sax-iam-sa@proj.iam.gserviceaccount.com",
     ) in grants
     assert (
-        "saxml-admin-a1b2c3",
+        ADMIN_BUCKET,
         "roles/storage.objectViewer",
         "serviceAccount:tpu-nodes@proj.iam.gserviceaccount.com",
     ) in grants
@@ -423,21 +394,6 @@ def test_hosts_per_slice_and_chips_per_host_make_the_slice_the_pools_hold(overri
     assert (served["hosts"], served["chips_per_vm"], served["chips"]) == (job["parallelism"], per_host, chips)
 
 
-def test_the_plan_carries_the_cluster_its_pools_and_one_shape():
-    cluster = ClusterSpec(project="proj", location="us-central1-a")
-    for spec in (SaxmlSpec(), SaxmlSpec(**SINGLE_HOST), SaxmlSpec(**SINGLE_HOST, topology="2x4", replicas=3)):
-        plan = plan_saxml(spec, cluster)
-        pools = plan.cluster.pools_of(0)
-        assert {pool.shape for pool in pools} == {plan.shape}
-        assert plan.hosts * plan.chips_per_host == plan.shape.chips
-        assert sum(pool.node_count for pool in pools) == plan.slices * plan.hosts
-        assert plan.tensor_parallel_size == tensor_parallel_size(plan.shape)
-    assert [pool.name for pool in plan_saxml(SaxmlSpec(pool_name="sax-{n}"), cluster).cluster.pools] == [
-        "sax-1",
-        "sax-2",
-    ]
-
-
 def test_the_saxml_node_account_runs_the_nodes_unless_the_cluster_names_one():
     cluster = ClusterSpec(project="proj", location="us-central1-a")
     spec = SaxmlSpec(node_service_account=NODES_ACCOUNT)
@@ -458,12 +414,6 @@ def test_the_decision_layer_loads_no_provider_sdk():
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
-
-
-def test_schema_args_and_validated_spec_have_the_same_fields():
-    assert set(SaxmlStackArgs.__annotations__) - {"cluster"} == set(SaxmlSpec.model_fields)
-    assert set(PublishedModelArgs.__annotations__) == set(PublishedModelSpec.model_fields)
-    assert set(SaxmlImagesArgs.__annotations__) == set(ImagesSpec.model_fields)
 
 
 # -- the publisher's reconcile script ---------------------------------------------------------------
@@ -644,3 +594,31 @@ def test_reconcile_fails_when_the_server_refuses(saxml_server):
     env, state = saxml_server
     assert run(env, [{**TUTORIAL_BODY, "extra_inputs": {}}]) == 1  # 5 keys: the BaseHTTP server answers 400
     assert state["published"] == {}
+
+
+def test_outputs_are_the_tutorial_requests_ready_to_paste(tutorial):
+    _, outputs = tutorial
+    assert outputs["admin_bucket"] == ADMIN_BUCKET
+    assert outputs["gsa_email"] == "sax-iam-sa@proj.iam.gserviceaccount.com"
+    assert outputs["published_models"] == ["/sax/test/spmd"]
+    assert outputs["served_slice"] == {
+        "generation": "v5e",
+        "topology": "4x8",
+        "machine_type": "ct5lp-hightpu-4t",
+        "chips": 32,
+        "hosts": 8,
+        "chips_per_vm": 4,
+        "slices": 2,
+    }
+    address = outputs["http_endpoint"].removeprefix("http://")
+    curl = outputs["curl"]
+    header = f'curl --request POST --header "Content-type: application/json" -s {address}/'
+    assert curl["publish"] == header + f"publish --data '{json.dumps(TUTORIAL_BODY)}'"
+    assert curl["listcell"].startswith("curl --request GET ") and curl["listcell"].endswith(
+        """--data '{"model": "/sax/test/spmd"}'"""
+    )
+    assert (
+        curl["generate"]
+        == header + """generate --data '{"model": "/sax/test/spmd", "query": "How many days are in a week?"}'"""
+    )
+    assert curl["unpublish"] == header + """unpublish --data '{"model": "/sax/test/spmd"}'"""

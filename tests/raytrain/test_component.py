@@ -9,10 +9,9 @@ import sys
 import pytest
 from pulumi.provider.experimental.analyzer import Analyzer
 
-from tests.components.mocks import capture, project_roles, refused
+from tests.mocks import autonamed, capture, project_roles, refused
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.raytrain.args import RayTrainStackArgs
-from tpu_stacks.raytrain.component import RayTrainStack, checkpoint_path, job_submit, port_forward
+from tpu_stacks.raytrain.component import RayTrainStack
 from tpu_stacks.raytrain.plan import plan_raytrain
 from tpu_stacks.raytrain.spec import RayTrainSpec
 
@@ -100,7 +99,7 @@ def test_checkpoint_bucket_is_hardened_and_granted_to_the_ksa_only(mocks):
     assert bucket["forceDestroy"] is False  # kept on destroy unless asked
     grant = one(mocks, "gcp:storage/bucketIAMMember:BucketIAMMember", "rt-identity-bucket-0")
     assert grant["role"] == "roles/storage.objectUser"
-    assert grant["bucket"] == "rt-checkpoints-a1b2c3"
+    assert grant["bucket"] == autonamed("rt-checkpoints")
     assert grant["member"] == (
         "principal://iam.googleapis.com/projects/123456789012/locations/global/"
         "workloadIdentityPools/proj.svc.id.goog/subject/ns/raytrain/sa/raytrain"
@@ -169,7 +168,7 @@ def test_gcs_fuse_at_data_with_the_cache_volume_the_driver_uses(mocks):
         assert volumes["gke-gcsfuse-cache"]["emptyDir"]["sizeLimit"]
         fuse = volumes["gcs-fuse-csi-ephemeral"]["csi"]
         assert fuse["driver"] == "gcsfuse.csi.storage.gke.io"
-        assert fuse["volumeAttributes"]["bucketName"] == "rt-checkpoints-a1b2c3"
+        assert fuse["volumeAttributes"]["bucketName"] == autonamed("rt-checkpoints")
         options = fuse["volumeAttributes"]["mountOptions"].split(",")
         assert "implicit-dirs" in options and "uid=1000" in options
         assert volumes["dshm"]["emptyDir"]["medium"] == "Memory"
@@ -217,13 +216,6 @@ def test_workloads_carry_the_sizing_inputs_for_the_policy_pack(mocks):
         assert notes["tpu-stacks.dev/model"] == "meta-llama/Meta-Llama-3-8B"
         assert notes["tpu-stacks.dev/parallelism"] == "fsdp=4,tensor=4"
         assert notes["tpu-stacks.dev/context"] == "4096"
-
-
-def test_interactive_path_commands():
-    plan = plan_of()
-    assert port_forward(plan) == "kubectl port-forward -n raytrain svc/maxtext-tpu-cluster-head-svc 8265:8265"
-    assert job_submit(plan) == f"ray job submit --address http://localhost:8265 -- {plan.entrypoint()}"
-    assert checkpoint_path(plan, "bkt") == "gs://bkt/rayjob-8b-4096-tp4-4x4/checkpoints"
 
 
 def test_two_slices_are_two_pools_and_two_replicas():
@@ -367,16 +359,6 @@ def test_cluster_refusals_name_the_key_the_user_wrote(overrides, message):
     assert message in refused(lambda: RayTrainStack("bad", {k: v for k, v in args.items() if v is not None}))
 
 
-def test_plan_carries_the_cluster_it_declares():
-    plan = plan_of(slices=2, run_name="two-slices", spot=True)
-    cluster = plan.cluster
-    assert [pool.name for pool in plan.pools] == ["v6e-16-1", "v6e-16-2"] and plan.pool == plan.pools[0]
-    assert all(pool.spot and pool.node_count == 4 and pool.threads_per_core == 1 for pool in plan.pools)
-    assert (cluster.spec.addons.ray_operator, cluster.spec.addons.gcs_fuse) == (True, True)
-    assert (cluster.spec.system_pool.machine_type, cluster.spec.system_pool.nodes) == ("n1-standard-16", 1)
-    assert cluster.region == "us-east5"
-
-
 def test_a_system_pool_the_user_chose_is_kept():
     mocks = build(cluster={**TUTORIAL["cluster"], "system_pool": {"nodes": 2}})
     system = one(mocks, POOL, "rt-cluster-system")
@@ -392,12 +374,8 @@ def test_decisions_load_no_provider_sdk():
     assert result.stdout.strip() == "[]"
 
 
-def test_schema_args_and_validated_spec_have_the_same_fields():
-    assert set(RayTrainStackArgs.__annotations__) - {"cluster"} == set(RayTrainSpec.model_fields)
-
-
 def test_plugin_schema_lists_the_stack_with_its_outputs():
-    from tests.test_plugin_schema import entry_module
+    from tests.test_plugin import entry_module
 
     result = Analyzer("tpu-stacks").analyze(entry_module()["COMPONENTS"])
     stack = result["component_definitions"]["RayTrainStack"]

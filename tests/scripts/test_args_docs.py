@@ -9,7 +9,7 @@ from pulumi.provider.experimental.analyzer import Analyzer
 
 from scripts import args_docs
 
-COMPONENTS_DIR = Path(__file__).resolve().parents[1] / "components"
+COMPONENTS_DIR = Path(__file__).resolve().parents[2] / "components"
 
 
 def _normal(text: str | None) -> str | None:
@@ -63,8 +63,21 @@ def test_defaults_are_stated_in_the_config_spelling() -> None:
 
 def test_a_drifted_docstring_is_found(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     pair = next(p for p in args_docs.PAIRS if p.args_name == "ReplicaArgs")
+    want = args_docs.expected_doc(pair.spec().model_fields["max"])
+    assert want.endswith("Default: 2.")
     drifted = tmp_path / "args.py"
-    drifted.write_text(pair.args_path().read_text().replace('"""Default: 2."""', '"""Default: 3."""'))
+    drifted.write_text(pair.args_path().read_text().replace(want, want.replace("Default: 2.", "Default: 3.")))
     monkeypatch.setattr(args_docs.Pair, "args_path", lambda self: drifted)
-    assert args_docs.differences(pair) == [("max", "Default: 3.", "Default: 2.")]
+    assert args_docs.differences(pair) == [("max", want.replace("Default: 2.", "Default: 3."), want)]
     assert args_docs.rewrite(pair) and args_docs.differences(pair) == []  # the generator repairs it
+
+
+def test_every_spec_field_is_described() -> None:
+    """A field without a description reaches other languages' SDKs as a bare name."""
+    bare = [
+        f"{p.spec_name}.{name}"
+        for p in args_docs.PAIRS
+        for name, f in p.spec().model_fields.items()
+        if not f.description
+    ]
+    assert bare == []

@@ -5,7 +5,7 @@ import json
 import pulumi
 import pytest
 
-from tests.components.mocks import capture, refused
+from tests.mocks import autonamed, capture, refused
 from tpu_stacks.vllm.component import VllmStack
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
@@ -55,7 +55,7 @@ def test_bucket_is_hardened_and_granted_to_the_ksa_only(mocks):
     assert bucket["forceDestroy"] is False
     grant = one(mocks, "gcp:storage/bucketIAMMember:BucketIAMMember", "vllm-identity-bucket-0")
     assert grant["role"] == "roles/storage.objectUser"
-    assert grant["bucket"] == "vllm-weights-a1b2c3"
+    assert grant["bucket"] == autonamed("vllm-weights")
     assert grant["member"] == (
         "principal://iam.googleapis.com/projects/123456789012/locations/global/"
         "workloadIdentityPools/proj.svc.id.goog/subject/ns/vllm/sa/vllm"

@@ -1,0 +1,48 @@
+"""Pure decisions of a cluster: pools from slices, and the helpers workloads plan their cluster with."""
+
+import pytest
+
+from tpu_stacks.cluster.plan import plan_cluster, plan_workload_cluster, refuse_given_slices, require_addons
+from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
+from tpu_stacks.errors import UserError
+
+
+def spec(**fields) -> ClusterSpec:
+    return ClusterSpec(project="proj", location=fields.pop("location", "us-central1-b"), **fields)
+
+
+def test_pools_of_groups_the_pools_of_each_slice_spec():
+    decided = plan_cluster(
+        spec(slices=[SliceSpec(generation="v5e", topology="4x8", count=2), SliceSpec(generation="v6e", topology="2x4")])
+    )
+    assert [pool.name for pool in decided.pools_of(0)] == ["tpu-v5e-4x8-1", "tpu-v5e-4x8-2"]
+    assert [pool.name for pool in decided.pools_of(1)] == ["tpu-v6e-2x4"]
+    assert decided.pools_of(2) == ()
+
+
+@pytest.mark.parametrize(
+    ("location", "region"),
+    [("us-central1-b", "us-central1"), ("us-central1", "us-central1"), ("u-france-east1-a", "u-france-east1")],
+)
+def test_the_cluster_region(location, region):
+    assert plan_cluster(spec(location=location)).region == region
+
+
+def test_a_workload_slice_error_is_keyed_as_the_workload_spells_it():
+    workload_slice = SliceSpec(generation="v6e", topology="2x4", spot=True, reservation="r1")
+    with pytest.raises(UserError, match=r"^jetstream\.spot: True cannot consume a reservation"):
+        plan_workload_cluster(spec(), workload_slice, {"spot": "jetstream.spot"}, "jetstream.model")
+    with pytest.raises(UserError, match=r"^cluster\.slices\[0\]\.spot: True"):  # unmapped keys stay as they are
+        plan_workload_cluster(spec(), workload_slice, {}, "jetstream.model")
+
+
+def test_given_slices_are_refused_where_a_workload_derives_them():
+    with pytest.raises(UserError, match=r"^cluster\.slices: '1 slice\(s\)' are derived from saxml\.model"):
+        refuse_given_slices(spec(slices=[SliceSpec(generation="v6e", topology="2x4")]), "saxml.model")
+    refuse_given_slices(spec(), "saxml.model")  # none given: nothing to refuse
+
+
+def test_required_addons_are_turned_on_unless_the_user_turned_them_off():
+    assert require_addons(spec(), "RayTrainStack", "ray_operator").addons.ray_operator is True
+    with pytest.raises(UserError, match=r"^cluster\.addons\.rayOperator: False is required by RayTrainStack"):
+        require_addons(spec(addons={"rayOperator": False}), "RayTrainStack", "ray_operator")

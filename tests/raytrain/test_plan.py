@@ -1,0 +1,44 @@
+"""Pure decisions of the raytrain workload: the plan, with no resources and no mocks."""
+
+from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.raytrain.args import RayTrainStackArgs
+from tpu_stacks.raytrain.component import checkpoint_path, job_submit, port_forward
+from tpu_stacks.raytrain.plan import plan_raytrain
+from tpu_stacks.raytrain.spec import RayTrainSpec
+
+TUTORIAL = {
+    "cluster": {"project": "proj", "location": "us-east5-b", "release_channel": "RAPID"},
+    "model": "llama3-8b",
+    "tpu_generation": "v6e",
+    "topology": "4x4",
+    "parallelism": {"fsdp": 4, "tensor": 4},
+    "run_name": "rayjob-8b-4096-tp4-4x4",
+}
+# The tutorial's `ray job submit` arguments after the script (shared/seeds/004).
+
+
+def plan_of(**overrides):
+    args = {**TUTORIAL, **overrides}
+    section = {k: v for k, v in args.items() if k != "cluster" and v is not None}
+    return plan_raytrain(RayTrainSpec.model_validate(section), ClusterSpec.model_validate(args["cluster"]))
+
+
+def test_interactive_path_commands():
+    plan = plan_of()
+    assert port_forward(plan) == "kubectl port-forward -n raytrain svc/maxtext-tpu-cluster-head-svc 8265:8265"
+    assert job_submit(plan) == f"ray job submit --address http://localhost:8265 -- {plan.entrypoint()}"
+    assert checkpoint_path(plan, "bkt") == "gs://bkt/rayjob-8b-4096-tp4-4x4/checkpoints"
+
+
+def test_plan_carries_the_cluster_it_declares():
+    plan = plan_of(slices=2, run_name="two-slices", spot=True)
+    cluster = plan.cluster
+    assert [pool.name for pool in plan.pools] == ["v6e-16-1", "v6e-16-2"] and plan.pool == plan.pools[0]
+    assert all(pool.spot and pool.node_count == 4 and pool.threads_per_core == 1 for pool in plan.pools)
+    assert (cluster.spec.addons.ray_operator, cluster.spec.addons.gcs_fuse) == (True, True)
+    assert (cluster.spec.system_pool.machine_type, cluster.spec.system_pool.nodes) == ("n1-standard-16", 1)
+    assert cluster.region == "us-east5"
+
+
+def test_schema_args_and_validated_spec_have_the_same_fields():
+    assert set(RayTrainStackArgs.__annotations__) - {"cluster"} == set(RayTrainSpec.model_fields)

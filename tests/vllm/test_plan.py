@@ -1,0 +1,65 @@
+"""Pure decisions of the vLLM workload: the slice, the cluster that holds it and the engine's flags,
+decided once by `plan_vllm` with no resources and no mocks."""
+
+import pytest
+
+from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.errors import UserError
+from tpu_stacks.sizing import tensor_parallel_size
+from tpu_stacks.vllm.plan import POOL, plan_vllm
+from tpu_stacks.vllm.spec import VllmSpec
+
+CLUSTER = ClusterSpec(project="proj", location="us-central1-b")
+
+
+def plan(cluster: ClusterSpec = CLUSTER, **spec):
+    return plan_vllm(
+        VllmSpec(model="meta-llama/Llama-3.1-70B", **spec), cluster, hf_token_given=True, api_key_given=False
+    )
+
+
+def test_the_tutorial_slice_and_its_one_pool_are_decided_together():
+    decided = plan()
+    shape = decided.shape
+    assert (shape.generation, shape.topology, shape.machine_type) == ("v6e", "2x4", "ct6e-standard-8t")
+    (pool,) = decided.cluster.pools  # the cluster holds exactly the slice the model was sized for
+    assert pool is decided.pool and pool.name == POOL and pool.shape == shape
+    assert (pool.autoscaling_min, pool.autoscaling_max) == (1, 2)  # one TPU VM per replica
+    assert decided.tensor_parallel_size == tensor_parallel_size(shape) == 8
+    assert "--tensor-parallel-size=8" in decided.engine_args()
+    assert decided.cluster.spec.addons.gcs_fuse and decided.cluster.spec.addons.managed_prometheus
+
+
+def test_replicas_bound_the_pool_and_capacity_follows_the_section():
+    decided = plan(replicas={"min": 2, "max": 4}, spot=True)
+    assert (decided.pool.autoscaling_min, decided.pool.autoscaling_max) == (2, 4)
+    assert decided.pool.spot and decided.pool.node_selector()["cloud.google.com/gke-spot"] == "true"
+
+
+def test_the_sovereign_region_stays_whole():
+    """u-france-east1 has three dash-separated parts and is still a region (it once became U-FRANCE)."""
+    sovereign = ClusterSpec(project="proj", location="u-france-east1-a", universe="s3ns")
+    assert plan(sovereign).cluster.region == "u-france-east1"
+
+
+@pytest.mark.parametrize(
+    ("cluster", "spec", "message"),
+    [
+        (CLUSTER, {"reservation": "Bad_Res"}, "vllm.reservation: 'Bad_Res' is not a reservation name"),
+        (CLUSTER, {"spot": True, "reservation": "r1"}, "vllm.spot: True cannot consume a reservation"),
+        (
+            CLUSTER.model_copy(update={"slices": [{"generation": "v6e", "topology": "2x4"}]}),
+            {},
+            "cluster.slices: '1 slice(s)' are derived from vllm.model",
+        ),
+        (
+            ClusterSpec(project="proj", location="us-central1-b", addons={"gcsFuse": False}),
+            {},
+            "cluster.addons.gcsFuse: False is required by VllmStack",
+        ),
+    ],
+)
+def test_refusals_name_the_key_the_user_wrote(cluster, spec, message):
+    with pytest.raises(UserError) as refused:
+        plan(cluster, **spec)
+    assert str(refused.value).startswith(message)
