@@ -18,17 +18,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
-from tpu_stacks.cluster.component import TpuCluster
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.gcp.identity import WorkloadIdentity
-from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.jetstream.args import JetStreamSlice, JetStreamStackArgs
 from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
 from tpu_stacks.jetstream.plan import JetStreamPlan, plan_jetstream
 from tpu_stacks.jetstream.pod import pod_template
 from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, JetStreamSpec
-from tpu_stacks.k8s.namespace import namespace_dependencies
 from tpu_stacks.validation import parse, parse_section
+from tpu_stacks.workload import declare_foundation
 
 TYPE = "tpu-stacks:index:JetStreamStack"
 APP = "jetstream-pytorch-server"  # Deployment name and app label, as the tutorial
@@ -62,34 +59,21 @@ class JetStreamStack(pulumi.ComponentResource):
         )  # every refusal happens here, before the first resource
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
-        spec, cluster_spec = plan.spec, plan.cluster.spec
-        cluster = TpuCluster.from_plan(f"{name}-cluster", plan.cluster, opts=pulumi.ResourceOptions(parent=self))
-        pool = plan.pool
-        depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
-        ns_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends)
-        bucket = hardened_bucket(
-            f"{name}-checkpoints",
-            project=cluster_spec.project,
-            location=plan.cluster.region,
+        spec = plan.spec
+        base = declare_foundation(
+            self,
+            name,
+            plan.cluster,
+            bucket_suffix="checkpoints",
             purpose="jetstream-checkpoints",
             force_destroy=spec.force_destroy_bucket,
-            parent=self,
+            namespace=spec.namespace,
+            ksa_name=spec.ksa_name,
+            gsa_name=spec.gsa_name,
         )
-        identity = WorkloadIdentity(
-            f"{name}-identity",
-            {
-                "project": cluster_spec.project,
-                "ksa_name": spec.ksa_name,
-                "namespace": spec.namespace,
-                "mode": "service-account",
-                "gsa_name": spec.gsa_name,
-                "universe": cluster_spec.universe,
-                "bucket_grants": [{"bucket": bucket.name}],
-            },
-            opts=pulumi.ResourceOptions(
-                parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]
-            ),
-        )
+        cluster, bucket, identity, depends = base.cluster, base.bucket, base.identity, base.namespace_ready
+        pool = plan.pool
+        ns_opts = base.kubernetes_options(self)
         secret = self._secret(name, args, plan, ns_opts)
         ready: list[pulumi.Resource] = [*depends, identity, *([secret] if secret else [])]
         job = None

@@ -15,17 +15,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
-from tpu_stacks.cluster.component import TpuCluster
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.gcp.identity import WorkloadIdentity
-from tpu_stacks.gcp.storage import hardened_bucket
-from tpu_stacks.k8s.namespace import namespace_dependencies
 from tpu_stacks.raytrain.args import RayTrainStackArgs, TrainingSlice
 from tpu_stacks.raytrain.image import declare_image
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
 from tpu_stacks.raytrain.pods import head_template, worker_template
 from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_VERSION, RayTrainSpec
 from tpu_stacks.validation import parse, parse_section
+from tpu_stacks.workload import declare_foundation
 
 TYPE = "tpu-stacks:index:RayTrainStack"
 WORKER_GROUP = "tpu-group"  # the tutorial's group name
@@ -61,29 +58,17 @@ class RayTrainStack(pulumi.ComponentResource):
         self._plan = plan
         cluster_spec = plan.cluster.spec
         spec, project, region = plan.spec, cluster_spec.project, plan.cluster.region
-        cluster = TpuCluster.from_plan(f"{name}-cluster", plan.cluster, opts=pulumi.ResourceOptions(parent=self))
-        depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
-        bucket = hardened_bucket(
-            f"{name}-checkpoints",
-            project=project,
-            location=region,
+        base = declare_foundation(
+            self,
+            name,
+            plan.cluster,
+            bucket_suffix="checkpoints",
             purpose="checkpoints",
             force_destroy=spec.force_destroy_bucket,
-            parent=self,
+            namespace=spec.namespace,
+            ksa_name=spec.ksa_name,
         )
-        identity = WorkloadIdentity(
-            f"{name}-identity",
-            {
-                "project": project,
-                "ksa_name": spec.ksa_name,
-                "namespace": spec.namespace,
-                "universe": cluster_spec.universe,
-                "bucket_grants": [{"bucket": bucket.name}],
-            },
-            opts=pulumi.ResourceOptions(
-                parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]
-            ),
-        )
+        cluster, bucket, identity, depends = base.cluster, base.bucket, base.identity, base.namespace_ready
         image, build_command = declare_image(
             spec.image, name, project, region, plan.cluster.universe, self, cluster.known_node_service_account
         )

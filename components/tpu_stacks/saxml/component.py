@@ -17,12 +17,8 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.cluster.component import TpuCluster
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.gcp.identity import WorkloadIdentity
-from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.k8s.jobset import install_jobset_controller
-from tpu_stacks.k8s.namespace import namespace_dependencies
 from tpu_stacks.saxml.args import SaxmlCurl, SaxmlSlice, SaxmlStackArgs
 from tpu_stacks.saxml.jobset import model_server_set
 from tpu_stacks.saxml.plan import SaxmlPlan, plan_saxml
@@ -30,9 +26,9 @@ from tpu_stacks.saxml.publisher import curl_commands, publisher_job, script_conf
 from tpu_stacks.saxml.servers import SERVICE_NAME, admin_server, http_server, http_service
 from tpu_stacks.saxml.spec import HTTP_PORT, SaxmlSpec
 from tpu_stacks.validation import parse, parse_section
+from tpu_stacks.workload import READ_ROLE, declare_foundation
 
 TYPE = "tpu-stacks:index:SaxmlStack"
-READ_ROLE = "roles/storage.objectViewer"
 
 
 class SaxmlStack(pulumi.ComponentResource):
@@ -56,20 +52,23 @@ class SaxmlStack(pulumi.ComponentResource):
         )  # every refusal happens here, before the first resource
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
-        spec, cluster_spec = plan.spec, plan.cluster.spec
-        cluster = TpuCluster.from_plan(f"{name}-cluster", plan.cluster, opts=pulumi.ResourceOptions(parent=self))
-        provider = cluster.provider
-        ready = namespace_dependencies(name, spec.namespace, self, provider)
-        bucket = hardened_bucket(
-            f"{name}-admin",
-            project=cluster_spec.project,
-            location=plan.cluster.region,
+        spec = plan.spec
+        base = declare_foundation(
+            self,
+            name,
+            plan.cluster,
+            bucket_suffix="admin",
             purpose="saxml-admin",
             force_destroy=spec.force_destroy_bucket,
-            parent=self,
+            namespace=spec.namespace,
+            ksa_name=spec.ksa_name,
+            gsa_name=spec.gsa_name,
+            read_buckets=spec.checkpoint_buckets,
         )
-        nodes = cluster.known_node_service_account if plan.host_network else None
-        identity = self._identity(name, plan, bucket, provider, [*ready, *cluster.pool_ready], nodes)
+        cluster, bucket, identity = base.cluster, base.bucket, base.identity
+        provider, ready = cluster.provider, list(base.namespace_ready)
+        if plan.host_network and cluster.known_node_service_account is not None:
+            self._node_read(name, bucket, cluster.known_node_service_account)
         ready.append(identity)
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=ready)
         sax_root = pulumi.Output.concat("gs://", bucket.name, "/sax-root")
@@ -133,43 +132,17 @@ class SaxmlStack(pulumi.ComponentResource):
     def plan(self) -> SaxmlPlan:
         return self._plan
 
-    def _identity(
-        self,
-        name: str,
-        plan: SaxmlPlan,
-        bucket: gcp.storage.Bucket,
-        provider: pulumi.ProviderResource,
-        ready: list[pulumi.Resource],
-        nodes: Optional[pulumi.Input[str]],
-    ) -> WorkloadIdentity:
-        """The tutorial's sax-iam-sa, with object access on the admin bucket only (not project-wide storage.admin)."""
-        spec, cluster_spec = plan.spec, plan.cluster.spec
-        grants: list[dict[str, Any]] = [{"bucket": bucket.name}]
-        grants += [{"bucket": other, "role": READ_ROLE} for other in spec.checkpoint_buckets]
-        if nodes is not None:
-            # Host-network pods cannot use Workload Identity: their GCS calls carry the node's identity,
-            # which may read this bucket and nothing else of it.
-            gcp.storage.BucketIAMMember(
-                f"{name}-node-read",
-                gcp.storage.BucketIAMMemberArgs(
-                    bucket=bucket.name,
-                    role=READ_ROLE,
-                    member=pulumi.Output.from_input(nodes).apply(lambda e: f"serviceAccount:{e}"),
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-        return WorkloadIdentity(
-            f"{name}-identity",
-            {
-                "project": cluster_spec.project,
-                "ksa_name": spec.ksa_name,
-                "namespace": spec.namespace,
-                "mode": "service-account",
-                "gsa_name": spec.gsa_name,
-                "universe": cluster_spec.universe,
-                "bucket_grants": grants,
-            },  # type: ignore[typeddict-item]
-            opts=pulumi.ResourceOptions(parent=self, providers=[provider], depends_on=list(ready)),
+    def _node_read(self, name: str, bucket: gcp.storage.Bucket, nodes: pulumi.Input[str]) -> None:
+        """Host-network pods cannot use Workload Identity: their GCS calls carry the node's identity,
+        which may read the admin bucket and nothing else of it."""
+        gcp.storage.BucketIAMMember(
+            f"{name}-node-read",
+            gcp.storage.BucketIAMMemberArgs(
+                bucket=bucket.name,
+                role=READ_ROLE,
+                member=pulumi.Output.from_input(nodes).apply(lambda e: f"serviceAccount:{e}"),
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
         )
 
     @staticmethod

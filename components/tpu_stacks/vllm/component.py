@@ -14,18 +14,15 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.cluster.component import TpuCluster
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
-from tpu_stacks.gcp.identity import WorkloadIdentity
-from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
-from tpu_stacks.k8s.namespace import namespace_dependencies
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.vllm.args import ServedSlice, VllmStackArgs
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
 from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
 from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmSpec
+from tpu_stacks.workload import declare_foundation
 
 TYPE = "tpu-stacks:index:VllmStack"
 APP = "vllm-tpu"
@@ -101,31 +98,19 @@ class VllmStack(pulumi.ComponentResource):
         self._plan = plan
         cluster_spec = plan.cluster.spec
         spec, project, region = plan.spec, cluster_spec.project, plan.cluster.region
-        cluster = TpuCluster.from_plan(f"{name}-cluster", plan.cluster, opts=pulumi.ResourceOptions(parent=self))
-        pool = plan.pool
-        depends = namespace_dependencies(name, spec.namespace, self, cluster.provider)
-        ns_opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends)
-        bucket = hardened_bucket(
-            f"{name}-weights",
-            project=project,
-            location=region,
+        base = declare_foundation(
+            self,
+            name,
+            plan.cluster,
+            bucket_suffix="weights",
             purpose="model-weights",
             force_destroy=spec.force_destroy_bucket,
-            parent=self,
+            namespace=spec.namespace,
+            ksa_name=spec.ksa_name,
         )
-        identity = WorkloadIdentity(
-            f"{name}-identity",
-            {
-                "project": project,
-                "ksa_name": spec.ksa_name,
-                "namespace": spec.namespace,
-                "universe": cluster_spec.universe,
-                "bucket_grants": [{"bucket": bucket.name}],
-            },
-            opts=pulumi.ResourceOptions(
-                parent=self, providers=[cluster.provider], depends_on=[*depends, *cluster.pool_ready]
-            ),
-        )
+        cluster, bucket, identity, depends = base.cluster, base.bucket, base.identity, base.namespace_ready
+        pool = plan.pool
+        ns_opts = base.kubernetes_options(self)
         secret_name = self._secret(name, args, plan, ns_opts)
         image = _image(plan, project, region, self, cluster.known_node_service_account)
         labels = {"app": APP}
