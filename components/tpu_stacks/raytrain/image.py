@@ -17,6 +17,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.gcp.universe import Universe
 from tpu_stacks.raytrain.spec import (
     MAXTEXT_REPOSITORY,
@@ -65,9 +66,10 @@ def declare_image(
         return pulumi.Output.from_input(image.reference or ""), pulumi.Output.from_input(
             "prebuilt image: nothing to build"
         )
-    child = pulumi.ResourceOptions(parent=parent)
-    repository = gcp.artifactregistry.Repository(
-        f"{name}-registry",
+    # The nodes pull the image as the cluster's node service account: it may read this repository only.
+    # (An existing cluster whose node account is not given: grant it yourself, docs/raytrain.md.)
+    repository = docker_repository(
+        name,
         gcp.artifactregistry.RepositoryArgs(
             repository_id=image.repository,
             project=project,
@@ -78,33 +80,10 @@ def declare_image(
             docker_config=gcp.artifactregistry.RepositoryDockerConfigArgs(immutable_tags=True),
             labels={"managed-by": "tpu-stacks"},
         ),
-        opts=child,
+        nodes_account,
+        parent,
     )
-    # The nodes pull the image as the cluster's node service account: it may read this repository only.
-    # (An existing cluster whose node account is not given: grant it yourself, docs/raytrain.md.)
-    if nodes_account is not None:
-        gcp.artifactregistry.RepositoryIamMember(
-            f"{name}-registry-nodes-pull",
-            gcp.artifactregistry.RepositoryIamMemberArgs(
-                project=project,
-                location=region,
-                repository=repository.repository_id,
-                role="roles/artifactregistry.reader",
-                member=pulumi.Output.from_input(nodes_account).apply(lambda email: f"serviceAccount:{email}"),
-            ),
-            opts=child,
-        )
-    reference = pulumi.Output.concat(
-        region,
-        "-docker.pkg.dev/",
-        project,
-        "/",
-        repository.repository_id,
-        "/",
-        image.name,
-        ":",
-        image.tag or default_tag(),
-    )
+    reference = image_reference(region, project, repository, f"{image.name}:{image.tag or default_tag()}")
     if image.build == "trigger":
         return reference, _trigger(image, name, project, region, universe, repository, reference, parent)
     return reference, reference.apply(lambda ref: submit_command(ref, project, region))

@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
+from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.vllm.args import ServedSlice, VllmStackArgs
@@ -38,8 +39,8 @@ def _image(
     if registry.mode == "none":
         return plan.spec.image
     remote = registry.mode == "remote"
-    repository = gcp.artifactregistry.Repository(
-        f"{parent._name}-registry",
+    repository = docker_repository(
+        parent._name,
         gcp.artifactregistry.RepositoryArgs(
             repository_id=registry.repository,
             project=project,
@@ -56,22 +57,11 @@ def _image(
             if remote
             else None,
         ),
-        opts=pulumi.ResourceOptions(parent=parent),
+        nodes_account,
+        parent,
     )
-    if nodes_account is not None:
-        gcp.artifactregistry.RepositoryIamMember(
-            f"{parent._name}-registry-nodes-pull",
-            gcp.artifactregistry.RepositoryIamMemberArgs(
-                project=project,
-                location=region,
-                repository=repository.repository_id,
-                role="roles/artifactregistry.reader",
-                member=pulumi.Output.from_input(nodes_account).apply(lambda email: f"serviceAccount:{email}"),
-            ),
-            opts=pulumi.ResourceOptions(parent=parent),
-        )
     path = plan.spec.image.removeprefix("docker.io/") if remote else registry.image
-    return pulumi.Output.concat(region, "-docker.pkg.dev/", project, "/", repository.repository_id, "/", path or "")
+    return image_reference(region, project, repository, path or "")
 
 
 class VllmStack(pulumi.ComponentResource):

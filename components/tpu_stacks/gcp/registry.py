@@ -1,0 +1,44 @@
+"""Artifact Registry for workload images: the repository, the nodes' right to pull from it, the path.
+
+The nodes pull images as the cluster's node service account, so that account (and no other) gets
+`roles/artifactregistry.reader` on this repository alone. An existing cluster whose node account is
+not known gets no grant: the docs say to grant it by hand.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+PULL_ROLE = "roles/artifactregistry.reader"
+
+
+def docker_repository(
+    name: str,
+    args: gcp.artifactregistry.RepositoryArgs,
+    nodes_account: pulumi.Input[str] | None,
+    parent: pulumi.Resource,
+) -> gcp.artifactregistry.Repository:
+    """Declare the repository `{name}-registry`, readable by the nodes."""
+    child = pulumi.ResourceOptions(parent=parent)
+    repository = gcp.artifactregistry.Repository(f"{name}-registry", args, opts=child)
+    if nodes_account is not None:
+        gcp.artifactregistry.RepositoryIamMember(
+            f"{name}-registry-nodes-pull",
+            gcp.artifactregistry.RepositoryIamMemberArgs(
+                project=args.project,
+                location=args.location,
+                repository=repository.repository_id,
+                role=PULL_ROLE,
+                member=pulumi.Output.from_input(nodes_account).apply(lambda email: f"serviceAccount:{email}"),
+            ),
+            opts=child,
+        )
+    return repository
+
+
+def image_reference(
+    region: str, project: str, repository: gcp.artifactregistry.Repository, path: str
+) -> pulumi.Output[str]:
+    """`REGION-docker.pkg.dev/PROJECT/REPOSITORY/PATH` (PATH is `name:tag` or a Docker Hub path)."""
+    return pulumi.Output.concat(region, "-docker.pkg.dev/", project, "/", repository.repository_id, "/", path)
