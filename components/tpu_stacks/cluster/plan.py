@@ -12,6 +12,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.tpu import (
     FLEX_START_LABEL,
     MULTI_HOST_MAX_PODS_PER_NODE,
@@ -28,6 +29,7 @@ from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.gcp.universe import Universe, universe
 from tpu_stacks.names import GKE_NAME, RESOURCE_NAME, SERVICE_ACCOUNT_EMAIL, is_region, is_zone, region_of
+from tpu_stacks.sizing import Candidate, tensor_parallel_size
 
 
 class PoolPlan(BaseModel):
@@ -446,3 +448,35 @@ def plan_workload_cluster(
         return plan_cluster(spec.model_copy(update={"slices": [workload_slice]}))
     except UserError as error:
         raise error.rekeyed({f"cluster.slices[0].{field}": key for field, key in keys.items()}) from None
+
+
+class WorkloadPlan(BaseModel):
+    """What every workload's plan carries: the model's verdict on the sized slice and the cluster that
+    holds it. Shape, pools and tensor parallelism are read from these two, never derived again."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: ResolvedModel
+    verdict: Candidate
+    """The sized slice and the memory the model needs on it."""
+    cluster: ClusterPlan
+    """The cluster with the workload's own slice (slice spec 0)."""
+
+    @property
+    def shape(self) -> SliceShape:
+        return self.verdict.shape
+
+    @property
+    def pools(self) -> tuple[PoolPlan, ...]:
+        """The workload's node pools (one per multi-host slice), all of the same shape and capacity."""
+        return self.cluster.pools_of(0)
+
+    @property
+    def pool(self) -> PoolPlan:
+        """The pool the workload's pods select (the first; the others are identical)."""
+        return self.pools[0]
+
+    @property
+    def tensor_parallel_size(self) -> int:
+        """Serving engines shard the model over every JAX device of the slice (the project's one rule)."""
+        return tensor_parallel_size(self.shape)

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, all_slice_shapes, generation, parse_topology, slice_shape
 from tpu_stacks.cluster.plan import (
     ClusterPlan,
-    PoolPlan,
+    WorkloadPlan,
     plan_workload_cluster,
     refuse_given_slices,
     require_addons,
@@ -53,34 +53,15 @@ SLICE_KEYS = {
 """The derived slice's fields, as the user spells them in the jetstream section."""
 
 
-class JetStreamPlan(BaseModel):
-    """Everything decided for one JetStream deployment."""
-
-    model_config = ConfigDict(frozen=True)
+class JetStreamPlan(WorkloadPlan):
+    """Everything decided for one JetStream deployment: one TPU pool, one node per server replica (the
+    converter, on Standard, runs on the same pool's CPUs)."""
 
     spec: JetStreamSpec
-    model: ResolvedModel
     names: JetStreamModel
     request: ServingRequest
-    verdict: Candidate
     server_image: str
     http_image: str
-    cluster: ClusterPlan
-    """The cluster with the one TPU pool the servers (and, on Standard, the converter) run on."""
-
-    @property
-    def shape(self) -> SliceShape:
-        return self.verdict.shape
-
-    @property
-    def tensor_parallel_size(self) -> int:
-        """The engine shards the model over every JAX device of the slice (the project's one rule)."""
-        return tensor_parallel_size(self.shape)
-
-    @property
-    def pool(self) -> PoolPlan:
-        """The one node pool: the sized slice, one node per server replica."""
-        return self.cluster.pools_of(0)[0]
 
     @property
     def converter_flow(self) -> bool:

@@ -14,11 +14,9 @@ import math
 import re
 import shlex
 
-from pydantic import BaseModel, ConfigDict
-
-from tpu_stacks.catalog.models import ResolvedModel, lookup_model
+from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, generation
-from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan, plan_workload_cluster, require_addons
+from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import MOVING_TAGS, image_problem
@@ -63,34 +61,15 @@ SLICE_KEYS = {
 """The derived slice's fields, as the user spells them in the raytrain section."""
 
 
-class RayTrainPlan(BaseModel):
-    """Everything decided for one training stack."""
-
-    model_config = ConfigDict(frozen=True)
+class RayTrainPlan(WorkloadPlan):
+    """Everything decided for one training stack: one node pool per slice of the run, the Ray operator
+    and GCS FUSE."""
 
     spec: RayTrainSpec
-    model: ResolvedModel
     request: TrainingRequest
-    verdict: Candidate
     accelerator_type: str
     parallelism: dict[str, int]
     run_name: str
-    cluster: ClusterPlan
-    """The cluster with one node pool per slice of this run, the Ray operator and GCS FUSE."""
-
-    @property
-    def shape(self) -> SliceShape:
-        return self.verdict.shape
-
-    @property
-    def pools(self) -> tuple[PoolPlan, ...]:
-        """The node pools of the run's slices (one per multi-host slice)."""
-        return self.cluster.pools_of(0)
-
-    @property
-    def pool(self) -> PoolPlan:
-        """The pool the worker template selects: every slice's pool has the same shape and capacity."""
-        return self.pools[0]
 
     @property
     def hosts(self) -> int:

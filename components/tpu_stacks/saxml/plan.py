@@ -17,14 +17,14 @@ from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, generation, gke_version
-from tpu_stacks.cluster.plan import ClusterPlan, plan_workload_cluster
+from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import BUCKET_NAME, GCS_PATH, K8S_NAME, SERVICE_ACCOUNT_EMAIL, SERVICE_ACCOUNT_ID
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
-from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge, tensor_parallel_size
+from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
 
 # --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, §2.2).
 PLATFORM_CHIPS = {"v5e": "tpuv5e"}
@@ -61,24 +61,15 @@ class PublishedModel(BaseModel):
         }
 
 
-class SaxmlPlan(BaseModel):
-    """Everything decided for one Saxml deployment."""
-
-    model_config = ConfigDict(frozen=True)
+class SaxmlPlan(WorkloadPlan):
+    """Everything decided for one Saxml deployment: `replicas` slices of the sized shape (one node pool per
+    multi-host slice)."""
 
     spec: SaxmlSpec
-    model: ResolvedModel
     request: ServingRequest
-    verdict: Candidate
     platform_chip: str
     host_network: bool
     models: tuple[PublishedModel, ...]
-    cluster: ClusterPlan
-    """The cluster with `replicas` slices of the sized shape (one node pool per multi-host slice)."""
-
-    @property
-    def shape(self) -> SliceShape:
-        return self.verdict.shape
 
     @property
     def slices(self) -> int:
@@ -88,7 +79,7 @@ class SaxmlPlan(BaseModel):
     def pool_shape(self) -> SliceShape:
         """The shape the model servers' pools are declared with (one slice spec: all pools share it).
         Hosts per slice and chips per host both read it, so they cannot disagree with the pools."""
-        return self.cluster.pools_of(0)[0].shape
+        return self.pool.shape
 
     @property
     def hosts(self) -> int:
@@ -99,11 +90,6 @@ class SaxmlPlan(BaseModel):
     def chips_per_host(self) -> int:
         """Each model server pod's `google.com/tpu`: every chip of its VM."""
         return self.pool_shape.chips_per_vm
-
-    @property
-    def tensor_parallel_size(self) -> int:
-        """Saxml shards the model over the slice's whole ICI mesh."""
-        return tensor_parallel_size(self.shape)
 
     def model_server_args(self) -> list[str]:
         return [

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict
-
-from tpu_stacks.catalog.models import ResolvedModel, lookup_model
+from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
-from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan, plan_workload_cluster, require_addons
+from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
-from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, file_cache_gib, tensor_parallel_size
+from tpu_stacks.sizing import ServingRequest, choose_slice, file_cache_gib, tensor_parallel_size
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
 POOL = "vllm-pool"
@@ -24,36 +22,17 @@ SLICE_KEYS = {"spot": "vllm.spot", "reservation": "vllm.reservation", "autoscali
 """The derived slice's fields, as the user spells them in the vllm section."""
 
 
-class VllmPlan(BaseModel):
-    """Everything decided for one vLLM deployment."""
-
-    model_config = ConfigDict(frozen=True)
+class VllmPlan(WorkloadPlan):
+    """Everything decided for one vLLM deployment (one single-host slice; the pool scales with the HPA)."""
 
     spec: VllmSpec
-    model: ResolvedModel
     request: ServingRequest
-    verdict: Candidate
     cache_gib: int
-    cluster: ClusterPlan
-    """The cluster with the one slice this model needs (the pool scales with the HPA)."""
-
-    @property
-    def shape(self) -> SliceShape:
-        return self.verdict.shape
-
-    @property
-    def pool(self) -> PoolPlan:
-        """The one node pool the servers run on."""
-        return self.cluster.pools_of(0)[0]
 
     @property
     def autoscales(self) -> bool:
         """An HPA (and the metrics adapter it needs) only when the replica count may change."""
         return self.spec.replicas.min < self.spec.replicas.max
-
-    @property
-    def tensor_parallel_size(self) -> int:
-        return tensor_parallel_size(self.shape)
 
     @property
     def compile_cache_prefix(self) -> str:
