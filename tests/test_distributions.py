@@ -1,0 +1,36 @@
+"""Two distributions: the component library users install (runtime dependencies, compatible ranges)
+and the offline planner (exact pins: it drives SDK internals). Measured in a fresh virtualenv for the
+redesign; these checks keep the declarations honest on every run."""
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _dependencies(pyproject: Path) -> dict[str, str]:
+    declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    return {re.split(r"[<>=!~ ]", spec, maxsplit=1)[0].lower(): spec for spec in declared}
+
+
+def test_the_library_needs_only_what_its_components_run_with():
+    deps = _dependencies(ROOT / "components" / "pyproject.toml")
+    assert set(deps) == {"pulumi", "pulumi-gcp", "pulumi-kubernetes", "pydantic"}
+    for spec in deps.values():  # a library promises ranges, never one exact version
+        assert "==" not in spec and "<" in spec and ">=" in spec, spec
+
+
+def test_the_planner_pins_every_sdk_it_drives_exactly():
+    deps = _dependencies(ROOT / "tools" / "preview" / "pyproject.toml")
+    assert deps.pop("tpu-stacks").startswith("tpu-stacks>=")
+    assert {"pulumi", "pulumi-policy", "pulumi-gcp", "pulumi-kubernetes", "jsonschema"} <= set(deps)
+    assert all("==" in spec for spec in deps.values()), deps
+
+
+def test_the_repo_environment_takes_its_pins_from_the_planner_only():
+    """One source of truth for versions: requirements.txt installs both packages, pins only test tools."""
+    lines = [line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
+    pins = [line for line in lines if "==" in line]
+    assert "-e ./components" in lines and "-e ./tools/preview" in lines
+    assert {pin.split("==")[0] for pin in pins} <= {"pytest", "ruff"}
