@@ -12,10 +12,10 @@ import yaml
 
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.manifests import render_manifests
-from tpu_stacks_preview.schema import validate_objects
+from tpu_stacks_preview.schema import VENDORED_CRDS, validate_objects
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED_CRDS = ROOT.parent / "shared" / "crds"
+CRDS = VENDORED_CRDS  # the schemas the planner ships
 PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 POOL = "gcp:container/nodePool:NodePool"
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
@@ -186,12 +186,10 @@ def test_stack_outputs(saxml_up):
 
 @pytest.mark.parametrize("stack", ["saxml", "saxml-s3ns"])
 def test_every_object_passes_strict_schemas_and_the_jobset_its_crd(stack):
-    if not SHARED_CRDS.is_dir():
-        pytest.skip(f"upstream CRDs not found at {SHARED_CRDS}")
     manifests = render_manifests(planned(stack, preview=False))
     kinds = sorted(m.kind for m in manifests)
     assert kinds == ["ConfigMap", "Deployment", "Deployment", "Job", "JobSet", "Service", "ServiceAccount"]
-    report = validate_objects(manifests, kubernetes_version="1.33", crd_dir=SHARED_CRDS)
+    report = validate_objects(manifests, kubernetes_version="1.33", crd_dir=CRDS)
     assert report.problems == [] and report.notices == [], (report.problems, report.notices)
     assert report.validated == len(manifests)
 
