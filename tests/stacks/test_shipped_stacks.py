@@ -76,3 +76,15 @@ def test_grants_to_the_workload_pool_wait_for_the_cluster(stack):
     assert clusters and workload_grants
     for grant in workload_grants:
         assert reaches(grant.urn, set()), f"{grant.name} does not wait for the cluster"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_planning_twice_gives_the_same_inputs_and_options(stack):
+    """No time-, random- or order-dependent value: a second `pulumi up` must see no diff."""
+    _, first = planned(stack)
+    again = run_program(ROOT, stack, preview=False)
+
+    def document(capture):
+        return [(r.urn, r.inputs, r.options_document()) for r in capture.sorted_resources()]
+
+    assert document(again) == document(first)

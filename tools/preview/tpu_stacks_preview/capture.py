@@ -28,6 +28,8 @@ class ResourceOptionsRecord:
     aliases: list[str] = field(default_factory=list)
     custom_timeouts: dict[str, str] = field(default_factory=dict)
     import_id: str = ""
+    retain_on_delete: bool = False
+    replace_on_changes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -52,6 +54,27 @@ class ResourceRecord:
     read: bool = False
     outputs: dict[str, Any] | None = None  # register_outputs(), masked like inputs
     raw_inputs: struct_pb2.Struct = field(default_factory=struct_pb2.Struct, repr=False, compare=False)
+
+    @property
+    def depends_on(self) -> list[str]:
+        """The explicit `dependsOn` URNs: what the resource depends on that none of its inputs carries
+        (the engine receives explicit and input dependencies in one list)."""
+        from_inputs = {urn for urns in self.property_dependencies.values() for urn in urns}
+        return [urn for urn in self.dependencies if urn not in from_inputs]
+
+    def options_document(self) -> dict[str, Any]:
+        """The options as the engine receives them, in the plan document's (camelCase) spelling."""
+        options = self.options
+        return {
+            "dependsOn": self.depends_on,
+            "dependencies": self.dependencies,
+            "ignoreChanges": sorted(options.ignore_changes),
+            "customTimeouts": dict(sorted(options.custom_timeouts.items())),
+            "protect": options.protect,
+            "retainOnDelete": options.retain_on_delete,
+            "deleteBeforeReplace": options.delete_before_replace,
+            "replaceOnChanges": sorted(options.replace_on_changes),
+        }
 
     @property
     def package(self) -> str:

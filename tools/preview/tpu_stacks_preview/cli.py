@@ -192,7 +192,10 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def plan_document(preview: Capture, up: Capture, schema: SchemaReport, policy: PolicyResult | None) -> dict[str, Any]:
-    """The --json document: up-mode inputs (complete objects), preview outputs (what is known)."""
+    """The --json document: up-mode inputs (complete objects), preview outputs (what is known), and per
+    resource the options the engine receives (dependsOn, dependencies, ignoreChanges, customTimeouts,
+    protect, retainOnDelete, deleteBeforeReplace, replaceOnChanges): what decides a second `up`'s diff,
+    how long the first one waits and what `destroy` keeps."""
     document: dict[str, Any] = {
         "project": up.project,
         "stack": up.stack,
@@ -205,6 +208,7 @@ def plan_document(preview: Capture, up: Capture, schema: SchemaReport, policy: P
                 "custom": r.custom,
                 "provider": r.provider,
                 "inputs": r.inputs,
+                "options": r.options_document(),
             }
             for r in up.sorted_resources()
         ],

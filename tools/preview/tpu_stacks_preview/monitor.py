@@ -239,6 +239,8 @@ class CaptureMonitor(MockMonitor):
                 k: getattr(timeouts, k) for k in ("create", "update", "delete") if timeouts and getattr(timeouts, k)
             },
             import_id=str(getattr(request, "importId", "") or ""),
+            retain_on_delete=bool(field("retain_on_delete", "retainOnDelete")),
+            replace_on_changes=list(field("replace_on_changes", "replaceOnChanges") or []),
         )
 
     def _resolve_provider(self, request: Any, options: resource_pb2.TransformResourceOptions | None) -> str | None:
