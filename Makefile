@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 STAMP := $(VENV)/.installed
 
-.PHONY: plan test format bench clean
+.PHONY: plan plan-all test format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,10 @@ $(STAMP): $(BIN)/python requirements.txt components/pyproject.toml tools/preview
 
 plan: $(STAMP)
 	$(BIN)/tpu-stacks plan --stack $(STACK) --policy-pack policies --json plan-$(STACK).json --manifests manifests/$(STACK)
+
+# Every shipped stack in one process (shared imports and policy pack): one document per stack.
+plan-all: $(STAMP)
+	$(BIN)/tpu-stacks plan --all --policy-pack policies --json plan-{stack}.json --manifests manifests/{stack}
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -49,7 +49,7 @@ def test_json_document_shape(full_plan: tuple[int, dict, str, Path]) -> None:
     urns = [r["urn"] for r in document["resources"]]
     assert urns == sorted(urns) and len(urns) == 11
     for resource in document["resources"]:
-        assert set(resource) == {"urn", "type", "name", "parent", "custom", "provider", "inputs"}
+        assert set(resource) == {"urn", "type", "name", "parent", "custom", "provider", "inputs", "options"}
     stack = next(r for r in document["resources"] if r["type"] == "pulumi:pulumi:Stack")
     assert stack["parent"] is None and stack["provider"] is None and stack["custom"] is False
     assert set(document["policy"]) == {"pack", "violations"}
@@ -134,3 +134,36 @@ def test_errors_are_one_line_with_the_right_exit_code(
 def test_dispatcher_runs_plan(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main.main(["plan", "--stack", "nope", "--cwd", str(RAW)]) == 2
     assert "has no stack file" in capsys.readouterr().err
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_several_stacks_in_one_process_write_the_same_bytes_as_one_at_a_time(tmp_path: Path) -> None:
+    """Sharing the imports and the pack process changes no byte of any stack's document or manifests."""
+    stacks = ["dev", "jetstream-gemma"]
+    with contextlib.redirect_stdout(io.StringIO()):
+        for stack in stacks:
+            assert _plan("--cwd", str(ROOT), "--stack", stack, "--policy-pack", str(ROOT / "policies"),
+                         "--json", str(tmp_path / f"one-{stack}.json"), "--manifests", str(tmp_path / f"one-{stack}")) == 0  # fmt: skip
+        together = [
+            "--cwd",
+            str(ROOT),
+            "--stack",
+            stacks[0],
+            "--stack",
+            stacks[1],
+            "--policy-pack",
+            str(ROOT / "policies"),
+        ]
+        assert _plan(*together, "--json", str(tmp_path / "all-{stack}.json"), "--manifests", str(tmp_path / "all-{stack}")) == 0  # fmt: skip
+    for stack in stacks:
+        assert (tmp_path / f"all-{stack}.json").read_bytes() == (tmp_path / f"one-{stack}.json").read_bytes()
+        one = {p.name: p.read_bytes() for p in (tmp_path / f"one-{stack}").iterdir()}
+        assert one and {p.name: p.read_bytes() for p in (tmp_path / f"all-{stack}").iterdir()} == one
+
+
+def test_several_stacks_need_a_file_name_per_stack(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _plan("--cwd", str(ROOT), "--all", "--json", "plan.json") == 2
+    err = capsys.readouterr().err
+    assert "--json: 'plan.json' would hold" in err and "put {stack} in it" in err and len(err.strip().splitlines()) == 1

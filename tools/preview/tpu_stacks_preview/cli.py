@@ -1,4 +1,5 @@
-"""`tpu-stacks plan --stack NAME`: an offline `pulumi preview` with schema and policy gates.
+"""`tpu-stacks plan --stack NAME [--stack NAME ...] | --all`: an offline `pulumi preview` with schema and
+policy gates, for one stack or several in one process (sharing the imports and the policy pack).
 
 The program runs twice under mocks: in preview mode (what `pulumi preview` and therefore the
 policy pack see, computed values unknown) and in up mode (computed values filled, so Kubernetes
@@ -32,12 +33,20 @@ _SLOW_STEP = 0.3  # seconds before a step announces itself on stderr
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
+    chosen = parser.add_mutually_exclusive_group(required=True)
+    chosen.add_argument(
+        "--stack", action="append", help="stack name: reads Pulumi.<stack>.yaml (repeat it to plan several)"
+    )
+    chosen.add_argument("--all", action="store_true", help="every Pulumi.<stack>.yaml of the project")
     parser.add_argument("--cwd", default=".", help="the Pulumi project directory (default: .)")
     parser.add_argument("--policy-pack", metavar="DIR", help="run this Python policy pack on the preview")
     parser.add_argument("--policy-config", metavar="FILE", help="policy config JSON, as --policy-pack-config")
-    parser.add_argument("--json", metavar="FILE", help="write the plan as JSON (resources sorted by URN)")
-    parser.add_argument("--manifests", metavar="DIR", help="write each Kubernetes object as YAML here")
+    parser.add_argument(
+        "--json", metavar="FILE", help="write the plan as JSON (resources sorted by URN); {stack} names each stack's"
+    )
+    parser.add_argument(
+        "--manifests", metavar="DIR", help="write each Kubernetes object as YAML here; {stack} names each stack's"
+    )
     parser.add_argument(
         "--crds", metavar="DIR", help="CRD YAML directory (default: $TPU_STACKS_CRDS or the schemas this package ships)"
     )
@@ -112,7 +121,12 @@ def _run(config: StackConfig, *, preview: bool) -> tuple[Capture, int]:
 
 
 def _plan_with(
-    args: argparse.Namespace, config: StackConfig, version: str, transport: str, server: PackServer | None
+    args: argparse.Namespace,
+    config: StackConfig,
+    version: str,
+    transport: str,
+    server: PackServer | None,
+    manifests_dir: Path | None,
 ) -> int | tuple[Capture, Capture, SchemaReport, PolicyResult | None]:
     """Run both modes, render, validate and judge; an int is an early exit code."""
     preview, failed = _run(config, preview=True)
@@ -123,8 +137,8 @@ def _plan_with(
         return failed
 
     manifests = render_manifests(up)
-    if args.manifests:
-        write_manifests(manifests, Path(args.manifests))
+    if manifests_dir is not None:
+        write_manifests(manifests, manifests_dir)
     with _step(f"validating {len(manifests)} Kubernetes objects against {version} schemas and CRDs"):
         schema = validate_objects(
             manifests,
@@ -150,32 +164,67 @@ def _plan_with(
     return preview, up, schema, policy
 
 
+def _stacks(args: argparse.Namespace, project_dir: Path) -> list[str]:
+    if not args.all:
+        return list(dict.fromkeys(args.stack))
+    found = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in project_dir.glob("Pulumi.*.yaml"))
+    if not found:
+        raise UserError("--all", str(project_dir), "has no Pulumi.<stack>.yaml", "create a stack file or use --stack")
+    return found
+
+
+def _per_stack(flag: str, value: str | None, stacks: list[str]) -> None:
+    if value and len(stacks) > 1 and "{stack}" not in value:
+        raise UserError(
+            flag, value, f"would hold {len(stacks)} stacks' output", "put {stack} in it, e.g. plan-{stack}.json"
+        )
+
+
 def _plan(args: argparse.Namespace) -> int:
     if args.policy_config and not args.policy_pack:
         raise UserError("--policy-config", args.policy_config, "needs --policy-pack", "name the pack it configures")
     project_dir = Path(args.cwd)
-    config = load_stack_config(project_dir, args.stack)
-    version = _kubernetes_version(args, config)
+    stacks = _stacks(args, project_dir)
+    _per_stack("--json", args.json, stacks)
+    _per_stack("--manifests", args.manifests, stacks)
+    configs = [load_stack_config(project_dir, stack) for stack in stacks]  # every stack file read before any run
+    versions = [_kubernetes_version(args, config) for config in configs]
 
-    # The pack process boots on the other core while the program runs (what the CLI does too).
+    # The pack process boots on the other core while the program runs (what the CLI does too); several
+    # stacks share it: each analysis sends its own stack and config (ConfigureStack).
     transport = "in-process" if args.in_process_policy else "subprocess"
     server = None
     if args.policy_pack and transport == "subprocess":
+        first = configs[0]
         server = PackServer(
-            Path(args.policy_pack), pack_environment(config.project, config.stack, dict(config.values), True)
+            Path(args.policy_pack), pack_environment(first.project, first.stack, dict(first.values), True)
         )
     try:
-        result = _plan_with(args, config, version, transport, server)
+        return max(
+            _plan_one(args, config, version, transport, server)
+            for config, version in zip(configs, versions, strict=True)
+        )
     finally:
         if server is not None:
             server.close()
+
+
+def _plan_one(
+    args: argparse.Namespace, config: StackConfig, version: str, transport: str, server: PackServer | None
+) -> int:
+    """Plan one stack: print it, write its files; the exit code of this stack."""
+    named = {"stack": config.stack}
+    manifests_dir = Path(args.manifests.format(**named)) if args.manifests else None
+    result = _plan_with(args, config, version, transport, server, manifests_dir)
     if isinstance(result, int):
         return result
     preview, up, schema, policy = result
     print(render_text(preview, up, schema, policy))
     if args.json:
         document = plan_document(preview, up, schema, policy)
-        Path(args.json).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        Path(args.json.format(**named)).write_text(
+            json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
 
     failures = []
     if schema.problems:
@@ -183,12 +232,9 @@ def _plan(args: argparse.Namespace) -> int:
     if policy is not None and policy.mandatory:
         failures.append(f"{len(policy.mandatory)} mandatory policy violation(s)")
     if failures:
-        print(f"tpu-stacks: plan failed: {', '.join(failures)}", file=sys.stderr)
+        print(f"tpu-stacks: plan failed: {', '.join(failures)} (stack {config.stack})", file=sys.stderr)
         return 1
     return 0
-
-
-# -- output ---------------------------------------------------------------------------------------
 
 
 def plan_document(preview: Capture, up: Capture, schema: SchemaReport, policy: PolicyResult | None) -> dict[str, Any]:

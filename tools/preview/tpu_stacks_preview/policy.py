@@ -376,6 +376,7 @@ class PackServer:
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.err_tail: list[str] = []
+        self.port: int | None = None
         self.drains = [
             threading.Thread(target=_drain, args=(self.process.stdout, self.lines, []), daemon=True),
             threading.Thread(target=_drain, args=(self.process.stderr, None, self.err_tail), daemon=True),
@@ -386,15 +387,18 @@ class PackServer:
     def analyze(self, capture: Capture, user_config: dict | None) -> PolicyResult:
         channel = None
         try:
-            port = _read_port(self.process, self.lines, self.err_tail, self.drains)
+            if self.port is None:  # the pack prints its port once; later analyses (other stacks) reuse it
+                self.port = _read_port(self.process, self.lines, self.err_tail, self.drains)
+            port = self.port
             channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=_GRPC_OPTIONS)
-            grpc.channel_ready_future(channel).result(timeout=_START_TIMEOUT)
+            # Each call waits for the channel itself (wait_for_ready): `channel_ready_future` would leave a
+            # connectivity poller that `close()` then waits ~0.2 s for.
             stub = analyzer_pb2_grpc.AnalyzerStub(channel)
             pack_name = self.pack_dir.name
 
             def call(method: str, request: Message) -> Any:
                 try:
-                    return getattr(stub, method)(request, timeout=_START_TIMEOUT)
+                    return getattr(stub, method)(request, timeout=_START_TIMEOUT, wait_for_ready=True)
                 except grpc.RpcError as error:
                     if method == "ConfigureStack" and error.code() == grpc.StatusCode.UNIMPLEMENTED:
                         return None
