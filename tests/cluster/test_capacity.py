@@ -4,7 +4,7 @@ autoscaling from 0) on the pool, and the combinations GKE documents as unsupport
 
 import pytest
 
-from tests.cluster.test_component import build, tpu_pools
+from tests.cluster.test_component import CLUSTER, POOL, build, tpu_pools
 from tests.mocks import refused
 from tpu_stacks.cluster.component import TpuCluster
 
@@ -68,6 +68,10 @@ def test_other_pools_keep_auto_repair_and_gke_defaults():
             {"generation": "v6e", "topology": "2x4", "queued_provisioning": True, "autoscaling": {"min_nodes": 1}},
             "cluster.slices[0].autoscaling.minNodes: 1 must be 0 with flex-start or queued provisioning",
         ),
+        (
+            {"generation": "v6e", "topology": "2x4", "name": "system"},
+            "cluster.slices[0].name: 'system' is the name of the cluster's CPU system pool",
+        ),
     ],
 )
 def test_capacity_and_name_combinations_gke_documents_as_unsupported(slice_args, message):
@@ -85,3 +89,14 @@ def test_a_flex_start_run_of_seven_days_is_accepted():
     )
     (pool,) = tpu_pools(mocks)
     assert pool.inputs["nodeConfig"]["maxRunDuration"] == "604800s"
+
+
+def test_a_slice_may_be_named_system_where_no_system_pool_is_declared():
+    mocks = build(
+        {
+            "location": "us-central1",
+            "mode": "autopilot",
+            "slices": [{"generation": "v6e", "topology": "2x4", "name": "system"}],
+        }
+    )
+    assert mocks.of_type(CLUSTER) and mocks.of_type(POOL) == []

@@ -73,3 +73,11 @@ def test_queued_provisioning_on_a_tpu_gke_refused_it_for():
     with pytest.raises(UserError, match=r"^cluster\.slices\[0\]\.queuedProvisioning: True is not known to work"):
         plan_cluster(spec(slices=[SliceSpec(generation="v5p", topology="2x2x2", queuedProvisioning=True)]))
     plan_cluster(spec(slices=[SliceSpec(generation="v5p", topology="2x2x2", flexStart=True)]))  # flex-start alone
+
+
+def test_system_is_refused_only_where_the_system_pool_is_declared():
+    with pytest.raises(UserError, match=r"^cluster\.slices\[0\]\.name: 'system' is the name of the cluster's CPU"):
+        plan_cluster(spec(slices=[SliceSpec(generation="v6e", topology="2x4", name="system")]))
+    existing = {"name": "prod", "location": "us-central1-b", "createPools": True}
+    pools = plan_cluster(spec(existing=existing, slices=[SliceSpec(generation="v6e", topology="2x4", name="system")]))
+    assert [pool.name for pool in pools.pools] == ["system"]  # no system pool of ours in an existing cluster

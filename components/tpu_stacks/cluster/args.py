@@ -26,7 +26,8 @@ class SliceArgs(TypedDict):
     nodes: NotRequired[int]
     """Single-host only: fixed node count of the pool (default: one VM per slice)."""
     name: NotRequired[str]
-    """Node pool name; `{n}` places the slice number (tpu{n}: tpu1, tpu2), else -1, -2 is appended."""
+    """Node pool name (not `system`, the CPU pool's); `{n}` places the slice number (tpu{n}: tpu1, tpu2), else -1, -2
+    is appended."""
     zone: NotRequired[str]
     """The one zone of the pool (required in a regional cluster with several node locations)."""
     spot: NotRequired[bool]

@@ -18,7 +18,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from tpu_stacks import names
 from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan
+from tpu_stacks.names import SYSTEM_POOL_NAME, workload_policy_name
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -29,8 +31,8 @@ NODE_ROLE = "roles/container.defaultNodeServiceAccount"
 
 
 def node_account_id(plan: ClusterPlan) -> str:
-    """`<cluster>-nodes`, within the 6-30 characters a service account id may have."""
-    return f"{plan.spec.name[:24].rstrip('-')}-nodes"
+    """`<cluster>-nodes`, within the 6-30 characters a service account id may have (names.py)."""
+    return names.node_account_id(plan.spec.name)
 
 
 def node_service_account(plan: ClusterPlan, prefix: str, parent: pulumi.Resource) -> pulumi.Input[str] | None:
@@ -90,7 +92,7 @@ def _workload_policy(
     return gcp.compute.ResourcePolicy(
         f"{prefix}-{pool.name}-placement",
         gcp.compute.ResourcePolicyArgs(
-            name=f"{plan.spec.name}-{pool.name}",
+            name=workload_policy_name(plan.spec.name, pool.name),
             project=plan.spec.project,
             region=region,
             workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
@@ -174,9 +176,9 @@ def system_node_pool(
     """The CPU pool for kube-system and add-on pods (one per Standard cluster, [D-GKE-TPU])."""
     system = plan.spec.system_pool
     return gcp.container.NodePool(
-        f"{prefix}-system",
+        f"{prefix}-{SYSTEM_POOL_NAME}",
         gcp.container.NodePoolArgs(
-            name="system",
+            name=SYSTEM_POOL_NAME,
             cluster=cluster_name,
             location=plan.spec.location,
             project=plan.spec.project,

@@ -35,6 +35,7 @@ from tpu_stacks.gcp.universe import Universe, universe
 from tpu_stacks.names import (
     GKE_NAME,
     SERVICE_ACCOUNT_EMAIL,
+    SYSTEM_POOL_NAME,
     is_region,
     is_zone,
     region_of,
@@ -345,6 +346,15 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
                     autopilot=autopilot,
                 )
             )
+    if spec.mode == "standard" and spec.existing is None:
+        for pool in pools:
+            if pool.name == SYSTEM_POOL_NAME:
+                raise UserError(
+                    f"cluster.slices[{pool.slice_index}].name",
+                    pool.name,
+                    "is the name of the cluster's CPU system pool",
+                    "give the slice another name",
+                )
     names = [pool.name for pool in pools]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:

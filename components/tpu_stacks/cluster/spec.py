@@ -40,7 +40,8 @@ class SliceSpec(_Spec):
     nodes: int | None = Field(default=None, ge=0)
     """Single-host only: fixed node count of the pool (default: one VM per slice)."""
     name: str | None = None
-    """Node pool name; `{n}` places the slice number (tpu{n}: tpu1, tpu2), else -1, -2 is appended."""
+    """Node pool name (not `system`, the CPU pool's); `{n}` places the slice number (tpu{n}: tpu1, tpu2), else
+    -1, -2 is appended."""
     zone: str | None = None
     """The one zone of the pool (required in a regional cluster with several node locations)."""
     spot: bool = False
