@@ -3,7 +3,18 @@
 import pytest
 
 from tpu_stacks.errors import UserError
-from tpu_stacks.names import GKE_NAME, K8S_NAME, SERVICE_ACCOUNT_ID, is_region, is_zone, region_of
+from tpu_stacks.names import (
+    GKE_NAME,
+    K8S_NAME,
+    RESOURCE_NAME,
+    SERVICE_ACCOUNT_ID,
+    bounded,
+    is_region,
+    is_zone,
+    node_account_id,
+    region_of,
+    workload_policy_name,
+)
 
 
 @pytest.mark.parametrize(
@@ -41,3 +52,34 @@ def test_rules_accept_and_refuse_in_one_line(rule, good, bad):
         rule.check("x.name", bad)
     assert str(refused.value).startswith(f"x.name: {bad!r} is not a valid {rule.what}; use ")
     assert "\n" not in str(refused.value)
+
+
+# -- names derived from user names (issue 12): deterministic, within the limit, distinct -------------
+
+
+def test_names_that_fit_never_change():
+    assert node_account_id("sax") == "sax-nodes"
+    assert node_account_id("a" * 24) == "a" * 24 + "-nodes"  # exactly 30: unchanged
+    assert workload_policy_name("raytrain", "v7x-2x2x2") == "raytrain-v7x-2x2x2"
+    assert bounded("x" * 63, 63) == "x" * 63
+
+
+def test_truncated_node_account_ids_keep_two_long_clusters_apart():
+    """Cutting alone gave both `averylongclustername-a...` clusters the id `averylongclustername-a-t-nodes`."""
+    one, two = node_account_id("averylongclustername-a-team-one"), node_account_id("averylongclustername-a-team-two")
+    assert one != two
+    for account in (one, two):
+        assert SERVICE_ACCOUNT_ID.matches(account) and len(account) == 30 and account.endswith("-nodes"), account
+    assert node_account_id("averylongclustername-a-team-one") == one  # the same on every run
+
+
+def test_resource_policy_names_fit_63_characters():
+    cluster, pool = "c" + "x" * 39, "p" + "y" * 39  # 40 + 1 + 40 = 81 characters unbounded
+    name = workload_policy_name(cluster, pool)
+    assert len(name) <= 63 and RESOURCE_NAME.matches(name), name
+    assert workload_policy_name(cluster, pool[:-1] + "z") != name
+
+
+def test_a_cut_never_leaves_a_dash_before_the_hash():
+    name = bounded("abcdefghijklmnop-qrstuvwxyz0123456789", 30, "-nodes")
+    assert "--" not in name and SERVICE_ACCOUNT_ID.matches(name), name

@@ -1,7 +1,9 @@
 """Every name and ID rule of the APIs we call, and the one region parser, written once.
 
 Each rule says what the API accepts (with its source) and how to say so in one line. Checks run in
-the spec/plan phase, so a bad name is refused before any resource is declared.
+the spec/plan phase, so a bad name is refused before any resource is declared. Names derived from
+users' names (node service accounts, tpu7x resource policies) are kept when they fit and otherwise
+cut with a hash of the whole name, so two long names never collide and a rerun gives the same name.
 Sources: Kubernetes object names (DNS-1123 label / DNS-1035 label, kubernetes.io "Object Names and
 IDs"); GKE cluster and node-pool names (`gcloud container clusters create` reference: at most 40
 characters); Compute Engine resource names (RFC 1035, at most 63); IAM service-account IDs (6-30
@@ -12,6 +14,7 @@ sovereign S3NS universe names its region `u-france-east1` (zones `u-france-east1
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +57,7 @@ SERVICE_ACCOUNT_ID = NameRule(
     "service account id",
     re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"),
     "6-30 lowercase letters, digits and '-'",
+    max_length=30,
 )
 
 SERVICE_ACCOUNT_EMAIL = NameRule(
@@ -73,6 +77,7 @@ RESOURCE_NAME = NameRule(
     "Compute Engine resource name",
     re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"),
     "lowercase letters, digits and '-'",
+    max_length=63,
 )
 """RFC 1035 names of Compute Engine resources (reservations, resource policies)."""
 
@@ -113,3 +118,49 @@ def region_of(location: str) -> str:
     if is_zone(location):
         return location.rsplit("-", 1)[0]
     return location
+
+
+# -- names derived from user names: deterministic, within the API's limit ---------------------------
+
+HASH_LENGTH = 6
+"""Hex digits of the suffix that keeps two truncated names apart (16.7 million values)."""
+
+
+def short_hash(text: str) -> str:
+    """A stable short digest of `text` (same input, same name on every run and machine)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:HASH_LENGTH]
+
+
+def bounded(name: str, limit: int, suffix: str = "") -> str:
+    """`name + suffix` when it fits in `limit` characters (names that fit never change); otherwise
+    the name cut short, a hash of the whole name and the suffix: `averylongclus-3f9a1c-nodes`.
+
+    Cutting alone made two long names that share a prefix collide (two clusters
+    `averylongclustername-a...` gave one node account id); the hash of the full name keeps them apart.
+    """
+    if len(name) + len(suffix) <= limit:
+        return name + suffix
+    keep = limit - len(suffix) - HASH_LENGTH - 1
+    if keep < 1:
+        raise ValueError(f"no room for {name!r} in {limit} characters with suffix {suffix!r}")
+    return f"{name[:keep].rstrip('-')}-{short_hash(name + suffix)}{suffix}"
+
+
+NODE_ACCOUNT_SUFFIX = "-nodes"
+
+
+def node_account_id(cluster: str) -> str:
+    """The nodes' service account id: `<cluster>-nodes`, within the 30 characters of an account id."""
+    assert SERVICE_ACCOUNT_ID.max_length is not None
+    return bounded(cluster, SERVICE_ACCOUNT_ID.max_length, NODE_ACCOUNT_SUFFIX)
+
+
+def workload_policy_name(cluster: str, pool: str) -> str:
+    """The tpu7x workload resource policy of a pool: `<cluster>-<pool>`, at most 63 characters (a
+    cluster and a pool may each have 40)."""
+    assert RESOURCE_NAME.max_length is not None
+    return bounded(f"{cluster}-{pool}", RESOURCE_NAME.max_length)
+
+
+SYSTEM_POOL_NAME = "system"
+"""The CPU node pool every Standard cluster of ours has; no TPU slice may take its name."""

@@ -1,9 +1,14 @@
-"""Rule 2: a TPU node pool has the exact shape GKE builds for its slice.
+"""Rule 2: a TPU node pool has the exact shape GKE builds for its slice, and the capacity companions
+GKE documents.
 
 Users get node counts, placement and autoscaling limits wrong for multi-host slices, and GKE
 only rejects them at create time, minutes in (cluster-toolkit#3817, xpk#825, vllm ci-infra#545):
 a multi-host pool is one atomic slice of chips / chips-per-VM nodes, placed COMPACT in one zone
 with the topology (tpu7x: a workload policy), scaling only between 0 and the whole slice.
+A flex-start or queued-provisioning pool (any pool, TPU or not) needs GKE's companions: flex-start
+on (queued provisioning is flex-start with queued provisioning), no reservation, no auto-repair,
+autoscaling from 0 with location policy ANY; queued TPU pools only where GKE builds them (facts and
+sources in `tpu_stacks.catalog.tpu`, DWS_*).
 """
 
 from __future__ import annotations
@@ -13,7 +18,14 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 
 from tpu_policies.slices import PoolSlice, pool_slice, pools_of
-from tpu_policies.values import UNKNOWN, as_dict, as_int, as_str, plain
+from tpu_policies.values import UNKNOWN, as_dict, as_int, as_str, dig, is_true, plain
+from tpu_stacks.catalog.tpu import (
+    DWS_AUTO_REPAIR,
+    DWS_LOCATION_POLICY,
+    DWS_MIN_NODES,
+    DWS_RESERVATION_AFFINITY,
+    QUEUED_TPU_GENERATIONS,
+)
 from tpu_stacks.names import is_region
 
 PER_ZONE = ("minNodeCount", "maxNodeCount")
@@ -96,10 +108,69 @@ def _multi_host_size(pool: PoolSlice, props: dict[str, Any]) -> list[str]:
     return []
 
 
+def _capacity_companions(name: str, props: dict[str, Any], pool: PoolSlice | None) -> list[str]:
+    """Flex-start and queued pools as GKE documents them (`--flex-start [--enable-queued-provisioning]
+    --reservation-affinity=none --no-enable-autorepair --location-policy=ANY --num-nodes=0`)."""
+    flex = is_true(dig(props, "nodeConfig", "flexStart"))
+    queued = is_true(dig(props, "queuedProvisioning", "enabled"))
+    if not (flex or queued):
+        return []
+    kind = "queued-provisioning" if queued else "flex-start"
+    problems = []
+    if queued and not flex:
+        problems.append(
+            f"node pool {name}: queuedProvisioning without nodeConfig.flexStart; GKE runs queued provisioning as "
+            "flex-start with queued provisioning (--flex-start --enable-queued-provisioning): set flexStart: true"
+        )
+    auto_repair = dig(props, "management", "autoRepair")
+    if auto_repair is not UNKNOWN and auto_repair is not DWS_AUTO_REPAIR:
+        problems.append(
+            f"node pool {name}: {kind} pool with auto-repair on (GKE's default); GKE requires "
+            "--no-enable-autorepair: set management.autoRepair: false"
+        )
+    affinity = dig(props, "nodeConfig", "reservationAffinity", "consumeReservationType")
+    if affinity is not UNKNOWN and affinity != DWS_RESERVATION_AFFINITY:
+        problems.append(
+            f"node pool {name}: {kind} pool consumes reservations ({affinity or 'GKE default'}); GKE requires "
+            f"--reservation-affinity=none: set nodeConfig.reservationAffinity.consumeReservationType: "
+            f"{DWS_RESERVATION_AFFINITY}"
+        )
+    autoscaling = props.get("autoscaling")
+    if autoscaling is UNKNOWN:
+        return problems
+    autoscaling = as_dict(autoscaling)
+    if not autoscaling or props.get("nodeCount") is not None:
+        problems.append(
+            f"node pool {name}: {kind} pool without autoscaling from {DWS_MIN_NODES} (a fixed nodeCount); GKE "
+            f"provisions it through the autoscaler: remove nodeCount, set autoscaling with minimum {DWS_MIN_NODES}"
+        )
+    else:
+        policy = autoscaling.get("locationPolicy")
+        if policy is not UNKNOWN and policy != DWS_LOCATION_POLICY:
+            problems.append(
+                f"node pool {name}: {kind} pool with autoscaling locationPolicy {policy or 'BALANCED (default)'}; "
+                f"GKE requires --location-policy=ANY: set autoscaling.locationPolicy: {DWS_LOCATION_POLICY}"
+            )
+        low = next((autoscaling[k] for k in ("totalMinNodeCount", "minNodeCount") if autoscaling.get(k) is not None), 0)
+        if as_int(low) is not None and as_int(low) != DWS_MIN_NODES:
+            problems.append(
+                f"node pool {name}: {kind} pool scales from {as_int(low)} nodes; GKE provisions it from "
+                f"{DWS_MIN_NODES}: set the autoscaling minimum to {DWS_MIN_NODES}"
+            )
+    if queued and pool is not None and pool.generation.name not in QUEUED_TPU_GENERATIONS:
+        problems.append(
+            f'node pool {name}: queued provisioning on TPU {pool.generation.name}, which GKE refused ("Flex start '
+            "node pools don't support TPUs with queued provisioning\", xpk#900); use flex-start alone, or TPU "
+            f"{' or '.join(QUEUED_TPU_GENERATIONS)}"
+        )
+    return problems
+
+
 def check_pool(name: str, props: dict[str, Any]) -> list[str]:
     """Every shape problem of one node pool's inputs (empty when GKE would build it as meant)."""
     problems = _autoscaling_limits(name, as_dict(props.get("autoscaling")))
     pool = pool_slice(props, name)
+    problems += _capacity_companions(name, props, pool)
     if pool is None:
         return problems
     placement = as_dict(props.get("placementPolicy"))
@@ -154,7 +225,8 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
 POLICY = ResourceValidationPolicy(
     name="tpu-node-pool-shape",
     description="TPU node pools form a valid slice: machine type and topology agree, node count = chips / chips "
-    "per VM, COMPACT placement in one zone (tpu7x: a workload policy), autoscaling GKE accepts.",
+    "per VM, COMPACT placement in one zone (tpu7x: a workload policy), autoscaling GKE accepts; flex-start and "
+    "queued pools carry GKE's companions (flex-start, no reservation, no auto-repair, autoscaling from 0, ANY).",
     validate=_validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,

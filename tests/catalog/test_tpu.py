@@ -206,3 +206,17 @@ def test_ray_accelerator_names():
         "v6e": "TPU-V6E",
         "tpu7x": None,
     }
+
+
+def test_flex_start_and_queued_provisioning_facts_match_gkes_flags():
+    """`--reservation-affinity=none --no-enable-autorepair --location-policy=ANY --num-nodes=0`, flex-start
+    with queued provisioning, VMs for up to 7 days, queued TPUs only where Google's tooling builds them."""
+    assert (tpu.DWS_RESERVATION_AFFINITY, tpu.DWS_AUTO_REPAIR, tpu.DWS_LOCATION_POLICY, tpu.DWS_MIN_NODES) == (
+        "NO_RESERVATION",
+        False,
+        "ANY",
+        0,
+    )
+    assert tpu.QUEUED_NEEDS_FLEX_START is True and tpu.FLEX_START_MAX_RUN_SECONDS == 604800
+    assert set(tpu.QUEUED_TPU_GENERATIONS) <= set(tpu.generation_names())
+    assert (tpu.QUEUED_LABEL, tpu.QUEUED_NODE_LABEL_VALUE) == ("cloud.google.com/gke-queued", "true")

@@ -188,6 +188,7 @@ def test_capacity_options_map_to_gke_fields():
     assert flex["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 4, "locationPolicy": "ANY"}
     assert flex["management"]["autoRepair"] is False
     assert flex["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
+    assert flex["nodeConfig"]["labels"] == {"tpu-stacks/slice": "flex"}
     queued = pools["queued"]
     assert queued["queuedProvisioning"] == {"enabled": True}
     assert queued["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 4, "locationPolicy": "ANY"}

@@ -46,3 +46,38 @@ def test_required_addons_are_turned_on_unless_the_user_turned_them_off():
     assert require_addons(spec(), "RayTrainStack", "ray_operator").addons.ray_operator is True
     with pytest.raises(UserError, match=r"^cluster\.addons\.rayOperator: False is required by RayTrainStack"):
         require_addons(spec(addons={"rayOperator": False}), "RayTrainStack", "ray_operator")
+
+
+def test_queued_provisioning_is_decided_as_flex_start_with_its_companions():
+    queued, flex, spot, plain = plan_cluster(
+        spec(
+            slices=[
+                SliceSpec(generation="v6e", topology="4x4", name="queued", queuedProvisioning=True),
+                SliceSpec(generation="v6e", topology="4x4", name="flex", flexStart=True),
+                SliceSpec(generation="v6e", topology="2x4", name="spot", spot=True),
+                SliceSpec(generation="v6e", topology="2x4", name="plain"),
+            ]
+        )
+    ).pools
+    assert (queued.flex_start, queued.queued_provisioning) == (True, True)
+    for pool in (queued, flex):
+        assert (pool.auto_repair, pool.location_policy, pool.reservation_affinity) == (False, "ANY", "NO_RESERVATION")
+        assert (pool.autoscaling_min, pool.autoscaling_max, pool.node_count) == (0, 4, None)
+    assert queued.node_labels() == {"tpu-stacks/slice": "queued", "cloud.google.com/gke-queued": "true"}
+    assert flex.node_labels() == {"tpu-stacks/slice": "flex"}
+    assert (spot.auto_repair, spot.location_policy, spot.reservation_affinity) == (True, None, "NO_RESERVATION")
+    assert (plain.auto_repair, plain.location_policy, plain.reservation_affinity) == (True, None, None)
+
+
+def test_queued_provisioning_on_a_tpu_gke_refused_it_for():
+    with pytest.raises(UserError, match=r"^cluster\.slices\[0\]\.queuedProvisioning: True is not known to work"):
+        plan_cluster(spec(slices=[SliceSpec(generation="v5p", topology="2x2x2", queuedProvisioning=True)]))
+    plan_cluster(spec(slices=[SliceSpec(generation="v5p", topology="2x2x2", flexStart=True)]))  # flex-start alone
+
+
+def test_system_is_refused_only_where_the_system_pool_is_declared():
+    with pytest.raises(UserError, match=r"^cluster\.slices\[0\]\.name: 'system' is the name of the cluster's CPU"):
+        plan_cluster(spec(slices=[SliceSpec(generation="v6e", topology="2x4", name="system")]))
+    existing = {"name": "prod", "location": "us-central1-b", "createPools": True}
+    pools = plan_cluster(spec(existing=existing, slices=[SliceSpec(generation="v6e", topology="2x4", name="system")]))
+    assert [pool.name for pool in pools.pools] == ["system"]  # no system pool of ours in an existing cluster

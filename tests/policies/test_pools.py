@@ -30,6 +30,7 @@ def test_pools_built_by_tpu_cluster_pass():
         {"generation": "v6e", "topology": "2x4", "name": "vllm", "autoscaling": {"min_nodes": 1, "max_nodes": 2}},
         {"generation": "v6e", "topology": "4x4", "name": "ray", "autoscaling": {"max_nodes": 4}},
         {"generation": "v5p", "topology": "2x2x2", "name": "flex", "flex_start": True},
+        {"generation": "v6e", "topology": "4x4", "name": "queued", "queued_provisioning": True},
         {"generation": "tpu7x", "topology": "2x2x2", "name": "ironwood"},
         {"generation": "v5e", "topology": "2x4", "machine_type": "ct5lp-hightpu-4t", "name": "pair"},
     ]
@@ -126,3 +127,65 @@ def test_tpu7x_refuses_compact_placement():
         )
     )
     assert len(found) == 1 and "GKE refuses COMPACT placement for tpu7x-standard-4t" in found[0]
+
+
+# -- flex-start and queued provisioning: GKE's documented companions (issue 12) -------------------------
+
+V6E_4X4 = {"type": "COMPACT", "tpu_topology": "4x4"}
+COMPANIONS = {
+    "management": {"auto_repair": False, "auto_upgrade": True},
+    "autoscaling": {"min_node_count": 0, "max_node_count": 4, "location_policy": "ANY"},
+}
+
+
+def dws_pool(flex=True, queued=False, machine="ct6e-standard-4t", placement=V6E_4X4, affinity="NO_RESERVATION", **args):
+    return gcp.container.NodePool(
+        "dws",
+        cluster="c",
+        location="us-central1-b",
+        node_locations=["us-central1-b"],
+        node_config={
+            "machine_type": machine,
+            "flex_start": flex or None,
+            "reservation_affinity": {"consume_reservation_type": affinity} if affinity else None,
+        },
+        queued_provisioning={"enabled": True} if queued else None,
+        placement_policy=placement,
+        **{**COMPANIONS, **args},
+    )
+
+
+def test_flex_start_and_queued_pools_with_every_companion_pass():
+    assert messages(lambda: dws_pool()) == []
+    assert messages(lambda: dws_pool(queued=True)) == []
+
+
+def test_queued_pool_without_flex_start():
+    (message,) = messages(lambda: dws_pool(flex=False, queued=True))
+    assert "queuedProvisioning without nodeConfig.flexStart" in message and "set flexStart: true" in message
+
+
+def test_flex_start_pool_with_auto_repair():
+    (message,) = messages(lambda: dws_pool(management={"auto_repair": True}))
+    assert "auto-repair on" in message and "set management.autoRepair: false" in message
+    (message,) = messages(lambda: dws_pool(queued=True, management=None))  # GKE's default is on
+    assert "auto-repair on" in message
+
+
+def test_queued_pool_that_may_consume_a_reservation():
+    (message,) = messages(lambda: dws_pool(queued=True, affinity=None))
+    assert "consumes reservations (GKE default)" in message and "consumeReservationType: NO_RESERVATION" in message
+
+
+def test_flex_start_pool_with_a_fixed_size_or_the_wrong_autoscaling():
+    (message,) = messages(lambda: dws_pool(autoscaling=None, node_count=4))
+    assert "without autoscaling from 0" in message and "remove nodeCount" in message
+    (message,) = messages(lambda: dws_pool(autoscaling={"min_node_count": 0, "max_node_count": 4}))
+    assert "locationPolicy BALANCED (default)" in message and "set autoscaling.locationPolicy: ANY" in message
+
+
+def test_queued_provisioning_on_a_tpu_gke_refused():
+    v5e = {"type": "COMPACT", "tpu_topology": "4x4"}
+    (message,) = messages(lambda: dws_pool(queued=True, machine="ct5lp-hightpu-4t", placement=v5e))
+    assert "queued provisioning on TPU v5e" in message and "xpk#900" in message
+    assert messages(lambda: dws_pool(machine="ct5lp-hightpu-4t", placement=v5e)) == []  # flex-start alone

@@ -36,6 +36,32 @@ PRIVILEGED_NOT_NEEDED_SINCE = "1.28"
 # Multi-host TPU pools get 15 pods per node in Google's own tooling ([XPK] nodepool.py).
 MULTI_HOST_MAX_PODS_PER_NODE = 15
 
+# -- Flex-start and queued provisioning (Dynamic Workload Scheduler): the companions GKE documents --
+# A flex-start pool is created with `--flex-start --enable-autoscaling --num-nodes=0
+# --location-policy=ANY --reservation-affinity=none --no-enable-autorepair` ([XPK] capacity.py);
+# queued provisioning is "flex-start with queued provisioning": "you have to add the --flex-start and
+# --enable-queued-provisioning flags when you create the node pool" (GKE doc "Run a large-scale
+# workload with flex-start with queued provisioning", cloud.google.com/kubernetes-engine/docs/how-to/
+# provisioningrequest), with the same companions. [CTK] gke-node-pool preconditions agree: flex-start
+# needs auto_repair false, no static node count and NO_RESERVATION; queued provisioning needs
+# NO_RESERVATION and a total minimum of 0; neither goes with spot.
+DWS_RESERVATION_AFFINITY = "NO_RESERVATION"  # --reservation-affinity=none
+DWS_LOCATION_POLICY = "ANY"  # --location-policy=ANY
+DWS_AUTO_REPAIR = False  # --no-enable-autorepair
+DWS_MIN_NODES = 0  # --enable-autoscaling --num-nodes=0: the pool scales from zero
+QUEUED_NEEDS_FLEX_START = True  # --flex-start together with --enable-queued-provisioning
+QUEUED_NODE_LABEL_VALUE = "true"
+"""GKE taints queued nodes but does not label them; pods select `QUEUED_LABEL: "true"`, so the pool
+sets the label itself ([CTK] modules/compute/gke-node-pool/main.tf, kubernetes_labels)."""
+QUEUED_TPU_GENERATIONS = ("v6e", "tpu7x")
+"""TPU generations Google's tooling provisions with flex-start + queued provisioning ([CTK] #5218,
+2026-02: examples/gke-consumption-options/dws-flex-start-queued-provisioning/gke-tpu-v6e and -7x,
+both flags "Must be true"). GKE refused the pair for another TPU in xpk's nightly ("Flex start node
+pools don't support TPUs with queued provisioning", AI-Hypercomputer/xpk#900, 2025-12), and xpk has
+queued GPUs only since; the other generations are refused until a source shows them working."""
+FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
+"""Flex-start VMs run for up to 7 days ([D-GKE-TPU] "TPU consumption"; catalogue section 4.2)."""
+
 Placement = Literal["compact", "workload-policy"]
 
 

@@ -26,7 +26,8 @@ class SliceArgs(TypedDict):
     nodes: NotRequired[int]
     """Single-host only: fixed node count of the pool (default: one VM per slice)."""
     name: NotRequired[str]
-    """Node pool name; `{n}` places the slice number (tpu{n}: tpu1, tpu2), else -1, -2 is appended."""
+    """Node pool name (not `system`, the CPU pool's); `{n}` places the slice number (tpu{n}: tpu1, tpu2), else -1, -2
+    is appended."""
     zone: NotRequired[str]
     """The one zone of the pool (required in a regional cluster with several node locations)."""
     spot: NotRequired[bool]
@@ -34,10 +35,11 @@ class SliceArgs(TypedDict):
     reservation: NotRequired[str]
     """Name of a specific reservation to consume."""
     flex_start: NotRequired[bool]
-    """Flex-start (Dynamic Workload Scheduler) capacity; the pool scales from zero. Default: false."""
+    """Flex-start (Dynamic Workload Scheduler) capacity, VMs for up to 7 days; the pool scales from zero with no
+    reservation, no auto-repair and location policy ANY, as GKE requires. Default: false."""
     queued_provisioning: NotRequired[bool]
-    """Queued provisioning (Dynamic Workload Scheduler through ProvisioningRequests); scales from zero. Default:
-    false."""
+    """Queued provisioning through ProvisioningRequests (TPU v6e and tpu7x): GKE runs it as flex-start with queued
+    provisioning, so flexStart is turned on; scales from zero. Default: false."""
     autoscaling: NotRequired[AutoscalingArgs]
     """Node autoscaling (default: a fixed node count)."""
     threads_per_core: NotRequired[int]

@@ -76,6 +76,29 @@ def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) ->
     )
 
 
+DEFAULT_POOL_NODE_CONFIG = "nodeConfig"
+"""The Cluster input that describes only GKE's short-lived default pool (Standard mode)."""
+
+
+def cluster_ignore_changes(plan: ClusterPlan) -> list[str]:
+    """Inputs of the Cluster a second `up` must not diff.
+
+    A Standard cluster sets `nodeConfig` (our node service account and scopes) only so that GKE's
+    default pool, created and deleted at once (`removeDefaultNodePool`), never runs as the Compute
+    Engine default account, and works in projects where that account is disabled. Once GKE deletes
+    the pool it reports no nodeConfig for the cluster, and `nodeConfig` is ForceNew in the provider:
+    every later `up` would plan to replace the cluster (hashicorp/terraform-provider-google#12070,
+    #17511 (open: "cannot be done simultaneously" without this), pulumi/pulumi-gcp#744).
+    GoogleCloudPlatform/cluster-toolkit modules/scheduler/gke-cluster/main.tf ignores `node_config`
+    for this reason ("Ignore all changes to the default node pool. It's being removed after
+    creation."), as does gruntwork-io/terraform-google-gke#60. `nodePoolDefaults` cannot carry
+    a service account, and `clusterAutoscaling.autoProvisioningDefaults` only covers auto-created
+    pools, so the create-time nodeConfig plus ignoreChanges is the way to keep the intent.
+    Autopilot sets no nodeConfig (its nodes' account is in autoProvisioningDefaults).
+    """
+    return [] if plan.autopilot else [DEFAULT_POOL_NODE_CONFIG]
+
+
 def slice_infos(plan: ClusterPlan) -> list[SliceInfo]:
     """What workloads need to know of each pool: shape, labels to select, chips per VM."""
     return [
@@ -131,7 +154,6 @@ class TpuCluster(pulumi.ComponentResource):
     def _declare(self, name: str, plan: ClusterPlan, opts: Optional[pulumi.ResourceOptions]) -> None:
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
-        child = pulumi.ResourceOptions(parent=self)
         ready: list[pulumi.Resource] = []
         self.pool_ready = []
         nodes_account: pulumi.Input[str] | None = plan.spec.node_service_account
@@ -149,7 +171,11 @@ class TpuCluster(pulumi.ComponentResource):
             ca_certificate = found.master_auths.apply(lambda auths: auths[0].cluster_ca_certificate)
         else:
             nodes_account = node_service_account(plan, name, self)
-            cluster = gcp.container.Cluster(name, _cluster_args(plan, nodes_account), opts=child)
+            cluster = gcp.container.Cluster(
+                name,
+                _cluster_args(plan, nodes_account),
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=cluster_ignore_changes(plan)),
+            )
             cluster_name, location, endpoint = cluster.name, cluster.location, cluster.endpoint
             ca_certificate = cluster.master_auth.apply(lambda auth: auth.cluster_ca_certificate)
             if not plan.autopilot:

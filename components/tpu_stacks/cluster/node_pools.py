@@ -4,10 +4,13 @@ Field rules come from the catalogue's section 5 ([TF], [PUL], [CTK], [XPK]) and 
 what GKE rejects (shared/reference/landscape.md): COMPACT placement with `tpu_topology` only for
 multi-host slices; for multi-host tpu7x a HIGH_THROUGHPUT workload policy and no placement type
 (GKE refuses "placement policy" for tpu7x, and reports no type back: setting one would replace
-the pool on every apply, vllm-project/ci-infra#547); reservation affinity NO_RESERVATION for
-spot / flex-start / queued provisioning; no auto-repair with flex-start; per-zone autoscaling
-limits (GKE validates the per-zone maximum of a TPU slice pool, ci-infra#545, and [CTK] needs them
-for flex-start; every TPU pool has exactly one zone, so per-zone equals total); GKE_METADATA.
+the pool on every apply, vllm-project/ci-infra#547); per-zone autoscaling limits (GKE validates
+the per-zone maximum of a TPU slice pool, ci-infra#545, and [CTK] needs them for flex-start; every
+TPU pool has exactly one zone, so per-zone equals total); GKE_METADATA.
+Flex-start and queued pools carry GKE's documented companions, decided in `PoolPlan` from the
+catalogue (DWS_*): `--flex-start` (queued provisioning is flex-start with queued provisioning),
+`--reservation-affinity=none`, `--no-enable-autorepair`, `--location-policy=ANY`, autoscaling
+from 0, and on queued pools the `cloud.google.com/gke-queued` label their pods select.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from tpu_stacks import names
 from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan
+from tpu_stacks.names import SYSTEM_POOL_NAME, workload_policy_name
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -26,8 +31,8 @@ NODE_ROLE = "roles/container.defaultNodeServiceAccount"
 
 
 def node_account_id(plan: ClusterPlan) -> str:
-    """`<cluster>-nodes`, within the 6-30 characters a service account id may have."""
-    return f"{plan.spec.name[:24].rstrip('-')}-nodes"
+    """`<cluster>-nodes`, within the 6-30 characters a service account id may have (names.py)."""
+    return names.node_account_id(plan.spec.name)
 
 
 def node_service_account(plan: ClusterPlan, prefix: str, parent: pulumi.Resource) -> pulumi.Input[str] | None:
@@ -59,13 +64,14 @@ def node_service_account(plan: ClusterPlan, prefix: str, parent: pulumi.Resource
 
 
 def _reservation_affinity(pool: PoolPlan) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs | None:
+    affinity = pool.reservation_affinity
+    if affinity is None:
+        return None
     if pool.reservation:
         return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
-            consume_reservation_type="SPECIFIC_RESERVATION", key=RESERVATION_KEY, values=[pool.reservation]
+            consume_reservation_type=affinity, key=RESERVATION_KEY, values=[pool.reservation]
         )
-    if pool.spot or pool.flex_start or pool.queued_provisioning:
-        return gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type="NO_RESERVATION")
-    return None
+    return gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type=affinity)
 
 
 def _autoscaling(pool: PoolPlan) -> gcp.container.NodePoolAutoscalingArgs | None:
@@ -74,7 +80,7 @@ def _autoscaling(pool: PoolPlan) -> gcp.container.NodePoolAutoscalingArgs | None
     return gcp.container.NodePoolAutoscalingArgs(
         min_node_count=pool.autoscaling_min,
         max_node_count=pool.autoscaling_max,
-        location_policy="ANY" if pool.flex_start or pool.queued_provisioning else None,
+        location_policy=pool.location_policy,
     )
 
 
@@ -86,7 +92,7 @@ def _workload_policy(
     return gcp.compute.ResourcePolicy(
         f"{prefix}-{pool.name}-placement",
         gcp.compute.ResourcePolicyArgs(
-            name=f"{plan.spec.name}-{pool.name}",
+            name=workload_policy_name(plan.spec.name, pool.name),
             project=plan.spec.project,
             region=region,
             workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
@@ -134,7 +140,7 @@ def tpu_node_pool(
         advanced_machine_features=advanced,
         oauth_scopes=[CLOUD_PLATFORM_SCOPE],
         service_account=service_account,
-        labels={"tpu-stacks/slice": pool.name},
+        labels=pool.node_labels(),
     )
     autoscaling = _autoscaling(pool)
     return gcp.container.NodePool(
@@ -153,7 +159,7 @@ def tpu_node_pool(
                 gcp.container.NodePoolQueuedProvisioningArgs(enabled=True) if pool.queued_provisioning else None
             ),
             max_pods_per_node=pool.max_pods_per_node,
-            management=gcp.container.NodePoolManagementArgs(auto_repair=not pool.flex_start, auto_upgrade=True),
+            management=gcp.container.NodePoolManagementArgs(auto_repair=pool.auto_repair, auto_upgrade=True),
             node_config=node_config,
         ),
         opts=pulumi.ResourceOptions(parent=parent),
@@ -170,9 +176,9 @@ def system_node_pool(
     """The CPU pool for kube-system and add-on pods (one per Standard cluster, [D-GKE-TPU])."""
     system = plan.spec.system_pool
     return gcp.container.NodePool(
-        f"{prefix}-system",
+        f"{prefix}-{SYSTEM_POOL_NAME}",
         gcp.container.NodePoolArgs(
-            name="system",
+            name=SYSTEM_POOL_NAME,
             cluster=cluster_name,
             location=plan.spec.location,
             project=plan.spec.project,

@@ -8,15 +8,18 @@ refused with a one-line `UserError` ("decide early, build late"). Pure: no provi
 
 from __future__ import annotations
 
-import re
-
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.tpu import (
+    DWS_AUTO_REPAIR,
+    DWS_LOCATION_POLICY,
+    DWS_RESERVATION_AFFINITY,
     FLEX_START_LABEL,
     MULTI_HOST_MAX_PODS_PER_NODE,
     QUEUED_LABEL,
+    QUEUED_NEEDS_FLEX_START,
+    QUEUED_NODE_LABEL_VALUE,
     RESERVATION_LABEL,
     SPOT_LABEL,
     SliceShape,
@@ -25,10 +28,18 @@ from tpu_stacks.catalog.tpu import (
     gke_version,
     slice_shape,
 )
+from tpu_stacks.cluster.capacity import autoscaling_limits, check_capacity, check_queued_generation
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.gcp.universe import Universe, universe
-from tpu_stacks.names import GKE_NAME, RESOURCE_NAME, SERVICE_ACCOUNT_EMAIL, is_region, is_zone, region_of
+from tpu_stacks.names import (
+    GKE_NAME,
+    SERVICE_ACCOUNT_EMAIL,
+    SYSTEM_POOL_NAME,
+    is_region,
+    is_zone,
+    region_of,
+)
 from tpu_stacks.sizing import Candidate, tensor_parallel_size
 
 
@@ -65,6 +76,38 @@ class PoolPlan(BaseModel):
     @property
     def max_pods_per_node(self) -> int | None:
         return MULTI_HOST_MAX_PODS_PER_NODE if self.multi_host else None
+
+    @property
+    def dynamic_workload_scheduler(self) -> bool:
+        """Flex-start capacity (queued provisioning is flex-start too): GKE's companions apply."""
+        return self.flex_start or self.queued_provisioning
+
+    @property
+    def auto_repair(self) -> bool:
+        """Off for flex-start and queued pools (`--no-enable-autorepair`), on otherwise."""
+        return DWS_AUTO_REPAIR if self.dynamic_workload_scheduler else True
+
+    @property
+    def location_policy(self) -> str | None:
+        """ANY for flex-start and queued pools (`--location-policy=ANY`); GKE's default otherwise."""
+        return DWS_LOCATION_POLICY if self.dynamic_workload_scheduler else None
+
+    @property
+    def reservation_affinity(self) -> str | None:
+        """SPECIFIC_RESERVATION for a named reservation, NO_RESERVATION for spot, flex-start and queued
+        pools (`--reservation-affinity=none`), otherwise GKE's default."""
+        if self.reservation:
+            return "SPECIFIC_RESERVATION"
+        if self.spot or self.dynamic_workload_scheduler:
+            return DWS_RESERVATION_AFFINITY
+        return None
+
+    def node_labels(self) -> dict[str, str]:
+        """Kubernetes labels the pool puts on its nodes (queued pools: the label their pods select)."""
+        labels = {"tpu-stacks/slice": self.name}
+        if self.queued_provisioning:
+            labels[QUEUED_LABEL] = QUEUED_NODE_LABEL_VALUE
+        return labels
 
     def capacity_selector(self) -> dict[str, str]:
         """Node labels GKE sets for the capacity type, which Autopilot pods must select ([XPK])."""
@@ -178,88 +221,6 @@ def _check_versions(spec: ClusterSpec, shapes: list[SliceShape]) -> None:
             )
 
 
-DURATION = re.compile(r"^[1-9]\d*s$")
-
-
-def _check_capacity(key: str, spec: SliceSpec) -> None:
-    if spec.max_run_duration is not None and not DURATION.match(spec.max_run_duration):
-        raise UserError(
-            f"{key}.maxRunDuration",
-            spec.max_run_duration,
-            "is not a duration GKE accepts",
-            "write seconds, e.g. 86400s",
-        )
-    if spec.reservation is not None and not RESOURCE_NAME.matches(spec.reservation):
-        raise UserError(
-            f"{key}.reservation",
-            spec.reservation,
-            "is not a reservation name",
-            "use the reservation's name: lowercase letters, digits and '-'",
-        )
-    if spec.flex_start and spec.spot:
-        raise UserError(f"{key}.flexStart", True, "cannot be combined with spot", "choose flexStart or spot, not both")
-    if spec.flex_start and spec.reservation:
-        raise UserError(f"{key}.flexStart", True, "cannot use a reservation", "remove reservation or flexStart")
-    if spec.queued_provisioning and spec.reservation:
-        raise UserError(
-            f"{key}.queuedProvisioning",
-            True,
-            "cannot use a reservation (affinity must be NO_RESERVATION)",
-            "remove reservation or queuedProvisioning",
-        )
-    if spec.queued_provisioning and spec.spot:
-        raise UserError(
-            f"{key}.queuedProvisioning", True, "cannot be combined with spot", "choose queuedProvisioning or spot"
-        )
-    if spec.spot and spec.reservation:
-        raise UserError(f"{key}.spot", True, "cannot consume a reservation", "remove reservation or spot")
-
-
-def _autoscaling(key: str, spec: SliceSpec, shape: SliceShape) -> tuple[int | None, int | None, int | None]:
-    """(fixed node count, autoscaling min, autoscaling max) that GKE accepts for this pool."""
-    scales_from_zero = spec.flex_start or spec.queued_provisioning
-    if shape.multi_host:
-        if spec.nodes not in (None, shape.nodes):
-            raise UserError(
-                f"{key}.nodes",
-                spec.nodes,
-                f"does not match the {shape.topology} slice on {shape.machine_type}",
-                f"a multi-host pool always has {shape.nodes} nodes; add slices with count instead",
-            )
-        if spec.autoscaling is None and not scales_from_zero:
-            return shape.nodes, None, None
-        low = spec.autoscaling.min_nodes if spec.autoscaling else 0
-        high = spec.autoscaling.max_nodes if spec.autoscaling and spec.autoscaling.max_nodes else shape.nodes
-        if low not in (0, shape.nodes) or high != shape.nodes:
-            raise UserError(
-                f"{key}.autoscaling",
-                f"{low}..{high}",
-                "is not a whole-slice range",
-                f"a multi-host pool scales only between 0 and {shape.nodes} nodes (the whole slice)",
-            )
-        if scales_from_zero and low != 0:
-            raise UserError(
-                f"{key}.autoscaling.minNodes",
-                low,
-                "must be 0 with flex-start or queued provisioning",
-                "set minNodes: 0",
-            )
-        return None, low, high
-    if spec.autoscaling is None and not scales_from_zero:
-        return spec.nodes if spec.nodes is not None else 1, None, None
-    low = spec.autoscaling.min_nodes if spec.autoscaling else 0
-    high = spec.autoscaling.max_nodes if spec.autoscaling and spec.autoscaling.max_nodes else max(spec.nodes or 1, 1)
-    if low > high:
-        raise UserError(
-            f"{key}.autoscaling", f"{low}..{high}", "has minNodes above maxNodes", "set minNodes <= maxNodes"
-        )
-    if scales_from_zero and low != 0:
-        raise UserError(
-            f"{key}.autoscaling.minNodes", low, "must be 0 with flex-start or queued provisioning", "set minNodes: 0"
-        )
-    return None, low, high
-
-
 def _pool_zone(key: str, spec: SliceSpec, cluster: ClusterSpec, regional: bool, node_locations: tuple[str, ...]) -> str:
     if spec.zone:
         region = cluster.location if regional else region_of(cluster.location)
@@ -328,7 +289,8 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         except UserError as error:
             raise error.under(key) from None
         shapes.append(shape)
-        _check_capacity(key, slice_spec)
+        check_capacity(key, slice_spec)
+        check_queued_generation(key, slice_spec, shape)
         if (
             spec.mode == "standard"
             and shape.multi_host
@@ -345,7 +307,7 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         autopilot = spec.mode == "autopilot"
         # Autopilot creates TPU nodes from the workloads' node selectors: its pools are virtual.
         zone = (slice_spec.zone or "") if autopilot else _pool_zone(key, slice_spec, spec, regional, node_locations)
-        fixed, low, high = _autoscaling(key, slice_spec, shape)
+        fixed, low, high = autoscaling_limits(key, slice_spec, shape)
         replicas = slice_spec.count if shape.multi_host else 1
         if not shape.multi_host and slice_spec.count > 1:
             if slice_spec.nodes not in (None, slice_spec.count):
@@ -376,13 +338,23 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
                     autoscaling_max=high,
                     spot=slice_spec.spot,
                     reservation=slice_spec.reservation,
-                    flex_start=slice_spec.flex_start,
+                    # GKE's queued provisioning is flex-start with queued provisioning (both flags).
+                    flex_start=slice_spec.flex_start or (slice_spec.queued_provisioning and QUEUED_NEEDS_FLEX_START),
                     queued_provisioning=slice_spec.queued_provisioning,
                     threads_per_core=slice_spec.threads_per_core,
                     max_run_duration=slice_spec.max_run_duration,
                     autopilot=autopilot,
                 )
             )
+    if spec.mode == "standard" and spec.existing is None:
+        for pool in pools:
+            if pool.name == SYSTEM_POOL_NAME:
+                raise UserError(
+                    f"cluster.slices[{pool.slice_index}].name",
+                    pool.name,
+                    "is the name of the cluster's CPU system pool",
+                    "give the slice another name",
+                )
     names = [pool.name for pool in pools]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:

@@ -40,7 +40,8 @@ class SliceSpec(_Spec):
     nodes: int | None = Field(default=None, ge=0)
     """Single-host only: fixed node count of the pool (default: one VM per slice)."""
     name: str | None = None
-    """Node pool name; `{n}` places the slice number (tpu{n}: tpu1, tpu2), else -1, -2 is appended."""
+    """Node pool name (not `system`, the CPU pool's); `{n}` places the slice number (tpu{n}: tpu1, tpu2), else
+    -1, -2 is appended."""
     zone: str | None = None
     """The one zone of the pool (required in a regional cluster with several node locations)."""
     spot: bool = False
@@ -48,9 +49,11 @@ class SliceSpec(_Spec):
     reservation: str | None = None
     """Name of a specific reservation to consume."""
     flex_start: bool = Field(default=False, alias="flexStart")
-    """Flex-start (Dynamic Workload Scheduler) capacity; the pool scales from zero."""
+    """Flex-start (Dynamic Workload Scheduler) capacity, VMs for up to 7 days; the pool scales from zero with no
+    reservation, no auto-repair and location policy ANY, as GKE requires."""
     queued_provisioning: bool = Field(default=False, alias="queuedProvisioning")
-    """Queued provisioning (Dynamic Workload Scheduler through ProvisioningRequests); scales from zero."""
+    """Queued provisioning through ProvisioningRequests (TPU v6e and tpu7x): GKE runs it as flex-start with queued
+    provisioning, so flexStart is turned on; scales from zero."""
     autoscaling: Autoscaling | None = None
     """Node autoscaling (default: a fixed node count)."""
     threads_per_core: int | None = Field(default=None, ge=1, le=2, alias="threadsPerCore")
