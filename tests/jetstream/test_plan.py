@@ -21,3 +21,23 @@ def test_heads_are_divided_by_devices_not_chips():
 def test_schema_args_and_validated_spec_have_the_same_fields():
     assert set(JetStreamStackArgs.__annotations__) - {"cluster", "hf_token"} == set(JetStreamSpec.model_fields)
     assert set(JetStreamConverterArgs.__annotations__) == set(ConverterSpec.model_fields)
+
+
+def _gemma(**spec):
+    from tpu_stacks.cluster.spec import ClusterSpec
+    from tpu_stacks.jetstream.plan import plan_jetstream
+
+    cluster = ClusterSpec(project="proj", location="us-west4", system_pool={"machine_type": "e2-standard-4"})
+    return plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", zone="us-west4-a", **spec), cluster, True)
+
+
+def test_the_servers_sidecar_covers_the_disk_backed_compile_cache():
+    """A read-only mount stages nothing, but the sidecar's limit is the pod's: it must hold the 20 GiB
+    compile cache (it was 10 GiB)."""
+    from tpu_stacks.jetstream.pod import pod_template
+
+    plan = _gemma()
+    annotations = pod_template(plan, plan.pool, {"app": "js"}, "bucket", "hf").metadata.annotations
+    request = annotations["gke-gcsfuse/ephemeral-storage-request"]
+    assert request == annotations["gke-gcsfuse/ephemeral-storage-limit"]
+    assert int(request.removesuffix("Gi")) > 20

@@ -42,3 +42,17 @@ def test_plan_carries_the_cluster_it_declares():
 
 def test_schema_args_and_validated_spec_have_the_same_fields():
     assert set(RayTrainStackArgs.__annotations__) - {"cluster"} == set(RayTrainSpec.model_fields)
+
+
+def test_the_sidecar_requests_what_a_pod_keeps_and_may_stage_a_checkpoint_shard():
+    """The webhook copies an unset request from the limit; here the request is what stays on the disk,
+    and the limit (the pod's only one) adds the checkpoint shard a worker may stage before upload."""
+    from tpu_stacks.raytrain.pods import head_template, worker_template
+
+    plan = plan_of()
+    worker = worker_template(plan, plan.pool, "bucket", "image").metadata.annotations
+    head = head_template(plan, "bucket", "image").metadata.annotations
+    shard_gib = plan.checkpoint_shard_bytes / 1024**3
+    for annotations in (worker, head):
+        assert annotations["gke-gcsfuse/ephemeral-storage-request"] == "4Gi"  # no disk-backed volume of its own
+    assert int(worker["gke-gcsfuse/ephemeral-storage-limit"].removesuffix("Gi")) - 4 >= shard_gib

@@ -63,3 +63,36 @@ def test_refusals_name_the_key_the_user_wrote(cluster, spec, message):
     with pytest.raises(UserError) as refused:
         plan(cluster, **spec)
     assert str(refused.value).startswith(message)
+
+
+def _sidecar(decided) -> tuple[dict[str, str], list]:
+    from tpu_stacks.vllm.pod import pod_template
+
+    template = pod_template(decided, decided.pool, {"app": "vllm"}, "bucket", "vllm", None, "image")
+    return template.metadata.annotations, template.spec.volumes
+
+
+def _gib(quantity: str) -> int:
+    assert quantity.endswith("Gi"), quantity
+    return int(quantity.removesuffix("Gi"))
+
+
+def test_the_sidecars_ephemeral_storage_covers_the_pods_disk_and_the_staged_download():
+    """The sidecar's limit is the pod's only ephemeral-storage limit, so kubelet compares it with the whole
+    pod's disk use: the 20 GiB XLA cache and the ~140 GB download the mount may stage (was 10 GiB)."""
+    decided = plan()
+    annotations, volumes = _sidecar(decided)
+    disk = sum(
+        _gib(v.empty_dir.size_limit) for v in volumes if v.empty_dir is not None and v.empty_dir.medium != "Memory"
+    )
+    assert disk == 20  # the XLA compile cache
+    weights_gib = decided.verdict.memory.part("weights") / 1024**3
+    request = _gib(annotations["gke-gcsfuse/ephemeral-storage-request"])
+    limit = _gib(annotations["gke-gcsfuse/ephemeral-storage-limit"])
+    assert disk < request < disk + 10  # kept: the cache plus writable layers and logs, not the staging
+    assert limit - request >= weights_gib > 130  # plus every weight file the download may stage
+
+
+def test_without_a_compile_cache_the_sidecar_keeps_only_its_overhead():
+    annotations, _ = _sidecar(plan(compile_cache=False))
+    assert _gib(annotations["gke-gcsfuse/ephemeral-storage-request"]) < 10
