@@ -206,3 +206,17 @@ def test_ray_accelerator_names():
         "v6e": "TPU-V6E",
         "tpu7x": None,
     }
+
+
+def test_every_generation_names_the_disks_its_vms_attach():
+    assert set(tpu.DISK_TYPES) == set(tpu.generation_names())
+    for name in ("v4", "v5e", "v5p"):
+        assert tpu.DISK_TYPES[name] == ("pd-balanced",) and tpu.scratch_disk_type(name) == "pd-balanced"
+    for name in ("v6e", "tpu7x"):  # Hyperdisk only: a pd-balanced volume (standard-rwo) never attaches
+        assert not any(disk.startswith("pd-") for disk in tpu.DISK_TYPES[name])
+        assert tpu.scratch_disk_type(name) == "hyperdisk-balanced"
+    assert tpu.scratch_disk_type("trillium") == "hyperdisk-balanced"  # aliases too
+
+
+def test_gke_preinstalls_a_storage_class_only_for_persistent_disk():
+    assert tpu.PREINSTALLED_STORAGE_CLASSES == {"pd-balanced": "standard-rwo"}
