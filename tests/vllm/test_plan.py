@@ -65,6 +65,22 @@ def test_refusals_name_the_key_the_user_wrote(cluster, spec, message):
     assert str(refused.value).startswith(message)
 
 
+@pytest.mark.parametrize("mode", ["remote", "standard"])
+def test_the_default_repository_is_the_stacks_own(mode):
+    """Repository ids are unique per project and region: the default carries the stack's cluster name."""
+    registry = {"mode": mode, "image": "vllm-tpu:v0.9.2"} if mode == "standard" else {"mode": mode}
+    named = ClusterSpec(project="proj", location="us-central1-b", name="serving-a")
+    assert plan(named, registry=registry).spec.registry.repository == "vllm-tpu-serving-a"
+    assert plan(registry=registry).spec.registry.repository == "vllm-tpu-tpu-cluster"  # the default cluster name
+
+
+def test_a_user_set_repository_is_kept_and_no_registry_has_none():
+    assert plan(registry={"mode": "remote", "repository": "shared-mirror"}).spec.registry.repository == "shared-mirror"
+    assert plan().spec.registry.repository is None  # mode none declares no repository
+    with pytest.raises(UserError, match=r"^vllm.registry.repository: 'Mirror_1' is not a valid Artifact Registry"):
+        plan(registry={"mode": "remote", "repository": "Mirror_1"})
+
+
 def _sidecar(decided) -> tuple[dict[str, str], list]:
     from tpu_stacks.vllm.pod import pod_template
 
