@@ -13,6 +13,7 @@ import pytest
 PURE = [
     "tpu_stacks.catalog.tpu",
     "tpu_stacks.catalog.models",
+    "tpu_stacks.catalog.disks",
     "tpu_stacks.sizing",
     "tpu_stacks.names",
     "tpu_stacks.errors",

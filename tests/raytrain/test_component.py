@@ -135,7 +135,10 @@ def test_head_group_is_the_tutorials(mocks):
         "client": 10001,
     }
     assert container["resources"] == {"requests": {"cpu": "8", "memory": "16Gi"}, "limits": {"memory": "16Gi"}}
-    assert container["image"] == "us-east5-docker.pkg.dev/proj/ray-maxtext/ray-maxtext:ray2.49.1-maxtext-404cf1de70"
+    assert (
+        container["image"]
+        == "us-east5-docker.pkg.dev/proj/ray-maxtext-tpu-cluster/ray-maxtext:ray2.49.1-maxtext-404cf1de70"
+    )
     assert pod["serviceAccountName"] == "raytrain"
     assert "nodeSelector" not in pod  # the head runs on the CPU system pool
 
@@ -264,7 +267,9 @@ def test_cloud_build_trigger_builds_the_image_as_its_own_account():
     assert trigger["filename"] == "components/tpu_stacks/raytrain/trainer_image/cloudbuild.yaml"
     assert trigger["substitutions"]["_CONTEXT"] == "components/tpu_stacks/raytrain/trainer_image"
     assert trigger["substitutions"]["_MAXTEXT_REVISION"] == "404cf1de701460671c4924521a70f07f26aa7d1c"
-    assert trigger["substitutions"]["_IMAGE"].startswith("us-east5-docker.pkg.dev/proj/ray-maxtext/ray-maxtext:")
+    assert trigger["substitutions"]["_IMAGE"].startswith(
+        "us-east5-docker.pkg.dev/proj/ray-maxtext-tpu-cluster/ray-maxtext:"
+    )
     assert trigger["serviceAccount"].startswith("projects/proj/serviceAccounts/")
     push = one(mocks, "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "rt-image-builder-push")
     assert push["role"] == "roles/artifactregistry.writer"

@@ -1,6 +1,10 @@
 """Pure decisions of the raytrain workload: the plan, with no resources and no mocks."""
 
+import pytest
+
 from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.errors import UserError
+from tpu_stacks.names import SERVICE_ACCOUNT_ID
 from tpu_stacks.raytrain.args import RayTrainStackArgs
 from tpu_stacks.raytrain.component import checkpoint_path, job_submit, port_forward
 from tpu_stacks.raytrain.plan import plan_raytrain
@@ -42,3 +46,43 @@ def test_plan_carries_the_cluster_it_declares():
 
 def test_schema_args_and_validated_spec_have_the_same_fields():
     assert set(RayTrainStackArgs.__annotations__) - {"cluster"} == set(RayTrainSpec.model_fields)
+
+
+def test_the_default_repository_is_the_stacks_own_and_a_given_one_is_kept():
+    """`raytrain` and `raytrain-multislice` in one project both created `ray-maxtext`: AlreadyExists."""
+    named = {"project": "proj", "location": "us-east5-b", "name": "training-b"}
+    assert plan_of(cluster=named).spec.image.repository == "ray-maxtext-training-b"
+    assert plan_of().spec.image.repository == "ray-maxtext-tpu-cluster"  # the default cluster name
+    assert plan_of(image={"repository": "ray-maxtext"}).spec.image.repository == "ray-maxtext"
+    prebuilt = {"build": "prebuilt", "reference": "us-docker.pkg.dev/acme/train/ray-maxtext:2025-10-29"}
+    assert plan_of(image=prebuilt).spec.image.repository is None  # nothing is declared
+
+
+def test_a_bad_repository_is_refused_with_its_key():
+    with pytest.raises(UserError, match=r"^raytrain.image.repository: 'Ray_Maxtext' is not an Artifact Registry"):
+        plan_of(image={"repository": "Ray_Maxtext"})
+
+
+def test_the_sidecar_requests_what_a_pod_keeps_and_may_stage_a_checkpoint_shard():
+    """The webhook copies an unset request from the limit; here the request is what stays on the disk,
+    and the limit (the pod's only one) adds the checkpoint shard a worker may stage before upload."""
+    from tpu_stacks.raytrain.pods import head_template, worker_template
+
+    plan = plan_of()
+    worker = worker_template(plan, plan.pool, "bucket", "image").metadata.annotations
+    head = head_template(plan, "bucket", "image").metadata.annotations
+    shard_gib = plan.checkpoint_shard_bytes / 1024**3
+    for annotations in (worker, head):
+        assert annotations["gke-gcsfuse/ephemeral-storage-request"] == "4Gi"  # no disk-backed volume of its own
+    assert int(worker["gke-gcsfuse/ephemeral-storage-limit"].removesuffix("Gi")) - 4 >= shard_gib
+
+
+def test_the_build_account_follows_its_repository_within_the_iam_id_rule():
+    """The trigger's service account id is unique per project like the repository it pushes to."""
+    from tpu_stacks.raytrain.plan import builder_account_id
+
+    assert builder_account_id("ray-maxtext") == "ray-maxtext-builder"
+    long_ones = [builder_account_id(f"ray-maxtext-training-cluster-{zone}") for zone in ("east", "west")]
+    assert all(SERVICE_ACCOUNT_ID.matches(account) and len(account) <= 30 for account in long_ones)
+    assert long_ones[0] != long_ones[1]  # truncation alone would have made both ray-maxtext-training-clus...
+    assert builder_account_id("ray-maxtext-training-cluster-east") == long_ones[0]  # deterministic

@@ -199,7 +199,7 @@ def test_artifact_registry_remote_repository_serves_the_pinned_image():
     ]
     assert (
         container["image"]
-        == "us-central1-docker.pkg.dev/proj/vllm-tpu/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
+        == "us-central1-docker.pkg.dev/proj/vllm-tpu-tpu-cluster/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
     )
     (pull,) = mocks.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
     assert pull.inputs["role"] == "roles/artifactregistry.reader"

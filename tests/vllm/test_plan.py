@@ -63,3 +63,52 @@ def test_refusals_name_the_key_the_user_wrote(cluster, spec, message):
     with pytest.raises(UserError) as refused:
         plan(cluster, **spec)
     assert str(refused.value).startswith(message)
+
+
+@pytest.mark.parametrize("mode", ["remote", "standard"])
+def test_the_default_repository_is_the_stacks_own(mode):
+    """Repository ids are unique per project and region: the default carries the stack's cluster name."""
+    registry = {"mode": mode, "image": "vllm-tpu:v0.9.2"} if mode == "standard" else {"mode": mode}
+    named = ClusterSpec(project="proj", location="us-central1-b", name="serving-a")
+    assert plan(named, registry=registry).spec.registry.repository == "vllm-tpu-serving-a"
+    assert plan(registry=registry).spec.registry.repository == "vllm-tpu-tpu-cluster"  # the default cluster name
+
+
+def test_a_user_set_repository_is_kept_and_no_registry_has_none():
+    assert plan(registry={"mode": "remote", "repository": "shared-mirror"}).spec.registry.repository == "shared-mirror"
+    assert plan().spec.registry.repository is None  # mode none declares no repository
+    with pytest.raises(UserError, match=r"^vllm.registry.repository: 'Mirror_1' is not a valid Artifact Registry"):
+        plan(registry={"mode": "remote", "repository": "Mirror_1"})
+
+
+def _sidecar(decided) -> tuple[dict[str, str], list]:
+    from tpu_stacks.vllm.pod import pod_template
+
+    template = pod_template(decided, decided.pool, {"app": "vllm"}, "bucket", "vllm", None, "image")
+    return template.metadata.annotations, template.spec.volumes
+
+
+def _gib(quantity: str) -> int:
+    assert quantity.endswith("Gi"), quantity
+    return int(quantity.removesuffix("Gi"))
+
+
+def test_the_sidecars_ephemeral_storage_covers_the_pods_disk_and_the_staged_download():
+    """The sidecar's limit is the pod's only ephemeral-storage limit, so kubelet compares it with the whole
+    pod's disk use: the 20 GiB XLA cache and the ~140 GB download the mount may stage (was 10 GiB)."""
+    decided = plan()
+    annotations, volumes = _sidecar(decided)
+    disk = sum(
+        _gib(v.empty_dir.size_limit) for v in volumes if v.empty_dir is not None and v.empty_dir.medium != "Memory"
+    )
+    assert disk == 20  # the XLA compile cache
+    weights_gib = decided.verdict.memory.part("weights") / 1024**3
+    request = _gib(annotations["gke-gcsfuse/ephemeral-storage-request"])
+    limit = _gib(annotations["gke-gcsfuse/ephemeral-storage-limit"])
+    assert disk < request < disk + 10  # kept: the cache plus writable layers and logs, not the staging
+    assert limit - request >= weights_gib > 130  # plus every weight file the download may stage
+
+
+def test_without_a_compile_cache_the_sidecar_keeps_only_its_overhead():
+    annotations, _ = _sidecar(plan(compile_cache=False))
+    assert _gib(annotations["gke-gcsfuse/ephemeral-storage-request"]) < 10

@@ -2,7 +2,9 @@
 
 The nodes pull images as the cluster's node service account, so that account (and no other) gets
 `roles/artifactregistry.reader` on this repository alone. An existing cluster whose node account is
-not known gets no grant: the docs say to grant it by hand.
+not known gets no grant: the docs say to grant it by hand. Repository ids are unique per project and
+location, so the workloads' plans decide them per stack (`vllm.plan`, `raytrain.plan`: the user's id,
+or a default scoped to the stack's cluster); this module declares what they decided.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ def docker_repository(
     nodes_account: pulumi.Input[str] | None,
     parent: pulumi.Resource,
 ) -> gcp.artifactregistry.Repository:
-    """Declare the repository `{name}-registry`, readable by the nodes."""
+    """Declare the repository `{name}-registry` with the id in `args` (decided by the plan), readable by the nodes."""
     child = pulumi.ResourceOptions(parent=parent)
     repository = gcp.artifactregistry.Repository(f"{name}-registry", args, opts=child)
     if nodes_account is not None:

@@ -8,9 +8,12 @@ Hugging Face, runs `convert_checkpoints` with torch on the CPU and uploads with 
   are too small for a 7B/8B state dict. `converter.nodeSelector` moves it to nodes of your own.
 - Autopilot: an ordinary CPU pod; Autopilot provisions a general-purpose node for it.
 Its scratch space is a per-pod volume (download + converted copy + /tmp staging), so neither the
-node's boot disk nor Autopilot's ephemeral-storage cap limits it. Also unlike upstream: a name per
-model, so two conversions can run at once; finished Jobs kept `ttlHours` (not 30 s) so the logs can
-be read; a bounded number of retries and an active deadline; the token read from a file.
+node's boot disk nor Autopilot's ephemeral-storage cap limits it. The disk must be one the VM can
+attach: on the TPU pool's VMs the generation decides it (catalogue `DISK_TYPES`: v6e and tpu7x VMs
+attach only Hyperdisk, for which GKE installs no StorageClass, so one is declared here). Also unlike
+upstream: a name per model, so two conversions can run at once; finished Jobs kept `ttlHours` (not
+30 s) so the logs can be read; a bounded number of retries and an active deadline; the token read
+from a file.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from tpu_stacks.catalog.disks import PREINSTALLED_STORAGE_CLASSES, scratch_disk_type
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL, TPU_TAINT_KEY
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.plan import JetStreamPlan
@@ -27,6 +31,7 @@ HF_MOUNT = "/huggingface"  # the converter script reads /huggingface/HUGGINGFACE
 HF_SECRET_KEY = "HUGGINGFACE_TOKEN"
 # Where the converter script downloads, converts and stages (§4.4 steps 2-5; convert_checkpoints uses /tmp).
 SCRATCH_DIRS = {"base": "/base", "pt-ckpt": "/pt-ckpt", "tmp": "/tmp"}
+DISK_PROVISIONER = "pd.csi.storage.gke.io"  # GKE's Compute Engine Persistent Disk CSI driver (PD and Hyperdisk)
 
 
 def hf_token_volume(secret_name: str) -> k8s.core.v1.VolumeArgs:
@@ -57,7 +62,37 @@ def _placement(
     return {NODEPOOL_LABEL: pool.name}, [toleration]
 
 
-def _scratch_volume(plan: JetStreamPlan) -> k8s.core.v1.VolumeArgs:
+def scratch_storage(plan: JetStreamPlan, pool: PoolPlan) -> tuple[str, str | None]:
+    """(the scratch volume's StorageClass, the disk type of a class to declare for it, or None).
+
+    `converter.storageClass` as the user set it. On the TPU pool's VMs (Standard, no nodeSelector) the
+    generation's disk type from the catalogue: GKE's own class for pd-balanced (standard-rwo), else a
+    class of this converter's (`<namespace>-<job>`, one per Job, cluster-wide unique). Elsewhere
+    (Autopilot's general-purpose nodes, your own nodes) the spec's default class."""
+    converter = plan.spec.converter
+    if "storage_class" in converter.model_fields_set or converter.node_selector is not None or pool.autopilot:
+        return converter.storage_class, None
+    disk_type = scratch_disk_type(pool.shape.generation)
+    if disk_type in PREINSTALLED_STORAGE_CLASSES:
+        return PREINSTALLED_STORAGE_CLASSES[disk_type], None
+    return f"{plan.spec.namespace}-{plan.converter_job_name}", disk_type
+
+
+def _scratch_class(name: str, storage_class: str, disk_type: str, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+    """A StorageClass for a disk type GKE has none for (Hyperdisk: "Scale your storage performance with
+    Hyperdisk" creates one the same way), bound when the pod is scheduled so the disk is made in its zone."""
+    return k8s.storage.v1.StorageClass(
+        f"{name}-converter-scratch",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=storage_class),
+        provisioner=DISK_PROVISIONER,
+        parameters={"type": disk_type},
+        volume_binding_mode="WaitForFirstConsumer",
+        reclaim_policy="Delete",
+        opts=opts,
+    )
+
+
+def _scratch_volume(plan: JetStreamPlan, storage_class: str) -> k8s.core.v1.VolumeArgs:
     converter = plan.spec.converter
     return k8s.core.v1.VolumeArgs(
         name="scratch",
@@ -65,7 +100,7 @@ def _scratch_volume(plan: JetStreamPlan) -> k8s.core.v1.VolumeArgs:
             volume_claim_template=k8s.core.v1.PersistentVolumeClaimTemplateArgs(
                 spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
                     access_modes=["ReadWriteOnce"],
-                    storage_class_name=converter.storage_class,
+                    storage_class_name=storage_class,
                     resources=k8s.core.v1.VolumeResourceRequirementsArgs(
                         requests={"storage": f"{converter.disk_gib}Gi"}
                     ),
@@ -87,6 +122,10 @@ def converter_job(
     converter = plan.spec.converter
     labels = {"app": "jetstream-checkpoint-converter", "model": plan.names.checkpoint_dir or ""}
     node_selector, tolerations = _placement(plan, pool)
+    storage_class, disk_type = scratch_storage(plan, pool)
+    if disk_type is not None:
+        scratch_class = _scratch_class(name, storage_class, disk_type, opts)
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[scratch_class]))
     container = k8s.core.v1.ContainerArgs(
         name=CONTAINER,
         image=converter.image,
@@ -120,7 +159,7 @@ def converter_job(
                     node_selector=node_selector,
                     tolerations=tolerations,
                     containers=[container],
-                    volumes=[hf_token_volume(secret_name), _scratch_volume(plan)],
+                    volumes=[hf_token_volume(secret_name), _scratch_volume(plan, storage_class)],
                 ),
             ),
         ),

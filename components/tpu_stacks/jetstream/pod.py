@@ -110,18 +110,20 @@ def pod_template(
         init.append(wait_for_checkpoint(plan, bucket))
     if plan.spec.compile_cache:
         init += cache_containers(plan, bucket)
+    volumes = _volumes(plan, bucket, secret_name)
+    # A bounded GCS FUSE sidecar without a file cache: the engine reads the checkpoint once, through a
+    # read-only mount (nothing staged); the sidecar's ephemeral limit is the pod's, so it covers the
+    # disk-backed compile cache (k8s.gcsfuse explains).
+    sidecar = sidecar_annotations(0, staged_gib=0, volumes=volumes) if plan.converter_flow else None
     return k8s.core.v1.PodTemplateSpecArgs(
-        # A bounded GCS FUSE sidecar without a file cache: the engine reads the checkpoint once.
-        metadata=k8s.meta.v1.ObjectMetaArgs(
-            labels=labels, annotations=sidecar_annotations(0) if plan.converter_flow else None
-        ),
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar),
         spec=k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
             automount_service_account_token=False,  # Workload Identity needs no Kubernetes API token
             node_selector=tpu_node_selector(pool),
             init_containers=init or None,
             containers=[_server(plan, pool), _http(plan)],
-            volumes=_volumes(plan, bucket, secret_name) or None,
+            volumes=volumes or None,
             termination_grace_period_seconds=60,
         ),
     )

@@ -26,7 +26,8 @@ class ImageArgs(TypedDict):
     """submit: you run the printed `gcloud builds submit` once; trigger: a Cloud Build trigger is declared (run it
     with the printed command); prebuilt: use `reference` as it is. Default: submit."""
     repository: NotRequired[str]
-    """Artifact Registry repository id (created unless prebuilt). Default: ray-maxtext."""
+    """Artifact Registry repository id (created unless prebuilt); default `ray-maxtext-<cluster name>`, one per
+    stack, so two stacks in a project never share one."""
     name: NotRequired[str]
     """Image name inside the repository (not used with `prebuilt`). Default: ray-maxtext."""
     tag: NotRequired[str]
@@ -99,7 +100,7 @@ class RayTrainStackArgs(TypedDict):
     """Submit the training run as a RayJob; false keeps only the interactive path. Default: true."""
     image: NotRequired[ImageArgs]
     """The training image: built by Cloud Build into this stack's Artifact Registry repository, or prebuilt. Default:
-    build submit, repository ray-maxtext, name ray-maxtext."""
+    build submit, name ray-maxtext."""
     head: NotRequired[HeadArgs]
     """CPU and memory of the Ray head pod. Default: cpu 8, memory 16Gi."""
     worker: NotRequired[WorkerArgs]
@@ -114,7 +115,8 @@ class RayTrainStackArgs(TypedDict):
     """Name of the RayCluster (its head Service is `<name>-head-svc`); at most 53 characters. Default:
     maxtext-tpu-cluster."""
     force_destroy_bucket: NotRequired[bool]
-    """Let `pulumi destroy` delete the checkpoint bucket even while it holds checkpoints. Default: false."""
+    """Let `pulumi destroy` delete the checkpoint bucket and its checkpoints; otherwise destroy keeps it (retained).
+    Default: false."""
 
 
 class TrainingSlice(TypedDict):

@@ -1,7 +1,8 @@
 """The training image of `RayTrainStack` as resources: its repository and how Cloud Build makes it.
 
 The image is ours (`trainer_image/` in this package, see `raytrain.sources`: a Dockerfile and the
-trainer). Its pins (Ray, MaxText) and default tag live in `raytrain.spec`, its checks in
+trainer). Its repository is this stack's: `raytrain.plan` scopes the default id to the stack's
+cluster. Its pins (Ray, MaxText) and default tag live in `raytrain.spec`, its checks in
 `raytrain.plan.check_image`; the pins reach the build as Cloud Build substitutions -> Docker build
 args, so they are written once. The repository keeps tags immutable, so a tag names one image for
 good. Three paths:
@@ -19,6 +20,7 @@ import pulumi_gcp as gcp
 
 from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.gcp.universe import Universe
+from tpu_stacks.raytrain.plan import builder_account_id
 from tpu_stacks.raytrain.spec import (
     MAXTEXT_REPOSITORY,
     MAXTEXT_REVISION,
@@ -41,6 +43,13 @@ def substitutions(image: pulumi.Input[str], context: str) -> dict[str, pulumi.In
         "_MAXTEXT_REVISION": MAXTEXT_REVISION,
         "_CONTEXT": context,
     }
+
+
+def repository_id(image: ImageSpec) -> str:
+    """The repository id `raytrain.plan` decided (the user's, or one scoped to the stack's cluster)."""
+    if image.repository is None:
+        raise ValueError("raytrain.plan decides image.repository before any resource is declared")
+    return image.repository
 
 
 def submit_command(image: str, project: str, region: str) -> str:
@@ -71,7 +80,7 @@ def declare_image(
     repository = docker_repository(
         name,
         gcp.artifactregistry.RepositoryArgs(
-            repository_id=image.repository,
+            repository_id=repository_id(image),
             project=project,
             location=region,
             format="DOCKER",
@@ -103,7 +112,7 @@ def _trigger(
     source = image.source
     assert source is not None  # raytrain.plan.check_image
     child = pulumi.ResourceOptions(parent=parent)
-    account_id = f"{image.repository}-builder"[:30].rstrip("-")
+    account_id = builder_account_id(repository_id(image))
     account = gcp.serviceaccount.Account(
         f"{name}-image-builder",
         gcp.serviceaccount.AccountArgs(
@@ -132,7 +141,7 @@ def _trigger(
             opts=after_account,
         ),
     ]
-    trigger_name = f"{image.repository}-image"
+    trigger_name = f"{repository_id(image)}-image"
     gcp.cloudbuild.Trigger(
         f"{name}-image-trigger",
         gcp.cloudbuild.TriggerArgs(

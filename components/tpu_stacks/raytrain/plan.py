@@ -10,6 +10,7 @@ the exact command the RayJob and a person at `ray job submit` run. Anything wron
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import shlex
@@ -20,7 +21,7 @@ from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_clu
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import MOVING_TAGS, image_problem
-from tpu_stacks.names import DNS1035_LABEL, IMAGE_TAG, K8S_NAME, REPOSITORY_ID
+from tpu_stacks.names import DNS1035_LABEL, IMAGE_TAG, K8S_NAME, REPOSITORY_ID, SERVICE_ACCOUNT_ID
 from tpu_stacks.raytrain.spec import (
     DATA_MOUNT,
     ICI_AXES,
@@ -44,6 +45,8 @@ from tpu_stacks.sizing import (
 # KubeRay: a RayCluster name has at most 53 characters, a RayJob's 6 fewer (utils/constant.go).
 MAX_RAYCLUSTER_NAME = 53
 MAX_RAYJOB_NAME = 47
+REPOSITORY = "ray-maxtext"
+"""The default Artifact Registry repository id's prefix; the stack's cluster name follows it."""
 RAY_STORAGE = f"{DATA_MOUNT}/ray-train"
 """Ray Train's RunConfig storage_path: shared by every node through the bucket (Ray requires shared storage)."""
 GiB = 1024**3
@@ -284,7 +287,7 @@ def check_image(image: ImageSpec) -> None:
             f"is only used with build prebuilt, not {image.build}",
             "remove it, or set raytrain.image.build to prebuilt",
         )
-    if not REPOSITORY_ID.matches(image.repository):
+    if image.repository is not None and not REPOSITORY_ID.matches(image.repository):
         raise UserError(
             "raytrain.image.repository",
             image.repository,
@@ -357,13 +360,42 @@ def plan_raytrain(spec: RayTrainSpec, cluster: ClusterSpec) -> RayTrainPlan:
         )
     devices = shape.jax_devices
     parallelism = _parallelism(spec, shape, devices)
+    cluster_plan = _plan_cluster(spec, cluster, shape)
     return RayTrainPlan(
-        spec=spec,
+        spec=_with_repository(spec, cluster_plan),
         model=model,
         request=request,
         verdict=verdict,
         accelerator_type=accelerator_type,
         parallelism=parallelism,
         run_name=_run_name(spec, shape),
-        cluster=_plan_cluster(spec, cluster, shape),
+        cluster=cluster_plan,
     )
+
+
+def _with_repository(spec: RayTrainSpec, cluster: ClusterPlan) -> RayTrainSpec:
+    """The spec with the image's repository id decided: the user's as given, else `ray-maxtext-<cluster>`.
+
+    Artifact Registry ids are unique per project and region: with one fixed default, `raytrain` and
+    `raytrain-multislice` in one project both created `ray-maxtext` and the second `up` failed with
+    AlreadyExists. The scope is the cluster's name, what the plan already has that differs between
+    stacks (the pure plan cannot ask Pulumi for the stack's name): GKE keeps it unique per project and
+    location and each workload stack creates its own cluster. A GKE name (at most 40 characters, a
+    letter first) after the prefix is always a valid id. Two stacks on one existing cluster in one
+    region share the default: give each its own `image.repository`."""
+    image = spec.image
+    if image.build == "prebuilt" or image.repository is not None:
+        return spec
+    repository = REPOSITORY_ID.check("raytrain.image.repository", f"{REPOSITORY}-{cluster.spec.name}")
+    return spec.model_copy(update={"image": image.model_copy(update={"repository": repository})})
+
+
+def builder_account_id(repository: str) -> str:
+    """The Cloud Build trigger's service account id, `<repository>-builder`: unique per project like the
+    repository. IAM ids have at most 30 characters; a longer one keeps 23 and adds a hash of the whole,
+    so two repositories that share their first characters never share an account."""
+    account = f"{repository}-builder"
+    if SERVICE_ACCOUNT_ID.matches(account):
+        return account
+    digest = hashlib.sha256(account.encode()).hexdigest()[:6]
+    return SERVICE_ACCOUNT_ID.check("raytrain.image.repository", f"{repository[:23].rstrip('-')}-{digest}")

@@ -4,7 +4,8 @@ Both mount the checkpoint bucket at /data through GCS FUSE, as the tutorial does
 fixes (shared/reference/upstream-manifests.md §5 quirks, §6):
 - the sidecar's file cache volume is named `gke-gcsfuse-cache`, the name the driver looks for
   (the tutorial's `gcs-fuse-cache` is a dead volume), sized to what a worker reads on resume;
-- the sidecar is bounded; its ephemeral storage also stages checkpoint writes before upload;
+- the sidecar is bounded; its ephemeral storage also covers the checkpoint writes it may stage
+  before upload (k8s.gcsfuse explains why the sidecar's figure is the pod's);
 - the mount belongs to the image's `ray` user, which writes the checkpoints.
 The KubeRay TPU webhook (Ray add-on) adds TPU_WORKER_ID/HOSTNAMES and the pod affinity that keeps
 each replica on one slice; with several slices it also adds the MEGASCALE coordinator settings
@@ -27,7 +28,6 @@ HEAD_CACHE_GIB = 1  # the head writes Ray Train's run state only
 SHM_LIMIT = "16Gi"
 # Upstream's multi-slice mount options: files belong to the ray user, group-writable.
 OWNER_OPTIONS = (f"uid={RAY_USER_ID}", f"gid={RAY_USER_ID}", "dir-mode=775", "file-mode=664")
-STAGING_MARGIN_GIB = 4
 
 
 def _volumes(bucket: pulumi.Input[str], cache_gib: int) -> list[k8s.core.v1.VolumeArgs]:
@@ -54,10 +54,9 @@ def _security() -> k8s.core.v1.SecurityContextArgs:
     )
 
 
-def _metadata(cache_gib: int) -> k8s.meta.v1.ObjectMetaArgs:
-    return k8s.meta.v1.ObjectMetaArgs(
-        annotations=sidecar_annotations(cache_gib, ephemeral_gib=cache_gib + STAGING_MARGIN_GIB)
-    )
+def _metadata(cache_gib: int, volumes: list[k8s.core.v1.VolumeArgs]) -> k8s.meta.v1.ObjectMetaArgs:
+    """A pod writes at most what it reads back (the cache's payload) through the mount at a time."""
+    return k8s.meta.v1.ObjectMetaArgs(annotations=sidecar_annotations(cache_gib, staged_gib=cache_gib, volumes=volumes))
 
 
 def head_template(
@@ -65,8 +64,9 @@ def head_template(
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     """The head: GCS, dashboard and client ports, and the trainer's driver (it runs the RayJob's entrypoint)."""
     head = plan.spec.head
+    volumes = _volumes(bucket, HEAD_CACHE_GIB)
     return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=_metadata(HEAD_CACHE_GIB),
+        metadata=_metadata(HEAD_CACHE_GIB, volumes),
         spec=k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
             containers=[
@@ -85,7 +85,7 @@ def head_template(
                     volume_mounts=_mounts(),
                 )
             ],
-            volumes=_volumes(bucket, HEAD_CACHE_GIB),
+            volumes=volumes,
         ),
     )
 
@@ -105,8 +105,9 @@ def worker_template(
     plan: RayTrainPlan, pool: PoolPlan, bucket: pulumi.Input[str], image: pulumi.Input[str]
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     """One TPU VM: all its chips, the slice's node selectors, the JAX env and the bucket."""
+    volumes = _volumes(bucket, plan.fuse_cache_gib)
     return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=_metadata(plan.fuse_cache_gib),
+        metadata=_metadata(plan.fuse_cache_gib, volumes),
         spec=k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
             node_selector=tpu_node_selector(pool),
@@ -121,6 +122,6 @@ def worker_template(
                     volume_mounts=_mounts(),
                 )
             ],
-            volumes=_volumes(bucket, plan.fuse_cache_gib),
+            volumes=volumes,
         ),
     )

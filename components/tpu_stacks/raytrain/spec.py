@@ -88,8 +88,9 @@ class ImageSpec(_Spec):
     build: Literal["submit", "trigger", "prebuilt"] = "submit"
     """submit: you run the printed `gcloud builds submit` once; trigger: a Cloud Build trigger is
     declared (run it with the printed command); prebuilt: use `reference` as it is."""
-    repository: str = "ray-maxtext"
-    """Artifact Registry repository id (created unless prebuilt)."""
+    repository: str | None = None
+    """Artifact Registry repository id (created unless prebuilt); default `ray-maxtext-<cluster name>`,
+    one per stack, so two stacks in a project never share one."""
     name: str = "ray-maxtext"
     """Image name inside the repository (not used with `prebuilt`)."""
     tag: str | None = None
@@ -168,4 +169,4 @@ class RayTrainSpec(_Spec):
     ray_cluster_name: str = Field(default="maxtext-tpu-cluster", alias="rayClusterName")
     """Name of the RayCluster (its head Service is `<name>-head-svc`); at most 53 characters."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
-    """Let `pulumi destroy` delete the checkpoint bucket even while it holds checkpoints."""
+    """Let `pulumi destroy` delete the checkpoint bucket and its checkpoints; otherwise destroy keeps it (retained)."""

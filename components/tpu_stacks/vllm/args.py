@@ -32,8 +32,8 @@ class RegistryArgs(TypedDict):
     mode: NotRequired[str]
     """none, remote (pull-through from Docker Hub) or standard (you push the image you build). Default: none."""
     repository: NotRequired[str]
-    """Artifact Registry repository id, created in the cluster's region (modes `remote` and `standard`). Default:
-    vllm-tpu."""
+    """Artifact Registry repository id, created in the cluster's region (modes `remote` and `standard`); default
+    `vllm-tpu-<cluster name>`, one per stack, so two stacks in a project never share one."""
     image: NotRequired[str]
     """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.9.2`."""
 
@@ -72,7 +72,7 @@ class VllmStackArgs(TypedDict):
     Default: docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092."""
     registry: NotRequired[RegistryArgs]
     """Optional Artifact Registry for the server image: a Docker Hub pull-through or a repository you push to.
-    Default: mode none, repository vllm-tpu."""
+    Default: mode none."""
     replicas: NotRequired[ReplicaArgs]
     """Server replica range: the HPA's bounds and the TPU node pool's autoscaling range (one node per replica).
     Default: min 1, max 2."""
@@ -93,7 +93,8 @@ class VllmStackArgs(TypedDict):
     """Kubernetes ServiceAccount the servers run as; Workload Identity gives it object access to the weights bucket.
     Default: vllm."""
     force_destroy_bucket: NotRequired[bool]
-    """Let `pulumi destroy` delete the weights bucket even while it holds objects. Default: false."""
+    """Let `pulumi destroy` delete the weights bucket and its objects; otherwise destroy keeps it (retained).
+    Default: false."""
     compile_cache: NotRequired[bool]
     """Keep each pod's XLA compile cache in the bucket, keyed by model, slice and vLLM build, so new pods start warm.
     Default: true."""

@@ -14,10 +14,13 @@ from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
+from tpu_stacks.names import REPOSITORY_ID
 from tpu_stacks.sizing import ServingRequest, choose_slice, file_cache_gib, tensor_parallel_size
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
 POOL = "vllm-pool"
+REPOSITORY = "vllm-tpu"
+"""The default Artifact Registry repository id's prefix; the stack's cluster name follows it."""
 SLICE_KEYS = {"spot": "vllm.spot", "reservation": "vllm.reservation", "autoscaling": "vllm.replicas"}
 """The derived slice's fields, as the user spells them in the vllm section."""
 
@@ -73,6 +76,8 @@ def _check_registry(spec: VllmSpec) -> None:
                 "name the image you push, e.g. vllm-tpu:v0.9.2 (build Dockerfile.tpu, push it to the repository)",
             )
         _check_image(registry.image, "vllm.registry.image")
+    if registry.mode != "none" and registry.repository is not None:
+        REPOSITORY_ID.check("vllm.registry.repository", registry.repository)
     if registry.mode == "remote" and not spec.image.startswith("docker.io/"):
         raise UserError(
             "vllm.image",
@@ -136,14 +141,31 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
             "choose a topology whose chip count divides the head count",
         )
     weights = verdict.memory.part("weights")
+    cluster_plan = _plan_cluster(spec, cluster, verdict.shape)
     return VllmPlan(
-        spec=spec,
+        spec=_with_repository(spec, cluster_plan),
         model=model,
         request=request,
         verdict=verdict,
         cache_gib=file_cache_gib(weights),
-        cluster=_plan_cluster(spec, cluster, verdict.shape),
+        cluster=cluster_plan,
     )
+
+
+def _with_repository(spec: VllmSpec, cluster: ClusterPlan) -> VllmSpec:
+    """The spec with its registry's repository id decided: the user's as given, else `vllm-tpu-<cluster>`.
+
+    Artifact Registry ids are unique per project and region, and stacks share projects: one fixed
+    default made the second stack's `up` fail with AlreadyExists. The scope is the cluster's name, what
+    the plan already has that differs between stacks (the pure plan cannot ask Pulumi for the stack's
+    name): GKE keeps it unique per project and location and each workload stack creates its own
+    cluster. A GKE name (at most 40 characters, a letter first) after the prefix is always a valid id.
+    Two stacks on one existing cluster in one region share the default: give each its own repository."""
+    registry = spec.registry
+    if registry.mode == "none" or registry.repository is not None:
+        return spec
+    repository = REPOSITORY_ID.check("vllm.registry.repository", f"{REPOSITORY}-{cluster.spec.name}")
+    return spec.model_copy(update={"registry": registry.model_copy(update={"repository": repository})})
 
 
 def _plan_cluster(spec: VllmSpec, cluster: ClusterSpec, shape: SliceShape) -> ClusterPlan:

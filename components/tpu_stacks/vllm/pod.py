@@ -22,6 +22,8 @@ from tpu_stacks.vllm.spec import PORT
 HF_SECRET_KEY = "hf_api_token"  # the tutorial's key name in Secret hf-secret
 API_KEY_SECRET_KEY = "api_key"
 LOCAL_CACHE = "/xla-cache"
+XLA_CACHE_GIB = 20
+"""The per-pod XLA compile cache on the node's disk (an emptyDir, counted in the pod's ephemeral storage)."""
 
 
 def _env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
@@ -67,7 +69,7 @@ def _volumes(plan: VllmPlan, bucket: pulumi.Input[str], secret_name: str | None)
         ),
     ]
     if plan.spec.compile_cache:
-        volumes.append(compile_cache.cache_volume("xla-cache"))
+        volumes.append(compile_cache.cache_volume("xla-cache", XLA_CACHE_GIB))
     if secret_name and plan.model.architecture.gated:
         volumes.append(
             k8s.core.v1.VolumeArgs(
@@ -109,14 +111,18 @@ def pod_template(
         liveness_probe=liveness_probe("/health", PORT),
         volume_mounts=_mounts(plan, secret_name),
     )
+    volumes = _volumes(plan, bucket, secret_name)
+    # The first start downloads the weights through the mount (--download-dir is the weights folder):
+    # with staged writes all of them may sit on the node's disk before upload (k8s.gcsfuse explains).
+    sidecar = sidecar_annotations(plan.cache_gib, staged_gib=plan.cache_gib, volumes=volumes)
     return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar_annotations(plan.cache_gib)),
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar),
         spec=k8s.core.v1.PodSpecArgs(
             service_account_name=ksa,
             node_selector=tpu_node_selector(pool),
             init_containers=_cache_containers(plan, bucket) if spec.compile_cache else None,
             containers=[server],
-            volumes=_volumes(plan, bucket, secret_name),
+            volumes=volumes,
             termination_grace_period_seconds=60,
         ),
     )

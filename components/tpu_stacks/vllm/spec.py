@@ -45,8 +45,9 @@ class RegistrySpec(_Spec):
 
     mode: Literal["none", "remote", "standard"] = "none"
     """none, remote (pull-through from Docker Hub) or standard (you push the image you build)."""
-    repository: str = "vllm-tpu"
-    """Artifact Registry repository id, created in the cluster's region (modes `remote` and `standard`)."""
+    repository: str | None = None
+    """Artifact Registry repository id, created in the cluster's region (modes `remote` and `standard`);
+    default `vllm-tpu-<cluster name>`, one per stack, so two stacks in a project never share one."""
     image: str | None = None
     """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.9.2`."""
 
@@ -94,7 +95,7 @@ class VllmSpec(_Spec):
     ksa_name: str = Field(default="vllm", alias="ksaName")
     """Kubernetes ServiceAccount the servers run as; Workload Identity gives it object access to the weights bucket."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
-    """Let `pulumi destroy` delete the weights bucket even while it holds objects."""
+    """Let `pulumi destroy` delete the weights bucket and its objects; otherwise destroy keeps it (retained)."""
     compile_cache: bool = Field(default=True, alias="compileCache")
     """Keep each pod's XLA compile cache in the bucket, keyed by model, slice and vLLM build, so new pods start warm."""
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
