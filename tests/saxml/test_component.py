@@ -153,9 +153,7 @@ def test_model_servers_are_one_jobset_derived_from_the_slice(tutorial):
         "--platform_topology=4x8",
     ]
     assert container["image"] == "us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0"
-    assert container["env"] == [
-        {"name": "SAX_ROOT", "value": f"gs://{ADMIN_BUCKET}/sax-root"}
-    ]  # no empty MEGASCALE_NUM_SLICES
+    assert container["env"][0] == {"name": "SAX_ROOT", "value": f"gs://{ADMIN_BUCKET}/sax-root"}
     assert [port["containerPort"] for port in container["ports"]] == [10001, 8471]
     assert container["securityContext"]["privileged"] is False
     assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
@@ -166,6 +164,17 @@ def test_model_servers_are_one_jobset_derived_from_the_slice(tutorial):
     assert notes["tpu-stacks.dev/context"] == "256" and notes["tpu-stacks.dev/engine"] == "saxml"
     assert "tpu-stacks.dev/host-network-reason" in notes
     assert notes["pulumi.com/waitFor"] == "jsonpath={.status.replicatedJobsStatus[0].ready}=2"
+
+
+def test_each_slice_is_its_own_replica_not_one_multislice_mesh(tutorial):
+    """The tutorial's empty MEGASCALE_NUM_SLICES on every model server: GKE's multislice settings for
+    a multi-replica TPU JobSet would otherwise join the two slices into one, and only one model
+    server would register (the publisher would never see replicas: 2)."""
+    mocks, _ = tutorial
+    assert jobset(mocks)["spec"]["replicatedJobs"][0]["replicas"] == 2
+    (container,) = model_pod(mocks)["spec"]["containers"]
+    megascale = [variable for variable in container["env"] if variable["name"].startswith("MEGASCALE_")]
+    assert megascale == [{"name": "MEGASCALE_NUM_SLICES", "value": ""}]
 
 
 def test_a_broken_slice_restarts_alone_and_never_for_the_last_time(tutorial):

@@ -11,7 +11,8 @@ and `hostNetwork` for multi-host slices. Changed:
   disruption (preemption, maintenance, node repair: the pod's `DisruptionTarget` condition) fails
   the Job with reason `PodFailurePolicy` and never uses up a restart budget; a crash restarts the
   slice too, forever by default or up to `restartLimit` crashes.
-- Not privileged (TPU access needs no privilege since GKE 1.28); no empty `MEGASCALE_NUM_SLICES`.
+- Not privileged (TPU access needs no privilege since GKE 1.28).
+- Kept from upstream: `MEGASCALE_NUM_SLICES=""` on the model servers (see `MULTISLICE_OFF`).
 - `--platform_topology` is passed (upstream leaves the default `1`), derived from the slice.
 - JobSet specs are immutable once created, so any change replaces the JobSet (delete first:
   the name is fixed); the admin server re-assigns published models when the servers rejoin.
@@ -38,6 +39,14 @@ HOST_NETWORK_REASON = (
     "other on 8471 and the admin server reaches host 0 on its node address"
 )
 WAIT_MINUTES = 30  # image pull and TPU start-up of every slice after the pools exist
+MULTISLICE_OFF = k8s.core.v1.EnvVarArgs(name="MEGASCALE_NUM_SLICES", value="")
+"""The tutorial's empty `MEGASCALE_NUM_SLICES` (shared/seeds/000: it "unsets the variable because GKE is
+not running Multislice training"; upstream-manifests.md §2.2). GKE fills in multislice (Megascale)
+settings for a JobSet whose replicated Job runs on several TPU slices; with them libtpu would join the
+two slices into one 2-slice mesh, a single model server would register with the admin server and the
+publisher would wait forever for `replicas: 2`. Declared empty, as the tutorial does, so that each
+slice stays an independent replica (the tutorial's reasoning; only a real multi-slice cluster shows
+the injected settings)."""
 
 
 def failure_policy(plan: SaxmlPlan) -> dict[str, object]:
@@ -70,7 +79,7 @@ def _container(plan: SaxmlPlan, pool: PoolPlan, sax_root: pulumi.Input[str]) -> 
         name=REPLICATED_JOB,
         image=plan.spec.images.model_server,
         args=plan.model_server_args(),
-        env=[k8s.core.v1.EnvVarArgs(name="SAX_ROOT", value=sax_root)],
+        env=[k8s.core.v1.EnvVarArgs(name="SAX_ROOT", value=sax_root), MULTISLICE_OFF],
         ports=[
             k8s.core.v1.ContainerPortArgs(name="sax", container_port=MODEL_PORT),
             k8s.core.v1.ContainerPortArgs(name="tpu", container_port=MULTI_HOST_PORT),
