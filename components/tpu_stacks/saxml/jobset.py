@@ -27,6 +27,7 @@ from tpu_stacks import annotations
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.jobset import API_VERSION, EXCLUSIVE_TOPOLOGY
+from tpu_stacks.k8s.probes import WAIT_FOR_ANNOTATION, pod_budget
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.saxml.plan import SaxmlPlan
 from tpu_stacks.saxml.servers import MANAGED, pod_security
@@ -38,7 +39,6 @@ HOST_NETWORK_REASON = (
     "Saxml multi-host model servers run on the host network as upstream: hosts of a slice reach each "
     "other on 8471 and the admin server reaches host 0 on its node address"
 )
-WAIT_MINUTES = 30  # image pull and TPU start-up of every slice after the pools exist
 MULTISLICE_OFF = k8s.core.v1.EnvVarArgs(name="MEGASCALE_NUM_SLICES", value="")
 """The tutorial's empty `MEGASCALE_NUM_SLICES` (shared/seeds/000: it "unsets the variable because GKE is
 not running Multislice training"; upstream-manifests.md §2.2). GKE fills in multislice (Megascale)
@@ -139,7 +139,7 @@ def _metadata(plan: SaxmlPlan) -> k8s.meta.v1.ObjectMetaArgs:
     if plan.host_network:
         notes[annotations.HOST_NETWORK_REASON] = HOST_NETWORK_REASON
     # `pulumi up` waits until every slice's Job has all its pods ready (pulumi-kubernetes >= 4.18).
-    notes["pulumi.com/waitFor"] = f"jsonpath={{.status.replicatedJobsStatus[0].ready}}={plan.slices}"
+    notes[WAIT_FOR_ANNOTATION] = f"jsonpath={{.status.replicatedJobsStatus[0].ready}}={plan.slices}"
     return k8s.meta.v1.ObjectMetaArgs(
         name=JOBSET_NAME, namespace=plan.spec.namespace, labels=MANAGED, annotations=notes
     )
@@ -159,6 +159,10 @@ def model_server_set(
     `pools` are the planned pools of the model servers' slice spec: one shape, so one Job template
     serves them all (exclusive placement puts each slice's Job on its own pool)."""
     pool = pools[0]
+    job = _job(plan, pool, sax_root)
+    # `pulumi up` waits (pulumi.com/waitFor) until every slice's pods run: a node, the image, then what
+    # the pods' probes allow (none: 0), per slice in parallel; a replacement starts all slices again.
+    budget = pod_budget(job.spec.template)
     return k8s.apiextensions.CustomResource(
         resource,
         api_version=API_VERSION,
@@ -167,9 +171,7 @@ def model_server_set(
         spec={
             "failurePolicy": failure_policy(plan),
             "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
-            "replicatedJobs": [
-                {"name": REPLICATED_JOB, "replicas": plan.slices, "template": _job(plan, pool, sax_root)}
-            ],
+            "replicatedJobs": [{"name": REPLICATED_JOB, "replicas": plan.slices, "template": job}],
         },
         opts=pulumi.ResourceOptions(
             parent=parent,
@@ -177,6 +179,6 @@ def model_server_set(
             depends_on=depends_on,
             replace_on_changes=["spec"],
             delete_before_replace=True,
-            custom_timeouts=pulumi.CustomTimeouts(create=f"{WAIT_MINUTES}m", update=f"{WAIT_MINUTES}m"),
+            custom_timeouts=budget.custom_timeouts(),
         ),
     )
