@@ -93,4 +93,5 @@ def test_vllm_stack_schema():
     vllm = result["component_definitions"]["VllmStack"]
     assert {"cluster", "model", "tpuGeneration", "hfToken", "exposure"} <= set(vllm.inputs)
     assert not vllm.inputs["model"].optional
-    assert {"serviceAddress", "baseUrl", "modelId", "servedSlice", "weightsBucket", "curl"} == set(vllm.outputs)
+    outputs = {"serviceAddress", "baseUrl", "modelId", "servedSlice", "weightsBucket", "curl", "readyReplicas"}
+    assert outputs == set(vllm.outputs)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from tpu_policies import cluster, exposure, fit, images, matching, pools, privilege, secrets, storage
+from tpu_policies import awaits, cluster, exposure, fit, images, matching, pools, privilege, secrets, storage
 
 PACK_NAME = "tpu-stacks-guardrails"
 DESCRIPTION = (
     "TPU guardrails for GKE: models fit the slice, node pools and workloads agree on the slice shape, "
     "GKE versions support the TPU generation, Workload Identity, least-privilege storage, no plaintext "
-    "secrets; advisory: no public endpoints, pinned images, no privileged pods."
+    "secrets, pulumi up waits as long as the probes allow; advisory: no public endpoints, pinned images, "
+    "no privileged pods."
 )
 
 POLICIES: list[Policy] = [
@@ -31,6 +32,7 @@ POLICIES: list[Policy] = [
     exposure.POLICY,
     images.POLICY,
     privilege.POLICY,
+    awaits.POLICY,
 ]
 
 __all__ = ["DESCRIPTION", "PACK_NAME", "POLICIES"]

@@ -10,6 +10,7 @@ import pulumi
 import pytest
 
 from tests.mocks import autonamed, capture, project_roles, refused, workload_accounts
+from tests.policies.harness import capture as capture_registrations
 from tpu_stacks.annotations import TENSOR_PARALLEL
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.jetstream.component import JetStreamStack
@@ -486,3 +487,29 @@ def test_errors_before_any_resource(base, overrides, message):
     args = {**base, "hf_token": pulumi.Output.secret("t"), **overrides}
     args = {key: value for key, value in args.items() if value is not None}
     assert message in refused(lambda: JetStreamStack("bad", args))
+
+
+def registered(base, **overrides):
+    """Every registration (with its options as the engine receives them) of JetStreamStack('js', ...)."""
+    args = {**base, "hf_token": pulumi.Output.secret(TOKEN), **overrides}
+    return {r.name: r for r in capture_registrations(lambda: JetStreamStack("js", args))}
+
+
+@pytest.mark.parametrize("flow", ["converter", "download"])
+def test_pulumi_waits_as_long_as_the_startup_probe_allows_and_only_after_the_tpu_pool(flow):
+    """pulumi-kubernetes gives a Deployment 10 minutes by default; the server's startup probe allows 30."""
+    resources = registered(GEMMA, flow=flow)
+    server_deployment = resources["js-deployment"]
+    probe = next(c for c in server_deployment.props["spec"]["template"]["spec"]["containers"] if "startupProbe" in c)
+    assert probe["startupProbe"]["periodSeconds"] * probe["startupProbe"]["failureThreshold"] == 30 * 60
+    # a TPU node (15) + the image (10) + the probe (30); a rollout restarts the 2 replicas one by one
+    assert server_deployment.custom_timeouts == {"create": "55m", "update": "95m"}
+    # on the pool even when no converter Job orders it (download flow)
+    assert resources["js-cluster-tpu-nodepool"].urn in server_deployment.dependencies
+    assert ("js-converter" in resources) == (flow == "converter")
+
+
+def test_the_converter_is_awaited_just_past_its_own_deadline():
+    job = registered(GEMMA)["js-converter"]
+    assert job.props["spec"]["activeDeadlineSeconds"] == 120 * 60
+    assert job.custom_timeouts == {"create": "122m", "update": "122m"}  # its DeadlineExceeded, not our timeout

@@ -2,8 +2,8 @@
 
 1. `capture(build)` runs component / SDK code under Pulumi's mocks and records each
    RegisterResource request at the monitor: wire-form inputs (secrets tagged, unknowns as the
-   engine's sentinel, numbers as doubles), parent, dependencies, property dependencies and
-   additional secret outputs, as the engine would hand them to analyzers.
+   engine's sentinel, numbers as doubles), parent, dependencies, property dependencies,
+   additional secret outputs and custom timeouts, as the engine would hand them to analyzers.
 2. `Pack(config)` starts the pack's analyzer servicer (in-process, or any object with the same
    gRPC methods, e.g. a stub to `python policies`), replays GetAnalyzerInfo -> Configure with the
    engine's config reconciliation (schema defaults, then user config, then JSON-schema
@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,6 @@ from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from tests.mocks import RecordingMocks
-from tpu_policies import DESCRIPTION, PACK_NAME, POLICIES
 
 SIG_KEY = "4dabf18193072939515e22adb298388d"
 RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
@@ -53,6 +53,8 @@ class Registration:
     dependencies: list[str] = field(default_factory=list)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     secret_outputs: list[str] = field(default_factory=list)
+    custom_timeouts: dict[str, str] = field(default_factory=dict)
+    """The customTimeouts option as the program gave it (Go durations, e.g. {"create": "65m"})."""
 
 
 class RecordingMonitor(MockMonitor):
@@ -75,6 +77,11 @@ class RecordingMonitor(MockMonitor):
                     dependencies=list(request.dependencies),
                     property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
                     secret_outputs=list(request.additionalSecretOutputs),
+                    custom_timeouts={
+                        key: getattr(request.customTimeouts, key)
+                        for key in ("create", "update", "delete")
+                        if getattr(request.customTimeouts, key)
+                    },
                 )
             )
         return super().RegisterResource(request)
@@ -118,8 +125,21 @@ def _struct(data: dict[str, Any]) -> struct_pb2.Struct:
     return struct
 
 
+def duration_seconds(text: str) -> float:
+    """A Go duration ("1h5m", "90s") in seconds: the engine hands analyzers timeouts as seconds."""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0}
+    return sum(float(number) * units[unit] for number, unit in re.findall(r"(\d+(?:\.\d+)?)([hms])", text))
+
+
 def _options(resource: Registration) -> Any:
-    return proto.AnalyzerResourceOptions(parent=resource.parent, additionalSecretOutputs=resource.secret_outputs)
+    timeouts = proto.AnalyzerResourceOptions.CustomTimeouts(
+        **{key: duration_seconds(value) for key, value in resource.custom_timeouts.items()}
+    )
+    return proto.AnalyzerResourceOptions(
+        parent=resource.parent,
+        additionalSecretOutputs=resource.secret_outputs,
+        customTimeouts=timeouts if resource.custom_timeouts else None,
+    )
 
 
 def reconcile(info: Any, config: dict[str, Any] | None) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -169,6 +189,9 @@ class InProcess:
     """The pack's analyzer servicer called directly, with the gRPC method names."""
 
     def __init__(self) -> None:
+        # Imported here: `capture` serves component tests too, where the pack is not on sys.path.
+        from tpu_policies import DESCRIPTION, PACK_NAME, POLICIES
+
         self.servicer = _PolicyAnalyzerServicer(
             PACK_NAME, "0.0.1", POLICIES, EnforcementLevel.ADVISORY, None, DESCRIPTION
         )

@@ -10,6 +10,7 @@ import pytest
 from pulumi.provider.experimental.analyzer import Analyzer
 
 from tests.mocks import autonamed, capture, project_roles, refused
+from tests.policies.harness import capture as capture_registrations
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.raytrain.component import RayTrainStack
 from tpu_stacks.raytrain.plan import plan_raytrain
@@ -400,3 +401,22 @@ def test_plugin_schema_lists_the_stack_with_its_outputs():
         "namespace",
     } == set(stack.outputs)
     assert "TrainingSlice" in result["type_definitions"]
+
+
+@pytest.mark.parametrize("slices", [1, 2])
+def test_pulumi_waits_for_the_ray_pods_after_the_pools_then_for_the_run_to_start(slices):
+    """Custom resources are reported ready at once unless they say what to wait for (pulumi.com/waitFor)."""
+    resources = {r.name: r for r in capture_registrations(lambda: RayTrainStack("rt", {**TUTORIAL, "slices": slices}))}
+    ray_cluster, ray_job = resources["rt-ray-cluster"], resources["rt-ray-job"]
+    assert ray_cluster.props["metadata"]["annotations"]["pulumi.com/waitFor"] == "jsonpath={.status.state}=ready"
+    assert ray_job.props["metadata"]["annotations"]["pulumi.com/waitFor"] == (
+        "jsonpath={.status.jobDeploymentStatus}=Running"
+    )
+    # a TPU node (15) + the training image (10); the Ray pods carry no probe of ours
+    assert ray_cluster.custom_timeouts == ray_job.custom_timeouts == {"create": "25m", "update": "25m"}
+    pools = [r for r in resources.values() if r.type == "gcp:container/nodePool:NodePool" and "system" not in r.name]
+    assert len(pools) == slices
+    assert all(pool.urn in ray_cluster.dependencies for pool in pools)
+    assert ray_cluster.urn in ray_job.dependencies
+    # the model annotations the pack reads are still there
+    assert ray_cluster.props["metadata"]["annotations"]["tpu-stacks.dev/engine"] == "maxtext"

@@ -12,6 +12,7 @@ import pulumi
 import pytest
 
 from tests.mocks import autonamed, capture, project_roles, refused
+from tests.policies.harness import capture as capture_registrations
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.saxml import reconcile
 from tpu_stacks.saxml.component import SaxmlStack
@@ -153,9 +154,7 @@ def test_model_servers_are_one_jobset_derived_from_the_slice(tutorial):
         "--platform_topology=4x8",
     ]
     assert container["image"] == "us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0"
-    assert container["env"] == [
-        {"name": "SAX_ROOT", "value": f"gs://{ADMIN_BUCKET}/sax-root"}
-    ]  # no empty MEGASCALE_NUM_SLICES
+    assert container["env"][0] == {"name": "SAX_ROOT", "value": f"gs://{ADMIN_BUCKET}/sax-root"}
     assert [port["containerPort"] for port in container["ports"]] == [10001, 8471]
     assert container["securityContext"]["privileged"] is False
     assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
@@ -166,6 +165,17 @@ def test_model_servers_are_one_jobset_derived_from_the_slice(tutorial):
     assert notes["tpu-stacks.dev/context"] == "256" and notes["tpu-stacks.dev/engine"] == "saxml"
     assert "tpu-stacks.dev/host-network-reason" in notes
     assert notes["pulumi.com/waitFor"] == "jsonpath={.status.replicatedJobsStatus[0].ready}=2"
+
+
+def test_each_slice_is_its_own_replica_not_one_multislice_mesh(tutorial):
+    """The tutorial's empty MEGASCALE_NUM_SLICES on every model server: GKE's multislice settings for
+    a multi-replica TPU JobSet would otherwise join the two slices into one, and only one model
+    server would register (the publisher would never see replicas: 2)."""
+    mocks, _ = tutorial
+    assert jobset(mocks)["spec"]["replicatedJobs"][0]["replicas"] == 2
+    (container,) = model_pod(mocks)["spec"]["containers"]
+    megascale = [variable for variable in container["env"] if variable["name"].startswith("MEGASCALE_")]
+    assert megascale == [{"name": "MEGASCALE_NUM_SLICES", "value": ""}]
 
 
 def test_a_broken_slice_restarts_alone_and_never_for_the_last_time(tutorial):
@@ -226,7 +236,7 @@ def test_public_only_on_request_and_then_with_source_ranges():
 def test_publisher_job_gets_the_whole_desired_list(tutorial):
     mocks, _ = tutorial
     job = one(mocks, "kubernetes:batch/v1:Job", "saxml-publisher")
-    assert job["metadata"]["annotations"] == {"pulumi.com/waitFor": "condition=Complete"}
+    assert "annotations" not in job["metadata"]  # the provider's Job awaiter: Complete, or fail at once
     pod = job["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     env = {variable["name"]: variable["value"] for variable in container["env"]}
@@ -622,3 +632,19 @@ def test_outputs_are_the_tutorial_requests_ready_to_paste(tutorial):
         == header + """generate --data '{"model": "/sax/test/spmd", "query": "How many days are in a week?"}'"""
     )
     assert curl["unpublish"] == header + """unpublish --data '{"model": "/sax/test/spmd"}'"""
+
+
+def test_pulumi_waits_for_every_slice_after_both_pools_then_for_the_publisher():
+    resources = {r.name: r for r in capture_registrations(lambda: SaxmlStack("saxml", TUTORIAL))}
+    model_servers = resources["saxml-model-servers"]
+    # a custom resource is awaited only through pulumi.com/waitFor: every slice's Job ready
+    notes = model_servers.props["metadata"]["annotations"]
+    assert notes["pulumi.com/waitFor"] == "jsonpath={.status.replicatedJobsStatus[0].ready}=2"
+    # a TPU node (15) + the image (10); the model servers carry no probe (a secondary host serves no port)
+    assert model_servers.custom_timeouts == {"create": "25m", "update": "25m"}
+    for pool in ("saxml-cluster-tpu1", "saxml-cluster-tpu2"):
+        assert resources[pool].urn in model_servers.dependencies
+    publisher = resources["saxml-publisher"]
+    assert publisher.props["spec"]["activeDeadlineSeconds"] == 45 * 60
+    assert publisher.custom_timeouts == {"create": "47m", "update": "47m"}  # just past its own deadline
+    assert model_servers.urn in publisher.dependencies

@@ -88,3 +88,33 @@ def test_planning_twice_gives_the_same_inputs_and_options(stack):
         return [(r.urn, r.inputs, r.options_document()) for r in capture.sorted_resources()]
 
     assert document(again) == document(first)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_tpu_workloads_wait_for_their_pools_and_for_as_long_as_their_probes_allow(stack):
+    """pulumi-kubernetes waits 10 minutes unless told otherwise, and would start a TPU workload before its
+    node pool exists: every object whose pods take TPU chips depends on the stack's TPU pools (dependsOn)
+    and has create and update budgets (customTimeouts) that cover its probes, a node and the image."""
+    from tpu_stacks.k8s.probes import AWAITED_KINDS, IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, start_seconds
+
+    _, up = planned(stack)
+    pools = {  # the TPU pools: every pool but the CPU system pool
+        r.urn for r in up.resources if r.type == "gcp:container/nodePool:NodePool" and not r.name.endswith("-system")
+    }
+    workloads = [
+        r for r in up.resources if r.type.startswith("kubernetes:") and r.custom and "google.com/tpu" in str(r.inputs)
+    ]
+    assert workloads and pools
+    for workload in workloads:
+        assert pools <= set(workload.depends_on), workload.name
+        kind = workload.inputs.get("kind") or workload.type.rsplit(":", 1)[-1]
+        awaited = kind in AWAITED_KINDS or "pulumi.com/waitFor" in workload.inputs["metadata"].get("annotations", {})
+        assert awaited, f"{workload.name} would be reported ready at once"
+        templates = [workload.inputs["spec"].get("template")] + [
+            group["template"] for group in workload.inputs["spec"].get("workerGroupSpecs", [])
+        ]
+        templates += [job["template"]["spec"]["template"] for job in workload.inputs["spec"].get("replicatedJobs", [])]
+        longest = max(start_seconds(t) for t in templates if t)
+        needed = NODE_PROVISIONING_MINUTES + IMAGE_PULL_MINUTES + -(-longest // 60)
+        for operation in ("create", "update"):
+            assert int(workload.options.custom_timeouts[operation].removesuffix("m")) >= needed, workload.name

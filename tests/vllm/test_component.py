@@ -6,6 +6,7 @@ import pulumi
 import pytest
 
 from tests.mocks import autonamed, capture, refused
+from tests.policies.harness import capture as capture_registrations
 from tpu_stacks.vllm.component import VllmStack
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
@@ -261,3 +262,40 @@ def test_a_fixed_replica_count_gets_no_hpa_and_no_adapter():
     assert mocks.named("kubernetes:apps/v1:Deployment", "fixed-deployment").inputs["spec"]["replicas"] == 1
     assert mocks.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler") == []
     assert mocks.of_type("tpu-stacks:index:CustomMetricsAdapter") == []
+
+
+def registered(args):
+    """Every registration (with its options as the engine receives them) of VllmStack('vllm', args)."""
+    return {r.name: r for r in capture_registrations(lambda: VllmStack("vllm", args))}
+
+
+def test_pulumi_waits_as_long_as_the_startup_probe_allows_and_only_after_the_tpu_pool():
+    """pulumi-kubernetes gives a Deployment 10 minutes by default; the tutorial's server may take 40."""
+    resources = registered({**TUTORIAL, "hf_token": pulumi.Output.secret("t")})
+    server_deployment = resources["vllm-deployment"]
+    (container,) = server_deployment.props["spec"]["template"]["spec"]["containers"]
+    probe = container["startupProbe"]
+    assert probe["periodSeconds"] * probe["failureThreshold"] == 40 * 60
+    # a TPU node (15) + the image (10) + the probe (40); a rollout restarts up to replicas.max (2) one by one
+    assert server_deployment.custom_timeouts == {"create": "65m", "update": "115m"}
+    assert resources["vllm-cluster-vllm-pool"].urn in server_deployment.dependencies
+
+
+def test_the_await_budget_follows_startup_minutes_and_replicas():
+    resources = registered(
+        {**TUTORIAL, "hf_token": pulumi.Output.secret("t"), "startup_minutes": 90, "replicas": {"min": 1, "max": 1}}
+    )
+    assert resources["vllm-deployment"].custom_timeouts == {"create": "115m", "update": "115m"}
+
+
+def test_ready_replicas_is_a_readiness_output():
+    """Resolved from the awaited Deployment's status (mocks report none: 0)."""
+    values = []
+
+    class Reader:
+        def __init__(self):
+            stack = VllmStack("vllm", {**TUTORIAL, "hf_token": pulumi.Output.secret("t")})
+            self.kubeconfig = stack.ready_replicas.apply(values.append)  # `capture` awaits it
+
+    capture(Reader)
+    assert values == [0]

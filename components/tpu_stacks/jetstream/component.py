@@ -12,7 +12,7 @@ Service, and the outputs a user needs to call it.
 """
 
 import json
-from typing import Optional
+from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -24,6 +24,7 @@ from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
 from tpu_stacks.jetstream.plan import JetStreamPlan, plan_jetstream
 from tpu_stacks.jetstream.pod import pod_template
 from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, JetStreamSpec
+from tpu_stacks.k8s.probes import pod_budget
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.workload import declare_foundation
 
@@ -50,6 +51,8 @@ class JetStreamStack(pulumi.ComponentResource):
     """The converter Job's name (empty for the download flow)."""
     model_id: pulumi.Output[str]
     served_slice: pulumi.Output[JetStreamSlice]
+    ready_replicas: pulumi.Output[int]
+    """Server replicas ready when `pulumi up` finished waiting for the Deployment (it waits until all are)."""
 
     def __init__(self, name: str, args: JetStreamStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_jetstream(
@@ -87,7 +90,11 @@ class JetStreamStack(pulumi.ComponentResource):
                 pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*ready, *cluster.pools]),
             )
         labels = {"app": APP}
-        k8s.apps.v1.Deployment(
+        template = pod_template(plan, pool, labels, bucket.name, SECRET_NAME if secret else None)
+        # `pulumi up` waits for every replica to be ready: as long as the template's probes allow, after
+        # a TPU node and the image (k8s/probes.py); a rollout restarts the replicas one by one.
+        budget = pod_budget(template, rollout_waves=spec.replicas)
+        deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=APP,
@@ -103,11 +110,15 @@ class JetStreamStack(pulumi.ComponentResource):
                     type="RollingUpdate",
                     rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=0, max_unavailable=1),
                 ),
-                template=pod_template(plan, pool, labels, bucket.name, SECRET_NAME if secret else None),
+                template=template,
             ),
-            # The server starts only once the converted checkpoint exists (Pulumi waits for the Job).
+            # The server starts only once the converted checkpoint exists (Pulumi waits for the Job),
+            # and on the TPU pool (in the download flow nothing else orders it after the pool).
             opts=pulumi.ResourceOptions(
-                parent=self, provider=cluster.provider, depends_on=[*ready, *([job] if job else [])]
+                parent=self,
+                provider=cluster.provider,
+                depends_on=[*ready, *cluster.pools, *([job] if job else [])],
+                custom_timeouts=budget.custom_timeouts(),
             ),
         )
         self._service(name, spec, labels, ns_opts)
@@ -136,6 +147,7 @@ class JetStreamStack(pulumi.ComponentResource):
                 nodes=spec.replicas,
             )
         )
+        self.ready_replicas = deployment.status.apply(_ready_replicas)
         self.cluster = cluster
         self.register_outputs(
             {
@@ -147,6 +159,7 @@ class JetStreamStack(pulumi.ComponentResource):
                 "converter_job": self.converter_job,
                 "model_id": self.model_id,
                 "served_slice": self.served_slice,
+                "ready_replicas": self.ready_replicas,
             }
         )
 
@@ -189,3 +202,8 @@ class JetStreamStack(pulumi.ComponentResource):
             ),
             opts=opts,
         )
+
+
+def _ready_replicas(status: Any) -> int:
+    """`status.readyReplicas` of the awaited Deployment (unknown in a preview: 0)."""
+    return int(getattr(status, "ready_replicas", None) or 0) if status else 0

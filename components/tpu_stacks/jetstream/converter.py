@@ -25,6 +25,7 @@ from tpu_stacks.catalog.disks import PREINSTALLED_STORAGE_CLASSES, scratch_disk_
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL, TPU_TAINT_KEY
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.plan import JetStreamPlan
+from tpu_stacks.k8s.probes import job_budget
 
 CONTAINER = "inference-checkpoint"  # the tutorial's container name
 HF_MOUNT = "/huggingface"  # the converter script reads /huggingface/HUGGINGFACE_TOKEN (§4.4)
@@ -142,7 +143,6 @@ def converter_job(
             ),
         ],
     )
-    timeout = f"{converter.timeout_minutes}m"
     return k8s.batch.v1.Job(
         f"{name}-converter",
         metadata=k8s.meta.v1.ObjectMetaArgs(name=plan.converter_job_name, namespace=plan.spec.namespace, labels=labels),
@@ -166,7 +166,9 @@ def converter_job(
         opts=pulumi.ResourceOptions.merge(
             opts,
             pulumi.ResourceOptions(
-                custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout), delete_before_replace=True
+                # Pulumi waits for Complete until just after the Job's own deadline (k8s/probes.py).
+                custom_timeouts=job_budget(converter.timeout_minutes * 60).custom_timeouts(),
+                delete_before_replace=True,
             ),
         ),
     )

@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
 from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.k8s.probes import WAIT_FOR_ANNOTATION, AwaitBudget, pod_budget
 from tpu_stacks.raytrain.args import RayTrainStackArgs, TrainingSlice
 from tpu_stacks.raytrain.image import declare_image
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
@@ -27,6 +28,14 @@ from tpu_stacks.workload import declare_foundation
 TYPE = "tpu-stacks:index:RayTrainStack"
 WORKER_GROUP = "tpu-group"  # the tutorial's group name
 CLUSTER_SELECTOR = "ray.io/cluster"  # KubeRay's RayJobClusterSelectorKey
+# pulumi-kubernetes reports a custom resource ready at once unless it names what to wait for
+# (k8s/probes.py). KubeRay sets `status.state: ready` once every Ray pod runs and is ready (every
+# KubeRay version; v1.3+ also sets the RayClusterProvisioned condition, which older ones lack), and a
+# RayJob's `jobDeploymentStatus` is Running once its submitter has submitted the run (the run itself
+# takes hours: `pulumi up` does not wait for it to finish). A run that fails before Running keeps
+# `pulumi up` waiting until the budget runs out, then reports the RayJob as not ready.
+CLUSTER_READY = {WAIT_FOR_ANNOTATION: "jsonpath={.status.state}=ready"}
+JOB_RUNNING = {WAIT_FOR_ANNOTATION: "jsonpath={.status.jobDeploymentStatus}=Running"}
 
 
 class RayTrainStack(pulumi.ComponentResource):
@@ -73,12 +82,16 @@ class RayTrainStack(pulumi.ComponentResource):
             spec.image, name, project, region, plan.cluster.universe, self, cluster.known_node_service_account
         )
         notes = annotations.for_training(plan.request, plan.parallelism)
+        workers = worker_template(plan, plan.pool, bucket.name, image)
+        # `pulumi up` waits for every Ray pod (a TPU node, the training image, what the pods' probes
+        # allow); then for the RayJob to run, with the same budget (k8s/probes.py).
+        budget = pod_budget(workers)
         ray_cluster = k8s.apiextensions.CustomResource(
             f"{name}-ray-cluster",
             api_version="ray.io/v1",
             kind="RayCluster",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=spec.ray_cluster_name, namespace=spec.namespace, annotations=notes
+                name=spec.ray_cluster_name, namespace=spec.namespace, annotations={**notes, **CLUSTER_READY}
             ),
             spec={
                 "rayVersion": RAY_VERSION,
@@ -92,13 +105,20 @@ class RayTrainStack(pulumi.ComponentResource):
                         "maxReplicas": spec.slices,
                         "numOfHosts": plan.hosts,  # ... of one pod per TPU VM
                         "rayStartParams": {},
-                        "template": worker_template(plan, plan.pool, bucket.name, image),
+                        "template": workers,
                     }
                 ],
             },
-            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*depends, identity]),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=cluster.provider,
+                depends_on=[*depends, identity, *cluster.pools],  # the slices' pools first
+                custom_timeouts=budget.custom_timeouts(),
+            ),
         )
-        self.ray_job_name = pulumi.Output.from_input(self._job(name, plan, notes, ray_cluster, cluster.provider))
+        self.ray_job_name = pulumi.Output.from_input(
+            self._job(name, plan, notes, ray_cluster, cluster.provider, budget)
+        )
         self.ray_cluster_name = pulumi.Output.from_input(spec.ray_cluster_name)
         self.namespace = pulumi.Output.from_input(spec.namespace)
         self.image = image
@@ -131,7 +151,13 @@ class RayTrainStack(pulumi.ComponentResource):
         return self._plan
 
     def _job(
-        self, name: str, plan: RayTrainPlan, notes: dict[str, str], ray_cluster: pulumi.Resource, provider: k8s.Provider
+        self,
+        name: str,
+        plan: RayTrainPlan,
+        notes: dict[str, str],
+        ray_cluster: pulumi.Resource,
+        provider: k8s.Provider,
+        budget: AwaitBudget,
     ) -> str:
         """The training run as a RayJob on the RayCluster above. KubeRay refuses retries (backoffLimit)
         for a RayJob on an existing cluster, so recovery is Ray Train's (max_failures, resuming from
@@ -144,7 +170,9 @@ class RayTrainStack(pulumi.ComponentResource):
             f"{name}-ray-job",
             api_version="ray.io/v1",
             kind="RayJob",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=plan.run_name, namespace=spec.namespace, annotations=notes),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=plan.run_name, namespace=spec.namespace, annotations={**notes, **JOB_RUNNING}
+            ),
             spec={
                 "entrypoint": plan.entrypoint(),
                 "clusterSelector": {CLUSTER_SELECTOR: spec.ray_cluster_name},
@@ -158,6 +186,7 @@ class RayTrainStack(pulumi.ComponentResource):
                 depends_on=[ray_cluster],
                 replace_on_changes=["spec"],
                 delete_before_replace=True,
+                custom_timeouts=budget.custom_timeouts(),
             ),
         )
         return plan.run_name

@@ -11,7 +11,8 @@ and `hostNetwork` for multi-host slices. Changed:
   disruption (preemption, maintenance, node repair: the pod's `DisruptionTarget` condition) fails
   the Job with reason `PodFailurePolicy` and never uses up a restart budget; a crash restarts the
   slice too, forever by default or up to `restartLimit` crashes.
-- Not privileged (TPU access needs no privilege since GKE 1.28); no empty `MEGASCALE_NUM_SLICES`.
+- Not privileged (TPU access needs no privilege since GKE 1.28).
+- Kept from upstream: `MEGASCALE_NUM_SLICES=""` on the model servers (see `MULTISLICE_OFF`).
 - `--platform_topology` is passed (upstream leaves the default `1`), derived from the slice.
 - JobSet specs are immutable once created, so any change replaces the JobSet (delete first:
   the name is fixed); the admin server re-assigns published models when the servers rejoin.
@@ -26,6 +27,7 @@ from tpu_stacks import annotations
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.jobset import API_VERSION, EXCLUSIVE_TOPOLOGY
+from tpu_stacks.k8s.probes import WAIT_FOR_ANNOTATION, pod_budget
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.saxml.plan import SaxmlPlan
 from tpu_stacks.saxml.servers import MANAGED, pod_security
@@ -37,7 +39,14 @@ HOST_NETWORK_REASON = (
     "Saxml multi-host model servers run on the host network as upstream: hosts of a slice reach each "
     "other on 8471 and the admin server reaches host 0 on its node address"
 )
-WAIT_MINUTES = 30  # image pull and TPU start-up of every slice after the pools exist
+MULTISLICE_OFF = k8s.core.v1.EnvVarArgs(name="MEGASCALE_NUM_SLICES", value="")
+"""The tutorial's empty `MEGASCALE_NUM_SLICES` (shared/seeds/000: it "unsets the variable because GKE is
+not running Multislice training"; upstream-manifests.md §2.2). GKE fills in multislice (Megascale)
+settings for a JobSet whose replicated Job runs on several TPU slices; with them libtpu would join the
+two slices into one 2-slice mesh, a single model server would register with the admin server and the
+publisher would wait forever for `replicas: 2`. Declared empty, as the tutorial does, so that each
+slice stays an independent replica (the tutorial's reasoning; only a real multi-slice cluster shows
+the injected settings)."""
 
 
 def failure_policy(plan: SaxmlPlan) -> dict[str, object]:
@@ -70,7 +79,7 @@ def _container(plan: SaxmlPlan, pool: PoolPlan, sax_root: pulumi.Input[str]) -> 
         name=REPLICATED_JOB,
         image=plan.spec.images.model_server,
         args=plan.model_server_args(),
-        env=[k8s.core.v1.EnvVarArgs(name="SAX_ROOT", value=sax_root)],
+        env=[k8s.core.v1.EnvVarArgs(name="SAX_ROOT", value=sax_root), MULTISLICE_OFF],
         ports=[
             k8s.core.v1.ContainerPortArgs(name="sax", container_port=MODEL_PORT),
             k8s.core.v1.ContainerPortArgs(name="tpu", container_port=MULTI_HOST_PORT),
@@ -130,7 +139,7 @@ def _metadata(plan: SaxmlPlan) -> k8s.meta.v1.ObjectMetaArgs:
     if plan.host_network:
         notes[annotations.HOST_NETWORK_REASON] = HOST_NETWORK_REASON
     # `pulumi up` waits until every slice's Job has all its pods ready (pulumi-kubernetes >= 4.18).
-    notes["pulumi.com/waitFor"] = f"jsonpath={{.status.replicatedJobsStatus[0].ready}}={plan.slices}"
+    notes[WAIT_FOR_ANNOTATION] = f"jsonpath={{.status.replicatedJobsStatus[0].ready}}={plan.slices}"
     return k8s.meta.v1.ObjectMetaArgs(
         name=JOBSET_NAME, namespace=plan.spec.namespace, labels=MANAGED, annotations=notes
     )
@@ -150,6 +159,10 @@ def model_server_set(
     `pools` are the planned pools of the model servers' slice spec: one shape, so one Job template
     serves them all (exclusive placement puts each slice's Job on its own pool)."""
     pool = pools[0]
+    job = _job(plan, pool, sax_root)
+    # `pulumi up` waits (pulumi.com/waitFor) until every slice's pods run: a node, the image, then what
+    # the pods' probes allow (none: 0), per slice in parallel; a replacement starts all slices again.
+    budget = pod_budget(job.spec.template)
     return k8s.apiextensions.CustomResource(
         resource,
         api_version=API_VERSION,
@@ -158,9 +171,7 @@ def model_server_set(
         spec={
             "failurePolicy": failure_policy(plan),
             "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
-            "replicatedJobs": [
-                {"name": REPLICATED_JOB, "replicas": plan.slices, "template": _job(plan, pool, sax_root)}
-            ],
+            "replicatedJobs": [{"name": REPLICATED_JOB, "replicas": plan.slices, "template": job}],
         },
         opts=pulumi.ResourceOptions(
             parent=parent,
@@ -168,6 +179,6 @@ def model_server_set(
             depends_on=depends_on,
             replace_on_changes=["spec"],
             delete_before_replace=True,
-            custom_timeouts=pulumi.CustomTimeouts(create=f"{WAIT_MINUTES}m", update=f"{WAIT_MINUTES}m"),
+            custom_timeouts=budget.custom_timeouts(),
         ),
     )

@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.annotations import PREFIX
 from tpu_stacks.gcp.universe import Universe
+from tpu_stacks.k8s.probes import job_budget
 from tpu_stacks.saxml import reconcile
 from tpu_stacks.saxml.args import SaxmlCurl
 from tpu_stacks.saxml.plan import PublishedModel, SaxmlPlan
@@ -90,7 +91,9 @@ def publisher_job(
             name=PUBLISHER,
             namespace=plan.spec.namespace,
             labels=MANAGED,
-            annotations={"pulumi.com/waitFor": "condition=Complete"},
+            # No pulumi.com/waitFor: the provider's own Job awaiter waits for Complete and, unlike a
+            # waitFor condition (which replaces it), fails at once when the Job fails
+            # (pulumi-kubernetes provider/pkg/await/job.go, metadata/overrides.go ReadyCondition).
         ),
         spec=k8s.batch.v1.JobSpecArgs(
             backoff_limit=3,
@@ -123,7 +126,8 @@ def publisher_job(
             opts,
             pulumi.ResourceOptions(
                 delete_before_replace=True,  # a Job's template is immutable and its name fixed
-                custom_timeouts=pulumi.CustomTimeouts(create=f"{minutes}m", update=f"{minutes}m"),
+                # Pulumi waits for Complete until just after the Job's own deadline (k8s/probes.py).
+                custom_timeouts=job_budget(minutes * 60).custom_timeouts(),
             ),
         ),
     )

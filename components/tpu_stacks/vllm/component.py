@@ -18,6 +18,7 @@ from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
 from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
+from tpu_stacks.k8s.probes import pod_budget
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.vllm.args import ServedSlice, VllmStackArgs
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
@@ -76,6 +77,8 @@ class VllmStack(pulumi.ComponentResource):
     weights_bucket: pulumi.Output[str]
     curl: pulumi.Output[str]
     """A ready-to-paste request to /v1/completions."""
+    ready_replicas: pulumi.Output[int]
+    """Server replicas ready when `pulumi up` finished waiting for the Deployment (it waits until all are)."""
 
     def __init__(self, name: str, args: VllmStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_vllm(
@@ -104,6 +107,10 @@ class VllmStack(pulumi.ComponentResource):
         secret_name = self._secret(name, args, plan, ns_opts)
         image = _image(plan, project, region, self, cluster.known_node_service_account)
         labels = {"app": APP}
+        template = pod_template(plan, pool, labels, bucket.name, spec.ksa_name, secret_name, image)
+        # `pulumi up` waits for every replica to be ready: as long as the template's probes allow, after
+        # a TPU node and the image (k8s/probes.py); a rollout restarts up to replicas.max one by one.
+        budget = pod_budget(template, rollout_waves=spec.replicas.max)
         deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -120,9 +127,15 @@ class VllmStack(pulumi.ComponentResource):
                     type="RollingUpdate",
                     rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=0, max_unavailable=1),
                 ),
-                template=pod_template(plan, pool, labels, bucket.name, spec.ksa_name, secret_name, image),
+                template=template,
             ),
-            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*depends, identity]),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=cluster.provider,
+                # The TPU pool first: its nodes are then up when the await starts.
+                depends_on=[*depends, identity, *cluster.pools],
+                custom_timeouts=budget.custom_timeouts(),
+            ),
         )
         service = self._service(name, spec, labels, ns_opts)
         self._monitoring(name, plan, labels, deployment, cluster_spec, ns_opts, cluster.pool_ready)
@@ -141,6 +154,7 @@ class VllmStack(pulumi.ComponentResource):
         )
         self.weights_bucket = bucket.name
         self.curl = self.base_url.apply(lambda url: _curl(url, plan))
+        self.ready_replicas = deployment.status.apply(_ready_replicas)
         self.cluster = cluster
         self.register_outputs(
             {
@@ -150,6 +164,7 @@ class VllmStack(pulumi.ComponentResource):
                 "served_slice": self.served_slice,
                 "weights_bucket": self.weights_bucket,
                 "curl": self.curl,
+                "ready_replicas": self.ready_replicas,
             }
         )
 
@@ -278,6 +293,11 @@ class VllmStack(pulumi.ComponentResource):
             return ingress[0].ip if ingress else "<pending load balancer>"
 
         return service.status.apply(ingress_ip)
+
+
+def _ready_replicas(status: Any) -> int:
+    """`status.readyReplicas` of the awaited Deployment (unknown in a preview: 0)."""
+    return int(getattr(status, "ready_replicas", None) or 0) if status else 0
 
 
 def _curl(base_url: str, plan: VllmPlan) -> str:
