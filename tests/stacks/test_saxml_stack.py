@@ -3,6 +3,7 @@ the tutorial's resources derived from the model, strict schemas (the JobSet agai
 sovereign identity domains, and config mistakes as one line naming the key."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tpu_stacks.gcp.universe import advisories, cluster_features, universe
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.manifests import render_manifests
 from tpu_stacks_preview.schema import VENDORED_CRDS, validate_objects
@@ -130,9 +132,53 @@ def test_sovereign_stack_is_the_same_architecture_in_s3ns_domains(s3ns_up):
     assert binding["member"] == "serviceAccount:my-tpu-project.s3ns.svc.id.goog[default/sax-sa]"
     grant = one(s3ns_up, "gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0").inputs
     assert grant["member"] == "serviceAccount:sax-iam-sa@my-tpu-project.s3ns.iam.gserviceaccount.com"
-    annotations = k8s_object(s3ns_up, "ServiceAccount", "sax-sa").inputs["metadata"]["annotations"]
+    ksa = k8s_object(s3ns_up, "ServiceAccount", "sax-sa")
+    annotations = ksa.inputs["metadata"]["annotations"]
     assert annotations == {"iam.gke.io/gcp-service-account": "sax-iam-sa@my-tpu-project.s3ns.iam.gserviceaccount.com"}
+    account = one(s3ns_up, "gcp:serviceaccount/account:Account", "saxml-identity-gsa")
+    assert account.urn in ksa.dependencies  # the annotation is the account's own e-mail output
     assert s3ns_up.stack_outputs["serviceAccount"] == "sax-iam-sa@my-tpu-project.s3ns.iam.gserviceaccount.com"
+
+
+def test_sovereign_stack_deploys_to_s3ns_one_region_in_the_project_as_s3ns_writes_it(s3ns_up):
+    """u-france-east1 (zones -a/-b/-c) is S3NS's only region; the region parser keeps it whole, so the
+    bucket is planned there. Resources get `s3ns:my-tpu-project`; identities the bare id."""
+    config = yaml.safe_load((ROOT / "Pulumi.saxml-s3ns.yaml").read_text())["config"]
+    s3ns = universe("s3ns")
+    assert s3ns.check_location(config["tpu-stacks:cluster"]["location"]) == config["gcp:region"] == "u-france-east1"
+    cluster = one(s3ns_up, "gcp:container/cluster:Cluster").inputs
+    assert (cluster["location"], cluster["project"]) == ("u-france-east1-a", "s3ns:my-tpu-project")
+    for pool in s3ns_up.of_type(POOL):
+        assert pool.inputs["nodeLocations"] == ["u-france-east1-a"] and pool.inputs["project"] == "s3ns:my-tpu-project"
+    bucket = one(s3ns_up, "gcp:storage/bucket:Bucket").inputs
+    assert (bucket["location"], bucket["project"]) == ("U-FRANCE-EAST1", "s3ns:my-tpu-project")
+
+
+def test_no_identity_of_the_sovereign_plan_carries_the_project_prefix(s3ns_up):
+    strings = _strings([r.inputs for r in s3ns_up.resources] + [s3ns_up.stack_outputs])
+    pools = [m for s in strings for m in re.findall(r"[\w.:-]+\.svc\.id\.goog", s)]
+    emails = [m for s in strings for m in re.findall(r"[\w.-]+@[\w.:-]+\.iam\.gserviceaccount\.com", s)]
+    assert pools and emails
+    assert not [identity for identity in pools + emails if "s3ns:" in identity]
+
+
+def features_of(capture):
+    """What a planned stack uses, in the terms of the universe catalogue."""
+    cluster = one(capture, "gcp:container/cluster:Cluster").inputs
+    return cluster_features(
+        "autopilot" if cluster.get("enableAutopilot") else "standard",
+        machine_types=[pool.inputs["nodeConfig"]["machineType"] for pool in capture.of_type(POOL)],
+        bucket_locations=[bucket.inputs["location"] for bucket in capture.of_type("gcp:storage/bucket:Bucket")],
+    )
+
+
+def test_what_s3ns_documents_as_unavailable_is_one_advisory_line_each(s3ns_up, saxml_up):
+    lines = advisories(universe("s3ns"), features_of(s3ns_up))
+    assert [line.split(" this stack plans")[0] for line in lines] == [
+        "Cloud de Confiance by S3NS (s3ns) does not offer the GKE mode standard",
+        "Cloud de Confiance by S3NS (s3ns) does not offer the machine series ct5lp, e2",
+    ]
+    assert advisories(universe("google"), features_of(saxml_up)) == []
 
 
 def test_every_identity_string_of_the_sovereign_plan_is_in_s3ns():

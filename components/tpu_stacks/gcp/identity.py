@@ -5,6 +5,11 @@ Two forms, as the tutorials use them:
   locations/global/workloadIdentityPools/POOL/subject/ns/NS/sa/KSA`); no Google service account.
 - `service-account`: a Google service account with `roles/iam.workloadIdentityUser` for
   `serviceAccount:POOL[NS/KSA]`, and the KSA annotated `iam.gke.io/gcp-service-account`.
+  The account's e-mail (annotation, grants, output) is the Account's own `email` output, never
+  formatted here: the provider knows the universe's domain, and S3NS's pages disagree on it
+  (`PROJECT.s3ns.iam...` and `PROJECT.s3ns-system.iam...`, gcp/universe.py SERVICE_ACCOUNTS).
+The pool and principal members use the bare project id (`s3ns:PROJECT` -> `PROJECT`,
+`Universe.bare_project`); resources get the project as the user wrote it.
 Grants are scoped to buckets. A project-level role is accepted only where the role exists only at
 project level (monitoring, logging), never an admin, owner or editor role.
 (No `from __future__ import annotations` here: Pulumi's schema inference reads the annotations.)
@@ -89,7 +94,9 @@ def check_args(args: WorkloadIdentityArgs) -> tuple[str, str, Universe]:
             raise UserError(
                 "bucketGrants.role", role, "is an administration role", "use roles/storage.objectUser or objectViewer"
             )
-    return mode, args.get("namespace", "default"), universe(args.get("universe", "google"))
+    chosen = universe(args.get("universe", "google"))
+    chosen.bare_project(args["project"])  # a prefix of another universe is refused here, before any resource
+    return mode, args.get("namespace", "default"), chosen
 
 
 def dependencies_of(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.Resource]:
@@ -118,9 +125,8 @@ class WorkloadIdentity(pulumi.ComponentResource):
         after = dependencies_of(opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=after)
         project, ksa = args["project"], args["ksa_name"]
-        annotations: dict[str, str] = {}
+        annotations: dict[str, pulumi.Input[str]] = {}
         if mode == "service-account":
-            email = chosen.service_account_email(args["gsa_name"], project)
             account = gcp.serviceaccount.Account(
                 f"{name}-gsa",
                 gcp.serviceaccount.AccountArgs(
@@ -137,9 +143,11 @@ class WorkloadIdentity(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
+            # The e-mail as the provider reports it, in the universe's real domain; the annotation
+            # and every grant that names it therefore wait for the account (input dependencies).
+            email: pulumi.Input[str] = account.email
             annotations[GSA_ANNOTATION] = email
-            member: pulumi.Output[str] = pulumi.Output.from_input(f"serviceAccount:{email}")
-            grant_opts = pulumi.ResourceOptions(parent=self, depends_on=[*after, account])
+            member: pulumi.Output[str] = account.email.apply(lambda address: f"serviceAccount:{address}")
         else:
             number = (
                 args.get("project_number")
@@ -151,7 +159,6 @@ class WorkloadIdentity(pulumi.ComponentResource):
                 lambda n: chosen.principal_member(n, project, namespace, ksa)
             )
             email = ""
-            grant_opts = child
         self.service_account = k8s.core.v1.ServiceAccount(
             f"{name}-ksa",
             metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -168,13 +175,13 @@ class WorkloadIdentity(pulumi.ComponentResource):
                 gcp.storage.BucketIAMMemberArgs(
                     bucket=grant["bucket"], role=grant.get("role", "roles/storage.objectUser"), member=member
                 ),
-                opts=grant_opts,
+                opts=child,
             )
         for role in args.get("project_roles", []):
             gcp.projects.IAMMember(
                 f"{name}-{role.split('/')[-1].replace('.', '-').lower()}",
                 gcp.projects.IAMMemberArgs(project=project, role=role, member=member),
-                opts=grant_opts,
+                opts=child,
             )
         self.ksa_name = pulumi.Output.from_input(ksa)
         self.namespace = pulumi.Output.from_input(namespace)

@@ -1,57 +1,290 @@
-"""Identity domains of a Google Cloud universe: workload pools, service-account emails, principals.
+"""The cloud universes a stack can deploy to, as their own documentation describes them, with sources.
 
-Google Cloud and sovereign clouds differ only in these strings. The sovereign-cloud Saxml
-tutorial (Cloud de Confiance by S3NS) uses `PROJECT.s3ns.svc.id.goog` as the workload pool and
-`NAME@PROJECT.s3ns.iam.gserviceaccount.com` for service accounts; Google Cloud drops the `s3ns.`.
+Google Cloud and a sovereign universe such as Cloud de Confiance by S3NS run the same APIs, but
+differ in facts a program must get right before it declares anything: the API domain (the
+provider's `universeDomain`), how a project id is written (`s3ns:PROJECT`), the identity strings
+derived from it (workload pool `PROJECT.s3ns.svc.id.goog`, e-mails
+`NAME@PROJECT.s3ns.iam.gserviceaccount.com`: the bare id, never the prefix), the regions and zones
+that exist, and what the universe documents as unavailable (S3NS: GKE Standard, machine series
+other than C3 and A3, multi-region storage...). Each fact below names the page it comes from and the
+date it was read. Identity strings are built from `Universe.bare_project`, the one project-id parser;
+a service account's e-mail is taken from the Account resource's `email` output wherever the account
+is a resource (`WorkloadIdentity`), so the universe's real domain is used. `advisories` turns what a
+stack plans into one line per documented unavailability, for a warning at preview.
+Pure: no provider SDK (tests/test_pure_decisions.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.errors import UserError
+from tpu_stacks.names import is_zone, region_of
+
+
+class Source(BaseModel):
+    """Where a fact comes from: the page's title and address, and when it was read."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    title: str
+    url: str
+    checked: str
+    """ISO date the page was read."""
+
+    def cite(self) -> str:
+        return f"{self.title} <{self.url}>, read {self.checked}"
+
+
+class Limit(BaseModel):
+    """What a universe offers of one kind of thing (GKE modes, machine series...): anything else is
+    documented as unavailable there."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str
+    """A feature kind (`GKE_MODE`, `MACHINE_SERIES`, `DISK_TYPE`, `BUCKET_LOCATION`)."""
+    offered: tuple[str, ...]
+    what: str
+    """What is limited, as the advisory names it (`GKE mode`)."""
+    says: str
+    """What the source says, in a few words."""
+    source: Source
+
+
+class Note(BaseModel):
+    """A documented difference that no stack plans today (kept so the catalogue is the whole page)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    says: str
+    source: Source
 
 
 class Universe(BaseModel):
-    """A cloud universe: its API domain (the provider's `universeDomain`) and identity prefix."""
+    """A cloud universe: API domain, identity and project-id forms, locations and documented limits."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
+    title: str = ""
     api_domain: str
     identity_prefix: str = ""
     """Inserted before `svc.id.goog` and `iam.gserviceaccount.com` (`s3ns` for S3NS)."""
+    project_prefix: str = ""
+    """Project ids are written `PREFIX:PROJECT` in this universe's console and APIs (`s3ns`)."""
+    regions: tuple[str, ...] = ()
+    """Every region of the universe, when its documentation enumerates them (empty: not checked here)."""
+    zones: tuple[str, ...] = ()
+    limits: tuple[Limit, ...] = ()
+    notes: tuple[Note, ...] = ()
+    sources: tuple[Source, ...] = ()
+    """Sources of the API domain, project-id and identity forms, and locations."""
+
+    @property
+    def is_default(self) -> bool:
+        return self.api_domain == "googleapis.com"
+
+    # -- project ids ---------------------------------------------------------------------------
+
+    def bare_project(self, project: str, key: str = "project") -> str:
+        """The project id without the universe's prefix (`s3ns:my-proj` -> `my-proj`), as pools,
+        e-mails and principals name it; `my-proj` is accepted as is. A prefix that contradicts the
+        universe (`s3ns:` in Google Cloud) is refused in one line naming `key`."""
+        prefix, colon, rest = project.partition(":")
+        if not colon:
+            return project
+        if self.project_prefix and prefix == self.project_prefix:
+            if not rest:
+                raise UserError(key, project, "has no project id after its prefix", f"write {prefix}:PROJECT_ID")
+            return rest
+        owner = next((u for u in UNIVERSES if u.project_prefix and u.project_prefix == prefix), None)
+        if owner is None and not self.project_prefix and "." in prefix:
+            # Google Cloud's legacy domain-scoped ids (`example.com:proj`) are the project's whole id.
+            return project
+        where = f"a project id of universe {owner.name}" if owner else f"not a project id of universe {self.name}"
+        form = f"PROJECT_ID or {self.project_prefix}:PROJECT_ID" if self.project_prefix else "PROJECT_ID"
+        raise UserError(
+            key,
+            project,
+            f"is {where}, but the stack deploys to universe {self.name} ({self.api_domain})",
+            f"write {form}, or set gcp:universeDomain to the project's universe",
+        )
+
+    # -- identity strings ----------------------------------------------------------------------
 
     def _prefixed(self, domain: str) -> str:
         return f"{self.identity_prefix}.{domain}" if self.identity_prefix else domain
 
     def workload_pool(self, project: str) -> str:
-        return f"{project}.{self._prefixed('svc.id.goog')}"
+        """`PROJECT.svc.id.goog` (`PROJECT.s3ns.svc.id.goog`): the bare id, whatever form was given."""
+        return f"{self.bare_project(project)}.{self._prefixed('svc.id.goog')}"
 
     def service_account_email(self, account_id: str, project: str) -> str:
-        return f"{account_id}@{project}.{self._prefixed('iam.gserviceaccount.com')}"
+        """The e-mail a new account will get, formatted. Only for where no Account resource exists to
+        read it from: the offline planner's stand-in for the provider, and accounts other programs
+        create. A program that declares the account takes its `email` output: the provider knows the
+        universe's real domain (S3NS's own pages show both `PROJECT.s3ns.iam.gserviceaccount.com` and,
+        in an older edition, `PROJECT.s3ns-system.iam.gserviceaccount.com`; see SERVICE_ACCOUNTS)."""
+        return f"{account_id}@{self.bare_project(project)}.{self._prefixed('iam.gserviceaccount.com')}"
 
     def ksa_member(self, project: str, namespace: str, ksa: str) -> str:
         """The IAM member a Kubernetes ServiceAccount is, for `roles/iam.workloadIdentityUser`."""
         return f"serviceAccount:{self.workload_pool(project)}[{namespace}/{ksa}]"
 
     def principal_member(self, project_number: str, project: str, namespace: str, ksa: str) -> str:
-        """The direct Workload Identity Federation principal of a Kubernetes ServiceAccount."""
+        """The direct Workload Identity Federation principal of a Kubernetes ServiceAccount. Its host
+        stays `iam.googleapis.com` in every universe: S3NS writes its principals so (PRINCIPALS)."""
         return (
             f"principal://iam.googleapis.com/projects/{project_number}/locations/global/"
             f"workloadIdentityPools/{self.workload_pool(project)}/subject/ns/{namespace}/sa/{ksa}"
         )
 
-    @property
-    def is_default(self) -> bool:
-        return self.api_domain == "googleapis.com"
+    # -- locations -----------------------------------------------------------------------------
 
+    def check_location(self, location: str, key: str = "cluster.location") -> str:
+        """The location's region, or a one-line refusal when the location is not in this universe
+        (a region the universe's documentation does not list, or a region of another universe)."""
+        region = region_of(location)
+        owner = next((u for u in UNIVERSES if u.name != self.name and region in u.regions), None)
+        unlisted = bool(self.regions) and region not in self.regions
+        if owner is not None or unlisted:
+            where = f"is in universe {owner.name}" if owner else f"is not a region of universe {self.name}"
+            choices = self.zones if is_zone(location) and self.zones else self.regions
+            fix = f"use one of {', '.join(choices)}" if choices else f"use a region of {self.title or self.name}"
+            raise UserError(key, location, where, fix)
+        if is_zone(location) and self.zones and location not in self.zones:
+            zones = ", ".join(self.zones)
+            raise UserError(key, location, f"is not a zone of universe {self.name}", f"use one of {zones}")
+        return region
+
+
+# -- sources (read 2026-11-23 from the stored copies of documentation.s3ns.fr) -------------------
+
+READ = "2026-11-23"
+KEY_DIFFERENCES = Source(
+    title="Cloud de Confiance by S3NS: key differences from Google Cloud",
+    url="https://documentation.s3ns.fr/docs/overview/tpc-key-differences",
+    checked=READ,
+)
+"""'only Autopilot mode is available in GKE, older VM types for Compute Engine are unavailable, and you
+can't use certain IAM policies. Some services are not available yet'; preview features generally not."""
+GKE_DIFFERENCES = Source(
+    title="GKE in Cloud de Confiance versus Google Cloud",
+    url="https://documentation.s3ns.fr/kubernetes-engine/docs/tpc-differences",
+    checked=READ,
+)
+"""'Only GKE Autopilot clusters are available. GKE Standard clusters are not available'; storage: only
+balanced Persistent Disk; 'only the C3 and A3 machine series'; GPUs and TPUs: 'A3 machine types support
+GPUs' (no TPU machine type is listed)."""
+REGIONS = Source(
+    title="Cloud de Confiance regions and zones",
+    url="https://documentation.s3ns.fr/kms/docs/locations?hl=ja",
+    checked=READ,
+)
+"""One standalone region `u-france-east1`, zones -a, -b, -c; features that need several regions
+(cross-region load balancing, multi-region storage) are unavailable."""
+PROJECTS = Source(
+    title="Create projects (Cloud de Confiance)",
+    url="https://documentation.s3ns.fr/resource-manager/docs/creating-managing-projects?hl=ja",
+    checked=READ,
+)
+"""'Every Cloud de Confiance project id is automatically prefixed with s3ns:'."""
+SERVICE_ACCOUNTS = Source(
+    title="Service account types (Cloud de Confiance)",
+    url="https://documentation.s3ns.fr/iam/help/service-accounts/default",
+    checked=READ,
+)
+"""`service-account-name@project-id.s3ns.iam.gserviceaccount.com` (while the older 'Trusted Cloud' edition
+of iam/docs/service-accounts-create writes `...@PROJECT_ID.s3ns-system.iam.gserviceaccount.com`)."""
+API_DOMAIN = Source(
+    title="Quickstart: write an allow policy by using client libraries (Cloud de Confiance)",
+    url="https://documentation.s3ns.fr/iam/docs/write-policy-client-libraries",
+    checked=READ,
+)
+"""'set the GOOGLE_CLOUD_UNIVERSE_DOMAIN environment variable to s3nsapis.fr'."""
+PRINCIPALS = Source(
+    title="Resources with built-in identities (Cloud de Confiance)",
+    url="https://documentation.s3ns.fr/iam/docs/resources-with-built-in-identities",
+    checked=READ,
+)
+"""Principal identifiers are written `principal://iam.googleapis.com/projects/NUMBER/...`."""
+IAM_DIFFERENCES = Source(
+    title="IAM in Cloud de Confiance versus Google Cloud",
+    url="https://documentation.s3ns.fr/iam/docs/tpc-differences",
+    checked=READ,
+)
+SAXML_S3NS_TUTORIAL = Source(
+    title="Saxml on multi-host TPU slices, Cloud de Confiance edition (shared/seeds/001)",
+    url="shared/seeds/001_e68cd0b0054b2b8a.txt",
+    checked=READ,
+)
+"""`--workload-pool=${PROJECT_ID}.s3ns.svc.id.goog`, `sax-iam-sa@${PROJECT_ID}.s3ns.iam.gserviceaccount.com`."""
+
+# -- feature kinds a stack can plan, and the advisories they raise --------------------------------
+
+GKE_MODE = "gke-mode"
+MACHINE_SERIES = "machine-series"
+DISK_TYPE = "disk-type"
+BUCKET_LOCATION = "bucket-location"
+KINDS = (GKE_MODE, MACHINE_SERIES, DISK_TYPE, BUCKET_LOCATION)
+
+S3NS_REGION = "u-france-east1"
 
 UNIVERSES: tuple[Universe, ...] = (
-    Universe(name="google", api_domain="googleapis.com"),
-    # The identity prefix is the tutorial's; the API domain is the provider's `universeDomain` for
-    # S3NS as the S3NS Terraform docs use it (set `gcp:universeDomain` to the same value).
-    Universe(name="s3ns", api_domain="s3nsapis.fr", identity_prefix="s3ns"),
+    Universe(name="google", title="Google Cloud", api_domain="googleapis.com"),
+    Universe(
+        name="s3ns",
+        title="Cloud de Confiance by S3NS",
+        api_domain="s3nsapis.fr",
+        identity_prefix="s3ns",
+        project_prefix="s3ns",
+        regions=(S3NS_REGION,),
+        zones=(f"{S3NS_REGION}-a", f"{S3NS_REGION}-b", f"{S3NS_REGION}-c"),
+        limits=(
+            Limit(
+                kind=GKE_MODE,
+                offered=("autopilot",),
+                what="GKE mode",
+                says="only GKE Autopilot clusters are available, GKE Standard clusters are not",
+                source=GKE_DIFFERENCES,
+            ),
+            Limit(
+                kind=MACHINE_SERIES,
+                offered=("c3", "a3"),
+                what="machine series",
+                says="only the C3 and A3 machine series are available (GPUs on A3); no TPU machine type is listed",
+                source=GKE_DIFFERENCES,
+            ),
+            Limit(
+                kind=DISK_TYPE,
+                offered=("pd-balanced",),
+                what="GKE disk type",
+                says="only balanced Persistent Disk is available to GKE",
+                source=GKE_DIFFERENCES,
+            ),
+            Limit(
+                kind=BUCKET_LOCATION,
+                offered=(S3NS_REGION,),
+                what="bucket location",
+                says="one region; multi-region storage is unavailable",
+                source=REGIONS,
+            ),
+        ),
+        notes=(
+            Note(says="older Compute Engine VM types are unavailable; some services not yet", source=KEY_DIFFERENCES),
+            Note(says="preview releases of features are generally not available", source=KEY_DIFFERENCES),
+            Note(says="cross-region load balancing is unavailable (one region)", source=REGIONS),
+            Note(
+                says="only Workforce and Workload Identity Federation identities can be principal identifiers; "
+                "Policy Intelligence, principal access boundary policies and Privileged Access Manager are unavailable",
+                source=IAM_DIFFERENCES,
+            ),
+        ),
+        sources=(API_DOMAIN, PROJECTS, SERVICE_ACCOUNTS, SAXML_S3NS_TUTORIAL, REGIONS, PRINCIPALS),
+    ),
 )
 
 
@@ -61,3 +294,50 @@ def universe(name: str, key: str = "universe") -> Universe:
             return candidate
     valid = ", ".join(u.name for u in UNIVERSES)
     raise UserError(key, name, "is not a known cloud universe", f"valid: {valid}")
+
+
+def feature(kind: str, value: str) -> str:
+    """One planned feature, `KIND:VALUE` (`gke-mode:standard`, `machine-series:ct5lp`)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown feature kind {kind!r}: one of {', '.join(KINDS)}")
+    return f"{kind}:{value.lower()}"
+
+
+def machine_series(machine_type: str) -> str:
+    """`e2-standard-4` -> `e2`, `ct5lp-hightpu-4t` -> `ct5lp` (the series is the name's first part)."""
+    return machine_type.split("-", 1)[0].lower()
+
+
+def cluster_features(
+    mode: str,
+    machine_types: Iterable[str] = (),
+    disk_types: Iterable[str] = (),
+    bucket_locations: Iterable[str] = (),
+) -> set[str]:
+    """The features a stack plans, from plain values (so this module needs no plan type):
+    the cluster's mode, its pools' machine types, disk types and bucket locations."""
+    planned = {feature(GKE_MODE, mode)}
+    planned |= {feature(MACHINE_SERIES, machine_series(m)) for m in machine_types}
+    planned |= {feature(DISK_TYPE, d) for d in disk_types}
+    planned |= {feature(BUCKET_LOCATION, loc) for loc in bucket_locations}
+    return planned
+
+
+def advisories(chosen: Universe, features: Iterable[str]) -> list[str]:
+    """One line per limit of `chosen` that the planned `features` exceed: what the stack plans, what
+    the universe offers, and the source. Empty when everything planned is offered (and in universes
+    without documented limits). The stack is not changed: it keeps the tutorial's design."""
+    by_kind: dict[str, set[str]] = {}
+    for item in features:
+        kind, _, value = item.partition(":")
+        by_kind.setdefault(kind, set()).add(value)
+    lines = []
+    for limit in chosen.limits:
+        beyond = sorted(by_kind.get(limit.kind, set()) - set(limit.offered))
+        if beyond:
+            lines.append(
+                f"{chosen.title} ({chosen.name}) does not offer the {limit.what} {', '.join(beyond)} this stack plans "
+                f"(offered: {', '.join(limit.offered)}; {limit.says}): kept as the tutorial has it, "
+                f"see docs/sovereign.md. Source: {limit.source.cite()}"
+            )
+    return lines
