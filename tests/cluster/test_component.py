@@ -147,7 +147,7 @@ def test_autopilot_slice_info_carries_capacity_selectors():
 
 def test_sovereign_universe_uses_s3ns_identity_domain():
     mocks = build(
-        {"location": "europe-west9-a", "universe": "s3ns", "slices": [{"generation": "v5e", "topology": "4x8"}]}
+        {"location": "u-france-east1-a", "universe": "s3ns", "slices": [{"generation": "v5e", "topology": "4x8"}]}
     )
     assert mocks.of_type(CLUSTER)[0].inputs["workloadIdentityConfig"] == {"workloadPool": "proj.s3ns.svc.id.goog"}
 
@@ -324,6 +324,14 @@ def test_existing_cluster_declares_no_cluster_or_pools():
             "cluster.location: 'us-central1-b' is a zone, and Autopilot clusters are regional; use us-central1",
         ),
         ({"location": "us-central1-a", "universe": "mars"}, "cluster.universe: 'mars' is not a known cloud universe"),
+        (
+            {"location": "europe-west9-a", "universe": "s3ns"},
+            "cluster.location: 'europe-west9-a' is not a region of universe s3ns; use one of u-france-east1-a",
+        ),
+        (
+            {"location": "us-central1-a", "project": "s3ns:proj"},
+            "cluster.project: 's3ns:proj' is a project id of universe s3ns, but the stack deploys to universe google",
+        ),
         (
             {"location": "us-central1-a", "slices": [{"generation": "v5e", "topologie": "4x8"}]},
             "cluster.slices[0].topologie: '4x8' is not a known setting; did you mean 'topology'?",

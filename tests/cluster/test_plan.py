@@ -21,11 +21,15 @@ def test_pools_of_groups_the_pools_of_each_slice_spec():
 
 
 @pytest.mark.parametrize(
-    ("location", "region"),
-    [("us-central1-b", "us-central1"), ("us-central1", "us-central1"), ("u-france-east1-a", "u-france-east1")],
+    ("location", "universe", "region"),
+    [
+        ("us-central1-b", "google", "us-central1"),
+        ("us-central1", "google", "us-central1"),
+        ("u-france-east1-a", "s3ns", "u-france-east1"),
+    ],
 )
-def test_the_cluster_region(location, region):
-    assert plan_cluster(spec(location=location)).region == region
+def test_the_cluster_region(location, universe, region):
+    assert plan_cluster(spec(location=location, universe=universe)).region == region
 
 
 def test_a_workload_slice_error_is_keyed_as_the_workload_spells_it():

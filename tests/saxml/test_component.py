@@ -1,6 +1,7 @@
 """SaxmlStack under mocks: the tutorial's objects derived from the model, secure by default; its
 errors before any resource; and the publisher's reconcile script against a loopback Saxml."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pulumi
 import pytest
 
+from tests import mocks as mocks_module
 from tests.mocks import autonamed, capture, project_roles, refused
 from tests.policies.harness import capture as capture_registrations
 from tpu_stacks.cluster.spec import ClusterSpec
@@ -256,8 +258,11 @@ def test_publisher_job_gets_the_whole_desired_list(tutorial):
         assert script["data"] == {"saxml_reconcile.py": source.read()}
 
 
-def test_sovereign_universe_names_every_identity_in_s3ns():
-    mocks, outputs = build(cluster={**TUTORIAL["cluster"], "universe": "s3ns"})
+def test_sovereign_universe_names_every_identity_in_s3ns(monkeypatch):
+    # A new account's e-mail is the provider's (the Account's `email` output): configure it for S3NS.
+    s3ns = {**mocks_module.TEST_CONFIG.values, "gcp:universeDomain": "s3nsapis.fr"}
+    monkeypatch.setattr(mocks_module, "TEST_CONFIG", dataclasses.replace(mocks_module.TEST_CONFIG, values=s3ns))
+    mocks, outputs = build(cluster={**TUTORIAL["cluster"], "location": "u-france-east1-a", "universe": "s3ns"})
     binding = one(mocks, "gcp:serviceaccount/iAMMember:IAMMember", "saxml-identity-wi-user")
     assert binding["member"] == "serviceAccount:proj.s3ns.svc.id.goog[default/sax-sa]"
     grant = mocks.named("gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0")

@@ -258,6 +258,8 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
             update={"name": existing.name, "location": existing.location, "project": existing.project or spec.project}
         )
     chosen_universe = universe(spec.universe, key="cluster.universe")
+    chosen_universe.bare_project(spec.project, key="cluster.project")  # `s3ns:` only in S3NS
+    chosen_universe.check_location(spec.location, key="cluster.location")  # S3NS: u-france-east1 only
     if spec.node_service_account is not None and not SERVICE_ACCOUNT_EMAIL.matches(spec.node_service_account):
         raise UserError(
             "cluster.nodeServiceAccount",

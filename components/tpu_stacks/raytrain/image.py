@@ -120,8 +120,8 @@ def _trigger(
         ),
         opts=child,
     )
-    email = universe.service_account_email(account_id, project)
-    member = f"serviceAccount:{email}"
+    # The account's own e-mail (the provider knows the universe's domain), never a formatted guess.
+    member = account.email.apply(lambda email: f"serviceAccount:{email}")
     after_account = pulumi.ResourceOptions(parent=parent, depends_on=[account])
     grants = [
         gcp.artifactregistry.RepositoryIamMember(
@@ -149,7 +149,7 @@ def _trigger(
             project=project,
             location=region,
             description="Builds the RayTrainStack training image (run it by hand: gcloud builds triggers run)",
-            service_account=f"projects/{project}/serviceAccounts/{email}",
+            service_account=account.name,  # projects/PROJECT/serviceAccounts/EMAIL
             source_to_build=gcp.cloudbuild.TriggerSourceToBuildArgs(
                 uri=source.uri, ref=source.ref, repo_type=source.repo_type
             ),

@@ -18,6 +18,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.gcp.universe import advisories, cluster_features
 from tpu_stacks.k8s.jobset import install_jobset_controller
 from tpu_stacks.saxml.args import SaxmlCurl, SaxmlSlice, SaxmlStackArgs
 from tpu_stacks.saxml.jobset import model_server_set
@@ -53,6 +54,18 @@ class SaxmlStack(pulumi.ComponentResource):
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
         spec = plan.spec
+        # What the universe documents as unavailable (S3NS: GKE Standard, machine series other than C3
+        # and A3): the tutorial's design is kept, one advisory line per limit (docs/sovereign.md).
+        cluster_plan = plan.cluster
+        own_system_pool = not (cluster_plan.autopilot or cluster_plan.spec.existing)
+        planned = cluster_features(
+            cluster_plan.spec.mode,
+            machine_types=[pool.shape.machine_type for pool in cluster_plan.pools]
+            + ([cluster_plan.spec.system_pool.machine_type] if own_system_pool else []),
+            bucket_locations=[cluster_plan.region],
+        )
+        for line in advisories(cluster_plan.universe, planned):
+            pulumi.log.warn(line, resource=self)
         base = declare_foundation(
             self,
             name,
