@@ -16,6 +16,7 @@ import pulumi_gcp as gcp
 
 from tpu_stacks.cluster.component import TpuCluster
 from tpu_stacks.cluster.plan import ClusterPlan
+from tpu_stacks.gcp.apis import STORAGE_APIS, enable_apis
 from tpu_stacks.gcp.identity import BucketGrantArgs, WorkloadIdentity, WorkloadIdentityArgs
 from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.k8s.namespace import namespace_dependencies
@@ -58,6 +59,10 @@ def declare_foundation(
     """
     cluster = TpuCluster.from_plan(f"{name}-cluster", cluster_plan, opts=pulumi.ResourceOptions(parent=parent))
     ready = namespace_dependencies(name, namespace, parent, cluster.provider)
+    # The Cloud Storage API, on in a fresh project before the bucket (gcp/apis.py says why never off).
+    storage_api = (
+        enable_apis(name, cluster_plan.spec.project, STORAGE_APIS, parent) if cluster_plan.universe.is_default else []
+    )
     bucket = hardened_bucket(
         f"{name}-{bucket_suffix}",
         project=cluster_plan.spec.project,
@@ -65,6 +70,7 @@ def declare_foundation(
         purpose=purpose,
         force_destroy=force_destroy,
         parent=parent,
+        after=storage_api,
     )
     grants = [BucketGrantArgs(bucket=bucket.name)]
     grants += [BucketGrantArgs(bucket=other, role=READ_ROLE) for other in read_buckets]

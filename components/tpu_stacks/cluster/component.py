@@ -16,6 +16,7 @@ from tpu_stacks.cluster.kubeconfig import gke_kubeconfig
 from tpu_stacks.cluster.node_pools import CLOUD_PLATFORM_SCOPE, node_service_account, system_node_pool, tpu_node_pool
 from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan, plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.gcp.apis import CLUSTER_APIS, MONITORING_APIS, enable_apis
 from tpu_stacks.validation import parse
 
 TYPE = "tpu-stacks:index:TpuCluster"
@@ -117,6 +118,13 @@ def slice_infos(plan: ClusterPlan) -> list[SliceInfo]:
     ]
 
 
+def cluster_apis(plan: ClusterPlan) -> tuple[str, ...]:
+    """What creating this cluster calls: GKE, Compute Engine, IAM; Monitoring with Managed Prometheus.
+    Enabled only in Google Cloud's own universe: another universe's service names are not verified here
+    (docs/sovereign.md), and a wrong name would stop the first `up`."""
+    return (*CLUSTER_APIS, *(MONITORING_APIS if plan.spec.addons.managed_prometheus else ()))
+
+
 class TpuCluster(pulumi.ComponentResource):
     """A GKE cluster (Standard or Autopilot, or an existing one) with TPU slices sized from the catalogue."""
 
@@ -156,6 +164,7 @@ class TpuCluster(pulumi.ComponentResource):
         self._plan = plan
         ready: list[pulumi.Resource] = []
         self.pool_ready = []
+        self.apis: list[pulumi.Resource] = []  # an existing cluster's project already has its APIs
         nodes_account: pulumi.Input[str] | None = plan.spec.node_service_account
         if plan.spec.existing:
             existing = plan.spec.existing
@@ -170,11 +179,16 @@ class TpuCluster(pulumi.ComponentResource):
             endpoint = found.endpoint
             ca_certificate = found.master_auths.apply(lambda auths: auths[0].cluster_ca_certificate)
         else:
-            nodes_account = node_service_account(plan, name, self)
+            self.apis = (
+                enable_apis(name, plan.spec.project, cluster_apis(plan), self) if plan.universe.is_default else []
+            )
+            nodes_account, grants = node_service_account(plan, name, self, after=self.apis)
             cluster = gcp.container.Cluster(
                 name,
                 _cluster_args(plan, nodes_account),
-                opts=pulumi.ResourceOptions(parent=self, ignore_changes=cluster_ignore_changes(plan)),
+                opts=pulumi.ResourceOptions(
+                    parent=self, ignore_changes=cluster_ignore_changes(plan), depends_on=[*self.apis, *grants]
+                ),
             )
             cluster_name, location, endpoint = cluster.name, cluster.location, cluster.endpoint
             ca_certificate = cluster.master_auth.apply(lambda auth: auth.cluster_ca_certificate)

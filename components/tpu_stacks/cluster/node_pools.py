@@ -15,6 +15,8 @@ from 0, and on queued pools the `cloud.google.com/gke-queued` label their pods s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_gcp as gcp
 
@@ -35,15 +37,19 @@ def node_account_id(plan: ClusterPlan) -> str:
     return names.node_account_id(plan.spec.name)
 
 
-def node_service_account(plan: ClusterPlan, prefix: str, parent: pulumi.Resource) -> pulumi.Input[str] | None:
-    """The nodes' identity: the user's account, or a new one with only GKE's node role.
+def node_service_account(
+    plan: ClusterPlan, prefix: str, parent: pulumi.Resource, after: Sequence[pulumi.Resource] = ()
+) -> tuple[pulumi.Input[str] | None, list[pulumi.Resource]]:
+    """The nodes' identity (the user's account, or a new one with only GKE's node role) and the grants
+    that must exist before anything runs as it (the cluster waits for them: nodes that start before
+    their role is granted cannot write logs or report metrics until IAM catches up).
 
     Not the project's default Compute Engine account, which often holds project Editor: every
     host-network pod (and any pod that escapes its container) would hold that too.
     """
     if plan.spec.node_service_account or plan.spec.existing:
-        return plan.spec.node_service_account
-    child = pulumi.ResourceOptions(parent=parent)
+        return plan.spec.node_service_account, []
+    child = pulumi.ResourceOptions(parent=parent, depends_on=list(after))
     account = gcp.serviceaccount.Account(
         f"{prefix}-nodes",
         gcp.serviceaccount.AccountArgs(
@@ -53,14 +59,14 @@ def node_service_account(plan: ClusterPlan, prefix: str, parent: pulumi.Resource
         ),
         opts=child,
     )
-    gcp.projects.IAMMember(
+    role = gcp.projects.IAMMember(
         f"{prefix}-nodes-role",
         gcp.projects.IAMMemberArgs(
             project=plan.spec.project, role=NODE_ROLE, member=account.email.apply(lambda e: f"serviceAccount:{e}")
         ),
         opts=child,
     )
-    return account.email
+    return account.email, [role]
 
 
 def _reservation_affinity(pool: PoolPlan) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs | None:

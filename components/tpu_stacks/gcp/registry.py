@@ -12,6 +12,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from tpu_stacks.gcp.apis import REGISTRY_APIS, enable_apis
+
 PULL_ROLE = "roles/artifactregistry.reader"
 
 
@@ -20,10 +22,15 @@ def docker_repository(
     args: gcp.artifactregistry.RepositoryArgs,
     nodes_account: pulumi.Input[str] | None,
     parent: pulumi.Resource,
+    enable_api: bool = True,
 ) -> gcp.artifactregistry.Repository:
-    """Declare the repository `{name}-registry` with the id in `args` (decided by the plan), readable by the nodes."""
+    """Declare the repository `{name}-registry` with the id in `args` (decided by the plan), readable by the
+    nodes, after the Artifact Registry API (`enable_api`: Google Cloud's own universe; see gcp/apis.py)."""
     child = pulumi.ResourceOptions(parent=parent)
-    repository = gcp.artifactregistry.Repository(f"{name}-registry", args, opts=child)
+    api = enable_apis(name, str(args.project), REGISTRY_APIS, parent) if enable_api else []
+    repository = gcp.artifactregistry.Repository(
+        f"{name}-registry", args, opts=pulumi.ResourceOptions(parent=parent, depends_on=api)
+    )
     if nodes_account is not None:
         gcp.artifactregistry.RepositoryIamMember(
             f"{name}-registry-nodes-pull",

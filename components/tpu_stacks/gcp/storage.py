@@ -28,6 +28,8 @@ that only show when the program meets the real cloud:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_gcp as gcp
 
@@ -47,6 +49,7 @@ def hardened_bucket(
     force_destroy: bool = False,
     storage_class: str = "STANDARD",
     parent: pulumi.Resource | None = None,
+    after: Sequence[pulumi.Resource] = (),
 ) -> gcp.storage.Bucket:
     """Declare the bucket; its name is auto-generated from `resource_name` (globally unique).
 
@@ -65,5 +68,5 @@ def hardened_bucket(
             hierarchical_namespace=gcp.storage.BucketHierarchicalNamespaceArgs(enabled=True) if folders else None,
             labels={"managed-by": "tpu-stacks", "purpose": purpose},
         ),
-        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=not force_destroy),
+        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=not force_destroy, depends_on=list(after)),
     )

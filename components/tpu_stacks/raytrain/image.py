@@ -18,6 +18,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from tpu_stacks.gcp.apis import BUILD_APIS, enable_apis
 from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.gcp.universe import Universe
 from tpu_stacks.raytrain.plan import builder_account_id
@@ -77,6 +78,9 @@ def declare_image(
         )
     # The nodes pull the image as the cluster's node service account: it may read this repository only.
     # (An existing cluster whose node account is not given: grant it yourself, docs/raytrain.md.)
+    # Cloud Build builds the image (the printed submit command, or the trigger): its API is on first.
+    if universe.is_default:
+        enable_apis(name, project, BUILD_APIS, parent)
     repository = docker_repository(
         name,
         gcp.artifactregistry.RepositoryArgs(
@@ -91,6 +95,7 @@ def declare_image(
         ),
         nodes_account,
         parent,
+        enable_api=universe.is_default,
     )
     reference = image_reference(region, project, repository, f"{image.name}:{image.tag or default_tag()}")
     if image.build == "trigger":

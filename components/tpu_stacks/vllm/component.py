@@ -60,6 +60,7 @@ def _image(
         ),
         nodes_account,
         parent,
+        enable_api=plan.cluster.universe.is_default,
     )
     path = plan.spec.image.removeprefix("docker.io/") if remote else registry.image
     return image_reference(region, project, repository, path or "")
