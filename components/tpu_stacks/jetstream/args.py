@@ -23,7 +23,8 @@ class JetStreamConverterArgs(TypedDict):
     disk_gib: NotRequired[int]
     """Scratch disk for the download, the converted copy and /tmp staging (~70 GB for 7B/8B). Default: 150."""
     storage_class: NotRequired[str]
-    """StorageClass of the converter pod's scratch volume. Default: standard-rwo."""
+    """StorageClass of the scratch volume on Autopilot or a `nodeSelector`'s nodes (on the TPU pool's VMs the class
+    follows the generation's disk types, catalog/disks.py). Default: standard-rwo."""
     timeout_minutes: NotRequired[int]
     """How long Pulumi waits for the conversion (and the Job's active deadline). Default: 120."""
     backoff_limit: NotRequired[int]
@@ -88,7 +89,8 @@ class JetStreamStackArgs(TypedDict):
     """Google service account id the pods act as, with object access on the checkpoint bucket only. Default:
     wi-jetstream."""
     force_destroy_bucket: NotRequired[bool]
-    """Let `pulumi destroy` delete the checkpoint bucket even while it holds objects. Default: false."""
+    """Let `pulumi destroy` delete the checkpoint bucket and its objects; otherwise destroy keeps it (retained).
+    Default: false."""
     compile_cache: NotRequired[bool]
     """Keep each pod's JAX compile cache in the bucket, keyed by model, slice and server build. Default: true."""
     resources: NotRequired[JetStreamResourcesArgs]

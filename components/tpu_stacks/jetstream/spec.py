@@ -60,7 +60,8 @@ class ConverterSpec(_Spec):
     disk_gib: int = Field(default=150, ge=40, le=4000, alias="diskGib")
     """Scratch disk for the download, the converted copy and /tmp staging (~70 GB for 7B/8B)."""
     storage_class: str = Field(default="standard-rwo", alias="storageClass")
-    """StorageClass of the converter pod's scratch volume."""
+    """StorageClass of the scratch volume on Autopilot or a `nodeSelector`'s nodes (on the TPU pool's VMs the
+    class follows the generation's disk types, catalog/disks.py)."""
     timeout_minutes: int = Field(default=120, ge=10, le=1440, alias="timeoutMinutes")
     """How long Pulumi waits for the conversion (and the Job's active deadline)."""
     backoff_limit: int = Field(default=2, ge=0, le=10, alias="backoffLimit")
@@ -109,7 +110,7 @@ class JetStreamSpec(_Spec):
     gsa_name: str = Field(default="wi-jetstream", alias="gsaName")
     """Google service account id the pods act as, with object access on the checkpoint bucket only."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
-    """Let `pulumi destroy` delete the checkpoint bucket even while it holds objects."""
+    """Let `pulumi destroy` delete the checkpoint bucket and its objects; otherwise destroy keeps it (retained)."""
     compile_cache: bool = Field(default=True, alias="compileCache")
     """Keep each pod's JAX compile cache in the bucket, keyed by model, slice and server build."""
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)

@@ -90,8 +90,8 @@ class SaxmlStackArgs(TypedDict):
     """Google service account id the pods act as: object access on the admin bucket, read on `checkpointBuckets`.
     Default: sax-iam-sa."""
     force_destroy_bucket: NotRequired[bool]
-    """Let `pulumi destroy` delete the admin bucket (sax-root, sax-fs-root) even while it holds objects. Default:
-    false."""
+    """Let `pulumi destroy` delete the admin bucket (sax-root, sax-fs-root) and its objects; otherwise destroy keeps
+    it (retained). Default: false."""
     checkpoint_buckets: NotRequired[list[str]]
     """Buckets holding published checkpoints: the service account may read them (objectViewer)."""
     node_service_account: NotRequired[str]

@@ -120,7 +120,8 @@ class SaxmlSpec(_Spec):
     gsa_name: str = Field(default="sax-iam-sa", alias="gsaName")
     """Google service account id the pods act as: object access on the admin bucket, read on `checkpointBuckets`."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
-    """Let `pulumi destroy` delete the admin bucket (sax-root, sax-fs-root) even while it holds objects."""
+    """Let `pulumi destroy` delete the admin bucket (sax-root, sax-fs-root) and its objects; otherwise destroy
+    keeps it (retained)."""
     checkpoint_buckets: list[str] = Field(default_factory=list, alias="checkpointBuckets")
     """Buckets holding published checkpoints: the service account may read them (objectViewer)."""
     node_service_account: str | None = Field(default=None, alias="nodeServiceAccount")

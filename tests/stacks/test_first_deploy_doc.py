@@ -1,0 +1,34 @@
+"""docs/first-deploy.md states each stack's await budgets: every row must equal the plan's own."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tpu_stacks_preview.engine import run_program
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = (ROOT / "docs" / "first-deploy.md").read_text(encoding="utf-8")
+STACKS = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
+ROW = re.compile(r"^\| `([a-z0-9-]+)` \| (\d+m) / (\d+m) \|", re.M)
+
+
+def sections() -> dict[str, str]:
+    """Each stack's section (a heading may name several stacks: `## saxml and saxml-s3ns`)."""
+    found: dict[str, str] = {}
+    for heading, body in re.findall(r"^## ([^\n]+)\n(.*?)(?=^## |\Z)", DOC, flags=re.M | re.S):
+        for stack in re.split(r",? and |, ", heading):
+            found[stack.strip()] = body
+    return found
+
+
+@pytest.mark.parametrize("stack", [s for s in STACKS if s != "cluster"])
+def test_every_stack_has_a_section_whose_budgets_are_the_plans(stack):
+    body = sections()[stack]
+    rows = {name: {"create": create, "update": update} for name, create, update in ROW.findall(body)}
+    assert rows, f"no budget rows for {stack}"
+    capture = run_program(ROOT, stack, preview=False)
+    assert capture.error is None, capture.error
+    planned = {r.name: r.options.custom_timeouts for r in capture.resources if r.options.custom_timeouts}
+    for name, budget in rows.items():
+        assert planned.get(name) == budget, (stack, name, planned.get(name))
