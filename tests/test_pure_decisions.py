@@ -14,6 +14,7 @@ PURE = [
     "tpu_stacks.catalog.tpu",
     "tpu_stacks.catalog.models",
     "tpu_stacks.catalog.disks",
+    "tpu_stacks.awaits",
     "tpu_stacks.sizing",
     "tpu_stacks.names",
     "tpu_stacks.errors",
@@ -51,3 +52,15 @@ def test_the_probe_can_fail() -> None:
         subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
     )
     assert "pulumi_gcp" in loaded
+
+
+def test_the_policy_pack_loads_no_provider_sdk() -> None:
+    """The pack judges wire values with the same decision code; a provider SDK would only slow its start
+    (and burden a published pack's install)."""
+    probe = (
+        "import json, sys; sys.path.insert(0, 'policies'); import tpu_policies;"
+        " print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi_gcp', 'pulumi_kubernetes'))))"
+    )
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True, cwd=root)
+    assert json.loads(result.stdout) == []

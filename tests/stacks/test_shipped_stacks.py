@@ -95,7 +95,7 @@ def test_tpu_workloads_wait_for_their_pools_and_for_as_long_as_their_probes_allo
     """pulumi-kubernetes waits 10 minutes unless told otherwise, and would start a TPU workload before its
     node pool exists: every object whose pods take TPU chips depends on the stack's TPU pools (dependsOn)
     and has create and update budgets (customTimeouts) that cover its probes, a node and the image."""
-    from tpu_stacks.k8s.probes import AWAITED_KINDS, IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, start_seconds
+    from tpu_stacks.awaits import AWAITED_KINDS, IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, start_seconds
 
     _, up = planned(stack)
     pools = {  # the TPU pools: every pool but the CPU system pool

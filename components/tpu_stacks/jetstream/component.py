@@ -18,13 +18,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
+from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.jetstream.args import JetStreamSlice, JetStreamStackArgs
 from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
 from tpu_stacks.jetstream.plan import JetStreamPlan, plan_jetstream
 from tpu_stacks.jetstream.pod import pod_template
 from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, JetStreamSpec
-from tpu_stacks.k8s.probes import pod_budget
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.workload import declare_foundation
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from tpu_stacks.awaits import job_budget
 from tpu_stacks.catalog.disks import PREINSTALLED_STORAGE_CLASSES, scratch_disk_type
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL, TPU_TAINT_KEY
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.plan import JetStreamPlan
-from tpu_stacks.k8s.probes import job_budget
 
 CONTAINER = "inference-checkpoint"  # the tutorial's container name
 HF_MOUNT = "/huggingface"  # the converter script reads /huggingface/HUGGINGFACE_TOKEN (§4.4)

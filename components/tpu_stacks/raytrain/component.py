@@ -15,8 +15,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
+from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, AwaitBudget, pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.k8s.probes import WAIT_FOR_ANNOTATION, AwaitBudget, pod_budget
 from tpu_stacks.raytrain.args import RayTrainStackArgs, TrainingSlice
 from tpu_stacks.raytrain.image import declare_image
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain

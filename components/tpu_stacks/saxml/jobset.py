@@ -24,10 +24,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
+from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, pod_budget
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.jobset import API_VERSION, EXCLUSIVE_TOPOLOGY
-from tpu_stacks.k8s.probes import WAIT_FOR_ANNOTATION, pod_budget
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.saxml.plan import SaxmlPlan
 from tpu_stacks.saxml.servers import MANAGED, pod_security

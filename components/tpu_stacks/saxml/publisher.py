@@ -17,8 +17,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.annotations import PREFIX
+from tpu_stacks.awaits import job_budget
 from tpu_stacks.gcp.universe import Universe
-from tpu_stacks.k8s.probes import job_budget
 from tpu_stacks.saxml import reconcile
 from tpu_stacks.saxml.args import SaxmlCurl
 from tpu_stacks.saxml.plan import PublishedModel, SaxmlPlan

@@ -14,11 +14,11 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
 from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
-from tpu_stacks.k8s.probes import pod_budget
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.vllm.args import ServedSlice, VllmStackArgs
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
