@@ -31,6 +31,11 @@ VLLM_DTYPES |= {"float32": "fp32", "float": "fp32"}
 VLLM_KV_DTYPES = {"auto": None, "bfloat16": "bf16", "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
 VLLM_QUANTIZATION = {"fp8": "fp8", "tpu_int8": "int8"}
 """Quantization methods whose weight size the memory model knows (others: advisory)."""
+MAXTEXT_WEIGHT_DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
+# Without --max-model-len vLLM takes the model's own context, at least the sizing default for every catalogued
+# model; without --max-num-batched-tokens the sizing default prefill step applies (as for annotations).
+SIZING_CONTEXT = str(ServingRequest.model_fields["context"].default)
+SIZING_PREFILL = str(ServingRequest.model_fields["prefill_tokens"].default)
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,8 @@ def _tokens(template: PodTemplate, extra: list[str]) -> tuple[list[str], list[st
         if image:
             images.append(image)
         for key in ("command", "args"):
+            if container.get(key) is UNKNOWN:
+                raise _Unknown
             for part in as_list(container.get(key)):
                 if part is UNKNOWN:
                     raise _Unknown
@@ -152,9 +159,9 @@ def _vllm(flags: dict[str, str], tokens: list[str]) -> Inferred:
         engine="vllm",
         weight_dtype=weight,
         kv_dtype=VLLM_KV_DTYPES[kv_flag] or ("bf16" if weight in ("int8", "fp8") else weight),
-        context=_number(flags, "--max-model-len", "8192"),
+        context=_number(flags, "--max-model-len", SIZING_CONTEXT),
         batch=1,  # vLLM pages the KV cache: one sequence of --max-model-len is the floor (--max-num-seqs bounds it)
-        prefill_tokens=_number(flags, "--max-num-batched-tokens", "8192"),
+        prefill_tokens=_number(flags, "--max-num-batched-tokens", SIZING_PREFILL),
     )
     return Inferred(VLLM, request, tensor_parallel=_number(flags, "--tensor-parallel-size", "1"))
 
@@ -190,7 +197,11 @@ def _maxtext(settings: dict[str, str]) -> Inferred:
     name = settings.get("model_name")
     if not name:
         return Inferred(MAXTEXT, None, "names no model_name=, so the pack cannot size it")
+    dtype = settings.get("weight_dtype", _default(MAXTEXT, "weight_dtype") or "float32")
+    if dtype not in MAXTEXT_WEIGHT_DTYPES:
+        return Inferred(MAXTEXT, None, f"weight_dtype={dtype} is not one the memory model sizes (float32, bfloat16)")
     request = TrainingRequest(
+        weight_dtype=MAXTEXT_WEIGHT_DTYPES[dtype],
         model=lookup_model(name, "model_name"),
         per_device_batch=_number(settings, "per_device_batch_size", _default(MAXTEXT, "per_device_batch_size"), float),
         seq_len=_number(settings, "max_target_length", _default(MAXTEXT, "max_target_length")),

@@ -2,7 +2,7 @@
 its sizing inputs are read from the engine's own arguments (engine catalogue), judged by the same sizing code."""
 
 from tests.policies import objects as o
-from tests.policies.harness import capture, of, run
+from tests.policies.harness import UNKNOWN_STRING, capture, of, raw, run
 from tpu_stacks.annotations import MODEL
 
 FIT, SIZABLE = "tpu-model-fits-slice", "tpu-model-sizable"
@@ -160,3 +160,34 @@ def test_a_container_no_engine_is_recognised_in_stays_unjudged():
         [],
         [],
     )
+
+
+def test_maxtext_weight_dtype_is_read_and_an_unsizable_one_is_an_advisory():
+    fit, (advisory,) = found(lambda: o.raycluster("m", _maxtext_worker(["weight_dtype=int4"]), 4))
+    assert fit == [] and "weight_dtype=int4 is not one the memory model sizes" in advisory.message
+    assert found(lambda: o.raycluster("m", _maxtext_worker(["weight_dtype=bfloat16"]), 4)) == ([], [])
+
+
+def _maxtext_worker(extra):
+    args = ["/app/maxtext/src/MaxText/configs/base.yml", "model_name=llama3-8b", "per_device_batch_size=1", *extra]
+    return o.pod(V6E, "4x4", 4, image=MAXTEXT_IMAGE, command=["python3", "-m", "MaxText.train"], args=args)
+
+
+def test_arguments_unknown_at_preview_skip_the_check_without_an_advisory():
+    spec = o.pod(V6E, "2x2", 4, image=VLLM_IMAGE, args=[f"--model={UNKNOWN_STRING}"])
+    spec["containers"][0]["args"] = UNKNOWN_STRING
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {"template": {"spec": spec}},
+    }
+    diagnostics = run([raw("kubernetes:apps/v1:Deployment", "d", deployment)])
+    assert of(diagnostics, FIT) == of(diagnostics, SIZABLE) == []
+    assert not [d for d in diagnostics if "can't run policy" in d.message]
+
+
+def test_without_max_model_len_the_sizing_default_context_is_judged():
+    args = [a for a in vllm_args(tp=4) if not a.startswith("--max-model-len")]
+    (problem,), _ = found(vllm("2x2", 4, args))
+    assert "meta-llama/Llama-3.1-70B needs" in problem.message

@@ -122,7 +122,6 @@ VLLM = EngineVersion(
         Flag(
             name="--max-num-seqs",
             meaning="max_sequences",
-            default="256",
             note="an upper bound: vLLM pages the KV cache, so one sequence of max-model-len is the floor it needs",
         ),
         Flag(name="--max-num-batched-tokens", meaning="prefill_tokens", note="tokens per engine step"),
@@ -210,9 +209,11 @@ MAXTEXT = EngineVersion(
         Flag(name="model_name", meaning="model", note="MaxText model config name, e.g. llama3-8b"),
         Flag(name="per_device_batch_size", meaning="per_device_batch", default="12"),
         Flag(name="max_target_length", meaning="context", default="2048"),
+        Flag(name="weight_dtype", meaning="weight_dtype", default="float32"),
         Flag(name="ici_<axis>_parallelism", meaning="parallelism", note="the mesh inside one slice"),
     ),
-    source="AI-Hypercomputer/maxtext src/MaxText/configs/base.yml at the pinned revision (keys and defaults); "
+    source="AI-Hypercomputer/maxtext src/MaxText/configs/base.yml (keys and defaults; read at stored commit "
+    "003b4169, later than the pin: per_device_batch_size 12.0, max_target_length 2048, weight_dtype float32); "
     "upstream-manifests.md §5 (the tutorial's key=value arguments)",
 )
 
