@@ -9,14 +9,26 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from tpu_policies import awaits, cluster, exposure, fit, images, matching, pools, privilege, secrets, storage
+from tpu_policies import (
+    autoscaling,
+    awaits,
+    cluster,
+    exposure,
+    fit,
+    images,
+    matching,
+    pools,
+    privilege,
+    secrets,
+    storage,
+)
 
 PACK_NAME = "tpu-stacks-guardrails"
 DESCRIPTION = (
     "TPU guardrails for GKE: models fit the slice, node pools and workloads agree on the slice shape, "
     "GKE versions support the TPU generation, Workload Identity, least-privilege storage, no plaintext "
-    "secrets, pulumi up waits as long as the probes allow; advisory: no public endpoints, pinned images, "
-    "no privileged pods."
+    "secrets, pulumi up waits as long as the probes allow, HPAs scale on metrics the engine exports, no "
+    "privileged pods without a reason; advisory: no public endpoints, pinned images, unsizable models."
 )
 
 POLICIES: list[Policy] = [
@@ -33,6 +45,8 @@ POLICIES: list[Policy] = [
     images.POLICY,
     privilege.POLICY,
     awaits.POLICY,
+    autoscaling.POLICY,
+    fit.UNSIZED_POLICY,
 ]
 
 __all__ = ["DESCRIPTION", "PACK_NAME", "POLICIES"]

@@ -2,8 +2,11 @@
 
 "Will it fit?" is otherwise answered by an out-of-memory crash after a slice has been provisioned
 (NVIDIA-NeMo/Automodel#1592, marin#7204). The workload's `tpu-stacks.dev/*` annotations carry the
-model and its sizing inputs; the memory model is the one the CLI and components use (sizing.py),
-against chips per pod x pods per slice x HBM per chip of the selected generation.
+model and its sizing inputs; a workload without them (a program that does not use our components)
+is sized from its engine's own arguments (engine_args.py, per the engine catalogue). Annotations,
+when present, win. The memory model is the one the CLI and components use (sizing.py), against
+chips per pod x pods per slice x HBM per chip of the selected generation. A recognised engine whose
+model or settings cannot be sized is reported by the advisory `tpu-model-sizable`: never a silent pass.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 from pydantic import ValidationError
 
+from tpu_policies.engine_args import infer
 from tpu_policies.values import UNKNOWN, as_str, plain
 from tpu_policies.workloads import PodTemplate, kind_of, name_of, tpu_templates, workload_annotations
 from tpu_stacks import annotations as keys
@@ -140,10 +144,42 @@ def _smallest(request: ServingRequest | TrainingRequest, generation: str) -> str
     )
 
 
+def _annotated(notes: dict[str, Any]) -> bool:
+    return any(key in notes for key in (keys.MODEL, keys.PARAMS))
+
+
+def _judge(
+    label: str, request: ServingRequest | TrainingRequest, template: PodTemplate, source: str, tp: int | None = None
+) -> tuple[str | None, str | None]:
+    """(a message when the model does not fit the template's chips, a sizing error)."""
+    shape = granted_shape(template)
+    if shape is None:
+        return None, None
+    if tp is not None and 0 < tp < shape.chips:  # the engine shards the model over tp chips only
+        shape = shape.model_copy(update={"chips": tp, "hbm_bytes": tp * shape.hbm_bytes // shape.chips})
+    try:
+        verdict = judge(request, shape)
+    except UserError as error:
+        return None, f"{label}: cannot size the workload: {error}"
+    if verdict.fits:
+        return None, None
+    count = template.pods_per_slice
+    pods = f"{count} pods x {template.chips}" if count != 1 else f"1 pod x {template.chips}"
+    sharded = f", sharded over --tensor-parallel-size={tp}" if tp is not None and tp == shape.chips else ""
+    return (
+        f"{label}: {request.model.id} needs {gib(verdict.memory.total_bytes)} of HBM "
+        f"({breakdown(verdict.memory)}{source}) but {template.where or 'the pod'} gets {shape.chips} "
+        f"{shape.generation} chips on {shape.topology} ({pods} google.com/tpu{sharded}) = "
+        f"{gib(verdict.usable_bytes)} usable; {_smallest(request, shape.generation)}"
+    ), None
+
+
 def check_workload(resource_type: str, props: dict[str, Any], fallback: str) -> list[str]:
     """One message per TPU slice shape of this workload that cannot hold its model."""
     notes = workload_annotations(props)
     label = f"{kind_of(resource_type, props)} {name_of(props, fallback)}"
+    if not _annotated(notes):
+        return [p for p, _ in _inferred(resource_type, props, label) if p]
     try:
         request = request_from(notes)
     except UserError as error:
@@ -152,26 +188,38 @@ def check_workload(resource_type: str, props: dict[str, Any], fallback: str) -> 
         return []
     problems: list[str] = []
     for template in tpu_templates(resource_type, props):
-        shape = granted_shape(template)
-        if shape is None:
-            continue
-        try:
-            verdict = judge(request, shape)
-        except UserError as error:
-            return [f"{label}: cannot size the workload: {error}"]
-        if verdict.fits:
-            continue
-        count = template.pods_per_slice
-        pods = f"{count} pods x {template.chips}" if count != 1 else f"1 pod x {template.chips}"
-        message = (
-            f"{label}: {request.model.id} needs {gib(verdict.memory.total_bytes)} of HBM "
-            f"({breakdown(verdict.memory)}) but {template.where or 'the pod'} gets {shape.chips} {shape.generation} "
-            f"chips on {shape.topology} ({pods} google.com/tpu) = {gib(verdict.usable_bytes)} usable; "
-            f"{_smallest(request, shape.generation)}"
-        )
-        if message not in problems:
+        message, error = _judge(label, request, template, "")
+        if error:
+            return [error]
+        if message and message not in problems:
             problems.append(message)
     return problems
+
+
+def _inferred(resource_type: str, props: dict[str, Any], label: str) -> list[tuple[str | None, str | None]]:
+    """(fit problem, advisory) per TPU template of a workload without annotations, sized from its engine's flags."""
+    results: list[tuple[str | None, str | None]] = []
+    for template in tpu_templates(resource_type, props):
+        found = infer(template, props)
+        if found is None:
+            continue
+        if found.request is None:
+            results.append((None, f"{label}: runs {found.label} but {found.problem}; the model's fit is not checked"))
+            continue
+        source = f"; read from its {found.engine.engine} arguments, no tpu-stacks.dev annotations"
+        message, error = _judge(label, found.request, template, source, found.tensor_parallel)
+        result = (message, error.replace(": cannot size", f": runs {found.label} but cannot size") if error else None)
+        if result not in results:
+            results.append(result)
+    return results
+
+
+def unsized_workload(resource_type: str, props: dict[str, Any], fallback: str) -> list[str]:
+    """Advisories: a recognised engine whose model or settings the catalogue cannot size."""
+    if _annotated(workload_annotations(props)):
+        return []
+    label = f"{kind_of(resource_type, props)} {name_of(props, fallback)}"
+    return [a for _, a in _inferred(resource_type, props, label) if a]
 
 
 def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
@@ -181,11 +229,28 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
         report_violation(problem, None)
 
 
+def _validate_unsized(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if not args.resource_type.startswith("kubernetes:"):
+        return
+    for problem in unsized_workload(args.resource_type, plain(args.props), args.name):
+        report_violation(problem, None)
+
+
 POLICY = ResourceValidationPolicy(
     name="tpu-model-fits-slice",
-    description="The model a TPU workload serves or trains (tpu-stacks.dev/* annotations) fits in the HBM of the "
-    "chips it gets; the message shows the memory breakdown and the smallest slice that fits.",
+    description="The model a TPU workload serves or trains (tpu-stacks.dev/* annotations, else its engine's own "
+    "arguments) fits in the HBM of the chips it gets; the message shows the memory breakdown and the smallest "
+    "slice that fits.",
     validate=_validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
+)
+
+UNSIZED_POLICY = ResourceValidationPolicy(
+    name="tpu-model-sizable",
+    description="A TPU workload whose engine is recognised (vLLM, JetStream, MaxText) but whose model or settings "
+    "the catalogue cannot size is named, so its fit is never passed in silence.",
+    validate=_validate_unsized,
+    enforcement_level=EnforcementLevel.ADVISORY,
+    severity=Severity.MEDIUM,
 )

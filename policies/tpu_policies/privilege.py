@@ -1,8 +1,10 @@
-"""Rule 11 (advisory): no privileged or host-network pods without a stated reason.
+"""Rule 11: no privileged or host-network pods without a stated reason (mandatory by default).
 
 Upstream TPU manifests run privileged (needed only before GKE 1.28) and on the host network
 (Saxml's model servers), which hands the container the node. Where a workload truly needs it,
-an annotation on the workload records why, and the rule accepts it.
+an annotation on the workload records why, and the rule accepts it. Mandatory by default: a pod
+that owns its node is a decision someone states, not a default copied from a manifest; a team that
+wants it as a warning sets `"no-privileged-pods": "advisory"` in the pack config.
 """
 
 from __future__ import annotations
@@ -49,6 +51,6 @@ POLICY = ResourceValidationPolicy(
     description="Pods do not run privileged or on the host network unless the workload carries a "
     "tpu-stacks.dev/privileged-reason or tpu-stacks.dev/host-network-reason annotation.",
     validate=_validate,
-    enforcement_level=EnforcementLevel.ADVISORY,
+    enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.MEDIUM,
 )

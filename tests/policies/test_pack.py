@@ -21,7 +21,7 @@ from tpu_stacks.catalog.models import SAXML_175B_TEST
 from tpu_stacks.cluster.component import TpuCluster
 from tpu_stacks.gcp.identity import WorkloadIdentity
 
-ADVISORY = {"no-public-endpoint", "pinned-images", "no-privileged-pods"}
+ADVISORY = {"no-public-endpoint", "pinned-images", "tpu-model-sizable"}
 BAD_POOL = raw(
     "gcp:container/nodePool:NodePool",
     "tpu",
@@ -35,10 +35,11 @@ BAD_POOL = raw(
 
 
 def test_defaults_mandatory_except_the_three_advisory_rules():
+    """no-privileged-pods is mandatory by default since issue 20; tpu-model-sizable is advisory."""
     info = Pack().info
     assert info.name == PACK_NAME
     levels = {name: level for name, (level, _) in Pack().config.items()}
-    assert len(levels) == len(POLICIES) == 13
+    assert len(levels) == len(POLICIES) == 15
     assert {name for name, level in levels.items() if level == "advisory"} == ADVISORY
     assert {level for name, level in levels.items() if name not in ADVISORY} == {"mandatory"}
 
@@ -158,8 +159,8 @@ def test_saxml_tutorial_as_upstream_wrote_it():
 
     found = run(capture(stack))
     assert sorted((d.policy, d.level) for d in found) == [
-        ("no-privileged-pods", "advisory"),
-        ("no-privileged-pods", "advisory"),
+        ("no-privileged-pods", "mandatory"),
+        ("no-privileged-pods", "mandatory"),
         ("no-public-endpoint", "advisory"),
         ("storage-least-privilege", "mandatory"),
     ]

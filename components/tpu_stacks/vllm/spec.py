@@ -10,13 +10,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tpu_stacks.catalog.engines import VLLM, managed_prometheus_name
+
 # The last immutable upstream tag that matches today's args (upstream-manifests.md §3.7, commit 5a8378ff).
 VLLM_IMAGE = "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
 PORT = 8000
 HPA_METRICS = {
-    # Managed Prometheus names: prometheus.googleapis.com|<metric>|<kind> (upstream-manifests.md §3.4)
-    "num_requests_waiting": "prometheus.googleapis.com|vllm:num_requests_waiting|gauge",
-    "gpu_cache_usage_perc": "prometheus.googleapis.com|vllm:gpu_cache_usage_perc|gauge",
+    # The HPA's metric names as Managed Prometheus serves them, from the engine catalogue (upstream-manifests.md §3.4).
+    short: managed_prometheus_name(VLLM, f"vllm:{short}")
+    for short in ("num_requests_waiting", "gpu_cache_usage_perc")
 }
 
 

@@ -1,0 +1,269 @@
+"""The engine catalogue: per serving or training engine and pinned version, which container flags
+size the workload and which metrics the engine exports, as frozen typed data with their sources.
+
+Why: the policy pack must judge programs it did not write. A raw vLLM Deployment carries no
+`tpu-stacks.dev/*` annotations, but its own arguments say what it serves (`--model`,
+`--max-model-len`, ...); an HPA names the metric it scales on. This module is the one place that
+says what those flags mean and which metric names exist, per engine version the components pin,
+so the vLLM component's HPA and the pack's checks read the same list.
+
+Sources, per entry (`source`): shared/reference/upstream-manifests.md (§3 vLLM, §4 JetStream,
+§5 Ray Train + MaxText), the engines' own source at the pinned version, and the engines' docs.
+Metric names are given as Managed Prometheus stores them: `prometheus.googleapis.com/<name>/<kind>`,
+which the Custom Metrics Stackdriver Adapter spells `prometheus.googleapis.com|<name>|<kind>`
+(upstream-manifests.md §3.4). A Prometheus counter is exported with `_total` appended.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+MetricKind = Literal["gauge", "counter", "histogram"]
+Meaning = Literal[
+    "model",
+    "model_name",
+    "model_size",
+    "tensor_parallel",
+    "context",
+    "input_length",
+    "output_length",
+    "batch",
+    "max_sequences",
+    "prefill_tokens",
+    "kv_dtype",
+    "weight_dtype",
+    "quantization",
+    "quantize_weights",
+    "quantize_kv_cache",
+    "per_device_batch",
+    "parallelism",
+]
+MANAGED_PROMETHEUS_PREFIX = "prometheus.googleapis.com"
+
+
+class Flag(BaseModel):
+    """One container flag that sizes the workload."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    """As written: `--max-model-len` (vLLM, JetStream) or `max_target_length` (a MaxText key=value)."""
+    meaning: Meaning
+    """What the sizing code reads it as."""
+    default: str | None = None
+    """The engine's default when the flag is absent (None: no default the sizing can use)."""
+    note: str = ""
+
+
+class Metric(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    """The exported name (counters with `_total`)."""
+    kind: MetricKind
+
+    @property
+    def managed_prometheus(self) -> str:
+        """The name the Custom Metrics Stackdriver Adapter serves it under (an HPA's metric name)."""
+        return f"{MANAGED_PROMETHEUS_PREFIX}|{self.name}|{self.kind}"
+
+
+class EngineVersion(BaseModel):
+    """One engine at one pinned version."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    engine: Literal["vllm", "jetstream", "maxtext", "saxml"]
+    version: str
+    """The image tag or source revision the components pin."""
+    images: tuple[str, ...]
+    """Image repositories (no tag) that run this engine; a raw workload is recognised by them."""
+    flags: tuple[Flag, ...] = ()
+    metric_prefix: str | None = None
+    """Every metric this engine exports starts with it; None when no metrics are catalogued."""
+    metrics: tuple[Metric, ...] = ()
+    source: str
+
+    def flag(self, meaning: Meaning) -> Flag | None:
+        return next((f for f in self.flags if f.meaning == meaning), None)
+
+    def metric(self, name: str) -> Metric | None:
+        return next((m for m in self.metrics if m.name == name), None)
+
+
+def _gauges(*names: str) -> tuple[Metric, ...]:
+    return tuple(Metric(name=n, kind="gauge") for n in names)
+
+
+def _counters(*names: str) -> tuple[Metric, ...]:
+    return tuple(Metric(name=n, kind="counter") for n in names)
+
+
+def _histograms(*names: str) -> tuple[Metric, ...]:
+    return tuple(Metric(name=n, kind="histogram") for n in names)
+
+
+VLLM = EngineVersion(
+    engine="vllm",
+    # The tutorial manifest's last immutable tag (upstream-manifests.md §3.7, kubernetes-engine-samples 5a8378ff,
+    # 2025-04-08): vLLM main of early April 2025, V1 engine (VLLM_USE_V1=1), between v0.8.3 and v0.8.5.
+    version="73aa7041bfee43581314e6f34e9a657137ecc092",
+    images=("docker.io/vllm/vllm-tpu", "vllm/vllm-tpu"),
+    flags=(
+        Flag(name="--model", meaning="model", note="Hugging Face id; `vllm serve <model>` gives it positionally"),
+        Flag(name="--tensor-parallel-size", meaning="tensor_parallel", default="1"),
+        Flag(
+            name="--max-model-len",
+            meaning="context",
+            note="absent: the model's own context, at least the sizing default 8192 for every catalogued model",
+        ),
+        Flag(
+            name="--max-num-seqs",
+            meaning="max_sequences",
+            note="an upper bound: vLLM pages the KV cache, so one sequence of max-model-len is the floor it needs",
+        ),
+        Flag(name="--max-num-batched-tokens", meaning="prefill_tokens", note="tokens per engine step"),
+        Flag(name="--kv-cache-dtype", meaning="kv_dtype", default="auto", note="auto: the model dtype"),
+        Flag(name="--dtype", meaning="weight_dtype", default="auto", note="auto: bf16 for the catalogued models"),
+        Flag(name="--quantization", meaning="quantization", note="-q; a method the catalogue cannot size is advisory"),
+    ),
+    metric_prefix="vllm:",
+    # vllm/v1/metrics/loggers.py (PrometheusStatLogger) of April 2025 and docs.vllm.ai/en/v0.8.5/serving/metrics.html.
+    # `vllm:avg_generation_throughput_toks_per_s` (the V0 logger's, used by older tutorials) is not exported by V1;
+    # `vllm:kv_cache_usage_perc` replaced gpu_cache_usage_perc only in v0.9 (later than this pin).
+    metrics=(
+        *_gauges(
+            "vllm:num_requests_running",
+            "vllm:num_requests_waiting",
+            "vllm:gpu_cache_usage_perc",
+            "vllm:cache_config_info",
+            "vllm:lora_requests_info",
+        ),
+        *_counters(
+            "vllm:gpu_prefix_cache_queries_total",
+            "vllm:gpu_prefix_cache_hits_total",
+            "vllm:num_preemptions_total",
+            "vllm:prompt_tokens_total",
+            "vllm:generation_tokens_total",
+            "vllm:request_success_total",
+        ),
+        *_histograms(
+            "vllm:request_prompt_tokens",
+            "vllm:request_generation_tokens",
+            "vllm:iteration_tokens_total",
+            "vllm:request_max_num_generation_tokens",
+            "vllm:request_params_n",
+            "vllm:request_params_max_tokens",
+            "vllm:time_to_first_token_seconds",
+            "vllm:time_per_output_token_seconds",
+            "vllm:e2e_request_latency_seconds",
+            "vllm:request_queue_time_seconds",
+            "vllm:request_inference_time_seconds",
+            "vllm:request_prefill_time_seconds",
+            "vllm:request_decode_time_seconds",
+        ),
+    ),
+    source="upstream-manifests.md §3.1 (args), §3.4 (HPA metric), §3.7 (image); vllm-project/vllm "
+    "vllm/engine/arg_utils.py (flag defaults) and vllm/v1/metrics/loggers.py (metric names); "
+    "docs.vllm.ai/en/v0.8.5/serving/metrics.html",
+)
+
+_JETSTREAM_FLAGS = (
+    Flag(name="--model_name", meaning="model_name", note="with --size: gemma 7b, llama-3 8b (converter flow)"),
+    Flag(name="--size", meaning="model_size", default="tiny"),
+    Flag(name="--model_id", meaning="model", note="`jpt serve` (v0.2.4): the Hugging Face id"),
+    Flag(name="--batch_size", meaning="batch", default="32"),
+    Flag(name="--override_batch_size", meaning="batch", note="`jpt serve` (v0.2.4)"),
+    Flag(name="--max_cache_length", meaning="context", default="1024"),
+    Flag(name="--max_input_length", meaning="input_length", default="1024", note="`jpt serve` (v0.2.4)"),
+    Flag(name="--max_output_length", meaning="output_length", default="1024", note="`jpt serve` (v0.2.4)"),
+    Flag(name="--quantize_weights", meaning="quantize_weights", default="False", note="True: int8 weights"),
+    Flag(name="--quantize_kv_cache", meaning="quantize_kv_cache", default="False", note="True: int8 KV cache"),
+)
+
+JETSTREAM = (
+    EngineVersion(
+        engine="jetstream",
+        version="v0.2.3",
+        images=("us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pytorch-server",),
+        flags=_JETSTREAM_FLAGS,
+        source="upstream-manifests.md §4.2 (args, jetstream_pt/config.py defaults at jetstream-v0.2.3 fa1f1206); "
+        "no Prometheus metrics are enabled by the tutorial's manifests, so none are catalogued",
+    ),
+    EngineVersion(
+        engine="jetstream",
+        version="v0.2.4",
+        images=("us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pytorch-server",),
+        flags=_JETSTREAM_FLAGS,
+        source="upstream-manifests.md §4.3 (`jpt serve` flags, jetstream_pt/cli.py at jetstream-v0.2.4 a12698d3)",
+    ),
+)
+
+MAXTEXT = EngineVersion(
+    engine="maxtext",
+    version="404cf1de701460671c4924521a70f07f26aa7d1c",  # raytrain/spec.py MAXTEXT_REVISION
+    images=(),  # built by the user (raytrain/trainer_image): recognised by its base.yml argument instead
+    flags=(
+        Flag(name="model_name", meaning="model", note="MaxText model config name, e.g. llama3-8b"),
+        Flag(name="per_device_batch_size", meaning="per_device_batch", default="12"),
+        Flag(name="max_target_length", meaning="context", default="2048"),
+        Flag(name="weight_dtype", meaning="weight_dtype", default="float32"),
+        Flag(name="ici_<axis>_parallelism", meaning="parallelism", note="the mesh inside one slice"),
+    ),
+    source="AI-Hypercomputer/maxtext src/MaxText/configs/base.yml (keys and defaults; read at stored commit "
+    "003b4169, later than the pin: per_device_batch_size 12.0, max_target_length 2048, weight_dtype float32); "
+    "upstream-manifests.md §5 (the tutorial's key=value arguments)",
+)
+
+SAXML = EngineVersion(
+    engine="saxml",
+    version="v1.1.0",
+    images=("us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server",),
+    source="upstream-manifests.md §2.2: the model server's arguments name the cell, not the model; the model path "
+    "is published later (saxutil publish), so nothing sizes a raw Saxml server from its container",
+)
+
+ENGINES: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML)
+MAXTEXT_CONFIG_SUFFIX = "configs/base.yml"
+"""MaxText's first argument is its base config; a container running it is recognised by this path."""
+
+
+def _repository(image: str) -> tuple[str, str]:
+    """`repo`, `tag` of an image reference (digest dropped, tag may be empty)."""
+    reference = image.split("@", 1)[0]
+    last = reference.rsplit("/", 1)[-1]
+    if ":" in last:
+        repo, _, tag = reference.rpartition(":")
+        return repo, tag
+    return reference, ""
+
+
+def engine_of_image(image: str) -> EngineVersion | None:
+    """The catalogued engine an image runs: the pinned version when the tag matches, else the newest entry."""
+    repo, tag = _repository(image)
+    matches = [
+        e for e in ENGINES if repo in e.images or any(repo.endswith(f"/{i.rsplit('/', 1)[-1]}") for i in e.images)
+    ]
+    if not matches:
+        return None
+    return next((e for e in matches if e.version == tag), matches[-1])
+
+
+def engine(name: str) -> EngineVersion:
+    """The newest catalogued version of an engine."""
+    return [e for e in ENGINES if e.engine == name][-1]
+
+
+def metric_owner(metric_name: str) -> EngineVersion | None:
+    """The engine whose metric prefix the name carries (only engines with catalogued metrics)."""
+    return next((e for e in ENGINES if e.metric_prefix and metric_name.startswith(e.metric_prefix)), None)
+
+
+def managed_prometheus_name(engine_version: EngineVersion, metric_name: str) -> str:
+    """The HPA metric name of a catalogued metric; KeyError when the engine does not export it."""
+    metric = engine_version.metric(metric_name)
+    if metric is None:
+        raise KeyError(metric_name)
+    return metric.managed_prometheus

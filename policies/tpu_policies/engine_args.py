@@ -1,0 +1,232 @@
+"""Read what a TPU workload serves or trains from the engine's own container arguments.
+
+A program that does not use our components carries no `tpu-stacks.dev/*` annotations, but the
+engine is told the model and its sizing inputs on its command line: vLLM `--model`,
+`--max-model-len`, ...; JetStream-PyTorch `--model_name`/`--size` or `--model_id`, `--batch_size`,
+`--max_cache_length`, `--quantize_*`; MaxText `model_name=`, `per_device_batch_size=`,
+`max_target_length=`. Which flags mean what, and their defaults, come from the engine catalogue
+(`tpu_stacks.catalog.engines`); the request built here is judged by the same sizing code as the
+annotated one (fit.py). A workload whose engine is recognised but whose model or settings the
+catalogue cannot size is returned with a `problem` (an advisory, never a silent pass).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from tpu_policies.values import UNKNOWN, as_list, as_str, dig
+from tpu_policies.workloads import PodTemplate
+from tpu_stacks.catalog.engines import MAXTEXT, MAXTEXT_CONFIG_SUFFIX, VLLM, EngineVersion, engine_of_image
+from tpu_stacks.catalog.models import lookup_model
+from tpu_stacks.errors import UserError
+from tpu_stacks.jetstream.models import MODELS as JETSTREAM_MODELS
+from tpu_stacks.sizing import ServingRequest, TrainingRequest
+
+# vLLM `--dtype`, `--kv-cache-dtype` and `--quantization` values -> the sizing dtypes (vllm/config.py,
+# vllm/engine/arg_utils.py). "auto" is the model's dtype: bf16 for every catalogued model.
+VLLM_DTYPES = {"auto": "bf16", "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16"}
+VLLM_DTYPES |= {"float32": "fp32", "float": "fp32"}
+VLLM_KV_DTYPES = {"auto": None, "bfloat16": "bf16", "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
+VLLM_QUANTIZATION = {"fp8": "fp8", "tpu_int8": "int8"}
+"""Quantization methods whose weight size the memory model knows (others: advisory)."""
+MAXTEXT_WEIGHT_DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
+# Without --max-model-len vLLM takes the model's own context, at least the sizing default for every catalogued
+# model; without --max-num-batched-tokens the sizing default prefill step applies (as for annotations).
+SIZING_CONTEXT = str(ServingRequest.model_fields["context"].default)
+SIZING_PREFILL = str(ServingRequest.model_fields["prefill_tokens"].default)
+
+
+@dataclass(frozen=True)
+class Inferred:
+    """What the engine's arguments say; `request` is None when they cannot be sized (see `problem`)."""
+
+    engine: EngineVersion
+    request: ServingRequest | TrainingRequest | None
+    problem: str | None = None
+    tensor_parallel: int | None = None
+    """vLLM `--tensor-parallel-size`: the chips the model is sharded over (None: not given)."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.engine.engine} {self.engine.version[:12]}"
+
+
+class _Unknown(Exception):
+    """A flag's value is not known at preview."""
+
+
+def _tokens(template: PodTemplate, extra: list[str]) -> tuple[list[str], list[str]]:
+    """(images, argument tokens) of the template's main containers, shell strings split."""
+    images: list[str] = []
+    tokens: list[str] = []
+    for container in template.containers(init=False):
+        image = as_str(container.get("image"))
+        if image:
+            images.append(image)
+        for key in ("command", "args"):
+            if container.get(key) is UNKNOWN:
+                raise _Unknown
+            for part in as_list(container.get(key)):
+                if part is UNKNOWN:
+                    raise _Unknown
+                tokens.extend(_split(part))
+    for part in extra:
+        tokens.extend(_split(part))
+    return images, tokens
+
+
+def _split(part: Any) -> list[str]:
+    if not isinstance(part, str):
+        return []
+    if " " not in part.strip():
+        return [part]
+    try:
+        return shlex.split(part)
+    except ValueError:
+        return part.split()
+
+
+def _flags(tokens: list[str]) -> dict[str, str]:
+    """`--flag=value` and `--flag value` (also `-q value`); the last occurrence wins, as argparse does."""
+    found: dict[str, str] = {}
+    for index, token in enumerate(tokens):
+        if not token.startswith("-"):
+            continue
+        name, eq, value = token.partition("=")
+        if not eq:
+            following = tokens[index + 1] if index + 1 < len(tokens) else ""
+            value = following if following and not following.startswith("-") else "true"
+        found[name] = value
+    return found
+
+
+def _settings(tokens: list[str]) -> dict[str, str]:
+    """MaxText's `key=value` settings."""
+    return {k: v for k, _, v in (t.partition("=") for t in tokens if "=" in t and not t.startswith("-"))}
+
+
+def _engine(images: list[str], tokens: list[str]) -> EngineVersion | None:
+    for image in images:
+        found = engine_of_image(image)
+        if found is not None and found.flags:
+            return found
+    text = " ".join(tokens)
+    if "vllm.entrypoints.openai.api_server" in text or any(
+        t.endswith("vllm") and n == "serve" for t, n in zip(tokens, tokens[1:], strict=False)
+    ):
+        return VLLM
+    if any(t.endswith(MAXTEXT_CONFIG_SUFFIX) for t in tokens) or "MaxText.train" in text:
+        return MAXTEXT
+    return None
+
+
+def _number(flags: dict[str, str], name: str, default: str | None, kind: type = int) -> Any:
+    value = flags.get(name, default)
+    if value is None:
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        raise UserError(name, value, "is not a number", "write it as digits") from None
+
+
+def _default(engine: EngineVersion, name: str) -> str | None:
+    return next((f.default for f in engine.flags if f.name == name), None)
+
+
+def _vllm(flags: dict[str, str], tokens: list[str]) -> Inferred:
+    model_name = flags.get("--model")
+    if model_name is None:  # `vllm serve <model>`
+        served = [n for t, n in zip(tokens, tokens[1:], strict=False) if t == "serve" and not n.startswith("-")]
+        model_name = served[0] if served else None
+    if not model_name:
+        return Inferred(VLLM, None, "names no --model, so the pack cannot size it")
+    weight = VLLM_DTYPES.get(flags.get("--dtype", "auto").lower())
+    method = flags.get("--quantization", flags.get("-q"))
+    if method is not None:
+        weight = VLLM_QUANTIZATION.get(method.lower())
+        if weight is None:
+            known = ", ".join(VLLM_QUANTIZATION)
+            return Inferred(VLLM, None, f"--quantization {method} is not one the memory model sizes ({known})")
+    kv_flag = flags.get("--kv-cache-dtype", "auto").lower()
+    if weight is None or kv_flag not in VLLM_KV_DTYPES:
+        return Inferred(VLLM, None, f"--dtype/--kv-cache-dtype {flags.get('--dtype')}/{kv_flag} is not sizable")
+    model = lookup_model(model_name, "--model")
+    request = ServingRequest(
+        model=model,
+        engine="vllm",
+        weight_dtype=weight,
+        kv_dtype=VLLM_KV_DTYPES[kv_flag] or ("bf16" if weight in ("int8", "fp8") else weight),
+        context=_number(flags, "--max-model-len", SIZING_CONTEXT),
+        batch=1,  # vLLM pages the KV cache: one sequence of --max-model-len is the floor (--max-num-seqs bounds it)
+        prefill_tokens=_number(flags, "--max-num-batched-tokens", SIZING_PREFILL),
+    )
+    return Inferred(VLLM, request, tensor_parallel=_number(flags, "--tensor-parallel-size", "1"))
+
+
+def _jetstream(engine: EngineVersion, flags: dict[str, str]) -> Inferred:
+    if "--model_id" in flags:
+        model = lookup_model(flags["--model_id"], "--model_id")
+        context = _number(flags, "--max_input_length", _default(engine, "--max_input_length"))
+        prefill = context
+        context += _number(flags, "--max_output_length", _default(engine, "--max_output_length"))
+        batch = _number(flags, "--override_batch_size", _default(engine, "--batch_size"))
+    else:
+        name, size = flags.get("--model_name"), flags.get("--size", _default(engine, "--size"))
+        match = next((m for m in JETSTREAM_MODELS if (m.model_name, m.size) == (name, size)), None)
+        if match is None:
+            return Inferred(engine, None, f"--model_name {name} --size {size} is not a model the catalogue knows")
+        model = lookup_model(match.hf_id, "--model_name")
+        context = prefill = _number(flags, "--max_cache_length", _default(engine, "--max_cache_length"))
+        batch = _number(flags, "--batch_size", _default(engine, "--batch_size"))
+    request = ServingRequest(
+        model=model,
+        engine="jetstream",
+        context=context,
+        batch=batch,
+        weight_dtype="int8" if flags.get("--quantize_weights", "False").lower() == "true" else "bf16",
+        kv_dtype="int8" if flags.get("--quantize_kv_cache", "False").lower() == "true" else "bf16",
+        prefill_tokens=prefill,
+    )
+    return Inferred(engine, request)
+
+
+def _maxtext(settings: dict[str, str]) -> Inferred:
+    name = settings.get("model_name")
+    if not name:
+        return Inferred(MAXTEXT, None, "names no model_name=, so the pack cannot size it")
+    dtype = settings.get("weight_dtype", _default(MAXTEXT, "weight_dtype") or "float32")
+    if dtype not in MAXTEXT_WEIGHT_DTYPES:
+        return Inferred(MAXTEXT, None, f"weight_dtype={dtype} is not one the memory model sizes (float32, bfloat16)")
+    request = TrainingRequest(
+        weight_dtype=MAXTEXT_WEIGHT_DTYPES[dtype],
+        model=lookup_model(name, "model_name"),
+        per_device_batch=_number(settings, "per_device_batch_size", _default(MAXTEXT, "per_device_batch_size"), float),
+        seq_len=_number(settings, "max_target_length", _default(MAXTEXT, "max_target_length")),
+    )
+    return Inferred(MAXTEXT, request)
+
+
+def infer(template: PodTemplate, props: dict[str, Any]) -> Inferred | None:
+    """What the template's engine serves or trains, from its arguments; None when no catalogued engine runs there
+    or an argument is unknown at preview. A RayJob's entrypoint counts as the workers' arguments."""
+    entrypoint = as_str(dig(props, "spec", "entrypoint"))
+    try:
+        images, tokens = _tokens(template, [entrypoint] if entrypoint else [])
+    except _Unknown:
+        return None
+    engine = _engine(images, tokens)
+    if engine is None:
+        return None
+    try:
+        if engine.engine == "vllm":
+            return _vllm(_flags(tokens), tokens)
+        if engine.engine == "jetstream":
+            return _jetstream(engine, _flags(tokens))
+        return _maxtext(_settings(tokens))
+    except UserError as error:
+        return Inferred(engine, None, str(error))
+    except ValueError as error:  # a request the sizing model refuses (e.g. a zero length)
+        return Inferred(engine, None, f"its arguments are not a valid sizing input: {error}".splitlines()[0])

@@ -1,0 +1,69 @@
+"""The engine catalogue: its pinned versions are the ones the components run, every entry has a source,
+and the vLLM component's HPA metrics are read from it."""
+
+import pytest
+
+from tpu_stacks.catalog import engines
+from tpu_stacks.jetstream.spec import FLOW_IMAGES
+from tpu_stacks.raytrain.spec import MAXTEXT_REVISION
+from tpu_stacks.saxml.spec import MODEL_IMAGE
+from tpu_stacks.vllm.spec import HPA_METRICS, VLLM_IMAGE
+
+
+def test_pinned_versions_are_the_components_pins():
+    assert engines.engine_of_image(VLLM_IMAGE) is engines.VLLM
+    assert VLLM_IMAGE.endswith(f":{engines.VLLM.version}")
+    for server, _ in FLOW_IMAGES.values():
+        found = engines.engine_of_image(server)
+        assert found is not None and found.engine == "jetstream" and server.endswith(f":{found.version}")
+    assert engines.MAXTEXT.version == MAXTEXT_REVISION
+    assert engines.engine_of_image(MODEL_IMAGE) is engines.SAXML and MODEL_IMAGE.endswith(f":{engines.SAXML.version}")
+
+
+@pytest.mark.parametrize("entry", engines.ENGINES, ids=lambda e: f"{e.engine}-{e.version[:8]}")
+def test_every_entry_cites_its_source(entry):
+    assert "upstream-manifests.md" in entry.source or "github" in entry.source.lower() or "/" in entry.source
+    assert len(entry.source) > 40
+
+
+def test_vllm_hpa_metrics_come_from_the_catalogue():
+    assert HPA_METRICS == {
+        "num_requests_waiting": "prometheus.googleapis.com|vllm:num_requests_waiting|gauge",
+        "gpu_cache_usage_perc": "prometheus.googleapis.com|vllm:gpu_cache_usage_perc|gauge",
+    }
+    for name in HPA_METRICS.values():
+        metric = engines.VLLM.metric(name.split("|")[1])
+        assert metric is not None and metric.managed_prometheus == name
+
+
+def test_retired_and_later_metrics_are_not_in_the_pinned_vllm():
+    assert engines.VLLM.metric("vllm:avg_generation_throughput_toks_per_s") is None  # V0 only
+    assert engines.VLLM.metric("vllm:kv_cache_usage_perc") is None  # v0.9 and later
+    with pytest.raises(KeyError):
+        engines.managed_prometheus_name(engines.VLLM, "vllm:avg_generation_throughput_toks_per_s")
+    assert engines.VLLM.metric("vllm:prompt_tokens_total").kind == "counter"
+
+
+def test_flags_that_size_each_engine():
+    assert {f.name for f in engines.VLLM.flags} >= {
+        "--model",
+        "--tensor-parallel-size",
+        "--max-model-len",
+        "--max-num-seqs",
+        "--max-num-batched-tokens",
+        "--kv-cache-dtype",
+        "--quantization",
+    }
+    jetstream = engines.engine("jetstream")
+    assert jetstream.flag("context").name == "--max_cache_length" and jetstream.flag("context").default == "1024"
+    assert {f.name for f in engines.MAXTEXT.flags} >= {"model_name", "per_device_batch_size", "max_target_length"}
+    assert engines.SAXML.flags == ()  # the model is published later, not named on the server's command line
+
+
+def test_images_are_recognised_by_repository_with_any_tag_or_digest():
+    assert engines.engine_of_image("vllm/vllm-tpu:latest") is engines.VLLM
+    assert engines.engine_of_image("docker.io/vllm/vllm-tpu@sha256:" + "0" * 64) is engines.VLLM
+    assert engines.engine_of_image("europe-docker.pkg.dev/p/r/vllm-tpu:v0.9.2") is engines.VLLM  # a mirror
+    assert engines.engine_of_image("nginx:1.27") is None
+    assert engines.metric_owner("vllm:num_requests_waiting") is engines.VLLM
+    assert engines.metric_owner("jetstream_slots_used_percentage") is None

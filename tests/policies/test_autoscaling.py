@@ -1,0 +1,63 @@
+"""hpa-metric-exists: an HPA scales on a metric its engine exports, named as Managed Prometheus names it."""
+
+import pulumi_kubernetes as k8s
+import pytest
+
+from tests.policies.harness import capture, of, run
+from tpu_stacks.vllm.spec import HPA_METRICS
+
+POLICY = "hpa-metric-exists"
+TUTORIAL = "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"  # upstream-manifests.md §3.4
+
+
+def hpa(name, source="pods"):
+    metric = {"metric": {"name": name}, "target": {"type": "AverageValue", "averageValue": "10"}}
+    if source == "object":
+        metric["describedObject"] = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "vllm-tpu"}
+    return lambda: k8s.autoscaling.v2.HorizontalPodAutoscaler(
+        "vllm-hpa",
+        metadata={"name": "vllm-hpa", "namespace": "serving"},
+        spec={
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "vllm-tpu"},
+            "minReplicas": 1,
+            "maxReplicas": 2,
+            "metrics": [{"type": source.capitalize(), source: metric}],
+        },
+    )
+
+
+def check(build, config=None):
+    return of(run(capture(build), config), POLICY)
+
+
+def test_a_misspelled_vllm_metric_is_refused_with_the_right_name():
+    (problem,) = check(hpa("prometheus.googleapis.com|vllm:num_request_waiting|gauge"))
+    assert problem.level == "mandatory"
+    assert "HorizontalPodAutoscaler serving/vllm-hpa spec.metrics[0].pods.metric.name" in problem.message
+    assert "vllm:num_request_waiting is not a metric vllm 73aa7041bfee exports" in problem.message
+    assert f"did you mean {TUTORIAL}?" in problem.message
+
+
+def test_the_retired_throughput_metric_is_refused():
+    (problem,) = check(hpa("prometheus.googleapis.com|vllm:avg_generation_throughput_toks_per_s|gauge", "external"))
+    assert "spec.metrics[0].external.metric.name" in problem.message and "never scale" in problem.message
+
+
+def test_a_wrong_kind_is_refused():
+    (problem,) = check(hpa("prometheus.googleapis.com|vllm:num_requests_waiting|counter", "object"))
+    assert f"vllm:num_requests_waiting is a gauge, so Managed Prometheus names it {TUTORIAL}" in problem.message
+
+
+@pytest.mark.parametrize(
+    "name", [TUTORIAL, *HPA_METRICS.values(), "prometheus.googleapis.com|vllm:prompt_tokens_total|counter"]
+)
+def test_the_tutorials_and_the_shipped_metrics_pass(name):
+    assert check(hpa(name)) == []
+
+
+def test_other_metrics_pass_and_a_teams_own_names_can_be_allowed():
+    assert check(hpa("prometheus.googleapis.com|jetstream_slots_used_percentage|gauge")) == []
+    assert check(hpa("custom.googleapis.com|queue_depth")) == []
+    mine = "prometheus.googleapis.com|vllm:my_patched_metric|gauge"
+    assert len(check(hpa(mine))) == 1
+    assert check(hpa(mine), {POLICY: {"allowedMetrics": ["vllm:my_patched_metric"]}}) == []
