@@ -16,11 +16,11 @@ $(STAMP): $(BIN)/python requirements.txt components/pyproject.toml tools/preview
 	touch $(STAMP)
 
 plan: $(STAMP)
-	$(BIN)/tpu-stacks plan --stack $(STACK) --policy-pack policies --json plan-$(STACK).json --manifests manifests/$(STACK)
+	$(BIN)/tpu-stacks plan --stack $(STACK) --policy-pack policies --placeholder-secrets --json plan-$(STACK).json --manifests manifests/$(STACK)
 
 # Every shipped stack in one process (shared imports and policy pack): one document per stack.
 plan-all: $(STAMP)
-	$(BIN)/tpu-stacks plan --all --policy-pack policies --json plan-{stack}.json --manifests manifests/{stack}
+	$(BIN)/tpu-stacks plan --all --policy-pack policies --placeholder-secrets --json plan-{stack}.json --manifests manifests/{stack}
 
 test: $(STAMP)
 	$(BIN)/ruff check .
