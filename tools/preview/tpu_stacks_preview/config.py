@@ -28,6 +28,8 @@ from tpu_stacks.errors import UserError
 from tpu_stacks_preview.imports import isolated_imports
 
 _DECLARATION_KEYS = {"type", "description", "secret", "default", "value", "items"}
+# The project file's config types; `object` since CLI 3.187 (pulumi/pulumi#20129, #20132).
+_TYPES = ("string", "integer", "boolean", "array", "object")
 
 
 def secret_placeholder(key: str) -> str:
@@ -127,6 +129,13 @@ def _declarations(project: str, raw: Any, source: Path) -> list[_Declaration]:
                     "is a default for a key outside the project's namespace",
                     "use `value:` instead of `default:`",
                 )
+            if "type" in spec and spec["type"] not in _TYPES:
+                raise UserError(
+                    f"{source.name} config.{key}.type",
+                    spec["type"],
+                    "is not a config type the Pulumi CLI knows",
+                    f"use one of {', '.join(_TYPES)}",
+                )
             has_value = "value" in spec or "default" in spec
             value = spec.get("value", spec.get("default"))
             out.append(_Declaration(full, spec.get("type"), bool(spec.get("secret")), value, has_value))
@@ -153,6 +162,7 @@ def _check_type(decl: _Declaration, value: Any, stack_file: Path) -> None:
         ),
         "boolean": lambda v: isinstance(v, bool) or v in ("true", "false"),
         "array": lambda v: isinstance(v, list),
+        "object": lambda v: isinstance(v, dict),
     }.get(decl.type)
     if ok is not None and not ok(value):
         raise UserError(
@@ -272,7 +282,9 @@ def load_stack_config(
                 f"{stack_file.name} {decl.key}",
                 "(unset)",
                 f"is required by Pulumi.yaml for stack {stack!r}",
-                f"pulumi config set {decl.key} <value>",
+                f"write {decl.key}: as a mapping in {stack_file.name}"
+                if decl.type == "object"
+                else f"pulumi config set {decl.key} <value>",
             )
     for key, value in entries.items():
         values[key] = _as_config_string(value, key, secret_keys)
