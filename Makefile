@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 STAMP := $(VENV)/.installed
 
-.PHONY: plan plan-all test format bench clean
+.PHONY: plan plan-all test format bench clean policy-pack
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,11 +16,16 @@ $(STAMP): $(BIN)/python requirements.txt components/pyproject.toml tools/preview
 	touch $(STAMP)
 
 plan: $(STAMP)
-	$(BIN)/tpu-stacks plan --stack $(STACK) --policy-pack policies --json plan-$(STACK).json --manifests manifests/$(STACK)
+	$(BIN)/tpu-stacks plan --stack $(STACK) --policy-pack policies --placeholder-secrets --json plan-$(STACK).json --manifests manifests/$(STACK)
 
 # Every shipped stack in one process (shared imports and policy pack): one document per stack.
 plan-all: $(STAMP)
-	$(BIN)/tpu-stacks plan --all --policy-pack policies --json plan-{stack}.json --manifests manifests/{stack}
+	$(BIN)/tpu-stacks plan --all --policy-pack policies --placeholder-secrets --json plan-{stack}.json --manifests manifests/{stack}
+
+# The policy pack as a directory that leaves the checkout (its own venv, tpu-stacks as a wheel inside):
+# `cd dist/policy-pack && pulumi policy publish <org>` (docs/policies.md).
+policy-pack: $(STAMP)
+	$(BIN)/python scripts/build_policy_pack.py --out dist/policy-pack
 
 test: $(STAMP)
 	$(BIN)/ruff check .
@@ -32,7 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/plan_scaling.py
 
 clean:
-	rm -rf $(VENV) manifests plan-*.json .pytest_cache
+	rm -rf $(VENV) manifests plan-*.json .pytest_cache dist
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tpu_stacks.errors import UserError
 from tpu_stacks_preview.config import load_stack_config, secret_placeholder
@@ -86,3 +87,51 @@ def test_required_declaration_without_value_is_a_user_error(tmp_path: Path) -> N
     project = PROJECT + "  modelId:\n    type: string\n"
     with pytest.raises(UserError, match="demo:modelId"):
         load_stack_config(_project(tmp_path, project, {"dev": "config: {}\n"}), "dev")
+
+
+OBJECTS = """\
+name: demo
+runtime: python
+config:
+  cluster:
+    type: object
+    description: the cluster
+  identity:
+    type: object
+    default: {}
+"""
+
+
+def test_object_declarations_as_the_cli_reads_them(tmp_path: Path) -> None:
+    """`type: object` (CLI >= 3.187): the stack's mapping arrives JSON-encoded; a default applies when silent."""
+    stack = "config:\n  demo:cluster:\n    name: c\n    slices: [{generation: v5e}]\n"
+    config = load_stack_config(_project(tmp_path, OBJECTS, {"dev": stack}), "dev")
+    assert json.loads(config.values["demo:cluster"]) == {"name": "c", "slices": [{"generation": "v5e"}]}
+    assert config.values["demo:identity"] == "{}"
+
+
+@pytest.mark.parametrize(
+    ("stack", "expected"),
+    [
+        ("config:\n  demo:cluster: c\n", r"demo:cluster: 'c' is not of type object as Pulumi.yaml declares"),
+        ("config: {}\n", r"demo:cluster: '\(unset\)' is required .*; write demo:cluster: as a mapping in Pulumi.dev"),
+    ],
+)
+def test_object_declarations_refuse_a_scalar_or_nothing(tmp_path: Path, stack: str, expected: str) -> None:
+    with pytest.raises(UserError, match=expected):
+        load_stack_config(_project(tmp_path, OBJECTS, {"dev": stack}), "dev")
+
+
+def test_an_unknown_declared_type_is_refused(tmp_path: Path) -> None:
+    project = PROJECT + "  cluster:\n    type: map\n"
+    with pytest.raises(UserError, match=r"Pulumi.yaml config.cluster.type: 'map' is not a config type"):
+        load_stack_config(_project(tmp_path, project, {"dev": "config: {}\n"}), "dev")
+
+
+def test_the_project_file_declares_its_cli_and_structured_keys() -> None:
+    root = Path(__file__).resolve().parents[2]
+    project = yaml.safe_load((root / "Pulumi.yaml").read_text())
+    assert project["requiredPulumiVersion"] == ">=3.187.0"  # `type: object` config (pulumi/pulumi#20132)
+    for key in ("cluster", "identity"):
+        assert project["config"][key]["type"] == "object" and project["config"][key]["description"]
+    assert "cannot type" not in (root / "Pulumi.yaml").read_text()

@@ -145,7 +145,7 @@ def test_several_stacks_in_one_process_write_the_same_bytes_as_one_at_a_time(tmp
     with contextlib.redirect_stdout(io.StringIO()):
         for stack in stacks:
             assert _plan("--cwd", str(ROOT), "--stack", stack, "--policy-pack", str(ROOT / "policies"),
-                         "--json", str(tmp_path / f"one-{stack}.json"), "--manifests", str(tmp_path / f"one-{stack}")) == 0  # fmt: skip
+                         "--placeholder-secrets", "--json", str(tmp_path / f"one-{stack}.json"), "--manifests", str(tmp_path / f"one-{stack}")) == 0  # fmt: skip
         together = [
             "--cwd",
             str(ROOT),
@@ -155,6 +155,7 @@ def test_several_stacks_in_one_process_write_the_same_bytes_as_one_at_a_time(tmp
             stacks[1],
             "--policy-pack",
             str(ROOT / "policies"),
+            "--placeholder-secrets",
         ]
         assert _plan(*together, "--json", str(tmp_path / "all-{stack}.json"), "--manifests", str(tmp_path / "all-{stack}")) == 0  # fmt: skip
     for stack in stacks:

@@ -43,7 +43,18 @@ CASES = [
         {"tpu-stacks:scenario": "magic", "tpu-stacks:cluster": CLUSTER},
         "tpu-stacks:scenario: 'magic' is not a scenario; valid: cluster, vllm, saxml, jetstream, raytrain",
     ),
-    ("nocluster", {"tpu-stacks:scenario": "cluster"}, "tpu-stacks:cluster is required"),
+    (
+        "nocluster",
+        {"tpu-stacks:scenario": "cluster"},
+        # Pulumi.yaml declares the key without a default: the CLI (and the offline loader) require it.
+        "Pulumi.nocluster.yaml tpu-stacks:cluster: '(unset)' is required by Pulumi.yaml for stack 'nocluster'; "
+        "write tpu-stacks:cluster: as a mapping in Pulumi.nocluster.yaml",
+    ),
+    (
+        "clusterscalar",
+        {"tpu-stacks:scenario": "cluster", "tpu-stacks:cluster": "my-cluster"},
+        "Pulumi.clusterscalar.yaml tpu-stacks:cluster: 'my-cluster' is not of type object as Pulumi.yaml declares",
+    ),
     (
         "location",
         {"tpu-stacks:cluster": {"name": "c", "location": "mars-1"}},

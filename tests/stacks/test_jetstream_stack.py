@@ -166,6 +166,7 @@ def test_tpu_stacks_plan_cli(stack, tmp_path):
             str(ROOT / "policies"),
             "--manifests",
             str(tmp_path),
+            "--placeholder-secrets",
         ],
         capture_output=True,
         text=True,
@@ -204,7 +205,10 @@ def test_mistakes_are_one_line_and_exit_2(project, case, change, message):
         del section[key]
     (project / f"Pulumi.{case}.yaml").write_text(yaml.safe_dump(document))
     result = subprocess.run(
-        [PLAN, "plan", "--cwd", str(project), "--stack", case], capture_output=True, text=True, timeout=120
+        [PLAN, "plan", "--cwd", str(project), "--stack", case, "--placeholder-secrets"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 2, result.stdout + result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]

@@ -46,7 +46,9 @@ def test_stack_has_no_mandatory_violation(stack):
 def test_ci_workflow_previews_every_shipped_stack():
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "preview.yml").read_text())
     matrix = workflow["jobs"]["preview"]["strategy"]["matrix"]["stack"]
-    assert sorted(matrix) == STACKS
+    # saxml-s3ns has its own job: another universe, another identity pool (or an explicit skip notice).
+    assert "--stack saxml-s3ns" in yaml.safe_dump(workflow["jobs"]["preview-s3ns"])
+    assert sorted([*matrix, "saxml-s3ns"]) == STACKS
 
 
 IAM_TYPES = (

@@ -58,6 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--in-process-policy", action="store_true", help="run the policy pack in this process instead of over gRPC"
     )
+    parser.add_argument(
+        "--placeholder-secrets",
+        action="store_true",
+        help="stand in a marked placeholder for each of the program's declared secrets the stack does not set",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -187,7 +192,8 @@ def _plan(args: argparse.Namespace) -> int:
     stacks = _stacks(args, project_dir)
     _per_stack("--json", args.json, stacks)
     _per_stack("--manifests", args.manifests, stacks)
-    configs = [load_stack_config(project_dir, stack) for stack in stacks]  # every stack file read before any run
+    # every stack file read before any run
+    configs = [load_stack_config(project_dir, s, placeholder_secrets=args.placeholder_secrets) for s in stacks]
     versions = [_kubernetes_version(args, config) for config in configs]
 
     # The pack process boots on the other core while the program runs (what the CLI does too); several
@@ -219,6 +225,9 @@ def _plan_one(
     if isinstance(result, int):
         return result
     preview, up, schema, policy = result
+    note = secrets_note(config)
+    if note:
+        print(note)
     print(render_text(preview, up, schema, policy))
     if args.json:
         document = plan_document(preview, up, schema, policy)
@@ -235,6 +244,19 @@ def _plan_one(
         print(f"tpu-stacks: plan failed: {', '.join(failures)} (stack {config.stack})", file=sys.stderr)
         return 1
     return 0
+
+
+def secrets_note(config: StackConfig) -> str:
+    """One line when secrets stand in as placeholders: which, and why (the flag or an ESC environment)."""
+    if not config.placeholders:
+        return ""
+    keys = ", ".join(config.placeholders)
+    if config.environments:
+        return (
+            f"Secrets: {keys} are placeholders offline: ESC environment {', '.join(config.environments)} "
+            "may provide them and is not opened here"
+        )
+    return f"Secrets: {keys} are placeholders (--placeholder-secrets); set them with pulumi config set --secret"
 
 
 def plan_document(preview: Capture, up: Capture, schema: SchemaReport, policy: PolicyResult | None) -> dict[str, Any]:

@@ -5,12 +5,19 @@ keys. Offline we build the same map ourselves so `pulumi.Config()` behaves as un
 `pulumi preview`: bare keys declared in Pulumi.yaml belong to the project's namespace, objects and
 lists arrive JSON-encoded, and `secure:` values (which cannot be decrypted without the stack's
 secrets provider) become a placeholder that is still marked secret.
+
+The committed stack files carry no `secure:` values (the real CLI cannot decrypt a value encrypted
+with nobody's key), so a secret the program needs is simply missing: strict by default, as the real
+preview is. `placeholders` names the program's declared secrets to stand in for when missing
+(`tpu-stacks plan --placeholder-secrets`), and a stack that imports a Pulumi ESC environment
+(`environment:`) gets them too, since the environment may provide them and cannot be opened offline.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,8 +25,11 @@ from typing import Any
 import yaml
 
 from tpu_stacks.errors import UserError
+from tpu_stacks_preview.imports import isolated_imports
 
 _DECLARATION_KEYS = {"type", "description", "secret", "default", "value", "items"}
+# The project file's config types; `object` since CLI 3.187 (pulumi/pulumi#20129, #20132).
+_TYPES = ("string", "integer", "boolean", "array", "object")
 
 
 def secret_placeholder(key: str) -> str:
@@ -48,6 +58,10 @@ class StackConfig:
     main: Path
     values: Mapping[str, str]
     secret_keys: frozenset[str] = field(default_factory=frozenset)
+    environments: tuple[str, ...] = ()
+    """The Pulumi ESC environments the stack file imports (`environment:`); not opened offline."""
+    placeholders: tuple[str, ...] = ()
+    """The declared secrets that were missing and stand in as placeholders (sorted)."""
 
     def get(self, key: str) -> str | None:
         """The raw string for `ns:key`, or None."""
@@ -115,6 +129,13 @@ def _declarations(project: str, raw: Any, source: Path) -> list[_Declaration]:
                     "is a default for a key outside the project's namespace",
                     "use `value:` instead of `default:`",
                 )
+            if "type" in spec and spec["type"] not in _TYPES:
+                raise UserError(
+                    f"{source.name} config.{key}.type",
+                    spec["type"],
+                    "is not a config type the Pulumi CLI knows",
+                    f"use one of {', '.join(_TYPES)}",
+                )
             has_value = "value" in spec or "default" in spec
             value = spec.get("value", spec.get("default"))
             out.append(_Declaration(full, spec.get("type"), bool(spec.get("secret")), value, has_value))
@@ -141,6 +162,7 @@ def _check_type(decl: _Declaration, value: Any, stack_file: Path) -> None:
         ),
         "boolean": lambda v: isinstance(v, bool) or v in ("true", "false"),
         "array": lambda v: isinstance(v, list),
+        "object": lambda v: isinstance(v, dict),
     }.get(decl.type)
     if ok is not None and not ok(value):
         raise UserError(
@@ -179,8 +201,51 @@ def load_project(project_dir: Path) -> tuple[dict[str, Any], Path]:
     raise UserError("--cwd", str(project_dir), "has no Pulumi.yaml", "point --cwd at a Pulumi project")
 
 
-def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
-    """Merge Pulumi.yaml declarations with Pulumi.<stack>.yaml into the engine's config map."""
+def _environments(raw: Any, stack_file: Path) -> tuple[str, ...]:
+    """`environment:` as the CLI reads it: a list of ESC environment names (`imports:` form too)."""
+    if raw is None:
+        return ()
+    if isinstance(raw, dict):
+        raw = raw.get("imports", [])
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not all(isinstance(name, str) and name for name in raw):
+        raise UserError(
+            f"{stack_file.name} environment",
+            raw,
+            "is not a list of ESC environment names",
+            "write it as `environment: [<project>/<env>]`",
+        )
+    return tuple(raw)
+
+
+# Where the program declares its secrets (`SECRET_KEYS` under `NAMESPACE`): the one list, read from there.
+SECRETS_MODULE = "stacks.config"
+
+
+def declared_secrets(project_dir: Path) -> tuple[str, ...]:
+    """The program's declared secret keys as `ns:key`, imported from its own `stacks/config.py`;
+    none for a project without that module (a plain Pulumi program has no declaration to read)."""
+    project_dir = project_dir.resolve()
+    if not (project_dir / (SECRETS_MODULE.replace(".", "/") + ".py")).is_file():
+        return ()
+    with isolated_imports([project_dir]):
+        module = importlib.import_module(SECRETS_MODULE)
+        return tuple(f"{module.NAMESPACE}:{key}" for key in module.SECRET_KEYS)
+
+
+def load_stack_config(
+    project_dir: Path,
+    stack: str,
+    *,
+    placeholder_secrets: bool = False,
+    secrets: Collection[str] | None = None,
+) -> StackConfig:
+    """Merge Pulumi.yaml declarations with Pulumi.<stack>.yaml into the engine's config map.
+
+    With `placeholder_secrets`, or when the stack imports an ESC environment, each of the program's
+    declared secrets (`secrets`, default `declared_secrets(project_dir)`) that the stack does not set
+    stands in as a placeholder: marked secret and clearly named, never a real value."""
     project_dir = project_dir.resolve()
     project_data, project_file = load_project(project_dir)
     project = str(project_data["name"])
@@ -195,6 +260,7 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
     if not isinstance(stack_data, dict):
         raise UserError(str(stack_file), "", "is not a map", "start it with `config:`")
     entries = _stack_entries(stack_data.get("config"), stack_file)
+    environments = _environments(stack_data.get("environment"), stack_file)
 
     values: dict[str, str] = {}
     secret_keys: set[str] = set()
@@ -216,14 +282,23 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
                 f"{stack_file.name} {decl.key}",
                 "(unset)",
                 f"is required by Pulumi.yaml for stack {stack!r}",
-                f"pulumi config set {decl.key} <value>",
+                f"write {decl.key}: as a mapping in {stack_file.name}"
+                if decl.type == "object"
+                else f"pulumi config set {decl.key} <value>",
             )
     for key, value in entries.items():
         values[key] = _as_config_string(value, key, secret_keys)
+    stand_ins: tuple[str, ...] = ()
+    if placeholder_secrets or environments:
+        wanted = declared_secrets(project_dir) if secrets is None else secrets
+        stand_ins = tuple(sorted(key for key in wanted if key not in values))
+    for key in stand_ins:
+        values[key] = secret_placeholder(key)
+        secret_keys.add(key)
 
     main = project_dir / str(project_data.get("main") or ".")
     if main.is_dir():
         main = main / "__main__.py"
     if not main.is_file():
         raise UserError(f"{project_file.name} main", str(main), "does not exist", "point `main:` at the program")
-    return StackConfig(project, stack, project_dir, main, values, frozenset(secret_keys))
+    return StackConfig(project, stack, project_dir, main, values, frozenset(secret_keys), environments, stand_ins)

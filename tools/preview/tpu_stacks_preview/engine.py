@@ -33,14 +33,18 @@ from tpu_stacks_preview.monitor import CaptureEngine, CaptureMonitor, DuplicateU
 __all__ = ["run_program", "Capture", "ProgramError"]
 
 
-def run_program(project_dir: Path, stack: str, *, preview: bool, config: StackConfig | None = None) -> Capture:
+def run_program(
+    project_dir: Path, stack: str, *, preview: bool, config: StackConfig | None = None, placeholder_secrets: bool = True
+) -> Capture:
     """Run the project's program for `stack` under mocks and return what the engine would have seen.
 
     `preview=True` gives `pulumi preview` semantics (computed outputs unknown); `preview=False`
     fills computed values so `apply()` code runs. A missing stack file raises `UserError` (the
-    caller's input); anything the program raises comes back as `Capture.error`.
+    caller's input); anything the program raises comes back as `Capture.error`. Without `config`,
+    the program's missing secrets stand in as placeholders (the committed stack files hold none and
+    a test has no token to give); `tpu-stacks plan` is strict unless asked (`--placeholder-secrets`).
     """
-    config = config or load_stack_config(Path(project_dir), stack)
+    config = config or load_stack_config(Path(project_dir), stack, placeholder_secrets=placeholder_secrets)
     box: dict[str, object] = {}
     roots = [config.main.parent, config.project_dir]
     with isolated_imports(roots, cwd=config.main.parent):  # as the language host runs it
