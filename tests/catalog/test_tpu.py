@@ -220,3 +220,43 @@ def test_flex_start_and_queued_provisioning_facts_match_gkes_flags():
     assert tpu.QUEUED_NEEDS_FLEX_START is True and tpu.FLEX_START_MAX_RUN_SECONDS == 604800
     assert set(tpu.QUEUED_TPU_GENERATIONS) <= set(tpu.generation_names())
     assert (tpu.QUEUED_LABEL, tpu.QUEUED_NODE_LABEL_VALUE) == ("cloud.google.com/gke-queued", "true")
+
+
+# JAX devices per chip (tpu-catalog.md section 1, "TensorCores / chip"): v4 and v5p chips have two
+# TensorCores fused as one megacore device; v5e and v6e have one TensorCore; a tpu7x chip is two
+# chiplets and JAX sees 2 devices per chip ([MT]).
+JAX_DEVICES_PER_CHIP = {"v4": 1, "v5e": 1, "v5p": 1, "v6e": 1, "tpu7x": 2}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_DEVICES_PER_CHIP))
+def test_jax_devices_per_chip(name):
+    assert tpu.generation(name).jax_devices_per_chip == JAX_DEVICES_PER_CHIP[name]
+
+
+@pytest.mark.parametrize(
+    "gen,topology,devices",
+    [("v4", "2x2x1", 4), ("v5p", "2x2x2", 8), ("v5e", "2x4", 8), ("v6e", "4x4", 16), ("tpu7x", "2x2x1", 8)],
+)
+def test_a_slice_has_chips_times_devices_per_chip(gen, topology, devices):
+    assert tpu.slice_shape(gen, topology).jax_devices == devices
+
+
+@pytest.mark.parametrize("prefix,full", [("1.31", "1.31.0"), ("1.31", "1.31.0-gke.0"), ("1.31.2", "1.31.2-gke.0")])
+def test_a_version_prefix_is_the_lowest_version_it_names(prefix, full):
+    # Users write `minVersion: 1.31`, the catalogue writes minimums both ways (section 4: `1.29.0`,
+    # `1.31.2-gke.1115000`): a prefix stands for the lowest release it names, so `1.31` == `1.31.0`.
+    short, long = tpu.gke_version(prefix), tpu.gke_version(full)
+    assert short.key == long.key
+    assert not short < long and not long < short
+    assert short < tpu.gke_version(full + "1" if "-gke." in full else full + "-gke.1")
+
+
+def test_version_parts_compare_as_numbers_in_order():
+    assert tpu.gke_version(" 1.31.2-gke.1115000 ").key == (1, 31, 2, 1115000)
+    assert tpu.gke_version("1.9") < tpu.gke_version("1.10")
+    assert tpu.gke_version("1.31.9-gke.999") < tpu.gke_version("1.31.10-gke.1")
+    assert tpu.gke_version("1.30.99-gke.1") < tpu.gke_version("1.31")
+    assert not tpu.gke_version("1.31") < tpu.gke_version("1.31")
+    for bad in ("1", "1.31.2.3", "v1.31", "1.31-gke.1x"):
+        with pytest.raises(UserError, match=f"^'{bad}' is not a GKE version; use a form like 1.31"):
+            tpu.gke_version(bad)
