@@ -260,3 +260,38 @@ def test_version_parts_compare_as_numbers_in_order():
     for bad in ("1", "1.31.2.3", "v1.31", "1.31-gke.1x"):
         with pytest.raises(UserError, match=f"^'{bad}' is not a GKE version; use a form like 1.31"):
             tpu.gke_version(bad)
+
+
+def test_an_invalid_topology_lists_at_most_fourteen_valid_ones():
+    # scripts/mutation_equivalent.txt relies on these counts: no generation has exactly 14 or 15 topologies
+    assert {g.name: len(g.topologies) for g in tpu.GENERATIONS} == {
+        "v4": 23,
+        "v5e": 8,
+        "v5p": 44,
+        "v6e": 8,
+        "tpu7x": 57,
+    }
+    with pytest.raises(UserError) as short:
+        tpu.slice_shape("v5e", "3x3")
+    assert str(short.value).endswith("valid: 1x1, 2x2, 2x4, 4x4, 4x8, 8x8, 8x16, 16x16")  # all 8, no ellipsis
+    with pytest.raises(UserError) as long:
+        tpu.slice_shape("v5p", "3x3x3")
+    listed = str(long.value).split("valid: ", 1)[1]
+    assert listed.endswith(", ...") and len(listed.removesuffix(", ...").split(", ")) == 14
+    assert listed.startswith("2x2x1, 2x2x2, 2x2x4, 2x4x4, 4x4x4, ")
+
+
+def test_minimum_versions_parse():
+    # tpu-catalog.md section 4: v6e Standard from 1.31.2-gke.1115000 ([RAY]), Autopilot TPUs from 1.29.2-gke.1521000
+    assert tpu.generation("v6e").min_gke_standard.parsed.key == (1, 31, 2, 1115000)
+    assert tpu.generation("v5e").min_gke_autopilot.parsed.key == (1, 29, 2, 1521000)
+
+
+def test_multi_host_pools_get_fifteen_pods_per_node():
+    assert tpu.MULTI_HOST_MAX_PODS_PER_NODE == 15  # tpu-catalog.md section 5: [XPK] --max-pods-per-node 15
+
+
+def test_v5p_price_per_slice():
+    # tpu-catalog.md section 6: v5p $4.20 per chip-hour ([SB] applied-inference.md); 2x2x2 is 8 chips
+    assert tpu.slice_shape("v5p", "2x2x2").hourly_usd == pytest.approx(33.6)
+    assert tpu.slice_shape("v5e", "1x1").hourly_usd == pytest.approx(1.2)
