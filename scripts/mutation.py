@@ -381,7 +381,7 @@ def _select(mutant: Mutant, by_line: dict[int, set[str]], import_lines: set[int]
 
 
 def run_module(
-    root: Path, module: str, tests: list[str], workers: int, equivalents: dict[tuple[str, str], str], log=print
+    root: Path, module: str, tests: list[str], workers: int, equivalents: dict[tuple[str, str], str]
 ) -> ModuleResult:
     tests = [t for t in tests if (root / t).exists()]
     source = (root / module).read_text()
@@ -458,6 +458,8 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         result = run_module(args.root.resolve(), module, tests, args.workers, equivalents)
         print(f"{result.line()}  [{time.monotonic() - started:.0f} s]", file=sys.stderr, flush=True)
+        for mutant in result.survived:  # as they come, so a long run shows its survivors early
+            print(f"  survivor, line {mutant.line}: {mutant.key}", file=sys.stderr, flush=True)
         results.append(result)
     print()
     report(results)
