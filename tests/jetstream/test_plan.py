@@ -187,3 +187,29 @@ def test_auto_is_the_smallest_single_host_slice_that_fits():
     # with the reserve, about 49.5 GB: more than v5e 1x1 holds (14.4 GB usable), less than 2x2 (57.6 GB).
     plan = _gemma(topology="auto")
     assert (plan.shape.topology, plan.shape.machine_type) == ("2x2", "ct5lp-hightpu-4t")
+
+
+def test_the_requests_context_follows_the_flow():
+    converter = _gemma(topology="2x4", maxCacheLength=1024).request
+    assert (converter.context, converter.prefill_tokens) == (1024, 1024)
+    download = _gemma(topology="2x4", flow="download", maxInputLength=512, maxOutputLength=256).request
+    assert (download.context, download.prefill_tokens) == (768, 512)
+
+
+def test_a_long_build_tag_is_cut_to_sixteen_characters():
+    image = "us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pytorch-server:v0.2.3-abcdefghijklmnop"
+    assert _gemma(topology="2x4", serverImage=image).compile_cache_prefix.endswith("/v5e-2x4/v0.2.3-abcdefghi")
+
+
+def test_the_converter_flow_needs_gcs_fuse_and_a_convertible_model():
+    from tpu_stacks.cluster.spec import ClusterSpec
+    from tpu_stacks.jetstream.plan import plan_jetstream
+
+    no_fuse = ClusterSpec(project="proj", location="us-west4-a", addons={"gcsFuse": False})
+    with pytest.raises(UserError, match=r"^cluster.addons.gcsFuse: False is required by JetStreamStack"):
+        plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", topology="2x4"), no_fuse, True)
+    download = JetStreamSpec(model="google/gemma-7b-it", topology="2x4", flow="download")
+    assert plan_jetstream(download, no_fuse, True).shape.topology == "2x4"
+    with pytest.raises(UserError, match=r"^jetstream.model: 'google/gemma-7b'"):
+        plan_jetstream(JetStreamSpec(model="google/gemma-7b", topology="2x4"), no_fuse, True)
+    assert plan_jetstream(JetStreamSpec(model="google/gemma-7b", topology="2x4", flow="download"), no_fuse, True)

@@ -112,3 +112,27 @@ def test_more_published_replicas_than_servers_must_fit_together():
         plan_saxml(SaxmlSpec(models=two), CLUSTER)
     exact = [{"model": "/sax/test/a", "replicas": 1}, {"model": "/sax/test/b", "replicas": 1}]
     assert [m.replicas for m in plan_saxml(SaxmlSpec(models=exact), CLUSTER).models] == [1, 1]
+
+
+def test_the_nodes_run_as_the_saxml_account_unless_the_cluster_names_one():
+    email = "sax-nodes@proj.iam.gserviceaccount.com"
+    plan = plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount=email), CLUSTER)
+    assert plan.cluster.spec.node_service_account == email
+    own = CLUSTER.model_copy(update={"node_service_account": "cluster-nodes@proj.iam.gserviceaccount.com"})
+    assert plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount=email), own).cluster.spec.node_service_account == (
+        "cluster-nodes@proj.iam.gserviceaccount.com"
+    )
+    assert plan_saxml(SaxmlSpec(**SINGLE_HOST), CLUSTER).cluster.spec.node_service_account is None
+    with pytest.raises(UserError, match=r"^saxml.nodeServiceAccount: 'sax-nodes' is not a service account email"):
+        plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount="sax-nodes"), CLUSTER)
+
+
+def test_published_paths_are_required_for_a_catalogue_model_and_checked_when_known():
+    llama = {"model": "meta-llama/Meta-Llama-3-8B"}
+    with pytest.raises(UserError, match=r"^saxml.models\[0\].modelPath is required: saxml.model meta-llama/Meta"):
+        plan_saxml(SaxmlSpec(**llama, models=[{"model": "/sax/test/a"}]), CLUSTER)
+    unknown = [{"model": "/sax/test/a", "modelPath": "saxml.server.custom.Foo"}]  # not in the catalogue: unchecked
+    assert plan_saxml(SaxmlSpec(**llama, models=unknown), CLUSTER).models[0].model_path == "saxml.server.custom.Foo"
+    too_big = [{"model": "/sax/test/a", "modelPath": "meta-llama/Llama-3.1-70B"}]
+    with pytest.raises(UserError, match=r"^saxml.models\[0\].modelPath: 'meta-llama/Llama-3.1-70B' needs .* more than"):
+        plan_saxml(SaxmlSpec(**llama, models=too_big), CLUSTER)
