@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 STAMP := $(VENV)/.installed
 
-.PHONY: plan plan-all test format bench clean policy-pack
+.PHONY: plan plan-all test format bench clean policy-pack mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q tests
+
+# Mutation testing of the decision layer (sizing, catalogue, the pack's fit and matching checks, each
+# workload's plan): minutes, so not part of `test`; run it before a change to those modules lands.
+# One line per module `MODULE: killed/total = N%`, then the survivors (scripts/mutation.py).
+mutation: $(STAMP)
+	$(BIN)/python scripts/mutation.py $(MODULES)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/plan_stacks.py

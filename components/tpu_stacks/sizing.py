@@ -274,13 +274,10 @@ def judge(request: ServingRequest | TrainingRequest, shape: SliceShape) -> Candi
     return Candidate(shape=shape, memory=memory, usable_bytes=usable_bytes(shape), tensor_parallel_size=tp)
 
 
-def size(
-    request: ServingRequest | TrainingRequest, gen: str | Generation, max_chips: int | None = None
-) -> SizingResult:
+def size(request: ServingRequest | TrainingRequest, gen: str | Generation) -> SizingResult:
     """Judge every slice shape of a generation for the request, smallest first."""
     chosen = gen if isinstance(gen, Generation) else generation(gen)
-    shapes = [s for s in all_slice_shapes(chosen) if max_chips is None or s.chips <= max_chips]
-    candidates = tuple(judge(request, shape) for shape in shapes)
+    candidates = tuple(judge(request, shape) for shape in all_slice_shapes(chosen))
     workload: Workload = "serve" if isinstance(request, ServingRequest) else "train"
     return SizingResult(
         model=request.model,

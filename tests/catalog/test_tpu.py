@@ -220,3 +220,78 @@ def test_flex_start_and_queued_provisioning_facts_match_gkes_flags():
     assert tpu.QUEUED_NEEDS_FLEX_START is True and tpu.FLEX_START_MAX_RUN_SECONDS == 604800
     assert set(tpu.QUEUED_TPU_GENERATIONS) <= set(tpu.generation_names())
     assert (tpu.QUEUED_LABEL, tpu.QUEUED_NODE_LABEL_VALUE) == ("cloud.google.com/gke-queued", "true")
+
+
+# JAX devices per chip (tpu-catalog.md section 1, "TensorCores / chip"): v4 and v5p chips have two
+# TensorCores fused as one megacore device; v5e and v6e have one TensorCore; a tpu7x chip is two
+# chiplets and JAX sees 2 devices per chip ([MT]).
+JAX_DEVICES_PER_CHIP = {"v4": 1, "v5e": 1, "v5p": 1, "v6e": 1, "tpu7x": 2}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_DEVICES_PER_CHIP))
+def test_jax_devices_per_chip(name):
+    assert tpu.generation(name).jax_devices_per_chip == JAX_DEVICES_PER_CHIP[name]
+
+
+@pytest.mark.parametrize(
+    "gen,topology,devices",
+    [("v4", "2x2x1", 4), ("v5p", "2x2x2", 8), ("v5e", "2x4", 8), ("v6e", "4x4", 16), ("tpu7x", "2x2x1", 8)],
+)
+def test_a_slice_has_chips_times_devices_per_chip(gen, topology, devices):
+    assert tpu.slice_shape(gen, topology).jax_devices == devices
+
+
+@pytest.mark.parametrize("prefix,full", [("1.31", "1.31.0"), ("1.31", "1.31.0-gke.0"), ("1.31.2", "1.31.2-gke.0")])
+def test_a_version_prefix_is_the_lowest_version_it_names(prefix, full):
+    # Users write `minVersion: 1.31`, the catalogue writes minimums both ways (section 4: `1.29.0`,
+    # `1.31.2-gke.1115000`): a prefix stands for the lowest release it names, so `1.31` == `1.31.0`.
+    short, long = tpu.gke_version(prefix), tpu.gke_version(full)
+    assert short.key == long.key
+    assert not short < long and not long < short
+    assert short < tpu.gke_version(full + "1" if "-gke." in full else full + "-gke.1")
+
+
+def test_version_parts_compare_as_numbers_in_order():
+    assert tpu.gke_version(" 1.31.2-gke.1115000 ").key == (1, 31, 2, 1115000)
+    assert tpu.gke_version("1.9") < tpu.gke_version("1.10")
+    assert tpu.gke_version("1.31.9-gke.999") < tpu.gke_version("1.31.10-gke.1")
+    assert tpu.gke_version("1.30.99-gke.1") < tpu.gke_version("1.31")
+    assert not tpu.gke_version("1.31") < tpu.gke_version("1.31")
+    for bad in ("1", "1.31.2.3", "v1.31", "1.31-gke.1x"):
+        with pytest.raises(UserError, match=f"^'{bad}' is not a GKE version; use a form like 1.31"):
+            tpu.gke_version(bad)
+
+
+def test_an_invalid_topology_lists_at_most_fourteen_valid_ones():
+    # scripts/mutation_equivalent.txt relies on these counts: no generation has exactly 14 or 15 topologies
+    assert {g.name: len(g.topologies) for g in tpu.GENERATIONS} == {
+        "v4": 23,
+        "v5e": 8,
+        "v5p": 44,
+        "v6e": 8,
+        "tpu7x": 57,
+    }
+    with pytest.raises(UserError) as short:
+        tpu.slice_shape("v5e", "3x3")
+    assert str(short.value).endswith("valid: 1x1, 2x2, 2x4, 4x4, 4x8, 8x8, 8x16, 16x16")  # all 8, no ellipsis
+    with pytest.raises(UserError) as long:
+        tpu.slice_shape("v5p", "3x3x3")
+    listed = str(long.value).split("valid: ", 1)[1]
+    assert listed.endswith(", ...") and len(listed.removesuffix(", ...").split(", ")) == 14
+    assert listed.startswith("2x2x1, 2x2x2, 2x2x4, 2x4x4, 4x4x4, ")
+
+
+def test_minimum_versions_parse():
+    # tpu-catalog.md section 4: v6e Standard from 1.31.2-gke.1115000 ([RAY]), Autopilot TPUs from 1.29.2-gke.1521000
+    assert tpu.generation("v6e").min_gke_standard.parsed.key == (1, 31, 2, 1115000)
+    assert tpu.generation("v5e").min_gke_autopilot.parsed.key == (1, 29, 2, 1521000)
+
+
+def test_multi_host_pools_get_fifteen_pods_per_node():
+    assert tpu.MULTI_HOST_MAX_PODS_PER_NODE == 15  # tpu-catalog.md section 5: [XPK] --max-pods-per-node 15
+
+
+def test_v5p_price_per_slice():
+    # tpu-catalog.md section 6: v5p $4.20 per chip-hour ([SB] applied-inference.md); 2x2x2 is 8 chips
+    assert tpu.slice_shape("v5p", "2x2x2").hourly_usd == pytest.approx(33.6)
+    assert tpu.slice_shape("v5e", "1x1").hourly_usd == pytest.approx(1.2)

@@ -85,3 +85,131 @@ def test_the_servers_sidecar_covers_the_disk_backed_compile_cache():
     request = annotations["gke-gcsfuse/ephemeral-storage-request"]
     assert request == annotations["gke-gcsfuse/ephemeral-storage-limit"]
     assert int(request.removesuffix("Gi")) > 20
+
+
+# -- the tutorial's numbers and the refusals, pinned (mutation testing found them unasserted) ------------
+# upstream-manifests.md §4.2 (converter flow: eight server flags, batch 32, cache 2048, /models FUSE mount),
+# §4.3 (download flow: `jpt serve`, batch 30), §4.4 (converter `-x=value` flags), §4.1 (/healthcheck from
+# jetstream-http v0.2.3); Pulumi.jetstream-gemma.yaml is the tutorial's stack.
+
+
+def test_the_converter_flows_server_and_converter_flags():
+    plan = _gemma(topology="2x4")
+    directory = "/models/pytorch/gemma-7b-it/final/bf16/"
+    assert plan.server_args() == [
+        "--size=7b",
+        "--model_name=gemma",
+        "--batch_size=32",
+        "--max_cache_length=2048",
+        "--quantize_weights=False",
+        "--quantize_kv_cache=False",
+        f"--tokenizer_path={directory}tokenizer.model",
+        f"--checkpoint_path={directory}model.safetensors",
+    ]
+    assert plan.converter_args("bkt") == [
+        "-s=jetstream-pytorch",
+        "-m=google/gemma-7b-it-pytorch",
+        "-o=gs://bkt/pytorch/gemma-7b-it/final/bf16/",
+        "-n=gemma",
+        "-q=False",
+        "-h=True",
+    ]
+    assert plan.converter_job_name == "checkpoint-converter-gemma-7b-it-bf16"
+    assert plan.health_path == "/"  # the converter flow's jetstream-http v0.2.2 predates /healthcheck
+    assert plan.compile_cache_prefix == "jax-cache/google-gemma-7b-it/v5e-2x4/v0.2.3"
+    request = plan.request
+    assert (request.engine, request.context, request.batch, request.prefill_tokens) == ("jetstream", 2048, 32, 2048)
+    assert (request.weight_dtype, request.kv_dtype) == ("bf16", "bf16")
+
+
+def test_quantized_weights_live_under_int8():
+    plan = _gemma(topology="2x4", quantizeWeights=True, quantizeKvCache=True)
+    assert plan.checkpoint_prefix == "pytorch/gemma-7b-it/final/int8/"
+    assert plan.converter_job_name == "checkpoint-converter-gemma-7b-it-int8"
+    assert (plan.request.weight_dtype, plan.request.kv_dtype) == ("int8", "int8")
+    assert "--quantize_weights=True" in plan.server_args() and "-q=True" in plan.converter_args("b")
+
+
+def test_the_download_flows_flags():
+    plan = _gemma(topology="2x4", flow="download")
+    assert plan.server_args() == [
+        "--model_id=google/gemma-7b-it",
+        "--override_batch_size=30",
+        "--enable_model_warmup=True",
+        "--max_input_length=1024",
+        "--max_output_length=1024",
+        "--working_dir=/weights",
+        "--internal_jax_compilation_cache=/jax-cache",
+    ]
+    assert plan.health_path == "/healthcheck"  # jetstream-http v0.2.3
+    # KV cache: input + output tokens; one prefill step is the input
+    assert (plan.request.context, plan.request.batch, plan.request.prefill_tokens) == (2048, 30, 1024)
+    quantized = _gemma(topology="2x4", flow="download", quantizeWeights=True, quantizeKvCache=True, compileCache=False)
+    assert quantized.server_args()[-2:] == ["--quantize_weights=True", "--quantize_kv_cache=True"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"tpuGeneration": "v6e"}, r"^jetstream.tpuGeneration: 'v6e' is not served by the pinned JetStream"),
+        (
+            {"topology": "4x4"},
+            r"^jetstream.topology: '4x4' is a multi-host slice \(4 VMs\);.*single-host v5e topology: 1x1, 2x2, 2x4$",
+        ),
+        ({"topology": "1x1"}, r"^jetstream.topology: '1x1' cannot hold google/gemma-7b-it: weights and runtime alone"),
+        ({"topology": "2x4", "batchSize": 4096}, r"^jetstream.batchSize: '4096 x 2048 tokens' is the KV cache"),
+        ({"topology": "2x4", "maxInputLength": 512}, r"^jetstream.maxInputLength: 512 applies only to flow download"),
+        (
+            {"topology": "2x4", "flow": "download", "maxCacheLength": 4096},
+            r"^jetstream.maxCacheLength: 4096 applies only to flow converter",
+        ),
+        ({"topology": "2x4", "gsaName": "WI"}, r"^jetstream.gsaName: 'WI' is not a valid name"),
+    ],
+)
+def test_refusals_name_the_key(spec, message):
+    with pytest.raises(UserError, match=message):
+        _gemma(**spec)
+
+
+def test_a_regional_cluster_needs_the_pools_zone_and_a_gated_model_a_token():
+    from tpu_stacks.cluster.spec import ClusterSpec
+    from tpu_stacks.jetstream.plan import plan_jetstream
+
+    regional = ClusterSpec(project="proj", location="us-west4")
+    with pytest.raises(UserError, match=r"^jetstream.zone is required: cluster us-west4 is regional"):
+        plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", topology="2x4"), regional, True)
+    with pytest.raises(UserError, match=r"^hfToken: '<missing>' is required: google/gemma-7b-it is gated"):
+        plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", zone="us-west4-a"), regional, False)
+
+
+def test_auto_is_the_smallest_single_host_slice_that_fits():
+    # Gemma 7B: 8.54B params x 2 bytes = 17.1 GB; KV 2 x 2 x 256 x 16 heads x 28 layers x 2048 x 32 = 30.1 GB;
+    # with the reserve, about 49.5 GB: more than v5e 1x1 holds (14.4 GB usable), less than 2x2 (57.6 GB).
+    plan = _gemma(topology="auto")
+    assert (plan.shape.topology, plan.shape.machine_type) == ("2x2", "ct5lp-hightpu-4t")
+
+
+def test_the_requests_context_follows_the_flow():
+    converter = _gemma(topology="2x4", maxCacheLength=1024).request
+    assert (converter.context, converter.prefill_tokens) == (1024, 1024)
+    download = _gemma(topology="2x4", flow="download", maxInputLength=512, maxOutputLength=256).request
+    assert (download.context, download.prefill_tokens) == (768, 512)
+
+
+def test_a_long_build_tag_is_cut_to_sixteen_characters():
+    image = "us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pytorch-server:v0.2.3-abcdefghijklmnop"
+    assert _gemma(topology="2x4", serverImage=image).compile_cache_prefix.endswith("/v5e-2x4/v0.2.3-abcdefghi")
+
+
+def test_the_converter_flow_needs_gcs_fuse_and_a_convertible_model():
+    from tpu_stacks.cluster.spec import ClusterSpec
+    from tpu_stacks.jetstream.plan import plan_jetstream
+
+    no_fuse = ClusterSpec(project="proj", location="us-west4-a", addons={"gcsFuse": False})
+    with pytest.raises(UserError, match=r"^cluster.addons.gcsFuse: False is required by JetStreamStack"):
+        plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", topology="2x4"), no_fuse, True)
+    download = JetStreamSpec(model="google/gemma-7b-it", topology="2x4", flow="download")
+    assert plan_jetstream(download, no_fuse, True).shape.topology == "2x4"
+    with pytest.raises(UserError, match=r"^jetstream.model: 'google/gemma-7b'"):
+        plan_jetstream(JetStreamSpec(model="google/gemma-7b", topology="2x4"), no_fuse, True)
+    assert plan_jetstream(JetStreamSpec(model="google/gemma-7b", topology="2x4", flow="download"), no_fuse, True)

@@ -1,6 +1,9 @@
 """Pure decisions of the saxml workload: the plan, with no resources and no mocks."""
 
+import pytest
+
 from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.errors import UserError
 from tpu_stacks.saxml.args import PublishedModelArgs, SaxmlImagesArgs, SaxmlStackArgs
 from tpu_stacks.saxml.plan import plan_saxml
 from tpu_stacks.saxml.spec import ImagesSpec, PublishedModelSpec, SaxmlSpec
@@ -28,3 +31,108 @@ def test_schema_args_and_validated_spec_have_the_same_fields():
     assert set(SaxmlStackArgs.__annotations__) - {"cluster"} == set(SaxmlSpec.model_fields)
     assert set(PublishedModelArgs.__annotations__) == set(PublishedModelSpec.model_fields)
     assert set(SaxmlImagesArgs.__annotations__) == set(ImagesSpec.model_fields)
+
+
+# -- the numbers and the refusals, pinned (mutation testing found them unasserted) -------------------
+# The Saxml tutorial (docs/saxml.md, §2): model servers on port 10001 in cell /sax/test, `--platform_chip=tpuv5e`,
+# the 175B test model (ICI mesh [1, 1, 32]) on two v5e 4x8 slices of eight 4-chip VMs, published as /sax/test/spmd.
+
+CLUSTER = ClusterSpec(project="proj", location="us-central1-a")
+
+
+def test_the_tutorial_plan():
+    plan = plan_saxml(SaxmlSpec(), CLUSTER)
+    assert (plan.shape.topology, plan.hosts, plan.chips_per_host, plan.slices) == ("4x8", 8, 4, 2)
+    assert plan.model_server_args() == [
+        "--port=10001",
+        "--sax_cell=/sax/test",
+        "--platform_chip=tpuv5e",
+        "--platform_topology=4x8",
+    ]
+    assert plan.host_network  # multi-host: Saxml's upstream manifests use hostNetwork
+    # the tokens held: 128 input + 128 decode steps, batch 1
+    assert (plan.request.engine, plan.request.context, plan.request.batch) == ("saxml", 256, 1)
+    (published,) = plan.models
+    assert published.body() == {
+        "model": "/sax/test/spmd",
+        "model_path": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+        "checkpoint": "None",
+        "replicas": 2,
+    }
+
+
+def test_single_host_slices_need_no_host_network():
+    plan = plan_saxml(SaxmlSpec(**SINGLE_HOST), CLUSTER)
+    assert plan.hosts == 1 and not plan.host_network
+    assert plan_saxml(SaxmlSpec(**SINGLE_HOST, hostNetwork=True), CLUSTER).host_network
+
+
+@pytest.mark.parametrize(
+    ("spec", "cluster", "message"),
+    [
+        ({"tpuGeneration": "v6e"}, CLUSTER, r"^saxml.tpuGeneration: 'v6e' has no --platform_chip value known"),
+        ({"topology": "4x4"}, CLUSTER, r"^saxml.topology: '4x4' cannot hold"),
+        ({"topology": "8x8"}, CLUSTER, r"^saxml.topology: '8x8' gives 64 devices but .*needs exactly 32; use 4x8$"),
+        ({"jobset": {"version": "0.12"}}, CLUSTER, r"^saxml.jobset.version: '0.12' is not a JobSet release tag"),
+        ({"jobset": {"version": "v0.11.9"}}, CLUSTER, r"^saxml.jobset.version: 'v0.11.9' lacks the RestartJob"),
+        ({}, CLUSTER.model_copy(update={"mode": "autopilot"}), r"^cluster.mode: 'autopilot' does not allow"),
+        ({}, CLUSTER.model_copy(update={"min_version": "1.27"}), r"^cluster.minVersion: '1.27' needs privileged"),
+        ({"gsaName": "Sax"}, CLUSTER, r"^saxml.gsaName: 'Sax' is not a valid service account id"),
+        ({"checkpointBuckets": ["gs://b"]}, CLUSTER, r"^saxml.checkpointBuckets\[0\]: 'gs://b' is not a bucket"),
+        (
+            {"models": [{"model": "/sax/test/a", "replicas": 3}]},
+            CLUSTER,
+            r"^saxml.models\[0\].replicas: 3 needs 3 model servers but the stack runs 2 slice\(s\)",
+        ),
+        (
+            {"models": [{"model": "/sax/test/a"}, {"model": "/sax/test/a"}]},
+            CLUSTER,
+            r"^saxml.models\[1\].model: '/sax/test/a' is published twice",
+        ),
+        ({"models": [{"model": "spmd"}]}, CLUSTER, r"^saxml.models\[0\].model: 'spmd' is not a model name"),
+        (
+            {"models": [{"checkpoint": "s3://x"}]},
+            CLUSTER,
+            r"^saxml.models\[0\].checkpoint: 's3://x' is neither None nor a gs:// path",
+        ),
+    ],
+)
+def test_refusals_name_the_key(spec, cluster, message):
+    with pytest.raises(UserError, match=message):
+        plan_saxml(SaxmlSpec(**spec), cluster)
+
+
+def test_a_minimum_version_from_1_28_runs_unprivileged():
+    assert plan_saxml(SaxmlSpec(), CLUSTER.model_copy(update={"min_version": "1.28"})).shape.topology == "4x8"
+
+
+def test_more_published_replicas_than_servers_must_fit_together():
+    two = [{"model": "/sax/test/a", "replicas": 2}, {"model": "/sax/test/b", "replicas": 2}]
+    with pytest.raises(UserError, match=r"^saxml.models: '4 replicas on 2 model servers' would make servers hold"):
+        plan_saxml(SaxmlSpec(models=two), CLUSTER)
+    exact = [{"model": "/sax/test/a", "replicas": 1}, {"model": "/sax/test/b", "replicas": 1}]
+    assert [m.replicas for m in plan_saxml(SaxmlSpec(models=exact), CLUSTER).models] == [1, 1]
+
+
+def test_the_nodes_run_as_the_saxml_account_unless_the_cluster_names_one():
+    email = "sax-nodes@proj.iam.gserviceaccount.com"
+    plan = plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount=email), CLUSTER)
+    assert plan.cluster.spec.node_service_account == email
+    own = CLUSTER.model_copy(update={"node_service_account": "cluster-nodes@proj.iam.gserviceaccount.com"})
+    assert plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount=email), own).cluster.spec.node_service_account == (
+        "cluster-nodes@proj.iam.gserviceaccount.com"
+    )
+    assert plan_saxml(SaxmlSpec(**SINGLE_HOST), CLUSTER).cluster.spec.node_service_account is None
+    with pytest.raises(UserError, match=r"^saxml.nodeServiceAccount: 'sax-nodes' is not a service account email"):
+        plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount="sax-nodes"), CLUSTER)
+
+
+def test_published_paths_are_required_for_a_catalogue_model_and_checked_when_known():
+    llama = {"model": "meta-llama/Meta-Llama-3-8B"}
+    with pytest.raises(UserError, match=r"^saxml.models\[0\].modelPath is required: saxml.model meta-llama/Meta"):
+        plan_saxml(SaxmlSpec(**llama, models=[{"model": "/sax/test/a"}]), CLUSTER)
+    unknown = [{"model": "/sax/test/a", "modelPath": "saxml.server.custom.Foo"}]  # not in the catalogue: unchecked
+    assert plan_saxml(SaxmlSpec(**llama, models=unknown), CLUSTER).models[0].model_path == "saxml.server.custom.Foo"
+    too_big = [{"model": "/sax/test/a", "modelPath": "meta-llama/Llama-3.1-70B"}]
+    with pytest.raises(UserError, match=r"^saxml.models\[0\].modelPath: 'meta-llama/Llama-3.1-70B' needs .* more than"):
+        plan_saxml(SaxmlSpec(**llama, models=too_big), CLUSTER)

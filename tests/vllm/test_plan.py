@@ -112,3 +112,76 @@ def test_the_sidecars_ephemeral_storage_covers_the_pods_disk_and_the_staged_down
 def test_without_a_compile_cache_the_sidecar_keeps_only_its_overhead():
     annotations, _ = _sidecar(plan(compile_cache=False))
     assert _gib(annotations["gke-gcsfuse/ephemeral-storage-request"]) < 10
+
+
+# -- the numbers and the refusals, pinned (mutation testing found them unasserted) -------------------
+# vLLM defaults (vllm/spec.py, the tutorial's flags): port 8000, max-model-len 4096, 512 batched tokens,
+# 128 sequences, weights under /data. Llama 3.1 70B is 70.55B parameters (tests/catalog/test_models.py).
+
+
+def test_the_engine_flags_in_order():
+    assert plan().engine_args() == [
+        "--host=0.0.0.0",
+        "--port=8000",
+        "--tensor-parallel-size=8",
+        "--max-model-len=4096",
+        "--model=meta-llama/Llama-3.1-70B",
+        "--download-dir=/data",
+        "--max-num-batched-tokens=512",
+        "--max-num-seqs=128",
+    ]
+    assert plan(extra_args=["--enable-prefix-caching"]).engine_args()[-1] == "--enable-prefix-caching"
+
+
+def test_the_sizing_request_follows_the_flags():
+    request = plan(max_model_len=2048, max_num_batched_tokens=256).request
+    assert (request.engine, request.context, request.batch, request.prefill_tokens) == ("vllm", 2048, 1, 256)
+
+
+def test_the_file_cache_holds_the_weights_plus_ten_percent():
+    # 70.55B params x 2 bytes (bf16) x 1.1 = 155.2 GB = 144.6 GiB -> 145 whole GiB
+    assert plan().cache_gib == 145
+
+
+def test_the_compile_cache_key_names_model_slice_tp_and_build():
+    # the default image's tag (a commit) cut to 16 characters
+    assert plan().compile_cache_prefix == "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/73aa7041bfee4358"
+    standard = plan(registry={"mode": "standard", "image": "vllm-tpu:v0.9.2"})
+    assert standard.compile_cache_prefix == "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/v0.9.2"
+
+
+def test_an_hpa_only_when_replicas_may_change():
+    assert plan().autoscales  # 1..2 by default
+    assert not plan(replicas={"min": 2, "max": 2}).autoscales
+    with pytest.raises(UserError, match=r"^vllm.replicas: '3..2' has min above max; set min <= max$"):
+        plan(replicas={"min": 3, "max": 2})
+
+
+def test_secrets_a_setting_needs_are_required():
+    with pytest.raises(UserError, match=r"^hfToken: '<missing>' is required: meta-llama/Llama-3.1-70B is gated"):
+        plan_vllm(VllmSpec(model="meta-llama/Llama-3.1-70B"), CLUSTER, hf_token_given=False, api_key_given=False)
+    qwen = VllmSpec(model="Qwen/Qwen2.5-1.5B-Instruct")  # open weights: no token needed
+    assert plan_vllm(qwen, CLUSTER, hf_token_given=False, api_key_given=False).shape.topology == "1x1"
+    with pytest.raises(UserError, match=r"^vllmApiKey: '<missing>' is required when vllm.apiKey is true"):
+        plan(api_key=True)
+    assert plan_vllm(
+        VllmSpec(model="meta-llama/Llama-3.1-70B", api_key=True), CLUSTER, hf_token_given=True, api_key_given=True
+    ).spec.api_key
+
+
+def test_one_vm_and_a_tensor_parallelism_that_divides_the_heads():
+    # v6e 4x4 is four ct6e-standard-4t VMs
+    with pytest.raises(UserError, match=r"^vllm.topology: '4x4' is a multi-host slice \(4 VMs\); VllmStack serves"):
+        plan(topology="4x4")
+    # Qwen2.5 1.5B has 12 query heads: tp 8 (v6e 2x4) does not divide them, tp 4 (2x2) does
+    qwen = {"model": "Qwen/Qwen2.5-1.5B-Instruct"}
+    with pytest.raises(UserError, match=r"^vllm.topology: '2x4' gives tensor parallelism 8, which does not divide"):
+        plan_vllm(VllmSpec(**qwen, topology="2x4"), CLUSTER, hf_token_given=False, api_key_given=False)
+    assert plan_vllm(VllmSpec(**qwen, topology="2x2"), CLUSTER, False, False).tensor_parallel_size == 4
+
+
+def test_registry_modes_check_their_images():
+    with pytest.raises(UserError, match=r"^vllm.registry.image: '<missing>' is required with mode standard"):
+        plan(registry={"mode": "standard"})
+    with pytest.raises(UserError, match=r"^vllm.image: 'us-docker.pkg.dev/x/y/vllm:1' is not on Docker Hub"):
+        plan(registry={"mode": "remote"}, image="us-docker.pkg.dev/x/y/vllm:1")

@@ -84,9 +84,6 @@ class GkeVersion(_Frozen):
     def __lt__(self, other: GkeVersion) -> bool:
         return self.key < other.key
 
-    def __le__(self, other: GkeVersion) -> bool:
-        return self.key <= other.key
-
 
 def gke_version(text: str) -> GkeVersion:
     """Parse and check a GKE version string (raises UserError when it is not one)."""
@@ -128,9 +125,6 @@ class Topology(_Frozen):
     def chips(self) -> int:
         return math.prod(self.dims)
 
-    def __str__(self) -> str:
-        return self.text
-
 
 def parse_topology(text: str) -> Topology:
     """`'4x8'` -> Topology((4, 8)); raises UserError for anything that is not AxB or AxBxC."""
@@ -165,7 +159,6 @@ class Generation(_Frozen):
     name: str
     aliases: tuple[str, ...]
     accelerator_label: str
-    tensorcores_per_chip: int
     jax_devices_per_chip: int
     hbm_bytes_per_chip: int
     hbm_per_chip_as_documented: str
@@ -260,7 +253,6 @@ GENERATIONS: tuple[Generation, ...] = (
         name="v4",
         aliases=("tpu-v4", "tpuv4"),
         accelerator_label="tpu-v4-podslice",
-        tensorcores_per_chip=2,
         jax_devices_per_chip=1,  # megacore: the two cores appear as one JAX device
         hbm_bytes_per_chip=32 * GiB,
         hbm_per_chip_as_documented="32 GiB",
@@ -280,7 +272,6 @@ GENERATIONS: tuple[Generation, ...] = (
         name="v5e",
         aliases=("v5litepod", "v5lite", "tpu-v5e", "v5-lite"),
         accelerator_label="tpu-v5-lite-podslice",
-        tensorcores_per_chip=1,
         jax_devices_per_chip=1,
         hbm_bytes_per_chip=16 * GB,
         hbm_per_chip_as_documented="16 GB",
@@ -305,7 +296,6 @@ GENERATIONS: tuple[Generation, ...] = (
         name="v5p",
         aliases=("tpu-v5p",),
         accelerator_label="tpu-v5p-slice",
-        tensorcores_per_chip=2,
         jax_devices_per_chip=1,
         hbm_bytes_per_chip=95 * GiB,  # [D-v5p]; [SB] rounds to 96 GB
         hbm_per_chip_as_documented="95 GiB",
@@ -325,7 +315,6 @@ GENERATIONS: tuple[Generation, ...] = (
         name="v6e",
         aliases=("trillium", "tpu-v6e"),
         accelerator_label="tpu-v6e-slice",
-        tensorcores_per_chip=1,
         jax_devices_per_chip=1,
         hbm_bytes_per_chip=32 * GB,
         hbm_per_chip_as_documented="32 GB",
@@ -349,7 +338,6 @@ GENERATIONS: tuple[Generation, ...] = (
         name="tpu7x",
         aliases=("ironwood", "v7x", "tpu-7x"),
         accelerator_label="tpu7x",  # [XPK], [CTK]; [D-GKE-NAP]'s `tpu7x-standard-4t` looks like an error
-        tensorcores_per_chip=2,
         jax_devices_per_chip=2,  # dual chiplet: JAX sees 96 GiB devices [MT]
         hbm_bytes_per_chip=192 * GiB,
         hbm_per_chip_as_documented="192 GiB",
@@ -422,10 +410,6 @@ class SliceShape(_Frozen):
     def multi_host(self) -> bool:
         """More than one VM: GKE builds the pool as one atomic unit with placement and topology."""
         return self.nodes > 1
-
-    @property
-    def hosts(self) -> int:
-        return self.nodes
 
     @property
     def jax_devices(self) -> int:
