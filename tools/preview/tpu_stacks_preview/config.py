@@ -169,7 +169,7 @@ def _check_type(decl: _Declaration, value: Any, stack_file: Path) -> None:
             f"{stack_file.name} {decl.key}",
             value,
             f"is not of type {decl.type} as Pulumi.yaml declares",
-            f"set a {decl.type} value",
+            f"set {'an' if decl.type[0] in 'aeiou' else 'a'} {decl.type} value",
         )
 
 
