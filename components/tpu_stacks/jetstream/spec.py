@@ -121,3 +121,6 @@ class JetStreamSpec(_Spec):
     """Serve from Spot TPU VMs (cheaper, preemptible at any time)."""
     reservation: str | None = None
     """Consume this specific reservation."""
+    capacity: list[str | dict[str, str]] | None = None
+    """Capacity kinds in the order GKE should try them: spot, onDemand, flexStart or {reservation: NAME}; one kind is
+    a node pool of that kind, several a ComputeClass that falls back across them (docs/capacity.md)."""

@@ -60,6 +60,7 @@ SLICE_KEYS = {
     "threads_per_core": "raytrain.threadsPerCore",
     "spot": "raytrain.spot",
     "reservation": "raytrain.reservation",
+    "capacity": "raytrain.capacity",
 }
 """The derived slice's fields, as the user spells them in the raytrain section."""
 
@@ -322,6 +323,7 @@ def _plan_cluster(spec: RayTrainSpec, cluster: ClusterSpec, shape: SliceShape) -
         threads_per_core=spec.threads_per_core,
         spot=spec.spot,
         reservation=spec.reservation or None,
+        capacity=spec.capacity,
     )
     cluster = require_addons(cluster, "RayTrainStack", "ray_operator", "gcs_fuse")
     if "system_pool" not in cluster.model_fields_set:
