@@ -124,3 +124,17 @@ def kind_prices(generation_name: str) -> list[KindPrice]:
 
 
 PRICING_URL = "https://cloud.google.com/tpu/pricing"
+
+
+def slice_prices(generation_name: str, chips: int) -> list[dict[str, object]]:
+    """Hourly price of a slice of `chips` chips on each capacity kind, with source and date (None: unknown)."""
+    return [
+        {
+            "kind": price.kind,
+            "usd_per_hour": round(price.usd_per_chip_hour * chips, 4) if price.usd_per_chip_hour is not None else None,
+            "usd_per_chip_hour": price.usd_per_chip_hour,
+            "source": price.source,
+            "as_of": price.as_of,
+        }
+        for price in kind_prices(generation_name)
+    ]
