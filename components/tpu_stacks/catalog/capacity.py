@@ -12,7 +12,11 @@ Sources (read 2026-11-23 through the stored copies the project's `search` tool s
   `location.zones`, `nodePoolAutoCreation.enabled`, `activeMigration.optimizeRulePriority`,
   `whenUnsatisfiable: ScaleUpAnyway|DoNotScaleUp`, `nodePoolConfig{serviceAccount,nodeLabels,taints}`).
 - [D-GKE-NAP] GKE "About node pool auto-creation" (catalogue section 4): ComputeClass node-pool
-  auto-creation without cluster-level node auto-provisioning from 1.33.3-gke.1136000 (Standard).
+  auto-creation without cluster-level node auto-provisioning from 1.33.3-gke.1136000 (Standard); "if you
+  select a ComputeClass in a Pod, GKE adds a node label with the key cloud.google.com/compute-class set to
+  the ComputeClass's name" (zh-cn edition, docs.cloud.google.com/kubernetes-engine/docs/concepts/
+  node-auto-provisioning); an older edition (documentation.s3ns.fr, same path) lists "configuring
+  simultaneous multithreading (SMT)" among what auto-provisioning does not create.
 - [D-FLEX] GKE "About flex-start provisioning mode", cloud.google.com/kubernetes-engine/docs/concepts/
   provisioning-model: "To run TPUs, use GKE version 1.33.0-gke.1712000 or later"; "TPU v3 and v4 are
   not supported"; `maxRunDurationSeconds` defaults to seven days.

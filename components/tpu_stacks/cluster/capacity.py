@@ -246,7 +246,7 @@ def check_fallback(
 ) -> None:
     """Refuse what GKE documents as unsupported for a ComputeClass of this slice (catalog.capacity)."""
     _refuse_flags(key, spec)
-    for field, alias in (("nodes", "nodes"), ("autoscaling", "autoscaling"), ("threads_per_core", "threadsPerCore")):
+    for field, alias in (("nodes", "nodes"), ("autoscaling", "autoscaling")):
         if getattr(spec, field) is not None:
             raise UserError(
                 f"{key}.{alias}",
@@ -254,6 +254,14 @@ def check_fallback(
                 "cannot be set with several capacity kinds: GKE creates and sizes the ComputeClass's node pools",
                 f"remove {alias} (the pods' replicas decide the nodes) or list one capacity kind",
             )
+    if spec.threads_per_core is not None:
+        raise UserError(
+            f"{key}.threadsPerCore",
+            spec.threads_per_core,
+            "cannot be set with several capacity kinds: auto-created node pools do not configure SMT "
+            "(GKE, About node pool auto-creation)",
+            "remove threadsPerCore or list one capacity kind",
+        )
     flex = next((i for i, kind in enumerate(kinds) if kind.kind == "flexStart"), None)
     if flex is not None and shape.generation in FLEX_START_UNSUPPORTED:
         raise UserError(
