@@ -4,8 +4,9 @@ GKE creates a ComputeClass's node pools from its priorities (docs/capacity.md): 
 type, topology or chips per node differ from what the pods select and request makes nodes the pods
 cannot use (they stay Pending while GKE pays for the wrong slice, or it falls through to the next
 priority); a pod selecting a class nobody declares never gets a node (`whenUnsatisfiable` never even
-applies). Both are visible in the plan. GKE's built-in classes (About GKE ComputeClasses) are not
-declared by programs and are left alone.
+applies); a pod that also selects one kind's label (`cloud.google.com/gke-spot`) can never use the
+other priorities' nodes, so the fallback is only on paper. All are visible in the plan. GKE's
+built-in classes (About GKE ComputeClasses) are not declared by programs and are left alone.
 """
 
 from __future__ import annotations
@@ -19,7 +20,17 @@ from tpu_policies.stack import read_stack
 from tpu_policies.values import UNKNOWN
 from tpu_policies.workloads import PodTemplate
 from tpu_stacks.catalog.capacity import COMPUTE_CLASS_LABEL
-from tpu_stacks.catalog.tpu import ACCELERATOR_LABEL, TOPOLOGY_LABEL
+from tpu_stacks.catalog.tpu import (
+    ACCELERATOR_LABEL,
+    FLEX_START_LABEL,
+    QUEUED_LABEL,
+    RESERVATION_LABEL,
+    SPOT_LABEL,
+    TOPOLOGY_LABEL,
+)
+
+CAPACITY_LABELS = (SPOT_LABEL, FLEX_START_LABEL, QUEUED_LABEL, RESERVATION_LABEL)
+"""Node labels of one capacity kind ([XPK], [CTK]; catalogue section 3)."""
 
 BUILT_IN_CLASSES = frozenset({"autopilot", "autopilot-spot", "Accelerator", "Balanced", "Performance", "Scale-Out"})
 """GKE's own ComputeClasses, which exist in clusters without a program declaring them (GKE "About GKE
@@ -54,6 +65,12 @@ def check_selection(template: PodTemplate, selected: str, classes: dict[str, lis
     if rules is None:
         return []  # priorities unknown at preview
     problems = []
+    pinned = [label for label in CAPACITY_LABELS if template.selector(label) not in (None, UNKNOWN)]
+    if pinned and len(rules) > 1:
+        problems.append(
+            f"{template.where} selects ComputeClass {selected} and {', '.join(pinned)}, which only one capacity kind's "
+            "nodes carry: the other priorities' nodes can never take the pods; remove the capacity selector"
+        )
     for rule in rules:
         for found in _disagreements(template, rule):
             problems.append(

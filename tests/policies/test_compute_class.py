@@ -115,3 +115,13 @@ def test_a_class_counts_as_a_pool_for_the_matching_rule():
     assert len(without) == 1 and "no TPU node pool of this stack provides it" in without[0].message
     resources = capture(lambda: [cluster(), o.deployment("vllm", selecting("tpu"))][0]) + [raw_class("tpu", TPU_2X4)]
     assert of(run(resources), MATCHING) == []
+
+
+def test_selecting_one_kinds_label_with_a_fallback_class_is_refused():
+    """Spot-only pods in a spot -> on-demand class: the on-demand nodes never take them."""
+    spec = selecting("tpu")
+    spec["nodeSelector"]["cloud.google.com/gke-spot"] = "true"
+    (problem,) = of(run([raw_class("tpu", TPU_2X4, TPU_2X4), raw_deployment(spec)]), POLICY)
+    assert "selects ComputeClass tpu and cloud.google.com/gke-spot" in problem.message
+    single = of(run([raw_class("tpu", TPU_2X4), raw_deployment(spec)]), POLICY)
+    assert single == []  # one priority: the label pins nothing away
