@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+
 # Pinned upstream images (§4.2, §4.3, §4.4). Tags only: upstream publishes no digests.
 REGISTRY = "us-docker.pkg.dev/cloud-tpu-images/inference"
 CONVERTER_IMAGE = f"{REGISTRY}/inference-checkpoint:v0.2.3"
@@ -121,3 +123,5 @@ class JetStreamSpec(_Spec):
     """Serve from Spot TPU VMs (cheaper, preemptible at any time)."""
     reservation: str | None = None
     """Consume this specific reservation."""
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""
