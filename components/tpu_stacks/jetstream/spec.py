@@ -26,6 +26,7 @@ FLOW_IMAGES = {
 FLOW_BATCH = {"converter": 32, "download": 30}  # upstream batch sizes (§4.2; §4.3 after ad1460eb)
 HTTP_PORT = 8000
 GRPC_PORT = 9000
+METRICS_PORT = 9090  # --prometheus_port (converter flow); the port JetStream's observability doc uses
 MODELS_DIR = "/models"  # the FUSE mount, as in the tutorial's --checkpoint_path
 WEIGHTS_DIR = "/weights"  # download flow: --working_dir, a local emptyDir per pod
 COMPILE_CACHE_DIR = "/jax-cache"

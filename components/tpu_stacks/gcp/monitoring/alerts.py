@@ -35,6 +35,8 @@ class Alert:
 
 
 def _not_ready(t: Target) -> Alert | None:
+    if t.jobset is not None:
+        return _slices_not_ready(t)
     if t.deployment is None:
         return None
     dep = t.scope.prometheus(deployment=t.deployment)
@@ -49,6 +51,21 @@ def _not_ready(t: Target) -> Alert | None:
         severity="ERROR",
         why=f"Fewer {t.deployment} replicas are available than wanted for longer than a server may take to start "
         f"({t.startup_minutes} min). Check pending pods (TPU capacity, quota) and the server's log.",
+    )
+
+
+def _slices_not_ready(t: Target) -> Alert:
+    js = t.scope.prometheus(jobset_name=t.jobset or "")
+    wanted = q.kube_state("kube_jobset_specified_replicas", js)
+    ready = q.kube_state("kube_jobset_ready_replicas", js)
+    return Alert(
+        id="serving-pods-not-ready",
+        title=f"{t.jobset}: model-server slices not ready",
+        query=f"({wanted} - {ready}) > 0",
+        minutes=t.startup_minutes + 5,
+        severity="ERROR",
+        why=f"Fewer of the {t.slices} model-server slices are ready than specified for longer than a slice may take "
+        f"to start ({t.startup_minutes} min). Check pending pods (TPU capacity) and the model servers' logs.",
     )
 
 

@@ -159,7 +159,8 @@ def jetstream_sections(t: Target) -> list[Section]:
             _note(
                 "No engine metrics",
                 f"JetStream-PyTorch {t.engine.version} (`jpt serve`) starts no Prometheus server, so queue and "
-                "slot metrics exist only in the converter flow (v0.2.3, `--prometheus_port`). TPU and pod charts below.",
+                "slot metrics exist only in the converter flow (v0.2.3, `--prometheus_port`). TPU and pod charts "
+                "below.",
             )
         )
     return [Section(title="Serving", subtitle=t.title, widgets=tuple(widgets))]
@@ -193,6 +194,7 @@ def raytrain_sections(t: Target) -> list[Section]:
     sel = t.scope.prometheus()
     v = t.engine
     step_filter = f'metric.type="logging.googleapis.com/user/{step_metric_name(t)}"'
+    workers = t.scope.prometheus(container=t.tpu_containers[0])
     widgets = (
         _chart(
             "Ray Train controller state",
@@ -223,7 +225,7 @@ def raytrain_sections(t: Target) -> list[Section]:
         _chart(
             "Ray worker pods ready",
             (
-                f"sum({q.kube_state('kube_pod_container_status_ready', t.scope.prometheus(container=t.tpu_containers[0]))})",
+                f"sum({q.kube_state('kube_pod_container_status_ready', workers)})",
                 "ready",
             ),
             thresholds=(
@@ -247,6 +249,7 @@ def tpu_section(t: Target) -> Section:
     total = q.system("kubernetes.io/container/accelerator/memory_total", sel)
     tensorcore = q.system("kubernetes.io/container/accelerator/tensorcore_utilization", sel)
     duty = q.system("kubernetes.io/container/accelerator/duty_cycle", sel)
+    by = _slice_label(t)
     widgets = [
         _chart("TensorCore utilization per pod", (f"avg by (pod_name) ({tensorcore})", "${labels.pod_name}"), unit="%"),
         _chart("Duty cycle per pod", (f"avg by (pod_name) ({duty})", "${labels.pod_name}"), unit="%"),
@@ -259,7 +262,7 @@ def tpu_section(t: Target) -> Section:
         _chart(
             "HBM used / total per slice" if t.jobset else "HBM used / total, whole workload",
             (
-                f"sum by ({_slice_label(t)}) ({_per_slice(t, used)}) / sum by ({_slice_label(t)}) ({_per_slice(t, total)})",
+                f"sum by ({by}) ({_per_slice(t, used)}) / sum by ({by}) ({_per_slice(t, total)})",
                 _slice_legend(t),
             ),
             thresholds=(Threshold(value=t.monitoring.hbm_fraction, label="HBM alert", color="RED"),),
@@ -278,7 +281,8 @@ def _slice_legend(t: Target) -> str:
 
 
 def _per_slice(t: Target, series: str) -> str:
-    """JobSet pods are named `<jobset>-<replicatedJob>-<slice>-<host>-<suffix>`: the slice index is read off the name."""
+    """JobSet pods are named `<jobset>-<replicatedJob>-<slice>-<host>-<suffix>`: the slice index is read off
+    the name."""
     if not t.jobset:
         return series
     return f'label_replace({series}, "slice", "$1", "pod_name", "{t.jobset}-[a-z0-9-]+?-([0-9]+)-[0-9]+-[a-z0-9]+")'

@@ -126,6 +126,7 @@ def saxml_target(plan: Any, jobset: str, container: str) -> Target:
         engine=SAXML,
         tpu_containers=(container,),
         jobset=jobset,
+        startup_minutes=60,  # a multi-host slice loads its share of a 175B model before it serves
         slices=plan.slices,
         hosts_per_slice=plan.hosts,
         **_common(plan, spec),
