@@ -25,6 +25,7 @@ from tpu_stacks_preview.capture import Capture, ResourceRecord
 from tpu_stacks_preview.config import StackConfig, load_stack_config
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.manifests import is_kubernetes_object, render_manifests, write_manifests
+from tpu_stacks_preview.monitoring import check_monitoring
 from tpu_stacks_preview.policy import PackServer, PolicyError, PolicyResult, pack_environment, run_policy_pack
 from tpu_stacks_preview.schema import DEFAULT_KUBERNETES_VERSION, SchemaReport, bundled_versions, validate_objects
 
@@ -151,6 +152,7 @@ def _plan_with(
             crd_dir=Path(args.crds) if args.crds else None,
             project_dir=config.project_dir,
         )
+    schema.problems += check_monitoring(up)  # dashboards and alert policies: API schema, catalogued metrics
 
     policy: PolicyResult | None = None
     if args.policy_pack:
