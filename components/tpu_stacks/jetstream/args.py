@@ -106,7 +106,8 @@ class JetStreamStackArgs(TypedDict):
     hf_token: NotRequired[pulumi.Input[str]]
     """Hugging Face token (a secret): Secret huggingface-secret, key HUGGINGFACE_TOKEN."""
     monitoring: NotRequired[MonitoringArgs]
-    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md). Default: enabled true,
+    queueMinutes 10, hbmFraction 0.95."""
 
 
 class JetStreamSlice(TypedDict):

@@ -119,7 +119,8 @@ class RayTrainStackArgs(TypedDict):
     """Let `pulumi destroy` delete the checkpoint bucket and its checkpoints; otherwise destroy keeps it (retained).
     Default: false."""
     monitoring: NotRequired[MonitoringArgs]
-    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md). Default: enabled true,
+    queueMinutes 10, hbmFraction 0.95."""
 
 
 class TrainingSlice(TypedDict):

@@ -127,7 +127,8 @@ class SaxmlStackArgs(TypedDict):
     reservation: NotRequired[str]
     """Name of a specific reservation the slices consume."""
     monitoring: NotRequired[MonitoringArgs]
-    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md). Default: enabled true,
+    queueMinutes 10, hbmFraction 0.95."""
 
 
 class SaxmlSlice(TypedDict):

@@ -117,7 +117,8 @@ class VllmStackArgs(TypedDict):
     api_key_secret: NotRequired[pulumi.Input[str]]
     """vLLM's API key (a secret) when api_key is true."""
     monitoring: NotRequired[MonitoringArgs]
-    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md). Default: enabled true,
+    queueMinutes 10, hbmFraction 0.95."""
 
 
 class ServedSlice(TypedDict):

@@ -10,13 +10,13 @@ class MonitoringArgs(TypedDict):
     enabled: NotRequired[bool]
     """Declare the stack's Cloud Monitoring dashboard and alert policies. Default: true."""
     notification_channels: NotRequired[list[str]]
-    """Notification channels the alerts notify, as `projects/PROJECT/notificationChannels/ID` (none: alerts only
-    show in the console)."""
+    """Notification channels the alerts notify, as `projects/PROJECT/notificationChannels/ID` (none: alerts only show
+    in the console)."""
     alerts: NotRequired[dict[str, bool]]
     """Turn alerts on or off by id (e.g. `tpu-hbm-near-full: true`); ids are listed in docs/monitoring.md."""
     queue_minutes: NotRequired[int]
-    """vLLM: minutes the queue may stay above the HPA target at the maximum replica count before it alerts.
-    Default: 10."""
+    """vLLM: minutes the queue may stay above the HPA target at the maximum replica count before it alerts. Default:
+    10."""
     hbm_fraction: NotRequired[float]
     """TPU HBM used over total above which the HBM alert fires. Default: 0.95."""
 
