@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.monitoring.alerts import Alert, plan_alerts
 from tpu_stacks.gcp.monitoring.dashboards import dashboard, step_metric_name
 from tpu_stacks.gcp.monitoring.model import Dashboard
+from tpu_stacks.gcp.monitoring.spec import CHANNEL
 from tpu_stacks.gcp.monitoring.targets import Target
 
 
@@ -27,4 +29,13 @@ class MonitoringPlan:
 
 
 def plan_monitoring(target: Target, section: str) -> MonitoringPlan:
+    """Refuses a malformed channel or an unknown alert id, in one line naming the key."""
+    for index, channel in enumerate(target.monitoring.notification_channels):
+        if not CHANNEL.match(channel):
+            raise UserError(
+                f"{section}.monitoring.notificationChannels[{index}]",
+                channel,
+                "is not a notification channel's name",
+                "write projects/PROJECT/notificationChannels/ID (gcloud beta monitoring channels list)",
+            )
     return MonitoringPlan(target=target, dashboard=dashboard(target), alerts=tuple(plan_alerts(target, section)))

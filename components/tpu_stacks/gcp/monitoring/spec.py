@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 CHANNEL = re.compile(r"^projects/[^/]+/notificationChannels/[0-9]+$")
+"""A notification channel's resource name (projects.notificationChannels, Monitoring API v3)."""
 
 
 class MonitoringSpec(BaseModel):
@@ -24,11 +25,3 @@ class MonitoringSpec(BaseModel):
     """vLLM: minutes the queue may stay above the HPA target at the maximum replica count before it alerts."""
     hbm_fraction: float = Field(default=0.95, gt=0, le=1, alias="hbmFraction")
     """TPU HBM used over total above which the HBM alert fires."""
-
-    @field_validator("notification_channels")
-    @classmethod
-    def _channels(cls, channels: list[str]) -> list[str]:
-        for channel in channels:
-            if not CHANNEL.match(channel):
-                raise ValueError(f"{channel!r} is not projects/PROJECT/notificationChannels/ID")
-        return channels
