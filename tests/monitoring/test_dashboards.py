@@ -122,3 +122,11 @@ def test_links_use_the_universes_console():
     links = first_links("s3ns", "s3ns:p", "u-france-east1", "c", "ns")
     assert all(url.startswith("https://console.cloud.s3nscloud.fr/") for url in links.values())
     assert "kubernetes/clusters/details/u-france-east1/c/details" in links["cluster"]
+
+
+def test_the_jobset_package_is_asked_only_of_clusters_that_can_have_it():
+    from tpu_stacks.catalog.gke_metrics import kube_state_packages
+
+    assert kube_state_packages(None) == ("POD", "DEPLOYMENT", "HPA", "JOBSET")
+    assert kube_state_packages("1.33") == ("POD", "DEPLOYMENT", "HPA", "JOBSET")
+    assert kube_state_packages("1.31.5-gke.100") == ("POD", "DEPLOYMENT", "HPA")

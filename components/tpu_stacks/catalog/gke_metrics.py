@@ -19,6 +19,7 @@ Sources:
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -101,6 +102,19 @@ KUBE_STATE_METRICS: tuple[str, ...] = (
     "kube_jobset_succeeded_replicas",
     "kube_jobset_restarts",
 )
+
+
+JOBSET_PACKAGE_SINCE = (1, 32)
+"""`JOBSET` is accepted from GKE 1.32.1-gke.1357001 (pulumi-gcp ClusterMonitoringConfig.enableComponents docs)."""
+
+
+def kube_state_packages(min_version: str | None) -> tuple[str, ...]:
+    """The packages a cluster can take: without JOBSET when its pinned minimum version is older than 1.32."""
+    if min_version:
+        parts = re.findall(r"\d+", min_version)[:2]
+        if len(parts) == 2 and (int(parts[0]), int(parts[1])) < JOBSET_PACKAGE_SINCE:
+            return tuple(p for p in KUBE_STATE_PACKAGES if p != "JOBSET")
+    return KUBE_STATE_PACKAGES
 
 
 def system_metric(metric_type: str) -> SystemMetric | None:
