@@ -185,3 +185,13 @@ def test_outputs_link_the_dashboard_in_the_stacks_universe(planned):
     assert google["dashboard"].startswith("https://console.cloud.google.com/monitoring/dashboards/builder/")
     assert s3ns["dashboard"].startswith("https://console.cloud.s3nscloud.fr/monitoring/dashboards/builder/")
     assert set(google) == {"dashboard", "workloads", "cluster", "alerts", "logs"}
+
+
+def test_the_per_slice_hbm_chart_reads_the_slice_off_jobset_pod_names(planned):
+    text = json.dumps(dashboard_of(planned["saxml"]))
+    (pattern,) = set(re.findall(r'label_replace\(.*?\\"pod_name\\", \\"(.*?)\\"\)', text))
+    # JobSet names a pod <jobset>-<replicatedJob>-<job index>-<pod index>-<suffix>; the job index is the slice
+    for slice_index in (0, 1):
+        name = f"sax-model-server-set-sax-model-server-{slice_index}-3-x7k2p"
+        assert re.fullmatch(pattern, name).group(1) == str(slice_index)
+    assert re.fullmatch(pattern, "sax-http-5d9c7-abcde") is None

@@ -177,3 +177,17 @@ def test_alert_policy_queries_are_checked_and_engines_come_from_the_plans_images
     assert engines_in(capture) == [VLLM]
     (problem,) = check_monitoring(capture)
     assert problem.object_id.endswith(" bad") and "vllm:kv_cache_usage_perc" in problem.message
+
+
+def test_a_legend_naming_a_label_the_query_drops_is_reported():
+    def legend(template, query):
+        def edit(d):
+            chart(d)["dataSets"][0].update(legendTemplate=template)
+            chart(d)["dataSets"][0]["timeSeriesQuery"].update(prometheusQuery=query)
+
+        return problems(broken(edit))
+
+    assert legend("${pod}", 'sum by (pod) (vllm:num_requests_waiting{a="b"})') == []
+    (problem,) = legend("${node}", 'sum by (pod) (vllm:num_requests_waiting{a="b"})')
+    assert problem.endswith("${node} is not a label the query keeps")
+    assert legend("${pod}", 'avg(vllm:num_requests_waiting{a="b"})')  # aggregated away

@@ -33,6 +33,8 @@ SCHEMA_PATH = Path(__file__).with_name("dashboard_schema.json")
 _SELECTOR = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\s*\{")
 _METRIC_TYPE = re.compile(r'metric\.type\s*=\s*"([^"]+)"')
 _HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
+_BY = re.compile(r"\bby\s*\(([^)]*)\)")
+_LEGEND = re.compile(r"\$\{([^}]+)\}")
 
 
 @functools.cache
@@ -151,6 +153,24 @@ def _layout(object_id: str, document: dict[str, Any]) -> list[SchemaProblem]:
     return problems
 
 
+def _legends(object_id: str, document: dict[str, Any]) -> list[SchemaProblem]:
+    """A legend's `${label}` (the API's interpolation form) must be a label the query keeps (`by (...)`):
+    any other renders as an empty name."""
+    problems = []
+    for t_index, tile in enumerate((document.get("mosaicLayout") or {}).get("tiles", [])):
+        chart = tile.get("widget", {}).get("xyChart") or {}
+        for d_index, data in enumerate(chart.get("dataSets", [])):
+            query = data.get("timeSeriesQuery", {}).get("prometheusQuery", "")
+            kept = {label.strip() for group in _BY.findall(query) for label in group.split(",")}
+            for label in _LEGEND.findall(data.get("legendTemplate", "")):
+                if label not in kept:
+                    path = (
+                        f"dashboardJson.mosaicLayout.tiles[{t_index}].widget.xyChart.dataSets[{d_index}].legendTemplate"
+                    )
+                    problems.append(SchemaProblem(object_id, path, f"${{{label}}} is not a label the query keeps"))
+    return problems
+
+
 def check_monitoring(capture: Capture) -> list[SchemaProblem]:
     """Every problem of the plan's dashboards and alert policies (none when it declares neither)."""
     engines = engines_in(capture)
@@ -191,6 +211,7 @@ def check_dashboard(record: ResourceRecord, known: set[str], log_metrics: set[st
         for error in sorted(dashboard_validator().iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
     ]
     problems += _layout(object_id, document)
+    problems += _legends(object_id, document)
     for path, kind, text in _queries(document):
         problems += _check_metrics(object_id, f"dashboardJson.{path}", kind, text, known, log_metrics, where)
     return problems

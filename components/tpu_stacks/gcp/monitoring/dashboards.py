@@ -66,18 +66,18 @@ def vllm_sections(t: Target) -> list[Section]:
         _chart(
             "Requests waiting (the HPA's metric)",
             (f"avg({waiting})", "average per pod"),
-            (f"sum by (pod) ({waiting})", "${labels.pod}"),
+            (f"sum by (pod) ({waiting})", "${pod}"),
             thresholds=queue_threshold,
             unit="requests",
         ),
         _chart(
             "Requests running",
-            (f"sum by (pod) ({q.engine(v, 'vllm:num_requests_running', sel)})", "${labels.pod}"),
+            (f"sum by (pod) ({q.engine(v, 'vllm:num_requests_running', sel)})", "${pod}"),
             unit="requests",
         ),
         _chart(
             "KV cache usage",
-            (f"max by (pod) ({q.engine(v, 'vllm:gpu_cache_usage_perc', sel)})", "${labels.pod}"),
+            (f"max by (pod) ({q.engine(v, 'vllm:gpu_cache_usage_perc', sel)})", "${pod}"),
             thresholds=cache_threshold,
             unit="fraction",
         ),
@@ -108,7 +108,7 @@ def vllm_sections(t: Target) -> list[Section]:
         ),
         _chart(
             "Requests finished per second",
-            (q.rate(q.engine(v, "vllm:request_success_total", sel), "finished_reason"), "${labels.finished_reason}"),
+            (q.rate(q.engine(v, "vllm:request_success_total", sel), "finished_reason"), "${finished_reason}"),
             unit="requests/s",
         ),
     ]
@@ -145,12 +145,12 @@ def jetstream_sections(t: Target) -> list[Section]:
         widgets += [
             _chart(
                 "Prefill backlog (requests queued)",
-                (f"sum by (pod) ({q.engine(v, 'jetstream_prefill_backlog_size', sel)})", "${labels.pod}"),
+                (f"sum by (pod) ({q.engine(v, 'jetstream_prefill_backlog_size', sel)})", "${pod}"),
                 unit="requests",
             ),
             _chart(
                 "Decode slots used",
-                (f"avg by (pod) ({q.engine(v, 'jetstream_slots_used_percentage', sel)})", "${labels.pod}"),
+                (f"avg by (pod) ({q.engine(v, 'jetstream_slots_used_percentage', sel)})", "${pod}"),
                 unit="fraction",
             ),
         ]
@@ -200,7 +200,7 @@ def raytrain_sections(t: Target) -> list[Section]:
             "Ray Train controller state",
             (
                 f"max by (ray_train_controller_state) ({q.engine(v, 'ray_train_controller_state', sel)})",
-                "${labels.ray_train_controller_state}",
+                "${ray_train_controller_state}",
             ),
             unit="state (1 = current)",
         ),
@@ -251,12 +251,12 @@ def tpu_section(t: Target) -> Section:
     duty = q.system("kubernetes.io/container/accelerator/duty_cycle", sel)
     by = _slice_label(t)
     widgets = [
-        _chart("TensorCore utilization per pod", (f"avg by (pod_name) ({tensorcore})", "${labels.pod_name}"), unit="%"),
-        _chart("Duty cycle per pod", (f"avg by (pod_name) ({duty})", "${labels.pod_name}"), unit="%"),
+        _chart("TensorCore utilization per pod", (f"avg by (pod_name) ({tensorcore})", "${pod_name}"), unit="%"),
+        _chart("Duty cycle per pod", (f"avg by (pod_name) ({duty})", "${pod_name}"), unit="%"),
         _chart(
             "HBM used vs total per pod",
-            (f"sum by (pod_name) ({used})", "used ${labels.pod_name}"),
-            (f"sum by (pod_name) ({total})", "total ${labels.pod_name}"),
+            (f"sum by (pod_name) ({used})", "used ${pod_name}"),
+            (f"sum by (pod_name) ({total})", "total ${pod_name}"),
             unit="bytes",
         ),
         _chart(
@@ -277,7 +277,7 @@ def _slice_label(t: Target) -> str:
 
 
 def _slice_legend(t: Target) -> str:
-    return "slice ${labels.slice}" if t.jobset else "all TPU pods"
+    return "slice ${slice}" if t.jobset else "all TPU pods"
 
 
 def _per_slice(t: Target, series: str) -> str:
@@ -295,7 +295,7 @@ def health_section(t: Target) -> Section:
             "Container restarts (last hour)",
             (
                 f"sum by (pod) (increase({q.kube_state('kube_pod_container_status_restarts_total', sel)}[1h]))",
-                "${labels.pod}",
+                "${pod}",
             ),
             unit="restarts",
         ),
