@@ -116,7 +116,15 @@ def test_vllm_dashboard_shows_queue_running_cache_latency_tokens_and_replicas(pl
         "kube_pod_status_phase",
     ):
         assert metric in text, metric
-    assert titles[1] == "Requests waiting (the HPA's metric)"  # the first chart under the first header
+    # What a user sees first: the "Now" row of scorecards, then the serving charts led by the HPA's metric
+    assert titles[:5] == [
+        "Now",
+        "Replicas ready",
+        "Requests waiting (average per pod)",
+        "TensorCore utilization (average)",
+        "Serving",
+    ]
+    assert titles[5] == "Requests waiting (the HPA's metric)"
 
 
 def test_the_queue_threshold_is_the_hpas_own_target(planned):
@@ -124,10 +132,16 @@ def test_the_queue_threshold_is_the_hpas_own_target(planned):
     (hpa,) = [r for r in capture.sorted_resources() if r.type.endswith(":HorizontalPodAutoscaler")]
     metric = hpa.inputs["spec"]["metrics"][0]["pods"]
     assert metric["metric"]["name"] == "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"
-    queue = next(w for w in widgets(dashboard_of(capture)) if w["title"].startswith("Requests waiting"))
+    queue = next(w for w in widgets(dashboard_of(capture)) if w["title"] == "Requests waiting (the HPA's metric)")
     (threshold,) = queue["xyChart"]["thresholds"]
     assert threshold["value"] == float(metric["target"]["averageValue"])
-    replicas = next(w for w in widgets(dashboard_of(capture)) if w["title"].startswith("Replicas"))
+    card = next(w for w in widgets(dashboard_of(capture)) if w["title"] == "Requests waiting (average per pod)")
+    (card_line,) = card["scorecard"]["thresholds"]
+    assert card_line["value"] == float(metric["target"]["averageValue"])
+    ready = next(w for w in widgets(dashboard_of(capture)) if w["title"] == "Replicas ready")
+    # red at `value <= threshold`: fewer ready than the HPA's minimum
+    assert ready["scorecard"]["thresholds"][0]["value"] == hpa.inputs["spec"]["minReplicas"] - 1
+    replicas = next(w for w in widgets(dashboard_of(capture)) if w["title"].startswith("Replicas (HPA"))
     assert replicas["xyChart"]["thresholds"][0]["value"] == hpa.inputs["spec"]["maxReplicas"]
     (alert,) = [r for r in of_type(capture, ALERT) if r.inputs["userLabels"]["alert"] == "queue-above-target-at-max"]
     query = alert.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["query"]

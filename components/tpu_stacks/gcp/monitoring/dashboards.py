@@ -317,8 +317,59 @@ SECTIONS = {
 }
 
 
+def status_section(t: Target) -> Section:
+    """The first row, read at a glance: is it up, is it keeping up, are the TPUs busy (red/yellow when not).
+    A scorecard's BELOW threshold turns at `value <= threshold` (Scorecard.thresholds), hence `wanted - 1`."""
+    cards: list[Widget] = []
+    if t.deployment is not None:
+        wanted = t.hpa.min_replicas if t.hpa else (t.replicas or 1)
+        available = q.kube_state(
+            "kube_deployment_status_replicas_available", t.scope.prometheus(deployment=t.deployment)
+        )
+        cards.append(
+            _scorecard(
+                "Replicas ready",
+                f"sum({available})",
+                (Threshold(value=wanted - 1, label=f"fewer than {wanted}", color="RED", direction="BELOW"),),
+            )
+        )
+    if t.jobset is not None:
+        ready = q.kube_state("kube_jobset_ready_replicas", t.scope.prometheus(jobset_name=t.jobset))
+        cards.append(
+            _scorecard(
+                "Slices ready",
+                f"sum({ready})",
+                (Threshold(value=t.slices - 1, label=f"fewer than {t.slices}", color="RED", direction="BELOW"),),
+            )
+        )
+    if t.kind == "vllm":
+        waiting = q.engine(t.engine, "vllm:num_requests_waiting", t.scope.prometheus())
+        line = ()
+        if t.hpa is not None and t.hpa.metric == "vllm:num_requests_waiting":
+            line = (Threshold(value=t.hpa.target, label="HPA target", color="YELLOW"),)
+        cards.append(_scorecard("Requests waiting (average per pod)", f"avg({waiting})", line))
+    if t.kind == "jetstream" and t.exports_metrics:
+        backlog = q.engine(t.engine, "jetstream_prefill_backlog_size", t.scope.prometheus())
+        cards.append(_scorecard("Prefill backlog", f"sum({backlog})"))
+    if t.kind == "raytrain":
+        running = q.engine(
+            t.engine, "ray_train_controller_state", t.scope.prometheus(ray_train_controller_state="RUNNING")
+        )
+        cards.append(
+            _scorecard(
+                "Training running (1 = yes)",
+                f"max({running})",
+                (Threshold(value=0, label="not running", color="RED", direction="BELOW"),),
+            )
+        )
+    sel = t.scope.system(**{"container_name~": "|".join(t.tpu_containers)})
+    tensorcore = q.system("kubernetes.io/container/accelerator/tensorcore_utilization", sel)
+    cards.append(_scorecard("TensorCore utilization (average)", f"avg({tensorcore})"))
+    return Section(title="Now", subtitle=t.title, widgets=tuple(cards))
+
+
 def dashboard(t: Target) -> Dashboard:
-    sections = [*SECTIONS[t.kind](t), tpu_section(t), health_section(t)]
+    sections = [status_section(t), *SECTIONS[t.kind](t), tpu_section(t), health_section(t)]
     return Dashboard(
         display_name=f"tpu-stacks {t.kind}: {t.cluster}/{t.namespace}",
         sections=tuple(sections),
