@@ -23,6 +23,8 @@ def test_notification_channels_reach_every_alert():
     assert len(alerts) == 4
     assert all(a.inputs["notificationChannels"] == [CHANNEL] for a in alerts)
     assert all(a.inputs["project"] == "proj" for a in alerts)
+    # created before the first scrape: the API must not refuse metrics that do not exist yet
+    assert all(a.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["disableMetricValidation"] for a in alerts)
 
 
 def test_without_channels_alerts_notify_nobody():
