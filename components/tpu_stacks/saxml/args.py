@@ -8,6 +8,7 @@ TpuCluster inputs without `slices`, which are derived from the model and `replic
 from typing import Any, NotRequired, TypedDict
 
 from tpu_stacks.cluster.args import TpuClusterArgs
+from tpu_stacks.gcp.monitoring.args import MonitoringArgs
 
 
 class PublishedModelArgs(TypedDict):
@@ -128,6 +129,9 @@ class SaxmlStackArgs(TypedDict):
     capacity: NotRequired[list[Any]]
     """Capacity kinds in the order GKE should try them: spot, onDemand, flexStart or {reservation: NAME}; one kind is
     a node pool of that kind, several a ComputeClass that falls back across them (docs/capacity.md)."""
+    monitoring: NotRequired[MonitoringArgs]
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md). Default: enabled true,
+    queueMinutes 10, hbmFraction 0.95."""
 
 
 class SaxmlSlice(TypedDict):
