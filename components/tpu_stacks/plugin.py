@@ -1,13 +1,28 @@
-"""The components the plugin package publishes to other languages, listed explicitly.
+"""The components the plugin package publishes to other languages, and the provider that serves them.
 
 A component is public when it is in `COMPONENTS`; a test checks that every ComponentResource
 defined in the package is listed here (so none is forgotten) and that each declares its type
 token as `tpu-stacks:index:<Class>`.
+
+`TpuStacksProvider` is pulumi's experimental `ComponentProvider` (the schema inferred from the type
+hints) with what other languages' SDKs need and 3.272.0 does not do: the schema carries the package's
+version (from `pyproject.toml`), a namespace and its secrets, and the state `construct` returns
+carries arrays and maps of objects in the schema's camelCase, as it already does for a single object.
+docs/sdk.md says what a user of another language sees.
 """
 
 from __future__ import annotations
 
+import json
+import tomllib
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
 import pulumi
+from pulumi.provider import main
+from pulumi.provider.experimental.analyzer import ComponentDefinition, PropertyDefinition
+from pulumi.provider.experimental.component import ComponentProvider
 
 from tpu_stacks.cluster.component import TpuCluster
 from tpu_stacks.gcp.identity import WorkloadIdentity
@@ -18,6 +33,9 @@ from tpu_stacks.saxml.component import SaxmlStack
 from tpu_stacks.vllm.component import VllmStack
 
 PACKAGE = "tpu-stacks"
+NAMESPACE = "tpu-stacks"
+"""The schema's publisher namespace: generated SDKs are named after it (e.g. `@tpu-stacks/tpu-stacks`)."""
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
     CustomMetricsAdapter,
@@ -29,6 +47,91 @@ COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
     WorkloadIdentity,
 )
 
+SECRET_INPUTS = frozenset({"hfToken", "apiKeySecret"})
+"""Inputs (schema names) the components keep only in Kubernetes Secrets and never show."""
+SECRET_OUTPUTS = frozenset({"kubeconfig"})
+"""Outputs (schema names) the components return as secrets."""
+
 
 def public_components() -> list[type[pulumi.ComponentResource]]:
     return list(COMPONENTS)
+
+
+def package_version() -> str:
+    """The version `components/pyproject.toml` declares (the source of the installed distribution's too).
+
+    The plugin runs from its source directory, where the file is; an installed copy without it reads
+    the distribution's metadata, which pip wrote from the same file."""
+    if PYPROJECT.is_file():
+        return tomllib.loads(PYPROJECT.read_text())["project"]["version"]
+    return metadata.version(PACKAGE)
+
+
+def mark_secrets(schema: dict[str, Any]) -> dict[str, Any]:
+    """Set `secret: true` on the secret inputs and outputs of every resource of the schema.
+
+    The inference of pulumi 3.272.0 has no way to say a property is secret (`PropertyDefinition`
+    has no such field); the schema does (`secret` on a property), and the code generators wrap
+    such inputs in secrets and list such outputs as additional secret outputs."""
+    for resource in schema.get("resources", {}).values():
+        for name, spec in resource.get("inputProperties", {}).items():
+            if name in SECRET_INPUTS:
+                spec["secret"] = True
+        for name, spec in resource.get("properties", {}).items():
+            if name in SECRET_OUTPUTS:
+                spec["secret"] = True
+    return schema
+
+
+class TpuStacksProvider(ComponentProvider):
+    """The component provider other languages talk to through `construct`."""
+
+    def __init__(self, components: list[type[pulumi.ComponentResource]] | None = None) -> None:
+        super().__init__(components or public_components(), PACKAGE, NAMESPACE, package_version())
+        self.schema = json.dumps(mark_secrets(json.loads(self.schema or "{}")))
+
+    def get_state(self, instance: pulumi.ComponentResource, component_def: ComponentDefinition) -> dict[str, Any]:
+        """The outputs under their schema names, every nested object's keys renamed too.
+
+        The SDK's own `get_state` renames the keys of an output that is one object, but passes a list
+        or a map of objects through as Python wrote it (snake_case), against the camelCase schema the
+        other languages' SDKs read: `TpuCluster.slices` reached them as `pool_name`. The follow-up
+        upstream, pulumi/pulumi#18882 ("ensure that output names are mapped recursively"), is closed,
+        yet 3.272.0 still maps only a top-level object (tests/test_plugin_construct.py shows both)."""
+        state: dict[str, Any] = {}
+        for schema_name, prop in component_def.outputs.items():
+            value = getattr(instance, component_def.outputs_mapping[schema_name], None)
+            if value is not None:
+                state[schema_name] = self.to_schema(value, prop)
+        return state
+
+    def to_schema(self, value: Any, prop: PropertyDefinition) -> Any:
+        """`value` (Python names) as the schema describes `prop`: objects' keys in camelCase at any depth,
+        enums as their values; a map's own keys (labels, node selectors) are data and stay as they are."""
+        if isinstance(value, pulumi.Output):
+            return value.apply(lambda resolved: self.to_schema(resolved, prop))
+        if value is None:
+            return None
+        if prop.ref:
+            type_def = self.get_type_definition(prop)
+            if type_def is None:  # a resource reference, Any, an asset: nothing to rename
+                return value
+            if type_def.enum:
+                return getattr(value, "value", value)
+            renamed = {}
+            for schema_name, inner in type_def.properties.items():
+                field = value.get(type_def.properties_mapping[schema_name])
+                if field is not None:
+                    renamed[schema_name] = self.to_schema(field, inner)
+            return renamed
+        if prop.items is not None and isinstance(value, (list, tuple)):
+            return [self.to_schema(item, prop.items) for item in value]
+        if prop.additional_properties is not None and isinstance(value, dict):
+            return {key: self.to_schema(item, prop.additional_properties) for key, item in value.items()}
+        return value
+
+
+def serve(args: list[str]) -> None:
+    """Serve the components over gRPC, as the Python language host runs the plugin
+    (`python <plugin dir> <engine address>`, since the directory has a `__main__.py`)."""
+    main(TpuStacksProvider(), args)

@@ -54,6 +54,13 @@ class JetStreamStack(pulumi.ComponentResource):
     ready_replicas: pulumi.Output[int]
     """Server replicas ready when `pulumi up` finished waiting for the Deployment (it waits until all are)."""
 
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster's name (the one the stack created, or the existing one it runs on)."""
+    cluster_endpoint: pulumi.Output[str]
+    """The cluster's control-plane IP address."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
+
     def __init__(self, name: str, args: JetStreamStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_jetstream(
             parse_section(JetStreamSpec, dict(args), "jetstream"),
@@ -149,8 +156,14 @@ class JetStreamStack(pulumi.ComponentResource):
         )
         self.ready_replicas = deployment.status.apply(_ready_replicas)
         self.cluster = cluster
+        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
+        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
+        self.kubeconfig = cluster.kubeconfig
         self.register_outputs(
             {
+                "cluster_name": self.cluster_name,
+                "cluster_endpoint": self.cluster_endpoint,
+                "kubeconfig": self.kubeconfig,
                 "service_name": self.service_name,
                 "port_forward": self.port_forward,
                 "curl": self.curl,

@@ -59,6 +59,13 @@ class RayTrainStack(pulumi.ComponentResource):
     training_slice: pulumi.Output[TrainingSlice]
     maxtext_args: pulumi.Output[list[str]]
 
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster's name (the one the stack created, or the existing one it runs on)."""
+    cluster_endpoint: pulumi.Output[str]
+    """The cluster's control-plane IP address."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
+
     def __init__(self, name: str, args: RayTrainStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_raytrain(
             parse_section(RayTrainSpec, dict(args), "raytrain"), parse(ClusterSpec, dict(args["cluster"]), "cluster")
@@ -130,8 +137,14 @@ class RayTrainStack(pulumi.ComponentResource):
         self.training_slice = pulumi.Output.from_input(training_slice(plan))
         self.maxtext_args = pulumi.Output.from_input(plan.maxtext_args())
         self.cluster = cluster
+        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
+        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
+        self.kubeconfig = cluster.kubeconfig
         self.register_outputs(
             {
+                "cluster_name": self.cluster_name,
+                "cluster_endpoint": self.cluster_endpoint,
+                "kubeconfig": self.kubeconfig,
                 "ray_cluster_name": self.ray_cluster_name,
                 "namespace": self.namespace,
                 "ray_job_name": self.ray_job_name,
