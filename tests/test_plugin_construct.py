@@ -4,6 +4,7 @@ state it answers in the schema's camelCase (arrays and maps of objects too), sec
 from typing import NotRequired, Optional, TypedDict
 
 import pulumi
+import pytest
 from pulumi.provider.experimental.component import ComponentProvider
 
 from tests.plugin_host import construct, is_secret, reveal
@@ -114,3 +115,38 @@ def test_objects_are_renamed_at_any_depth_of_lists_and_maps():
     leaf = {"maxNodes": 2, "nodeLabels": {"cloud.google.com/gke-spot": "true"}}
     assert state["branches"] == [{"leaves": [leaf], "byZone": {"us-central1-b": leaf}}]
     assert state["byName"] == {"pool_a": [{"maxNodes": 4}]}  # the map's key is data, kept as written
+
+
+WORKLOADS = {
+    "SaxmlStack": ({"cluster": {"project": "proj", "location": "us-central1-a"}}, ()),
+    "JetStreamStack": (
+        {
+            "cluster": {"project": "proj", "location": "us-west4"},
+            "model": "google/gemma-7b-it",
+            "zone": "us-west4-a",
+            "hfToken": "hf_token_value",
+        },
+        ("hfToken",),
+    ),
+    "RayTrainStack": (
+        {
+            "cluster": {"project": "proj", "location": "us-east5-b", "releaseChannel": "RAPID"},
+            "model": "llama3-8b",
+            "tpuGeneration": "v6e",
+            "topology": "4x4",
+            "parallelism": {"fsdp": 4, "tensor": 4},
+        },
+        (),
+    ),
+}
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+def test_every_workload_returns_its_cluster_through_construct(workload):
+    inputs, secrets = WORKLOADS[workload]
+    state, mocks = construct(TpuStacksProvider(), f"tpu-stacks:index:{workload}", "w", inputs, secrets=secrets)
+    (cluster,) = mocks.of_type("gcp:container/cluster:Cluster")
+    assert state["clusterName"] == cluster.inputs["name"] == "tpu-cluster"
+    assert state["clusterEndpoint"] == "203.0.113.10"
+    assert is_secret(state["kubeconfig"]) and "https://203.0.113.10" in reveal(state["kubeconfig"])
+    assert not any(is_secret(state[name]) for name in ("clusterName", "clusterEndpoint"))
