@@ -4,6 +4,7 @@ inputs and outputs, so other languages can `pulumi package add` it."""
 import inspect
 import json
 import pkgutil
+import re
 import runpy
 import sys
 import tomllib
@@ -167,3 +168,18 @@ def test_plain_inputs_are_plain_in_the_schema_and_secrets_accept_outputs():
     assert set(vllm) - plain == {"hfToken", "apiKeySecret"}
     cluster = provider_schema()["types"]["tpu-stacks:index:TpuClusterArgs"]["properties"]
     assert all(spec.get("plain") for spec in cluster.values())
+
+
+def test_the_typescript_example_in_docs_uses_only_schema_names():
+    text = (COMPONENTS_DIR.parent / "docs" / "sdk.md").read_text()
+    (snippet,) = re.findall(r"```typescript\n(.*?)```", text, re.S)
+    schema = provider_schema()
+    vllm = schema["resources"]["tpu-stacks:index:VllmStack"]
+    used_outputs = set(re.findall(r"\bvllm\.(\w+)", snippet))
+    assert used_outputs and used_outputs <= set(vllm["properties"])
+    call = snippet[snippet.index("new tpuStacks.VllmStack(") :]
+    call = call[: call.index("});")]
+    assert set(re.findall(r"^ {4}(\w+):", call, re.M)) <= set(vllm["inputProperties"])
+    (cluster_keys,) = re.findall(r"cluster: \{(.*?)\}", call)
+    cluster_args = schema["types"]["tpu-stacks:index:TpuClusterArgs"]["properties"]
+    assert set(re.findall(r"(\w+):", cluster_keys)) <= set(cluster_args)

@@ -34,7 +34,7 @@ from tpu_stacks.vllm.component import VllmStack
 
 PACKAGE = "tpu-stacks"
 NAMESPACE = "tpu-stacks"
-"""The schema's publisher namespace: generated SDKs are named after it (e.g. `@tpu-stacks/tpu-stacks`)."""
+"""The publisher namespace the schema declares (the package schema's `namespace`), next to its name."""
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
