@@ -20,7 +20,7 @@ from google.protobuf import empty_pb2, json_format
 from pulumi.provider.server import ProviderServicer
 from pulumi.runtime import proto, rpc
 from pulumi.runtime.mocks import MockMonitor
-from pulumi.runtime.proto import engine_pb2_grpc, resource_pb2, resource_pb2_grpc
+from pulumi.runtime.proto import engine_pb2_grpc, errors_pb2, resource_pb2, resource_pb2_grpc, status_pb2
 
 from tests.mocks import RecordingMocks
 
@@ -69,6 +69,25 @@ class SilentEngine(engine_pb2_grpc.EngineServicer):
         return engine_pb2.SetRootResourceResponse()
 
 
+class Refused(Exception):
+    """The provider aborted the Construct call with invalid-argument errors, as the engine receives them."""
+
+    def __init__(self, errors: list[tuple[str, str]]) -> None:
+        super().__init__(errors)
+        self.errors = errors
+        self.declared: list[Any] = []
+
+
+class CallContext:
+    """The gRPC call context's `abort_with_status`: the InputPropertiesError details, decoded."""
+
+    async def abort_with_status(self, status: Any) -> None:
+        details = status_pb2.Status.FromString(dict(status.trailing_metadata)["grpc-status-details-bin"])
+        found = errors_pb2.InputPropertiesError()
+        details.details[0].Unpack(found)
+        raise Refused([(error.property_path, error.reason) for error in found.errors])
+
+
 def construct(
     provider: pulumi.provider.Provider,
     type_token: str,
@@ -92,6 +111,9 @@ def construct(
         with futures.ThreadPoolExecutor(max_workers=1) as caller:
             request = _construct(provider, address, type_token, name, inputs, secrets)
             response = caller.submit(asyncio.run, request).result(timeout=120)
+    except Refused as refused:
+        refused.declared = mocks.resources  # what the component had declared when it was refused
+        raise
     finally:
         server.stop(None)
     return json_format.MessageToDict(response.state), mocks
@@ -105,8 +127,9 @@ async def _construct(
     inputs: dict[str, Any],
     secrets: tuple[str, ...],
 ) -> Any:
-    wire = {key: pulumi.Output.secret(value) if key in secrets else value for key, value in inputs.items()}
-    struct = await rpc.serialize_properties(wire, {})
+    struct = await rpc.serialize_properties(inputs, {})
+    for key in secrets:  # the engine's wire form of a secret: {sig: <secret sig>, value: ...}
+        struct[key] = {SIG_KEY: SECRET_SIG, "value": inputs[key]}
     request = proto.ConstructRequest(
         project="other-language",
         stack="dev",
@@ -117,7 +140,7 @@ async def _construct(
         dryRun=False,
     )
     servicer = ProviderServicer(provider, [], engine_address=address)
-    return await servicer.Construct(request, context=None)
+    return await servicer.Construct(request, context=CallContext())
 
 
 def reveal(value: Any) -> Any:

@@ -5,9 +5,10 @@ from typing import NotRequired, Optional, TypedDict
 
 import pulumi
 import pytest
+from pulumi.errors import InputPropertyError
 from pulumi.provider.experimental.component import ComponentProvider
 
-from tests.plugin_host import construct, is_secret, reveal
+from tests.plugin_host import Refused, construct, is_secret, reveal
 from tpu_stacks.plugin import COMPONENTS, PACKAGE, TpuStacksProvider
 
 CLUSTER = {"project": "proj", "location": "us-central1-b", "releaseChannel": "RAPID"}
@@ -150,3 +151,46 @@ def test_every_workload_returns_its_cluster_through_construct(workload):
     assert state["clusterEndpoint"] == "203.0.113.10"
     assert is_secret(state["kubeconfig"]) and "https://203.0.113.10" in reveal(state["kubeconfig"])
     assert not any(is_secret(state[name]) for name in ("clusterName", "clusterEndpoint"))
+
+
+@pytest.mark.parametrize(
+    ("component", "inputs", "secrets", "path"),
+    [
+        ("TpuCluster", {"project": "proj", "location": "us-central1-b"}, ("project",), "project"),
+        (
+            "VllmStack",
+            {"cluster": {"project": "proj", "location": "us-central1-b"}, "model": "meta-llama/Llama-3.1-8B"},
+            ("cluster",),
+            "cluster",
+        ),
+    ],
+)
+def test_an_output_for_a_plain_input_is_refused_by_name_before_anything_is_declared(component, inputs, secrets, path):
+    with pytest.raises(Refused) as refused:
+        construct(TpuStacksProvider(), f"tpu-stacks:index:{component}", "x", inputs, secrets=secrets)
+    ((where, reason),) = refused.value.errors
+    assert where == path and reason.startswith(f"{path}: got an output")
+    assert "\n" not in reason and "plain value" in reason
+    assert refused.value.declared == []  # not even the component itself
+
+
+def test_an_output_nested_in_a_plain_object_is_refused_at_its_path():
+    provider = TpuStacksProvider()
+    cluster = {"project": "proj", "location": "us-central1-b", "slices": [{"generation": "v6e", "topology": None}]}
+    cluster["slices"][0]["topology"] = pulumi.Output.from_input("2x4")
+    definition = provider._component_defs["TpuCluster"]
+    with pytest.raises(InputPropertyError) as refused:
+        for name, prop in definition.inputs.items():
+            provider.refuse_outputs(cluster.get(name), prop, name)
+    assert refused.value.property_path == "slices[0].topology"
+
+
+def test_secret_inputs_that_take_outputs_are_not_refused():
+    inputs = {
+        "cluster": CLUSTER,
+        "model": "meta-llama/Llama-3.1-8B",
+        "hfToken": "hf_token_value",
+        "replicas": {"min": 1, "max": 1},
+    }
+    state, _ = construct(TpuStacksProvider(), "tpu-stacks:index:VllmStack", "v", inputs, secrets=("hfToken",))
+    assert state["modelId"] == "meta-llama/Llama-3.1-8B"

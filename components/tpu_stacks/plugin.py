@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-from pulumi.provider import main
+from pulumi.errors import InputPropertyError
+from pulumi.provider import ConstructResult, main
 from pulumi.provider.experimental.analyzer import ComponentDefinition, PropertyDefinition
 from pulumi.provider.experimental.component import ComponentProvider
 
@@ -90,6 +91,41 @@ class TpuStacksProvider(ComponentProvider):
         super().__init__(components or public_components(), PACKAGE, NAMESPACE, package_version())
         self.schema = json.dumps(mark_secrets(json.loads(self.schema or "{}")))
 
+    def construct(
+        self,
+        name: str,
+        resource_type: str,
+        inputs: pulumi.Inputs,
+        options: pulumi.ResourceOptions | None = None,
+    ) -> ConstructResult:
+        """Refuse an output where the schema says plain, before the component declares anything.
+
+        A plain input is read at construction (it sizes the slice and names resources), so it must be
+        a value known at preview. A typed SDK cannot pass an output there, but YAML or a secret config
+        value can: the engine then sends an Output, which the spec cannot read. The refusal names the
+        property as the caller wrote it; the engine reports it against that property."""
+        component_def = self._component_defs.get(resource_type.rsplit(":", maxsplit=1)[-1])
+        if component_def is not None:
+            for schema_name, prop in component_def.inputs.items():
+                self.refuse_outputs(inputs.get(schema_name), prop, schema_name)
+        return super().construct(name, resource_type, inputs, options)
+
+    def refuse_outputs(self, value: Any, prop: PropertyDefinition, path: str) -> None:
+        if isinstance(value, pulumi.Output):
+            if prop.plain:
+                raise InputPropertyError(path, plain_input_message(path))
+            return
+        if prop.ref and isinstance(value, dict):
+            type_def = self.get_type_definition(prop)
+            for schema_name, inner in (type_def.properties if type_def else {}).items():
+                self.refuse_outputs(value.get(schema_name), inner, f"{path}.{schema_name}")
+        elif prop.items is not None and isinstance(value, list):
+            for index, item in enumerate(value):
+                self.refuse_outputs(item, prop.items, f"{path}[{index}]")
+        elif prop.additional_properties is not None and isinstance(value, dict):
+            for key, item in value.items():
+                self.refuse_outputs(item, prop.additional_properties, f"{path}.{key}")
+
     def get_state(self, instance: pulumi.ComponentResource, component_def: ComponentDefinition) -> dict[str, Any]:
         """The outputs under their schema names, every nested object's keys renamed too.
 
@@ -129,6 +165,13 @@ class TpuStacksProvider(ComponentProvider):
         if prop.additional_properties is not None and isinstance(value, dict):
             return {key: self.to_schema(item, prop.additional_properties) for key, item in value.items()}
         return value
+
+
+def plain_input_message(path: str) -> str:
+    return (
+        f"{path}: got an output (a secret or a value not known until deployment); it is read when the "
+        "component is constructed, so give a plain value: a literal or a plain, non-secret config value"
+    )
 
 
 def serve(args: list[str]) -> None:
