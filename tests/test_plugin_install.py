@@ -4,12 +4,12 @@ For a plugin directory with a `__main__.py` the CLI creates `<dir>/venv` and run
 `python -m pip install -r requirements.txt` in the directory (pulumi sdk/go/common/workspace/plugins.go,
 PluginSpec.InstallDependencies, "bare directory" mode: pyproject.toml is not read), then the language
 host runs `venv/bin/python <dir> <engine address>` (sdk/python/cmd/pulumi-language-python, RunPlugin)
-and reads the port the provider prints. Here the venv lives in a temporary directory instead of the
-checkout; everything else is the same steps.
+and reads the port the provider prints. Here in a copy of the directory, with the same steps.
 """
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -35,20 +35,23 @@ def test_the_plugin_directory_installs_its_package_through_requirements_txt():
 
 @pytest.mark.network
 def test_installed_like_the_cli_does_the_plugin_serves_its_schema(tmp_path):
+    # The CLI installs a plugin from a copy of its directory (git clone or plugin cache); so does this.
+    plugin_dir = tmp_path / "components"
+    shutil.copytree(COMPONENTS_DIR, plugin_dir, ignore=shutil.ignore_patterns("build", "*.egg-info", "venv"))
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True, timeout=120)
-    python = str(tmp_path / "venv" / "bin" / "python")
+    subprocess.run([sys.executable, "-m", "venv", str(plugin_dir / "venv")], check=True, timeout=120)
+    python = str(plugin_dir / "venv" / "bin" / "python")
 
     def pip(*args: str) -> subprocess.CompletedProcess:
         command = [python, "-m", "pip", *args, "--disable-pip-version-check"]
-        return subprocess.run(command, cwd=COMPONENTS_DIR, env=env, capture_output=True, text=True, timeout=900)
+        return subprocess.run(command, cwd=plugin_dir, env=env, capture_output=True, text=True, timeout=900)
 
     assert pip("install", f"pip=={OLD_PIP}").returncode == 0
     installed = pip("install", "-r", "requirements.txt")
     assert installed.returncode == 0, installed.stdout[-2000:] + installed.stderr[-2000:]
 
     plugin = subprocess.Popen(
-        [python, str(COMPONENTS_DIR), "127.0.0.1:1"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True
+        [python, str(plugin_dir), "127.0.0.1:1"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True
     )
     try:
         port = int(plugin.stdout.readline())  # the provider's first line: the port it listens on

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -39,7 +40,18 @@ def test_example_pins_the_sdks_this_repository_tests_with():
     assert pins == {pin for pin in planner if pin.split("==")[0] in ("pulumi", "pulumi-gcp", "pulumi-kubernetes")}
 
 
-def _pip(python: Path, *args: str, cwd: Path = EXAMPLE) -> subprocess.CompletedProcess:
+SOURCE_ONLY = shutil.ignore_patterns("build", "*.egg-info", "venv", "__pycache__")
+
+
+def checkout_copy(root: Path) -> Path:
+    """The example and the components at their places in a copy of the checkout (pip builds a local
+    path in place, leaving `build/` behind: in a copy, never in the working tree); the copy's example."""
+    shutil.copytree(ROOT / "components", root / "components", ignore=SOURCE_ONLY)
+    shutil.copytree(EXAMPLE, root / "examples" / "cluster-only", ignore=SOURCE_ONLY)
+    return root / "examples" / "cluster-only"
+
+
+def _pip(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     command = [str(python), "-m", "pip", *args, "--disable-pip-version-check"]
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
@@ -50,17 +62,18 @@ def test_requirements_install_with_an_old_pip_and_the_newest(tmp_path):
     """As `pulumi install` does: a fresh venv, then `pip install -r requirements.txt` in the project
     directory (pulumi sdk/python/toolchain/pip.go, InstallDependencies). Pulumi upgrades pip first, but a
     user's own venv, or a machine without the upgrade, has the pip Python bundled: pinned here to 23.2.1."""
+    example = checkout_copy(tmp_path / "checkout")
     subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True, timeout=120)
     python = tmp_path / "venv" / "bin" / "python"
-    assert _pip(python, "install", f"pip=={OLD_PIP}").returncode == 0
-    assert _pip(python, "--version").stdout.startswith(f"pip {OLD_PIP} ")
+    assert _pip(python, "install", f"pip=={OLD_PIP}", cwd=example).returncode == 0
+    assert _pip(python, "--version", cwd=example).stdout.startswith(f"pip {OLD_PIP} ")
 
     # The form the example used before: this pip refuses it, which is why the example does not use it.
     (tmp_path / "pep508.txt").write_text("tpu-stacks @ file:../../components\n")
-    refused = _pip(python, "install", "--dry-run", "-r", str(tmp_path / "pep508.txt"))
+    refused = _pip(python, "install", "--dry-run", "-r", str(tmp_path / "pep508.txt"), cwd=example)
     assert refused.returncode != 0 and "Invalid requirement" in refused.stderr
 
-    installed = _pip(python, "install", "-r", "requirements.txt")
+    installed = _pip(python, "install", "-r", "requirements.txt", cwd=example)
     assert installed.returncode == 0, installed.stdout[-2000:] + installed.stderr[-2000:]
     probe = "import importlib.metadata as m, tpu_stacks.cluster.component as c; print(c.__file__, m.version('pulumi'))"
     where, version = subprocess.run(
@@ -71,7 +84,9 @@ def test_requirements_install_with_an_old_pip_and_the_newest(tmp_path):
 
     # The newest pip (this repository's venv upgrades to it): the same file, parsed and the path built.
     newest = _pip(
-        Path(sys.executable), "install", "--dry-run", "--no-deps", "--ignore-installed", "-r", "requirements.txt"
+        Path(sys.executable),
+        *("install", "--dry-run", "--no-deps", "--ignore-installed", "-r", "requirements.txt"),
+        cwd=example,
     )
     assert newest.returncode == 0, newest.stderr[-2000:]
     assert "tpu-stacks" in newest.stdout
