@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.tpu import GENERATIONS, generation_of_machine_type
 from tpu_stacks.errors import UserError
+from tpu_stacks.gcp.universe import GKE_DIFFERENCES as S3NS_GKE
 from tpu_stacks.gcp.universe import REGIONS as S3NS_REGIONS
 from tpu_stacks.gcp.universe import UNIVERSES, Source, Universe, universe
 from tpu_stacks.names import is_zone, region_of
@@ -97,6 +98,8 @@ class UniverseLocations(BaseModel):
     zones_source: Source
     tpu_offers: tuple[Offer, ...] | None
     """None: the universe publishes no TPU zone list (its own limits say so, see gcp/universe.py)."""
+    tpu_source: Source | None = None
+    """Where a universe without TPU offers says so."""
 
     @property
     def regions(self) -> tuple[str, ...]:
@@ -216,6 +219,7 @@ def _s3ns() -> UniverseLocations:
         zones={region: tuple(z for z in s3ns.zones if region_of(z) == region) for region in s3ns.regions},
         zones_source=S3NS_REGIONS,
         tpu_offers=None,
+        tpu_source=S3NS_GKE,
     )
 
 
@@ -252,7 +256,9 @@ def _shown(zones: list[str], limit: int = 6) -> str:
 
 
 def _override_fix(allow_key: str) -> str:
-    return f"or set {allow_key}: true for one newer than the catalogue"
+    """`allow_key` is a config key (`cluster.allowUncatalogued`) or, for the pack, a whole phrase."""
+    action = allow_key if " " in allow_key else f"set {allow_key}: true"
+    return f"or {action} for one newer than the catalogue"
 
 
 def _cited(sources: list[Source]) -> str:
@@ -405,6 +411,13 @@ def check_cpu_machine_type(name: str, key: str, allow: bool = False, allow_key: 
 
 def is_tpu_machine_type(name: str) -> bool:
     return generation_of_machine_type(name) is not None
+
+
+def universe_of_location(location: str) -> Universe:
+    """The universe whose catalogue lists the location's region (Google Cloud when none does): the
+    policy pack sees only a location, never the provider's universe."""
+    region = region_of(location)
+    return next((u for u in UNIVERSES if region in CATALOGUE[u.name].zones), universe("google"))
 
 
 def generation_names_offered(chosen: Universe | str, zone: str) -> list[str]:
