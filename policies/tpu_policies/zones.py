@@ -27,7 +27,7 @@ from pulumi_policy import (
 )
 
 from tpu_policies.slices import CLUSTER_TYPE, pool_slice, pools_of
-from tpu_policies.values import UNKNOWN, as_list, as_str, config, plain
+from tpu_policies.values import UNKNOWN, as_list, config, plain
 from tpu_stacks.catalog.locations import check_location, check_tpu_zone, locations_of, universe_of_location
 from tpu_stacks.errors import UserError
 from tpu_stacks.names import is_region, is_zone
