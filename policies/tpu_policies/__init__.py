@@ -28,8 +28,9 @@ PACK_NAME = "tpu-stacks-guardrails"
 DESCRIPTION = (
     "TPU guardrails for GKE: models fit the slice, node pools and workloads agree on the slice shape, "
     "GKE versions support the TPU generation, TPU pools only in zones that offer them, Workload Identity, "
-    "least-privilege storage, no plaintext secrets, pulumi up waits as long as the probes allow, HPAs scale on metrics the engine exports, no "
-    "privileged pods without a reason; advisory: no public endpoints, pinned images, unsizable models."
+    "least-privilege storage, no plaintext secrets, pulumi up waits as long as the probes allow, HPAs scale "
+    "on metrics the engine exports, no privileged pods without a reason; advisory: no public endpoints, "
+    "pinned images, unsizable models, uncatalogued TPU zones."
 )
 
 POLICIES: list[Policy] = [
