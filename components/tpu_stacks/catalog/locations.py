@@ -399,7 +399,7 @@ def check_cpu_machine_type(name: str, key: str, allow: bool = False, allow_key: 
     series = name.split("-", 1)[0]
     known = next((s for s in CPU_SERIES if s.name == series), None)
     if known is not None:
-        problem = f"is not a {series.upper()} machine type (source: {known.source.cite()})"
+        problem = f"is not a machine type of the {series.upper()} series (source: {known.source.cite()})"
         choices = [t for t in known.types() if t.startswith(name.rsplit("-", 1)[0])] or known.types()
     else:
         problem = f"is not a machine type in the catalogue (series known: {', '.join(s.name for s in CPU_SERIES)})"
