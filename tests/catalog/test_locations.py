@@ -112,7 +112,9 @@ def test_the_override_returns_a_record_instead_of_refusing():
 
 def test_unknown_regions_and_zones_are_refused_with_choices():
     message = refusal(lambda: locations.check_location(GOOGLE, "us-central9-a", "gcp:zone"))
-    assert message.startswith("gcp:zone: 'us-central9-a' is not a region of Google Cloud (source: Compute Engine")
+    assert message.startswith(
+        "gcp:zone: 'us-central9-a' is in us-central9, which is not a region of Google Cloud (source:"
+    )
     assert "use one of us-central1" in message
     message = refusal(lambda: locations.check_location(GOOGLE, "us-central1-d", "cluster.location"))
     assert "is not a zone of us-central1" in message and "us-central1-a, us-central1-b" in message

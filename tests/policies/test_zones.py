@@ -118,7 +118,7 @@ def test_an_unknown_zone_is_advisory_not_silent():
     refused, (note,) = verdicts(lambda: pool("ct6e-standard-4t", "us-central1-z"))
     assert refused == [] and "us-central1-z is not a zone of us-central1" in note
     refused, (note,) = verdicts(lambda: pool("ct6e-standard-4t", "mars-north1-a"))
-    assert refused == [] and "mars-north1-a is not a region of Google Cloud" in note
+    assert refused == [] and "mars-north1-a is in mars-north1, which is not a region of Google Cloud" in note
 
 
 def test_a_location_unknown_at_preview_is_advisory():

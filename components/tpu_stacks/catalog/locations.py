@@ -279,7 +279,8 @@ def check_location(
     catalogue = locations_of(chosen)
     region = region_of(location)
     if region not in catalogue.zones:
-        problem = f"is not a region of {chosen.title or chosen.name} (source: {catalogue.zones_source.cite()})"
+        where = f"is in {region}, which is not a region" if is_zone(location) else "is not a region"
+        problem = f"{where} of {chosen.title or chosen.name} (source: {catalogue.zones_source.cite()})"
         choices = nearest(location, catalogue.regions)
     elif is_zone(location) and location not in catalogue.zones[region]:
         problem = f"is not a zone of {region} (source: {catalogue.zones_source.cite()})"

@@ -250,17 +250,23 @@ def _zone_key(key: str, spec: SliceSpec, location_key: str, regional: bool, auto
     return location_key if autopilot or not regional else "cluster.nodeLocations[0]"
 
 
-def _check_catalogue(
-    spec: ClusterSpec, chosen: Universe, location_key: str, pool_zones: list[tuple[str, str, str]]
-) -> tuple[str, ...]:
-    """Regions, zones, TPU zones and the system pool's machine type against the location catalogue
-    (catalog/locations.py): refused in one line naming the key, or recorded under the override."""
+def _check_places(spec: ClusterSpec, chosen: Universe, location_key: str) -> list[str | None]:
+    """The cluster's location and node locations exist in the location catalogue (catalog/locations.py):
+    refused in one line naming the key, or recorded under the override (first, before the slices)."""
     allow = spec.allow_uncatalogued
     lines = [check_location(chosen, spec.location, location_key, allow)]
-    lines += [
+    return lines + [
         check_location(chosen, zone, f"cluster.nodeLocations[{index}]", allow)
         for index, zone in enumerate(spec.node_locations)
     ]
+
+
+def _check_catalogue(
+    spec: ClusterSpec, chosen: Universe, pool_zones: list[tuple[str, str, str]], lines: list[str | None]
+) -> tuple[str, ...]:
+    """Each pool's zone offers its TPU generation, and the system pool's machine type exists (the
+    location catalogue); returns every line the override let through, `lines` included."""
+    allow = spec.allow_uncatalogued
     for key, zone, gen in pool_zones:
         if key.endswith(".zone"):
             lines.append(check_location(chosen, zone, key, allow))
@@ -307,6 +313,7 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
             "use lowercase letters, digits and '-', at most 40 characters",
         )
     regional, node_locations = _check_location(spec)
+    beyond = _check_places(spec, chosen_universe, location_key)
     if generation_of_machine_type(spec.system_pool.machine_type) is not None:
         raise UserError(
             "cluster.systemPool.machineType",
@@ -407,7 +414,7 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
                 "use lowercase letters, digits and '-'",
             )
     _check_versions(spec, shapes)
-    beyond = _check_catalogue(spec, chosen_universe, location_key, pool_zones)
+    beyond_catalogue = _check_catalogue(spec, chosen_universe, pool_zones, beyond)
     return ClusterPlan(
         spec=spec,
         universe=chosen_universe,
@@ -415,7 +422,7 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         node_locations=node_locations,
         pools=tuple(pools),
         slices=tuple(shapes),
-        beyond_catalogue=beyond,
+        beyond_catalogue=beyond_catalogue,
     )
 
 

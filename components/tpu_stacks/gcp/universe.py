@@ -117,7 +117,8 @@ class Universe(BaseModel):
         """The bare project id, refused in one line naming `key` unless it follows Resource Manager's
         project-id rule (names.PROJECT_ID); a legacy domain-scoped id is checked after its domain."""
         bare = self.bare_project(project, key)
-        PROJECT_ID.check(key, bare.rpartition(":")[2], f"use {PROJECT_ID.rule} (the project id, not its name)")
+        if not PROJECT_ID.matches(bare.rpartition(":")[2]):  # the value as written is shown, prefix and all
+            raise UserError(key, project, "is not a valid project id", f"use {PROJECT_ID.rule} (the id, not the name)")
         return bare
 
     # -- identity strings ----------------------------------------------------------------------
