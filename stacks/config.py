@@ -18,7 +18,7 @@ from tpu_stacks.catalog.tpu import gke_version
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.gcp.universe import resolve as resolve_universe
 from tpu_stacks.gcp.universe import universe
-from tpu_stacks.names import PROJECT_NUMBER
+from tpu_stacks.names import PROJECT_NUMBER, region_of
 from tpu_stacks.validation import parse
 
 NAMESPACE = "tpu-stacks"
@@ -120,6 +120,11 @@ def _defaults_from_gcp(cluster: Any) -> dict[str, str]:
         if field not in cluster and given is not None:
             origins[f"cluster.{field}"] = f"gcp:{given}"
         cluster.setdefault(field, gcp_config.get(given) if given else None)
+    zone, region = gcp_config.get("zone"), gcp_config.get("region")
+    if zone and region and region_of(zone) != region:  # the provider would put zonal and regional resources apart
+        raise UserError(
+            "gcp:zone", zone, f"is not in gcp:region {region!r}", f"use a zone of {region}, or fix gcp:region"
+        )
     cluster["universe"] = resolve_universe(cluster.get("universe"), gcp_config.get("universeDomain"))
     if isinstance(cluster["project"], str):
         key = origins.get("cluster.project", "cluster.project")

@@ -47,7 +47,7 @@ CASES = [
     # -- regions and zones that do not exist -------------------------------------------------------------
     Case(
         "gcp-zone-no-region",
-        {"gcp:zone": "us-central9-a", **cluster(slices=V6E)},
+        {"gcp:region": "us-central9", "gcp:zone": "us-central9-a", **cluster(slices=V6E)},
         "gcp:zone",
         ("is in us-central9, which is not a region",),
     ),
@@ -94,6 +94,12 @@ CASES = [
         ("is not a zone of universe s3ns",),
     ),
     Case("google-zone-of-s3ns", cluster(location="u-france-east1-a", slices=V6E), "tpu-stacks:cluster.location"),
+    Case(
+        "gcp-zone-outside-gcp-region",
+        {"gcp:zone": "us-east5-a", **cluster(slices=V6E)},  # BASE sets gcp:region us-central1
+        "gcp:zone",
+        ("is not in gcp:region 'us-central1'",),
+    ),
     # -- zones that do not offer the slice's TPU generation -------------------------------------------
     Case(
         "location-without-v6e",
