@@ -109,8 +109,7 @@ def _raw_common(config: pulumi.Config) -> dict[str, Any]:
 
 def _defaults_from_gcp(cluster: Any) -> dict[str, str]:
     """Project, location and universe default to the gcp provider's own config. Returns where each
-    defaulted value came from (`cluster.location` -> `gcp:zone`), so a refusal names the key as written.
-    The universe and `gcp:universeDomain` must agree; the project id must be one (names.PROJECT_ID)."""
+    defaulted value came from (`cluster.location` -> `gcp:zone`), so a refusal names the key as written."""
     if not isinstance(cluster, dict):
         return {}
     gcp_config = pulumi.Config("gcp")
@@ -120,19 +119,27 @@ def _defaults_from_gcp(cluster: Any) -> dict[str, str]:
         if field not in cluster and given is not None:
             origins[f"cluster.{field}"] = f"gcp:{given}"
         cluster.setdefault(field, gcp_config.get(given) if given else None)
+    cluster["universe"] = resolve_universe(cluster.get("universe"), gcp_config.get("universeDomain"))
+    return origins
+
+
+def _check_where(cluster: Any, origins: dict[str, str]) -> None:
+    """The provider's zone lies in its region, and the project ids are project ids of the universe the
+    stack deploys to (names.PROJECT_ID; `resolve_universe` already made universe and domain agree)."""
+    gcp_config = pulumi.Config("gcp")
     zone, region = gcp_config.get("zone"), gcp_config.get("region")
     if zone and region and region_of(zone) != region:  # the provider would put zonal and regional resources apart
         raise UserError(
             "gcp:zone", zone, f"is not in gcp:region {region!r}", f"use a zone of {region}, or fix gcp:region"
         )
-    cluster["universe"] = resolve_universe(cluster.get("universe"), gcp_config.get("universeDomain"))
-    if isinstance(cluster["project"], str):
-        key = origins.get("cluster.project", "cluster.project")
-        universe(cluster["universe"]).check_project(cluster["project"], key)
+    if not isinstance(cluster, dict):
+        return
+    chosen = universe(cluster["universe"])
+    if isinstance(cluster.get("project"), str):
+        chosen.check_project(cluster["project"], origins.get("cluster.project", "cluster.project"))
     existing = cluster.get("existing")
     if isinstance(existing, dict) and isinstance(existing.get("project"), str):
-        universe(cluster["universe"]).check_project(existing["project"], "cluster.existing.project")
-    return origins
+        chosen.check_project(existing["project"], "cluster.existing.project")
 
 
 def load(sections: dict[str, str | None]) -> tuple[LoadedStack, Secrets]:
@@ -177,6 +184,7 @@ def _load(config: pulumi.Config, sections: dict[str, str | None]) -> LoadedStack
     if "cluster" not in raw:
         raise UserError("cluster", MISSING, "is required", "declare the cluster (see README: configuration)")
     origins = _defaults_from_gcp(raw["cluster"])
+    _check_where(raw["cluster"], origins)
     common = parse(StackConfig, raw)
     if common.identity.project_number is not None:
         PROJECT_NUMBER.check("identity.projectNumber", common.identity.project_number)
