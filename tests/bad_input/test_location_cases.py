@@ -273,19 +273,10 @@ def plan(project: Path, stack: str, config: dict[str, Any], monkeypatch, out: Pa
         return runs[-1]
 
     monkeypatch.setattr(plan_cli, "run_program", recording)
-    args = argparse.Namespace(
-        stack=[stack],
-        all=False,
-        cwd=str(project),
-        policy_pack=None,
-        policy_config=None,
-        json=str(out) if out else None,
-        manifests=None,
-        crds=None,
-        k8s_version=None,
-        in_process_policy=True,
-        placeholder_secrets=True,
-    )
+    parser = argparse.ArgumentParser()
+    plan_cli.add_arguments(parser)  # the CLI's own flags and defaults, as `tpu-stacks plan` parses them
+    argv = ["--stack", stack, "--cwd", str(project), "--placeholder-secrets"] + (["--json", str(out)] if out else [])
+    args = parser.parse_args(argv)
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         code = plan_cli.run(args)
