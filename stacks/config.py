@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_stacks.catalog.tpu import gke_version
 from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.gcp.universe import resolve as resolve_universe
+from tpu_stacks.gcp.universe import universe
+from tpu_stacks.names import PROJECT_NUMBER, region_of
 from tpu_stacks.validation import parse
 
 NAMESPACE = "tpu-stacks"
@@ -75,6 +78,8 @@ class LoadedStack(BaseModel):
     config: StackConfig
     scenario: str
     section: dict[str, Any] | None = None
+    origins: dict[str, str] = {}
+    """Cluster keys the gcp provider's config set (`cluster.location` -> `gcp:zone`): refusals name those."""
 
     @property
     def cluster(self) -> dict[str, Any]:
@@ -102,14 +107,39 @@ def _raw_common(config: pulumi.Config) -> dict[str, Any]:
     return raw
 
 
-def _defaults_from_gcp(cluster: Any) -> None:
-    """Project, location and universe default to the gcp provider's own config."""
+def _defaults_from_gcp(cluster: Any) -> dict[str, str]:
+    """Project, location and universe default to the gcp provider's own config. Returns where each
+    defaulted value came from (`cluster.location` -> `gcp:zone`), so a refusal names the key as written."""
+    if not isinstance(cluster, dict):
+        return {}
+    gcp_config = pulumi.Config("gcp")
+    origins: dict[str, str] = {}
+    for field, keys in (("project", ("project",)), ("location", ("zone", "region"))):
+        given = next((key for key in keys if gcp_config.get(key) is not None), None)
+        if field not in cluster and given is not None:
+            origins[f"cluster.{field}"] = f"gcp:{given}"
+        cluster.setdefault(field, gcp_config.get(given) if given else None)
+    cluster["universe"] = resolve_universe(cluster.get("universe"), gcp_config.get("universeDomain"))
+    return origins
+
+
+def _check_where(cluster: Any, origins: dict[str, str]) -> None:
+    """The provider's zone lies in its region, and the project ids are project ids of the universe the
+    stack deploys to (names.PROJECT_ID; `resolve_universe` already made universe and domain agree)."""
+    gcp_config = pulumi.Config("gcp")
+    zone, region = gcp_config.get("zone"), gcp_config.get("region")
+    if zone and region and region_of(zone) != region:  # the provider would put zonal and regional resources apart
+        raise UserError(
+            "gcp:zone", zone, f"is not in gcp:region {region!r}", f"use a zone of {region}, or fix gcp:region"
+        )
     if not isinstance(cluster, dict):
         return
-    gcp_config = pulumi.Config("gcp")
-    cluster.setdefault("project", gcp_config.get("project"))
-    cluster.setdefault("location", gcp_config.get("zone") or gcp_config.get("region"))
-    cluster.setdefault("universe", "s3ns" if gcp_config.get("universeDomain") == "s3nsapis.fr" else "google")
+    chosen = universe(cluster["universe"])
+    if isinstance(cluster.get("project"), str):
+        chosen.check_project(cluster["project"], origins.get("cluster.project", "cluster.project"))
+    existing = cluster.get("existing")
+    if isinstance(existing, dict) and isinstance(existing.get("project"), str):
+        chosen.check_project(existing["project"], "cluster.existing.project")
 
 
 def load(sections: dict[str, str | None]) -> tuple[LoadedStack, Secrets]:
@@ -153,8 +183,11 @@ def _load(config: pulumi.Config, sections: dict[str, str | None]) -> LoadedStack
     raw = _raw_common(config)
     if "cluster" not in raw:
         raise UserError("cluster", MISSING, "is required", "declare the cluster (see README: configuration)")
-    _defaults_from_gcp(raw["cluster"])
+    origins = _defaults_from_gcp(raw["cluster"])
+    _check_where(raw["cluster"], origins)
     common = parse(StackConfig, raw)
+    if common.identity.project_number is not None:
+        PROJECT_NUMBER.check("identity.projectNumber", common.identity.project_number)
     chosen = _scenario(common.scenario, sections)
     try:
         gke_version(common.kubernetes_version)
@@ -170,7 +203,7 @@ def _load(config: pulumi.Config, sections: dict[str, str | None]) -> LoadedStack
             )
     key = sections[chosen]
     if key is None:
-        return LoadedStack(config=common, scenario=chosen)
+        return LoadedStack(config=common, scenario=chosen, origins=origins)
     section = _object(config, key)
     if section is None:
         raise UserError(key, MISSING, f"is required for scenario {chosen}", f"see docs/{chosen}.md")
@@ -179,4 +212,4 @@ def _load(config: pulumi.Config, sections: dict[str, str | None]) -> LoadedStack
     for reserved in COMPONENT_KEYS:
         if reserved in section:
             raise UserError(f"{key}.{reserved}", "<set>", "is not a known setting", "remove it")
-    return LoadedStack(config=common, scenario=chosen, section=section)
+    return LoadedStack(config=common, scenario=chosen, section=section, origins=origins)

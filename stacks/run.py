@@ -8,8 +8,11 @@ from tpu_stacks.errors import UserError
 
 
 def run() -> None:
+    origins: dict[str, str] = {}
     try:
         stack, secrets = load(SECTIONS)
+        origins = stack.origins  # `cluster.location` that `gcp:zone` set is refused as `gcp:zone`
         SCENARIOS[stack.scenario].build(stack, secrets)
     except UserError as error:  # from the loader or a component, keyed by its config spelling
-        raise error.in_namespace(NAMESPACE) from None
+        error = error.rekeyed(origins)
+        raise (error if error.key.startswith("gcp:") else error.in_namespace(NAMESPACE)) from None

@@ -164,3 +164,24 @@ def workload_policy_name(cluster: str, pool: str) -> str:
 
 SYSTEM_POOL_NAME = "system"
 """The CPU node pool every Standard cluster of ours has; no TPU slice may take its name."""
+
+
+# -- projects: Resource Manager "Creating and managing projects" (cloud.google.com/resource-manager/docs/
+# creating-managing-projects) and the v1 Project resource (projectId: "6 to 30 lowercase letters, digits,
+# or hyphens. It must start with a letter. Trailing hyphens are prohibited."; projectNumber: int64), read
+# 2026-11-23. The page also names restricted strings ("such as google and ssl") without saying whether
+# they are substrings or words: not checked here, the API says so at create time.
+PROJECT_ID = NameRule(
+    "project id",
+    re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"),
+    "6-30 lowercase letters, digits and '-', starting with a letter, not ending with '-'",
+    max_length=30,
+)
+"""The bare id: a universe's prefix (`s3ns:`) or a legacy domain (`example.com:`) is removed first."""
+
+PROJECT_NUMBER = NameRule(
+    "project number",
+    re.compile(r"^[1-9][0-9]{0,18}$"),
+    "the project's number, digits only (gcloud projects describe PROJECT_ID --format='value(projectNumber)')",
+)
+"""An int64 written in digits, as the API returns it (`123456789012`)."""

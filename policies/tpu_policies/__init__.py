@@ -22,19 +22,22 @@ from tpu_policies import (
     privilege,
     secrets,
     storage,
+    zones,
 )
 
 PACK_NAME = "tpu-stacks-guardrails"
 DESCRIPTION = (
     "TPU guardrails for GKE: models fit the slice, node pools and workloads agree on the slice shape, "
-    "GKE versions support the TPU generation, Workload Identity, least-privilege storage, no plaintext "
-    "secrets, pulumi up waits as long as the probes allow, HPAs scale on metrics the engine exports, no "
-    "privileged pods without a reason; advisory: no public endpoints, pinned images, unsizable models."
+    "GKE versions support the TPU generation, TPU pools only in zones that offer them, Workload Identity, "
+    "least-privilege storage, no plaintext secrets, pulumi up waits as long as the probes allow, HPAs scale "
+    "on metrics the engine exports, no privileged pods without a reason; advisory: no public endpoints, "
+    "pinned images, unsizable models, uncatalogued TPU zones."
 )
 
 POLICIES: list[Policy] = [
     fit.POLICY,
     pools.POLICY,
+    zones.POLICY,
     matching.POLICY,
     compute_class.POLICY,
     cluster.VERSION_POLICY,
@@ -49,6 +52,7 @@ POLICIES: list[Policy] = [
     awaits.POLICY,
     autoscaling.POLICY,
     fit.UNSIZED_POLICY,
+    zones.CATALOGUED_POLICY,
 ]
 
 __all__ = ["DESCRIPTION", "PACK_NAME", "POLICIES"]

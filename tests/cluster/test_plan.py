@@ -13,7 +13,10 @@ def spec(**fields) -> ClusterSpec:
 
 def test_pools_of_groups_the_pools_of_each_slice_spec():
     decided = plan_cluster(
-        spec(slices=[SliceSpec(generation="v5e", topology="4x8", count=2), SliceSpec(generation="v6e", topology="2x4")])
+        spec(
+            location="us-east5-a",  # a zone that offers both v5e and v6e (catalog/locations.py)
+            slices=[SliceSpec(generation="v5e", topology="4x8", count=2), SliceSpec(generation="v6e", topology="2x4")],
+        )
     )
     assert [pool.name for pool in decided.pools_of(0)] == ["tpu-v5e-4x8-1", "tpu-v5e-4x8-2"]
     assert [pool.name for pool in decided.pools_of(1)] == ["tpu-v6e-2x4"]
@@ -76,7 +79,9 @@ def test_queued_provisioning_is_decided_as_flex_start_with_its_companions():
 def test_queued_provisioning_on_a_tpu_gke_refused_it_for():
     with pytest.raises(UserError, match=r"^cluster\.slices\[0\]\.queuedProvisioning: True is not known to work"):
         plan_cluster(spec(slices=[SliceSpec(generation="v5p", topology="2x2x2", queuedProvisioning=True)]))
-    plan_cluster(spec(slices=[SliceSpec(generation="v5p", topology="2x2x2", flexStart=True)]))  # flex-start alone
+    plan_cluster(
+        spec(location="us-central1-a", slices=[SliceSpec(generation="v5p", topology="2x2x2", flexStart=True)])
+    )  # flex-start alone
 
 
 def test_system_is_refused_only_where_the_system_pool_is_declared():

@@ -11,7 +11,7 @@ V5E, V6E = "tpu-v5-lite-podslice", "tpu-v6e-slice"
 
 
 def cluster(*slices, mode="standard"):
-    location = "us-central1" if mode == "autopilot" else "us-central1-a"  # Autopilot clusters are regional
+    location = "us-central1" if mode == "autopilot" else "us-east5-a"  # Autopilot clusters are regional
     return TpuCluster("c", {"project": "p", "location": location, "mode": mode, "slices": list(slices)})
 
 

@@ -21,7 +21,7 @@ from tpu_stacks.catalog.models import SAXML_175B_TEST
 from tpu_stacks.cluster.component import TpuCluster
 from tpu_stacks.gcp.identity import WorkloadIdentity
 
-ADVISORY = {"no-public-endpoint", "pinned-images", "tpu-model-sizable"}
+ADVISORY = {"no-public-endpoint", "pinned-images", "tpu-model-sizable", "tpu-zone-catalogued"}
 BAD_POOL = raw(
     "gcp:container/nodePool:NodePool",
     "tpu",
@@ -39,7 +39,7 @@ def test_defaults_mandatory_except_the_three_advisory_rules():
     info = Pack().info
     assert info.name == PACK_NAME
     levels = {name: level for name, (level, _) in Pack().config.items()}
-    assert len(levels) == len(POLICIES) == 16
+    assert len(levels) == len(POLICIES) == 18
     assert {name for name, level in levels.items() if level == "advisory"} == ADVISORY
     assert {level for name, level in levels.items() if name not in ADVISORY} == {"mandatory"}
 

@@ -10,7 +10,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = str(Path(sys.executable).parent / "tpu-stacks")
-BASE = {"gcp:project": "proj", "gcp:region": "us-central1"}
+BASE = {"gcp:project": "my-proj", "gcp:region": "us-central1"}
 CLUSTER = {"name": "c", "location": "us-central1-b"}
 
 

@@ -109,6 +109,10 @@ class TpuClusterArgs(TypedDict):
     role, never the Compute Engine default account, which often holds project Editor)."""
     existing: NotRequired[ExistingClusterArgs]
     """Use this existing cluster instead of creating one."""
+    allow_uncatalogued: NotRequired[bool]
+    """Accept a region, zone or machine type that the location catalogue (catalog/locations.py) does not list, or a
+    zone it does not list for the slice's TPU generation: for one newer than the catalogue. The plan records it.
+    Default: false."""
 
 
 class SliceInfo(TypedDict):

@@ -22,6 +22,8 @@ from tpu_stacks.k8s.compute_class import declare_compute_class
 from tpu_stacks.validation import parse
 
 TYPE = "tpu-stacks:index:TpuCluster"
+UNCATALOGUED_LABEL = "tpu-stacks-uncatalogued"
+"""Cluster label set when `cluster.allowUncatalogued` accepted what the location catalogue does not list."""
 _RAY_OPERATOR = gcp.container.ClusterAddonsConfigRayOperatorConfigArgs(enabled=True)
 
 
@@ -55,7 +57,8 @@ def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) ->
         ),
         ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(),  # VPC-native (alias IPs)
         deletion_protection=spec.deletion_protection,
-        resource_labels={"managed-by": "tpu-stacks"},
+        # cluster.allowUncatalogued let a location or machine type through: said in the plan document too.
+        resource_labels={"managed-by": "tpu-stacks", **({UNCATALOGUED_LABEL: "true"} if plan.beyond_catalogue else {})},
     )
     if plan.autopilot:
         ray = (
@@ -184,6 +187,8 @@ class TpuCluster(pulumi.ComponentResource):
     def _declare(self, name: str, plan: ClusterPlan, opts: Optional[pulumi.ResourceOptions]) -> None:
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
+        for line in plan.beyond_catalogue:  # what cluster.allowUncatalogued accepted, at every preview
+            pulumi.log.warn(line, resource=self)
         ready: list[pulumi.Resource] = []
         self.pool_ready = []
         self.apis: list[pulumi.Resource] = []  # an existing cluster's project already has its APIs

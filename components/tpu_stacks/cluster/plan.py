@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.capacity import COMPUTE_CLASS_LABEL
+from tpu_stacks.catalog.locations import check_cpu_machine_type, check_location, check_tpu_zone
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.tpu import (
     DWS_AUTO_REPAIR,
@@ -153,6 +154,8 @@ class ClusterPlan(BaseModel):
     pools: tuple[PoolPlan, ...]
     slices: tuple[SliceShape, ...]
     """One entry per slice spec (the shape workloads are sized against)."""
+    beyond_catalogue: tuple[str, ...] = ()
+    """What `cluster.allowUncatalogued` let through, one line each (empty without the override)."""
 
     @property
     def workload_pool(self) -> str:
@@ -264,6 +267,40 @@ def _pool_zone(key: str, spec: SliceSpec, cluster: ClusterSpec, regional: bool, 
     )
 
 
+def _zone_key(key: str, spec: SliceSpec, location_key: str, regional: bool, autopilot: bool) -> str:
+    """The key the user wrote for a pool's zone: the slice's zone, the cluster's location, or its one
+    node location (as `_pool_zone` chose it)."""
+    if spec.zone:
+        return f"{key}.zone"
+    return location_key if autopilot or not regional else "cluster.nodeLocations[0]"
+
+
+def _check_places(spec: ClusterSpec, chosen: Universe, location_key: str) -> list[str | None]:
+    """The cluster's location and node locations exist in the location catalogue (catalog/locations.py):
+    refused in one line naming the key, or recorded under the override (first, before the slices)."""
+    allow = spec.allow_uncatalogued
+    lines = [check_location(chosen, spec.location, location_key, allow)]
+    return lines + [
+        check_location(chosen, zone, f"cluster.nodeLocations[{index}]", allow)
+        for index, zone in enumerate(spec.node_locations)
+    ]
+
+
+def _check_catalogue(
+    spec: ClusterSpec, chosen: Universe, pool_zones: list[tuple[str, str, str]], lines: list[str | None]
+) -> tuple[str, ...]:
+    """Each pool's zone offers its TPU generation, and the system pool's machine type exists (the
+    location catalogue); returns every line the override let through, `lines` included."""
+    allow = spec.allow_uncatalogued
+    for key, zone, gen in pool_zones:
+        if key.endswith(".zone"):
+            lines.append(check_location(chosen, zone, key, allow))
+        lines.append(check_tpu_zone(chosen, zone, gen, key, allow))
+    if spec.mode == "standard" and spec.existing is None:
+        lines.append(check_cpu_machine_type(spec.system_pool.machine_type, "cluster.systemPool.machineType", allow))
+    return tuple(dict.fromkeys(line for line in lines if line))
+
+
 def _pool_name(spec: SliceSpec, shape: SliceShape, replica: int) -> str:
     """The slice's name, numbered per slice when there are several: `{n}` in the name places the
     number (`tpu{n}` gives the Saxml tutorial's tpu1, tpu2), otherwise `-1`, `-2` is appended."""
@@ -283,6 +320,7 @@ def _class_name(spec: SliceSpec, shape: SliceShape) -> str:
 
 def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
     """Check the spec and derive every pool; raises UserError on the first problem."""
+    location_key = "cluster.location" if spec.existing is None else "cluster.existing.location"
     if spec.existing is not None:
         # Pools added to an existing cluster live where that cluster is, in its project.
         existing = spec.existing
@@ -307,6 +345,7 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
             "use lowercase letters, digits and '-', at most 40 characters",
         )
     regional, node_locations = _check_location(spec)
+    beyond = _check_places(spec, chosen_universe, location_key)
     if generation_of_machine_type(spec.system_pool.machine_type) is not None:
         raise UserError(
             "cluster.systemPool.machineType",
@@ -316,6 +355,7 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         )
     shapes: list[SliceShape] = []
     pools: list[PoolPlan] = []
+    pool_zones: list[tuple[str, str, str]] = []  # (key as written, zone or region, generation)
     for index, slice_spec in enumerate(spec.slices):
         key = f"cluster.slices[{index}]"
         try:
@@ -346,6 +386,8 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         autopilot = spec.mode == "autopilot"
         # Autopilot creates TPU nodes from the workloads' node selectors: its pools are virtual.
         zone = (slice_spec.zone or "") if autopilot else _pool_zone(key, slice_spec, spec, regional, node_locations)
+        zone_key = _zone_key(key, slice_spec, location_key, regional, autopilot)
+        pool_zones.append((zone_key, zone or spec.location, shape.generation))
         fixed, low, high = autoscaling_limits(key, slice_spec, shape) if len(kinds) < 2 else (None, None, None)
         compute_class = _class_name(slice_spec, shape) if len(kinds) > 1 else None
         replicas = slice_spec.count if shape.multi_host else 1
@@ -412,6 +454,7 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
                 "use lowercase letters, digits and '-'",
             )
     _check_versions(spec, shapes)
+    beyond_catalogue = _check_catalogue(spec, chosen_universe, pool_zones, beyond)
     return ClusterPlan(
         spec=spec,
         universe=chosen_universe,
@@ -419,6 +462,7 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         node_locations=node_locations,
         pools=tuple(pools),
         slices=tuple(shapes),
+        beyond_catalogue=beyond_catalogue,
     )
 
 

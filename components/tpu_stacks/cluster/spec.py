@@ -132,3 +132,6 @@ class ClusterSpec(_Spec):
     GKE's node role, never the Compute Engine default account, which often holds project Editor)."""
     existing: ExistingCluster | None = None
     """Use this existing cluster instead of creating one."""
+    allow_uncatalogued: bool = Field(default=False, alias="allowUncatalogued")
+    """Accept a region, zone or machine type that the location catalogue (catalog/locations.py) does not list, or a
+    zone it does not list for the slice's TPU generation: for one newer than the catalogue. The plan records it."""

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.errors import UserError
-from tpu_stacks.names import is_zone, region_of
+from tpu_stacks.names import PROJECT_ID, is_zone, region_of
 
 
 class Source(BaseModel):
@@ -112,6 +112,14 @@ class Universe(BaseModel):
             f"is {where}, but the stack deploys to universe {self.name} ({self.api_domain})",
             f"write {form}, or set gcp:universeDomain to the project's universe",
         )
+
+    def check_project(self, project: str, key: str = "project") -> str:
+        """The bare project id, refused in one line naming `key` unless it follows Resource Manager's
+        project-id rule (names.PROJECT_ID); a legacy domain-scoped id is checked after its domain."""
+        bare = self.bare_project(project, key)
+        if not PROJECT_ID.matches(bare.rpartition(":")[2]):  # the value as written is shown, prefix and all
+            raise UserError(key, project, "is not a valid project id", f"use {PROJECT_ID.rule} (the id, not the name)")
+        return bare
 
     # -- identity strings ----------------------------------------------------------------------
 
@@ -294,6 +302,38 @@ def universe(name: str, key: str = "universe") -> Universe:
             return candidate
     valid = ", ".join(u.name for u in UNIVERSES)
     raise UserError(key, name, "is not a known cloud universe", f"valid: {valid}")
+
+
+def resolve(
+    written: object, domain: object, key: str = "cluster.universe", domain_key: str = "gcp:universeDomain"
+) -> str:
+    """The universe a stack deploys to, from what it writes as `cluster.universe` and the provider's
+    `gcp:universeDomain`: they must agree, and a sovereign universe needs its domain (the provider would
+    otherwise call googleapis.com), so nothing falls back to Google Cloud without a word."""
+    from_domain = None
+    if domain is not None:
+        from_domain = next((u for u in UNIVERSES if u.api_domain == domain), None)
+        if from_domain is None:
+            domains = ", ".join(u.api_domain for u in UNIVERSES)
+            raise UserError(domain_key, domain, "is not the API domain of a known universe", f"use one of {domains}")
+    if written is None:
+        return from_domain.name if from_domain else UNIVERSES[0].name
+    chosen = universe(str(written), key)
+    if from_domain is not None and from_domain.name != chosen.name:
+        raise UserError(
+            key,
+            written,
+            f"contradicts {domain_key} {domain!r} (universe {from_domain.name})",
+            f"remove {key}, or set both to the same universe",
+        )
+    if from_domain is None and not chosen.is_default:
+        raise UserError(
+            key,
+            written,
+            f"needs {domain_key}: {chosen.api_domain} (without it the provider calls googleapis.com)",
+            f"set {domain_key}: {chosen.api_domain} in the stack file",
+        )
+    return chosen.name
 
 
 def feature(kind: str, value: str) -> str:
