@@ -122,7 +122,8 @@ def test_admin_server_is_pinned_probed_bounded_and_unprivileged(tutorial):
     assert pod["serviceAccountName"] == "sax-sa" and "hostNetwork" not in pod
     (container,) = pod["containers"]
     assert container["image"] == "us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"
-    assert container["env"] == [{"name": "GSBUCKET", "value": ADMIN_BUCKET}]  # without gs://
+    # without gs://; HOME on an emptyDir (read-only root filesystem: k8s.security)
+    assert container["env"] == [{"name": "GSBUCKET", "value": ADMIN_BUCKET}, {"name": "HOME", "value": "/home/app"}]
     assert container["resources"]["requests"] == {"cpu": "500m", "memory": "1Gi"}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert container[probe]["tcpSocket"] == {"port": 10000}
@@ -215,7 +216,10 @@ def test_http_server_and_internal_service_on_8888(tutorial):
     http = one(mocks, DEPLOYMENT, "saxml-http-server")
     (container,) = http["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0"
-    assert container["env"] == [{"name": "SAX_ROOT", "value": f"gs://{ADMIN_BUCKET}/sax-root"}]
+    assert container["env"] == [
+        {"name": "SAX_ROOT", "value": f"gs://{ADMIN_BUCKET}/sax-root"},
+        {"name": "HOME", "value": "/home/app"},
+    ]
     assert container["readinessProbe"]["httpGet"] == {"path": "/", "port": 8888}
     assert container["livenessProbe"]["httpGet"] == {"path": "/", "port": 8888}
     service = one(mocks, "kubernetes:core/v1:Service", "saxml-http-service")

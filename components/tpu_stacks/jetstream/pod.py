@@ -28,13 +28,15 @@ from tpu_stacks.jetstream.plan import JetStreamPlan
 from tpu_stacks.jetstream.spec import COMPILE_CACHE_DIR, GRPC_PORT, HTTP_PORT, MODELS_DIR, WEIGHTS_DIR
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
+from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 
 CHECKPOINT_VOLUME = "gcs-fuse-checkpoint"  # the tutorial's volume name
 CHECKPOINT_MOUNT_OPTIONS = "implicit-dirs"  # the tutorial's only option (§4.2): the engine reads the file once
 HTTP_RESOURCES = k8s.core.v1.ResourceRequirementsArgs(
-    requests={"cpu": "500m", "memory": "512Mi"}, limits={"memory": "1Gi"}
-)
+    requests={"cpu": "500m", "memory": "512Mi"}, limits={"cpu": "1", "memory": "1Gi"}
+)  # the gateway gets a CPU limit, the engine none (k8s.security says why)
+USER = IMAGE_USERS["jetstream"]
 GiB = 1024**3
 
 
@@ -110,20 +112,21 @@ def pod_template(
         init.append(wait_for_checkpoint(plan, bucket))
     if plan.spec.compile_cache:
         init += cache_containers(plan, bucket)
-    volumes = _volumes(plan, bucket, secret_name)
-    # A bounded GCS FUSE sidecar without a file cache: the engine reads the checkpoint once, through a
-    # read-only mount (nothing staged); the sidecar's ephemeral limit is the pod's, so it covers the
-    # disk-backed compile cache (k8s.gcsfuse explains).
-    sidecar = sidecar_annotations(0, staged_gib=0, volumes=volumes) if plan.converter_flow else None
-    return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar),
-        spec=k8s.core.v1.PodSpecArgs(
+    pod = harden(
+        k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
-            automount_service_account_token=False,  # Workload Identity needs no Kubernetes API token
             node_selector=tpu_node_selector(pool),
             init_containers=init or None,
             containers=[_server(plan, pool), _http(plan)],
-            volumes=volumes or None,
+            volumes=_volumes(plan, bucket, secret_name) or None,
             termination_grace_period_seconds=60,
         ),
+        USER,  # no Kubernetes API token: Workload Identity needs none
+    )
+    # A bounded GCS FUSE sidecar without a file cache: the engine reads the checkpoint once, through a
+    # read-only mount (nothing staged); the sidecar's ephemeral limit is the pod's, so it covers the
+    # disk-backed compile cache and the writable emptyDirs of `harden` (k8s.gcsfuse explains).
+    sidecar = sidecar_annotations(0, staged_gib=0, volumes=pod.volumes) if plan.converter_flow else None
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar), spec=pod
     )

@@ -14,12 +14,18 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.gcp.identity import WorkloadIdentity, dependencies_of
+from tpu_stacks.k8s.security import IMAGE_USERS, harden
 
 TYPE = "tpu-stacks:index:CustomMetricsAdapter"
 NAMESPACE = "custom-metrics"
 NAME = "custom-metrics-stackdriver-adapter"
 IMAGE = "gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.15.1-gke.0"  # k8s-stackdriver @ 0857364d
 SOURCE_COMMIT = "0857364d151373fb985599f4ddee6504166de939"
+SECURE_PORT = 6443
+"""Where the adapter serves (upstream: 443, which needs root or NET_BIND_SERVICE); the Service keeps 443.
+`--secure-port` and `--cert-dir` are the generic API server serving flags of the custom-metrics
+apiserver library it is built on (k8s.io/apiserver SecureServingOptions)."""
+CERT_DIR = "/tmp/certificates"  # its self-signed certificate, written at start (the root is read-only)
 APISERVICES = (
     ("v1beta1.custom.metrics.k8s.io", "custom.metrics.k8s.io", "v1beta1", 100),
     ("v1beta2.custom.metrics.k8s.io", "custom.metrics.k8s.io", "v1beta2", 200),
@@ -111,29 +117,33 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
                 template=k8s.core.v1.PodTemplateSpecArgs(
                     metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
-                    spec=k8s.core.v1.PodSpecArgs(
-                        service_account_name=NAME,
-                        containers=[
-                            k8s.core.v1.ContainerArgs(
-                                name="pod-custom-metrics-stackdriver-adapter",
-                                image=IMAGE,
-                                image_pull_policy="IfNotPresent",
-                                command=[
-                                    "/adapter",
-                                    "--use-new-resource-model=true",
-                                    "--fallback-for-container-metrics=true",
-                                ],
-                                resources=k8s.core.v1.ResourceRequirementsArgs(
-                                    requests={"cpu": "250m", "memory": "400Mi"},
-                                    limits={"cpu": "250m", "memory": "400Mi"},
-                                ),
-                                # Root to listen on 443 (distroless, no USER): keep only that capability.
-                                security_context=k8s.core.v1.SecurityContextArgs(
-                                    allow_privilege_escalation=False,
-                                    capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"], add=["NET_BIND_SERVICE"]),
-                                ),
-                            )
-                        ],
+                    # Hardened as every pod, as the distroless image allows; it keeps its API token:
+                    # it serves an aggregated API and reads pods and nodes.
+                    spec=harden(
+                        k8s.core.v1.PodSpecArgs(
+                            service_account_name=NAME,
+                            containers=[
+                                k8s.core.v1.ContainerArgs(
+                                    name="pod-custom-metrics-stackdriver-adapter",
+                                    image=IMAGE,
+                                    image_pull_policy="IfNotPresent",
+                                    command=[
+                                        "/adapter",
+                                        "--use-new-resource-model=true",
+                                        "--fallback-for-container-metrics=true",
+                                        f"--secure-port={SECURE_PORT}",
+                                        f"--cert-dir={CERT_DIR}",
+                                    ],
+                                    ports=[k8s.core.v1.ContainerPortArgs(name="https", container_port=SECURE_PORT)],
+                                    resources=k8s.core.v1.ResourceRequirementsArgs(
+                                        requests={"cpu": "250m", "memory": "400Mi"},
+                                        limits={"cpu": "250m", "memory": "400Mi"},
+                                    ),
+                                )
+                            ],
+                        ),
+                        IMAGE_USERS["metrics-adapter"],
+                        api_token=True,
                     ),
                 ),
             ),
@@ -143,7 +153,7 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
             f"{name}-service",
             metadata=_meta(NAME),
             spec=k8s.core.v1.ServiceSpecArgs(
-                ports=[k8s.core.v1.ServicePortArgs(port=443, protocol="TCP", target_port=443)], selector=labels
+                ports=[k8s.core.v1.ServicePortArgs(port=443, protocol="TCP", target_port=SECURE_PORT)], selector=labels
             ),
             opts=after_namespace,
         )

@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
+from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.raytrain.plan import RayTrainPlan
 from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_USER_ID
@@ -47,16 +48,16 @@ def _mounts() -> list[k8s.core.v1.VolumeMountArgs]:
     ]
 
 
-def _security() -> k8s.core.v1.SecurityContextArgs:
-    """The image's ray user, never root; TPUs need no privilege since GKE 1.28."""
-    return k8s.core.v1.SecurityContextArgs(
-        run_as_non_root=True, run_as_user=RAY_USER_ID, run_as_group=RAY_USER_ID, allow_privilege_escalation=False
-    )
+USER = IMAGE_USERS["ray"]  # the image's ray user (RAY_USER_ID), never root
+RAY_TMP_GIB = 10
+"""/tmp holds Ray's session directory (logs, and objects spilled from the object store)."""
 
 
-def _metadata(cache_gib: int, volumes: list[k8s.core.v1.VolumeArgs]) -> k8s.meta.v1.ObjectMetaArgs:
+def _metadata(cache_gib: int, volumes: list[k8s.core.v1.VolumeArgs] | None) -> k8s.meta.v1.ObjectMetaArgs:
     """A pod writes at most what it reads back (the cache's payload) through the mount at a time."""
-    return k8s.meta.v1.ObjectMetaArgs(annotations=sidecar_annotations(cache_gib, staged_gib=cache_gib, volumes=volumes))
+    return k8s.meta.v1.ObjectMetaArgs(
+        annotations=sidecar_annotations(cache_gib, staged_gib=cache_gib, volumes=volumes or [])
+    )
 
 
 def head_template(
@@ -64,10 +65,8 @@ def head_template(
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     """The head: GCS, dashboard and client ports, and the trainer's driver (it runs the RayJob's entrypoint)."""
     head = plan.spec.head
-    volumes = _volumes(bucket, HEAD_CACHE_GIB)
-    return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=_metadata(HEAD_CACHE_GIB, volumes),
-        spec=k8s.core.v1.PodSpecArgs(
+    pod = harden(
+        k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
             containers=[
                 k8s.core.v1.ContainerArgs(
@@ -79,15 +78,19 @@ def head_template(
                         for port_name, port in HEAD_PORTS.items()
                     ],
                     resources=k8s.core.v1.ResourceRequirementsArgs(
-                        requests={"cpu": head.cpu, "memory": head.memory}, limits={"memory": head.memory}
+                        # The head is a CPU pod: limited as it asks (k8s.security: only TPU hosts go without).
+                        requests={"cpu": head.cpu, "memory": head.memory},
+                        limits={"cpu": head.cpu, "memory": head.memory},
                     ),
-                    security_context=_security(),
                     volume_mounts=_mounts(),
                 )
             ],
-            volumes=volumes,
+            volumes=_volumes(bucket, HEAD_CACHE_GIB),
         ),
+        USER,  # no Kubernetes API token: the in-tree autoscaler, the one user of it, is off
+        gib=RAY_TMP_GIB,
     )
+    return k8s.core.v1.PodTemplateSpecArgs(metadata=_metadata(HEAD_CACHE_GIB, pod.volumes), spec=pod)
 
 
 def worker_env(plan: RayTrainPlan) -> list[k8s.core.v1.EnvVarArgs]:
@@ -105,10 +108,8 @@ def worker_template(
     plan: RayTrainPlan, pool: PoolPlan, bucket: pulumi.Input[str], image: pulumi.Input[str]
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     """One TPU VM: all its chips, the slice's node selectors, the JAX env and the bucket."""
-    volumes = _volumes(bucket, plan.fuse_cache_gib)
-    return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=_metadata(plan.fuse_cache_gib, volumes),
-        spec=k8s.core.v1.PodSpecArgs(
+    pod = harden(
+        k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
             node_selector=tpu_node_selector(pool),
             containers=[
@@ -118,10 +119,12 @@ def worker_template(
                     image_pull_policy="IfNotPresent",
                     resources=tpu_resources(pool, plan.spec.worker.cpu, plan.worker_memory),
                     env=worker_env(plan),
-                    security_context=_security(),
                     volume_mounts=_mounts(),
                 )
             ],
-            volumes=volumes,
+            volumes=_volumes(bucket, plan.fuse_cache_gib),
         ),
+        USER,
+        gib=RAY_TMP_GIB,
     )
+    return k8s.core.v1.PodTemplateSpecArgs(metadata=_metadata(plan.fuse_cache_gib, pod.volumes), spec=pod)
