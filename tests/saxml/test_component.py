@@ -106,7 +106,7 @@ def test_admin_bucket_is_hardened_and_the_service_account_reaches_only_it(tutori
     assert project_roles(mocks) == []  # not the tutorial's project-wide storage.admin
     binding = one(mocks, "gcp:serviceaccount/iAMMember:IAMMember", "saxml-identity-wi-user")
     assert binding["role"] == "roles/iam.workloadIdentityUser"
-    assert binding["member"] == "serviceAccount:proj.svc.id.goog[default/sax-sa]"
+    assert binding["member"] == "serviceAccount:proj.svc.id.goog[saxml/sax-sa]"
     ksa = one(mocks, "kubernetes:core/v1:ServiceAccount", "saxml-identity-ksa")
     assert ksa["metadata"]["annotations"] == {
         "iam.gke.io/gcp-service-account": "sax-iam-sa@proj.iam.gserviceaccount.com"
@@ -236,7 +236,7 @@ def test_public_only_on_request_and_then_with_source_ranges():
     assert "annotations" not in service["metadata"]
     mocks, outputs = build(exposure="cluster")
     assert one(mocks, "kubernetes:core/v1:Service", "saxml-http-service")["spec"]["type"] == "ClusterIP"
-    assert outputs["http_endpoint"] == "http://sax-http-lb.default.svc.cluster.local:8888"
+    assert outputs["http_endpoint"] == "http://sax-http-lb.saxml.svc.cluster.local:8888"
 
 
 def test_publisher_job_gets_the_whole_desired_list(tutorial):
@@ -247,7 +247,7 @@ def test_publisher_job_gets_the_whole_desired_list(tutorial):
     (container,) = pod["containers"]
     env = {variable["name"]: variable["value"] for variable in container["env"]}
     assert json.loads(env["SAX_MODELS"]) == [TUTORIAL_BODY]  # the tutorial's /publish body
-    assert env["SAX_HTTP"] == "http://sax-http-lb.default.svc.cluster.local:8888"
+    assert env["SAX_HTTP"] == "http://sax-http-lb.saxml.svc.cluster.local:8888"
     assert env["STATE_URL"] == f"gs://{ADMIN_BUCKET}/tpu-stacks/published-models.json"
     assert env["STORAGE_API"] == "https://storage.googleapis.com"
     assert container["image"] == "docker.io/library/python:3.12.8-slim-bookworm"
@@ -268,7 +268,7 @@ def test_sovereign_universe_names_every_identity_in_s3ns(monkeypatch):
     monkeypatch.setattr(mocks_module, "TEST_CONFIG", dataclasses.replace(mocks_module.TEST_CONFIG, values=s3ns))
     mocks, outputs = build(cluster={**TUTORIAL["cluster"], "location": "u-france-east1-a", "universe": "s3ns"})
     binding = one(mocks, "gcp:serviceaccount/iAMMember:IAMMember", "saxml-identity-wi-user")
-    assert binding["member"] == "serviceAccount:proj.s3ns.svc.id.goog[default/sax-sa]"
+    assert binding["member"] == "serviceAccount:proj.s3ns.svc.id.goog[saxml/sax-sa]"
     grant = mocks.named("gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0")
     assert grant.inputs["member"] == "serviceAccount:sax-iam-sa@proj.s3ns.iam.gserviceaccount.com"
     ksa = one(mocks, "kubernetes:core/v1:ServiceAccount", "saxml-identity-ksa")

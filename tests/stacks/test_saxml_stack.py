@@ -117,7 +117,7 @@ def check_tutorial_architecture(capture, project="my-tpu-project"):
 def test_tutorial_stack_yields_the_tutorial_architecture(saxml_up):
     check_tutorial_architecture(saxml_up)
     binding = one(saxml_up, "gcp:serviceaccount/iAMMember:IAMMember").inputs
-    assert binding["member"] == "serviceAccount:my-tpu-project.svc.id.goog[default/sax-sa]"
+    assert binding["member"] == "serviceAccount:my-tpu-project.svc.id.goog[saxml/sax-sa]"
     grant = one(saxml_up, "gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0").inputs
     assert grant["member"] == "serviceAccount:sax-iam-sa@my-tpu-project.iam.gserviceaccount.com"
     annotations = k8s_object(saxml_up, "ServiceAccount", "sax-sa").inputs["metadata"]["annotations"]
@@ -129,7 +129,7 @@ def test_sovereign_stack_is_the_same_architecture_in_s3ns_domains(s3ns_up):
     cluster = one(s3ns_up, "gcp:container/cluster:Cluster").inputs
     assert cluster["workloadIdentityConfig"] == {"workloadPool": "my-tpu-project.s3ns.svc.id.goog"}
     binding = one(s3ns_up, "gcp:serviceaccount/iAMMember:IAMMember").inputs
-    assert binding["member"] == "serviceAccount:my-tpu-project.s3ns.svc.id.goog[default/sax-sa]"
+    assert binding["member"] == "serviceAccount:my-tpu-project.s3ns.svc.id.goog[saxml/sax-sa]"
     grant = one(s3ns_up, "gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0").inputs
     assert grant["member"] == "serviceAccount:sax-iam-sa@my-tpu-project.s3ns.iam.gserviceaccount.com"
     ksa = k8s_object(s3ns_up, "ServiceAccount", "sax-sa")

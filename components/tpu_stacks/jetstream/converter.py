@@ -36,6 +36,11 @@ SCRATCH_DIRS = {"base": "/base", "pt-ckpt": "/pt-ckpt", "tmp": "/tmp"}
 DISK_PROVISIONER = "pd.csi.storage.gke.io"  # GKE's Compute Engine Persistent Disk CSI driver (PD and Hyperdisk)
 
 
+def converter_labels(plan: JetStreamPlan) -> dict[str, str]:
+    """The Job's and its pod's labels (its network policy selects exactly these)."""
+    return {"app": "jetstream-checkpoint-converter", "model": plan.names.checkpoint_dir or ""}
+
+
 def hf_token_volume(secret_name: str) -> k8s.core.v1.VolumeArgs:
     """The token as a read-only file, owner-readable only (the tutorial's defaultMode 0400)."""
     return k8s.core.v1.VolumeArgs(
@@ -122,7 +127,7 @@ def converter_job(
 ) -> k8s.batch.v1.Job:
     """Declare the Job; Pulumi waits for it to complete (up to `converter.timeoutMinutes`)."""
     converter = plan.spec.converter
-    labels = {"app": "jetstream-checkpoint-converter", "model": plan.names.checkpoint_dir or ""}
+    labels = converter_labels(plan)
     node_selector, tolerations = _placement(plan, pool)
     storage_class, disk_type = scratch_storage(plan, pool)
     if disk_type is not None:

@@ -23,10 +23,11 @@ import pulumi_kubernetes as k8s
 from tpu_stacks.catalog.models import dtype_bytes
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.compile_cache import cache_containers, cache_mount, cache_volume, wait_for_checkpoint
-from tpu_stacks.jetstream.converter import hf_token_mount, hf_token_volume
+from tpu_stacks.jetstream.converter import converter_labels, hf_token_mount, hf_token_volume
 from tpu_stacks.jetstream.plan import JetStreamPlan
 from tpu_stacks.jetstream.spec import COMPILE_CACHE_DIR, GRPC_PORT, HTTP_PORT, MODELS_DIR, WEIGHTS_DIR
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
+from tpu_stacks.k8s.network_policy import ANY_POD, Allow, Guarded
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
 from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
@@ -130,3 +131,13 @@ def pod_template(
     return k8s.core.v1.PodTemplateSpecArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar), spec=pod
     )
+
+
+def network(plan: JetStreamPlan, labels: dict[str, str]) -> tuple[Guarded, ...]:
+    """The gateway's HTTP port from pods (the Service is ClusterIP; `kubectl port-forward` needs no allow).
+    The engine's gRPC port is reached over the pod's loopback only. The converter accepts nothing."""
+    http = Allow("the HTTP gateway (ClusterIP Service)", peers=(ANY_POD,), ports=(HTTP_PORT,))
+    groups = [Guarded("jetstream-server", labels, ingress=(http,))]
+    if plan.converter_flow:
+        groups.append(Guarded("jetstream-converter", converter_labels(plan)))
+    return tuple(groups)

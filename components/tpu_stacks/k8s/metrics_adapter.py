@@ -14,6 +14,17 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.gcp.identity import WorkloadIdentity, dependencies_of
+from tpu_stacks.k8s.namespace import pod_security_labels
+from tpu_stacks.k8s.network_policy import (
+    ANYWHERE,
+    GKE_METADATA_SERVER,
+    KUBE_DNS,
+    METADATA_SERVER,
+    Allow,
+    Guarded,
+    Peer,
+    declare_network_policies,
+)
 from tpu_stacks.k8s.security import IMAGE_USERS, harden
 
 TYPE = "tpu-stacks:index:CustomMetricsAdapter"
@@ -31,6 +42,20 @@ APISERVICES = (
     ("v1beta2.custom.metrics.k8s.io", "custom.metrics.k8s.io", "v1beta2", 200),
     ("v1beta1.external.metrics.k8s.io", "external.metrics.k8s.io", "v1beta1", 100),
 )
+
+
+def network(labels: dict[str, str]) -> tuple[Guarded, ...]:
+    """The API server calls the adapter (the aggregated metrics APIs) from the control plane, whose
+    address is not known when planning: its port from anywhere. The adapter calls the Kubernetes API
+    (a public or private control-plane address) and Cloud Monitoring, both on 443."""
+    egress = (
+        Allow("DNS through kube-dns", (Peer(pod_labels=KUBE_DNS, namespace="kube-system"),), (53,), (53,)),
+        Allow("Workload Identity tokens", (Peer(cidrs=(METADATA_SERVER[0],)),), (METADATA_SERVER[1],)),
+        Allow("the GKE metadata server", (Peer(cidrs=(GKE_METADATA_SERVER[0],)),), (GKE_METADATA_SERVER[1],)),
+        Allow("the Kubernetes API and Cloud Monitoring", (ANYWHERE,), (443,)),
+    )
+    serving = Allow("the aggregated metrics APIs, called by the API server", (ANYWHERE,), (SECURE_PORT,))
+    return (Guarded("custom-metrics-adapter", labels, ingress=(serving,), egress=egress),)
 
 
 class CustomMetricsAdapterArgs(TypedDict):
@@ -71,7 +96,9 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
-        namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=_meta(NAMESPACE, None), opts=child)
+        metadata = _meta(NAMESPACE, None)
+        metadata.labels = {**(metadata.labels or {}), **pod_security_labels("restricted")}
+        namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=metadata, opts=child)
         after_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace, *dependencies_of(opts)])
         identity_args = {
             "project": args["project"],
@@ -149,6 +176,7 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
             ),
             opts=after_namespace,
         )
+        declare_network_policies(name, NAMESPACE, network(labels), after_namespace)
         service = k8s.core.v1.Service(
             f"{name}-service",
             metadata=_meta(NAME),

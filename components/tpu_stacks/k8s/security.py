@@ -3,7 +3,8 @@
 One function, `harden`, applied last by each pod builder, so no container can be added without it:
 - the pod: seccomp `RuntimeDefault`, the image's non-root numeric user (`runAsNonRoot`), an fsGroup
   so mounted volumes are writable by that user, and no Kubernetes API token unless it is used;
-- every container (init and sidecar containers too): no privilege, no privilege escalation, all
+- every container (init and sidecar containers too): `imagePullPolicy: Always` (a re-pushed tag is
+  noticed; the kubelet only fetches the manifest when the layers are cached), no privilege, no privilege escalation, all
   capabilities dropped (none added back: nothing here binds a port below 1024 or needs raw sockets),
   a read-only root filesystem, with an `emptyDir` for each path the process must write (`/tmp`, a
   `HOME` for caches and configs), and a CPU limit where it does not slow a TPU host (below).
@@ -174,6 +175,9 @@ def harden(
     env = home_env(user)
     for container in [*(spec.init_containers or []), *(spec.containers or [])]:
         container.security_context = container_security_context(user)
+        # Tags are pinned but can be re-pushed: `Always` resolves the tag to its digest at every start
+        # (a manifest request; unchanged layers are not downloaded again).
+        container.image_pull_policy = "Always"
         container.volume_mounts = _with_mounts(container, paths)
         container.env = _with_env(container, env)
     taken = {v.name for v in spec.volumes or []}

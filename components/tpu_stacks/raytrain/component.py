@@ -17,10 +17,11 @@ import pulumi_kubernetes as k8s
 from tpu_stacks import annotations
 from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, AwaitBudget, pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.raytrain.args import RayTrainStackArgs, TrainingSlice
 from tpu_stacks.raytrain.image import declare_image
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
-from tpu_stacks.raytrain.pods import head_template, worker_template
+from tpu_stacks.raytrain.pods import head_template, network, worker_template
 from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_VERSION, RayTrainSpec
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.workload import declare_foundation
@@ -116,6 +117,7 @@ class RayTrainStack(pulumi.ComponentResource):
                 custom_timeouts=budget.custom_timeouts(),
             ),
         )
+        declare_network_policies(name, spec.namespace, network(plan), base.kubernetes_options(self))
         self.ray_job_name = pulumi.Output.from_input(
             self._job(name, plan, notes, ray_cluster, cluster.provider, budget)
         )

@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
+from tpu_stacks.k8s.network_policy import ANY_POD, Allow, Guarded, Peer, dns_and_google, scrape
 from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.raytrain.plan import RayTrainPlan
@@ -53,10 +54,38 @@ RAY_TMP_GIB = 10
 """/tmp holds Ray's session directory (logs, and objects spilled from the object store)."""
 
 
-def _metadata(cache_gib: int, volumes: list[k8s.core.v1.VolumeArgs] | None) -> k8s.meta.v1.ObjectMetaArgs:
+RAY_METRICS_PORT = 8080  # Ray's default --metrics-export-port (docs.ray.io, "Collecting and monitoring metrics")
+CLUSTER_LABEL = "tpu-stacks.dev/ray-cluster"
+ROLE_LABEL = "tpu-stacks.dev/ray-node"
+
+
+def pod_labels(plan: RayTrainPlan, role: str | None = None) -> dict[str, str]:
+    """The Ray pods' labels (KubeRay adds its own): the cluster's, and with `role` the head's or workers'."""
+    labels = {CLUSTER_LABEL: plan.spec.ray_cluster_name}
+    return {**labels, ROLE_LABEL: role} if role else labels
+
+
+def _metadata(
+    cache_gib: int, volumes: list[k8s.core.v1.VolumeArgs] | None, labels: dict[str, str]
+) -> k8s.meta.v1.ObjectMetaArgs:
     """A pod writes at most what it reads back (the cache's payload) through the mount at a time."""
-    return k8s.meta.v1.ObjectMetaArgs(
-        annotations=sidecar_annotations(cache_gib, staged_gib=cache_gib, volumes=volumes or [])
+    notes = sidecar_annotations(cache_gib, staged_gib=cache_gib, volumes=volumes or [])
+    return k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=notes)
+
+
+def network(plan: RayTrainPlan) -> tuple[Guarded, ...]:
+    """Ray's head and workers talk on many ports (GCS, raylets, object managers, worker processes, JAX's
+    coordinator, the TPU slices' DCN traffic): every port between the pods of this Ray cluster, nothing
+    from other pods except the dashboard/job API (the RayJob's submitter and the KubeRay operator call it;
+    `kubectl port-forward` needs no allow) and Managed Prometheus's scrape of Ray's metrics."""
+    cluster = Allow("the pods of this Ray cluster, on every port", (Peer(pod_labels=pod_labels(plan)),))
+    dashboard = Allow(
+        "the dashboard and job API: the RayJob submitter, the KubeRay operator", (ANY_POD,), (HEAD_PORTS["dashboard"],)
+    )
+    egress = (*dns_and_google(), cluster)
+    return (
+        Guarded("ray-head", pod_labels(plan, "head"), (cluster, dashboard, scrape([RAY_METRICS_PORT])), egress),
+        Guarded("ray-worker", pod_labels(plan, "worker"), (cluster, scrape([RAY_METRICS_PORT])), egress),
     )
 
 
@@ -90,7 +119,9 @@ def head_template(
         USER,  # no Kubernetes API token: the in-tree autoscaler, the one user of it, is off
         gib=RAY_TMP_GIB,
     )
-    return k8s.core.v1.PodTemplateSpecArgs(metadata=_metadata(HEAD_CACHE_GIB, pod.volumes), spec=pod)
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=_metadata(HEAD_CACHE_GIB, pod.volumes, pod_labels(plan, "head")), spec=pod
+    )
 
 
 def worker_env(plan: RayTrainPlan) -> list[k8s.core.v1.EnvVarArgs]:
@@ -127,4 +158,6 @@ def worker_template(
         USER,
         gib=RAY_TMP_GIB,
     )
-    return k8s.core.v1.PodTemplateSpecArgs(metadata=_metadata(plan.fuse_cache_gib, pod.volumes), spec=pod)
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=_metadata(plan.fuse_cache_gib, pod.volumes, pod_labels(plan, "worker")), spec=pod
+    )

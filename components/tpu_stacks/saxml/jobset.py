@@ -36,6 +36,7 @@ from tpu_stacks.saxml.spec import MODEL_PORT, MULTI_HOST_PORT
 
 JOBSET_NAME = "sax-model-server-set"
 REPLICATED_JOB = "sax-model-server"
+POD_LABELS = {"app": REPLICATED_JOB}  # the model servers' pod labels (their network policy selects these)
 HOST_NETWORK_REASON = (
     "Saxml multi-host model servers run on the host network as upstream: hosts of a slice reach each "
     "other on 8471 and the admin server reaches host 0 on its node address"
@@ -115,7 +116,7 @@ def _job(plan: SaxmlPlan, pool: PoolPlan, sax_root: pulumi.Input[str]) -> k8s.ba
                 ]
             ),
             template=k8s.core.v1.PodTemplateSpecArgs(
-                metadata=k8s.meta.v1.ObjectMetaArgs(labels={"app": REPLICATED_JOB}, annotations=pod_annotations),
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(POD_LABELS), annotations=pod_annotations),
                 # No Kubernetes API token: the servers register with the admin server through GCS.
                 spec=harden(
                     k8s.core.v1.PodSpecArgs(

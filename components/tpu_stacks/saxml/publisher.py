@@ -32,6 +32,7 @@ SCRIPT = "saxml_reconcile.py"  # its name inside the publisher pod (the ConfigMa
 MOUNT = "/opt/sax-publisher"
 READY_MINUTES = 15
 SCRIPT_ANNOTATION = f"{PREFIX}/publisher-script"
+POD_LABELS = {"app": PUBLISHER}  # its pod's labels (its network policy selects these)
 
 
 def script_source() -> str:
@@ -96,7 +97,7 @@ def publisher_job(
             active_deadline_seconds=minutes * 60,
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(
-                    labels={"app": PUBLISHER}, annotations={SCRIPT_ANNOTATION: script_hash}
+                    labels=dict(POD_LABELS), annotations={SCRIPT_ANNOTATION: script_hash}
                 ),
                 # Hardened (k8s.security); no Kubernetes API token: it never calls the API.
                 spec=harden(

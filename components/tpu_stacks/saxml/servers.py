@@ -27,6 +27,11 @@ MANAGED = {"app.kubernetes.io/managed-by": "tpu-stacks", "app.kubernetes.io/part
 USER = IMAGE_USERS["saxml"]
 
 
+def pod_labels(name: str) -> dict[str, str]:
+    """The labels of a CPU server's pods (its Deployment selector and its network policy's)."""
+    return {"app": name}
+
+
 def _resources(cpu: str, memory: str) -> k8s.core.v1.ResourceRequirementsArgs:
     """CPU-only servers: the CPU limit is the request (k8s.security: only TPU containers go without)."""
     return k8s.core.v1.ResourceRequirementsArgs(
@@ -43,7 +48,7 @@ def _deployment(
     container: k8s.core.v1.ContainerArgs,
     opts: pulumi.ResourceOptions,
 ) -> k8s.apps.v1.Deployment:
-    labels = {"app": name}
+    labels = pod_labels(name)
     return k8s.apps.v1.Deployment(
         resource,
         metadata=k8s.meta.v1.ObjectMetaArgs(name=name, namespace=plan.spec.namespace, labels={**labels, **MANAGED}),
@@ -112,7 +117,7 @@ def http_service(resource: str, plan: SaxmlPlan, opts: pulumi.ResourceOptions) -
         ),
         spec=k8s.core.v1.ServiceSpecArgs(
             type="ClusterIP" if spec.exposure == "cluster" else "LoadBalancer",
-            selector={"app": HTTP_NAME},
+            selector=pod_labels(HTTP_NAME),
             ports=[k8s.core.v1.ServicePortArgs(name="http", port=HTTP_PORT, target_port=HTTP_PORT, protocol="TCP")],
             load_balancer_source_ranges=spec.source_ranges or None,
         ),
