@@ -60,6 +60,8 @@ PAIRS: list[Pair] = [
             ("SystemPoolArgs", "SystemPoolSpec"),
             ("AddonsArgs", "AddonsSpec"),
             ("ExistingClusterArgs", "ExistingCluster"),
+            ("AuthorizedNetworkArgs", "AuthorizedNetwork"),
+            ("ControlPlaneArgs", "ControlPlaneSpec"),
             ("TpuClusterArgs", "ClusterSpec"),
         ],
     ),

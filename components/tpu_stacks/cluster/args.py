@@ -75,6 +75,25 @@ class ExistingClusterArgs(TypedDict):
     """Add the declared slices as new node pools (otherwise they describe pools that exist). Default: false."""
 
 
+class AuthorizedNetworkArgs(TypedDict):
+    cidr_block: str
+    """An IPv4 CIDR range such as 203.0.113.0/24."""
+    display_name: NotRequired[str]
+    """A label for it in the console."""
+
+
+class ControlPlaneArgs(TypedDict):
+    authorized_networks: NotRequired[list[AuthorizedNetworkArgs]]
+    """Only these networks may reach the endpoint (default: none set, the public endpoint is open to the internet,
+    guarded by authentication only; the policy pack advises against it)."""
+    private_endpoint: NotRequired[bool]
+    """Only the private endpoint (inside the VPC); needs private nodes, which it turns on: nodes then reach the
+    internet (Docker Hub, Hugging Face) only through a Cloud NAT you provide, and `pulumi up` must run from a
+    network that reaches the VPC. Default: false."""
+    master_ipv4_cidr_block: NotRequired[str]
+    """privateEndpoint only: a /28 for the control plane's private addresses (default: chosen by GKE)."""
+
+
 class TpuClusterArgs(TypedDict):
     project: str
     """Google Cloud project id."""
@@ -106,6 +125,13 @@ class TpuClusterArgs(TypedDict):
     role, never the Compute Engine default account, which often holds project Editor)."""
     existing: NotRequired[ExistingClusterArgs]
     """Use this existing cluster instead of creating one."""
+    control_plane: NotRequired[ControlPlaneArgs]
+    """Authorized networks and a private endpoint for the control plane (new clusters only). Default: privateEndpoint
+    false."""
+    dataplane_v2: NotRequired[bool]
+    """GKE Dataplane V2, which enforces the workloads' NetworkPolicies (Autopilot always has it). Immutable: turning
+    it on for a Standard cluster created without it replaces the cluster; set false to keep such a cluster.
+    Default: true."""
 
 
 class SliceInfo(TypedDict):
