@@ -17,6 +17,7 @@ from tpu_policies import (
     fit,
     images,
     matching,
+    pod_security,
     pools,
     privilege,
     secrets,
@@ -28,7 +29,8 @@ DESCRIPTION = (
     "TPU guardrails for GKE: models fit the slice, node pools and workloads agree on the slice shape, "
     "GKE versions support the TPU generation, Workload Identity, least-privilege storage, no plaintext "
     "secrets, pulumi up waits as long as the probes allow, HPAs scale on metrics the engine exports, no "
-    "privileged pods without a reason; advisory: no public endpoints, pinned images, unsizable models."
+    "privileged pods without a reason, no privilege escalation, seccomp on; advisory: no public endpoints, "
+    "pinned images, unsizable models, least-privilege pods, a restricted control plane."
 )
 
 POLICIES: list[Policy] = [
@@ -47,6 +49,9 @@ POLICIES: list[Policy] = [
     awaits.POLICY,
     autoscaling.POLICY,
     fit.UNSIZED_POLICY,
+    pod_security.HARDENED_POLICY,
+    pod_security.LEAST_PRIVILEGE_POLICY,
+    pod_security.CONTROL_PLANE_POLICY,
 ]
 
 __all__ = ["DESCRIPTION", "PACK_NAME", "POLICIES"]

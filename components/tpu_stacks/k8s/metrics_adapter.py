@@ -25,7 +25,8 @@ from tpu_stacks.k8s.network_policy import (
     Peer,
     declare_network_policies,
 )
-from tpu_stacks.k8s.security import IMAGE_USERS, harden
+from tpu_stacks.k8s.probes import tcp_probe
+from tpu_stacks.k8s.security import API_TOKEN_REASON, IMAGE_USERS, harden
 
 TYPE = "tpu-stacks:index:CustomMetricsAdapter"
 NAMESPACE = "custom-metrics"
@@ -143,7 +144,10 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
                 replicas=1,
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
                 template=k8s.core.v1.PodTemplateSpecArgs(
-                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
+                    metadata=k8s.meta.v1.ObjectMetaArgs(
+                        labels=labels,
+                        annotations={API_TOKEN_REASON: "serves the aggregated metrics APIs and reads pods and nodes"},
+                    ),
                     # Hardened as every pod, as the distroless image allows; it keeps its API token:
                     # it serves an aggregated API and reads pods and nodes.
                     spec=harden(
@@ -153,7 +157,9 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
                                 k8s.core.v1.ContainerArgs(
                                     name="pod-custom-metrics-stackdriver-adapter",
                                     image=IMAGE,
-                                    image_pull_policy="IfNotPresent",
+                                    # An HTTPS server with no health path of its own in upstream's manifest.
+                                    readiness_probe=tcp_probe(SECURE_PORT, period=10, failures=3),
+                                    liveness_probe=tcp_probe(SECURE_PORT, period=20, failures=3),
                                     command=[
                                         "/adapter",
                                         "--use-new-resource-model=true",
