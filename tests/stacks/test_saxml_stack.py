@@ -234,7 +234,17 @@ def test_stack_outputs(saxml_up):
 def test_every_object_passes_strict_schemas_and_the_jobset_its_crd(stack):
     manifests = render_manifests(planned(stack, preview=False))
     kinds = sorted(m.kind for m in manifests)
-    assert kinds == ["ConfigMap", "Deployment", "Deployment", "Job", "JobSet", "Service", "ServiceAccount"]
+    assert kinds == [
+        "ConfigMap",
+        "Deployment",
+        "Deployment",
+        "Job",
+        "JobSet",
+        "Namespace",
+        *["NetworkPolicy"] * 4,  # deny-all, admin, http, publisher (host-network model servers: none applies)
+        "Service",
+        "ServiceAccount",
+    ]
     report = validate_objects(manifests, kubernetes_version="1.33", crd_dir=CRDS)
     assert report.problems == [] and report.notices == [], (report.problems, report.notices)
     assert report.validated == len(manifests)
@@ -248,7 +258,7 @@ def test_plan_cli_writes_the_jobset_manifest(tmp_path):
         timeout=180,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    jobset = yaml.safe_load((tmp_path / "jobset-default-sax-model-server-set.yaml").read_text())
+    jobset = yaml.safe_load((tmp_path / "jobset-saxml-sax-model-server-set.yaml").read_text())
     assert jobset["spec"]["replicatedJobs"][0]["replicas"] == 2
 
 
