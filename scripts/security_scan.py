@@ -5,7 +5,7 @@ own, e.g. `python3 -m venv /tmp/checkov && /tmp/checkov/bin/pip install checkov=
 stack it plans the stack offline (`tpu-stacks plan --manifests`), then prepares what checkov reads:
 
 - Pod templates inside custom resources (JobSet replicated Jobs, RayCluster head and worker groups,
-  a RayJob's own cluster spec) become Pods in the same namespace, with the template's labels:
+  a RayJob's submitter and its own cluster spec) become Pods in the same namespace, with the template's labels:
   checkov knows no custom resource, so without this their pods would not be checked at all.
 - `checkov.io/skip*` annotations are removed: a skip documents a finding, it does not fix it.
 
@@ -40,8 +40,11 @@ def pod_templates(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
             for i, job in enumerate(spec.get("replicatedJobs") or [])
         ]
     if kind == "RayJob":
-        spec = spec.get("rayClusterSpec") or {}
-        kind = "RayCluster" if spec else kind
+        submitter = [("submitter", spec["submitterPodTemplate"])] if spec.get("submitterPodTemplate") else []
+        cluster = spec.get("rayClusterSpec") or {}
+        if not cluster:
+            return submitter
+        return submitter + pod_templates({"kind": "RayCluster", "spec": cluster})
     if kind == "RayCluster":
         found = [("head", (spec.get("headGroupSpec") or {}).get("template") or {})]
         found += [

@@ -44,6 +44,8 @@ def pods(stack: str) -> list[tuple[str, str, dict[str, Any]]]:
             templates = [job["template"]["spec"]["template"] for job in spec["replicatedJobs"]]
         elif kind == "RayCluster":
             templates = [spec["headGroupSpec"]["template"], *(g["template"] for g in spec["workerGroupSpecs"])]
+        elif kind == "RayJob":
+            templates = [spec["submitterPodTemplate"]]
         found += [(meta["name"], meta.get("namespace", "default"), t) for t in templates]
     return found
 

@@ -83,9 +83,13 @@ def network(plan: RayTrainPlan) -> tuple[Guarded, ...]:
         "the dashboard and job API: the RayJob submitter, the KubeRay operator", (ANY_POD,), (HEAD_PORTS["dashboard"],)
     )
     egress = (*dns_and_google(), cluster)
+    job_api = Allow(
+        "`ray job submit` to the head", (Peer(pod_labels=pod_labels(plan, "head")),), (HEAD_PORTS["dashboard"],)
+    )
     return (
         Guarded("ray-head", pod_labels(plan, "head"), (cluster, dashboard, scrape([RAY_METRICS_PORT])), egress),
         Guarded("ray-worker", pod_labels(plan, "worker"), (cluster, scrape([RAY_METRICS_PORT])), egress),
+        Guarded("ray-job-submitter", submitter_labels(plan), egress=(*dns_and_google(), job_api)),
     )
 
 
@@ -161,3 +165,33 @@ def worker_template(
     return k8s.core.v1.PodTemplateSpecArgs(
         metadata=_metadata(plan.fuse_cache_gib, pod.volumes, pod_labels(plan, "worker")), spec=pod
     )
+
+
+SUBMITTER_LABEL = "tpu-stacks.dev/ray-job-submitter"
+SUBMITTER_RESOURCES = k8s.core.v1.ResourceRequirementsArgs(
+    requests={"cpu": "500m", "memory": "200Mi"}, limits={"cpu": "1", "memory": "1Gi"}
+)
+"""KubeRay's own default for the submitter (ray-operator/controllers/ray/common/job.go,
+GetDefaultSubmitterContainer)."""
+
+
+def submitter_template(plan: RayTrainPlan, image: pulumi.Input[str]) -> k8s.core.v1.PodTemplateSpecArgs:
+    """The RayJob's submitter pod (K8sJobMode), hardened like the Ray pods: KubeRay's default template has
+    no security context, which a `restricted` namespace refuses. KubeRay keeps a given template and fills
+    in the `ray job submit` command when the first container has none (rayjob_controller.go,
+    getSubmitterTemplate). Its own label: it reaches the head's job API only (the dashboard allow)."""
+    pod = harden(
+        k8s.core.v1.PodSpecArgs(
+            restart_policy="Never",
+            containers=[
+                k8s.core.v1.ContainerArgs(name="ray-job-submitter", image=image, resources=SUBMITTER_RESOURCES)
+            ],
+        ),
+        USER,  # no Kubernetes API token: it talks to the Ray dashboard over HTTP
+    )
+    return k8s.core.v1.PodTemplateSpecArgs(metadata=k8s.meta.v1.ObjectMetaArgs(labels=submitter_labels(plan)), spec=pod)
+
+
+def submitter_labels(plan: RayTrainPlan) -> dict[str, str]:
+    """The submitter pod's labels (its network policy selects these)."""
+    return {SUBMITTER_LABEL: plan.spec.ray_cluster_name}
