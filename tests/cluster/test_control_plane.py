@@ -75,3 +75,15 @@ def test_autopilot_is_left_to_its_own_dataplane_v2():
 )
 def test_bad_control_plane_settings_are_refused_with_their_key(control_plane, message):
     assert message in refused(lambda: TpuCluster("bad", {"project": "proj", **ZONE, "controlPlane": control_plane}))
+
+
+def test_a_cluster_kept_without_dataplane_v2_says_so_in_the_plan(monkeypatch):
+    import pulumi
+
+    warned: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warned.append(message))
+    capture(lambda: TpuCluster("c", {"project": "proj", **ZONE, "dataplane_v2": False}))
+    assert any("NetworkPolicies are declared but not enforced" in message for message in warned)
+    warned.clear()
+    capture(lambda: TpuCluster("c", {"project": "proj", **ZONE}))
+    assert not any("NetworkPolicies" in message for message in warned)

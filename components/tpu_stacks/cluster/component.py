@@ -218,6 +218,13 @@ class TpuCluster(pulumi.ComponentResource):
                     parent=self, ignore_changes=cluster_ignore_changes(plan), depends_on=[*self.apis, *grants]
                 ),
             )
+            if not (plan.autopilot or plan.spec.dataplane_v2):
+                # Visible in every plan: the workloads' NetworkPolicies are declared but nothing enforces them.
+                pulumi.log.warn(
+                    "cluster.dataplaneV2 is false: NetworkPolicies are declared but not enforced "
+                    "(docs/security.md; turning it on replaces the cluster)",
+                    resource=self,
+                )
             cluster_name, location, endpoint = cluster.name, cluster.location, cluster.endpoint
             ca_certificate = cluster.master_auth.apply(lambda auth: auth.cluster_ca_certificate)
             if not plan.autopilot:
