@@ -40,7 +40,7 @@ BAD_POOL = raw(
 )
 
 
-def test_defaults_mandatory_except_the_three_advisory_rules():
+def test_defaults_mandatory_except_the_advisory_rules():
     """no-privileged-pods is mandatory by default since issue 20; tpu-model-sizable is advisory."""
     info = Pack().info
     assert info.name == PACK_NAME
