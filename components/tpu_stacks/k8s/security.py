@@ -160,10 +160,13 @@ def _with_mounts(
     return mounts or None
 
 
-def _with_env(container: k8s.core.v1.ContainerArgs, env: Sequence[k8s.core.v1.EnvVarArgs]):
-    current = list(container.env or []) if not isinstance(container.env, (str, bytes)) else []
-    names = {e.name for e in current if isinstance(e, k8s.core.v1.EnvVarArgs)}
-    return [*current, *(e for e in env if e.name not in names)] or container.env
+def _with_env(
+    container: k8s.core.v1.ContainerArgs, env: Sequence[k8s.core.v1.EnvVarArgs]
+) -> list[k8s.core.v1.EnvVarArgs] | None:
+    """The container's variables plus `env`, where the container does not set them itself."""
+    current = list(container.env or [])
+    names = {e.name for e in current}
+    return [*current, *(e for e in env if e.name not in names)] or None
 
 
 def harden(
@@ -191,10 +194,3 @@ def harden(
     spec.security_context = pod_security_context(user)
     spec.automount_service_account_token = api_token
     return spec
-
-
-def with_cpu_limit(resources: k8s.core.v1.ResourceRequirementsArgs, cpu: str) -> k8s.core.v1.ResourceRequirementsArgs:
-    """`resources` with a CPU limit (for the small helpers; never for TPU containers, see the docstring)."""
-    return k8s.core.v1.ResourceRequirementsArgs(
-        requests=resources.requests, limits={**(resources.limits or {}), "cpu": cpu}
-    )
