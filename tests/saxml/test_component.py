@@ -657,3 +657,22 @@ def test_pulumi_waits_for_every_slice_after_both_pools_then_for_the_publisher():
     assert publisher.props["spec"]["activeDeadlineSeconds"] == 45 * 60
     assert publisher.custom_timeouts == {"create": "47m", "update": "47m"}  # just past its own deadline
     assert model_servers.urn in publisher.dependencies
+
+
+def _namespace_and_policies(mocks):
+    (namespace,) = mocks.of_type("kubernetes:core/v1:Namespace")
+    policies = sorted(
+        p.inputs["metadata"]["name"] for p in mocks.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+    )
+    return namespace.inputs["metadata"], policies
+
+
+def test_the_namespace_is_privileged_only_for_host_network_model_servers():
+    metadata, policies = _namespace_and_policies(build()[0])
+    assert metadata["name"] == "saxml"
+    assert metadata["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    # No policy for the model servers: NetworkPolicy does not apply to host-network pods.
+    assert policies == ["default-deny-ingress", "sax-admin-server", "sax-http", "sax-publisher"]
+    metadata, policies = _namespace_and_policies(build(host_network=False)[0])
+    assert metadata["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    assert "sax-model-server" in policies
