@@ -29,10 +29,9 @@ from dataclasses import dataclass
 
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.annotations import PREFIX
+from tpu_stacks.annotations import API_TOKEN_REASON
 
-API_TOKEN_REASON = f"{PREFIX}/api-token-reason"
-"""Pod-template annotation: why the pod keeps its Kubernetes API token (the policy pack asks for one)."""
+__all__ = ["API_TOKEN_REASON", "IMAGE_USERS", "ImageUser", "harden"]
 SECCOMP = "RuntimeDefault"
 NONROOT_UID = 65532
 """The user we run images that set no USER as: distroless's `nonroot` (65532), above 10000 so it
