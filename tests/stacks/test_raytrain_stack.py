@@ -40,11 +40,11 @@ def record(stack: str, type_token: str):
 def test_objects_pass_strict_schema_validation_against_the_kuberay_crds():
     for stack in ("raytrain", "raytrain-multislice"):
         manifests = render_manifests(up(stack))
-        kinds = {"Namespace", "ServiceAccount", "RayCluster", "RayJob", "NetworkPolicy"}
-        assert {m.kind for m in manifests} == kinds
+        kinds = {"Namespace", "ServiceAccount", "RayCluster", "RayJob", "PodMonitoring", "NetworkPolicy"}
+        assert {m.kind for m in manifests} == kinds  # PodMonitoring: Ray's metrics scraped
         # deny-all, head, workers, job submitter: four NetworkPolicies
         report = validate_objects(manifests, kubernetes_version="1.33", crd_dir=CRDS)
-        assert report.problems == [] and report.validated == 4 + 4 and not report.notices, report
+        assert report.problems == [] and report.validated == 5 + 4 and not report.notices, report
 
 
 def test_tutorial_objects_as_the_api_server_gets_them():

@@ -44,6 +44,17 @@ def pods(stack: str) -> list[tuple[str, str, dict[str, Any]]]:
             templates = [job["template"]["spec"]["template"] for job in spec["replicatedJobs"]]
         elif kind == "RayCluster":
             templates = [spec["headGroupSpec"]["template"], *(g["template"] for g in spec["workerGroupSpecs"])]
+            # KubeRay labels every pod of a RayCluster `ray.io/cluster: <name>` (RayClusterLabelKey).
+            templates = [
+                {
+                    **t,
+                    "metadata": {
+                        **t["metadata"],
+                        "labels": {**t["metadata"]["labels"], "ray.io/cluster": meta["name"]},
+                    },
+                }
+                for t in templates
+            ]
         elif kind == "RayJob":
             templates = [spec["submitterPodTemplate"]]
         found += [(meta["name"], meta.get("namespace", "default"), t) for t in templates]
@@ -191,3 +202,47 @@ def test_ray_pods_talk_to_each_other_on_every_port_and_others_reach_only_the_das
 @pytest.mark.parametrize("stack", STACKS)
 def test_no_stack_declares_a_pod_in_the_default_namespace(stack):
     assert all(ns != "default" for _, ns, _ in pods(stack))
+
+
+def _port_numbers(template: dict[str, Any], port: Any) -> int:
+    """A PodMonitoring endpoint's port: a number, or a container port's name in the template."""
+    if isinstance(port, int):
+        return port
+    named = {p.get("name"): p["containerPort"] for c in containers(template) for p in c.get("ports", [])}
+    return named[port]
+
+
+@pytest.mark.parametrize("stack", WORKLOAD_STACKS)
+def test_managed_prometheus_may_scrape_every_port_a_pod_monitoring_names(stack):
+    """Each PodMonitoring's pods accept its ports from the gmp-system collectors, or nothing is scraped."""
+    monitorings = [o for o in objects(stack) if o["kind"] == "PodMonitoring"]
+    collectors = {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gmp-system"}},
+        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "collector"}},
+    }
+    for monitoring in monitorings:
+        namespace = monitoring["metadata"]["namespace"]
+        scraped = [
+            t
+            for _, ns, t in pods(stack)
+            if ns == namespace and selects(monitoring["spec"]["selector"], t["metadata"].get("labels", {}))
+        ]
+        assert scraped, monitoring["metadata"]["name"]
+        for template in scraped:
+            if template["spec"].get("hostNetwork"):
+                continue
+            (own,) = [
+                p
+                for p in policies(stack)
+                if p["metadata"]["namespace"] == namespace
+                and p["spec"]["podSelector"]
+                and selects(p["spec"]["podSelector"], template["metadata"]["labels"])
+            ]
+            allowed = {
+                port["port"]
+                for rule in own["spec"].get("ingress", [])
+                if collectors in rule.get("from", []) or "from" not in rule
+                for port in rule.get("ports", [])
+            }
+            for endpoint in monitoring["spec"]["endpoints"]:
+                assert _port_numbers(template, endpoint["port"]) in allowed, (own["metadata"]["name"], endpoint)
