@@ -61,6 +61,8 @@ PAIRS: list[Pair] = [
             ("SystemPoolArgs", "SystemPoolSpec"),
             ("AddonsArgs", "AddonsSpec"),
             ("ExistingClusterArgs", "ExistingCluster"),
+            ("AuthorizedNetworkArgs", "AuthorizedNetwork"),
+            ("ControlPlaneArgs", "ControlPlaneSpec"),
             ("TpuClusterArgs", "ClusterSpec"),
         ],
     ),

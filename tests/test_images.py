@@ -31,3 +31,18 @@ def test_check_pinned_names_the_key():
         UserError, match=r"vllm.image: 'img:latest' is not pinned: it uses the moving tag :latest; use an immutable tag"
     ):
         check_pinned("img:latest", "vllm.image", "img:v1")
+
+
+def test_every_default_image_has_a_digest_note_in_the_catalogue():
+    """A new pinned image must say where its digest is documented, or why none is pinned."""
+    from tpu_stacks.images import digest_source
+    from tpu_stacks.jetstream.spec import CONVERTER_IMAGE
+    from tpu_stacks.k8s.compile_cache import CLOUD_SDK_IMAGE
+    from tpu_stacks.k8s.metrics_adapter import IMAGE as ADAPTER_IMAGE
+    from tpu_stacks.saxml.spec import ADMIN_IMAGE, HTTP_IMAGE, MODEL_IMAGE, PUBLISHER_IMAGE
+    from tpu_stacks.vllm.spec import VLLM_IMAGE
+
+    images = (CONVERTER_IMAGE, CLOUD_SDK_IMAGE, ADAPTER_IMAGE, ADMIN_IMAGE, HTTP_IMAGE, MODEL_IMAGE, PUBLISHER_IMAGE)
+    for image in (*images, VLLM_IMAGE):
+        assert digest_source(image), image
+    assert digest_source("docker.io/someone/else:1") is None

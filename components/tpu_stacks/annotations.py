@@ -75,3 +75,7 @@ def for_training(request: TrainingRequest, parallelism: dict[str, int]) -> dict[
         BATCH: f"{request.per_device_batch:g}",
         PARALLELISM: ",".join(f"{axis}={size}" for axis, size in parallelism.items()),
     }
+
+
+API_TOKEN_REASON = f"{PREFIX}/api-token-reason"
+"""Pod-template annotation: why the pod keeps its Kubernetes API token (policy `pods-least-privilege`)."""

@@ -33,3 +33,28 @@ def check_pinned(image: str, key: str, example: str) -> None:
     problem = image_problem(image)
     if problem:
         raise UserError(key, image, f"is not pinned: it {problem}", f"use an immutable tag or a digest, e.g. {example}")
+
+
+# Digests. checkov (CKV_K8S_43) and `pinned-images` with `requireDigest` ask for `image@sha256:...`. A digest
+# belongs in the catalogue only when upstream documents it next to the tag (a release note, a repo-info
+# page): a digest read from a registry by us would be a fact without a source. Where no such page exists,
+# the entry says so; a user can still pin one (every image setting accepts `repo@sha256:...`), and
+# `imagePullPolicy: Always` (k8s.security) makes a re-pushed tag visible at the next pod start.
+DIGEST_SOURCES: dict[str, str] = {
+    "docker.io/vllm/vllm-tpu": "no digest published: vLLM's docs and release notes name the commit tag only",
+    "us-docker.pkg.dev/cloud-tpu-images/inference": "no digest published: the Saxml and JetStream tutorials and "
+    "the JetStream-PyTorch README name tags only (upstream-manifests.md §2.7 item 8, §4)",
+    "gcr.io/google.com/cloudsdktool/google-cloud-cli": "no digest published: the Cloud SDK release notes and the "
+    "Docker image page (cloud.google.com/sdk/docs/downloads-docker) name version tags only",
+    "gcr.io/gke-release/custom-metrics-stackdriver-adapter": "no digest published: k8s-stackdriver's manifest at "
+    "0857364d names the tag (upstream-manifests.md §3.5)",
+    "docker.io/library/python": "docker-library/repo-info lists each tag's digest, but only while the tag is "
+    "supported: 3.12.8's page is gone, so there is no page to cite for it",
+}
+"""Per image repository (prefix): where its digest is documented upstream, or why none is pinned here."""
+
+
+def digest_source(image: str) -> str | None:
+    """The catalogue's note on `image`'s digest (by longest repository prefix), or None if not catalogued."""
+    matches = [repo for repo in DIGEST_SOURCES if image.startswith(repo)]
+    return DIGEST_SOURCES[max(matches, key=len)] if matches else None

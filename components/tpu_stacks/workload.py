@@ -19,7 +19,7 @@ from tpu_stacks.cluster.plan import ClusterPlan
 from tpu_stacks.gcp.apis import STORAGE_APIS, enable_apis
 from tpu_stacks.gcp.identity import BucketGrantArgs, WorkloadIdentity, WorkloadIdentityArgs
 from tpu_stacks.gcp.storage import hardened_bucket
-from tpu_stacks.k8s.namespace import namespace_dependencies
+from tpu_stacks.k8s.namespace import PodSecurityLevel, namespace_dependencies
 
 READ_ROLE = "roles/storage.objectViewer"
 
@@ -51,14 +51,16 @@ def declare_foundation(
     ksa_name: str,
     gsa_name: str | None = None,
     read_buckets: Sequence[str] = (),
+    pod_security: PodSecurityLevel = "restricted",
 ) -> Foundation:
     """Declare the cluster, namespace, bucket and identity of workload `name`.
 
     With `gsa_name` the identity is a Google service account the KSA impersonates (the tutorials that
     use one); otherwise IAM names the KSA directly. `read_buckets` are other buckets it may read.
+    `pod_security` is the Pod Security level the namespace enforces (k8s.namespace).
     """
     cluster = TpuCluster.from_plan(f"{name}-cluster", cluster_plan, opts=pulumi.ResourceOptions(parent=parent))
-    ready = namespace_dependencies(name, namespace, parent, cluster.provider)
+    ready = namespace_dependencies(name, namespace, parent, cluster.provider, pod_security)
     # The Cloud Storage API, on in a fresh project before the bucket (gcp/apis.py says why never off).
     storage_api = (
         enable_apis(name, cluster_plan.spec.project, STORAGE_APIS, parent) if cluster_plan.universe.is_default else []

@@ -18,6 +18,7 @@ from tpu_policies import (
     fit,
     images,
     matching,
+    pod_security,
     pools,
     privilege,
     secrets,
@@ -30,8 +31,9 @@ DESCRIPTION = (
     "TPU guardrails for GKE: models fit the slice, node pools and workloads agree on the slice shape, "
     "GKE versions support the TPU generation, TPU pools only in zones that offer them, Workload Identity, "
     "least-privilege storage, no plaintext secrets, pulumi up waits as long as the probes allow, HPAs scale "
-    "on metrics the engine exports, no privileged pods without a reason; advisory: no public endpoints, "
-    "pinned images, unsizable models, uncatalogued TPU zones."
+    "on metrics the engine exports, no privileged pods without a reason, no privilege escalation, seccomp on; "
+    "advisory: no public endpoints, pinned images, unsizable models, uncatalogued TPU zones, least-privilege "
+    "pods, a restricted control plane."
 )
 
 POLICIES: list[Policy] = [
@@ -53,6 +55,9 @@ POLICIES: list[Policy] = [
     autoscaling.POLICY,
     fit.UNSIZED_POLICY,
     zones.CATALOGUED_POLICY,
+    pod_security.HARDENED_POLICY,
+    pod_security.LEAST_PRIVILEGE_POLICY,
+    pod_security.CONTROL_PLANE_POLICY,
 ]
 
 __all__ = ["DESCRIPTION", "PACK_NAME", "POLICIES"]

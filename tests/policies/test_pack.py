@@ -21,7 +21,14 @@ from tpu_stacks.catalog.models import SAXML_175B_TEST
 from tpu_stacks.cluster.component import TpuCluster
 from tpu_stacks.gcp.identity import WorkloadIdentity
 
-ADVISORY = {"no-public-endpoint", "pinned-images", "tpu-model-sizable", "tpu-zone-catalogued"}
+ADVISORY = {
+    "no-public-endpoint",
+    "pinned-images",
+    "tpu-model-sizable",
+    "pods-least-privilege",
+    "control-plane-restricted",
+    "tpu-zone-catalogued",
+}
 BAD_POOL = raw(
     "gcp:container/nodePool:NodePool",
     "tpu",
@@ -34,12 +41,12 @@ BAD_POOL = raw(
 )
 
 
-def test_defaults_mandatory_except_the_three_advisory_rules():
+def test_defaults_mandatory_except_the_advisory_rules():
     """no-privileged-pods is mandatory by default since issue 20; tpu-model-sizable is advisory."""
     info = Pack().info
     assert info.name == PACK_NAME
     levels = {name: level for name, (level, _) in Pack().config.items()}
-    assert len(levels) == len(POLICIES) == 18
+    assert len(levels) == len(POLICIES) == 21
     assert {name for name, level in levels.items() if level == "advisory"} == ADVISORY
     assert {level for name, level in levels.items() if name not in ADVISORY} == {"mandatory"}
 
@@ -158,10 +165,16 @@ def test_saxml_tutorial_as_upstream_wrote_it():
         return cluster
 
     found = run(capture(stack))
+    # pods-hardened: sax-http escalates and has no seccomp (the host-network model server is rule 11's);
+    # pods-least-privilege: root, capabilities, writable root and the API token on both pods, plus sax-http's
+    # missing CPU limit (the model server takes TPUs); control-plane-restricted: the default public endpoint.
     assert sorted((d.policy, d.level) for d in found) == [
+        ("control-plane-restricted", "advisory"),
         ("no-privileged-pods", "mandatory"),
         ("no-privileged-pods", "mandatory"),
         ("no-public-endpoint", "advisory"),
+        *[("pods-hardened", "mandatory")] * 2,
+        *[("pods-least-privilege", "advisory")] * 9,
         ("storage-least-privilege", "mandatory"),
     ]
     assert not [d for d in found if "can't run policy" in d.message]

@@ -135,7 +135,10 @@ def test_head_group_is_the_tutorials(mocks):
         "dashboard": 8265,
         "client": 10001,
     }
-    assert container["resources"] == {"requests": {"cpu": "8", "memory": "16Gi"}, "limits": {"memory": "16Gi"}}
+    assert container["resources"] == {
+        "requests": {"cpu": "8", "memory": "16Gi"},
+        "limits": {"cpu": "8", "memory": "16Gi"},
+    }
     assert (
         container["image"]
         == "us-east5-docker.pkg.dev/proj/ray-maxtext-tpu-cluster/ray-maxtext:ray2.49.1-maxtext-404cf1de70"
@@ -160,7 +163,7 @@ def test_worker_group_takes_every_chip_of_each_host_of_the_slice(mocks):
     env = {variable["name"]: variable["value"] for variable in container["env"]}
     assert env == {"JAX_PLATFORMS": "tpu", "ENABLE_PJRT_COMPATIBILITY": "true"}
     assert container["securityContext"]["runAsNonRoot"] is True
-    assert "privileged" not in container["securityContext"]
+    assert container["securityContext"]["privileged"] is False
 
 
 def test_gcs_fuse_at_data_with_the_cache_volume_the_driver_uses(mocks):
@@ -180,6 +183,8 @@ def test_gcs_fuse_at_data_with_the_cache_volume_the_driver_uses(mocks):
         assert {(m["name"], m["mountPath"]) for m in container["volumeMounts"]} == {
             ("gcs-fuse-csi-ephemeral", "/data"),
             ("dshm", "/dev/shm"),
+            ("tmp", "/tmp"),  # writable paths of a read-only root filesystem (k8s.security)
+            ("cache", "/home/ray/.cache"),
         }
         notes = template["metadata"]["annotations"]
         assert notes["gke-gcsfuse/volumes"] == "true"

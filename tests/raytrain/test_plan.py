@@ -73,8 +73,9 @@ def test_the_sidecar_requests_what_a_pod_keeps_and_may_stage_a_checkpoint_shard(
     head = head_template(plan, "bucket", "image").metadata.annotations
     shard_gib = plan.checkpoint_shard_bytes / 1024**3
     for annotations in (worker, head):
-        assert annotations["gke-gcsfuse/ephemeral-storage-request"] == "4Gi"  # no disk-backed volume of its own
-    assert int(worker["gke-gcsfuse/ephemeral-storage-limit"].removesuffix("Gi")) - 4 >= shard_gib
+        # writable layers and logs (4), /tmp (Ray's session directory, 10) and ~/.cache (10): k8s.security
+        assert annotations["gke-gcsfuse/ephemeral-storage-request"] == "24Gi"
+    assert int(worker["gke-gcsfuse/ephemeral-storage-limit"].removesuffix("Gi")) - 24 >= shard_gib
 
 
 def test_the_build_account_follows_its_repository_within_the_iam_id_rule():

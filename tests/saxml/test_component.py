@@ -106,7 +106,7 @@ def test_admin_bucket_is_hardened_and_the_service_account_reaches_only_it(tutori
     assert project_roles(mocks) == []  # not the tutorial's project-wide storage.admin
     binding = one(mocks, "gcp:serviceaccount/iAMMember:IAMMember", "saxml-identity-wi-user")
     assert binding["role"] == "roles/iam.workloadIdentityUser"
-    assert binding["member"] == "serviceAccount:proj.svc.id.goog[default/sax-sa]"
+    assert binding["member"] == "serviceAccount:proj.svc.id.goog[saxml/sax-sa]"
     ksa = one(mocks, "kubernetes:core/v1:ServiceAccount", "saxml-identity-ksa")
     assert ksa["metadata"]["annotations"] == {
         "iam.gke.io/gcp-service-account": "sax-iam-sa@proj.iam.gserviceaccount.com"
@@ -122,7 +122,8 @@ def test_admin_server_is_pinned_probed_bounded_and_unprivileged(tutorial):
     assert pod["serviceAccountName"] == "sax-sa" and "hostNetwork" not in pod
     (container,) = pod["containers"]
     assert container["image"] == "us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"
-    assert container["env"] == [{"name": "GSBUCKET", "value": ADMIN_BUCKET}]  # without gs://
+    # without gs://; HOME on an emptyDir (read-only root filesystem: k8s.security)
+    assert container["env"] == [{"name": "GSBUCKET", "value": ADMIN_BUCKET}, {"name": "HOME", "value": "/home/app"}]
     assert container["resources"]["requests"] == {"cpu": "500m", "memory": "1Gi"}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert container[probe]["tcpSocket"] == {"port": 10000}
@@ -215,7 +216,10 @@ def test_http_server_and_internal_service_on_8888(tutorial):
     http = one(mocks, DEPLOYMENT, "saxml-http-server")
     (container,) = http["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0"
-    assert container["env"] == [{"name": "SAX_ROOT", "value": f"gs://{ADMIN_BUCKET}/sax-root"}]
+    assert container["env"] == [
+        {"name": "SAX_ROOT", "value": f"gs://{ADMIN_BUCKET}/sax-root"},
+        {"name": "HOME", "value": "/home/app"},
+    ]
     assert container["readinessProbe"]["httpGet"] == {"path": "/", "port": 8888}
     assert container["livenessProbe"]["httpGet"] == {"path": "/", "port": 8888}
     service = one(mocks, "kubernetes:core/v1:Service", "saxml-http-service")
@@ -232,7 +236,7 @@ def test_public_only_on_request_and_then_with_source_ranges():
     assert "annotations" not in service["metadata"]
     mocks, outputs = build(exposure="cluster")
     assert one(mocks, "kubernetes:core/v1:Service", "saxml-http-service")["spec"]["type"] == "ClusterIP"
-    assert outputs["http_endpoint"] == "http://sax-http-lb.default.svc.cluster.local:8888"
+    assert outputs["http_endpoint"] == "http://sax-http-lb.saxml.svc.cluster.local:8888"
 
 
 def test_publisher_job_gets_the_whole_desired_list(tutorial):
@@ -243,7 +247,7 @@ def test_publisher_job_gets_the_whole_desired_list(tutorial):
     (container,) = pod["containers"]
     env = {variable["name"]: variable["value"] for variable in container["env"]}
     assert json.loads(env["SAX_MODELS"]) == [TUTORIAL_BODY]  # the tutorial's /publish body
-    assert env["SAX_HTTP"] == "http://sax-http-lb.default.svc.cluster.local:8888"
+    assert env["SAX_HTTP"] == "http://sax-http-lb.saxml.svc.cluster.local:8888"
     assert env["STATE_URL"] == f"gs://{ADMIN_BUCKET}/tpu-stacks/published-models.json"
     assert env["STORAGE_API"] == "https://storage.googleapis.com"
     assert container["image"] == "docker.io/library/python:3.12.8-slim-bookworm"
@@ -264,7 +268,7 @@ def test_sovereign_universe_names_every_identity_in_s3ns(monkeypatch):
     monkeypatch.setattr(mocks_module, "TEST_CONFIG", dataclasses.replace(mocks_module.TEST_CONFIG, values=s3ns))
     mocks, outputs = build(cluster={**TUTORIAL["cluster"], "location": "u-france-east1-a", "universe": "s3ns"})
     binding = one(mocks, "gcp:serviceaccount/iAMMember:IAMMember", "saxml-identity-wi-user")
-    assert binding["member"] == "serviceAccount:proj.s3ns.svc.id.goog[default/sax-sa]"
+    assert binding["member"] == "serviceAccount:proj.s3ns.svc.id.goog[saxml/sax-sa]"
     grant = mocks.named("gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0")
     assert grant.inputs["member"] == "serviceAccount:sax-iam-sa@proj.s3ns.iam.gserviceaccount.com"
     ksa = one(mocks, "kubernetes:core/v1:ServiceAccount", "saxml-identity-ksa")
@@ -653,3 +657,22 @@ def test_pulumi_waits_for_every_slice_after_both_pools_then_for_the_publisher():
     assert publisher.props["spec"]["activeDeadlineSeconds"] == 45 * 60
     assert publisher.custom_timeouts == {"create": "47m", "update": "47m"}  # just past its own deadline
     assert model_servers.urn in publisher.dependencies
+
+
+def _namespace_and_policies(mocks):
+    (namespace,) = mocks.of_type("kubernetes:core/v1:Namespace")
+    policies = sorted(
+        p.inputs["metadata"]["name"] for p in mocks.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+    )
+    return namespace.inputs["metadata"], policies
+
+
+def test_the_namespace_is_privileged_only_for_host_network_model_servers():
+    metadata, policies = _namespace_and_policies(build()[0])
+    assert metadata["name"] == "saxml"
+    assert metadata["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    # No policy for the model servers: NetworkPolicy does not apply to host-network pods.
+    assert policies == ["default-deny-ingress", "sax-admin-server", "sax-http", "sax-publisher"]
+    metadata, policies = _namespace_and_policies(build(host_network=False)[0])
+    assert metadata["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    assert "sax-model-server" in policies

@@ -117,7 +117,7 @@ def check_tutorial_architecture(capture, project="my-tpu-project"):
 def test_tutorial_stack_yields_the_tutorial_architecture(saxml_up):
     check_tutorial_architecture(saxml_up)
     binding = one(saxml_up, "gcp:serviceaccount/iAMMember:IAMMember").inputs
-    assert binding["member"] == "serviceAccount:my-tpu-project.svc.id.goog[default/sax-sa]"
+    assert binding["member"] == "serviceAccount:my-tpu-project.svc.id.goog[saxml/sax-sa]"
     grant = one(saxml_up, "gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0").inputs
     assert grant["member"] == "serviceAccount:sax-iam-sa@my-tpu-project.iam.gserviceaccount.com"
     annotations = k8s_object(saxml_up, "ServiceAccount", "sax-sa").inputs["metadata"]["annotations"]
@@ -129,7 +129,7 @@ def test_sovereign_stack_is_the_same_architecture_in_s3ns_domains(s3ns_up):
     cluster = one(s3ns_up, "gcp:container/cluster:Cluster").inputs
     assert cluster["workloadIdentityConfig"] == {"workloadPool": "my-tpu-project.s3ns.svc.id.goog"}
     binding = one(s3ns_up, "gcp:serviceaccount/iAMMember:IAMMember").inputs
-    assert binding["member"] == "serviceAccount:my-tpu-project.s3ns.svc.id.goog[default/sax-sa]"
+    assert binding["member"] == "serviceAccount:my-tpu-project.s3ns.svc.id.goog[saxml/sax-sa]"
     grant = one(s3ns_up, "gcp:storage/bucketIAMMember:BucketIAMMember", "saxml-identity-bucket-0").inputs
     assert grant["member"] == "serviceAccount:sax-iam-sa@my-tpu-project.s3ns.iam.gserviceaccount.com"
     ksa = k8s_object(s3ns_up, "ServiceAccount", "sax-sa")
@@ -234,7 +234,17 @@ def test_stack_outputs(saxml_up):
 def test_every_object_passes_strict_schemas_and_the_jobset_its_crd(stack):
     manifests = render_manifests(planned(stack, preview=False))
     kinds = sorted(m.kind for m in manifests)
-    assert kinds == ["ConfigMap", "Deployment", "Deployment", "Job", "JobSet", "Service", "ServiceAccount"]
+    assert kinds == [
+        "ConfigMap",
+        "Deployment",
+        "Deployment",
+        "Job",
+        "JobSet",
+        "Namespace",
+        *["NetworkPolicy"] * 4,  # deny-all, admin, http, publisher (host-network model servers: none applies)
+        "Service",
+        "ServiceAccount",
+    ]
     report = validate_objects(manifests, kubernetes_version="1.33", crd_dir=CRDS)
     assert report.problems == [] and report.notices == [], (report.problems, report.notices)
     assert report.validated == len(manifests)
@@ -248,7 +258,7 @@ def test_plan_cli_writes_the_jobset_manifest(tmp_path):
         timeout=180,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    jobset = yaml.safe_load((tmp_path / "jobset-default-sax-model-server-set.yaml").read_text())
+    jobset = yaml.safe_load((tmp_path / "jobset-saxml-sax-model-server-set.yaml").read_text())
     assert jobset["spec"]["replicatedJobs"][0]["replicas"] == 2
 
 

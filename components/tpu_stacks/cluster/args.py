@@ -78,6 +78,25 @@ class ExistingClusterArgs(TypedDict):
     """Add the declared slices as new node pools (otherwise they describe pools that exist). Default: false."""
 
 
+class AuthorizedNetworkArgs(TypedDict):
+    cidr_block: str
+    """An IPv4 CIDR range such as 203.0.113.0/24."""
+    display_name: NotRequired[str]
+    """A label for it in the console."""
+
+
+class ControlPlaneArgs(TypedDict):
+    authorized_networks: NotRequired[list[AuthorizedNetworkArgs]]
+    """Only these networks may reach the endpoint (default: none set, the public endpoint is open to the internet,
+    guarded by authentication only; the policy pack advises against it)."""
+    private_endpoint: NotRequired[bool]
+    """Only the private endpoint (inside the VPC); needs private nodes, which it turns on: nodes then reach the
+    internet (Docker Hub, Hugging Face) only through a Cloud NAT you provide, and `pulumi up` must run from a
+    network that reaches the VPC. Default: false."""
+    master_ipv4_cidr_block: NotRequired[str]
+    """privateEndpoint only: a /28 for the control plane's private addresses (default: chosen by GKE)."""
+
+
 class TpuClusterArgs(TypedDict):
     project: str
     """Google Cloud project id."""
@@ -113,6 +132,13 @@ class TpuClusterArgs(TypedDict):
     """Accept a region, zone or machine type that the location catalogue (catalog/locations.py) does not list, or a
     zone it does not list for the slice's TPU generation: for one newer than the catalogue. The plan records it.
     Default: false."""
+    control_plane: NotRequired[ControlPlaneArgs]
+    """Authorized networks and a private endpoint for the control plane (new clusters only). Default: privateEndpoint
+    false."""
+    dataplane_v2: NotRequired[bool]
+    """GKE Dataplane V2, which enforces the workloads' NetworkPolicies (Autopilot always has it). Immutable: turning
+    it on for a Standard cluster created without it replaces the cluster; set false to keep such a cluster.
+    Default: true."""
 
 
 class SliceInfo(TypedDict):

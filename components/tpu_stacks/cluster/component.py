@@ -35,9 +35,33 @@ def _addons(plan: ClusterPlan) -> gcp.container.ClusterAddonsConfigArgs:
     )
 
 
+def _control_plane(plan: ClusterPlan) -> dict[str, object]:
+    """Authorized networks and the private endpoint, as the spec's `controlPlane` asks (docs/security.md)."""
+    control = plan.spec.control_plane
+    args: dict[str, object] = {}
+    if control.authorized_networks is not None or control.private_endpoint:
+        args["master_authorized_networks_config"] = gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+            cidr_blocks=[
+                gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                    cidr_block=network.cidr_block, display_name=network.display_name
+                )
+                for network in control.authorized_networks or []
+            ]
+        )
+    if control.private_endpoint:
+        # The provider applies enable_private_endpoint only with private nodes (its schema description).
+        args["private_cluster_config"] = gcp.container.ClusterPrivateClusterConfigArgs(
+            enable_private_endpoint=True,
+            enable_private_nodes=True,
+            master_ipv4_cidr_block=control.master_ipv4_cidr_block,
+        )
+    return args
+
+
 def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) -> gcp.container.ClusterArgs:
     spec = plan.spec
     common = dict(
+        **_control_plane(plan),
         name=spec.name,
         project=spec.project,
         location=spec.location,
@@ -76,6 +100,10 @@ def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) ->
         )
     return gcp.container.ClusterArgs(
         cluster_autoscaling=_fallback_autoscaling(plan),
+        # Dataplane V2 enforces NetworkPolicy. ForceNew in the provider (terraform-provider-google
+        # resource_container_cluster.go, `datapath_provider`: ForceNew), so `dataplaneV2: false` keeps a
+        # cluster created without it instead of replacing it (docs/security.md).
+        datapath_provider="ADVANCED_DATAPATH" if spec.dataplane_v2 else None,
         node_locations=list(plan.node_locations) if plan.regional and plan.node_locations else None,
         addons_config=_addons(plan),
         # The default pool is replaced by our own system pool, whose settings we control.
@@ -217,6 +245,13 @@ class TpuCluster(pulumi.ComponentResource):
                     parent=self, ignore_changes=cluster_ignore_changes(plan), depends_on=[*self.apis, *grants]
                 ),
             )
+            if not (plan.autopilot or plan.spec.dataplane_v2):
+                # Visible in every plan: the workloads' NetworkPolicies are declared but nothing enforces them.
+                pulumi.log.warn(
+                    "cluster.dataplaneV2 is false: NetworkPolicies are declared but not enforced "
+                    "(docs/security.md; turning it on replaces the cluster)",
+                    resource=self,
+                )
             cluster_name, location, endpoint = cluster.name, cluster.location, cluster.endpoint
             ca_certificate = cluster.master_auth.apply(lambda auth: auth.cluster_ca_certificate)
             if not plan.autopilot:

@@ -6,9 +6,11 @@ their aliases (the config spelling), bounds and defaults. Pure: no provider SDK.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 
 class _Spec(BaseModel):
@@ -98,6 +100,55 @@ class ExistingCluster(_Spec):
     """Add the declared slices as new node pools (otherwise they describe pools that exist)."""
 
 
+class AuthorizedNetwork(_Spec):
+    """A network allowed to reach the control plane's endpoint (GKE master authorized networks)."""
+
+    cidr_block: str = Field(alias="cidrBlock")
+    """An IPv4 CIDR range such as 203.0.113.0/24."""
+    display_name: str | None = Field(default=None, alias="displayName")
+    """A label for it in the console."""
+
+    @field_validator("cidr_block")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        try:
+            network = ipaddress.ip_network(value, strict=True)
+        except ValueError:
+            raise PydanticCustomError(
+                "cidr", "write an IPv4 CIDR range with its network address, like 203.0.113.0/24"
+            ) from None
+        if network.version != 4 or "/" not in value:
+            raise PydanticCustomError("cidr", "write an IPv4 CIDR range with a prefix length, like 203.0.113.0/24")
+        return value
+
+
+class ControlPlaneSpec(_Spec):
+    """Who may reach the cluster's control plane (docs/security.md: "Control plane")."""
+
+    authorized_networks: list[AuthorizedNetwork] | None = Field(default=None, alias="authorizedNetworks")
+    """Only these networks may reach the endpoint (default: none set, the public endpoint is open to the internet,
+    guarded by authentication only; the policy pack advises against it)."""
+    private_endpoint: bool = Field(default=False, alias="privateEndpoint")
+    """Only the private endpoint (inside the VPC); needs private nodes, which it turns on: nodes then reach the
+    internet (Docker Hub, Hugging Face) only through a Cloud NAT you provide, and `pulumi up` must run from a
+    network that reaches the VPC."""
+    master_ipv4_cidr_block: str | None = Field(default=None, alias="masterIpv4CidrBlock")
+    """privateEndpoint only: a /28 for the control plane's private addresses (default: chosen by GKE)."""
+
+    @field_validator("master_ipv4_cidr_block")
+    @classmethod
+    def _master_cidr(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            network = ipaddress.ip_network(value, strict=True)
+        except ValueError:
+            raise PydanticCustomError("cidr", "write a private /28 range, like 172.16.0.0/28") from None
+        if network.prefixlen != 28 or not network.is_private:
+            raise PydanticCustomError("cidr", "write a private /28 range, like 172.16.0.0/28")
+        return value
+
+
 class ClusterSpec(_Spec):
     """A GKE cluster with TPU slices: what users write as `cluster` (config) or TpuCluster args."""
 
@@ -135,3 +186,8 @@ class ClusterSpec(_Spec):
     allow_uncatalogued: bool = Field(default=False, alias="allowUncatalogued")
     """Accept a region, zone or machine type that the location catalogue (catalog/locations.py) does not list, or a
     zone it does not list for the slice's TPU generation: for one newer than the catalogue. The plan records it."""
+    control_plane: ControlPlaneSpec = Field(default_factory=ControlPlaneSpec, alias="controlPlane")
+    """Authorized networks and a private endpoint for the control plane (new clusters only)."""
+    dataplane_v2: bool = Field(default=True, alias="dataplaneV2")
+    """GKE Dataplane V2, which enforces the workloads' NetworkPolicies (Autopilot always has it). Immutable: turning
+    it on for a Standard cluster created without it replaces the cluster; set false to keep such a cluster."""

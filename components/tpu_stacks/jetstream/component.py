@@ -27,8 +27,9 @@ from tpu_stacks.gcp.monitoring.targets import jetstream_target
 from tpu_stacks.jetstream.args import JetStreamSlice, JetStreamStackArgs
 from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
 from tpu_stacks.jetstream.plan import JetStreamPlan, plan_jetstream
-from tpu_stacks.jetstream.pod import pod_template
+from tpu_stacks.jetstream.pod import network, pod_template
 from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, METRICS_PORT, JetStreamSpec
+from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.workload import declare_foundation
 
@@ -136,6 +137,7 @@ class JetStreamStack(pulumi.ComponentResource):
             ),
         )
         self._service(name, spec, labels, ns_opts)
+        declare_network_policies(name, spec.namespace, network(plan, labels), ns_opts)
         self.service_name = pulumi.Output.from_input(SERVICE)
         self.port_forward = pulumi.Output.from_input(
             f"kubectl port-forward -n {spec.namespace} svc/{SERVICE} {HTTP_PORT}:{HTTP_PORT}"

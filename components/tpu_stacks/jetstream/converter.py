@@ -26,6 +26,7 @@ from tpu_stacks.catalog.disks import PREINSTALLED_STORAGE_CLASSES, scratch_disk_
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL, TPU_TAINT_KEY
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.plan import JetStreamPlan
+from tpu_stacks.k8s.security import IMAGE_USERS, harden
 
 CONTAINER = "inference-checkpoint"  # the tutorial's container name
 HF_MOUNT = "/huggingface"  # the converter script reads /huggingface/HUGGINGFACE_TOKEN (§4.4)
@@ -33,6 +34,11 @@ HF_SECRET_KEY = "HUGGINGFACE_TOKEN"
 # Where the converter script downloads, converts and stages (§4.4 steps 2-5; convert_checkpoints uses /tmp).
 SCRATCH_DIRS = {"base": "/base", "pt-ckpt": "/pt-ckpt", "tmp": "/tmp"}
 DISK_PROVISIONER = "pd.csi.storage.gke.io"  # GKE's Compute Engine Persistent Disk CSI driver (PD and Hyperdisk)
+
+
+def converter_labels(plan: JetStreamPlan) -> dict[str, str]:
+    """The Job's and its pod's labels (its network policy selects exactly these)."""
+    return {"app": "jetstream-checkpoint-converter", "model": plan.names.checkpoint_dir or ""}
 
 
 def hf_token_volume(secret_name: str) -> k8s.core.v1.VolumeArgs:
@@ -121,7 +127,7 @@ def converter_job(
 ) -> k8s.batch.v1.Job:
     """Declare the Job; Pulumi waits for it to complete (up to `converter.timeoutMinutes`)."""
     converter = plan.spec.converter
-    labels = {"app": "jetstream-checkpoint-converter", "model": plan.names.checkpoint_dir or ""}
+    labels = converter_labels(plan)
     node_selector, tolerations = _placement(plan, pool)
     storage_class, disk_type = scratch_storage(plan, pool)
     if disk_type is not None:
@@ -133,7 +139,7 @@ def converter_job(
         args=pulumi.Output.from_input(bucket).apply(plan.converter_args),
         resources=k8s.core.v1.ResourceRequirementsArgs(
             requests={"cpu": converter.cpu, "memory": converter.memory, "ephemeral-storage": "10Gi"},
-            limits={"memory": converter.memory},
+            limits={"cpu": converter.cpu, "memory": converter.memory},  # a CPU job: bounded as it asks
         ),
         volume_mounts=[
             hf_token_mount(),
@@ -152,14 +158,17 @@ def converter_job(
             ttl_seconds_after_finished=converter.ttl_hours * 3600 if converter.ttl_hours else None,
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
-                spec=k8s.core.v1.PodSpecArgs(
-                    service_account_name=plan.spec.ksa_name,
-                    automount_service_account_token=False,  # Workload Identity needs no Kubernetes API token
-                    restart_policy="Never",
-                    node_selector=node_selector,
-                    tolerations=tolerations,
-                    containers=[container],
-                    volumes=[hf_token_volume(secret_name), _scratch_volume(plan, storage_class)],
+                # No Kubernetes API token (Workload Identity needs none); /tmp is the scratch disk's.
+                spec=harden(
+                    k8s.core.v1.PodSpecArgs(
+                        service_account_name=plan.spec.ksa_name,
+                        restart_policy="Never",
+                        node_selector=node_selector,
+                        tolerations=tolerations,
+                        containers=[container],
+                        volumes=[hf_token_volume(secret_name), _scratch_volume(plan, storage_class)],
+                    ),
+                    IMAGE_USERS["jetstream-converter"],
                 ),
             ),
         ),

@@ -24,18 +24,21 @@ from tpu_stacks.catalog.engines import JETSTREAM_METRICS_FLAG
 from tpu_stacks.catalog.models import dtype_bytes
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.compile_cache import cache_containers, cache_mount, cache_volume, wait_for_checkpoint
-from tpu_stacks.jetstream.converter import hf_token_mount, hf_token_volume
+from tpu_stacks.jetstream.converter import converter_labels, hf_token_mount, hf_token_volume
 from tpu_stacks.jetstream.plan import JetStreamPlan
 from tpu_stacks.jetstream.spec import COMPILE_CACHE_DIR, GRPC_PORT, HTTP_PORT, METRICS_PORT, MODELS_DIR, WEIGHTS_DIR
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
+from tpu_stacks.k8s.network_policy import ANY_POD, Allow, Guarded, scrape
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
+from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 
 CHECKPOINT_VOLUME = "gcs-fuse-checkpoint"  # the tutorial's volume name
 CHECKPOINT_MOUNT_OPTIONS = "implicit-dirs"  # the tutorial's only option (§4.2): the engine reads the file once
 HTTP_RESOURCES = k8s.core.v1.ResourceRequirementsArgs(
-    requests={"cpu": "500m", "memory": "512Mi"}, limits={"memory": "1Gi"}
-)
+    requests={"cpu": "500m", "memory": "512Mi"}, limits={"cpu": "1", "memory": "1Gi"}
+)  # the gateway gets a CPU limit, the engine none (k8s.security says why)
+USER = IMAGE_USERS["jetstream"]
 GiB = 1024**3
 
 
@@ -44,6 +47,11 @@ def _weights_gib(plan: JetStreamPlan) -> int:
     params = plan.model.params
     payload = params * dtype_bytes("bf16") + (params * dtype_bytes("int8") if plan.spec.quantize_weights else 0)
     return math.ceil(payload * 1.2 / GiB)
+
+
+def _exports_metrics(plan: JetStreamPlan) -> bool:
+    """The engine serves Prometheus metrics on METRICS_PORT (its flag is among the server's arguments)."""
+    return any(a.startswith(f"{JETSTREAM_METRICS_FLAG}=") for a in plan.server_args())
 
 
 def _server(plan: JetStreamPlan, pool: PoolPlan) -> k8s.core.v1.ContainerArgs:
@@ -68,7 +76,7 @@ def _server(plan: JetStreamPlan, pool: PoolPlan) -> k8s.core.v1.ContainerArgs:
             k8s.core.v1.ContainerPortArgs(name="grpc", container_port=GRPC_PORT),
             *(  # Managed Prometheus scrapes JetStream's metrics server (gcp/monitoring)
                 [k8s.core.v1.ContainerPortArgs(name="metrics", container_port=METRICS_PORT)]
-                if any(a.startswith(f"{JETSTREAM_METRICS_FLAG}=") for a in plan.server_args())
+                if _exports_metrics(plan)
                 else []
             ),
         ],
@@ -118,20 +126,33 @@ def pod_template(
         init.append(wait_for_checkpoint(plan, bucket))
     if plan.spec.compile_cache:
         init += cache_containers(plan, bucket)
-    volumes = _volumes(plan, bucket, secret_name)
-    # A bounded GCS FUSE sidecar without a file cache: the engine reads the checkpoint once, through a
-    # read-only mount (nothing staged); the sidecar's ephemeral limit is the pod's, so it covers the
-    # disk-backed compile cache (k8s.gcsfuse explains).
-    sidecar = sidecar_annotations(0, staged_gib=0, volumes=volumes) if plan.converter_flow else None
-    return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar),
-        spec=k8s.core.v1.PodSpecArgs(
+    pod = harden(
+        k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
-            automount_service_account_token=False,  # Workload Identity needs no Kubernetes API token
             node_selector=tpu_node_selector(pool),
             init_containers=init or None,
             containers=[_server(plan, pool), _http(plan)],
-            volumes=volumes or None,
+            volumes=_volumes(plan, bucket, secret_name) or None,
             termination_grace_period_seconds=60,
         ),
+        USER,  # no Kubernetes API token: Workload Identity needs none
     )
+    # A bounded GCS FUSE sidecar without a file cache: the engine reads the checkpoint once, through a
+    # read-only mount (nothing staged); the sidecar's ephemeral limit is the pod's, so it covers the
+    # disk-backed compile cache and the writable emptyDirs of `harden` (k8s.gcsfuse explains).
+    sidecar = sidecar_annotations(0, staged_gib=0, volumes=pod.volumes) if plan.converter_flow else None
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar), spec=pod
+    )
+
+
+def network(plan: JetStreamPlan, labels: dict[str, str]) -> tuple[Guarded, ...]:
+    """The gateway's HTTP port from pods (the Service is ClusterIP; `kubectl port-forward` needs no allow),
+    and Managed Prometheus on the engine's metrics port when it serves one.
+    The engine's gRPC port is reached over the pod's loopback only. The converter accepts nothing."""
+    http = Allow("the HTTP gateway (ClusterIP Service)", peers=(ANY_POD,), ports=(HTTP_PORT,))
+    metrics = (scrape([METRICS_PORT]),) if _exports_metrics(plan) else ()
+    groups = [Guarded("jetstream-server", labels, ingress=(http, *metrics))]
+    if plan.converter_flow:
+        groups.append(Guarded("jetstream-converter", converter_labels(plan)))
+    return tuple(groups)

@@ -18,7 +18,9 @@ import pulumi_kubernetes as k8s
 # Pinned Cloud SDK for talking to GCS through the API (not FUSE).
 CLOUD_SDK_IMAGE = "gcr.io/google.com/cloudsdktool/google-cloud-cli:502.0.0-slim"
 SYNC_SECONDS = 120
-SMALL = k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "100m", "memory": "256Mi"}, limits={"memory": "1Gi"})
+SMALL = k8s.core.v1.ResourceRequirementsArgs(
+    requests={"cpu": "100m", "memory": "256Mi"}, limits={"cpu": "1", "memory": "1Gi"}
+)  # a CPU limit: a sync must not take the CPUs that feed the TPU (k8s.security)
 
 
 def cache_volume(name: str, size_gib: int = 20) -> k8s.core.v1.VolumeArgs:

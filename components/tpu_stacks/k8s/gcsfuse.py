@@ -23,6 +23,11 @@ Ephemeral storage, and why the sidecar's figure is the whole pod's (sources belo
   `populateResource`), and the scheduler needs the request free on the node's boot disk. So the
   request is set on its own: what the pod keeps on disk (its disk-backed volumes plus writable
   layers and logs), while the limit adds what it may stage for a while.
+Hardening (k8s.security): the injected sidecar follows Pod Security `restricted` on its own (uid
+65534, read-only root, no capabilities, seccomp; gcs-fuse-csi-driver pkg/webhook/sidecar_spec.go), so a
+hardened pod stays admissible in a `restricted` namespace; the writable emptyDirs `harden` adds are disk
+volumes, so pod builders compute these annotations from the hardened pod's volumes. A non-root workload
+that writes through the mount needs the mount to be its own (`uid=`/`gid=` in `extra`).
 Annotations: "Configure the Cloud Storage FUSE CSI driver sidecar container for GKE"
 (cloud.google.com/kubernetes-engine/docs/how-to/cloud-storage-fuse-csi-driver-sidecar).
 """

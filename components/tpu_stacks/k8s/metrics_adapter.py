@@ -14,17 +14,49 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.gcp.identity import WorkloadIdentity, dependencies_of
+from tpu_stacks.k8s.namespace import pod_security_labels
+from tpu_stacks.k8s.network_policy import (
+    ANYWHERE,
+    GKE_METADATA_SERVER,
+    KUBE_DNS,
+    METADATA_SERVER,
+    Allow,
+    Guarded,
+    Peer,
+    declare_network_policies,
+)
+from tpu_stacks.k8s.probes import tcp_probe
+from tpu_stacks.k8s.security import API_TOKEN_REASON, IMAGE_USERS, harden
 
 TYPE = "tpu-stacks:index:CustomMetricsAdapter"
 NAMESPACE = "custom-metrics"
 NAME = "custom-metrics-stackdriver-adapter"
 IMAGE = "gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.15.1-gke.0"  # k8s-stackdriver @ 0857364d
 SOURCE_COMMIT = "0857364d151373fb985599f4ddee6504166de939"
+SECURE_PORT = 6443
+"""Where the adapter serves (upstream: 443, which needs root or NET_BIND_SERVICE); the Service keeps 443.
+`--secure-port` and `--cert-dir` are the generic API server serving flags of the custom-metrics
+apiserver library it is built on (k8s.io/apiserver SecureServingOptions)."""
+CERT_DIR = "/tmp/certificates"  # its self-signed certificate, written at start (the root is read-only)
 APISERVICES = (
     ("v1beta1.custom.metrics.k8s.io", "custom.metrics.k8s.io", "v1beta1", 100),
     ("v1beta2.custom.metrics.k8s.io", "custom.metrics.k8s.io", "v1beta2", 200),
     ("v1beta1.external.metrics.k8s.io", "external.metrics.k8s.io", "v1beta1", 100),
 )
+
+
+def network(labels: dict[str, str]) -> tuple[Guarded, ...]:
+    """The API server calls the adapter (the aggregated metrics APIs) from the control plane, whose
+    address is not known when planning: its port from anywhere. The adapter calls the Kubernetes API
+    (a public or private control-plane address) and Cloud Monitoring, both on 443."""
+    egress = (
+        Allow("DNS through kube-dns", (Peer(pod_labels=KUBE_DNS, namespace="kube-system"),), (53,), (53,)),
+        Allow("Workload Identity tokens", (Peer(cidrs=(METADATA_SERVER[0],)),), (METADATA_SERVER[1],)),
+        Allow("the GKE metadata server", (Peer(cidrs=(GKE_METADATA_SERVER[0],)),), (GKE_METADATA_SERVER[1],)),
+        Allow("the Kubernetes API and Cloud Monitoring", (ANYWHERE,), (443,)),
+    )
+    serving = Allow("the aggregated metrics APIs, called by the API server", (ANYWHERE,), (SECURE_PORT,))
+    return (Guarded("custom-metrics-adapter", labels, ingress=(serving,), egress=egress),)
 
 
 class CustomMetricsAdapterArgs(TypedDict):
@@ -65,7 +97,9 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
-        namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=_meta(NAMESPACE, None), opts=child)
+        metadata = _meta(NAMESPACE, None)
+        metadata.labels = {**(metadata.labels or {}), **pod_security_labels("restricted")}
+        namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=metadata, opts=child)
         after_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace, *dependencies_of(opts)])
         identity_args = {
             "project": args["project"],
@@ -110,40 +144,50 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
                 replicas=1,
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
                 template=k8s.core.v1.PodTemplateSpecArgs(
-                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
-                    spec=k8s.core.v1.PodSpecArgs(
-                        service_account_name=NAME,
-                        containers=[
-                            k8s.core.v1.ContainerArgs(
-                                name="pod-custom-metrics-stackdriver-adapter",
-                                image=IMAGE,
-                                image_pull_policy="IfNotPresent",
-                                command=[
-                                    "/adapter",
-                                    "--use-new-resource-model=true",
-                                    "--fallback-for-container-metrics=true",
-                                ],
-                                resources=k8s.core.v1.ResourceRequirementsArgs(
-                                    requests={"cpu": "250m", "memory": "400Mi"},
-                                    limits={"cpu": "250m", "memory": "400Mi"},
-                                ),
-                                # Root to listen on 443 (distroless, no USER): keep only that capability.
-                                security_context=k8s.core.v1.SecurityContextArgs(
-                                    allow_privilege_escalation=False,
-                                    capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"], add=["NET_BIND_SERVICE"]),
-                                ),
-                            )
-                        ],
+                    metadata=k8s.meta.v1.ObjectMetaArgs(
+                        labels=labels,
+                        annotations={API_TOKEN_REASON: "serves the aggregated metrics APIs and reads pods and nodes"},
+                    ),
+                    # Hardened as every pod, as the distroless image allows; it keeps its API token:
+                    # it serves an aggregated API and reads pods and nodes.
+                    spec=harden(
+                        k8s.core.v1.PodSpecArgs(
+                            service_account_name=NAME,
+                            containers=[
+                                k8s.core.v1.ContainerArgs(
+                                    name="pod-custom-metrics-stackdriver-adapter",
+                                    image=IMAGE,
+                                    # An HTTPS server with no health path of its own in upstream's manifest.
+                                    readiness_probe=tcp_probe(SECURE_PORT, period=10, failures=3),
+                                    liveness_probe=tcp_probe(SECURE_PORT, period=20, failures=3),
+                                    command=[
+                                        "/adapter",
+                                        "--use-new-resource-model=true",
+                                        "--fallback-for-container-metrics=true",
+                                        f"--secure-port={SECURE_PORT}",
+                                        f"--cert-dir={CERT_DIR}",
+                                    ],
+                                    ports=[k8s.core.v1.ContainerPortArgs(name="https", container_port=SECURE_PORT)],
+                                    resources=k8s.core.v1.ResourceRequirementsArgs(
+                                        requests={"cpu": "250m", "memory": "400Mi"},
+                                        limits={"cpu": "250m", "memory": "400Mi"},
+                                    ),
+                                )
+                            ],
+                        ),
+                        IMAGE_USERS["metrics-adapter"],
+                        api_token=True,
                     ),
                 ),
             ),
             opts=after_namespace,
         )
+        declare_network_policies(name, NAMESPACE, network(labels), after_namespace)
         service = k8s.core.v1.Service(
             f"{name}-service",
             metadata=_meta(NAME),
             spec=k8s.core.v1.ServiceSpecArgs(
-                ports=[k8s.core.v1.ServicePortArgs(port=443, protocol="TCP", target_port=443)], selector=labels
+                ports=[k8s.core.v1.ServicePortArgs(port=443, protocol="TCP", target_port=SECURE_PORT)], selector=labels
             ),
             opts=after_namespace,
         )

@@ -21,10 +21,11 @@ from tpu_stacks.gcp.monitoring.args import MonitoringLinks
 from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_monitoring
 from tpu_stacks.gcp.monitoring.plan import plan_monitoring
 from tpu_stacks.gcp.monitoring.targets import raytrain_target
+from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.raytrain.args import RayTrainStackArgs, TrainingSlice
 from tpu_stacks.raytrain.image import declare_image
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
-from tpu_stacks.raytrain.pods import head_template, worker_template
+from tpu_stacks.raytrain.pods import head_template, network, submitter_template, worker_template
 from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_VERSION, RayTrainSpec
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.workload import declare_foundation
@@ -130,8 +131,9 @@ class RayTrainStack(pulumi.ComponentResource):
                 custom_timeouts=budget.custom_timeouts(),
             ),
         )
+        declare_network_policies(name, spec.namespace, network(plan), base.kubernetes_options(self))
         self.ray_job_name = pulumi.Output.from_input(
-            self._job(name, plan, notes, ray_cluster, cluster.provider, budget)
+            self._job(name, plan, notes, ray_cluster, cluster.provider, budget, image)
         )
         self.ray_cluster_name = pulumi.Output.from_input(spec.ray_cluster_name)
         self.namespace = pulumi.Output.from_input(spec.namespace)
@@ -187,6 +189,7 @@ class RayTrainStack(pulumi.ComponentResource):
         ray_cluster: pulumi.Resource,
         provider: k8s.Provider,
         budget: AwaitBudget,
+        image: pulumi.Input[str] = "",
     ) -> str:
         """The training run as a RayJob on the RayCluster above. KubeRay refuses retries (backoffLimit)
         for a RayJob on an existing cluster, so recovery is Ray Train's (max_failures, resuming from
@@ -208,6 +211,7 @@ class RayTrainStack(pulumi.ComponentResource):
                 "submissionMode": "K8sJobMode",
                 "shutdownAfterJobFinishes": False,  # the cluster is this stack's, not the job's
                 "activeDeadlineSeconds": spec.deadline_minutes * 60,
+                "submitterPodTemplate": submitter_template(plan, image),  # hardened (raytrain.pods)
             },
             opts=pulumi.ResourceOptions(
                 parent=self,

@@ -19,6 +19,8 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
+from tpu_stacks.k8s.network_policy import ANY_POD, Allow, Guarded, Peer, dns_and_google, scrape
+from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.raytrain.plan import RayTrainPlan
 from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_USER_ID
@@ -47,16 +49,48 @@ def _mounts() -> list[k8s.core.v1.VolumeMountArgs]:
     ]
 
 
-def _security() -> k8s.core.v1.SecurityContextArgs:
-    """The image's ray user, never root; TPUs need no privilege since GKE 1.28."""
-    return k8s.core.v1.SecurityContextArgs(
-        run_as_non_root=True, run_as_user=RAY_USER_ID, run_as_group=RAY_USER_ID, allow_privilege_escalation=False
-    )
+USER = IMAGE_USERS["ray"]  # the image's ray user (RAY_USER_ID), never root
+RAY_TMP_GIB = 10
+"""/tmp holds Ray's session directory (logs, and objects spilled from the object store)."""
 
 
-def _metadata(cache_gib: int, volumes: list[k8s.core.v1.VolumeArgs]) -> k8s.meta.v1.ObjectMetaArgs:
+RAY_METRICS_PORT = 8080  # Ray's default --metrics-export-port (docs.ray.io, "Collecting and monitoring metrics")
+CLUSTER_LABEL = "tpu-stacks.dev/ray-cluster"
+ROLE_LABEL = "tpu-stacks.dev/ray-node"
+
+
+def pod_labels(plan: RayTrainPlan, role: str | None = None) -> dict[str, str]:
+    """The Ray pods' labels (KubeRay adds its own): the cluster's, and with `role` the head's or workers'."""
+    labels = {CLUSTER_LABEL: plan.spec.ray_cluster_name}
+    return {**labels, ROLE_LABEL: role} if role else labels
+
+
+def _metadata(
+    cache_gib: int, volumes: list[k8s.core.v1.VolumeArgs] | None, labels: dict[str, str]
+) -> k8s.meta.v1.ObjectMetaArgs:
     """A pod writes at most what it reads back (the cache's payload) through the mount at a time."""
-    return k8s.meta.v1.ObjectMetaArgs(annotations=sidecar_annotations(cache_gib, staged_gib=cache_gib, volumes=volumes))
+    notes = sidecar_annotations(cache_gib, staged_gib=cache_gib, volumes=volumes or [])
+    return k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=notes)
+
+
+def network(plan: RayTrainPlan) -> tuple[Guarded, ...]:
+    """Ray's head and workers talk on many ports (GCS, raylets, object managers, worker processes, JAX's
+    coordinator, the TPU slices' DCN traffic): every port between the pods of this Ray cluster, nothing
+    from other pods except the dashboard/job API (the RayJob's submitter and the KubeRay operator call it;
+    `kubectl port-forward` needs no allow) and Managed Prometheus's scrape of Ray's metrics."""
+    cluster = Allow("the pods of this Ray cluster, on every port", (Peer(pod_labels=pod_labels(plan)),))
+    dashboard = Allow(
+        "the dashboard and job API: the RayJob submitter, the KubeRay operator", (ANY_POD,), (HEAD_PORTS["dashboard"],)
+    )
+    egress = (*dns_and_google(), cluster)
+    job_api = Allow(
+        "`ray job submit` to the head", (Peer(pod_labels=pod_labels(plan, "head")),), (HEAD_PORTS["dashboard"],)
+    )
+    return (
+        Guarded("ray-head", pod_labels(plan, "head"), (cluster, dashboard, scrape([RAY_METRICS_PORT])), egress),
+        Guarded("ray-worker", pod_labels(plan, "worker"), (cluster, scrape([RAY_METRICS_PORT])), egress),
+        Guarded("ray-job-submitter", submitter_labels(plan), egress=(*dns_and_google(), job_api)),
+    )
 
 
 def head_template(
@@ -64,10 +98,8 @@ def head_template(
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     """The head: GCS, dashboard and client ports, and the trainer's driver (it runs the RayJob's entrypoint)."""
     head = plan.spec.head
-    volumes = _volumes(bucket, HEAD_CACHE_GIB)
-    return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=_metadata(HEAD_CACHE_GIB, volumes),
-        spec=k8s.core.v1.PodSpecArgs(
+    pod = harden(
+        k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
             containers=[
                 k8s.core.v1.ContainerArgs(
@@ -79,14 +111,20 @@ def head_template(
                         for port_name, port in HEAD_PORTS.items()
                     ],
                     resources=k8s.core.v1.ResourceRequirementsArgs(
-                        requests={"cpu": head.cpu, "memory": head.memory}, limits={"memory": head.memory}
+                        # The head is a CPU pod: limited as it asks (k8s.security: only TPU hosts go without).
+                        requests={"cpu": head.cpu, "memory": head.memory},
+                        limits={"cpu": head.cpu, "memory": head.memory},
                     ),
-                    security_context=_security(),
                     volume_mounts=_mounts(),
                 )
             ],
-            volumes=volumes,
+            volumes=_volumes(bucket, HEAD_CACHE_GIB),
         ),
+        USER,  # no Kubernetes API token: the in-tree autoscaler, the one user of it, is off
+        gib=RAY_TMP_GIB,
+    )
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=_metadata(HEAD_CACHE_GIB, pod.volumes, pod_labels(plan, "head")), spec=pod
     )
 
 
@@ -105,10 +143,8 @@ def worker_template(
     plan: RayTrainPlan, pool: PoolPlan, bucket: pulumi.Input[str], image: pulumi.Input[str]
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     """One TPU VM: all its chips, the slice's node selectors, the JAX env and the bucket."""
-    volumes = _volumes(bucket, plan.fuse_cache_gib)
-    return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=_metadata(plan.fuse_cache_gib, volumes),
-        spec=k8s.core.v1.PodSpecArgs(
+    pod = harden(
+        k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
             node_selector=tpu_node_selector(pool),
             containers=[
@@ -118,10 +154,44 @@ def worker_template(
                     image_pull_policy="IfNotPresent",
                     resources=tpu_resources(pool, plan.spec.worker.cpu, plan.worker_memory),
                     env=worker_env(plan),
-                    security_context=_security(),
                     volume_mounts=_mounts(),
                 )
             ],
-            volumes=volumes,
+            volumes=_volumes(bucket, plan.fuse_cache_gib),
         ),
+        USER,
+        gib=RAY_TMP_GIB,
     )
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=_metadata(plan.fuse_cache_gib, pod.volumes, pod_labels(plan, "worker")), spec=pod
+    )
+
+
+SUBMITTER_LABEL = "tpu-stacks.dev/ray-job-submitter"
+SUBMITTER_RESOURCES = k8s.core.v1.ResourceRequirementsArgs(
+    requests={"cpu": "500m", "memory": "200Mi"}, limits={"cpu": "1", "memory": "1Gi"}
+)
+"""KubeRay's own default for the submitter (ray-operator/controllers/ray/common/job.go,
+GetDefaultSubmitterContainer)."""
+
+
+def submitter_template(plan: RayTrainPlan, image: pulumi.Input[str]) -> k8s.core.v1.PodTemplateSpecArgs:
+    """The RayJob's submitter pod (K8sJobMode), hardened like the Ray pods: KubeRay's default template has
+    no security context, which a `restricted` namespace refuses. KubeRay keeps a given template and fills
+    in the `ray job submit` command when the first container has none (rayjob_controller.go,
+    getSubmitterTemplate). Its own label: it reaches the head's job API only (the dashboard allow)."""
+    pod = harden(
+        k8s.core.v1.PodSpecArgs(
+            restart_policy="Never",
+            containers=[
+                k8s.core.v1.ContainerArgs(name="ray-job-submitter", image=image, resources=SUBMITTER_RESOURCES)
+            ],
+        ),
+        USER,  # no Kubernetes API token: it talks to the Ray dashboard over HTTP
+    )
+    return k8s.core.v1.PodTemplateSpecArgs(metadata=k8s.meta.v1.ObjectMetaArgs(labels=submitter_labels(plan)), spec=pod)
+
+
+def submitter_labels(plan: RayTrainPlan) -> dict[str, str]:
+    """The submitter pod's labels (its network policy selects these)."""
+    return {SUBMITTER_LABEL: plan.spec.ray_cluster_name}

@@ -83,7 +83,7 @@ class SaxmlStackArgs(TypedDict):
     """Node pool names; `{n}` is the slice number (the tutorial's tpu1, tpu2). Default: tpu{n}."""
     namespace: NotRequired[str]
     """Kubernetes namespace of all Saxml objects (created unless `default`; one Saxml deployment per namespace).
-    Default: default."""
+    Default: saxml."""
     ksa_name: NotRequired[str]
     """Kubernetes ServiceAccount the Saxml pods run as, bound to `gsaName` through Workload Identity. Default:
     sax-sa."""

@@ -24,8 +24,10 @@ from tpu_stacks.gcp.monitoring.plan import plan_monitoring
 from tpu_stacks.gcp.monitoring.targets import saxml_target
 from tpu_stacks.gcp.universe import advisories, cluster_features
 from tpu_stacks.k8s.jobset import install_jobset_controller
+from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.saxml.args import SaxmlCurl, SaxmlSlice, SaxmlStackArgs
 from tpu_stacks.saxml.jobset import JOBSET_NAME, REPLICATED_JOB, model_server_set
+from tpu_stacks.saxml.network import network
 from tpu_stacks.saxml.plan import SaxmlPlan, plan_saxml
 from tpu_stacks.saxml.publisher import curl_commands, publisher_job, script_config
 from tpu_stacks.saxml.servers import SERVICE_NAME, admin_server, http_server, http_service
@@ -91,6 +93,8 @@ class SaxmlStack(pulumi.ComponentResource):
             ksa_name=spec.ksa_name,
             gsa_name=spec.gsa_name,
             read_buckets=spec.checkpoint_buckets,
+            # Host-network pods fail `baseline` already: only then does the namespace allow them.
+            pod_security="privileged" if plan.host_network else "restricted",
         )
         cluster, bucket, identity = base.cluster, base.bucket, base.identity
         provider, ready = cluster.provider, list(base.namespace_ready)
@@ -116,6 +120,7 @@ class SaxmlStack(pulumi.ComponentResource):
         )
         http = http_server(f"{name}-http-server", plan, sax_root, k8s_opts)
         service = http_service(f"{name}-http-service", plan, k8s_opts)
+        declare_network_policies(name, spec.namespace, network(plan), k8s_opts)
         script = script_config(f"{name}-publisher-script", plan, k8s_opts)
         publisher_job(
             f"{name}-publisher",

@@ -11,7 +11,7 @@ and `hostNetwork` for multi-host slices. Changed:
   disruption (preemption, maintenance, node repair: the pod's `DisruptionTarget` condition) fails
   the Job with reason `PodFailurePolicy` and never uses up a restart budget; a crash restarts the
   slice too, forever by default or up to `restartLimit` crashes.
-- Not privileged (TPU access needs no privilege since GKE 1.28).
+- Not privileged (TPU access needs no privilege since GKE 1.28); hardened as every pod (`k8s.security`).
 - Kept from upstream: `MEGASCALE_NUM_SLICES=""` on the model servers (see `MULTISLICE_OFF`).
 - `--platform_topology` is passed (upstream leaves the default `1`), derived from the slice.
 - JobSet specs are immutable once created, so any change replaces the JobSet (delete first:
@@ -28,13 +28,15 @@ from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, pod_budget
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.jobset import API_VERSION, EXCLUSIVE_TOPOLOGY
+from tpu_stacks.k8s.security import harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.saxml.plan import SaxmlPlan
-from tpu_stacks.saxml.servers import MANAGED, pod_security
+from tpu_stacks.saxml.servers import MANAGED, USER
 from tpu_stacks.saxml.spec import MODEL_PORT, MULTI_HOST_PORT
 
 JOBSET_NAME = "sax-model-server-set"
 REPLICATED_JOB = "sax-model-server"
+POD_LABELS = {"app": REPLICATED_JOB}  # the model servers' pod labels (their network policy selects these)
 HOST_NETWORK_REASON = (
     "Saxml multi-host model servers run on the host network as upstream: hosts of a slice reach each "
     "other on 8471 and the admin server reaches host 0 on its node address"
@@ -87,7 +89,7 @@ def _container(plan: SaxmlPlan, pool: PoolPlan, sax_root: pulumi.Input[str]) -> 
         resources=tpu_resources(pool, resources.cpu, resources.memory),
         # No probes: secondary hosts serve no RPC port [I], and a liveness kill of one host kills the
         # slice; a crashed or disrupted host fails the Job and the failure policy restarts the slice.
-        security_context=k8s.core.v1.SecurityContextArgs(privileged=False, allow_privilege_escalation=False),
+        # Security context: `harden` in _job (non-root, no capabilities, read-only root, seccomp).
     )
 
 
@@ -114,18 +116,21 @@ def _job(plan: SaxmlPlan, pool: PoolPlan, sax_root: pulumi.Input[str]) -> k8s.ba
                 ]
             ),
             template=k8s.core.v1.PodTemplateSpecArgs(
-                metadata=k8s.meta.v1.ObjectMetaArgs(labels={"app": REPLICATED_JOB}, annotations=pod_annotations),
-                spec=k8s.core.v1.PodSpecArgs(
-                    service_account_name=plan.spec.ksa_name,
-                    host_network=host_network or None,
-                    dns_policy="ClusterFirstWithHostNet"
-                    if host_network
-                    else None,  # resolve the JobSet's headless names
-                    node_selector=tpu_node_selector(pool),
-                    restart_policy="Never",  # required by podFailurePolicy
-                    termination_grace_period_seconds=60,
-                    security_context=pod_security(),
-                    containers=[_container(plan, pool, sax_root)],
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(POD_LABELS), annotations=pod_annotations),
+                # No Kubernetes API token: the servers register with the admin server through GCS.
+                spec=harden(
+                    k8s.core.v1.PodSpecArgs(
+                        service_account_name=plan.spec.ksa_name,
+                        host_network=host_network or None,
+                        dns_policy="ClusterFirstWithHostNet"
+                        if host_network
+                        else None,  # resolve the JobSet's headless names
+                        node_selector=tpu_node_selector(pool),
+                        restart_policy="Never",  # required by podFailurePolicy
+                        termination_grace_period_seconds=60,
+                        containers=[_container(plan, pool, sax_root)],
+                    ),
+                    USER,
                 ),
             ),
         )

@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 from tpu_stacks.annotations import PREFIX
 from tpu_stacks.awaits import job_budget
 from tpu_stacks.gcp.universe import Universe
+from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.saxml import reconcile
 from tpu_stacks.saxml.args import SaxmlCurl
 from tpu_stacks.saxml.plan import PublishedModel, SaxmlPlan
@@ -31,6 +32,7 @@ SCRIPT = "saxml_reconcile.py"  # its name inside the publisher pod (the ConfigMa
 MOUNT = "/opt/sax-publisher"
 READY_MINUTES = 15
 SCRIPT_ANNOTATION = f"{PREFIX}/publisher-script"
+POD_LABELS = {"app": PUBLISHER}  # its pod's labels (its network policy selects these)
 
 
 def script_source() -> str:
@@ -76,14 +78,9 @@ def publisher_job(
         command=["python3", f"{MOUNT}/{SCRIPT}"],
         env=_env(plan, bucket, universe),
         resources=k8s.core.v1.ResourceRequirementsArgs(
-            requests={"cpu": "50m", "memory": "64Mi"}, limits={"memory": "128Mi"}
+            requests={"cpu": "50m", "memory": "64Mi"}, limits={"cpu": "500m", "memory": "128Mi"}
         ),
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="script", mount_path=MOUNT, read_only=True)],
-        security_context=k8s.core.v1.SecurityContextArgs(
-            allow_privilege_escalation=False,
-            read_only_root_filesystem=True,
-            capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
-        ),
     )
     return k8s.batch.v1.Job(
         resource,
@@ -100,25 +97,22 @@ def publisher_job(
             active_deadline_seconds=minutes * 60,
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(
-                    labels={"app": PUBLISHER}, annotations={SCRIPT_ANNOTATION: script_hash}
+                    labels=dict(POD_LABELS), annotations={SCRIPT_ANNOTATION: script_hash}
                 ),
-                spec=k8s.core.v1.PodSpecArgs(
-                    service_account_name=plan.spec.ksa_name,  # Workload Identity: the record in the admin bucket
-                    automount_service_account_token=False,  # it never calls the Kubernetes API
-                    restart_policy="Never",
-                    security_context=k8s.core.v1.PodSecurityContextArgs(
-                        run_as_non_root=True,
-                        run_as_user=65534,
-                        run_as_group=65534,
-                        seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault"),
+                # Hardened (k8s.security); no Kubernetes API token: it never calls the API.
+                spec=harden(
+                    k8s.core.v1.PodSpecArgs(
+                        service_account_name=plan.spec.ksa_name,  # Workload Identity: the record in the admin bucket
+                        restart_policy="Never",
+                        containers=[container],
+                        volumes=[
+                            k8s.core.v1.VolumeArgs(
+                                name="script",
+                                config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=PUBLISHER, default_mode=0o444),
+                            )
+                        ],
                     ),
-                    containers=[container],
-                    volumes=[
-                        k8s.core.v1.VolumeArgs(
-                            name="script",
-                            config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=PUBLISHER, default_mode=0o444),
-                        )
-                    ],
+                    IMAGE_USERS["python"],
                 ),
             ),
         ),

@@ -1,8 +1,9 @@
 """Saxml's CPU-side servers: the admin server and the HTTP server with its Service.
 
 As upstream (shared/reference/upstream-manifests.md §2.1, §2.3), minus its bad practices (§2.7):
-pinned images, CPU and memory requests, probes on what each server answers (the admin server's
-TCP port; the HTTP server's `GET /`), no privilege, and an internal load balancer by default
+pinned images, CPU and memory requests and limits, probes on what each server answers (the admin
+server's TCP port; the HTTP server's `GET /`), hardened pods (`k8s.security`: non-root, read-only
+root filesystem, no capabilities, seccomp), and an internal load balancer by default
 because the HTTP server's /publish, /unpublish and /update need no authentication.
 """
 
@@ -13,6 +14,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
+from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.saxml.plan import SaxmlPlan
 from tpu_stacks.saxml.spec import ADMIN_PORT, HTTP_PORT
 
@@ -22,19 +24,19 @@ SERVICE_NAME = "sax-http-lb"  # the tutorial's name
 MANAGED = {"app.kubernetes.io/managed-by": "tpu-stacks", "app.kubernetes.io/part-of": "saxml"}
 
 
-def container_security() -> k8s.core.v1.SecurityContextArgs:
-    """Unprivileged and without capabilities: the upstream images run as root, so no runAsNonRoot."""
-    return k8s.core.v1.SecurityContextArgs(
-        privileged=False, allow_privilege_escalation=False, capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"])
-    )
+USER = IMAGE_USERS["saxml"]
 
 
-def pod_security() -> k8s.core.v1.PodSecurityContextArgs:
-    return k8s.core.v1.PodSecurityContextArgs(seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault"))
+def pod_labels(name: str) -> dict[str, str]:
+    """The labels of a CPU server's pods (its Deployment selector and its network policy's)."""
+    return {"app": name}
 
 
 def _resources(cpu: str, memory: str) -> k8s.core.v1.ResourceRequirementsArgs:
-    return k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": cpu, "memory": memory}, limits={"memory": memory})
+    """CPU-only servers: the CPU limit is the request (k8s.security: only TPU containers go without)."""
+    return k8s.core.v1.ResourceRequirementsArgs(
+        requests={"cpu": cpu, "memory": memory}, limits={"cpu": cpu, "memory": memory}
+    )
 
 
 def _deployment(
@@ -46,7 +48,7 @@ def _deployment(
     container: k8s.core.v1.ContainerArgs,
     opts: pulumi.ResourceOptions,
 ) -> k8s.apps.v1.Deployment:
-    labels = {"app": name}
+    labels = pod_labels(name)
     return k8s.apps.v1.Deployment(
         resource,
         metadata=k8s.meta.v1.ObjectMetaArgs(name=name, namespace=plan.spec.namespace, labels={**labels, **MANAGED}),
@@ -56,10 +58,9 @@ def _deployment(
             strategy=k8s.apps.v1.DeploymentStrategyArgs(type=strategy),
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
-                spec=k8s.core.v1.PodSpecArgs(
-                    service_account_name=plan.spec.ksa_name,
-                    security_context=pod_security(),
-                    containers=[container],
+                # No Kubernetes API token: they reach GCS through Workload Identity, never the API.
+                spec=harden(
+                    k8s.core.v1.PodSpecArgs(service_account_name=plan.spec.ksa_name, containers=[container]), USER
                 ),
             ),
         ),
@@ -82,7 +83,6 @@ def admin_server(
         startup_probe=tcp_probe(ADMIN_PORT, period=5, failures=60),  # admin_config first writes the cell config
         readiness_probe=tcp_probe(ADMIN_PORT, period=10, failures=3),
         liveness_probe=tcp_probe(ADMIN_PORT, period=20, failures=3),
-        security_context=container_security(),
     )
     return _deployment(resource, ADMIN_NAME, plan, 1, "Recreate", container, opts)
 
@@ -100,7 +100,6 @@ def http_server(
         # Both HTTP server generations answer GET / with {"message": "HTTP Server for SAX Client"} (§2.4).
         readiness_probe=readiness_probe("/", HTTP_PORT),
         liveness_probe=liveness_probe("/", HTTP_PORT),
-        security_context=container_security(),
     )
     return _deployment(resource, HTTP_NAME, plan, plan.spec.http_replicas, "RollingUpdate", container, opts)
 
@@ -118,7 +117,7 @@ def http_service(resource: str, plan: SaxmlPlan, opts: pulumi.ResourceOptions) -
         ),
         spec=k8s.core.v1.ServiceSpecArgs(
             type="ClusterIP" if spec.exposure == "cluster" else "LoadBalancer",
-            selector={"app": HTTP_NAME},
+            selector=pod_labels(HTTP_NAME),
             ports=[k8s.core.v1.ServicePortArgs(name="http", port=HTTP_PORT, target_port=HTTP_PORT, protocol="TCP")],
             load_balancer_source_ranges=spec.source_ranges or None,
         ),

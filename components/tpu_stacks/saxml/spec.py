@@ -114,7 +114,7 @@ class SaxmlSpec(_Spec):
     """Requests whose KV cache the slices are sized to hold at once (the model class's `BATCH_SIZE`; sizing only)."""
     pool_name: str = Field(default="tpu{n}", alias="poolName")
     """Node pool names; `{n}` is the slice number (the tutorial's tpu1, tpu2)."""
-    namespace: str = "default"
+    namespace: str = "saxml"
     """Kubernetes namespace of all Saxml objects (created unless `default`; one Saxml deployment per namespace)."""
     ksa_name: str = Field(default="sax-sa", alias="ksaName")
     """Kubernetes ServiceAccount the Saxml pods run as, bound to `gsaName` through Workload Identity."""

@@ -23,10 +23,11 @@ from tpu_stacks.gcp.monitoring.plan import plan_monitoring
 from tpu_stacks.gcp.monitoring.targets import vllm_target
 from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
+from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.vllm.args import ServedSlice, VllmStackArgs
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
-from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
+from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, network, pod_template, workload_annotations
 from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmSpec
 from tpu_stacks.workload import declare_foundation
 
@@ -154,6 +155,7 @@ class VllmStack(pulumi.ComponentResource):
             ),
         )
         service = self._service(name, spec, labels, ns_opts)
+        declare_network_policies(name, spec.namespace, network(plan, labels), ns_opts)
         self._monitoring(name, plan, labels, deployment, cluster_spec, ns_opts, cluster.pool_ready)
         address = self._address(service, spec)
         self.service_address = address

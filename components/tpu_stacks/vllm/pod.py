@@ -14,7 +14,9 @@ from tpu_stacks import annotations
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s import compile_cache
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
+from tpu_stacks.k8s.network_policy import ANY_POD, ANYWHERE, Allow, Guarded, scrape
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, startup_probe
+from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.spec import PORT
@@ -23,6 +25,9 @@ HF_SECRET_KEY = "hf_api_token"  # the tutorial's key name in Secret hf-secret
 API_KEY_SECRET_KEY = "api_key"
 LOCAL_CACHE = "/xla-cache"
 XLA_CACHE_GIB = 20
+USER = IMAGE_USERS["vllm"]
+# The server downloads the weights into the mount on first start: the files belong to its user.
+OWNER_OPTIONS = (f"uid={USER.uid}", f"gid={USER.uid}")
 """The per-pod XLA compile cache on the node's disk (an emptyDir, counted in the pod's ephemeral storage)."""
 
 
@@ -62,7 +67,7 @@ def _mounts(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.VolumeM
 
 def _volumes(plan: VllmPlan, bucket: pulumi.Input[str], secret_name: str | None) -> list[k8s.core.v1.VolumeArgs]:
     volumes = [
-        fuse_volume("weights", bucket, mount_options(plan.cache_gib, only_dir="weights")),
+        fuse_volume("weights", bucket, mount_options(plan.cache_gib, only_dir="weights", extra=OWNER_OPTIONS)),
         cache_volume(plan.cache_gib),
         k8s.core.v1.VolumeArgs(
             name="dshm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit="16Gi")
@@ -111,23 +116,35 @@ def pod_template(
         liveness_probe=liveness_probe("/health", PORT),
         volume_mounts=_mounts(plan, secret_name),
     )
-    volumes = _volumes(plan, bucket, secret_name)
-    # The first start downloads the weights through the mount (--download-dir is the weights folder):
-    # with staged writes all of them may sit on the node's disk before upload (k8s.gcsfuse explains).
-    sidecar = sidecar_annotations(plan.cache_gib, staged_gib=plan.cache_gib, volumes=volumes)
-    return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar),
-        spec=k8s.core.v1.PodSpecArgs(
+    # Workload Identity needs no Kubernetes API token: the pod never calls the API.
+    pod = harden(
+        k8s.core.v1.PodSpecArgs(
             service_account_name=ksa,
             node_selector=tpu_node_selector(pool),
             init_containers=_cache_containers(plan, bucket) if spec.compile_cache else None,
             containers=[server],
-            volumes=volumes,
+            volumes=_volumes(plan, bucket, secret_name),
             termination_grace_period_seconds=60,
         ),
+        USER,
+    )
+    # The first start downloads the weights through the mount (--download-dir is the weights folder):
+    # with staged writes all of them may sit on the node's disk before upload (k8s.gcsfuse explains).
+    # After `harden`: its writable emptyDirs count in the pod's ephemeral storage too.
+    sidecar = sidecar_annotations(plan.cache_gib, staged_gib=plan.cache_gib, volumes=pod.volumes)
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar), spec=pod
     )
 
 
 def workload_annotations(plan: VllmPlan) -> dict[str, str]:
     """What the policy pack needs to re-check the fit at preview."""
     return annotations.for_serving(plan.request, plan.tensor_parallel_size)
+
+
+def network(plan: VllmPlan, labels: dict[str, str]) -> tuple[Guarded, ...]:
+    """The servers accept the API (from anywhere behind a load balancer, whose source ranges filter; from
+    pods only when exposure is `cluster`) and Managed Prometheus's scrape of /metrics on the same port."""
+    clients = (ANY_POD,) if plan.spec.exposure == "cluster" else (ANYWHERE,)
+    api = Allow("the OpenAI-compatible API (Service vllm-service)", peers=clients, ports=(PORT,))
+    return (Guarded("vllm-server", labels, ingress=(api, scrape([PORT]))),)

@@ -1,0 +1,76 @@
+"""The building blocks of k8s.security, k8s.network_policy and k8s.namespace, on their own."""
+
+import pulumi_kubernetes as k8s
+
+from tpu_stacks.k8s.namespace import pod_security_labels
+from tpu_stacks.k8s.network_policy import ANY_POD, PROMETHEUS, Allow, Guarded, Peer, policy_spec
+from tpu_stacks.k8s.security import IMAGE_USERS, harden
+
+
+def test_pod_security_labels_enforce_the_level_and_keep_warning_at_restricted():
+    assert pod_security_labels("privileged") == {
+        "pod-security.kubernetes.io/enforce": "privileged",
+        "pod-security.kubernetes.io/enforce-version": "v1.33",
+        "pod-security.kubernetes.io/warn": "restricted",
+        "pod-security.kubernetes.io/warn-version": "v1.33",
+        "pod-security.kubernetes.io/audit": "restricted",
+        "pod-security.kubernetes.io/audit-version": "v1.33",
+    }
+
+
+def test_harden_covers_init_containers_and_adds_only_the_writable_volumes_used():
+    spec = k8s.core.v1.PodSpecArgs(
+        init_containers=[k8s.core.v1.ContainerArgs(name="init", image="i:1")],
+        containers=[
+            k8s.core.v1.ContainerArgs(
+                name="main",
+                image="m:1",
+                volume_mounts=[k8s.core.v1.VolumeMountArgs(name="scratch", mount_path="/tmp")],
+            )
+        ],
+        volumes=[k8s.core.v1.VolumeArgs(name="scratch", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs())],
+    )
+    user = IMAGE_USERS["vllm"]
+    harden(spec, user)
+    assert spec.automount_service_account_token is False
+    assert spec.security_context.seccomp_profile.type == "RuntimeDefault" and spec.security_context.fs_group == user.uid
+    for container in (*spec.init_containers, *spec.containers):
+        context = container.security_context
+        assert context.allow_privilege_escalation is False and context.read_only_root_filesystem is True
+        assert context.capabilities.drop == ["ALL"] and context.run_as_user == user.uid
+        assert container.image_pull_policy == "Always"
+    main = spec.containers[0]
+    # The container's own /tmp mount is kept (not shadowed); HOME gets its emptyDir.
+    assert [(m.name, m.mount_path) for m in main.volume_mounts] == [("scratch", "/tmp"), ("home", "/home/app")]
+    assert sorted(v.name for v in spec.volumes) == ["home", "scratch", "tmp"]  # tmp: the init container's
+    assert [e.name for e in main.env] == ["HOME"]
+
+
+def test_an_image_with_its_own_home_keeps_it_and_gets_a_writable_cache():
+    spec = harden(
+        k8s.core.v1.PodSpecArgs(containers=[k8s.core.v1.ContainerArgs(name="ray", image="r:1")]), IMAGE_USERS["ray"]
+    )
+    assert [m.mount_path for m in spec.containers[0].volume_mounts] == ["/tmp", "/home/ray/.cache"]
+    assert spec.containers[0].env is None and spec.security_context.run_as_user == 1000
+
+
+def test_harden_keeps_the_api_token_only_when_asked():
+    spec = k8s.core.v1.PodSpecArgs(containers=[k8s.core.v1.ContainerArgs(name="a", image="a:1")])
+    assert harden(spec, IMAGE_USERS["metrics-adapter"], api_token=True).automount_service_account_token is True
+
+
+def test_a_guarded_group_without_egress_rules_leaves_egress_open():
+    spec = policy_spec(Guarded("open", {"app": "x"}, ingress=(Allow("any pod", (ANY_POD,), (80,)),), egress=None))
+    assert spec.policy_types == ["Ingress"] and spec.egress is None
+    (rule,) = spec.ingress
+    assert rule.from_[0].namespace_selector.match_labels is None and rule.from_[0].pod_selector.match_labels == {}
+
+
+def test_peers_render_as_namespace_pod_and_ip_block_selectors():
+    assert PROMETHEUS.args().namespace_selector.match_labels == {"kubernetes.io/metadata.name": "gmp-system"}
+    same_namespace = Peer(pod_labels={"app": "x"}).args()
+    assert same_namespace.namespace_selector is None and same_namespace.pod_selector.match_labels == {"app": "x"}
+    block = Peer(cidrs=("0.0.0.0/0",), except_cidrs=("10.0.0.0/8",)).args().ip_block
+    assert (block.cidr, block.except_) == ("0.0.0.0/0", ["10.0.0.0/8"])
+    every_port = Allow("all", (Peer(pod_labels={"app": "x"}),)).ingress()
+    assert every_port.ports is None
