@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_stacks.catalog.tpu import gke_version
 from tpu_stacks.errors import MISSING, UserError
-from tpu_stacks.validation import parse
+from tpu_stacks.validation import K8sName, ServiceAccountId, SpecModel, parse
 
 NAMESPACE = "tpu-stacks"
 SECRET_KEYS = ("hfToken", "vllmApiKey")
@@ -24,16 +24,17 @@ SCALAR_KEYS = ("scenario", "kubernetesVersion")
 COMMON_OBJECT_KEYS = ("cluster", "identity")
 
 
-class IdentitySpec(BaseModel):
+class IdentitySpec(SpecModel):
     """The Kubernetes ServiceAccount a workload runs as, bound through Workload Identity."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    ksa_name: str = Field(default="tpu-workload", alias="ksaName")
-    namespace: str = "default"
+    ksa_name: K8sName = Field(default="tpu-workload", alias="ksaName")
+    namespace: K8sName = "default"
     mode: Literal["principal", "service-account"] = "principal"
-    gsa_name: str | None = Field(default=None, alias="gsaName")
-    project_number: str | None = Field(default=None, alias="projectNumber")
+    gsa_name: ServiceAccountId | None = Field(default=None, alias="gsaName")
+    project_number: str | None = Field(default=None, alias="projectNumber", pattern=r"^[1-9][0-9]{5,18}$")
+    """The project's number (digits only, as `gcloud projects describe` prints it)."""
 
 
 class StackConfig(BaseModel):
@@ -103,13 +104,28 @@ def _raw_common(config: pulumi.Config) -> dict[str, Any]:
 
 
 def _defaults_from_gcp(cluster: Any) -> None:
-    """Project, location and universe default to the gcp provider's own config."""
+    """Project, location and universe default to the gcp provider's own config; a project or location
+    set nowhere is said with what sets it, not as a `None` the user never wrote."""
     if not isinstance(cluster, dict):
         return
     gcp_config = pulumi.Config("gcp")
     cluster.setdefault("project", gcp_config.get("project"))
     cluster.setdefault("location", gcp_config.get("zone") or gcp_config.get("region"))
     cluster.setdefault("universe", "s3ns" if gcp_config.get("universeDomain") == "s3nsapis.fr" else "google")
+    if cluster["project"] is None:
+        raise UserError(
+            "cluster.project",
+            MISSING,
+            "is not set",
+            "set gcp:project (pulumi config set gcp:project <project-id>) or cluster.project",
+        )
+    if cluster["location"] is None:
+        raise UserError(
+            "cluster.location",
+            MISSING,
+            "is not set",
+            "set gcp:zone or gcp:region (pulumi config set gcp:region us-central1) or cluster.location",
+        )
 
 
 def load(sections: dict[str, str | None]) -> tuple[LoadedStack, Secrets]:
@@ -133,11 +149,28 @@ def _scenario(name: str, sections: dict[str, str | None]) -> str:
 COMPONENT_KEYS = ("cluster", "hf_token", "api_key_secret")
 
 
+def _near_namespace(namespace: str) -> bool:
+    """`tpu-stack`, `TPU-stacks`, `tpu_stacks`: a namespace meant as ours, whose keys nobody would read."""
+    folded = namespace.lower().replace("_", "-")
+    return namespace != NAMESPACE and (
+        folded == NAMESPACE or difflib.SequenceMatcher(None, folded, NAMESPACE).ratio() >= 0.8
+    )
+
+
 def _check_unknown_keys(sections: dict[str, str | None]) -> None:
-    """A misspelled key (`tpu-stacks:hftoken`) would otherwise be ignored without a word."""
+    """A misspelled key (`tpu-stacks:hftoken`) or namespace (`tpu-stack:model`) would otherwise be ignored
+    without a word."""
     known = _known_keys(sections)
     for full_key in pulumi.runtime.config.CONFIG.get():
         namespace, _, key = full_key.partition(":")
+        if _near_namespace(namespace):
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            raise UserError(
+                full_key,
+                "<set>",
+                f"is not read: its namespace is not {NAMESPACE}",
+                f"did you mean {NAMESPACE}:{close[0] if close else key}?",
+            )
         if namespace == NAMESPACE and key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1)
             raise UserError(

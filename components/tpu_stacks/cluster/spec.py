@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from tpu_stacks.validation import SpecModel
 
 
-class _Spec(BaseModel):
+class _Spec(SpecModel):
     # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    # SpecModel (validation.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 

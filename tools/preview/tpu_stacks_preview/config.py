@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from tpu_stacks.errors import UserError
+from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks_preview import stack_yaml
 from tpu_stacks_preview.imports import isolated_imports
 
 _DECLARATION_KEYS = {"type", "description", "secret", "default", "value", "items"}
@@ -74,12 +73,8 @@ class StackConfig:
 
 
 def _read_yaml(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise UserError(str(path), "", f"is not valid YAML{where}", "fix the syntax") from None
+    """The file as the Pulumi CLI parses it (YAML 1.2 scalars, duplicate keys refused): stack_yaml."""
+    return stack_yaml.load(path)
 
 
 def _as_config_string(value: Any, key: str, secret_keys: set[str]) -> str:
@@ -155,6 +150,15 @@ def _check_type(decl: _Declaration, value: Any, stack_file: Path) -> None:
     """The CLI rejects stack values that do not match the type Pulumi.yaml declares."""
     if decl.type is None or isinstance(value, dict) and set(value) == {"secure"}:
         return
+    if decl.type == "string" and isinstance(value, stack_yaml.YamlFloat):
+        # The CLI passes the number's JSON text ("1.3" for 1.30, config/object.go MarshalString): a version
+        # written as a number silently loses its trailing zero, so say so instead of planning 1.3.
+        raise UserError(
+            f"{stack_file.name} {decl.key}",
+            value.text,
+            f"is a YAML number, which reads as {float(value)!r}",
+            f'quote it: {decl.key}: "{value.text}"',
+        )
     ok = {
         "string": lambda v: isinstance(v, str) or isinstance(v, (int, float)) and not isinstance(v, bool),
         "integer": lambda v: (
@@ -258,7 +262,7 @@ def load_stack_config(
 
     stack_data = _read_yaml(stack_file) or {}
     if not isinstance(stack_data, dict):
-        raise UserError(str(stack_file), "", "is not a map", "start it with `config:`")
+        raise UserError(stack_file.name, MISSING, "is not a map of settings", "start it with `config:`")
     entries = _stack_entries(stack_data.get("config"), stack_file)
     environments = _environments(stack_data.get("environment"), stack_file)
 
