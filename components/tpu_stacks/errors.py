@@ -64,25 +64,12 @@ def _invisible(char: str) -> bool:
     return ord(char) > 127
 
 
-def _escape(char: str) -> str:
-    code = ord(char)
-    if char == "\n":
-        return "\\n"
-    if code < 32 or code == 127:
-        return f"\\x{code:02x}"
-    if code > 0xFFFF:
-        return f"\\U{code:08x}"
-    return f"\\u{code:04x}" if _invisible(char) else char
-
-
 def visible(text: str) -> str:
-    """Control and non-ASCII characters as escapes, so `us\\u2011central1-b` cannot pass for `us-central1-b`."""
-    return "".join(_escape(char) for char in text)
-
-
-def _quoted(text: str) -> str:
-    """A string value in quotes, every character a reader could misread escaped."""
-    return "'" + visible(text.replace("\\", "\\\\").replace("'", "\\'")) + "'"
+    """Non-ASCII characters as escapes, so `us\\u2011central1-b` cannot pass for `us-central1-b`."""
+    return "".join(
+        char if not _invisible(char) else f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
+        for char in text
+    )
 
 
 def _unusual_characters(value: Any) -> str:
@@ -108,7 +95,7 @@ def show(value: Any, key: str = "") -> str:
     """How a value appears in an error line: redacted, visible, short."""
     if isinstance(value, str) and value and secret_key(key) and not value.startswith("<"):
         return REDACTED
-    shown = _quoted(redact(value)) if isinstance(value, str) else visible(redact(str(value)))
+    shown = visible(redact(repr(value) if isinstance(value, str) else str(value)))  # repr escapes controls
     return shorten(shown, len(value) if isinstance(value, str) else None)
 
 

@@ -446,7 +446,7 @@ UNREADABLE = [
     Case("nb-hyphen-zone", jetstream(zone="us\u2011west4\u2011a"), "tpu-stacks:jetstream.zone", also=("\\u2011",)),
     Case("zero-width-name", cluster(name="serv\u200bing"), "tpu-stacks:cluster.name", also=("\\u200b",)),
     Case("cyrillic-a", vllm(namespace="v\u0430llm"), "tpu-stacks:vllm.namespace", also=("\\u0430",)),
-    Case("nbsp-topology", vllm(topology="2x4\u00a0"), "tpu-stacks:vllm.topology", also=("\\u00a0",)),
+    Case("nbsp-topology", vllm(topology="2x4\u00a0"), "tpu-stacks:vllm.topology", also=("\\xa0",)),
     Case("rtl-override", saxml(ksaName="sax\u202e-as"), "tpu-stacks:saxml.ksaName", also=("\\u202e",)),
     Case(
         "en-dash-channel", cluster(releaseChannel="RAPID\u2013"), "tpu-stacks:cluster.releaseChannel", also=("\\u2013",)
