@@ -9,19 +9,29 @@ before its first resource. Every mistake becomes one line naming the key as the 
 from __future__ import annotations
 
 import difflib
-from typing import Any, Literal
+import re
+from typing import Annotated, Any, Literal
 
 import pulumi
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from tpu_stacks.catalog.tpu import gke_version
 from tpu_stacks.errors import MISSING, UserError
-from tpu_stacks.validation import K8sName, ServiceAccountId, SpecModel, parse
+from tpu_stacks.validation import FieldProblem, K8sName, ServiceAccountId, SpecModel, parse
 
 NAMESPACE = "tpu-stacks"
 SECRET_KEYS = ("hfToken", "vllmApiKey")
 SCALAR_KEYS = ("scenario", "kubernetesVersion")
 COMMON_OBJECT_KEYS = ("cluster", "identity")
+
+
+def _project_number(value: str) -> str:
+    if not re.fullmatch(r"[1-9][0-9]{5,18}", value):
+        raise FieldProblem(
+            "is not a project number (digits only)",
+            "copy projectNumber from: gcloud projects describe <project-id> --format='value(projectNumber)'",
+        )
+    return value
 
 
 class IdentitySpec(SpecModel):
@@ -33,7 +43,7 @@ class IdentitySpec(SpecModel):
     namespace: K8sName = "default"
     mode: Literal["principal", "service-account"] = "principal"
     gsa_name: ServiceAccountId | None = Field(default=None, alias="gsaName")
-    project_number: str | None = Field(default=None, alias="projectNumber", pattern=r"^[1-9][0-9]{5,18}$")
+    project_number: Annotated[str, AfterValidator(_project_number)] | None = Field(default=None, alias="projectNumber")
     """The project's number (digits only, as `gcloud projects describe` prints it)."""
 
 

@@ -141,7 +141,7 @@ def _check_text(value: str) -> None:
             raise FieldProblem("has a character that is not ASCII", "type it again in plain ASCII")
 
 
-def check_plain_values(value: Any, accepts: set[type]) -> None:
+def check_plain_values(value: Any, accepts: set[type], items: frozenset[type] = frozenset()) -> None:
     """What no field accepts: a boolean where a number belongs (YAML `yes` is no count), a number that is
     infinite, NaN or absurd, text where a boolean belongs (`on` is a string in YAML 1.2), a secret or an
     invisible or look-alike character in text (checked inside lists and mappings too)."""
@@ -165,9 +165,18 @@ def check_plain_values(value: Any, accepts: set[type]) -> None:
         try:
             if isinstance(step, str):
                 _check_text(step)
-            check_plain_values(item, set())
+            check_plain_values(item, set(items))
         except FieldProblem as problem:
             raise problem.inside(f".{step}" if isinstance(step, str) else f"[{step}]", item) from None
+
+
+def _item_types(annotation: Any) -> frozenset[type]:
+    """The plain types of a list's items or a mapping's values (`dict[str, int]` -> {int})."""
+    for arg in [annotation, *typing.get_args(annotation)]:
+        origin = typing.get_origin(arg)
+        if origin in (list, dict) and typing.get_args(arg):
+            return frozenset(_plain_types(typing.get_args(arg)[-1]))
+    return frozenset()
 
 
 def _has_model(annotation: Any) -> bool:
@@ -189,7 +198,7 @@ class SpecModel(BaseModel):
         field = cls.model_fields.get(info.field_name or "")
         if field is None or (_has_model(field.annotation) and isinstance(value, (dict, list))):
             return value
-        check_plain_values(value, _plain_types(field.annotation))
+        check_plain_values(value, _plain_types(field.annotation), _item_types(field.annotation))
         return value
 
 

@@ -328,7 +328,7 @@ SILENT_ACCEPTS = [
     Case("raytrain-worker-cpu", raytrain(worker={"cpu": "-1"}), "tpu-stacks:raytrain.worker.cpu"),
     Case("memory-zero", vllm(resources={"memory": "0"}), "tpu-stacks:vllm.resources.memory"),
     # Free-form enumerations closed to their values
-    Case("dataset-type", raytrain(datasetType="imagenet"), "tpu-stacks:raytrain.datasetType"),
+    Case("dataset-type", raytrain(datasetType="imagenet"), "tpu-stacks:raytrain.datasetType", also=("'tfds'",)),
     Case(
         "storage-class",
         jetstream(converter={"storageClass": "fast ssd"}),
@@ -363,7 +363,12 @@ SILENT_ACCEPTS = [
     Case("target-bool", vllm(autoscaling={"target": True}), "tpu-stacks:vllm.autoscaling.target"),
     Case("max-seqs-negative", vllm(maxNumSeqs=-1), "tpu-stacks:vllm.maxNumSeqs"),
     Case("checkpoint-period-huge", raytrain(checkpointPeriod=10**15), "tpu-stacks:raytrain.checkpointPeriod"),
-    Case("parallelism-bool", raytrain(parallelism={"fsdp": True, "tensor": 4}), "tpu-stacks:raytrain.parallelism"),
+    Case(
+        "parallelism-bool",
+        raytrain(parallelism={"fsdp": True, "tensor": 4}),
+        "tpu-stacks:raytrain.parallelism.fsdp",
+        also=("boolean",),
+    ),
 ]
 
 # --- Public exposure in pieces -------------------------------------------------------------------------

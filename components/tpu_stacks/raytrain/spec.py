@@ -141,7 +141,11 @@ class RayTrainSpec(_Spec):
     """MaxText `max_target_length`, the sequence length; the slice is sized for its activations."""
     steps: int = Field(default=100, gt=0)
     """MaxText `steps`: training steps of the run."""
-    dataset_type: Literal["synthetic", "tfds", "hf", "grain"] = Field(default="synthetic", alias="datasetType")
+    # MaxText's input pipelines (docs/guides/data_input_pipeline and configs/base.yml `dataset_type`): synthetic,
+    # tfds, hf, grain, and c4_mlperf for the MLPerf C4 pipeline; any other value fails only inside the trainer.
+    dataset_type: Literal["synthetic", "tfds", "hf", "grain", "c4_mlperf"] = Field(
+        default="synthetic", alias="datasetType"
+    )
     """MaxText `dataset_type`; `synthetic` needs no data, other types take their settings in `extraArgs`."""
     parallelism: dict[str, int] | None = None
     """ICI mesh axes, e.g. {fsdp: 4, tensor: 4}; their product is the slice's chips (one may be -1)."""
