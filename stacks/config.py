@@ -114,22 +114,27 @@ def _raw_common(config: pulumi.Config) -> dict[str, Any]:
 
 
 def _defaults_from_gcp(cluster: Any) -> None:
-    """Project, location and universe default to the gcp provider's own config; a project or location
-    set nowhere is said with what sets it, not as a `None` the user never wrote."""
+    """Project, location and universe default to the gcp provider's own config."""
     if not isinstance(cluster, dict):
         return
     gcp_config = pulumi.Config("gcp")
     cluster.setdefault("project", gcp_config.get("project"))
     cluster.setdefault("location", gcp_config.get("zone") or gcp_config.get("region"))
     cluster.setdefault("universe", "s3ns" if gcp_config.get("universeDomain") == "s3nsapis.fr" else "google")
-    if cluster["project"] is None:
+
+
+def _require_project_and_location(cluster: Any) -> None:
+    """A project or location set nowhere is said with what sets it, not as a `None` the user never wrote."""
+    if not isinstance(cluster, dict):
+        return
+    if cluster.get("project") is None:
         raise UserError(
             "cluster.project",
             MISSING,
             "is not set",
             "set gcp:project (pulumi config set gcp:project <project-id>) or cluster.project",
         )
-    if cluster["location"] is None:
+    if cluster.get("location") is None:
         raise UserError(
             "cluster.location",
             MISSING,
@@ -197,6 +202,7 @@ def _load(config: pulumi.Config, sections: dict[str, str | None]) -> LoadedStack
     if "cluster" not in raw:
         raise UserError("cluster", MISSING, "is required", "declare the cluster (see README: configuration)")
     _defaults_from_gcp(raw["cluster"])
+    _require_project_and_location(raw["cluster"])
     common = parse(StackConfig, raw)
     chosen = _scenario(common.scenario, sections)
     try:
