@@ -83,3 +83,19 @@ def test_every_loader_failure_is_one_line_with_file_and_line(tmp_path, content, 
         load(write(tmp_path, content))
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+
+
+def test_errors_found_after_reading_still_name_the_line(tmp_path):
+    """A value of the wrong declared type is found after the file is read: its line comes with it."""
+    from tpu_stacks_preview.config import load_stack_config
+
+    (tmp_path / "Pulumi.yaml").write_text("name: demo\nruntime: python\nconfig:\n  cluster:\n    type: object\n")
+    (tmp_path / "__main__.py").write_text("")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  demo:other: 1\n\n  demo:cluster: c\n")
+    with pytest.raises(UserError) as error:
+        load_stack_config(tmp_path, "dev")
+    assert str(error.value).startswith("Pulumi.dev.yaml line 4 demo:cluster: 'c' is not of type object")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  demo:cluster: {}\n  replicas: 3\n")
+    with pytest.raises(UserError) as error:
+        load_stack_config(tmp_path, "dev")
+    assert str(error.value).startswith("Pulumi.dev.yaml line 3 config: 'replicas' has no namespace")

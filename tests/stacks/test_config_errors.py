@@ -54,7 +54,7 @@ CASES = [
     (
         "clusterscalar",
         {"tpu-stacks:scenario": "cluster", "tpu-stacks:cluster": "my-cluster"},
-        "Pulumi.clusterscalar.yaml tpu-stacks:cluster: 'my-cluster' is not of type object as Pulumi.yaml declares",
+        "Pulumi.clusterscalar.yaml line 4 tpu-stacks:cluster: 'my-cluster' is not of type object as Pulumi.yaml declares",
     ),
     (
         "location",

@@ -56,6 +56,20 @@ def _float(text: str) -> YamlFloat:
     return number
 
 
+class Located(dict):  # type: ignore[type-arg]
+    """A mapping read from the file, with the line of each of its keys (for errors found later)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: dict[str, int] = {}
+
+
+def line_of(mapping: Any, key: str) -> str:
+    """` (line N)` for a key of a mapping read by `load`; empty for any other mapping."""
+    line = getattr(mapping, "lines", {}).get(key)
+    return f" (line {line})" if line else ""
+
+
 class _Loader(yaml.SafeLoader):
     """PyYAML's parser and composer; every plain scalar is resolved below by yaml.v3's rules."""
 
@@ -128,11 +142,11 @@ class _Reader:
             node, key, tag, "is a YAML tag, which a Pulumi stack file has no use for", "remove the tag; quote the value"
         )
 
-    def mapping(self, node: MappingNode, key: str) -> dict[str, Any]:
+    def mapping(self, node: MappingNode, key: str) -> Located:
         if node.tag != _CORE + "map":
             raise self._tag(node, key)
-        out: dict[str, Any] = {}
-        seen: dict[str, int] = {}
+        out = Located()
+        seen = out.lines
         for key_node, value_node in node.value:
             name = self.scalar(key_node, key) if isinstance(key_node, ScalarNode) else None
             if not isinstance(name, (str, int, float, bool)) or name is None:
