@@ -17,7 +17,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from tpu_stacks.catalog.tpu import gke_version
 from tpu_stacks.errors import MISSING, UserError
-from tpu_stacks.validation import FieldProblem, K8sName, ServiceAccountId, SpecModel, parse
+from tpu_stacks.field_rules import FieldProblem, K8sName, ServiceAccountId, SpecModel
+from tpu_stacks.validation import parse
 
 NAMESPACE = "tpu-stacks"
 SECRET_KEYS = ("hfToken", "vllmApiKey")

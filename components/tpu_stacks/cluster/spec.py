@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from tpu_stacks.validation import SpecModel
+from tpu_stacks.field_rules import SpecModel
 
 
 class _Spec(SpecModel):

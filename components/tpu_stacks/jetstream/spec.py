@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from tpu_stacks.validation import K8sName, Quantity, ServiceAccountId, SpecModel
+from tpu_stacks.field_rules import K8sName, Quantity, ServiceAccountId, SpecModel
 
 # Pinned upstream images (§4.2, §4.3, §4.4). Tags only: upstream publishes no digests.
 REGISTRY = "us-docker.pkg.dev/cloud-tpu-images/inference"

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from tpu_stacks.validation import EngineArgs, ImageName, K8sName, Quantity, SpecModel
+from tpu_stacks.field_rules import EngineArgs, ImageName, K8sName, Quantity, SpecModel
 
 # The tutorial's Ray: rayproject/ray:2.49.1-py312 and `pip install "ray[default]==2.49.1"` (§5).
 RAY_VERSION = "2.49.1"

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.models import SAXML_175B_TEST
-from tpu_stacks.validation import BucketName, K8sName, Quantity, ServiceAccountId, SpecModel
+from tpu_stacks.field_rules import BucketName, K8sName, Quantity, ServiceAccountId, SpecModel
 
 # Pinned as the multi-host sample pins them (§2.1-2.3, §2.6). Saxml publishes no digests.
 ADMIN_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"

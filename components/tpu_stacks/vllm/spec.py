@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.engines import VLLM, managed_prometheus_name
-from tpu_stacks.validation import EngineArgs, ImageName, K8sName, Quantity, SpecModel
+from tpu_stacks.field_rules import EngineArgs, ImageName, K8sName, Quantity, SpecModel
 
 # The last immutable upstream tag that matches today's args (upstream-manifests.md §3.7, commit 5a8378ff).
 VLLM_IMAGE = "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
