@@ -93,5 +93,8 @@ def test_vllm_stack_schema():
     vllm = result["component_definitions"]["VllmStack"]
     assert {"cluster", "model", "tpuGeneration", "hfToken", "exposure"} <= set(vllm.inputs)
     assert not vllm.inputs["model"].optional
-    outputs = {"serviceAddress", "baseUrl", "modelId", "servedSlice", "weightsBucket", "curl", "readyReplicas"}
+    outputs = {
+        *("serviceAddress", "baseUrl", "modelId", "servedSlice", "weightsBucket", "curl", "readyReplicas"),
+        "monitoring",  # the dashboard and the console pages to open first
+    }
     assert outputs == set(vllm.outputs)

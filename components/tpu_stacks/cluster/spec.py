@@ -15,7 +15,7 @@ from tpu_stacks.field_rules import SpecModel
 
 class _Spec(SpecModel):
     # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
-    # SpecModel (validation.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
+    # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 

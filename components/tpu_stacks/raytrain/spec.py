@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from tpu_stacks.field_rules import EngineArgs, ImageName, K8sName, Quantity, SpecModel
+from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # The tutorial's Ray: rayproject/ray:2.49.1-py312 and `pip install "ray[default]==2.49.1"` (§5).
 RAY_VERSION = "2.49.1"
@@ -66,7 +67,7 @@ def default_tag() -> str:
 
 class _Spec(SpecModel):
     # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
-    # SpecModel (validation.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
+    # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
@@ -177,3 +178,5 @@ class RayTrainSpec(_Spec):
     """Name of the RayCluster (its head Service is `<name>-head-svc`); at most 53 characters."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
     """Let `pulumi destroy` delete the checkpoint bucket and its checkpoints; otherwise destroy keeps it (retained)."""
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""

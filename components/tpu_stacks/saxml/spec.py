@@ -14,6 +14,7 @@ from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.models import SAXML_175B_TEST
 from tpu_stacks.field_rules import BucketName, K8sName, Quantity, ServiceAccountId, SpecModel
+from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # Pinned as the multi-host sample pins them (§2.1-2.3, §2.6). Saxml publishes no digests.
 ADMIN_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"
@@ -37,7 +38,7 @@ SAMPLE_QUERY = "How many days are in a week?"  # the tutorial's /generate body (
 
 class _Spec(SpecModel):
     # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
-    # SpecModel (validation.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
+    # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
@@ -152,3 +153,5 @@ class SaxmlSpec(_Spec):
     """Spot TPU VMs for the slices: cheaper, preemptible at any time."""
     reservation: str | None = None
     """Name of a specific reservation the slices consume."""
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""

@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.engines import VLLM, managed_prometheus_name
 from tpu_stacks.field_rules import EngineArgs, ImageName, K8sName, Quantity, SpecModel
+from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # The last immutable upstream tag that matches today's args (upstream-manifests.md §3.7, commit 5a8378ff).
 VLLM_IMAGE = "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
@@ -25,7 +26,7 @@ HPA_METRICS = {
 
 class _Spec(SpecModel):
     # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
-    # SpecModel (validation.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
+    # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
@@ -112,3 +113,5 @@ class VllmSpec(_Spec):
     """Serve from Spot TPU VMs (cheaper, may be preempted with 30 s warning)."""
     reservation: str | None = None
     """Consume this specific reservation."""
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""
