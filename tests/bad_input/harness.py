@@ -97,18 +97,11 @@ def plan(case: Case, monkeypatch: Any) -> Outcome:
         return capture
 
     monkeypatch.setattr(plan_cli, "run_program", recording_run_program)
-    args = argparse.Namespace(
-        stack=[stack],
-        all=False,
-        cwd=str(project),
-        policy_pack=None,
-        policy_config=None,
-        json=str(out_dir / "plan.json"),
-        manifests=str(out_dir / "manifests"),
-        crds=None,
-        k8s_version=None,
-        in_process_policy=True,
-        placeholder_secrets=True,
+    parser = argparse.ArgumentParser()
+    plan_cli.add_arguments(parser)  # the command's own flags and defaults, as the console script parses them
+    args = parser.parse_args(
+        ["--stack", stack, "--cwd", str(project), "--json", str(out_dir / "plan.json")]
+        + ["--manifests", str(out_dir / "manifests"), "--in-process-policy", "--placeholder-secrets"]
     )
     stdout, stderr = io.StringIO(), io.StringIO()
     try:
