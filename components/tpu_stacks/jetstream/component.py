@@ -60,6 +60,13 @@ class JetStreamStack(pulumi.ComponentResource):
     monitoring: pulumi.Output[MonitoringLinks]
     """The stack's Cloud Monitoring dashboard and the console pages to open first."""
 
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster's name (the one the stack created, or the existing one it runs on)."""
+    cluster_endpoint: pulumi.Output[str]
+    """The cluster's control-plane IP address."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
+
     def __init__(self, name: str, args: JetStreamStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_jetstream(
             parse_section(JetStreamSpec, dict(args), "jetstream"),
@@ -158,9 +165,15 @@ class JetStreamStack(pulumi.ComponentResource):
         self.cluster = cluster
         declare_pod_monitoring(name, monitoring, labels, ns_opts)
         self.monitoring = declare_monitoring(self, name, monitoring)
+        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
+        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
+        self.kubeconfig = cluster.kubeconfig
         self.register_outputs(
             {
                 "monitoring": self.monitoring,
+                "cluster_name": self.cluster_name,
+                "cluster_endpoint": self.cluster_endpoint,
+                "kubeconfig": self.kubeconfig,
                 "service_name": self.service_name,
                 "port_forward": self.port_forward,
                 "curl": self.curl,

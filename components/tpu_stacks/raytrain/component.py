@@ -65,6 +65,13 @@ class RayTrainStack(pulumi.ComponentResource):
     monitoring: pulumi.Output[MonitoringLinks]
     """The stack's Cloud Monitoring dashboard and the console pages to open first."""
 
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster's name (the one the stack created, or the existing one it runs on)."""
+    cluster_endpoint: pulumi.Output[str]
+    """The cluster's control-plane IP address."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
+
     def __init__(self, name: str, args: RayTrainStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_raytrain(
             parse_section(RayTrainSpec, dict(args), "raytrain"), parse(ClusterSpec, dict(args["cluster"]), "cluster")
@@ -145,9 +152,15 @@ class RayTrainStack(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends),
         )
         self.monitoring = declare_monitoring(self, name, monitoring)
+        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
+        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
+        self.kubeconfig = cluster.kubeconfig
         self.register_outputs(
             {
                 "monitoring": self.monitoring,
+                "cluster_name": self.cluster_name,
+                "cluster_endpoint": self.cluster_endpoint,
+                "kubeconfig": self.kubeconfig,
                 "ray_cluster_name": self.ray_cluster_name,
                 "namespace": self.namespace,
                 "ray_job_name": self.ray_job_name,

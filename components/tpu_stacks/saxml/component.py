@@ -53,6 +53,13 @@ class SaxmlStack(pulumi.ComponentResource):
     monitoring: pulumi.Output[MonitoringLinks]
     """The stack's Cloud Monitoring dashboard and the console pages to open first."""
 
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster's name (the one the stack created, or the existing one it runs on)."""
+    cluster_endpoint: pulumi.Output[str]
+    """The cluster's control-plane IP address."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
+
     def __init__(self, name: str, args: SaxmlStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_saxml(
             parse_section(SaxmlSpec, dict(args), "saxml"), parse(ClusterSpec, dict(args["cluster"]), "cluster")
@@ -138,9 +145,15 @@ class SaxmlStack(pulumi.ComponentResource):
         )
         self.curl = address.apply(lambda host: curl_commands(f"{host}:{HTTP_PORT}", plan))
         self.monitoring = declare_monitoring(self, name, monitoring)
+        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
+        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
+        self.kubeconfig = cluster.kubeconfig
         self.register_outputs(
             {
                 "monitoring": self.monitoring,
+                "cluster_name": self.cluster_name,
+                "cluster_endpoint": self.cluster_endpoint,
+                "kubeconfig": self.kubeconfig,
                 "http_endpoint": self.http_endpoint,
                 "admin_bucket": self.admin_bucket,
                 "gsa_email": self.gsa_email,

@@ -88,6 +88,13 @@ class VllmStack(pulumi.ComponentResource):
     monitoring: pulumi.Output[MonitoringLinks]
     """The stack's Cloud Monitoring dashboard and the console pages to open first."""
 
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster's name (the one the stack created, or the existing one it runs on)."""
+    cluster_endpoint: pulumi.Output[str]
+    """The cluster's control-plane IP address."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
+
     def __init__(self, name: str, args: VllmStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_vllm(
             parse_section(VllmSpec, dict(args), "vllm"),
@@ -166,9 +173,15 @@ class VllmStack(pulumi.ComponentResource):
         self.ready_replicas = deployment.status.apply(_ready_replicas)
         self.cluster = cluster
         self.monitoring = declare_monitoring(self, name, monitoring)
+        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
+        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
+        self.kubeconfig = cluster.kubeconfig
         self.register_outputs(
             {
                 "monitoring": self.monitoring,
+                "cluster_name": self.cluster_name,
+                "cluster_endpoint": self.cluster_endpoint,
+                "kubeconfig": self.kubeconfig,
                 "service_address": self.service_address,
                 "base_url": self.base_url,
                 "model_id": self.model_id,
