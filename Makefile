@@ -46,6 +46,7 @@ mutation: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/plan_stacks.py
 	$(BIN)/python benchmarks/plan_scaling.py
+	$(BIN)/python benchmarks/load_stack_files.py
 
 clean:
 	rm -rf $(VENV) manifests plan-*.json .pytest_cache dist

@@ -9,13 +9,14 @@ before its first resource. Every mistake becomes one line naming the key as the 
 from __future__ import annotations
 
 import difflib
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pulumi
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from tpu_stacks.catalog.tpu import gke_version
 from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.field_rules import FieldProblem, K8sName, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.universe import resolve as resolve_universe
 from tpu_stacks.gcp.universe import universe
 from tpu_stacks.names import PROJECT_NUMBER, region_of
@@ -27,16 +28,27 @@ SCALAR_KEYS = ("scenario", "kubernetesVersion")
 COMMON_OBJECT_KEYS = ("cluster", "identity")
 
 
-class IdentitySpec(BaseModel):
+def _project_number(value: str) -> str:
+    """names.PROJECT_NUMBER is the rule; raised as a FieldProblem so the key is named as written."""
+    if not PROJECT_NUMBER.matches(value):
+        raise FieldProblem(
+            "is not a project number (digits only)",
+            "copy projectNumber from: gcloud projects describe <project-id> --format='value(projectNumber)'",
+        )
+    return value
+
+
+class IdentitySpec(SpecModel):
     """The Kubernetes ServiceAccount a workload runs as, bound through Workload Identity."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    ksa_name: str = Field(default="tpu-workload", alias="ksaName")
-    namespace: str = "default"
+    ksa_name: K8sName = Field(default="tpu-workload", alias="ksaName")
+    namespace: K8sName = "default"
     mode: Literal["principal", "service-account"] = "principal"
-    gsa_name: str | None = Field(default=None, alias="gsaName")
-    project_number: str | None = Field(default=None, alias="projectNumber")
+    gsa_name: ServiceAccountId | None = Field(default=None, alias="gsaName")
+    project_number: Annotated[str, AfterValidator(_project_number)] | None = Field(default=None, alias="projectNumber")
+    """The project's number (digits only, as `gcloud projects describe` prints it)."""
 
 
 class StackConfig(BaseModel):
@@ -142,6 +154,26 @@ def _check_where(cluster: Any, origins: dict[str, str]) -> None:
         chosen.check_project(existing["project"], "cluster.existing.project")
 
 
+def _require_project_and_location(cluster: Any) -> None:
+    """A project or location set nowhere is said with what sets it, not as a `None` the user never wrote."""
+    if not isinstance(cluster, dict):
+        return
+    if cluster.get("project") is None:
+        raise UserError(
+            "cluster.project",
+            MISSING,
+            "is not set",
+            "set gcp:project (pulumi config set gcp:project <project-id>) or cluster.project",
+        )
+    if cluster.get("location") is None:
+        raise UserError(
+            "cluster.location",
+            MISSING,
+            "is not set",
+            "set gcp:zone or gcp:region (pulumi config set gcp:region us-central1) or cluster.location",
+        )
+
+
 def load(sections: dict[str, str | None]) -> tuple[LoadedStack, Secrets]:
     """Read and check the current stack's own keys; `sections` maps each scenario to its section key.
     Errors carry the key without the `tpu-stacks:` namespace (the caller adds it)."""
@@ -163,11 +195,28 @@ def _scenario(name: str, sections: dict[str, str | None]) -> str:
 COMPONENT_KEYS = ("cluster", "hf_token", "api_key_secret")
 
 
+def _near_namespace(namespace: str) -> bool:
+    """`tpu-stack`, `TPU-stacks`, `tpu_stacks`: a namespace meant as ours, whose keys nobody would read."""
+    folded = namespace.lower().replace("_", "-")
+    return namespace != NAMESPACE and (
+        folded == NAMESPACE or difflib.SequenceMatcher(None, folded, NAMESPACE).ratio() >= 0.8
+    )
+
+
 def _check_unknown_keys(sections: dict[str, str | None]) -> None:
-    """A misspelled key (`tpu-stacks:hftoken`) would otherwise be ignored without a word."""
+    """A misspelled key (`tpu-stacks:hftoken`) or namespace (`tpu-stack:model`) would otherwise be ignored
+    without a word."""
     known = _known_keys(sections)
     for full_key in pulumi.runtime.config.CONFIG.get():
         namespace, _, key = full_key.partition(":")
+        if _near_namespace(namespace):
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            raise UserError(
+                full_key,
+                "<set>",
+                f"is not read: its namespace is not {NAMESPACE}",
+                f"did you mean {NAMESPACE}:{close[0] if close else key}?",
+            )
         if namespace == NAMESPACE and key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1)
             raise UserError(
@@ -184,10 +233,9 @@ def _load(config: pulumi.Config, sections: dict[str, str | None]) -> LoadedStack
     if "cluster" not in raw:
         raise UserError("cluster", MISSING, "is required", "declare the cluster (see README: configuration)")
     origins = _defaults_from_gcp(raw["cluster"])
+    _require_project_and_location(raw["cluster"])
     _check_where(raw["cluster"], origins)
     common = parse(StackConfig, raw)
-    if common.identity.project_number is not None:
-        PROJECT_NUMBER.check("identity.projectNumber", common.identity.project_number)
     chosen = _scenario(common.scenario, sections)
     try:
         gke_version(common.kubernetes_version)

@@ -26,3 +26,24 @@ def test_refused(ranges, message):
     with pytest.raises(UserError, match=None) as error:
         check_source_ranges("vllm", "public", ranges, "serving the API")
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "ranges,whole",
+    [
+        (["0.0.0.0/1", "128.0.0.0/1"], "0.0.0.0/0"),
+        (["128.0.0.0/1", "10.0.0.0/8", "0.0.0.0/1"], "0.0.0.0/0"),
+        (["0.0.0.0/2", "64.0.0.0/2", "128.0.0.0/2", "192.0.0.0/2"], "0.0.0.0/0"),
+        (["::/1", "8000::/1", "203.0.113.0/24"], "::/0"),
+    ],
+)
+def test_pieces_of_the_whole_internet_are_refused(ranges, whole):
+    with pytest.raises(UserError) as error:
+        check_source_ranges("vllm", "public", ranges, "serving the API")
+    assert f"vllm.sourceRanges: {ranges} together cover the whole internet ({whole})" in str(error.value)
+
+
+def test_pieces_that_leave_addresses_out_pass():
+    # 192.0.0.0/2 missing: 3/4 of IPv4 is wide, but it is not everyone (the pack's advisory stays the judge).
+    check_source_ranges("vllm", "public", ["0.0.0.0/2", "64.0.0.0/2", "128.0.0.0/2"], "x")
+    check_source_ranges("vllm", "public", ["0.0.0.0/1", "::/1"], "x")

@@ -2,14 +2,101 @@
 
 Everything that validates user input (stack config, component args, CLI flags) raises
 `UserError`; the CLI and the Pulumi program print its one line and exit 2, never a traceback.
+
+The value is shown so a person can read it and nobody can steal it: values that look like secrets
+(or sit under a key named like one) are redacted, long values are cut with their length, and
+invisible or look-alike characters (U+2011 in `us‑central1‑b`) are shown as escapes.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Any
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 """The value of a setting that was not given at all."""
+
+REDACTED = "<redacted>"
+LONGEST_SHOWN = 80
+"""Values longer than this (as shown) are cut, with their length: a 10,000-character value is not an error line."""
+
+SECRET_PATTERNS = (
+    re.compile(r"hf_[A-Za-z0-9]{30,}"),  # Hugging Face user access tokens (hf_ and 34 letters and digits)
+    re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),  # Google API keys
+    re.compile(r"ya29\.[0-9A-Za-z_\-.]{10,}"),  # Google OAuth access tokens
+    re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
+    re.compile(r"AKIA[0-9A-Z]{16}"),  # AWS access key ids
+    re.compile(r"sk-[A-Za-z0-9_\-]{16,}"),  # OpenAI-style API keys
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.DOTALL),
+    re.compile(r"\"private_key\"\s*:\s*\"[^\"]*\""),  # a service-account key file pasted whole
+)
+"""Shapes of secrets a careless user pastes into a stack file or a flag."""
+
+SECRET_KEY_NAME = re.compile(
+    r"(^|_)(token|secret|password|passwd|credentials?|private_key|api_key|access_key|key)$", re.IGNORECASE
+)
+"""Key names whose values are secrets whatever they look like (`apiKey`, `hfToken`, `db_password`), once
+camelCase and dashes are read as `_`: `max_num_batched_tokens` is not one."""
+
+
+def redact(text: str) -> str:
+    """`text` with everything shaped like a secret replaced by <redacted>."""
+    for pattern in SECRET_PATTERNS:
+        text = pattern.sub(REDACTED, text)
+    return text
+
+
+def looks_secret(text: str) -> bool:
+    return redact(text) != text
+
+
+def secret_key(key: str) -> bool:
+    """A key whose last part is named like a secret (`vllm.extra.hfToken`, `tpu-stacks:dbPassword`)."""
+    last = re.split(r"[.:\[\]]", key.strip("]"))[-1] if key else ""
+    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", last).replace("-", "_").lower()
+    return bool(snake) and bool(SECRET_KEY_NAME.search(snake))
+
+
+def _invisible(char: str) -> bool:
+    """Characters a reader cannot tell from ASCII or cannot see: every non-ASCII one in a project whose
+    keys and values (names, zones, quantities, flags) are ASCII by rule."""
+    return ord(char) > 127
+
+
+def visible(text: str) -> str:
+    """Non-ASCII characters as escapes, so `us\\u2011central1-b` cannot pass for `us-central1-b`."""
+    return "".join(
+        char if not _invisible(char) else f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
+        for char in text
+    )
+
+
+def _unusual_characters(value: Any) -> str:
+    """` (contains U+2011 NON-BREAKING HYPHEN)` for the first non-ASCII character of a string value."""
+    if not isinstance(value, str):
+        return ""
+    for char in value:
+        if _invisible(char):
+            name = unicodedata.name(char, "an unnamed character")
+            return f" (contains U+{ord(char):04X} {name})"
+    return ""
+
+
+def shorten(shown: str, length: int | None = None) -> str:
+    """Cut a shown value past LONGEST_SHOWN, saying how long it was."""
+    if len(shown) <= LONGEST_SHOWN:
+        return shown
+    total = length if length is not None else len(shown)
+    return f"{shown[: LONGEST_SHOWN - 20]}… ({total} characters)"
+
+
+def show(value: Any, key: str = "") -> str:
+    """How a value appears in an error line: redacted, visible, short."""
+    if isinstance(value, str) and value and secret_key(key) and not value.startswith("<"):
+        return REDACTED
+    shown = visible(redact(repr(value) if isinstance(value, str) else str(value)))  # repr escapes controls
+    return shorten(shown, len(value) if isinstance(value, str) else None)
 
 
 class UserError(ValueError):
@@ -20,18 +107,22 @@ class UserError(ValueError):
         self.value = value
         self.problem = problem
         self.fix = fix
-        shown = repr(value) if isinstance(value, str) else str(value)
+        shown_key = visible(redact(key))
         if value is MISSING:
-            message = f"{key} {problem}"
+            message = f"{shown_key} {problem}"
         else:
-            message = f"{key}: {shown} {problem}" if key else f"{shown} {problem}"
+            shown = show(value, key) + _unusual_characters(value)
+            message = f"{shown_key}: {shown} {problem}" if key else f"{shown} {problem}"
         if fix:
             message += f"; {fix}"
-        super().__init__(message)
+        # One line, always: a value or fix with a newline would split it.
+        super().__init__(" ".join(redact(message).splitlines()))
 
     def in_namespace(self, namespace: str) -> UserError:
         """The same error with its key as a Pulumi config key (`tpu-stacks:cluster.location`)."""
-        return UserError(f"{namespace}:{self.key}", self.value, self.problem, self.fix)
+        if self.key.startswith(f"{namespace}:") or ":" in self.key.split(".", 1)[0]:
+            return self  # already a full config key (`gcp:project`) or a file's line
+        return UserError(f"{namespace}:{self.key}" if self.key else namespace, self.value, self.problem, self.fix)
 
     def rekeyed(self, keys: dict[str, str]) -> UserError:
         """The same error under the user's key, when its key (or a parent of it) is in `keys`:

@@ -33,3 +33,28 @@ def check_source_ranges(section: str, exposure: str, source_ranges: list[str], w
             raise UserError(key, cidr, "is not a CIDR range", f"write it with a prefix length, like {cidr}/32")
         if network.prefixlen == 0:
             raise UserError(key, cidr, "opens the endpoint to the whole internet", "name the networks that need it")
+    whole = covers_whole_internet(source_ranges)
+    if whole:
+        raise UserError(
+            f"{section}.sourceRanges",
+            source_ranges,
+            f"together cover the whole internet ({whole})",
+            "name the networks that need it, not pieces of every address",
+        )
+
+
+def covers_whole_internet(cidrs: list[str]) -> str:
+    """`0.0.0.0/0` or `::/0` when the ranges' union is every address of that family (`0.0.0.0/1` and
+    `128.0.0.0/1` are the whole internet in two pieces); empty when it is not. Unparsable ranges are
+    left to the caller's own check."""
+    networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+    for cidr in cidrs:
+        try:
+            networks.append(ipaddress.ip_network(str(cidr), strict=False))
+        except ValueError:
+            continue
+    for version, everything in ((4, "0.0.0.0/0"), (6, "::/0")):
+        family = [n for n in networks if n.version == version]
+        if family and list(ipaddress.collapse_addresses(family)) == [ipaddress.ip_network(everything)]:  # type: ignore[arg-type]
+            return everything
+    return ""

@@ -1,4 +1,8 @@
-"""Turn pydantic's validation errors into the project's one-line `UserError`."""
+"""Turn pydantic's validation errors into the project's one-line `UserError`.
+
+The rules every section spec shares (`SpecModel`, names, quantities, secrets) are in `field_rules`; their
+`FieldProblem` becomes the field's line here, under the key as the user wrote it.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.field_rules import FieldProblem
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -52,6 +57,10 @@ def _fix(error: dict[str, Any], model: type[BaseModel]) -> str:
         return "write it as a mapping of settings"
     if kind == "list_type":
         return "write it as a list"
+    if kind == "string_type" and isinstance(error.get("input"), (int, float)) and not isinstance(error["input"], bool):
+        if "version" in str(error["loc"][-1]).lower():
+            return 'quote it in the stack file ("1.30"): YAML reads an unquoted 1.30 as the number 1.3'
+        return "quote it in the stack file: YAML reads it as a number, and this setting is text"
     return error["msg"].lower()
 
 
@@ -81,4 +90,8 @@ def parse(model: type[Model], data: Any, prefix: str = "") -> Model:
             raise UserError(key, error.get("input"), "is not a known setting", _fix(error, model)) from None
         if kind == "missing":
             raise UserError(key, MISSING, "is required", _fix(error, model)) from None
+        problem = (error.get("ctx") or {}).get("error")
+        if isinstance(problem, FieldProblem):
+            value = error.get("input") if problem.value is MISSING else problem.value
+            raise UserError(key + problem.where, value, problem.problem, problem.fix) from None
         raise UserError(key, error.get("input"), "is not accepted", _fix(error, model)) from None

@@ -7,6 +7,8 @@ Saxml replace, the model. An internal load balancer or source ranges keep it pri
 
 from __future__ import annotations
 
+import ipaddress
+
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
@@ -22,6 +24,22 @@ from tpu_policies.workloads import is_kubernetes, kind_of, name_of, workload_ann
 INTERNAL_ANNOTATIONS = ("networking.gke.io/load-balancer-type", "cloud.google.com/load-balancer-type")
 
 
+def _whole_internet(ranges: list) -> str:
+    """`0.0.0.0/0` or `::/0` when the ranges' union is every address of that family, even in pieces
+    (`0.0.0.0/1` + `128.0.0.0/1`); empty otherwise. Ranges that are unknown or unparsable count as none."""
+    networks = []
+    for value in ranges:
+        try:
+            networks.append(ipaddress.ip_network(str(value), strict=False))
+        except ValueError:
+            continue
+    for version, everything in ((4, "0.0.0.0/0"), (6, "::/0")):
+        family = [n for n in networks if n.version == version]
+        if family and list(ipaddress.collapse_addresses(family)) == [ipaddress.ip_network(everything)]:
+            return everything
+    return ""
+
+
 def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     props = plain(args.props)
     if not is_kubernetes(args.resource_type) or kind_of(args.resource_type, props) != "Service":
@@ -32,14 +50,18 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
     if any(notes.get(key) is UNKNOWN or str(notes.get(key, "")).lower() == "internal" for key in INTERNAL_ANNOTATIONS):
         return
     ranges = dig(props, "spec", "loadBalancerSourceRanges")
-    if ranges is UNKNOWN or as_list(ranges):
+    if ranges is UNKNOWN:
+        return
+    whole = _whole_internet(as_list(ranges))
+    if as_list(ranges) and not whole:
         return
     name = name_of(props, args.name)
     allowed = set(config(args, "allowedServices", []))
     if name in allowed or name.rsplit("/", 1)[-1] in allowed:
         return
+    opened = f"source ranges that together cover {whole}" if whole else "no source ranges"
     report_violation(
-        f"Service {name} is a public LoadBalancer open to the whole internet with no authentication; "
+        f"Service {name} is a public LoadBalancer with {opened}: open to the whole internet with no authentication; "
         'annotate it networking.gke.io/load-balancer-type: "Internal", or set '
         "spec.loadBalancerSourceRanges, or put an authenticating proxy (IAP, API gateway) in front "
         "(allow it deliberately with the allowedServices setting)",

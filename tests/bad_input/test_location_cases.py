@@ -224,7 +224,7 @@ CASES = [
         "project-number-letters",
         {**cluster(location="us-central1-b"), "tpu-stacks:identity": {"projectNumber": "12ab34"}},
         "tpu-stacks:identity.projectNumber",
-        ("is not a valid project number",),
+        ("is not a project number",),
     ),
     Case(
         "project-number-zero",

@@ -424,8 +424,8 @@ def test_the_decision_layer_imports_no_provider_sdk():
             "jetstream.topology: '4x4' is a multi-host slice (4 VMs); JetStream-PyTorch serves "
             "from one VM; use a single-host v5e topology: 1x1, 2x2, 2x4",
         ),
-        (GEMMA, {"gsa_name": "WI_Jetstream"}, "jetstream.gsaName: 'WI_Jetstream' is not a valid name"),
-        (GEMMA, {"namespace": "Serving"}, "jetstream.namespace: 'Serving' is not a valid name"),
+        (GEMMA, {"gsa_name": "WI_Jetstream"}, "jetstream.gsa_name: 'WI_Jetstream' is not a valid service account id"),
+        (GEMMA, {"namespace": "Serving"}, "jetstream.namespace: 'Serving' is not a valid Kubernetes name"),
         (GEMMA, {"topology": "3x3"}, "jetstream.topology: '3x3' is not a v5e topology"),
         (GEMMA, {"hf_token": None}, "hfToken: '<missing>' is required: google/gemma-7b-it is gated on Hugging Face"),
         (GEMMA, {"zone": None}, "jetstream.zone is required: cluster us-west4 is regional"),

@@ -164,12 +164,18 @@ def test_the_download_flows_flags():
             {"topology": "2x4", "flow": "download", "maxCacheLength": 4096},
             r"^jetstream.maxCacheLength: 4096 applies only to flow converter",
         ),
-        ({"topology": "2x4", "gsaName": "WI"}, r"^jetstream.gsaName: 'WI' is not a valid name"),
     ],
 )
 def test_refusals_name_the_key(spec, message):
     with pytest.raises(UserError, match=message):
         _gemma(**spec)
+
+
+def test_a_bad_gsa_name_is_refused_when_the_section_is_parsed():
+    from tpu_stacks.validation import parse
+
+    with pytest.raises(UserError, match=r"^jetstream.gsaName: 'WI' is not a valid service account id"):
+        parse(JetStreamSpec, {"model": "google/gemma-7b-it", "gsaName": "WI"}, "jetstream")
 
 
 def test_a_regional_cluster_needs_the_pools_zone_and_a_gated_model_a_token():

@@ -26,3 +26,19 @@ def test_internal_or_source_restricted_or_cluster_ip_pass():
 
 def test_deliberately_public_services_can_be_allowed():
     assert check(lambda: o.service("gateway"), {POLICY: {"allowedServices": ["serving/gateway"]}}) == []
+
+
+def test_source_ranges_that_together_cover_the_internet_are_reported():
+    halves = ["0.0.0.0/1", "128.0.0.0/1"]
+    (problem,) = check(lambda: o.service("lb", loadBalancerSourceRanges=halves))
+    assert "together cover 0.0.0.0/0" in problem.message
+    quarters_v6 = ["::/2", "4000::/2", "8000::/1"]
+    (problem,) = check(lambda: o.service("lb6", loadBalancerSourceRanges=quarters_v6))
+    assert "together cover ::/0" in problem.message
+
+
+def test_source_ranges_that_leave_addresses_out_pass():
+    # Three quarters of IPv4 (the 192.0.0.0/2 quarter missing), and one half of each family.
+    three_quarters = ["0.0.0.0/2", "64.0.0.0/2", "128.0.0.0/2"]
+    assert check(lambda: o.service("lb", loadBalancerSourceRanges=three_quarters)) == []
+    assert check(lambda: o.service("lb2", loadBalancerSourceRanges=["0.0.0.0/1", "::/1"])) == []

@@ -355,7 +355,7 @@ def test_several_models_and_replicas_per_model():
             "saxml.jobset.version: 'v0.5.0' lacks the RestartJob failure-policy actions",
         ),
         ({"jobset": {"version": "latest"}}, "saxml.jobset.version: 'latest' is not a JobSet release tag"),
-        ({"gsa_name": "Sax"}, "saxml.gsaName: 'Sax' is not a valid service account id"),
+        ({"gsa_name": "Sax"}, "saxml.gsa_name: 'Sax' is not a valid service account id"),
         ({"replicas": 0}, "saxml.replicas: 0 is not accepted"),
         (
             {"cluster": {**TUTORIAL["cluster"], "location": "us-central1", "mode": "autopilot"}},

@@ -77,8 +77,6 @@ def test_single_host_slices_need_no_host_network():
         ({"jobset": {"version": "v0.11.9"}}, CLUSTER, r"^saxml.jobset.version: 'v0.11.9' lacks the RestartJob"),
         ({}, CLUSTER.model_copy(update={"mode": "autopilot"}), r"^cluster.mode: 'autopilot' does not allow"),
         ({}, CLUSTER.model_copy(update={"min_version": "1.27"}), r"^cluster.minVersion: '1.27' needs privileged"),
-        ({"gsaName": "Sax"}, CLUSTER, r"^saxml.gsaName: 'Sax' is not a valid service account id"),
-        ({"checkpointBuckets": ["gs://b"]}, CLUSTER, r"^saxml.checkpointBuckets\[0\]: 'gs://b' is not a bucket"),
         (
             {"models": [{"model": "/sax/test/a", "replicas": 3}]},
             CLUSTER,
@@ -136,3 +134,17 @@ def test_published_paths_are_required_for_a_catalogue_model_and_checked_when_kno
     too_big = [{"model": "/sax/test/a", "modelPath": "meta-llama/Llama-3.1-70B"}]
     with pytest.raises(UserError, match=r"^saxml.models\[0\].modelPath: 'meta-llama/Llama-3.1-70B' needs .* more than"):
         plan_saxml(SaxmlSpec(**llama, models=too_big), CLUSTER)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"gsaName": "Sax"}, r"^saxml.gsaName: 'Sax' is not a valid service account id"),
+        ({"checkpointBuckets": ["gs://b"]}, r"^saxml.checkpointBuckets\[0\]: 'gs://b' is a URL, not a bucket name"),
+    ],
+)
+def test_names_are_refused_when_the_section_is_parsed(spec, message):
+    from tpu_stacks.validation import parse
+
+    with pytest.raises(UserError, match=message):
+        parse(SaxmlSpec, spec, "saxml")

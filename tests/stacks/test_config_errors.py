@@ -15,7 +15,8 @@ CLUSTER = {"name": "c", "location": "us-central1-b"}
 
 
 def plan(project: Path, stack: str, config: dict, secure: dict | None = None) -> subprocess.CompletedProcess:
-    document = {"config": {**BASE, **config, **{k: {"secure": "v1:abc"} for k in (secure or {})}}}
+    merged = {**BASE, **config, **{k: {"secure": "v1:abc"} for k in (secure or {})}}
+    document = {"config": {key: value for key, value in merged.items() if value is not None}}  # None: unset
     (project / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(document))
     return subprocess.run(
         [PLAN, "plan", "--cwd", str(project), "--stack", stack], capture_output=True, text=True, timeout=120
@@ -53,7 +54,7 @@ CASES = [
     (
         "clusterscalar",
         {"tpu-stacks:scenario": "cluster", "tpu-stacks:cluster": "my-cluster"},
-        "Pulumi.clusterscalar.yaml tpu-stacks:cluster: 'my-cluster' is not of type object as Pulumi.yaml declares",
+        "Pulumi.clusterscalar.yaml line 4 tpu-stacks:cluster: 'my-cluster' is not of type object as Pulumi.yaml declares",
     ),
     (
         "location",
@@ -137,6 +138,34 @@ CASES = [
         "tpu-stacks:vllm.topology: '2x2' cannot hold meta-llama/Llama-3.1-70B",
     ),
     (
+        "nearnamespace",
+        {"tpu-stacks:cluster": CLUSTER, "tpu-stack:scenario": "vllm"},
+        "tpu-stack:scenario: '<set>' is not read: its namespace is not tpu-stacks; did you mean tpu-stacks:scenario?",
+    ),
+    (
+        "yaml12bool",
+        {"tpu-stacks:cluster": {**CLUSTER, "deletionProtection": "on"}},
+        "tpu-stacks:cluster.deletionProtection: 'on' is text, not true or false",
+    ),
+    (
+        "noproject",
+        {"gcp:project": None, "tpu-stacks:cluster": CLUSTER},
+        "tpu-stacks:cluster.project is not set; set gcp:project",
+    ),
+    (
+        "halves",
+        {
+            "tpu-stacks:scenario": "vllm",
+            "tpu-stacks:cluster": CLUSTER,
+            "tpu-stacks:vllm": {
+                "model": "Qwen/Qwen2.5-1.5B-Instruct",
+                "exposure": "public",
+                "sourceRanges": ["0.0.0.0/1", "128.0.0.0/1"],
+            },
+        },
+        "tpu-stacks:vllm.sourceRanges: ['0.0.0.0/1', '128.0.0.0/1'] together cover the whole internet (0.0.0.0/0)",
+    ),
+    (
         "cidr",
         {
             "tpu-stacks:scenario": "vllm",
@@ -183,3 +212,19 @@ def test_an_existing_cluster_plans_offline(project):
     )
     assert result.returncode == 0, result.stderr
     assert "gcp:container/cluster:Cluster" not in result.stdout and "kubernetes:apps/v1:Deployment" in result.stdout
+
+
+def test_a_duplicate_key_is_refused_with_its_line(project):
+    """The Pulumi CLI (yaml.v3) refuses a key given twice; so does the offline loader, naming both lines."""
+    (project / "Pulumi.dup.yaml").write_text(
+        "config:\n  gcp:project: proj\n  gcp:region: us-central1\n  tpu-stacks:cluster:\n"
+        "    name: c\n    location: us-central1-b\n    name: d\n"
+    )
+    result = subprocess.run(
+        [PLAN, "plan", "--cwd", str(project), "--stack", "dup"], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "tpu-stacks: Pulumi.dup.yaml line 7 tpu-stacks:cluster.name: '<set>' is given twice (first at line 5); "
+        "the Pulumi CLI refuses duplicate keys; keep one of them"
+    )

@@ -51,7 +51,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
 
 
+def _catalogue_name(name: str) -> bool:
+    """Whether `name` is a catalogue model (or alias): its architecture is known, so `--params` would
+    silently describe another model."""
+    try:
+        lookup_model(name, key="MODEL")
+    except UserError:
+        return False
+    return True
+
+
 def resolve_model(args: argparse.Namespace) -> ResolvedModel:
+    custom = [
+        flag
+        for flag, value in (
+            ("--params", args.params),
+            ("--layers", args.layers),
+            ("--kv-heads", args.kv_heads),
+            ("--head-dim", args.head_dim),
+        )
+        if value is not None
+    ]
+    if args.model and custom and _catalogue_name(args.model):
+        raise UserError(
+            custom[0],
+            getattr(args, custom[0].lstrip("-").replace("-", "_")),
+            f"cannot describe {args.model}, a catalogue model whose architecture is known",
+            f"drop {custom[0]}, or give a custom model by --params alone (no MODEL)",
+        )
     if args.params:
         name = args.model or f"custom-{args.params}"
         return custom_model(

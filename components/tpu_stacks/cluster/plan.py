@@ -320,13 +320,30 @@ def _class_name(spec: SliceSpec, shape: SliceShape) -> str:
 
 def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
     """Check the spec and derive every pool; raises UserError on the first problem."""
-    location_key = "cluster.location" if spec.existing is None else "cluster.existing.location"
-    if spec.existing is not None:
-        # Pools added to an existing cluster live where that cluster is, in its project.
-        existing = spec.existing
-        spec = spec.model_copy(
-            update={"name": existing.name, "location": existing.location, "project": existing.project or spec.project}
+    if spec.existing is None:
+        return _plan_cluster(spec)
+    # Pools added to an existing cluster live where that cluster is, in its project; its mistakes are
+    # named as the user wrote them (`cluster.existing.location`), not as the copy's keys.
+    existing = spec.existing
+    keys = {"cluster.name": "cluster.existing.name", "cluster.location": "cluster.existing.location"}
+    if existing.project:
+        keys["cluster.project"] = "cluster.existing.project"
+    try:
+        return _plan_cluster(
+            spec.model_copy(
+                update={
+                    "name": existing.name,
+                    "location": existing.location,
+                    "project": existing.project or spec.project,
+                }
+            )
         )
+    except UserError as error:
+        raise error.rekeyed(keys) from None
+
+
+def _plan_cluster(spec: ClusterSpec) -> ClusterPlan:
+    location_key = "cluster.location"  # `cluster.existing.location` for an existing cluster (plan_cluster rekeys)
     chosen_universe = universe(spec.universe, key="cluster.universe")
     chosen_universe.bare_project(spec.project, key="cluster.project")  # `s3ns:` only in S3NS
     chosen_universe.check_location(spec.location, key="cluster.location")  # S3NS: u-france-east1 only

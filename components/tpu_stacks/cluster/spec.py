@@ -9,12 +9,15 @@ from __future__ import annotations
 import ipaddress
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from tpu_stacks.field_rules import SpecModel
 
-class _Spec(BaseModel):
+
+class _Spec(SpecModel):
     # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 

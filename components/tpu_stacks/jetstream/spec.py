@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from tpu_stacks.field_rules import K8sName, Quantity, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # Pinned upstream images (§4.2, §4.3, §4.4). Tags only: upstream publishes no digests.
@@ -39,15 +40,16 @@ HEALTHCHECK_SINCE = (0, 2, 3)  # jetstream-http serves /healthcheck from v0.2.3 
 SERVED_GENERATIONS = ("v5e",)
 
 
-class _Spec(BaseModel):
+class _Spec(SpecModel):
     # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
 class ResourcesSpec(_Spec):
-    cpu: str = "8"
+    cpu: Quantity = "8"
     """CPU request of the JetStream server container."""
-    memory: str = "64Gi"
+    memory: Quantity = "64Gi"
     """Memory request and limit of the JetStream server container."""
 
 
@@ -56,13 +58,13 @@ class ConverterSpec(_Spec):
 
     image: str = CONVERTER_IMAGE
     """Checkpoint converter image, pinned (moving tags and untagged images are refused)."""
-    cpu: str = "8"
+    cpu: Quantity = "8"
     """CPU request of the converter Job's pod."""
-    memory: str = "64Gi"
+    memory: Quantity = "64Gi"
     """The 7B/8B conversions hold the whole state dict in memory (Gemma's PyTorch checkpoint is fp32)."""
     disk_gib: int = Field(default=150, ge=40, le=4000, alias="diskGib")
     """Scratch disk for the download, the converted copy and /tmp staging (~70 GB for 7B/8B)."""
-    storage_class: str = Field(default="standard-rwo", alias="storageClass")
+    storage_class: K8sName = Field(default="standard-rwo", alias="storageClass")
     """StorageClass of the scratch volume on Autopilot or a `nodeSelector`'s nodes (on the TPU pool's VMs the
     class follows the generation's disk types, catalog/disks.py)."""
     timeout_minutes: int = Field(default=120, ge=10, le=1440, alias="timeoutMinutes")
@@ -106,11 +108,11 @@ class JetStreamSpec(_Spec):
     """JetStream HTTP gateway image, pinned (default: the chosen flow's pinned image)."""
     converter: ConverterSpec = Field(default_factory=ConverterSpec)
     """The checkpoint-converter Job (converter flow only; refused with `flow: download`)."""
-    namespace: str = "jetstream"
+    namespace: K8sName = "jetstream"
     """Kubernetes namespace of the servers, the converter Job and the ServiceAccount (created unless `default`)."""
-    ksa_name: str = Field(default="jetstream", alias="ksaName")
+    ksa_name: K8sName = Field(default="jetstream", alias="ksaName")
     """Kubernetes ServiceAccount the server and converter pods run as, bound to `gsaName` (Workload Identity)."""
-    gsa_name: str = Field(default="wi-jetstream", alias="gsaName")
+    gsa_name: ServiceAccountId = Field(default="wi-jetstream", alias="gsaName")
     """Google service account id the pods act as, with object access on the checkpoint bucket only."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
     """Let `pulumi destroy` delete the checkpoint bucket and its objects; otherwise destroy keeps it (retained)."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from tpu_stacks.field_rules import EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # The tutorial's Ray: rayproject/ray:2.49.1-py312 and `pip install "ray[default]==2.49.1"` (§5).
@@ -64,8 +65,9 @@ def default_tag() -> str:
     return f"ray{RAY_VERSION}-maxtext-{MAXTEXT_REVISION[:10]}"
 
 
-class _Spec(BaseModel):
+class _Spec(SpecModel):
     # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
@@ -93,7 +95,7 @@ class ImageSpec(_Spec):
     repository: str | None = None
     """Artifact Registry repository id (created unless prebuilt); default `ray-maxtext-<cluster name>`,
     one per stack, so two stacks in a project never share one."""
-    name: str = "ray-maxtext"
+    name: ImageName = "ray-maxtext"
     """Image name inside the repository (not used with `prebuilt`)."""
     tag: str | None = None
     """Image tag (default: the Ray version and MaxText revision, plus the build inputs' hash)."""
@@ -104,16 +106,16 @@ class ImageSpec(_Spec):
 
 
 class HeadSpec(_Spec):
-    cpu: str = "8"
+    cpu: Quantity = "8"
     """CPU request of the Ray head pod (no TPU; it runs the trainer's driver)."""
-    memory: str = "16Gi"
+    memory: Quantity = "16Gi"
     """Memory request and limit of the Ray head pod."""
 
 
 class WorkerSpec(_Spec):
-    cpu: str = "8"
+    cpu: Quantity = "8"
     """CPU request of each Ray worker pod (one per TPU VM, taking all its chips)."""
-    memory: str | None = None
+    memory: Quantity | None = None
     """Host memory per TPU VM (default: derived from the checkpoint shard each host stages)."""
 
 
@@ -143,7 +145,11 @@ class RayTrainSpec(_Spec):
     """MaxText `max_target_length`, the sequence length; the slice is sized for its activations."""
     steps: int = Field(default=100, gt=0)
     """MaxText `steps`: training steps of the run."""
-    dataset_type: str = Field(default="synthetic", alias="datasetType")
+    # MaxText's input pipelines (docs/guides/data_input_pipeline and configs/base.yml `dataset_type`): synthetic,
+    # tfds, hf, grain, and c4_mlperf for the MLPerf C4 pipeline; any other value fails only inside the trainer.
+    dataset_type: Literal["synthetic", "tfds", "hf", "grain", "c4_mlperf"] = Field(
+        default="synthetic", alias="datasetType"
+    )
     """MaxText `dataset_type`; `synthetic` needs no data, other types take their settings in `extraArgs`."""
     parallelism: dict[str, int] | None = None
     """ICI mesh axes, e.g. {fsdp: 4, tensor: 4}; their product is the slice's chips (one may be -1)."""
@@ -153,7 +159,7 @@ class RayTrainSpec(_Spec):
     """MaxText `base_output_directory`: under `/data` (the checkpoint bucket's mount) or a `gs://` path."""
     checkpoint_period: int | None = Field(default=None, gt=0, alias="checkpointPeriod")
     """MaxText `checkpoint_period`, in steps (default: MaxText's own)."""
-    extra_args: list[str] = Field(default_factory=list, alias="extraArgs")
+    extra_args: EngineArgs = Field(default_factory=list, alias="extraArgs")
     """More MaxText key=value settings."""
     max_failures: int = Field(default=1, ge=-1, le=100, alias="maxFailures")
     """Ray Train restarts of the worker group after a failure (-1: without limit)."""
@@ -167,9 +173,9 @@ class RayTrainSpec(_Spec):
     """CPU and memory of the Ray head pod."""
     worker: WorkerSpec = Field(default_factory=WorkerSpec)
     """CPU and host memory of each Ray worker pod (one per TPU VM)."""
-    namespace: str = "raytrain"
+    namespace: K8sName = "raytrain"
     """Kubernetes namespace of the RayCluster, the RayJob and the ServiceAccount (created unless `default`)."""
-    ksa_name: str = Field(default="raytrain", alias="ksaName")
+    ksa_name: K8sName = Field(default="raytrain", alias="ksaName")
     """Kubernetes ServiceAccount the Ray pods run as; Workload Identity gives it the checkpoint bucket."""
     ray_cluster_name: str = Field(default="maxtext-tpu-cluster", alias="rayClusterName")
     """Name of the RayCluster (its head Service is `<name>-head-svc`); at most 53 characters."""

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.models import SAXML_175B_TEST
+from tpu_stacks.field_rules import BucketName, K8sName, Quantity, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # Pinned as the multi-host sample pins them (§2.1-2.3, §2.6). Saxml publishes no digests.
@@ -35,8 +36,9 @@ TUTORIAL_MODEL_NAME = "/sax/test/spmd"  # the tutorial's /publish body (§2.4)
 SAMPLE_QUERY = "How many days are in a week?"  # the tutorial's /generate body (§2.4)
 
 
-class _Spec(BaseModel):
+class _Spec(SpecModel):
     # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
@@ -65,20 +67,20 @@ class ImagesSpec(_Spec):
 
 
 class AdminResources(_Spec):
-    cpu: str = "500m"
-    memory: str = "1Gi"
+    cpu: Quantity = "500m"
+    memory: Quantity = "1Gi"
 
 
 class HttpResources(_Spec):
-    cpu: str = "500m"
-    memory: str = "1Gi"
+    cpu: Quantity = "500m"
+    memory: Quantity = "1Gi"
 
 
 class ModelServerResources(_Spec):
     """Host CPU and memory of each model server pod (one per TPU VM; ct5lp-hightpu-4t has far more)."""
 
-    cpu: str = "16"
-    memory: str = "128Gi"
+    cpu: Quantity = "16"
+    memory: Quantity = "128Gi"
 
 
 class ResourcesSpec(_Spec):
@@ -114,16 +116,16 @@ class SaxmlSpec(_Spec):
     """Requests whose KV cache the slices are sized to hold at once (the model class's `BATCH_SIZE`; sizing only)."""
     pool_name: str = Field(default="tpu{n}", alias="poolName")
     """Node pool names; `{n}` is the slice number (the tutorial's tpu1, tpu2)."""
-    namespace: str = "saxml"
+    namespace: K8sName = "saxml"
     """Kubernetes namespace of all Saxml objects (created unless `default`; one Saxml deployment per namespace)."""
-    ksa_name: str = Field(default="sax-sa", alias="ksaName")
+    ksa_name: K8sName = Field(default="sax-sa", alias="ksaName")
     """Kubernetes ServiceAccount the Saxml pods run as, bound to `gsaName` through Workload Identity."""
-    gsa_name: str = Field(default="sax-iam-sa", alias="gsaName")
+    gsa_name: ServiceAccountId = Field(default="sax-iam-sa", alias="gsaName")
     """Google service account id the pods act as: object access on the admin bucket, read on `checkpointBuckets`."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
     """Let `pulumi destroy` delete the admin bucket (sax-root, sax-fs-root) and its objects; otherwise destroy
     keeps it (retained)."""
-    checkpoint_buckets: list[str] = Field(default_factory=list, alias="checkpointBuckets")
+    checkpoint_buckets: list[BucketName] = Field(default_factory=list, alias="checkpointBuckets")
     """Buckets holding published checkpoints: the service account may read them (objectViewer)."""
     node_service_account: str | None = Field(default=None, alias="nodeServiceAccount")
     """The TPU nodes' service account: host-network model servers read the admin bucket as it."""

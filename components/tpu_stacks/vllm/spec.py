@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.engines import VLLM, managed_prometheus_name
+from tpu_stacks.field_rules import EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # The last immutable upstream tag that matches today's args (upstream-manifests.md §3.7, commit 5a8378ff).
@@ -23,8 +24,9 @@ HPA_METRICS = {
 }
 
 
-class _Spec(BaseModel):
+class _Spec(SpecModel):
     # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
@@ -51,14 +53,14 @@ class RegistrySpec(_Spec):
     repository: str | None = None
     """Artifact Registry repository id, created in the cluster's region (modes `remote` and `standard`);
     default `vllm-tpu-<cluster name>`, one per stack, so two stacks in a project never share one."""
-    image: str | None = None
+    image: ImageName | None = None
     """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.9.2`."""
 
 
 class ResourcesSpec(_Spec):
-    cpu: str = "8"
+    cpu: Quantity = "8"
     """CPU request of the vLLM server container (a Kubernetes quantity)."""
-    memory: str = "64Gi"
+    memory: Quantity = "64Gi"
     """Memory request and limit of the vLLM server container (a Kubernetes quantity)."""
 
 
@@ -77,7 +79,7 @@ class VllmSpec(_Spec):
     """vLLM `--max-num-seqs`: most sequences batched at once (the slice is sized for one sequence's KV cache)."""
     download_dir: str = Field(default="/data", alias="downloadDir")
     """vLLM `--download-dir`: where the weights bucket's `weights/` folder is mounted through GCS FUSE."""
-    extra_args: list[str] = Field(default_factory=list, alias="extraArgs")
+    extra_args: EngineArgs = Field(default_factory=list, alias="extraArgs")
     """More vLLM server flags, appended after the ones the stack sets."""
     image: str = VLLM_IMAGE
     """Pinned vLLM TPU image; registry mode `remote` pulls it through the registry, `standard` runs `registry.image`."""
@@ -93,9 +95,9 @@ class VllmSpec(_Spec):
     """CIDRs allowed to reach a public load balancer (required with `exposure: public`; `0.0.0.0/0` is refused)."""
     api_key: bool = Field(default=False, alias="apiKey")
     """Require vLLM's API key, given as the secret `api_key_secret` input (config: `tpu-stacks:vllmApiKey`)."""
-    namespace: str = "vllm"
+    namespace: K8sName = "vllm"
     """Kubernetes namespace of the servers and their objects (created unless `default`)."""
-    ksa_name: str = Field(default="vllm", alias="ksaName")
+    ksa_name: K8sName = Field(default="vllm", alias="ksaName")
     """Kubernetes ServiceAccount the servers run as; Workload Identity gives it object access to the weights bucket."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
     """Let `pulumi destroy` delete the weights bucket and its objects; otherwise destroy keeps it (retained)."""

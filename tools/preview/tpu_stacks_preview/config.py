@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from tpu_stacks.errors import UserError
+from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks_preview import stack_yaml
 from tpu_stacks_preview.imports import isolated_imports
 
 _DECLARATION_KEYS = {"type", "description", "secret", "default", "value", "items"}
@@ -74,12 +73,8 @@ class StackConfig:
 
 
 def _read_yaml(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise UserError(str(path), "", f"is not valid YAML{where}", "fix the syntax") from None
+    """The file as the Pulumi CLI parses it (YAML 1.2 scalars, duplicate keys refused): stack_yaml."""
+    return stack_yaml.load(path)
 
 
 def _as_config_string(value: Any, key: str, secret_keys: set[str]) -> str:
@@ -151,10 +146,19 @@ def _declarations(project: str, raw: Any, source: Path) -> list[_Declaration]:
     return out
 
 
-def _check_type(decl: _Declaration, value: Any, stack_file: Path) -> None:
-    """The CLI rejects stack values that do not match the type Pulumi.yaml declares."""
+def _check_type(decl: _Declaration, value: Any, stack_file: Path, line: str = "") -> None:
+    """The CLI rejects stack values that do not match the type Pulumi.yaml declares (`line`: ` line N`)."""
     if decl.type is None or isinstance(value, dict) and set(value) == {"secure"}:
         return
+    if decl.type == "string" and isinstance(value, stack_yaml.YamlFloat):
+        # The CLI passes the number's JSON text ("1.3" for 1.30, config/object.go MarshalString): a version
+        # written as a number silently loses its trailing zero, so say so instead of planning 1.3.
+        raise UserError(
+            f"{stack_file.name}{line} {decl.key}",
+            value.text,
+            f"is a YAML number, which reads as {float(value)!r}",
+            f'quote it: {decl.key}: "{value.text}"',
+        )
     ok = {
         "string": lambda v: isinstance(v, str) or isinstance(v, (int, float)) and not isinstance(v, bool),
         "integer": lambda v: (
@@ -166,11 +170,16 @@ def _check_type(decl: _Declaration, value: Any, stack_file: Path) -> None:
     }.get(decl.type)
     if ok is not None and not ok(value):
         raise UserError(
-            f"{stack_file.name} {decl.key}",
+            f"{stack_file.name}{line} {decl.key}",
             value,
             f"is not of type {decl.type} as Pulumi.yaml declares",
             f"set {'an' if decl.type[0] in 'aeiou' else 'a'} {decl.type} value",
         )
+
+
+def _line(mapping: Any, key: str) -> str:
+    """` line N` of a key the loader read (stack_yaml.Located), for errors found after reading."""
+    return stack_yaml.line_of(mapping, key).replace(" (line ", " line ").rstrip(")")
 
 
 def _stack_entries(raw: Any, stack_file: Path) -> dict[str, Any]:
@@ -181,12 +190,12 @@ def _stack_entries(raw: Any, stack_file: Path) -> dict[str, Any]:
     for key in raw:
         if ":" not in str(key):
             raise UserError(
-                f"{stack_file.name} config",
+                f"{stack_file.name}{_line(raw, str(key))} config",
                 str(key),
                 "has no namespace",
                 "write keys as <namespace>:<name>, e.g. <project>:" + str(key),
             )
-    return {str(k): v for k, v in raw.items()}
+    return raw if isinstance(raw, stack_yaml.Located) else {str(k): v for k, v in raw.items()}
 
 
 def load_project(project_dir: Path) -> tuple[dict[str, Any], Path]:
@@ -258,7 +267,7 @@ def load_stack_config(
 
     stack_data = _read_yaml(stack_file) or {}
     if not isinstance(stack_data, dict):
-        raise UserError(str(stack_file), "", "is not a map", "start it with `config:`")
+        raise UserError(stack_file.name, MISSING, "is not a map of settings", "start it with `config:`")
     entries = _stack_entries(stack_data.get("config"), stack_file)
     environments = _environments(stack_data.get("environment"), stack_file)
 
@@ -266,10 +275,10 @@ def load_stack_config(
     secret_keys: set[str] = set()
     for decl in _declarations(project, project_data.get("config"), project_file):
         if decl.key in entries:
-            _check_type(decl, entries[decl.key], stack_file)
+            _check_type(decl, entries[decl.key], stack_file, _line(entries, decl.key))
             if decl.secret and not (isinstance(entries[decl.key], dict) and "secure" in entries[decl.key]):
                 raise UserError(
-                    f"{stack_file.name} {decl.key}",
+                    f"{stack_file.name}{_line(entries, decl.key)} {decl.key}",
                     "(plain text)",
                     "must be encrypted: Pulumi.yaml declares it secret",
                     f"pulumi config set --secret {decl.key} ...",

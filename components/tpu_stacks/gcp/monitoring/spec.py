@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from tpu_stacks.field_rules import SpecModel
 
 CHANNEL = re.compile(r"^projects/[^/]+/notificationChannels/[0-9]+$")
 """A notification channel's resource name (projects.notificationChannels, Monitoring API v3)."""
 
 
-class MonitoringSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
+class MonitoringSpec(SpecModel):
+    # SpecModel (field_rules.py): unknown keys, `on` for a boolean, infinite numbers and secrets refused.
 
     enabled: bool = True
     """Declare the stack's Cloud Monitoring dashboard and alert policies."""

@@ -1,0 +1,46 @@
+"""What a person sees of a bad value: never a secret, never 10,000 characters, never a look-alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from tpu_stacks.errors import UserError, redact, secret_key
+
+HF = "hf_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7"
+GOOGLE = "AIza" + "Sy" + "B" * 33
+
+
+@pytest.mark.parametrize(
+    "text",
+    [HF, GOOGLE, f"--hf-token={HF}", "-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----", "ghp_" + "x" * 36],
+)
+def test_secret_shapes_are_redacted(text):
+    assert "<redacted>" in redact(text)
+    assert text not in str(UserError("k", text, "is wrong", "fix"))
+
+
+def test_values_under_secret_names_are_redacted_whatever_they_look_like():
+    assert str(UserError("vllm.apiKey", "letmein", "is not a known setting")) == (
+        "vllm.apiKey: <redacted> is not a known setting"
+    )
+    assert secret_key("db_password") and secret_key("hfToken") and secret_key("x.private-key")
+    assert not secret_key("maxNumBatchedTokens") and not secret_key("ksaName") and not secret_key("monkey")
+
+
+def test_long_values_are_cut_with_their_length():
+    message = str(UserError("cluster.name", "c" * 10_000, "is too long"))
+    assert "… (10000 characters) is too long" in message
+    assert len(message) < 120
+
+
+def test_look_alike_and_invisible_characters_are_escaped_and_named():
+    message = str(UserError("zone", "us\u2011central1-b", "is not a zone"))
+    assert message == "zone: 'us\\u2011central1-b' (contains U+2011 NON-BREAKING HYPHEN) is not a zone"
+    assert "\\u200b" in str(UserError("k", "a\u200bb", "x"))
+    assert str(UserError("k", "a\nb", "x")) == "k: 'a\\nb' x"
+
+
+def test_a_missing_value_and_a_plain_one_read_as_before():
+    assert str(UserError("scenario", "magic", "is not a scenario", "valid: vllm")) == (
+        "scenario: 'magic' is not a scenario; valid: vllm"
+    )

@@ -1,0 +1,92 @@
+"""The field rules every spec shares: Kubernetes quantities, Cloud Storage bucket names, image names,
+and the plain-value checks (booleans as numbers, absurd numbers, secrets, non-ASCII)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tpu_stacks.errors import UserError
+from tpu_stacks.field_rules import FieldProblem, check_plain_values
+from tpu_stacks.gcp.registry import check_image_name
+from tpu_stacks.gcp.storage import check_bucket_name
+from tpu_stacks.k8s_quantity import check_quantity
+
+
+@pytest.mark.parametrize("good", ["8", "500m", "64Gi", "1.5", "2e3", "128Mi", ".5", "1k", "+4"])
+def test_kubernetes_quantities_are_accepted(good):
+    assert check_quantity(good) == good
+
+
+@pytest.mark.parametrize("bad", ["lots", "64GB", "64 Gi", "16GiB", "-2", "0", "0.0Gi", "Gi", "8\u200b", ""])
+def test_other_quantities_are_refused(bad):
+    with pytest.raises(UserError):
+        check_quantity(bad)
+
+
+@pytest.mark.parametrize(
+    "good", ["weights", "my-bucket_1", "a.b.c", "abc", "b" * 63, ".".join(["p" * 63, "q" * 63, "r" * 63])]
+)
+def test_bucket_names_google_accepts(good):
+    assert check_bucket_name(good) == good
+
+
+@pytest.mark.parametrize(
+    "bad,why",
+    [
+        ("goog-x", "starts with 'goog'"),
+        ("my-google-data", "contains 'google'"),
+        ("g00gle-data", "contains 'google'"),
+        ("my-g0ogle", "contains 'google'"),
+        ("mygoogie", "contains 'google'"),
+        ("ab", "not 3-63"),
+        ("b" * 64, "not 3-63"),
+        ("Upper", "is not a bucket name"),
+        ("-dash", "is not a bucket name"),
+        ("192.168.5.4", "IP address"),
+        ("a..b", "dot-separated part"),
+        ("a.-b", "dot-separated part"),
+        ("gs://x", "is a URL"),
+    ],
+)
+def test_bucket_names_google_refuses(bad, why):
+    with pytest.raises(UserError) as error:
+        check_bucket_name(bad, "saxml.checkpointBuckets[0]")
+    assert why in str(error.value)
+
+
+@pytest.mark.parametrize("good", ["vllm-tpu:v0.9.2", "team/ray-maxtext", "a__b.c:TAG_1", "x"])
+def test_image_names_are_accepted(good):
+    assert check_image_name(good) == good
+
+
+@pytest.mark.parametrize("bad", ["VLLM:v1", "vllm tpu:v1", "a//b", "-x", "x:", "x:" + "t" * 129, "x:-t"])
+def test_other_image_names_are_refused(bad):
+    with pytest.raises(UserError):
+        check_image_name(bad)
+
+
+@pytest.mark.parametrize(
+    "value,accepts,problem",
+    [
+        (True, {int}, "is a boolean"),
+        (float("inf"), {float}, "not a finite number"),
+        (10**12, {int}, "beyond any sensible value"),
+        ("on", {bool}, "is text, not true or false"),
+        ("hf_" + "x" * 34, {str}, "looks like a secret"),
+        ("v\u0430llm", {str}, "not ASCII"),
+        (["ok", "-1e99"], {list}, None),
+    ],
+)
+def test_plain_value_checks(value, accepts, problem):
+    if problem is None:
+        check_plain_values(value, accepts)
+        return
+    with pytest.raises(FieldProblem) as error:
+        check_plain_values(value, accepts)
+    assert problem in error.value.problem
+
+
+def test_a_problem_inside_a_list_names_its_index():
+    with pytest.raises(FieldProblem) as error:
+        check_plain_values(["ok", {"k": True, "t": "x\u200b"}], {list})
+    assert error.value.where == "[1].t"
