@@ -375,3 +375,12 @@ def test_a_long_repository_gets_a_hashed_build_account_id():
         == f"{'a' * 22}-{hashlib.sha256(('a' * 22 + '-b-builder').encode()).hexdigest()[:6]}"
     )
     assert builder_account_id("r" * 22) == "r" * 22 + "-builder"  # 30: the limit itself fits
+
+
+def test_the_slices_capacity_settings_reach_every_pool():
+    plan = plan_of(slices=2, reservation="res-1", threads_per_core=2)
+    assert [(p.reservation, p.reservation_affinity, p.threads_per_core) for p in plan.pools] == [
+        ("res-1", "SPECIFIC_RESERVATION", 2),
+        ("res-1", "SPECIFIC_RESERVATION", 2),
+    ]
+    assert plan_of(reservation="").pool.reservation is None  # an empty name is no reservation
