@@ -377,3 +377,144 @@ def test_a_workload_plan_reads_shape_pools_and_tensor_parallelism_from_its_verdi
     plan = WorkloadPlan(model=model, verdict=judge(ServingRequest(model=model), shape), cluster=cluster)
     assert plan.shape == shape and plan.tensor_parallel_size == 16
     assert [p.name for p in plan.pools] == ["w1", "w2"] and plan.pool.name == "w1"
+
+
+def test_autopilot_has_no_system_pool_and_places_multi_host_slices_itself():
+    regional = {"location": "us-central1", "mode": "autopilot", "node_locations": ["us-central1-a", "us-central1-c"]}
+    decided = plan_cluster(spec(**regional, slices=[SliceSpec(generation="v6e", topology="4x4", name="system")]))
+    assert [(p.name, p.zone, p.node_count) for p in decided.pools] == [("system", "", 4)]
+
+
+def test_a_duplicate_name_is_reported_alphabetically_first():
+    slices = [SliceSpec(generation="v5e", topology="2x2", name=name) for name in ("b", "b", "a", "a")]
+    assert refusal(slices=slices).startswith("cluster.slices[].name: 'a' names two node pools")
+
+
+def test_an_add_on_the_user_turned_on_stays_on():
+    chosen = require_addons(
+        spec(addons={"rayOperator": True, "gcsFuse": True}), "RayTrainStack", "ray_operator", "gcs_fuse"
+    )
+    assert (chosen.addons.ray_operator, chosen.addons.gcs_fuse, chosen.addons.managed_prometheus) == (True, True, True)
+    with pytest.raises(UserError, match=r"^cluster\.addons\.gcsFuse: False is required by SaxmlStack"):
+        require_addons(spec(addons={"gcsFuse": False}), "SaxmlStack", "ray_operator", "gcs_fuse")
+
+
+def test_the_autopilot_minimum_is_named_with_its_own_source():
+    """tpu7x on Autopilot: the catalogue carries the Standard figure, marked as such ([CTK] (Standard figure))."""
+    ironwood = [SliceSpec(generation="tpu7x", topology="2x2x1")]
+    assert refusal(location="us-central1", mode="autopilot", slices=ironwood).endswith(
+        "set cluster.minVersion to 1.34.3-gke.1318000 or later (source: [CTK] (Standard figure))"
+    )
+
+
+# --- capacity (cluster/capacity.py): GKE's documented combinations and the autoscaling each shape allows --
+
+
+def limits(**slice_fields) -> tuple[int | None, int | None, int | None]:
+    pool = one_pool(**slice_fields)
+    return pool.node_count, pool.autoscaling_min, pool.autoscaling_max
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"topology": "4x4"}, (4, None, None)),  # 16 chips on 4-chip VMs: the whole slice, fixed
+        ({"topology": "4x4", "nodes": 4}, (4, None, None)),
+        ({"topology": "4x4", "autoscaling": {}}, (None, 0, 4)),  # a multi-host pool scales 0 <-> whole slice
+        ({"topology": "4x4", "autoscaling": {"minNodes": 4}}, (None, 4, 4)),
+        ({"topology": "4x4", "autoscaling": {"minNodes": 0, "maxNodes": 4}}, (None, 0, 4)),
+        ({"topology": "4x4", "flexStart": True}, (None, 0, 4)),  # DWS: --num-nodes=0, autoscaling from 0
+        ({"topology": "4x4", "queuedProvisioning": True}, (None, 0, 4)),
+        ({"topology": "2x4"}, (1, None, None)),  # single host: one VM
+        ({"topology": "2x4", "nodes": 3}, (3, None, None)),
+        ({"topology": "2x4", "nodes": 0}, (0, None, None)),  # a pool kept empty
+        ({"topology": "2x4", "autoscaling": {}}, (None, 0, 1)),
+        ({"topology": "2x4", "nodes": 3, "autoscaling": {}}, (None, 0, 3)),
+        ({"topology": "2x4", "autoscaling": {"minNodes": 2, "maxNodes": 5}}, (None, 2, 5)),
+        ({"topology": "2x4", "autoscaling": {"minNodes": 2, "maxNodes": 2}}, (None, 2, 2)),
+        ({"topology": "2x4", "flexStart": True}, (None, 0, 1)),
+        ({"topology": "2x4", "flexStart": True, "nodes": 2}, (None, 0, 2)),
+        ({"topology": "2x4", "queuedProvisioning": True, "autoscaling": {"maxNodes": 3}}, (None, 0, 3)),
+    ],
+)
+def test_node_count_and_autoscaling_limits_gke_accepts(fields, expected):
+    assert limits(generation="v6e", **fields) == expected
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        (
+            {"topology": "4x4", "nodes": 3},
+            "cluster.slices[0].nodes: 3 does not match the 4x4 slice on ct6e-standard-4t; a multi-host pool always "
+            "has 4 nodes; add slices with count instead",
+        ),
+        ({"topology": "4x4", "autoscaling": {"minNodes": 2}}, "cluster.slices[0].autoscaling: '2..4' is not a whole"),
+        ({"topology": "4x4", "autoscaling": {"maxNodes": 8}}, "cluster.slices[0].autoscaling: '0..8' is not a whole"),
+        ({"topology": "4x4", "autoscaling": {"maxNodes": 3}}, "'0..3' is not a whole-slice range"),
+        (
+            {"topology": "4x4", "flexStart": True, "autoscaling": {"minNodes": 4}},
+            "cluster.slices[0].autoscaling.minNodes: 4 must be 0 with flex-start or queued provisioning",
+        ),
+        (
+            {"topology": "2x4", "autoscaling": {"minNodes": 3, "maxNodes": 2}},
+            "cluster.slices[0].autoscaling: '3..2' has minNodes above maxNodes; set minNodes <= maxNodes",
+        ),
+        ({"topology": "2x4", "autoscaling": {"minNodes": 2}}, "'2..1' has minNodes above maxNodes"),
+        (
+            {"topology": "2x4", "flexStart": True, "autoscaling": {"minNodes": 1, "maxNodes": 2}},
+            "cluster.slices[0].autoscaling.minNodes: 1 must be 0 with flex-start or queued provisioning",
+        ),
+        ({"topology": "2x4", "maxRunDuration": "forever"}, "maxRunDuration: 'forever' is not a duration GKE accepts"),
+        ({"topology": "2x4", "maxRunDuration": "0s"}, "maxRunDuration: '0s' is not a duration GKE accepts"),
+        ({"topology": "2x4", "reservation": "Res_1"}, "cluster.slices[0].reservation: 'Res_1' is not a reservation"),
+        (
+            {"topology": "2x4", "flexStart": True, "spot": True},
+            "cluster.slices[0].flexStart: True cannot be combined with spot",
+        ),
+        (
+            {"topology": "2x4", "flexStart": True, "reservation": "r1"},
+            "cluster.slices[0].flexStart: True cannot use a reservation",
+        ),
+        (
+            {"topology": "2x4", "queuedProvisioning": True, "reservation": "r1"},
+            "cluster.slices[0].queuedProvisioning: True cannot use a reservation (affinity must be NO_RESERVATION)",
+        ),
+        (
+            {"topology": "2x4", "queuedProvisioning": True, "spot": True},
+            "cluster.slices[0].queuedProvisioning: True cannot be combined with spot",
+        ),
+        ({"topology": "2x4", "spot": True, "reservation": "r1"}, "cluster.slices[0].spot: True cannot consume"),
+        (
+            {"topology": "2x4", "queuedProvisioning": True, "flexStart": False},
+            "cluster.slices[0].flexStart: False contradicts queuedProvisioning",
+        ),
+        (
+            {"topology": "2x4", "flexStart": True, "maxRunDuration": "604801s"},
+            "maxRunDuration: '604801s' is longer than the 7 days a flex-start VM may run; use at most 604800s",
+        ),
+        (
+            {"topology": "2x4", "queuedProvisioning": True, "maxRunDuration": "604801s"},
+            "maxRunDuration: '604801s' is longer than the 7 days",
+        ),
+    ],
+)
+def test_capacity_combinations_gke_refuses(fields, problem):
+    assert problem in refusal(slices=[SliceSpec(generation="v6e", **fields)])
+
+
+def test_capacity_combinations_gke_accepts():
+    """7 days = 604,800 s is the flex-start limit itself; without flex-start GKE sets no such limit."""
+    assert one_pool(generation="v6e", topology="2x4", flexStart=True, maxRunDuration="604800s").max_run_duration
+    assert one_pool(generation="v6e", topology="2x4", queuedProvisioning=True, flexStart=True).queued_provisioning
+    assert one_pool(generation="v6e", topology="2x4", spot=True, maxRunDuration="1209600s").spot
+    assert one_pool(generation="v6e", topology="2x4", reservation="r1").reservation == "r1"
+
+
+def test_queued_provisioning_only_on_the_generations_gke_builds_it_for():
+    """v6e and tpu7x (catalogue QUEUED_TPU_GENERATIONS; GKE refused others, xpk#900)."""
+    problem = refusal(slices=[SliceSpec(generation="v5e", topology="2x4", queuedProvisioning=True)])
+    assert problem.startswith("cluster.slices[0].queuedProvisioning: True is not known to work for TPU v5e")
+    assert problem.endswith("use flexStart alone, or queued provisioning on TPU v6e or tpu7x")
+    ironwood = SliceSpec(generation="tpu7x", topology="2x2x1", queuedProvisioning=True)
+    assert plan_cluster(spec(min_version="1.35", slices=[ironwood])).pools[0].queued_provisioning
