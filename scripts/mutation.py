@@ -267,8 +267,14 @@ def _local(frame, event, arg):
         hits.setdefault(current[0], set()).add(frame.f_lineno)
     return _local
 
+seen = {}
+
 def _global(frame, event, arg):
-    if os.path.realpath(frame.f_code.co_filename) == TARGET:
+    name = frame.f_code.co_filename
+    target = seen.get(name)
+    if target is None:
+        target = seen[name] = os.path.realpath(name) == TARGET
+    if target:
         hits.setdefault(current[0], set()).add(frame.f_lineno)
         return _local
     return None
