@@ -238,3 +238,27 @@ def test_a_regional_cluster_with_one_node_location_places_the_pool_there():
     )
     autopilot = ClusterSpec(project="proj", location="us-west4", mode="autopilot")
     assert plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", topology="2x4"), autopilot, True).pool.autopilot
+
+
+def test_weights_that_fill_the_slice_to_the_byte_leave_the_cache_as_the_problem(monkeypatch):
+    """The slice is the problem only when weights and runtime alone need more than it has; when they need
+    exactly what it has, the KV cache is what does not fit, so batchSize is the key named. Sizing is stubbed
+    to put the slice's usable bytes exactly at the weights and runtime."""
+    from tpu_stacks.jetstream import plan as jetstream_plan
+    from tpu_stacks.sizing import judge
+
+    def exact(request, shape):
+        verdict = judge(request, shape)
+        fixed = verdict.memory.total_bytes - verdict.memory.part("kv_cache")
+        return verdict.model_copy(update={"usable_bytes": fixed})
+
+    monkeypatch.setattr(jetstream_plan, "judge", exact)
+    with pytest.raises(UserError, match=r"^jetstream.batchSize: '32 x 2048 tokens' is the KV cache"):
+        _gemma(topology="2x4")
+
+    def one_byte_short(request, shape):
+        return exact(request, shape).model_copy(update={"usable_bytes": exact(request, shape).usable_bytes - 1})
+
+    monkeypatch.setattr(jetstream_plan, "judge", one_byte_short)
+    with pytest.raises(UserError, match=r"^jetstream.topology: '2x4' cannot hold google/gemma-7b-it"):
+        _gemma(topology="2x4")
