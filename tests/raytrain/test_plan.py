@@ -219,6 +219,8 @@ def test_a_derived_run_name_is_cut_to_the_rayjob_limit_without_a_trailing_dash()
     assert _run_name(fits, plan.shape) == "m" * 38 + "-4096-4x4"  # 47 characters: kept whole
     digit_first = plan.spec.model_copy(update={"model": "7b", "run_name": None})
     assert _run_name(digit_first, plan.shape) == "run-7b-4096-4x4"  # a DNS-1035 label starts with a letter
+    digit_second = plan.spec.model_copy(update={"model": "q2", "run_name": None})
+    assert _run_name(digit_second, plan.shape) == "q2-4096-4x4"  # only the first character must be a letter
 
 
 @pytest.mark.parametrize(
@@ -384,3 +386,14 @@ def test_the_slices_capacity_settings_reach_every_pool():
         ("res-1", "SPECIFIC_RESERVATION", 2),
     ]
     assert plan_of(reservation="").pool.reservation is None  # an empty name is no reservation
+
+
+def test_worker_memory_steps_up_past_a_multiple_of_8_gib_by_a_few_bytes():
+    """12 GiB shards need exactly 2 x 12 + 16 = 40 GiB; three bytes more need the next step, 48 GiB."""
+    from tpu_stacks.catalog.models import custom_model
+
+    plan = plan_of()
+    exact = plan.model_copy(update={"model": custom_model("exact", 4 * GiB)})  # 4 GiB params x 12 B / 4 hosts
+    assert (exact.checkpoint_shard_bytes, exact.worker_memory) == (12 * GiB, "40Gi")
+    over = plan.model_copy(update={"model": custom_model("over", 4 * GiB + 1)})
+    assert (over.checkpoint_shard_bytes, over.worker_memory) == (12 * GiB + 3, "48Gi")
