@@ -518,3 +518,16 @@ def test_queued_provisioning_only_on_the_generations_gke_builds_it_for():
     assert problem.endswith("use flexStart alone, or queued provisioning on TPU v6e or tpu7x")
     ironwood = SliceSpec(generation="tpu7x", topology="2x2x1", queuedProvisioning=True)
     assert plan_cluster(spec(min_version="1.35", slices=[ironwood])).pools[0].queued_provisioning
+
+
+def test_two_identical_single_host_slices_are_one_pool_of_two_nodes():
+    (pool,) = plan_cluster(spec(slices=[SliceSpec(generation="v5e", topology="2x2", count=2)])).pools
+    assert (pool.name, pool.node_count) == ("tpu-v5e-2x2", 2)
+
+
+def test_a_zonal_cluster_names_its_own_region_and_may_span_zones_of_it():
+    assert refusal(location="us-central1-a", mode="autopilot").endswith(
+        "Autopilot clusters are regional; use us-central1"
+    )
+    spanning = plan_cluster(spec(location="us-central1-b", node_locations=["us-central1-b", "us-central1-c"]))
+    assert (spanning.regional, spanning.node_locations) == (False, ("us-central1-b", "us-central1-c"))
