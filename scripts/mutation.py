@@ -55,7 +55,11 @@ EQUIVALENT_FILE = REPO / "scripts" / "mutation_equivalent.txt"
 MODULES: dict[str, list[str]] = {
     "components/tpu_stacks/sizing.py": ["tests/test_sizing.py", "tests/test_sizing_numbers.py"],
     "components/tpu_stacks/catalog/tpu.py": ["tests/catalog/test_tpu.py", "tests/test_sizing.py"],
-    "policies/tpu_policies/fit.py": ["tests/policies/test_fit.py", "tests/policies/test_fit_numbers.py"],
+    "policies/tpu_policies/fit.py": [
+        "tests/policies/test_fit.py",
+        "tests/policies/test_fit_numbers.py",
+        "tests/policies/test_fit_raw.py",  # the engine-flag inference (`_inferred`) and its tensor-parallel shard
+    ],
     "policies/tpu_policies/matching.py": [
         "tests/policies/test_matching.py",
         "tests/policies/test_matching_numbers.py",

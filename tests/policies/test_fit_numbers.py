@@ -233,3 +233,16 @@ def test_only_kubernetes_resources_are_validated():
     args = type("Args", (), {"resource_type": DEPLOYMENT, "props": props, "name": "d"})()
     fit._validate(args, lambda message, urn: reported.append(message))
     assert len(reported) == 1 and "76.5 GiB" in reported[0]
+
+
+def test_of_several_invalid_inputs_the_first_in_the_requests_order_is_named():
+    """ServingRequest validates model, engine, dtypes, context, batch, prefill in that order: a context and
+    a batch of 0 both fail, and the one-line error names the context."""
+    with pytest.raises(UserError, match=r"^tpu-stacks.dev/\* \(context\): 0 input should be greater than 0"):
+        fit.request_from({MODEL: "llama3-8b", CONTEXT: "0", BATCH: "0"})
+
+
+def test_a_prefill_annotation_that_is_not_text_is_reported_not_judged():
+    """Kubernetes annotations are strings; a number given by a program is not sized with a made-up step."""
+    with pytest.raises(UserError, match=r"^tpu-stacks.dev/\* \(prefill_tokens\): "):
+        fit.request_from({MODEL: "llama3-8b", PREFILL_TOKENS: 512.0})
