@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 STAMP := $(VENV)/.installed
 
-.PHONY: plan plan-all test format bench clean policy-pack mutation
+.PHONY: plan plan-all test format bench clean policy-pack mutation diagrams
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ plan: $(STAMP)
 # Every shipped stack in one process (shared imports and policy pack): one document per stack.
 plan-all: $(STAMP)
 	$(BIN)/tpu-stacks plan --all --policy-pack policies --placeholder-secrets --json plan-{stack}.json --manifests manifests/{stack}
+
+# docs/diagrams/<stack>.md, each stack's resource graph from its offline plan (tests/preview/test_diagram_docs.py
+# fails when a plan change left them stale: run this and commit the result).
+diagrams: $(STAMP)
+	$(BIN)/tpu-stacks plan --all --placeholder-secrets --diagram docs/diagrams/{stack}.md > /dev/null
 
 # The policy pack as a directory that leaves the checkout (its own venv, tpu-stacks as a wheel inside):
 # `cd dist/policy-pack && pulumi policy publish <org>` (docs/policies.md).

@@ -51,6 +51,7 @@ def _pairs(args_module: str, spec_module: str, names: list[tuple[str, str]]) -> 
 
 
 PAIRS: list[Pair] = [
+    *_pairs("tpu_stacks.gcp.monitoring.args", "tpu_stacks.gcp.monitoring.spec", [("MonitoringArgs", "MonitoringSpec")]),
     *_pairs(
         "tpu_stacks.cluster.args",
         "tpu_stacks.cluster.spec",

@@ -25,3 +25,4 @@ def build(stack: LoadedStack, secrets: Secrets) -> None:
     pulumi.export("converterJob", jetstream.converter_job)
     pulumi.export("model", jetstream.model_id)
     pulumi.export("slice", jetstream.served_slice)
+    pulumi.export("monitoring", jetstream.monitoring)

@@ -33,3 +33,4 @@ def build(stack: LoadedStack, secrets: Secrets) -> None:
     pulumi.export("dashboard", train.dashboard_port_forward)
     pulumi.export("jobSubmit", train.job_submit_command)
     pulumi.export("maxtextArgs", train.maxtext_args)
+    pulumi.export("monitoring", train.monitoring)

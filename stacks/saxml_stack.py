@@ -23,3 +23,4 @@ def build(stack: LoadedStack, secrets: Secrets) -> None:
     pulumi.export("slice", saxml.served_slice)
     for request in ("publish", "listcell", "generate", "unpublish"):
         pulumi.export(f"curl{request.capitalize()}", saxml.curl.apply(lambda curl, request=request: curl[request]))
+    pulumi.export("monitoring", saxml.monitoring)

@@ -22,3 +22,4 @@ def build(stack: LoadedStack, secrets: Secrets) -> None:
     pulumi.export("slice", stack.served_slice)
     pulumi.export("weightsBucket", stack.weights_bucket)
     pulumi.export("curl", stack.curl)
+    pulumi.export("monitoring", stack.monitoring)

@@ -66,4 +66,7 @@ def test_images_are_recognised_by_repository_with_any_tag_or_digest():
     assert engines.engine_of_image("europe-docker.pkg.dev/p/r/vllm-tpu:v0.9.2") is engines.VLLM  # a mirror
     assert engines.engine_of_image("nginx:1.27") is None
     assert engines.metric_owner("vllm:num_requests_waiting") is engines.VLLM
-    assert engines.metric_owner("jetstream_slots_used_percentage") is None
+    # v0.2.3 exports two gauges (with --prometheus_port); later JetStream's histograms are not in that image
+    assert engines.metric_owner("jetstream_slots_used_percentage") is engines.JETSTREAM[0]
+    assert engines.JETSTREAM[0].metric("jetstream_time_to_first_token") is None
+    assert engines.JETSTREAM[1].metrics == ()  # `jpt serve` (v0.2.4) starts no metrics server

@@ -53,6 +53,7 @@ SERVER_ARGS = {
         "--quantize_kv_cache=False",
         "--tokenizer_path=/models/pytorch/gemma-7b-it/final/bf16/tokenizer.model",
         "--checkpoint_path=/models/pytorch/gemma-7b-it/final/bf16/model.safetensors",
+        "--prometheus_port=9090",
     ],
     "llama": [
         "--size=8b",
@@ -63,6 +64,7 @@ SERVER_ARGS = {
         "--quantize_kv_cache=False",
         "--tokenizer_path=/models/pytorch/llama-3-8b/final/bf16/tokenizer.model",
         "--checkpoint_path=/models/pytorch/llama-3-8b/final/bf16/model.safetensors",
+        "--prometheus_port=9090",
     ],
 }
 JOB_NAMES = {"gemma": "checkpoint-converter-gemma-7b-it-bf16", "llama": "checkpoint-converter-llama-3-8b-bf16"}
@@ -207,7 +209,8 @@ def test_deployment_has_both_containers_with_per_model_args(tutorial):
     assert server["resources"]["requests"] == {"google.com/tpu": "8", "cpu": "8", "memory": "64Gi"}
     assert server["resources"]["limits"]["google.com/tpu"] == "8"
     assert http["resources"]["requests"] == {"cpu": "500m", "memory": "512Mi"}
-    assert server["ports"] == [{"name": "grpc", "containerPort": 9000}] and http["ports"] == [
+    metrics = {"name": "metrics", "containerPort": 9090}  # JetStream's --prometheus_port, scraped by PodMonitoring
+    assert server["ports"] == [{"name": "grpc", "containerPort": 9000}, metrics] and http["ports"] == [
         {"name": "http", "containerPort": 8000}
     ]
     assert server["startupProbe"]["tcpSocket"] == {"port": 9000}

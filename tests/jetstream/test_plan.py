@@ -105,6 +105,7 @@ def test_the_converter_flows_server_and_converter_flags():
         "--quantize_kv_cache=False",
         f"--tokenizer_path={directory}tokenizer.model",
         f"--checkpoint_path={directory}model.safetensors",
+        "--prometheus_port=9090",  # monitoring on by default: JetStream's metrics server
     ]
     assert plan.converter_args("bkt") == [
         "-s=jetstream-pytorch",

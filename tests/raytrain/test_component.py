@@ -399,6 +399,10 @@ def test_plugin_schema_lists_the_stack_with_its_outputs():
         "trainingSlice",
         "maxtextArgs",
         "namespace",
+        "clusterName",
+        "clusterEndpoint",
+        "kubeconfig",
+        "monitoring",  # the dashboard and the console pages to open first
     } == set(stack.outputs)
     assert "TrainingSlice" in result["type_definitions"]
 

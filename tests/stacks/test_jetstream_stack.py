@@ -117,6 +117,7 @@ def test_deployment_both_containers_per_model_args_and_service(stack):
         "--quantize_kv_cache=False",
         f"--tokenizer_path={directory}tokenizer.model",
         f"--checkpoint_path={directory}model.safetensors",
+        "--prometheus_port=9090",  # v0.2.3's metrics server, scraped by the stack's PodMonitoring
     ]
     assert deployment["metadata"]["annotations"]["tpu-stacks.dev/model"] == facts["model"]
     service = only(stack, "kubernetes:core/v1:Service").inputs

@@ -75,7 +75,7 @@ class EngineVersion(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    engine: Literal["vllm", "jetstream", "maxtext", "saxml"]
+    engine: Literal["vllm", "jetstream", "maxtext", "saxml", "ray"]
     version: str
     """The image tag or source revision the components pin."""
     images: tuple[str, ...]
@@ -183,21 +183,34 @@ _JETSTREAM_FLAGS = (
     Flag(name="--quantize_kv_cache", meaning="quantize_kv_cache", default="False", note="True: int8 KV cache"),
 )
 
+JETSTREAM_METRICS_FLAG = "--prometheus_port"
+"""v0.2.3's `run_server.py` flag (default 0: no metrics server); JetStream's `server_lib.run` then starts
+prometheus_client's HTTP server on that port, which answers every path, `/metrics` included."""
+
 JETSTREAM = (
     EngineVersion(
         engine="jetstream",
         version="v0.2.3",
         images=("us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pytorch-server",),
         flags=_JETSTREAM_FLAGS,
+        metric_prefix="jetstream_",
+        # jetstream-pytorch jetstream-v0.2.3 (dccd68a9) run_server.py defines `--prometheus_port` (default 0, off);
+        # its deps/JetStream submodule is AI-Hypercomputer/JetStream 26872c3c (2024-06-12), whose
+        # jetstream/core/metrics/prometheus.py defines exactly these two gauges (labels `id`, and `idx` for slots).
+        # Later JetStream (TTFT, TPOT histograms, jetstream_request_success_count...) is not in this image.
+        metrics=_gauges("jetstream_prefill_backlog_size", "jetstream_slots_used_percentage"),
         source="upstream-manifests.md §4.2 (args, jetstream_pt/config.py defaults at jetstream-v0.2.3 fa1f1206); "
-        "no Prometheus metrics are enabled by the tutorial's manifests, so none are catalogued",
+        "github.com/AI-Hypercomputer/jetstream-pytorch run_server.py @ jetstream-v0.2.3 (--prometheus_port) and "
+        "github.com/AI-Hypercomputer/JetStream jetstream/core/metrics/prometheus.py @ 26872c3c (metric names)",
     ),
     EngineVersion(
         engine="jetstream",
         version="v0.2.4",
         images=("us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pytorch-server",),
         flags=_JETSTREAM_FLAGS,
-        source="upstream-manifests.md §4.3 (`jpt serve` flags, jetstream_pt/cli.py at jetstream-v0.2.4 a12698d3)",
+        source="upstream-manifests.md §4.3 (`jpt serve` flags, jetstream_pt/cli.py at jetstream-v0.2.4 a12698d3); "
+        "that cli.py passes `metrics_server_config=None` to server_lib.run and has no metrics flag, so `jpt serve` "
+        "exports no Prometheus metrics and none are catalogued",
     ),
 )
 
@@ -222,10 +235,38 @@ SAXML = EngineVersion(
     version="v1.1.0",
     images=("us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server",),
     source="upstream-manifests.md §2.2: the model server's arguments name the cell, not the model; the model path "
-    "is published later (saxutil publish), so nothing sizes a raw Saxml server from its container",
+    "is published later (saxutil publish), so nothing sizes a raw Saxml server from its container. No metrics: "
+    "github.com/google/saxml @ v1.1.0 (70f314c7) starts no Prometheus endpoint (prometheus-client appears only as a "
+    "pinned transitive requirement), so a Saxml dashboard shows GKE's system metrics only",
 )
 
-ENGINES: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML)
+RAY = EngineVersion(
+    engine="ray",
+    version="2.49.1",  # raytrain/spec.py RAY_VERSION
+    images=(),  # the trainer image is built by the user (raytrain/trainer_image) FROM rayproject/ray:2.49.1-py312
+    metric_prefix="ray_",
+    # Ray Train v2 (the JaxTrainer the tutorial runs) exports its controller state and worker-group timings
+    # (doc/source/train/user-guides/monitor-your-application.rst, python/ray/train/v2/_internal/metrics/);
+    # Ray Core's node gauges come from python/ray/dashboard/modules/reporter/reporter_agent.py. Every Ray
+    # pod serves them on KubeRay's default metrics port 8080 (container port `metrics`). MaxText's step time
+    # is not a Prometheus metric: it is the `completed step: N, seconds: S, ...` log line (gcp/monitoring).
+    metrics=(
+        *_gauges(
+            "ray_train_controller_state",
+            "ray_train_worker_group_start_total_time_s",
+            "ray_train_worker_group_shutdown_total_time_s",
+            "ray_train_report_total_blocked_time_s",
+            "ray_node_cpu_utilization",
+            "ray_node_mem_used",
+            "ray_node_mem_total",
+        ),
+    ),
+    source="github.com/ray-project/ray doc/source/train/user-guides/monitor-your-application.rst (Ray Train "
+    "metrics) and python/ray/dashboard/modules/reporter/reporter_agent.py (node gauges), Ray 2.49 docs; "
+    "upstream-manifests.md §5 (rayproject/ray:2.49.1-py312)",
+)
+
+ENGINES: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML, RAY)
 MAXTEXT_CONFIG_SUFFIX = "configs/base.yml"
 """MaxText's first argument is its base config; a container running it is recognised by this path."""
 

@@ -11,6 +11,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from tpu_stacks.catalog.gke_metrics import kube_state_packages
 from tpu_stacks.cluster.args import SliceInfo, TpuClusterArgs
 from tpu_stacks.cluster.kubeconfig import gke_kubeconfig
 from tpu_stacks.cluster.node_pools import CLOUD_PLATFORM_SCOPE, node_service_account, system_node_pool, tpu_node_pool
@@ -41,7 +42,12 @@ def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) ->
         min_master_version=spec.min_version,
         workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=plan.workload_pool),
         monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
-            enable_components=["SYSTEM_COMPONENTS"],
+            # Kube state packages (pods, deployments, HPAs, JobSets) feed the stacks' dashboards and alerts;
+            # GKE accepts them only with Managed Prometheus on (catalog/gke_metrics.py).
+            enable_components=[
+                "SYSTEM_COMPONENTS",
+                *(kube_state_packages(spec.min_version) if spec.addons.managed_prometheus else ()),
+            ],
             managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(
                 enabled=spec.addons.managed_prometheus
             ),

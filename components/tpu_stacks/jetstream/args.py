@@ -10,6 +10,7 @@ from typing import NotRequired, TypedDict
 import pulumi
 
 from tpu_stacks.cluster.args import TpuClusterArgs
+from tpu_stacks.gcp.monitoring.args import MonitoringArgs
 
 
 class JetStreamConverterArgs(TypedDict):
@@ -104,6 +105,9 @@ class JetStreamStackArgs(TypedDict):
     """Consume this specific reservation."""
     hf_token: NotRequired[pulumi.Input[str]]
     """Hugging Face token (a secret): Secret huggingface-secret, key HUGGINGFACE_TOKEN."""
+    monitoring: NotRequired[MonitoringArgs]
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md). Default: enabled true,
+    queueMinutes 10, hbmFraction 0.95."""
 
 
 class JetStreamSlice(TypedDict):

@@ -20,11 +20,15 @@ import pulumi_kubernetes as k8s
 from tpu_stacks import annotations
 from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.gcp.monitoring.args import MonitoringLinks
+from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_monitoring
+from tpu_stacks.gcp.monitoring.plan import plan_monitoring
+from tpu_stacks.gcp.monitoring.targets import jetstream_target
 from tpu_stacks.jetstream.args import JetStreamSlice, JetStreamStackArgs
 from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
 from tpu_stacks.jetstream.plan import JetStreamPlan, plan_jetstream
 from tpu_stacks.jetstream.pod import pod_template
-from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, JetStreamSpec
+from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, METRICS_PORT, JetStreamSpec
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.workload import declare_foundation
 
@@ -53,6 +57,15 @@ class JetStreamStack(pulumi.ComponentResource):
     served_slice: pulumi.Output[JetStreamSlice]
     ready_replicas: pulumi.Output[int]
     """Server replicas ready when `pulumi up` finished waiting for the Deployment (it waits until all are)."""
+    monitoring: pulumi.Output[MonitoringLinks]
+    """The stack's Cloud Monitoring dashboard and the console pages to open first."""
+
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster's name (the one the stack created, or the existing one it runs on)."""
+    cluster_endpoint: pulumi.Output[str]
+    """The cluster's control-plane IP address."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
 
     def __init__(self, name: str, args: JetStreamStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_jetstream(
@@ -60,6 +73,7 @@ class JetStreamStack(pulumi.ComponentResource):
             parse(ClusterSpec, dict(args["cluster"]), "cluster"),
             hf_token_given="hf_token" in args,
         )  # every refusal happens here, before the first resource
+        monitoring = plan_monitoring(jetstream_target(plan, APP, APP, METRICS_PORT), "jetstream")
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
         spec = plan.spec
@@ -149,8 +163,17 @@ class JetStreamStack(pulumi.ComponentResource):
         )
         self.ready_replicas = deployment.status.apply(_ready_replicas)
         self.cluster = cluster
+        declare_pod_monitoring(name, monitoring, labels, ns_opts)
+        self.monitoring = declare_monitoring(self, name, monitoring)
+        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
+        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
+        self.kubeconfig = cluster.kubeconfig
         self.register_outputs(
             {
+                "monitoring": self.monitoring,
+                "cluster_name": self.cluster_name,
+                "cluster_endpoint": self.cluster_endpoint,
+                "kubeconfig": self.kubeconfig,
                 "service_name": self.service_name,
                 "port_forward": self.port_forward,
                 "curl": self.curl,

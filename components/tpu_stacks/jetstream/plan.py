@@ -15,6 +15,7 @@ import re
 
 from pydantic import BaseModel
 
+from tpu_stacks.catalog.engines import JETSTREAM_METRICS_FLAG
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, all_slice_shapes, generation, parse_topology, slice_shape
 from tpu_stacks.cluster.plan import (
@@ -34,6 +35,7 @@ from tpu_stacks.jetstream.spec import (
     FLOW_BATCH,
     FLOW_IMAGES,
     HEALTHCHECK_SINCE,
+    METRICS_PORT,
     MODELS_DIR,
     SERVED_GENERATIONS,
     WEIGHTS_DIR,
@@ -109,6 +111,8 @@ class JetStreamPlan(WorkloadPlan):
                 f"--quantize_kv_cache={spec.quantize_kv_cache}",
                 f"--tokenizer_path={directory}tokenizer.model",
                 f"--checkpoint_path={directory}model.safetensors",
+                # v0.2.3's run_server starts JetStream's Prometheus server only with this flag (catalog/engines.py)
+                *([f"{JETSTREAM_METRICS_FLAG}={METRICS_PORT}"] if spec.monitoring.enabled else []),
             ]
         args = [  # `jpt serve` (§4.3)
             f"--model_id={self.names.hf_id}",

@@ -20,12 +20,13 @@ import math
 import pulumi
 import pulumi_kubernetes as k8s
 
+from tpu_stacks.catalog.engines import JETSTREAM_METRICS_FLAG
 from tpu_stacks.catalog.models import dtype_bytes
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.compile_cache import cache_containers, cache_mount, cache_volume, wait_for_checkpoint
 from tpu_stacks.jetstream.converter import hf_token_mount, hf_token_volume
 from tpu_stacks.jetstream.plan import JetStreamPlan
-from tpu_stacks.jetstream.spec import COMPILE_CACHE_DIR, GRPC_PORT, HTTP_PORT, MODELS_DIR, WEIGHTS_DIR
+from tpu_stacks.jetstream.spec import COMPILE_CACHE_DIR, GRPC_PORT, HTTP_PORT, METRICS_PORT, MODELS_DIR, WEIGHTS_DIR
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
@@ -63,7 +64,14 @@ def _server(plan: JetStreamPlan, pool: PoolPlan) -> k8s.core.v1.ContainerArgs:
         image=plan.server_image,
         args=plan.server_args(),
         env=env,
-        ports=[k8s.core.v1.ContainerPortArgs(name="grpc", container_port=GRPC_PORT)],
+        ports=[
+            k8s.core.v1.ContainerPortArgs(name="grpc", container_port=GRPC_PORT),
+            *(  # Managed Prometheus scrapes JetStream's metrics server (gcp/monitoring)
+                [k8s.core.v1.ContainerPortArgs(name="metrics", container_port=METRICS_PORT)]
+                if any(a.startswith(f"{JETSTREAM_METRICS_FLAG}=") for a in plan.server_args())
+                else []
+            ),
+        ],
         resources=tpu_resources(pool, spec.resources.cpu, spec.resources.memory),
         startup_probe=tcp_probe(GRPC_PORT, period=10, failures=spec.startup_minutes * 6),
         readiness_probe=tcp_probe(GRPC_PORT, period=10, failures=3),

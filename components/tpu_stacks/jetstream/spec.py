@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+
 # Pinned upstream images (§4.2, §4.3, §4.4). Tags only: upstream publishes no digests.
 REGISTRY = "us-docker.pkg.dev/cloud-tpu-images/inference"
 CONVERTER_IMAGE = f"{REGISTRY}/inference-checkpoint:v0.2.3"
@@ -24,6 +26,7 @@ FLOW_IMAGES = {
 FLOW_BATCH = {"converter": 32, "download": 30}  # upstream batch sizes (§4.2; §4.3 after ad1460eb)
 HTTP_PORT = 8000
 GRPC_PORT = 9000
+METRICS_PORT = 9090  # --prometheus_port (converter flow); the port JetStream's observability doc uses
 MODELS_DIR = "/models"  # the FUSE mount, as in the tutorial's --checkpoint_path
 WEIGHTS_DIR = "/weights"  # download flow: --working_dir, a local emptyDir per pod
 COMPILE_CACHE_DIR = "/jax-cache"
@@ -121,3 +124,5 @@ class JetStreamSpec(_Spec):
     """Serve from Spot TPU VMs (cheaper, preemptible at any time)."""
     reservation: str | None = None
     """Consume this specific reservation."""
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""

@@ -8,6 +8,7 @@ the TpuCluster inputs without `slices`, which are derived from the model and `sl
 from typing import NotRequired, TypedDict
 
 from tpu_stacks.cluster.args import TpuClusterArgs
+from tpu_stacks.gcp.monitoring.args import MonitoringArgs
 
 
 class ImageSourceArgs(TypedDict):
@@ -117,6 +118,9 @@ class RayTrainStackArgs(TypedDict):
     force_destroy_bucket: NotRequired[bool]
     """Let `pulumi destroy` delete the checkpoint bucket and its checkpoints; otherwise destroy keeps it (retained).
     Default: false."""
+    monitoring: NotRequired[MonitoringArgs]
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md). Default: enabled true,
+    queueMinutes 10, hbmFraction 0.95."""
 
 
 class TrainingSlice(TypedDict):

@@ -17,6 +17,10 @@ import pulumi_kubernetes as k8s
 from tpu_stacks import annotations
 from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, AwaitBudget, pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.gcp.monitoring.args import MonitoringLinks
+from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_monitoring
+from tpu_stacks.gcp.monitoring.plan import plan_monitoring
+from tpu_stacks.gcp.monitoring.targets import raytrain_target
 from tpu_stacks.raytrain.args import RayTrainStackArgs, TrainingSlice
 from tpu_stacks.raytrain.image import declare_image
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
@@ -58,11 +62,21 @@ class RayTrainStack(pulumi.ComponentResource):
     """The interactive path: ray job submit of the same training run."""
     training_slice: pulumi.Output[TrainingSlice]
     maxtext_args: pulumi.Output[list[str]]
+    monitoring: pulumi.Output[MonitoringLinks]
+    """The stack's Cloud Monitoring dashboard and the console pages to open first."""
+
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster's name (the one the stack created, or the existing one it runs on)."""
+    cluster_endpoint: pulumi.Output[str]
+    """The cluster's control-plane IP address."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
 
     def __init__(self, name: str, args: RayTrainStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_raytrain(
             parse_section(RayTrainSpec, dict(args), "raytrain"), parse(ClusterSpec, dict(args["cluster"]), "cluster")
         )  # every refusal happens here, before the first resource
+        monitoring = plan_monitoring(raytrain_target(plan, "ray-worker"), "raytrain")
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
         cluster_spec = plan.cluster.spec
@@ -130,8 +144,23 @@ class RayTrainStack(pulumi.ComponentResource):
         self.training_slice = pulumi.Output.from_input(training_slice(plan))
         self.maxtext_args = pulumi.Output.from_input(plan.maxtext_args())
         self.cluster = cluster
+        # Ray's metrics (every Ray pod, KubeRay's default port 8080): Ray Train's controller state and timings.
+        declare_pod_monitoring(
+            name,
+            monitoring,
+            {CLUSTER_SELECTOR: spec.ray_cluster_name},
+            pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends),
+        )
+        self.monitoring = declare_monitoring(self, name, monitoring)
+        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
+        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
+        self.kubeconfig = cluster.kubeconfig
         self.register_outputs(
             {
+                "monitoring": self.monitoring,
+                "cluster_name": self.cluster_name,
+                "cluster_endpoint": self.cluster_endpoint,
+                "kubeconfig": self.kubeconfig,
                 "ray_cluster_name": self.ray_cluster_name,
                 "namespace": self.namespace,
                 "ray_job_name": self.ray_job_name,

@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+
 # The tutorial's Ray: rayproject/ray:2.49.1-py312 and `pip install "ray[default]==2.49.1"` (§5).
 RAY_VERSION = "2.49.1"
 # MaxText, fetched at one commit (the tutorial clones the unpinned HEAD, §5 quirk 2). At this commit
@@ -170,3 +172,5 @@ class RayTrainSpec(_Spec):
     """Name of the RayCluster (its head Service is `<name>-head-svc`); at most 53 characters."""
     force_destroy_bucket: bool = Field(default=False, alias="forceDestroyBucket")
     """Let `pulumi destroy` delete the checkpoint bucket and its checkpoints; otherwise destroy keeps it (retained)."""
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""

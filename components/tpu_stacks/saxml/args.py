@@ -8,6 +8,7 @@ TpuCluster inputs without `slices`, which are derived from the model and `replic
 from typing import NotRequired, TypedDict
 
 from tpu_stacks.cluster.args import TpuClusterArgs
+from tpu_stacks.gcp.monitoring.args import MonitoringArgs
 
 
 class PublishedModelArgs(TypedDict):
@@ -125,6 +126,9 @@ class SaxmlStackArgs(TypedDict):
     """Spot TPU VMs for the slices: cheaper, preemptible at any time. Default: false."""
     reservation: NotRequired[str]
     """Name of a specific reservation the slices consume."""
+    monitoring: NotRequired[MonitoringArgs]
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md). Default: enabled true,
+    queueMinutes 10, hbmFraction 0.95."""
 
 
 class SaxmlSlice(TypedDict):

@@ -18,10 +18,14 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.gcp.monitoring.args import MonitoringLinks
+from tpu_stacks.gcp.monitoring.component import declare_monitoring
+from tpu_stacks.gcp.monitoring.plan import plan_monitoring
+from tpu_stacks.gcp.monitoring.targets import saxml_target
 from tpu_stacks.gcp.universe import advisories, cluster_features
 from tpu_stacks.k8s.jobset import install_jobset_controller
 from tpu_stacks.saxml.args import SaxmlCurl, SaxmlSlice, SaxmlStackArgs
-from tpu_stacks.saxml.jobset import model_server_set
+from tpu_stacks.saxml.jobset import JOBSET_NAME, REPLICATED_JOB, model_server_set
 from tpu_stacks.saxml.plan import SaxmlPlan, plan_saxml
 from tpu_stacks.saxml.publisher import curl_commands, publisher_job, script_config
 from tpu_stacks.saxml.servers import SERVICE_NAME, admin_server, http_server, http_service
@@ -46,11 +50,21 @@ class SaxmlStack(pulumi.ComponentResource):
     served_slice: pulumi.Output[SaxmlSlice]
     curl: pulumi.Output[SaxmlCurl]
     """The tutorial's /publish, /listcell, /generate and /unpublish requests, ready to paste."""
+    monitoring: pulumi.Output[MonitoringLinks]
+    """The stack's Cloud Monitoring dashboard and the console pages to open first."""
+
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster's name (the one the stack created, or the existing one it runs on)."""
+    cluster_endpoint: pulumi.Output[str]
+    """The cluster's control-plane IP address."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
 
     def __init__(self, name: str, args: SaxmlStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_saxml(
             parse_section(SaxmlSpec, dict(args), "saxml"), parse(ClusterSpec, dict(args["cluster"]), "cluster")
         )  # every refusal happens here, before the first resource
+        monitoring = plan_monitoring(saxml_target(plan, JOBSET_NAME, REPLICATED_JOB), "saxml")
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
         spec = plan.spec
@@ -130,8 +144,16 @@ class SaxmlStack(pulumi.ComponentResource):
             )
         )
         self.curl = address.apply(lambda host: curl_commands(f"{host}:{HTTP_PORT}", plan))
+        self.monitoring = declare_monitoring(self, name, monitoring)
+        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
+        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
+        self.kubeconfig = cluster.kubeconfig
         self.register_outputs(
             {
+                "monitoring": self.monitoring,
+                "cluster_name": self.cluster_name,
+                "cluster_endpoint": self.cluster_endpoint,
+                "kubeconfig": self.kubeconfig,
                 "http_endpoint": self.http_endpoint,
                 "admin_bucket": self.admin_bucket,
                 "gsa_email": self.gsa_email,

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_stacks.catalog.models import SAXML_175B_TEST
+from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # Pinned as the multi-host sample pins them (§2.1-2.3, §2.6). Saxml publishes no digests.
 ADMIN_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"
@@ -150,3 +151,5 @@ class SaxmlSpec(_Spec):
     """Spot TPU VMs for the slices: cheaper, preemptible at any time."""
     reservation: str | None = None
     """Name of a specific reservation the slices consume."""
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""

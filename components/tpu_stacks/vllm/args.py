@@ -10,6 +10,7 @@ from typing import NotRequired, TypedDict
 import pulumi
 
 from tpu_stacks.cluster.args import TpuClusterArgs
+from tpu_stacks.gcp.monitoring.args import MonitoringArgs
 
 
 class ReplicaArgs(TypedDict):
@@ -115,6 +116,9 @@ class VllmStackArgs(TypedDict):
     """Hugging Face token (a secret); required for gated models."""
     api_key_secret: NotRequired[pulumi.Input[str]]
     """vLLM's API key (a secret) when api_key is true."""
+    monitoring: NotRequired[MonitoringArgs]
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md). Default: enabled true,
+    queueMinutes 10, hbmFraction 0.95."""
 
 
 class ServedSlice(TypedDict):

@@ -17,6 +17,10 @@ import pulumi_kubernetes as k8s
 from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
+from tpu_stacks.gcp.monitoring.args import MonitoringLinks
+from tpu_stacks.gcp.monitoring.component import declare_monitoring
+from tpu_stacks.gcp.monitoring.plan import plan_monitoring
+from tpu_stacks.gcp.monitoring.targets import vllm_target
 from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
 from tpu_stacks.validation import parse, parse_section
@@ -29,6 +33,7 @@ from tpu_stacks.workload import declare_foundation
 TYPE = "tpu-stacks:index:VllmStack"
 APP = "vllm-tpu"
 SECRET_NAME = "hf-secret"
+HPA_NAME = "vllm-hpa"
 SAMPLE_PROMPT = {"prompt": "San Francisco is a", "max_tokens": 7, "temperature": 0}  # the tutorial's request
 
 
@@ -80,6 +85,15 @@ class VllmStack(pulumi.ComponentResource):
     """A ready-to-paste request to /v1/completions."""
     ready_replicas: pulumi.Output[int]
     """Server replicas ready when `pulumi up` finished waiting for the Deployment (it waits until all are)."""
+    monitoring: pulumi.Output[MonitoringLinks]
+    """The stack's Cloud Monitoring dashboard and the console pages to open first."""
+
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster's name (the one the stack created, or the existing one it runs on)."""
+    cluster_endpoint: pulumi.Output[str]
+    """The cluster's control-plane IP address."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
 
     def __init__(self, name: str, args: VllmStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_vllm(
@@ -88,6 +102,7 @@ class VllmStack(pulumi.ComponentResource):
             hf_token_given="hf_token" in args,
             api_key_given="api_key_secret" in args,
         )  # every refusal happens here, before the first resource
+        monitoring = plan_monitoring(vllm_target(plan, HPA_NAME, APP, APP), "vllm")
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
         cluster_spec = plan.cluster.spec
@@ -157,8 +172,16 @@ class VllmStack(pulumi.ComponentResource):
         self.curl = self.base_url.apply(lambda url: _curl(url, plan))
         self.ready_replicas = deployment.status.apply(_ready_replicas)
         self.cluster = cluster
+        self.monitoring = declare_monitoring(self, name, monitoring)
+        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
+        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
+        self.kubeconfig = cluster.kubeconfig
         self.register_outputs(
             {
+                "monitoring": self.monitoring,
+                "cluster_name": self.cluster_name,
+                "cluster_endpoint": self.cluster_endpoint,
+                "kubeconfig": self.kubeconfig,
                 "service_address": self.service_address,
                 "base_url": self.base_url,
                 "model_id": self.model_id,
@@ -251,7 +274,7 @@ class VllmStack(pulumi.ComponentResource):
             )
         k8s.autoscaling.v2.HorizontalPodAutoscaler(
             f"{name}-hpa",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name="vllm-hpa", namespace=spec.namespace),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=HPA_NAME, namespace=spec.namespace),
             spec=k8s.autoscaling.v2.HorizontalPodAutoscalerSpecArgs(
                 scale_target_ref=k8s.autoscaling.v2.CrossVersionObjectReferenceArgs(
                     api_version="apps/v1", kind="Deployment", name=APP

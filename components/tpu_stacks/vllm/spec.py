@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_stacks.catalog.engines import VLLM, managed_prometheus_name
+from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # The last immutable upstream tag that matches today's args (upstream-manifests.md §3.7, commit 5a8378ff).
 VLLM_IMAGE = "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
@@ -110,3 +111,5 @@ class VllmSpec(_Spec):
     """Serve from Spot TPU VMs (cheaper, may be preempted with 30 s warning)."""
     reservation: str | None = None
     """Consume this specific reservation."""
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""

@@ -23,8 +23,11 @@ from typing import Any
 from tpu_stacks.errors import UserError
 from tpu_stacks_preview.capture import Capture, ResourceRecord
 from tpu_stacks_preview.config import StackConfig, load_stack_config
+from tpu_stacks_preview.diagram import check_extension
+from tpu_stacks_preview.diagram import render as render_diagram
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.manifests import is_kubernetes_object, render_manifests, write_manifests
+from tpu_stacks_preview.monitoring import check_monitoring
 from tpu_stacks_preview.policy import PackServer, PolicyError, PolicyResult, pack_environment, run_policy_pack
 from tpu_stacks_preview.schema import DEFAULT_KUBERNETES_VERSION, SchemaReport, bundled_versions, validate_objects
 
@@ -46,6 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--manifests", metavar="DIR", help="write each Kubernetes object as YAML here; {stack} names each stack's"
+    )
+    parser.add_argument(
+        "--diagram",
+        metavar="FILE",
+        help="write the resource graph: Mermaid (.md, .mmd) or Graphviz (.dot, .gv); {stack} names each stack's",
     )
     parser.add_argument(
         "--crds", metavar="DIR", help="CRD YAML directory (default: $TPU_STACKS_CRDS or the schemas this package ships)"
@@ -151,6 +159,7 @@ def _plan_with(
             crd_dir=Path(args.crds) if args.crds else None,
             project_dir=config.project_dir,
         )
+    schema.problems += check_monitoring(up)  # dashboards and alert policies: API schema, catalogued metrics
 
     policy: PolicyResult | None = None
     if args.policy_pack:
@@ -192,6 +201,9 @@ def _plan(args: argparse.Namespace) -> int:
     stacks = _stacks(args, project_dir)
     _per_stack("--json", args.json, stacks)
     _per_stack("--manifests", args.manifests, stacks)
+    _per_stack("--diagram", args.diagram, stacks)
+    if args.diagram:
+        check_extension(args.diagram)
     # every stack file read before any run
     configs = [load_stack_config(project_dir, s, placeholder_secrets=args.placeholder_secrets) for s in stacks]
     versions = [_kubernetes_version(args, config) for config in configs]
@@ -229,6 +241,9 @@ def _plan_one(
     if note:
         print(note)
     print(render_text(preview, up, schema, policy))
+    if args.diagram:
+        target = Path(args.diagram.format(**named))
+        target.write_text(render_diagram(up, target), encoding="utf-8")
     if args.json:
         document = plan_document(preview, up, schema, policy)
         Path(args.json.format(**named)).write_text(

@@ -1,0 +1,118 @@
+"""Declare a stack's monitoring: the PodMonitoring that scrapes its engine (JetStream, Ray; vLLM declares
+its own beside its HPA), the dashboard, MaxText's step-time log metric, and the alert policies.
+
+Called last by a workload component, with the plan made before its first resource (`plan_monitoring`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from tpu_stacks.gcp.monitoring.links import dashboard_url, first_links
+from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
+
+STEP_LINE = r"completed step: \d+, seconds: ([0-9.]+)"
+"""MaxText's per-step log line (MaxText/metric_logger.py `log_metrics`: `completed step: {step}, seconds: {t:.3f},
+TFLOP/s/device: ...`); Ray streams the workers' output to the job's log, which the RayJob's submitter prints."""
+
+
+def declare_pod_monitoring(
+    name: str, plan: MonitoringPlan, match_labels: dict[str, str], opts: pulumi.ResourceOptions
+) -> k8s.apiextensions.CustomResource | None:
+    """Managed Prometheus scrapes the engine's endpoint (only where the pinned engine exports metrics)."""
+    t = plan.target
+    if not (plan.enabled and t.exports_metrics):
+        return None
+    return k8s.apiextensions.CustomResource(
+        f"{name}-pod-monitoring",
+        api_version="monitoring.googleapis.com/v1",
+        kind="PodMonitoring",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{t.kind}-pod-monitoring", namespace=t.namespace),
+        spec={
+            "selector": {"matchLabels": match_labels},
+            "endpoints": [{"port": t.metrics_port, "path": "/metrics", "interval": "30s"}],
+        },
+        opts=opts,
+    )
+
+
+def declare_monitoring(parent: pulumi.Resource, name: str, plan: MonitoringPlan) -> pulumi.Output[dict[str, Any]]:
+    """The dashboard, the log metric and the alerts; returns the outputs a user opens first."""
+    t = plan.target
+    links = first_links(t.universe, t.project, t.location, t.cluster, t.namespace)
+    if not plan.enabled:
+        return pulumi.Output.from_input({"dashboard": "", **links})
+    child = pulumi.ResourceOptions(parent=parent)
+    after: list[pulumi.Resource] = []
+    if plan.step_log_metric:
+        after.append(
+            gcp.logging.Metric(
+                f"{name}-step-time",
+                gcp.logging.MetricArgs(
+                    name=plan.step_log_metric,
+                    project=t.project,
+                    description="MaxText seconds per training step, from its `completed step` log line",
+                    filter=(
+                        f'resource.type="k8s_container" AND resource.labels.cluster_name="{t.cluster}" AND '
+                        f'resource.labels.namespace_name="{t.namespace}" AND textPayload:"completed step: "'
+                    ),
+                    value_extractor=f'REGEXP_EXTRACT(textPayload, "{STEP_LINE}")',
+                    metric_descriptor=gcp.logging.MetricMetricDescriptorArgs(
+                        metric_kind="DELTA", value_type="DISTRIBUTION", unit="s"
+                    ),
+                    bucket_options=gcp.logging.MetricBucketOptionsArgs(
+                        exponential_buckets=gcp.logging.MetricBucketOptionsExponentialBucketsArgs(
+                            num_finite_buckets=40, growth_factor=1.3, scale=0.01
+                        )
+                    ),
+                ),
+                opts=child,
+            )
+        )
+    board = gcp.monitoring.Dashboard(
+        f"{name}-dashboard",
+        dashboard_json=plan.dashboard.to_json(),
+        project=t.project,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=after),
+    )
+    channels = list(t.monitoring.notification_channels)
+    for alert in plan.alerts:
+        gcp.monitoring.AlertPolicy(
+            f"{name}-alert-{alert.id}",
+            gcp.monitoring.AlertPolicyArgs(
+                display_name=f"[{t.cluster}/{t.namespace}] {alert.title}",
+                project=t.project,
+                combiner="OR",
+                enabled=alert.enabled,
+                severity=alert.severity,
+                notification_channels=channels or None,
+                user_labels={"tpu-stacks": t.kind, "alert": alert.id},
+                documentation=gcp.monitoring.AlertPolicyDocumentationArgs(
+                    content=alert.why + (f"\n\nOff by default: {alert.noisy_because}." if alert.noisy_because else ""),
+                    mime_type="text/markdown",
+                ),
+                conditions=[
+                    gcp.monitoring.AlertPolicyConditionArgs(
+                        display_name=alert.title,
+                        condition_prometheus_query_language=gcp.monitoring.AlertPolicyConditionConditionPrometheusQueryLanguageArgs(
+                            query=alert.query,
+                            duration=alert.duration,
+                            evaluation_interval="60s",
+                            # The engine's series exist only after the first scrape, after `pulumi up` made the
+                            # pods: Monitoring would refuse the policy for a metric that "does not exist yet"
+                            # (pulumi-gcp AlertPolicy conditionPrometheusQueryLanguage.disableMetricValidation).
+                            # The offline plan checks every name against the catalogue instead.
+                            disable_metric_validation=True,
+                        ),
+                    )
+                ],
+            ),
+            opts=child,
+        )
+    return board.id.apply(
+        lambda dashboard_id: {"dashboard": dashboard_url(t.universe, t.project, dashboard_id or ""), **links}
+    )

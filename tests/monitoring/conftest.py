@@ -1,0 +1,23 @@
+"""Every shipped stack planned once per session (up mode, mocks): the captures the monitoring tests read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tpu_stacks_preview.capture import Capture
+from tpu_stacks_preview.engine import run_program
+
+ROOT = Path(__file__).resolve().parents[2]
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+
+
+@pytest.fixture(scope="session")
+def planned() -> dict[str, Capture]:
+    captures = {}
+    for stack in STACKS:
+        capture = run_program(ROOT, stack, preview=False)
+        assert capture.error is None, (stack, capture.error)
+        captures[stack] = capture
+    return captures
