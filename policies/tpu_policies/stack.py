@@ -12,6 +12,7 @@ from typing import Any
 
 from pulumi_policy import PolicyResource, StackValidationArgs
 
+from tpu_policies.classes import class_slices, is_compute_class
 from tpu_policies.slices import CLUSTER_TYPE, PoolSlice, pool_slice, pools_of
 from tpu_policies.values import UNKNOWN, is_true, plain
 from tpu_policies.workloads import PodTemplate, kind_of, name_of, pod_templates
@@ -48,9 +49,12 @@ class Stack:
     pools: list[Pool] = field(default_factory=list)
     workloads: list[tuple[Item, list[PodTemplate]]] = field(default_factory=list)
 
+    class_slices: list[PoolSlice] = field(default_factory=list)
+    """TPU slices of the stack's ComputeClasses, whose pools GKE creates (tpu_policies.classes)."""
+
     @property
     def tpu_pools(self) -> list[PoolSlice]:
-        return [pool.slice for pool in self.pools if pool.slice is not None]
+        return [pool.slice for pool in self.pools if pool.slice is not None] + self.class_slices
 
     @staticmethod
     def autopilot(cluster: Item) -> bool:
@@ -100,6 +104,8 @@ def read_stack(args: StackValidationArgs) -> Stack:
             stack.clusters.append(item)
         for name, pool_props in pools_of(item.type, item.props, item.name):
             stack.pools.append(Pool(item, name, pool_slice(pool_props, name), pool_props))
+        if is_compute_class(item.type, item.props):
+            stack.class_slices += class_slices(item.props, item.name)
         templates = pod_templates(item.type, item.props)
         if templates:
             stack.workloads.append((item, templates))

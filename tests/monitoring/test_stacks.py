@@ -18,6 +18,7 @@ DASHBOARD, ALERT = "gcp:monitoring/dashboard:Dashboard", "gcp:monitoring/alertPo
 EXPECTED_ALERTS = {
     "dev": {"serving-pods-not-ready", "tpu-hbm-near-full", "pods-restarting"},  # fixed replicas: no HPA alert
     "vllm": {"serving-pods-not-ready", "queue-above-target-at-max", "tpu-hbm-near-full", "pods-restarting"},
+    "vllm-fallback": {"serving-pods-not-ready", "queue-above-target-at-max", "tpu-hbm-near-full", "pods-restarting"},
     "jetstream-gemma": {"serving-pods-not-ready", "tpu-hbm-near-full", "pods-restarting"},
     "jetstream-llama3": {"serving-pods-not-ready", "tpu-hbm-near-full", "pods-restarting"},
     "saxml": {"serving-pods-not-ready", "jobset-restarting", "tpu-hbm-near-full", "pods-restarting"},
@@ -29,6 +30,7 @@ EXPECTED_ALERTS = {
 PINNED = {  # the engine each workload stack's images pin, found independently of the dashboards' code
     "dev": [engines.VLLM],
     "vllm": [engines.VLLM],
+    "vllm-fallback": [engines.VLLM],
     "jetstream-gemma": [engines.JETSTREAM[0]],
     "jetstream-llama3": [engines.JETSTREAM[0]],
     "saxml": [],

@@ -39,7 +39,7 @@ def test_defaults_mandatory_except_the_three_advisory_rules():
     info = Pack().info
     assert info.name == PACK_NAME
     levels = {name: level for name, (level, _) in Pack().config.items()}
-    assert len(levels) == len(POLICIES) == 15
+    assert len(levels) == len(POLICIES) == 16
     assert {name for name, level in levels.items() if level == "advisory"} == ADVISORY
     assert {level for name, level in levels.items() if name not in ADVISORY} == {"mandatory"}
 

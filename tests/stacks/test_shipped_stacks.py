@@ -107,8 +107,11 @@ def test_tpu_workloads_wait_for_their_pools_and_for_as_long_as_their_probes_allo
     from tpu_stacks.awaits import AWAITED_KINDS, IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, start_seconds
 
     _, up = planned(stack)
-    pools = {  # the TPU pools: every pool but the CPU system pool
-        r.urn for r in up.resources if r.type == "gcp:container/nodePool:NodePool" and not r.name.endswith("-system")
+    pools = {  # the TPU capacity: every pool but the CPU system pool, and the ComputeClasses GKE creates pools from
+        r.urn
+        for r in up.resources
+        if (r.type == "gcp:container/nodePool:NodePool" and not r.name.endswith("-system"))
+        or r.type == "kubernetes:cloud.google.com/v1:ComputeClass"
     }
     workloads = [
         r for r in up.resources if r.type.startswith("kubernetes:") and r.custom and "google.com/tpu" in str(r.inputs)

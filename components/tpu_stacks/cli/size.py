@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import generation
 from tpu_stacks.errors import UserError
@@ -94,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
             + ("" if args.dtype != "bf16" or args.workload != "serve" else " or --dtype int8"),
         )
     if args.json:
-        print(json.dumps(result.as_dict(), indent=2))
+        document = result.as_dict()
+        document["capacity_prices"] = slice_prices(result.generation, result.recommended.shape.chips)
+        print(json.dumps(document, indent=2))
     else:
         print(render(result))
     return 0
@@ -133,6 +136,7 @@ def render(result: SizingResult) -> str:
         f"Recommended: {recommended.shape.topology} on {recommended.shape.machine_type} "
         f"({recommended.shape.chips} chips, {recommended.shape.nodes} node{'s' if recommended.shape.nodes > 1 else ''})",  # noqa: E501
     ]
+    lines += _capacity_lines(result.generation, recommended.shape.chips)
     if recommended.tensor_parallel_size:
         lines.append(f"Tensor-parallel size: {recommended.tensor_parallel_size}")
     lines.append(f"Memory: {breakdown(recommended.memory)} = {gib(recommended.memory.total_bytes)}")
@@ -142,6 +146,16 @@ def render(result: SizingResult) -> str:
     lines.append("Assumptions:")
     lines += [f"  - {assumption}" for assumption in result.assumptions]
     return "\n".join(lines)
+
+
+def _capacity_lines(generation_name: str, chips: int) -> list[str]:
+    """The recommended slice's hourly price per capacity kind (docs/capacity.md), unknown where no source gives it."""
+    lines = [f"Price per hour of this slice by capacity kind ({chips} chips; region-dependent, see {PRICING_URL}):"]
+    for price in slice_prices(generation_name, chips):
+        shown = f"${price['usd_per_hour']:.2f}" if price["usd_per_hour"] is not None else "unknown"
+        dated = f", {price['as_of']}" if price["as_of"] else ""
+        lines.append(f"  {KIND_FACTS[price['kind']].label:<12} {shown:>9}  ({price['source']}{dated})")  # type: ignore[index]
+    return lines
 
 
 def _shown(candidates: tuple[Candidate, ...], recommended: Candidate) -> list[Candidate]:

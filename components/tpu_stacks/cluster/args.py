@@ -4,7 +4,7 @@ These TypedDicts are the multi-language surface (`pulumi package add` turns them
 `cluster.spec.ClusterSpec` validates the same fields. A test keeps the two in step.
 """
 
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class AutoscalingArgs(TypedDict):
@@ -46,6 +46,9 @@ class SliceArgs(TypedDict):
     """SMT threads per core of the TPU VMs (1 turns simultaneous multithreading off)."""
     max_run_duration: NotRequired[str]
     """How long a node may run before GKE deletes it, in seconds such as 86400s."""
+    capacity: NotRequired[list[Any]]
+    """Capacity kinds in the order GKE should try them: spot, onDemand, flexStart or {reservation: NAME}; one kind is
+    a node pool of that kind, several a ComputeClass that falls back across them (docs/capacity.md)."""
 
 
 class SystemPoolArgs(TypedDict):

@@ -4,16 +4,36 @@ and the autoscaling limits each slice shape allows.
 Flex-start and queued provisioning come with companions GKE documents (no reservation, no auto-repair,
 location policy ANY, autoscaling from zero; queued provisioning is flex-start with queued
 provisioning): the facts and their sources are in the catalogue (`catalog.tpu`, DWS_*); this module
-refuses the combinations GKE documents as unsupported with one line. Pure: no provider SDK.
+refuses the combinations GKE documents as unsupported with one line. A `capacity` list of one kind is
+the same node pool; of several kinds, a ComputeClass GKE falls back across (`k8s.compute_class`), whose
+unsupported combinations and minimum versions are refused here too. Pure: no provider SDK.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
+from typing import Any
 
-from tpu_stacks.catalog.tpu import DWS_MIN_NODES, FLEX_START_MAX_RUN_SECONDS, QUEUED_TPU_GENERATIONS, SliceShape
+from pydantic import BaseModel, ConfigDict
+
+from tpu_stacks.catalog.capacity import (
+    AUTO_CREATION_WITHOUT_NAP,
+    CUSTOM_COMPUTE_CLASS,
+    FLEX_START_TPU,
+    FLEX_START_UNSUPPORTED,
+    PLAIN_KINDS,
+    KindName,
+)
+from tpu_stacks.catalog.tpu import (
+    DWS_MIN_NODES,
+    FLEX_START_MAX_RUN_SECONDS,
+    QUEUED_TPU_GENERATIONS,
+    SliceShape,
+    gke_version,
+)
 from tpu_stacks.cluster.spec import SliceSpec
-from tpu_stacks.errors import UserError
+from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.names import RESOURCE_NAME
 
 DURATION = re.compile(r"^[1-9]\d*s$")
@@ -125,3 +145,162 @@ def autoscaling_limits(key: str, spec: SliceSpec, shape: SliceShape) -> tuple[in
             f"{key}.autoscaling.minNodes", low, "must be 0 with flex-start or queued provisioning", "set minNodes: 0"
         )
     return None, low, high
+
+
+# -- capacity lists: one kind is a node pool of that kind, several a ComputeClass (catalog.capacity) --
+
+
+class Capacity(BaseModel):
+    """One entry of a `capacity` list: a kind GKE may provision the slice with."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: KindName
+    reservation: str | None = None
+    """The specific reservation's name (kind `reservation`)."""
+
+    def describe(self) -> str:
+        return f"reservation {self.reservation}" if self.reservation else self.kind
+
+
+def parse_capacity(key: str, raw: list[Any]) -> tuple[Capacity, ...]:
+    """The user's list as kinds, in order; a misspelled or repeated kind is refused with one line."""
+    if not raw:
+        raise UserError(key, [], "is empty", "list at least one of spot, onDemand, flexStart, {reservation: NAME}")
+    kinds: list[Capacity] = []
+    for index, item in enumerate(raw):
+        where = f"{key}[{index}]"
+        if isinstance(item, dict):
+            if set(item) != {"reservation"}:
+                extra = sorted(set(item) - {"reservation"})
+                raise UserError(
+                    f"{where}.{extra[0]}" if extra else where,
+                    item.get(extra[0]) if extra else item,
+                    "is not a setting of a reservation entry (only a specific reservation of the cluster's "
+                    "project, the only affinity GKE takes for TPU rules)",
+                    "write {reservation: NAME}",
+                )
+            name = item["reservation"]
+            if not isinstance(name, str) or not RESOURCE_NAME.matches(name):
+                raise UserError(
+                    f"{where}.reservation",
+                    name,
+                    "is not a reservation name",
+                    "use the reservation's name: lowercase letters, digits and '-'",
+                )
+            entry = Capacity(kind="reservation", reservation=name)
+        elif isinstance(item, str) and item in PLAIN_KINDS:
+            entry = Capacity(kind=item)  # type: ignore[arg-type]
+        else:
+            close = difflib.get_close_matches(str(item), [*PLAIN_KINDS, "reservation"], n=1)
+            hint = "write {reservation: NAME}" if close == ["reservation"] else f"did you mean '{close[0]}'?"
+            raise UserError(
+                where,
+                item,
+                "is not a capacity kind",
+                hint if close else "use spot, onDemand, flexStart or {reservation: NAME}",
+            )
+        if entry in kinds:
+            raise UserError(where, entry.describe(), "is listed twice", "list each kind once, in the order to try")
+        kinds.append(entry)
+    return tuple(kinds)
+
+
+def is_fallback(capacity: list[Any] | None) -> bool:
+    """Several kinds: GKE creates the pools from a ComputeClass (workloads then leave sizing to it)."""
+    return capacity is not None and len(capacity) > 1
+
+
+def single_kind(key: str, spec: SliceSpec, kinds: tuple[Capacity, ...]) -> SliceSpec:
+    """One kind is today's node pool: the slice with the matching capacity setting."""
+    _refuse_flags(key, spec)
+    only = kinds[0]
+    update: dict[str, Any] = {
+        "spot": only.kind == "spot",
+        "reservation": only.reservation,
+        "flex_start": only.kind == "flexStart",
+    }
+    return spec.model_copy(update=update)
+
+
+def _refuse_flags(key: str, spec: SliceSpec) -> None:
+    for field, alias in (("spot", "spot"), ("reservation", "reservation"), ("flex_start", "flexStart")):
+        if getattr(spec, field):
+            raise UserError(
+                f"{key}.{alias}",
+                getattr(spec, field),
+                "cannot be combined with capacity",
+                "list it in capacity instead",
+            )
+    if spec.queued_provisioning:
+        raise UserError(
+            f"{key}.queuedProvisioning",
+            True,
+            "cannot be combined with capacity (a ComputeClass does not queue ProvisioningRequests)",
+            "remove queuedProvisioning or capacity",
+        )
+
+
+def check_fallback(
+    key: str, spec: SliceSpec, shape: SliceShape, kinds: tuple[Capacity, ...], mode: str, min_version: str | None
+) -> None:
+    """Refuse what GKE documents as unsupported for a ComputeClass of this slice (catalog.capacity)."""
+    _refuse_flags(key, spec)
+    for field, alias in (("nodes", "nodes"), ("autoscaling", "autoscaling")):
+        if getattr(spec, field) is not None:
+            raise UserError(
+                f"{key}.{alias}",
+                getattr(spec, field),
+                "cannot be set with several capacity kinds: GKE creates and sizes the ComputeClass's node pools",
+                f"remove {alias} (the pods' replicas decide the nodes) or list one capacity kind",
+            )
+    if spec.threads_per_core is not None:
+        raise UserError(
+            f"{key}.threadsPerCore",
+            spec.threads_per_core,
+            "cannot be set with several capacity kinds: auto-created node pools do not configure SMT "
+            "(GKE, About node pool auto-creation)",
+            "remove threadsPerCore or list one capacity kind",
+        )
+    flex = next((i for i, kind in enumerate(kinds) if kind.kind == "flexStart"), None)
+    if flex is not None and shape.generation in FLEX_START_UNSUPPORTED:
+        raise UserError(
+            f"{key}.capacity[{flex}]",
+            "flexStart",
+            f'is not offered for TPU {shape.generation} (GKE: "TPU v3 and v4 are not supported")',
+            "remove flexStart or use another generation",
+        )
+    if flex is not None and spec.max_run_duration is not None and DURATION.match(spec.max_run_duration):
+        if int(spec.max_run_duration[:-1]) > FLEX_START_MAX_RUN_SECONDS:
+            raise UserError(
+                f"{key}.maxRunDuration",
+                spec.max_run_duration,
+                "is longer than the 7 days a flex-start VM may run",
+                f"use at most {FLEX_START_MAX_RUN_SECONDS}s",
+            )
+    needs = [CUSTOM_COMPUTE_CLASS]
+    if mode == "standard":
+        needs.append(AUTO_CREATION_WITHOUT_NAP)
+    if flex is not None:
+        needs.append(FLEX_START_TPU)
+    floor = max(needs, key=lambda minimum: minimum.parsed.key)
+    if min_version is None:
+        raise UserError(
+            "cluster.minVersion",
+            MISSING,
+            f"is required for a capacity fallback ({' -> '.join(k.describe() for k in kinds)}), which needs "
+            f"GKE {floor.version}",
+            f"set cluster.minVersion to {floor.version} or later (source: {floor.source})",
+        )
+    try:
+        chosen = gke_version(min_version)
+    except UserError as error:
+        raise error.under("cluster.minVersion") from None
+    for minimum in needs:
+        if chosen < minimum.parsed:
+            raise UserError(
+                "cluster.minVersion",
+                min_version,
+                f"is older than a ComputeClass with {' -> '.join(k.describe() for k in kinds)} needs",
+                f"use {floor.version} or later (source: {minimum.source})",
+            )

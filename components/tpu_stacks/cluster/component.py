@@ -18,6 +18,7 @@ from tpu_stacks.cluster.node_pools import CLOUD_PLATFORM_SCOPE, node_service_acc
 from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan, plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.gcp.apis import CLUSTER_APIS, MONITORING_APIS, enable_apis
+from tpu_stacks.k8s.compute_class import declare_compute_class
 from tpu_stacks.validation import parse
 
 TYPE = "tpu-stacks:index:TpuCluster"
@@ -71,6 +72,7 @@ def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) ->
             enable_autopilot=True, addons_config=ray, cluster_autoscaling=defaults, **common
         )
     return gcp.container.ClusterArgs(
+        cluster_autoscaling=_fallback_autoscaling(plan),
         node_locations=list(plan.node_locations) if plan.regional and plan.node_locations else None,
         addons_config=_addons(plan),
         # The default pool is replaced by our own system pool, whose settings we control.
@@ -81,6 +83,20 @@ def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) ->
         ),
         **common,
     )
+
+
+FALLBACK_AUTOSCALING_PROFILE = "BALANCED"
+"""The cluster autoscaler's profile when it creates TPU pools from a ComputeClass: stated, not left to a
+default, because OPTIMIZE_UTILIZATION removes underused nodes sooner, and a TPU node comes back only
+after minutes of provisioning plus the model's load and compile (GKE "About cluster autoscaling")."""
+
+
+def _fallback_autoscaling(plan: ClusterPlan) -> gcp.container.ClusterClusterAutoscalingArgs | None:
+    """A Standard cluster with ComputeClasses: node-pool auto-creation needs no cluster-level node
+    auto-provisioning from GKE 1.33.3-gke.1136000 (checked in the plan), so only the profile is set."""
+    if not plan.compute_classes:
+        return None
+    return gcp.container.ClusterClusterAutoscalingArgs(autoscaling_profile=FALLBACK_AUTOSCALING_PROFILE)
 
 
 DEFAULT_POOL_NODE_CONFIG = "nodeConfig"
@@ -207,7 +223,9 @@ class TpuCluster(pulumi.ComponentResource):
         self.pools = [
             tpu_node_pool(plan, pool, cluster_name, name, self, nodes_account)
             for pool in plan.pools
-            if not pool.autopilot and (plan.spec.existing is None or plan.spec.existing.create_pools)
+            if not pool.autopilot
+            and not pool.compute_class
+            and (plan.spec.existing is None or plan.spec.existing.create_pools)
         ]
         context = pulumi.Output.all(cluster_name, location).apply(
             lambda parts: f"gke_{plan.spec.project}_{parts[1]}_{parts[0]}"
@@ -220,6 +238,15 @@ class TpuCluster(pulumi.ComponentResource):
             k8s.ProviderArgs(kubeconfig=self.kubeconfig, enable_server_side_apply=True),
             opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
         )
+        # Fallback slices: GKE creates their pools from a ComputeClass; workloads wait for it as for a pool.
+        self.compute_classes = [
+            declare_compute_class(
+                pool, plan.autopilot, nodes_account, name, pulumi.ResourceOptions(parent=self, provider=provider)
+            )
+            for pool in plan.compute_classes
+            if plan.spec.existing is None or plan.spec.existing.create_pools
+        ]
+        self.pools = [*self.pools, *self.compute_classes]
         self.kubernetes_provider = pulumi.Output.from_input(provider)
         self.provider = provider
         self.cluster_name = cluster_name

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from tpu_stacks.catalog.capacity import COMPUTE_CLASS_LABEL
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.tpu import (
     DWS_AUTO_REPAIR,
@@ -28,7 +29,15 @@ from tpu_stacks.catalog.tpu import (
     gke_version,
     slice_shape,
 )
-from tpu_stacks.cluster.capacity import autoscaling_limits, check_capacity, check_queued_generation
+from tpu_stacks.cluster.capacity import (
+    Capacity,
+    autoscaling_limits,
+    check_capacity,
+    check_fallback,
+    check_queued_generation,
+    parse_capacity,
+    single_kind,
+)
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.gcp.universe import Universe, universe
@@ -64,6 +73,10 @@ class PoolPlan(BaseModel):
     max_run_duration: str | None
     autopilot: bool = False
     """Autopilot provisions this capacity from pod selectors; no node pool is declared."""
+    capacity: tuple[Capacity, ...] = ()
+    """Several kinds: the fallback order of the ComputeClass that provides this slice."""
+    compute_class: str | None = None
+    """The ComputeClass GKE creates this slice's pools from (no node pool is declared), if any."""
 
     @property
     def multi_host(self) -> bool:
@@ -110,7 +123,10 @@ class PoolPlan(BaseModel):
         return labels
 
     def capacity_selector(self) -> dict[str, str]:
-        """Node labels GKE sets for the capacity type, which Autopilot pods must select ([XPK])."""
+        """Node labels GKE sets for the capacity type, which Autopilot pods must select ([XPK]); the
+        ComputeClass label instead when GKE falls back across kinds (a capacity label would pin one)."""
+        if self.compute_class:
+            return {COMPUTE_CLASS_LABEL: self.compute_class}
         if self.spot:
             return {SPOT_LABEL: "true"}
         if self.queued_provisioning:
@@ -158,6 +174,15 @@ class ClusterPlan(BaseModel):
     def pools_of(self, slice_index: int) -> tuple[PoolPlan, ...]:
         """The node pools of one slice spec (one per multi-host slice, one for identical single-host slices)."""
         return tuple(pool for pool in self.pools if pool.slice_index == slice_index)
+
+    @property
+    def compute_classes(self) -> tuple[PoolPlan, ...]:
+        """One pool per ComputeClass (its slices are identical): what each class's priorities describe."""
+        seen: dict[str, PoolPlan] = {}
+        for pool in self.pools:
+            if pool.compute_class and pool.compute_class not in seen:
+                seen[pool.compute_class] = pool
+        return tuple(seen.values())
 
 
 def _check_location(spec: ClusterSpec) -> tuple[bool, tuple[str, ...]]:
@@ -249,6 +274,13 @@ def _pool_name(spec: SliceSpec, shape: SliceShape, replica: int) -> str:
     return base if spec.count == 1 or not shape.multi_host else f"{base}-{replica + 1}"
 
 
+def _class_name(spec: SliceSpec, shape: SliceShape) -> str:
+    """The ComputeClass of a slice spec: its pool name without the slice number (one class serves all)."""
+    generation_name = shape.generation if shape.generation.startswith("tpu") else f"tpu-{shape.generation}"
+    base = spec.name or f"{generation_name}-{shape.topology}"
+    return base.replace("{n}", "").strip("-") or generation_name
+
+
 def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
     """Check the spec and derive every pool; raises UserError on the first problem."""
     if spec.existing is not None:
@@ -291,6 +323,11 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         except UserError as error:
             raise error.under(key) from None
         shapes.append(shape)
+        kinds = parse_capacity(f"{key}.capacity", slice_spec.capacity) if slice_spec.capacity is not None else ()
+        if len(kinds) == 1:
+            slice_spec = single_kind(key, slice_spec, kinds)
+        elif kinds:
+            check_fallback(key, slice_spec, shape, kinds, spec.mode, spec.min_version)
         check_capacity(key, slice_spec)
         check_queued_generation(key, slice_spec, shape)
         if (
@@ -309,7 +346,8 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         autopilot = spec.mode == "autopilot"
         # Autopilot creates TPU nodes from the workloads' node selectors: its pools are virtual.
         zone = (slice_spec.zone or "") if autopilot else _pool_zone(key, slice_spec, spec, regional, node_locations)
-        fixed, low, high = autoscaling_limits(key, slice_spec, shape)
+        fixed, low, high = autoscaling_limits(key, slice_spec, shape) if len(kinds) < 2 else (None, None, None)
+        compute_class = _class_name(slice_spec, shape) if len(kinds) > 1 else None
         replicas = slice_spec.count if shape.multi_host else 1
         if not shape.multi_host and slice_spec.count > 1:
             if slice_spec.nodes not in (None, slice_spec.count):
@@ -346,6 +384,8 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
                     threads_per_core=slice_spec.threads_per_core,
                     max_run_duration=slice_spec.max_run_duration,
                     autopilot=autopilot,
+                    capacity=kinds if compute_class else (),
+                    compute_class=compute_class,
                 )
             )
     if spec.mode == "standard" and spec.existing is None:

@@ -60,6 +60,9 @@ class SliceSpec(_Spec):
     """SMT threads per core of the TPU VMs (1 turns simultaneous multithreading off)."""
     max_run_duration: str | None = Field(default=None, alias="maxRunDuration")
     """How long a node may run before GKE deletes it, in seconds such as 86400s."""
+    capacity: list[str | dict[str, str]] | None = None
+    """Capacity kinds in the order GKE should try them: spot, onDemand, flexStart or {reservation: NAME}; one kind is
+    a node pool of that kind, several a ComputeClass that falls back across them (docs/capacity.md)."""
 
 
 class SystemPoolSpec(_Spec):

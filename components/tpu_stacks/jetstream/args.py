@@ -5,7 +5,7 @@ the TpuCluster inputs without `slices`, which are derived from the model and `re
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
@@ -103,6 +103,9 @@ class JetStreamStackArgs(TypedDict):
     """Serve from Spot TPU VMs (cheaper, preemptible at any time). Default: false."""
     reservation: NotRequired[str]
     """Consume this specific reservation."""
+    capacity: NotRequired[list[Any]]
+    """Capacity kinds in the order GKE should try them: spot, onDemand, flexStart or {reservation: NAME}; one kind is
+    a node pool of that kind, several a ComputeClass that falls back across them (docs/capacity.md)."""
     hf_token: NotRequired[pulumi.Input[str]]
     """Hugging Face token (a secret): Secret huggingface-secret, key HUGGINGFACE_TOKEN."""
     monitoring: NotRequired[MonitoringArgs]

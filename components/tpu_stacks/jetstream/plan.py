@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from tpu_stacks.catalog.engines import JETSTREAM_METRICS_FLAG
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, all_slice_shapes, generation, parse_topology, slice_shape
+from tpu_stacks.cluster.capacity import is_fallback
 from tpu_stacks.cluster.plan import (
     ClusterPlan,
     WorkloadPlan,
@@ -50,6 +51,7 @@ SLICE_KEYS = {
     "spot": "jetstream.spot",
     "reservation": "jetstream.reservation",
     "nodes": "jetstream.replicas",
+    "capacity": "jetstream.capacity",
     "count": "jetstream.replicas",
 }
 """The derived slice's fields, as the user spells them in the jetstream section."""
@@ -288,10 +290,11 @@ def _plan_cluster(spec: JetStreamSpec, cluster: ClusterSpec, shape: SliceShape) 
         topology=shape.topology,
         machine_type=shape.machine_type,
         name=POOL,
-        nodes=spec.replicas,
+        nodes=None if is_fallback(spec.capacity) else spec.replicas,  # GKE sizes a fallback's pools
         zone=spec.zone,
         spot=spec.spot,
         reservation=spec.reservation,
+        capacity=spec.capacity,
     )
     if spec.flow == "converter":  # the server reads the converted checkpoint through GCS FUSE
         cluster = require_addons(cluster, "JetStreamStack", "gcs_fuse")

@@ -9,8 +9,9 @@ from tpu_stacks.cluster.plan import PoolPlan
 
 
 def tpu_node_selector(pool: PoolPlan) -> dict[str, str]:
-    """Accelerator and topology labels (plus the capacity label Autopilot needs to pick spot etc.)."""
-    return pool.node_selector() if pool.autopilot else pool.shape.node_selector()
+    """Accelerator and topology labels (plus the capacity label Autopilot needs to pick spot etc., or the
+    ComputeClass that falls back across capacity kinds: its nodes carry the TPU labels too)."""
+    return pool.node_selector() if pool.autopilot or pool.compute_class else pool.shape.node_selector()
 
 
 def tpu_resources(pool: PoolPlan, cpu: str, memory: str) -> k8s.core.v1.ResourceRequirementsArgs:

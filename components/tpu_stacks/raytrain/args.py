@@ -5,7 +5,7 @@ the TpuCluster inputs without `slices`, which are derived from the model and `sl
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from tpu_stacks.cluster.args import TpuClusterArgs
 from tpu_stacks.gcp.monitoring.args import MonitoringArgs
@@ -72,6 +72,9 @@ class RayTrainStackArgs(TypedDict):
     """Spot TPU VMs for the slices: cheaper, preemptible at any time. Default: false."""
     reservation: NotRequired[str]
     """Name of a specific reservation the slices consume."""
+    capacity: NotRequired[list[Any]]
+    """Capacity kinds in the order GKE should try them: spot, onDemand, flexStart or {reservation: NAME}; one kind is
+    a node pool of that kind, several a ComputeClass that falls back across them (docs/capacity.md)."""
     per_device_batch_size: NotRequired[float]
     """MaxText `per_device_batch_size` (may be fractional); the slice is sized for its activations. Default: 1."""
     max_target_length: NotRequired[int]

@@ -17,6 +17,7 @@ import shlex
 
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, generation
+from tpu_stacks.cluster.capacity import is_fallback
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
@@ -58,8 +59,10 @@ SLICE_KEYS = {
     "machine_type": "raytrain.machineType",
     "count": "raytrain.slices",
     "threads_per_core": "raytrain.threadsPerCore",
+    "threadsPerCore": "raytrain.threadsPerCore",
     "spot": "raytrain.spot",
     "reservation": "raytrain.reservation",
+    "capacity": "raytrain.capacity",
 }
 """The derived slice's fields, as the user spells them in the raytrain section."""
 
@@ -319,9 +322,14 @@ def _plan_cluster(spec: RayTrainSpec, cluster: ClusterSpec, shape: SliceShape) -
         machine_type=shape.machine_type,
         count=spec.slices,
         name=pool_name(shape),
-        threads_per_core=spec.threads_per_core,
+        # A ComputeClass has no threads-per-core setting: the default (SMT off) is not applied to a fallback's
+        # auto-created nodes, and one the user wrote is refused (docs/capacity.md).
+        threads_per_core=None
+        if is_fallback(spec.capacity) and "threads_per_core" not in spec.model_fields_set
+        else spec.threads_per_core,
         spot=spec.spot,
         reservation=spec.reservation or None,
+        capacity=spec.capacity,
     )
     cluster = require_addons(cluster, "RayTrainStack", "ray_operator", "gcs_fuse")
     if "system_pool" not in cluster.model_fields_set:

@@ -134,6 +134,9 @@ class RayTrainSpec(_Spec):
     """Spot TPU VMs for the slices: cheaper, preemptible at any time."""
     reservation: str | None = None
     """Name of a specific reservation the slices consume."""
+    capacity: list[str | dict[str, str]] | None = None
+    """Capacity kinds in the order GKE should try them: spot, onDemand, flexStart or {reservation: NAME}; one kind is
+    a node pool of that kind, several a ComputeClass that falls back across them (docs/capacity.md)."""
     per_device_batch_size: float = Field(default=1, gt=0, alias="perDeviceBatchSize")
     """MaxText `per_device_batch_size` (may be fractional); the slice is sized for its activations."""
     max_target_length: int = Field(default=4096, gt=0, alias="maxTargetLength")

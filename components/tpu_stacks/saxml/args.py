@@ -5,7 +5,7 @@ TpuCluster inputs without `slices`, which are derived from the model and `replic
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from tpu_stacks.cluster.args import TpuClusterArgs
 from tpu_stacks.gcp.monitoring.args import MonitoringArgs
@@ -126,6 +126,9 @@ class SaxmlStackArgs(TypedDict):
     """Spot TPU VMs for the slices: cheaper, preemptible at any time. Default: false."""
     reservation: NotRequired[str]
     """Name of a specific reservation the slices consume."""
+    capacity: NotRequired[list[Any]]
+    """Capacity kinds in the order GKE should try them: spot, onDemand, flexStart or {reservation: NAME}; one kind is
+    a node pool of that kind, several a ComputeClass that falls back across them (docs/capacity.md)."""
     monitoring: NotRequired[MonitoringArgs]
     """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md). Default: enabled true,
     queueMinutes 10, hbmFraction 0.95."""

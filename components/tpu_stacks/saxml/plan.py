@@ -38,6 +38,7 @@ SLICE_KEYS = {
     "count": "saxml.replicas",
     "spot": "saxml.spot",
     "reservation": "saxml.reservation",
+    "capacity": "saxml.capacity",
 }
 """The derived slice's fields, as the user spells them in the saxml section."""
 
@@ -329,6 +330,7 @@ def _plan_cluster(spec: SaxmlSpec, cluster: ClusterSpec, shape: SliceShape) -> C
         count=spec.replicas,
         spot=spec.spot,
         reservation=spec.reservation or None,
+        capacity=spec.capacity,
     )
     if cluster.node_service_account is None and spec.node_service_account is not None:
         cluster = cluster.model_copy(update={"node_service_account": spec.node_service_account})

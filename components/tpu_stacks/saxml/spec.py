@@ -151,5 +151,8 @@ class SaxmlSpec(_Spec):
     """Spot TPU VMs for the slices: cheaper, preemptible at any time."""
     reservation: str | None = None
     """Name of a specific reservation the slices consume."""
+    capacity: list[str | dict[str, str]] | None = None
+    """Capacity kinds in the order GKE should try them: spot, onDemand, flexStart or {reservation: NAME}; one kind is
+    a node pool of that kind, several a ComputeClass that falls back across them (docs/capacity.md)."""
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
     """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""

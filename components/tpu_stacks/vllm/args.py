@@ -5,7 +5,7 @@ TpuCluster inputs without `slices`, which are derived from the model.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
@@ -112,6 +112,9 @@ class VllmStackArgs(TypedDict):
     """Serve from Spot TPU VMs (cheaper, may be preempted with 30 s warning). Default: false."""
     reservation: NotRequired[str]
     """Consume this specific reservation."""
+    capacity: NotRequired[list[Any]]
+    """Capacity kinds in the order GKE should try them: spot, onDemand, flexStart or {reservation: NAME}; one kind is
+    a node pool of that kind, several a ComputeClass that falls back across them (docs/capacity.md)."""
     hf_token: NotRequired[pulumi.Input[str]]
     """Hugging Face token (a secret); required for gated models."""
     api_key_secret: NotRequired[pulumi.Input[str]]

@@ -9,6 +9,7 @@ import re
 
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
+from tpu_stacks.cluster.capacity import is_fallback
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec
 from tpu_stacks.errors import UserError
@@ -21,7 +22,12 @@ from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 POOL = "vllm-pool"
 REPOSITORY = "vllm-tpu"
 """The default Artifact Registry repository id's prefix; the stack's cluster name follows it."""
-SLICE_KEYS = {"spot": "vllm.spot", "reservation": "vllm.reservation", "autoscaling": "vllm.replicas"}
+SLICE_KEYS = {
+    "spot": "vllm.spot",
+    "reservation": "vllm.reservation",
+    "autoscaling": "vllm.replicas",
+    "capacity": "vllm.capacity",
+}
 """The derived slice's fields, as the user spells them in the vllm section."""
 
 
@@ -175,9 +181,13 @@ def _plan_cluster(spec: VllmSpec, cluster: ClusterSpec, shape: SliceShape) -> Cl
         topology=shape.topology,
         machine_type=shape.machine_type,
         name=POOL,
-        autoscaling=Autoscaling(min_nodes=spec.replicas.min, max_nodes=spec.replicas.max),
+        # A capacity fallback's pools are created and sized by GKE from the pending replicas.
+        autoscaling=None
+        if is_fallback(spec.capacity)
+        else Autoscaling(min_nodes=spec.replicas.min, max_nodes=spec.replicas.max),
         spot=spec.spot,
         reservation=spec.reservation,
+        capacity=spec.capacity,
     )
     cluster = require_addons(cluster, "VllmStack", "gcs_fuse", "managed_prometheus")
     return plan_workload_cluster(cluster, pool, SLICE_KEYS, "vllm.model")

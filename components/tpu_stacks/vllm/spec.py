@@ -111,5 +111,8 @@ class VllmSpec(_Spec):
     """Serve from Spot TPU VMs (cheaper, may be preempted with 30 s warning)."""
     reservation: str | None = None
     """Consume this specific reservation."""
+    capacity: list[str | dict[str, str]] | None = None
+    """Capacity kinds in the order GKE should try them: spot, onDemand, flexStart or {reservation: NAME}; one kind is
+    a node pool of that kind, several a ComputeClass that falls back across them (docs/capacity.md)."""
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
     """Cloud Monitoring dashboard and alert policies of the stack (docs/monitoring.md)."""

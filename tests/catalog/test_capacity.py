@@ -1,0 +1,27 @@
+"""The capacity facts: every value names its source; minimum versions order as GKE documents them."""
+
+from tpu_stacks.catalog import capacity
+from tpu_stacks.catalog.tpu import gke_version
+
+
+def test_every_kind_states_its_risk_and_source():
+    assert set(capacity.KIND_FACTS) == {"reservation", "spot", "onDemand", "flexStart"}
+    for facts in capacity.KIND_FACTS.values():
+        assert facts.preemption and facts.max_run and facts.source.startswith("[")
+    assert "30 s" in capacity.KIND_FACTS["spot"].preemption  # [D-GKE-TPU] "TPU consumption"
+    assert capacity.KIND_FACTS["flexStart"].max_run.startswith("7 days")  # [D-FLEX]
+
+
+def test_minimum_versions_are_the_documented_ones():
+    assert capacity.CUSTOM_COMPUTE_CLASS.version == "1.30.3-gke.1451000"  # [D-CCC]
+    assert capacity.FLEX_START_TPU.version == "1.33.0-gke.1712000"  # [D-FLEX]
+    assert capacity.AUTO_CREATION_WITHOUT_NAP.version == "1.33.3-gke.1136000"  # [D-GKE-NAP], catalogue section 4
+    assert gke_version("1.33.0-gke.1712000") < gke_version("1.33.3-gke.1136000")
+
+
+def test_prices_are_sourced_or_unknown():
+    for generation in ("v4", "v5e", "v5p", "v6e", "tpu7x"):
+        for price in capacity.kind_prices(generation):
+            assert price.source
+            assert (price.usd_per_chip_hour is None) == (price.as_of is None)
+    assert [p.usd_per_chip_hour for p in capacity.kind_prices("v5e")] == [None, None, 1.20, None]  # [SB] 2025-02
