@@ -55,7 +55,11 @@ EQUIVALENT_FILE = REPO / "scripts" / "mutation_equivalent.txt"
 MODULES: dict[str, list[str]] = {
     "components/tpu_stacks/sizing.py": ["tests/test_sizing.py", "tests/test_sizing_numbers.py"],
     "components/tpu_stacks/catalog/tpu.py": ["tests/catalog/test_tpu.py", "tests/test_sizing.py"],
-    "policies/tpu_policies/fit.py": ["tests/policies/test_fit.py", "tests/policies/test_fit_numbers.py"],
+    "policies/tpu_policies/fit.py": [
+        "tests/policies/test_fit.py",
+        "tests/policies/test_fit_numbers.py",
+        "tests/policies/test_fit_raw.py",  # the engine-flag inference (`_inferred`) and its tensor-parallel shard
+    ],
     "policies/tpu_policies/matching.py": [
         "tests/policies/test_matching.py",
         "tests/policies/test_matching_numbers.py",
@@ -65,6 +69,7 @@ MODULES: dict[str, list[str]] = {
     "components/tpu_stacks/jetstream/plan.py": ["tests/jetstream/test_plan.py"],
     "components/tpu_stacks/raytrain/plan.py": ["tests/raytrain/test_plan.py"],
     "components/tpu_stacks/cluster/plan.py": ["tests/cluster/test_plan.py"],
+    "components/tpu_stacks/cluster/capacity.py": ["tests/cluster/test_plan.py", "tests/cluster/test_capacity.py"],
 }
 # Paths (relative to the copy) put first on PYTHONPATH, so the copy's mutated file is the one imported.
 SEARCH_PATHS = ["components", "policies"]
@@ -266,8 +271,14 @@ def _local(frame, event, arg):
         hits.setdefault(current[0], set()).add(frame.f_lineno)
     return _local
 
+seen = {}
+
 def _global(frame, event, arg):
-    if os.path.realpath(frame.f_code.co_filename) == TARGET:
+    name = frame.f_code.co_filename
+    target = seen.get(name)
+    if target is None:
+        target = seen[name] = os.path.realpath(name) == TARGET
+    if target:
         hits.setdefault(current[0], set()).add(frame.f_lineno)
         return _local
     return None
@@ -296,8 +307,12 @@ def _env(copy: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+_FLAGS = ["-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly"]
+
+
 def _pytest(copy: Path, args: list[str], timeout: float, extra_env: dict[str, str] | None = None) -> tuple[int, float]:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", *args]
+    """One fresh interpreter per run (`--fresh`, and the baseline's trace): slow, nothing shared."""
+    cmd = [sys.executable, "-m", "pytest", *_FLAGS, *args]
     started = time.monotonic()
     try:
         proc = subprocess.run(
@@ -307,6 +322,80 @@ def _pytest(copy: Path, args: list[str], timeout: float, extra_env: dict[str, st
     except subprocess.TimeoutExpired:
         return -1, time.monotonic() - started
     return proc.returncode, time.monotonic() - started
+
+
+# Third-party packages a worker imports once; the project's own code (`tpu_stacks`, `tpu_policies`,
+# `tests`) is never imported by the worker itself, so each forked run imports the copy's (mutated) files.
+WARM = ("pytest", "pydantic", "yaml", "pulumi", "pulumi_policy", "pulumi_kubernetes", "pulumi_gcp")
+
+_WORKER = r"""
+import json, os, signal, sys, time
+for name in json.loads(sys.argv[1]):
+    try:
+        __import__(name)
+    except Exception:
+        pass
+import pytest
+own = [m for m in sys.modules if m.split(".")[0] in ("tpu_stacks", "tpu_policies", "tests")]
+assert not own, f"the warm imports pulled in the project's own modules: {own}"
+flags = json.loads(sys.argv[2])
+for line in sys.stdin:
+    request = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            code = int(pytest.main([*flags, *request["args"]]))
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + request["timeout"]
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            rc = os.waitstatus_to_exitcode(status)
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            rc = -1
+            break
+        time.sleep(0.01)
+    sys.stdout.write(json.dumps(rc) + "\n")
+    sys.stdout.flush()
+"""
+
+
+class Worker:
+    """A warm interpreter in one copy that forks a pytest run per request: the third-party imports
+    (seconds on a busy machine) are paid once, and each fork still imports the project's code afresh
+    from the copy. The baseline check (`check`) proves the forked runs pass on the unmutated module."""
+
+    def __init__(self, copy: Path):
+        self.copy = copy
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _WORKER, json.dumps(WARM), json.dumps(_FLAGS)],
+            cwd=copy, env=_env(copy), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def run(self, args: list[str], timeout: float) -> int:
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(json.dumps({"args": args, "timeout": timeout}) + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        if not answer:
+            raise SystemExit(f"the mutation worker in {self.copy} stopped")
+        return int(json.loads(answer))
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
 
 
 def line_tests(copy: Path, module: str, tests: list[str]) -> tuple[dict[int, set[str]], set[int], float]:
@@ -381,13 +470,19 @@ def _select(mutant: Mutant, by_line: dict[int, set[str]], import_lines: set[int]
 
 
 def run_module(
-    root: Path, module: str, tests: list[str], workers: int, equivalents: dict[tuple[str, str], str]
+    root: Path,
+    module: str,
+    tests: list[str],
+    workers: int,
+    equivalents: dict[tuple[str, str], str],
+    fresh: bool = False,
 ) -> ModuleResult:
     tests = [t for t in tests if (root / t).exists()]
     source = (root / module).read_text()
     mutants = collect(source)
     result = ModuleResult(module)
-    copies = []
+    copies: list[Path] = []
+    warm: dict[Path, Worker] = {}
     try:
         for _ in range(max(1, workers)):
             copy = Path(tempfile.mkdtemp(prefix="mutation-")) / "repo"
@@ -402,6 +497,15 @@ def run_module(
                 result.equivalent.append((mutant, reason))
                 continue
             todo.append((mutant, _select(mutant, by_line, import_lines, tests)))
+        if not fresh:
+            warm = {copy: Worker(copy) for copy in copies}
+            for worker in warm.values():
+                if worker.run(tests, max(timeout, 120.0)) != 0:
+                    raise SystemExit(f"{module}: the tests fail in a forked worker before any mutation; try --fresh")
+
+        def pytest_rc(copy: Path, args: list[str]) -> int:
+            return _pytest(copy, args, timeout)[0] if fresh else warm[copy].run(args, timeout)
+
         free = list(copies)
 
         def one(item: tuple[Mutant, list[str]]) -> tuple[Mutant, bool]:
@@ -409,20 +513,24 @@ def run_module(
             copy = free.pop()
             try:
                 (copy / module).write_text(apply(source, mutant))
-                rc = _pytest(copy, selected, timeout)[0] if selected else 0
+                rc = pytest_rc(copy, selected) if selected else 0
                 if rc in (0, 5) and selected != tests:
                     # The baseline's line map misses what a test reaches through a value computed once and
                     # cached (a cached_property, a table built at first use): a survivor runs every test.
-                    rc = _pytest(copy, tests, timeout)[0]
+                    rc = pytest_rc(copy, tests)
             finally:
                 (copy / module).write_text(source)
                 free.append(copy)
             return mutant, rc not in (0, 5)
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=len(copies)) as pool:
-            for mutant, killed in pool.map(one, todo):
+            for done, (mutant, killed) in enumerate(pool.map(one, todo), 1):
                 (result.killed if killed else result.survived).append(mutant)
+                if done % 50 == 0:
+                    print(f"  {module}: {done}/{len(todo)} mutants run", file=sys.stderr, flush=True)
     finally:
+        for worker in warm.values():
+            worker.close()
         for copy in copies:
             shutil.rmtree(copy.parent, ignore_errors=True)
     result.survived.sort(key=lambda m: m.line)
@@ -446,6 +554,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help="run only the modules whose path ends with one of these")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--fresh", action="store_true", help="a new interpreter per run instead of forks of a warm one (slower)"
+    )
     parser.add_argument("--root", type=Path, default=REPO, help="the repository to test (default: this one)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the copies are removed
@@ -456,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for module, tests in chosen.items():
         started = time.monotonic()
-        result = run_module(args.root.resolve(), module, tests, args.workers, equivalents)
+        result = run_module(args.root.resolve(), module, tests, args.workers, equivalents, args.fresh)
         print(f"{result.line()}  [{time.monotonic() - started:.0f} s]", file=sys.stderr, flush=True)
         for mutant in result.survived:  # as they come, so a long run shows its survivors early
             print(f"  survivor, line {mutant.line}: {mutant.key}", file=sys.stderr, flush=True)

@@ -295,3 +295,32 @@ def test_v5p_price_per_slice():
     # tpu-catalog.md section 6: v5p $4.20 per chip-hour ([SB] applied-inference.md); 2x2x2 is 8 chips
     assert tpu.slice_shape("v5p", "2x2x2").hourly_usd == pytest.approx(33.6)
     assert tpu.slice_shape("v5e", "1x1").hourly_usd == pytest.approx(1.2)
+
+
+def test_the_2d_rule_reads_each_axis_limit_from_its_own_axis():
+    """[D-v5e], [D-v6e], [XPK]: 1x1, 2x2, 2x4, then AxB, A <= B <= 2A, powers of two. Every catalogued 2D
+    generation's largest slice is square (16x16), so the rule is pinned here on an 8x16 limit: A up to 8,
+    B up to 16."""
+    from tpu_stacks.catalog.tpu import _shapes_2d
+
+    assert [t.text for t in _shapes_2d((8, 16))] == ["1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16"]
+    assert [t.text for t in _shapes_2d((16, 8))] == ["1x1", "2x2", "2x4", "4x4", "4x8", "8x8"]  # B <= 8
+
+
+@pytest.mark.parametrize(
+    ("limit", "shapes"),
+    [
+        ((7, 8, 8), ["4x4x4", "4x4x8", "4x8x8"]),  # A stops at 4: 8 > 7
+        ((4, 7, 8), ["4x4x4", "4x4x8"]),  # B stops at 4
+        ((4, 4, 7), ["4x4x4"]),  # C stops at 4
+        ((8, 8, 8), ["4x4x4", "4x4x8", "4x8x8", "8x8x8"]),
+    ],
+)
+def test_the_3d_rule_stops_each_axis_at_its_limit(limit, shapes):
+    """[D-GKE-TPU]: from 64 chips A <= B <= C, each a multiple of 4, no axis beyond the largest slice. The
+    catalogue's limits are all multiples of 4 (v4 12x16x16, v5p 16x16x24, tpu7x 16x24x24), so the bound
+    is pinned on limits that are not."""
+    from tpu_stacks.catalog.tpu import _shapes_3d
+
+    below_64 = ["2x2x1", "2x2x2", "2x2x4", "2x4x4"]
+    assert [t.text for t in _shapes_3d(limit)] == below_64 + shapes

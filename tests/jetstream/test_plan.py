@@ -220,3 +220,54 @@ def test_the_converter_flow_needs_gcs_fuse_and_a_convertible_model():
     with pytest.raises(UserError, match=r"^jetstream.model: 'google/gemma-7b'"):
         plan_jetstream(JetStreamSpec(model="google/gemma-7b", topology="2x4"), no_fuse, True)
     assert plan_jetstream(JetStreamSpec(model="google/gemma-7b", topology="2x4", flow="download"), no_fuse, True)
+
+
+def test_auto_judges_the_largest_single_host_slice_when_none_fits():
+    """Gemma 7B's weights fit every v5e VM from 2x2 up, so a cache no VM holds is reported against the
+    largest single-host slice, 2x4 (8 chips, ct5lp-hightpu-8t), not the smallest: batchSize is the fix."""
+    with pytest.raises(UserError, match=r"^jetstream.batchSize: '4096 x 2048 tokens' is the KV cache .* on v5e 2x4,"):
+        _gemma(topology="auto", batchSize=4096)
+
+
+def test_a_regional_cluster_with_one_node_location_places_the_pool_there():
+    from tpu_stacks.cluster.spec import ClusterSpec
+    from tpu_stacks.jetstream.plan import plan_jetstream
+
+    one = ClusterSpec(
+        project="proj", location="us-west4", node_locations=["us-west4-a"]
+    )  # a v5e zone (catalog/locations.py)
+    plan = plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", topology="2x4"), one, True)
+    assert plan.pool.zone == "us-west4-a"
+    two = one.model_copy(update={"node_locations": ["us-west4-a", "us-west4-b"]})
+    with pytest.raises(UserError, match=r"^jetstream.zone is required: cluster us-west4 is regional"):
+        plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", topology="2x4"), two, True)
+    zonal = ClusterSpec(project="proj", location="us-west4-a")
+    assert plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", topology="2x4"), zonal, True).pool.zone == (
+        "us-west4-a"
+    )
+    autopilot = ClusterSpec(project="proj", location="us-west4", mode="autopilot")
+    assert plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", topology="2x4"), autopilot, True).pool.autopilot
+
+
+def test_weights_that_fill_the_slice_to_the_byte_leave_the_cache_as_the_problem(monkeypatch):
+    """The slice is the problem only when weights and runtime alone need more than it has; when they need
+    exactly what it has, the KV cache is what does not fit, so batchSize is the key named. Sizing is stubbed
+    to put the slice's usable bytes exactly at the weights and runtime."""
+    from tpu_stacks.jetstream import plan as jetstream_plan
+    from tpu_stacks.sizing import judge
+
+    def exact(request, shape):
+        verdict = judge(request, shape)
+        fixed = verdict.memory.total_bytes - verdict.memory.part("kv_cache")
+        return verdict.model_copy(update={"usable_bytes": fixed})
+
+    monkeypatch.setattr(jetstream_plan, "judge", exact)
+    with pytest.raises(UserError, match=r"^jetstream.batchSize: '32 x 2048 tokens' is the KV cache"):
+        _gemma(topology="2x4")
+
+    def one_byte_short(request, shape):
+        return exact(request, shape).model_copy(update={"usable_bytes": exact(request, shape).usable_bytes - 1})
+
+    monkeypatch.setattr(jetstream_plan, "judge", one_byte_short)
+    with pytest.raises(UserError, match=r"^jetstream.topology: '2x4' cannot hold google/gemma-7b-it"):
+        _gemma(topology="2x4")

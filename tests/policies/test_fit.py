@@ -2,7 +2,9 @@
 
 from tests.policies import objects as o
 from tests.policies.harness import UNKNOWN_STRING, capture, of, raw, run
-from tpu_stacks.annotations import ATTENTION, MODEL, PARAMS, PREFILL_TOKENS
+from tpu_policies.fit import request_from
+from tpu_policies.values import UNKNOWN, as_str
+from tpu_stacks.annotations import ATTENTION, CONTEXT, MODEL, PARAMS, PREFILL_TOKENS
 from tpu_stacks.catalog.models import SAXML_175B_TEST
 
 POLICY = "tpu-model-fits-slice"
@@ -71,15 +73,29 @@ def test_unknown_model_without_params_is_reported_with_the_fix():
 
 
 def test_values_unknown_at_preview_skip_the_check_without_an_advisory():
-    deployment = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "d", "annotations": {MODEL: UNKNOWN_STRING}},
-        "spec": {"template": {"spec": o.pod(V5E, UNKNOWN_STRING, 4)}},
-    }
-    diagnostics = run([raw("kubernetes:apps/v1:Deployment", "d", deployment)])
-    assert of(diagnostics, POLICY) == []
+    """A known model whose context is computed (known only after apply): the check is skipped, not judged
+    with the default context. Llama 3.1 70B on 4 v6e chips does not fit (the control below), so a pack
+    that sized it anyway would report it; the model is known, so the "no model" path is not what skips."""
+    notes = o.serving_notes("meta-llama/Llama-3.1-70B", 4)
+
+    def deployment(annotations):
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "d", "annotations": annotations},
+            "spec": {"template": {"spec": o.pod(V6E, "2x2", 4)}},
+        }
+
+    unknown = {**notes, CONTEXT: UNKNOWN_STRING}
+    diagnostics = run([raw("kubernetes:apps/v1:Deployment", "d", deployment(unknown))])
+    assert of(diagnostics, POLICY) == [] and of(diagnostics, "tpu-model-sizable") == []
     assert not [d for d in diagnostics if "can't run policy" in d.message]
+    (control,) = of(run([raw("kubernetes:apps/v1:Deployment", "d", deployment(notes))]), POLICY)
+    assert "meta-llama/Llama-3.1-70B needs 135.2 GiB" in control.message
+    # the path: the computed sizing input, with the model known
+    plain_notes = {**notes, CONTEXT: UNKNOWN}
+    assert as_str(plain_notes[MODEL]) == "meta-llama/Llama-3.1-70B" and request_from(plain_notes) is None
+    assert request_from(notes) is not None
 
 
 def test_the_prefill_step_the_component_sized_is_what_the_pack_judges():

@@ -233,3 +233,45 @@ def test_only_kubernetes_resources_are_validated():
     args = type("Args", (), {"resource_type": DEPLOYMENT, "props": props, "name": "d"})()
     fit._validate(args, lambda message, urn: reported.append(message))
     assert len(reported) == 1 and "76.5 GiB" in reported[0]
+
+
+def test_of_several_invalid_inputs_the_first_in_the_requests_order_is_named():
+    """ServingRequest validates model, engine, dtypes, context, batch, prefill in that order: a context and
+    a batch of 0 both fail, and the one-line error names the context."""
+    with pytest.raises(UserError, match=r"^tpu-stacks.dev/\* \(context\): 0 input should be greater than 0"):
+        fit.request_from({MODEL: "llama3-8b", CONTEXT: "0", BATCH: "0"})
+
+
+def test_a_prefill_annotation_that_is_not_text_is_reported_not_judged():
+    """Kubernetes annotations are strings; a number given by a program is not sized with a made-up step."""
+    with pytest.raises(UserError, match=r"^tpu-stacks.dev/\* \(prefill_tokens\): "):
+        fit.request_from({MODEL: "llama3-8b", PREFILL_TOKENS: 512.0})
+
+
+# -- the tensor-parallel shard (vLLM --tensor-parallel-size read from the engine's flags) ------------
+# 15B bf16 params = 30 GB = 27.9 GiB (+ 512 MiB per chip judged): more than one v6e chip holds
+# (32 GB x 0.9 = 26.8 GiB usable), less than the four of a 2x2 VM (107.3 GiB).
+
+
+def judged(tp, params="15B"):
+    request = fit.request_from({PARAMS: params})
+    return fit._judge("Deployment d", request, template(V6E, "2x2", 4, 1), "", tp)
+
+
+def test_a_tensor_parallel_size_below_the_chips_is_judged_on_that_many_chips():
+    assert judged(None) == (None, None) and judged(4) == (None, None)  # all four chips
+    message, error = judged(1)
+    assert error is None
+    assert "custom model needs 28.4 GiB of HBM" in message
+    assert "gets 1 v6e chips on 2x2 (1 pod x 4 google.com/tpu, sharded over --tensor-parallel-size=1) = 26.8 GiB" in (
+        message
+    )
+
+
+def test_a_tensor_parallel_size_of_zero_or_above_the_chips_shards_nothing():
+    assert judged(0) == (None, None)
+    message, _ = judged(8, params="60B")  # 120 GB: more than the four chips hold, whatever tp says
+    assert "gets 4 v6e chips on 2x2 (1 pod x 4 google.com/tpu) = 107.3 GiB usable" in message
+    assert "sharded" not in message
+    message, _ = judged(None, params="60B")
+    assert "(1 pod x 4 google.com/tpu) = 107.3 GiB usable" in message

@@ -165,6 +165,7 @@ def test_a_non_numeric_size_is_not_judged():
         ([("fsdp", -1), ("tensor", 3)], 16, False),  # 16 is not a multiple of 3
         ([("fsdp", -1), ("tensor", -1)], 16, False),  # two unknown axes
         ([("fsdp", 0), ("tensor", 4)], 16, False),  # a zero axis
+        ([("fsdp", 0), ("tensor", -1)], 16, False),  # a zero axis with a rest axis: refused, not divided by 0
         ([("fsdp", 4), ("tensor", 2)], 16, False),
         ([("fsdp", 16), ("tensor", 1)], 16, True),
         ([("fsdp", -1)], 16, True),

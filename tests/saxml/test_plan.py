@@ -148,3 +148,54 @@ def test_names_are_refused_when_the_section_is_parsed(spec, message):
 
     with pytest.raises(UserError, match=message):
         parse(SaxmlSpec, spec, "saxml")
+
+
+@pytest.mark.parametrize("version", ["v0.12.0", "v0.12.3", "v1.0.0"])
+def test_jobset_from_v0_12_0_has_the_restart_job_actions(version):
+    """JobSet v0.12.0 is the first release whose CRD has the failure policy's RestartJob actions."""
+    assert plan_saxml(SaxmlSpec(jobset={"version": version}), CLUSTER).spec.jobset.version == version
+
+
+@pytest.mark.parametrize("version", ["v0.11.9", "v0.9.20", "v0.2.0"])
+def test_jobset_before_v0_12_0_is_refused(version):
+    with pytest.raises(UserError, match=rf"^saxml.jobset.version: '{version}' lacks the RestartJob"):
+        plan_saxml(SaxmlSpec(jobset={"version": version}), CLUSTER)
+
+
+def test_the_topology_a_mesh_needs_counts_jax_devices():
+    """v5e: one JAX device per chip, 32 devices = 4x8; tpu7x: two per chip, 8 devices = 4 chips = 2x2x1
+    (catalogue section 1); no v5e topology has 2 chips, so the fix names the device count."""
+    from tpu_stacks.saxml.plan import _topology_with
+
+    assert (_topology_with("v5e", 32), _topology_with("tpu7x", 8)) == ("4x8", "2x2x1")
+    assert _topology_with("v5e", 2) == "a slice of 2 devices"
+
+
+def test_models_that_fill_the_servers_to_the_byte_fit_together(monkeypatch):
+    """The rule of one model's fit (sizing: total <= usable) holds for models sharing servers: a slice may
+    be filled to the byte, one byte more is refused. Sizing is stubbed to give exact sums."""
+    from types import SimpleNamespace
+
+    from tpu_stacks.catalog.models import SAXML_175B_TEST
+    from tpu_stacks.saxml import plan as saxml_plan
+
+    plan = plan_saxml(SaxmlSpec(), CLUSTER)
+    two = [
+        saxml_plan.PublishedModel(model=f"/sax/test/{name}", model_path=SAXML_175B_TEST, checkpoint="None", replicas=1)
+        for name in ("a", "b")
+    ]
+    usable = 100 * 1024**3
+    for each, fits in ((usable // 2, True), (usable // 2 + 1, False)):
+        verdict = SimpleNamespace(memory=SimpleNamespace(total_bytes=each), usable_bytes=usable)
+        monkeypatch.setattr(saxml_plan, "judge", lambda request, shape, verdict=verdict: verdict)
+        if fits:
+            saxml_plan._check_shared_servers(two, 1, plan.shape, plan.request)
+        else:
+            with pytest.raises(UserError, match=r"^saxml.models: '2 replicas on 1 model servers'"):
+                saxml_plan._check_shared_servers(two, 1, plan.shape, plan.request)
+
+
+def test_the_slices_reservation_reaches_every_pool():
+    pools = plan_saxml(SaxmlSpec(reservation="res-1"), CLUSTER).cluster.pools
+    assert [(p.name, p.reservation) for p in pools] == [("tpu1", "res-1"), ("tpu2", "res-1")]
+    assert {p.reservation for p in plan_saxml(SaxmlSpec(reservation=""), CLUSTER).cluster.pools} == {None}

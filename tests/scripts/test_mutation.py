@@ -31,9 +31,10 @@ def test_the_operators_on_a_tiny_module():
     assert mutation.apply(TINY, flipped) == "def is_big(x):\n    return x >= 100\n"
 
 
-def test_runner_kills_a_mutant_reports_a_survivor_and_lists_an_equivalent(tiny: Path):
+@pytest.mark.parametrize("fresh", [False, True], ids=["forked-from-a-warm-worker", "fresh-interpreter"])
+def test_runner_kills_a_mutant_reports_a_survivor_and_lists_an_equivalent(tiny: Path, fresh: bool):
     equivalents = {("tiny.py", "is_big: '100' -> '99'"): "for the sake of the test"}
-    result = mutation.run_module(tiny, "tiny.py", ["test_tiny.py"], workers=1, equivalents=equivalents)
+    result = mutation.run_module(tiny, "tiny.py", ["test_tiny.py"], workers=1, equivalents=equivalents, fresh=fresh)
     assert sorted(m.key for m in result.killed) == [
         "is_big: '100' -> '101'",
         "is_big: 'return x > 100' -> 'return None'",

@@ -135,7 +135,7 @@ def autoscaling_limits(key: str, spec: SliceSpec, shape: SliceShape) -> tuple[in
     if spec.autoscaling is None and not scales_from_zero:
         return spec.nodes if spec.nodes is not None else 1, None, None
     low = spec.autoscaling.min_nodes if spec.autoscaling else DWS_MIN_NODES
-    high = spec.autoscaling.max_nodes if spec.autoscaling and spec.autoscaling.max_nodes else max(spec.nodes or 1, 1)
+    high = spec.autoscaling.max_nodes if spec.autoscaling and spec.autoscaling.max_nodes else spec.nodes or 1
     if low > high:
         raise UserError(
             f"{key}.autoscaling", f"{low}..{high}", "has minNodes above maxNodes", "set minNodes <= maxNodes"
