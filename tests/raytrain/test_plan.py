@@ -400,3 +400,16 @@ def test_worker_memory_steps_up_past_a_multiple_of_8_gib_by_a_few_bytes():
     assert (exact.checkpoint_shard_bytes, exact.worker_memory) == (12 * GiB, "40Gi")
     over = plan.model_copy(update={"model": custom_model("over", 4 * GiB + 1)})
     assert (over.checkpoint_shard_bytes, over.worker_memory) == (12 * GiB + 3, "48Gi")
+
+
+def test_the_mesh_refusal_counts_what_the_mesh_spans():
+    """MaxText's mesh spans JAX devices: one per chip up to v6e, two per tpu7x chip (catalogue section 1),
+    so a 4-chip tpu7x 2x2x1 slice is 8 devices; one chip is said in the singular."""
+    from tpu_stacks.catalog.tpu import slice_shape
+    from tpu_stacks.raytrain.plan import _parallelism
+
+    spec = RayTrainSpec(model="llama3-8b", parallelism={"fsdp": 2, "tensor": 2})
+    with pytest.raises(UserError, match=r"multiplies to 4, not the 8 JAX devices of one tpu7x 2x2x1 slice"):
+        _parallelism(spec, slice_shape("tpu7x", "2x2x1"), 8)
+    with pytest.raises(UserError, match=r"multiplies to 4, not the 1 chip of one v6e 1x1 slice"):
+        _parallelism(spec, slice_shape("v6e", "1x1"), 1)

@@ -182,7 +182,8 @@ def _parallelism(spec: RayTrainSpec, shape: SliceShape, devices: int) -> dict[st
     shown = " x ".join(f"{axis}={size}" for axis, size in axes.items())
     auto = [axis for axis, size in axes.items() if size == -1]
     fixed = math.prod(size for size in axes.values() if size != -1)
-    where = f"the {devices} chips of one {shape.generation} {shape.topology} slice"
+    unit = "chip" if devices == shape.chips else "JAX device"  # tpu7x: two devices per chip
+    where = f"the {devices} {unit}{'' if devices == 1 else 's'} of one {shape.generation} {shape.topology} slice"
     if len(auto) > 1:
         raise UserError(
             "raytrain.parallelism", shown, "has more than one axis set to -1", "give every axis but one a size"
