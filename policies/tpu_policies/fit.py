@@ -29,8 +29,18 @@ from tpu_stacks.sizing import ServingRequest, TrainingRequest, breakdown, gib, j
 SERVING_ENGINES = ("vllm", "jetstream", "saxml", "generic")
 
 
+def _text(notes: dict[str, Any], key: str) -> str | None:
+    """An annotation's text; a number or other value is reported, never replaced by a default
+    (Kubernetes keeps annotations as strings: ObjectMeta.annotations is map[string]string)."""
+    value = notes.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    shown = int(value) if isinstance(value, float) and value.is_integer() else value  # the engine sends floats
+    raise UserError(key, shown, "is not text (Kubernetes annotations are strings)", f'quote it: "{shown}"')
+
+
 def _int(notes: dict[str, Any], key: str, default: int) -> int:
-    value = as_str(notes.get(key))
+    value = _text(notes, key)
     if value is None:
         return default
     if not re.fullmatch(r"\s*\d+\s*", value):
@@ -78,7 +88,7 @@ def request_from(notes: dict[str, Any]) -> ServingRequest | TrainingRequest | No
         workload = "train" if engine == "maxtext" or keys.PARALLELISM in notes else "serve"
     try:
         if workload == "train":
-            batch = as_str(notes.get(keys.BATCH)) or "1"
+            batch = _text(notes, keys.BATCH) or "1"
             return TrainingRequest(
                 model=model,
                 per_device_batch=float(batch),

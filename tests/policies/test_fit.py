@@ -1,10 +1,12 @@
 """tpu-model-fits-slice: the annotated model against the chips the workload gets."""
 
+import pytest
+
 from tests.policies import objects as o
 from tests.policies.harness import UNKNOWN_STRING, capture, of, raw, run
 from tpu_policies.fit import request_from
 from tpu_policies.values import UNKNOWN, as_str
-from tpu_stacks.annotations import ATTENTION, CONTEXT, MODEL, PARAMS, PREFILL_TOKENS
+from tpu_stacks.annotations import ATTENTION, BATCH, CONTEXT, MODEL, PARAMS, PREFILL_TOKENS
 from tpu_stacks.catalog.models import SAXML_175B_TEST
 
 POLICY = "tpu-model-fits-slice"
@@ -117,3 +119,12 @@ def test_a_prefill_annotation_that_is_not_a_count_is_reported():
     notes = {**o.serving_notes("meta-llama/Llama-3.1-70B", 8), PREFILL_TOKENS: "lots"}
     (problem,) = fit(lambda: o.deployment("vllm", o.pod(V6E, "2x4", 8), notes))
     assert f"{PREFILL_TOKENS}: 'lots' is not a whole number" in problem.message
+
+
+@pytest.mark.parametrize("key", [PREFILL_TOKENS, CONTEXT, BATCH])
+def test_a_numeric_sizing_annotation_is_reported_not_replaced_by_the_default(key):
+    """A raw program may write `4096` unquoted; the old check read only text and judged the default
+    (8192 tokens, batch 1) in its place. Kubernetes annotations are strings: it is reported with its value."""
+    notes = {**o.serving_notes("meta-llama/Llama-3.1-70B", 8), key: 4096}
+    (problem,) = fit(lambda: o.deployment("vllm", o.pod(V6E, "2x4", 8), notes))
+    assert f'{key}: 4096 is not text (Kubernetes annotations are strings); quote it: "4096"' in problem.message

@@ -244,7 +244,7 @@ def test_of_several_invalid_inputs_the_first_in_the_requests_order_is_named():
 
 def test_a_prefill_annotation_that_is_not_text_is_reported_not_judged():
     """Kubernetes annotations are strings; a number given by a program is not sized with a made-up step."""
-    with pytest.raises(UserError, match=r"^tpu-stacks.dev/\* \(prefill_tokens\): "):
+    with pytest.raises(UserError, match=r"^tpu-stacks.dev/prefill-tokens: 512 is not text"):
         fit.request_from({MODEL: "llama3-8b", PREFILL_TOKENS: 512.0})
 
 
