@@ -68,8 +68,19 @@ MODULES: dict[str, list[str]] = {
     "components/tpu_stacks/saxml/plan.py": ["tests/saxml/test_plan.py"],
     "components/tpu_stacks/jetstream/plan.py": ["tests/jetstream/test_plan.py"],
     "components/tpu_stacks/raytrain/plan.py": ["tests/raytrain/test_plan.py"],
-    "components/tpu_stacks/cluster/plan.py": ["tests/cluster/test_plan.py"],
-    "components/tpu_stacks/cluster/capacity.py": ["tests/cluster/test_plan.py", "tests/cluster/test_capacity.py"],
+    "components/tpu_stacks/cluster/plan.py": [
+        "tests/cluster/test_plan.py",
+        "tests/cluster/test_capacity_fallback.py",  # capacity lists: pools become a ComputeClass
+        "tests/cluster/test_compute_class.py",
+        "tests/catalog/test_locations.py",  # where a pool may go (catalog/locations.py through the plan)
+    ],
+    "components/tpu_stacks/cluster/capacity.py": [
+        "tests/cluster/test_plan.py",
+        "tests/cluster/test_capacity.py",
+        "tests/cluster/test_capacity_fallback.py",
+        "tests/cluster/test_workload_capacity.py",
+        "tests/catalog/test_capacity.py",
+    ],
 }
 # Paths (relative to the copy) put first on PYTHONPATH, so the copy's mutated file is the one imported.
 SEARCH_PATHS = ["components", "policies"]

@@ -146,6 +146,17 @@ def test_flex_start_on_v4_is_refused():
 def test_flex_start_longer_than_seven_days_is_refused():
     message = refusal({**V6E, "capacity": FALLBACK, "maxRunDuration": "700000s"})
     assert message.startswith("cluster.slices[0].maxRunDuration: '700000s' is longer than the 7 days")
+    # 7 days = 604,800 s is GKE's own limit (catalogue FLEX_START_MAX_RUN_SECONDS): exactly that is accepted
+    assert plan({**V6E, "capacity": FALLBACK, "maxRunDuration": "604800s"}).compute_classes
+    assert "604801s" in refusal({**V6E, "capacity": FALLBACK, "maxRunDuration": "604801s"})
+
+
+def test_one_kind_in_a_list_is_a_node_pool_not_a_class():
+    from tpu_stacks.cluster.capacity import is_fallback
+
+    assert (is_fallback(None), is_fallback(["spot"]), is_fallback(["spot", "onDemand"])) == (False, False, True)
+    (pool,) = plan({**V6E, "capacity": ["spot"]}).pools
+    assert (pool.spot, pool.compute_class) == (True, None)
 
 
 @pytest.mark.parametrize(
