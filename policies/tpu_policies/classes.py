@@ -27,6 +27,8 @@ class TpuRule:
     count: int | None
     topology: str | None
     machine_type: str | None
+    kind: str = "onDemand"
+    """The capacity kind the priority's nodes have: spot, flexStart, reservation or onDemand (k8s/compute_class.py)."""
 
     def describe(self) -> str:
         if self.type is None:
@@ -45,6 +47,14 @@ def class_name(props: dict[str, Any], fallback: str) -> str:
     return as_str(dig(props, "metadata", "name")) or fallback
 
 
+def _kind(rule: Any) -> str:
+    if dig(rule, "spot") is True:
+        return "spot"
+    if dig(rule, "flexStart", "enabled") is True:
+        return "flexStart"
+    return "reservation" if dig(rule, "reservations") not in (None, UNKNOWN) else "onDemand"
+
+
 def tpu_rules(props: dict[str, Any]) -> list[TpuRule] | None:
     """Every priority with its TPU block; None when the priorities are unknown at preview."""
     priorities = dig(props, "spec", "priorities")
@@ -60,6 +70,7 @@ def tpu_rules(props: dict[str, Any]) -> list[TpuRule] | None:
                 as_int(tpu.get("count")),
                 as_str(tpu.get("topology")),
                 as_str(dig(rule, "machineType")),
+                _kind(rule),
             )
         )
     return rules

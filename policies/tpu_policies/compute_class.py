@@ -29,8 +29,14 @@ from tpu_stacks.catalog.tpu import (
     TOPOLOGY_LABEL,
 )
 
-CAPACITY_LABELS = (SPOT_LABEL, FLEX_START_LABEL, QUEUED_LABEL, RESERVATION_LABEL)
-"""Node labels of one capacity kind ([XPK], [CTK]; catalogue section 3)."""
+CAPACITY_LABELS = {
+    SPOT_LABEL: "spot",
+    FLEX_START_LABEL: "flexStart",
+    QUEUED_LABEL: "queued",
+    RESERVATION_LABEL: "reservation",
+}
+"""Node labels of one capacity kind ([XPK], [CTK]; catalogue section 3), with the kind whose nodes carry them
+(a ComputeClass never provisions queued nodes)."""
 
 BUILT_IN_CLASSES = frozenset({"autopilot", "autopilot-spot", "Accelerator", "Balanced", "Performance", "Scale-Out"})
 """GKE's own ComputeClasses, which exist in clusters without a program declaring them (GKE "About GKE
@@ -66,7 +72,7 @@ def check_selection(template: PodTemplate, selected: str, classes: dict[str, lis
         return []  # priorities unknown at preview
     problems = []
     pinned = [label for label in CAPACITY_LABELS if template.selector(label) not in (None, UNKNOWN)]
-    if pinned and len(rules) > 1:
+    if any(rule.kind != CAPACITY_LABELS[label] for label in pinned for rule in rules):
         problems.append(
             f"{template.where} selects ComputeClass {selected} and {', '.join(pinned)}, which only one capacity kind's "
             "nodes carry: the other priorities' nodes can never take the pods; remove the capacity selector"

@@ -7,8 +7,6 @@ Saxml replace, the model. An internal load balancer or source ranges keep it pri
 
 from __future__ import annotations
 
-import ipaddress
-
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
@@ -20,24 +18,9 @@ from pulumi_policy import (
 
 from tpu_policies.values import UNKNOWN, as_list, config, dig, plain
 from tpu_policies.workloads import is_kubernetes, kind_of, name_of, workload_annotations
+from tpu_stacks.exposure import covers_whole_internet
 
 INTERNAL_ANNOTATIONS = ("networking.gke.io/load-balancer-type", "cloud.google.com/load-balancer-type")
-
-
-def _whole_internet(ranges: list) -> str:
-    """`0.0.0.0/0` or `::/0` when the ranges' union is every address of that family, even in pieces
-    (`0.0.0.0/1` + `128.0.0.0/1`); empty otherwise. Ranges that are unknown or unparsable count as none."""
-    networks = []
-    for value in ranges:
-        try:
-            networks.append(ipaddress.ip_network(str(value), strict=False))
-        except ValueError:
-            continue
-    for version, everything in ((4, "0.0.0.0/0"), (6, "::/0")):
-        family = [n for n in networks if n.version == version]
-        if family and list(ipaddress.collapse_addresses(family)) == [ipaddress.ip_network(everything)]:
-            return everything
-    return ""
 
 
 def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
@@ -52,7 +35,7 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
     ranges = dig(props, "spec", "loadBalancerSourceRanges")
     if ranges is UNKNOWN:
         return
-    whole = _whole_internet(as_list(ranges))
+    whole = covers_whole_internet([str(r) for r in as_list(ranges)])  # the program's own rule
     if as_list(ranges) and not whole:
         return
     name = name_of(props, args.name)

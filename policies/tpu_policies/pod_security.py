@@ -31,6 +31,7 @@ from tpu_policies.values import UNKNOWN, as_dict, as_list, as_str, dig, is_true,
 from tpu_policies.workloads import PodTemplate, pod_templates
 from tpu_stacks.annotations import API_TOKEN_REASON
 from tpu_stacks.catalog.tpu import TPU_RESOURCE
+from tpu_stacks.exposure import covers_whole_internet
 
 SECCOMP_OK = ("RuntimeDefault", "Localhost")
 ALLOWED_ADDED_CAPABILITIES = ("NET_BIND_SERVICE",)  # the one Pod Security `restricted` allows
@@ -144,7 +145,8 @@ def _open_to_internet(props: dict[str, Any]) -> bool:
     if not isinstance(authorized, dict):
         return authorized is not UNKNOWN
     blocks = as_list(authorized.get("cidrBlocks"))
-    return any(as_str(dig(block, "cidrBlock")) in ("0.0.0.0/0", "::/0") for block in blocks)
+    # the union, as for load balancers: 0.0.0.0/1 + 128.0.0.0/1 is the whole internet too
+    return bool(covers_whole_internet([as_str(dig(block, "cidrBlock")) or "" for block in blocks]))
 
 
 def _validate_control_plane(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:

@@ -175,3 +175,26 @@ def test_queued_provisioning_cannot_fall_back():
     assert refusal({**V6E, "capacity": FALLBACK, "queuedProvisioning": True}).startswith(
         "cluster.slices[0].queuedProvisioning: True cannot be combined with capacity"
     )
+
+
+def test_two_slices_cannot_share_one_compute_class():
+    """Same name, different shapes: one class would describe the first slice's TPUs only."""
+    big = {"generation": "v6e", "topology": "4x4", "count": 2, "name": "x", "capacity": ["spot", "onDemand"]}
+    small = {"generation": "v6e", "topology": "2x4", "name": "x", "capacity": ["spot", "onDemand"]}
+    assert refusal(big, small) == (
+        "cluster.slices[1].name: 'x' names the ComputeClass of cluster.slices[0] too; "
+        "give each slice with a capacity list a distinct name"
+    )
+
+
+def test_a_flex_start_pool_has_the_limits_of_a_flex_start_priority():
+    v4 = {"generation": "v4", "topology": "2x2x1", "flexStart": True}
+    assert refusal(v4, location="us-central2-b").startswith(
+        "cluster.slices[0].flexStart: True is not offered for TPU v4"
+    )
+    one_kind = {**V6E, "capacity": ["flexStart"]}
+    assert refusal(one_kind, min_version="1.32.0").startswith(
+        "cluster.minVersion: '1.32.0' is older than flex-start TPU node pools need; use 1.33.0-gke.1712000"
+    )
+    (pool,) = plan(one_kind, min_version="1.33.0-gke.1712000").pools
+    assert pool.flex_start

@@ -30,8 +30,10 @@ def selecting(klass: str, accelerator=V6E, topology="2x4", chips=8):
     return spec
 
 
-def raw_class(name: str, *tpus: dict | None) -> object:
-    priorities = [{"spot": True, **({"tpu": tpu} if tpu else {"machineFamily": "n4"})} for tpu in tpus]
+def raw_class(name: str, *tpus: dict | None, spot: tuple[bool, ...] = ()) -> object:
+    """A class with one priority per `tpus` entry; spot by default, or as `spot` says per priority."""
+    kinds = spot or (True,) * len(tpus)
+    priorities = [{"spot": s, **({"tpu": tpu} if tpu else {"machineFamily": "n4"})} for tpu, s in zip(tpus, kinds)]
     return raw(
         CLASS_TYPE,
         name,
@@ -121,7 +123,10 @@ def test_selecting_one_kinds_label_with_a_fallback_class_is_refused():
     """Spot-only pods in a spot -> on-demand class: the on-demand nodes never take them."""
     spec = selecting("tpu")
     spec["nodeSelector"]["cloud.google.com/gke-spot"] = "true"
-    (problem,) = of(run([raw_class("tpu", TPU_2X4, TPU_2X4), raw_deployment(spec)]), POLICY)
+    fallback = raw_class("tpu", TPU_2X4, TPU_2X4, spot=(True, False))
+    (problem,) = of(run([fallback, raw_deployment(spec)]), POLICY)
     assert "selects ComputeClass tpu and cloud.google.com/gke-spot" in problem.message
     single = of(run([raw_class("tpu", TPU_2X4), raw_deployment(spec)]), POLICY)
     assert single == []  # one priority: the label pins nothing away
+    all_spot = of(run([raw_class("tpu", TPU_2X4, TPU_2X4), raw_deployment(spec)]), POLICY)
+    assert all_spot == []  # every priority's nodes carry the spot label

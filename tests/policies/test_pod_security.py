@@ -102,6 +102,13 @@ def test_an_open_control_plane_is_advised_against():
         cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(cidr_block="0.0.0.0/0")]
     )
     assert len(check(cluster(master_authorized_networks_config=everyone), CONTROL_PLANE)) == 1
+    halves = gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+        cidr_blocks=[
+            gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(cidr_block=block)
+            for block in ("0.0.0.0/1", "128.0.0.0/1")  # the whole internet in two pieces
+        ]
+    )
+    assert len(check(cluster(master_authorized_networks_config=halves), CONTROL_PLANE)) == 1
 
 
 def test_authorized_networks_or_a_private_endpoint_pass():

@@ -31,9 +31,9 @@ def full_plan(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict, str,
     with contextlib.redirect_stdout(stdout):
         code = _plan(
             "--stack", "dev", "--cwd", str(RAW), "--policy-pack", str(PACK),
-            "--json", str(out / "plan.json"), "--manifests", str(out / "manifests"),
-        )  # fmt: skip
-    return code, json.loads((out / "plan.json").read_text()), stdout.getvalue(), out
+            "--json", str(out / "new" / "plan.json"), "--manifests", str(out / "manifests"),
+        )  # fmt: skip  # `new/` does not exist yet: the plan creates it, as it does the manifests folder
+    return code, json.loads((out / "new" / "plan.json").read_text()), stdout.getvalue(), out
 
 
 def test_mandatory_violation_fails_the_plan(full_plan: tuple[int, dict, str, Path]) -> None:
@@ -65,7 +65,7 @@ def test_json_inputs_come_from_the_up_run_and_hide_secrets(full_plan: tuple[int,
     secret = next(r for r in document["resources"] if r["type"] == "kubernetes:core/v1:Secret")
     assert secret["inputs"]["stringData"] == "[secret]"
     assert document["outputs"]["kubeconfig"] == "[secret]"
-    text = (out / "plan.json").read_text()
+    text = (out / "new" / "plan.json").read_text()
     assert secret_placeholder("raw-fixture:dbPassword") not in text
     for manifest in (out / "manifests").iterdir():
         assert secret_placeholder("raw-fixture:dbPassword") not in manifest.read_text()

@@ -242,7 +242,7 @@ SAXML = EngineVersion(
 
 RAY = EngineVersion(
     engine="ray",
-    version="2.49.1",  # raytrain/spec.py RAY_VERSION
+    version="2.49.1",  # the tutorial's Ray (§5); raytrain/spec.py RAY_VERSION reads it here
     images=(),  # the trainer image is built by the user (raytrain/trainer_image) FROM rayproject/ray:2.49.1-py312
     metric_prefix="ray_",
     # Ray Train v2 (the JaxTrainer the tutorial runs) exports its controller state and worker-group timings

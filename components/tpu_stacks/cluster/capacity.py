@@ -90,6 +90,33 @@ def check_capacity(key: str, spec: SliceSpec) -> None:
             )
 
 
+def check_flex_start_pool(key: str, spec: SliceSpec, shape: SliceShape, min_version: str | None) -> None:
+    """A flex-start node pool (`flexStart: true` or `capacity: [flexStart]`) has the limits of a flexStart
+    fallback priority: no TPU v4, and GKE's flex-start TPU floor when the user pins a version."""
+    if not spec.flex_start:
+        return
+    if shape.generation in FLEX_START_UNSUPPORTED:
+        raise UserError(
+            f"{key}.flexStart",
+            True,
+            f'is not offered for TPU {shape.generation} (GKE: "TPU v3 and v4 are not supported")',
+            "remove flexStart or use another generation",
+        )
+    if min_version is None:
+        return  # an unpinned version is the channel's: the generation floors of the plan apply
+    try:
+        chosen = gke_version(min_version)
+    except UserError as error:
+        raise error.under("cluster.minVersion") from None
+    if chosen < FLEX_START_TPU.parsed:
+        raise UserError(
+            "cluster.minVersion",
+            min_version,
+            "is older than flex-start TPU node pools need",
+            f"use {FLEX_START_TPU.version} or later (source: {FLEX_START_TPU.source})",
+        )
+
+
 def check_queued_generation(key: str, spec: SliceSpec, shape: SliceShape) -> None:
     """Queued provisioning only where Google's tooling shows GKE building it (`QUEUED_TPU_GENERATIONS`)."""
     if spec.queued_provisioning and shape.generation not in QUEUED_TPU_GENERATIONS:

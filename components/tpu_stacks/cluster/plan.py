@@ -35,6 +35,7 @@ from tpu_stacks.cluster.capacity import (
     autoscaling_limits,
     check_capacity,
     check_fallback,
+    check_flex_start_pool,
     check_queued_generation,
     parse_capacity,
     single_kind,
@@ -318,6 +319,23 @@ def _class_name(spec: SliceSpec, shape: SliceShape) -> str:
     return base.replace("{n}", "").strip("-") or generation_name
 
 
+def _refuse_shared_classes(pools: list[PoolPlan]) -> None:
+    """One ComputeClass per slice spec: two specs deriving the same class name would share one class
+    whose TPU shape fits only the first (`ClusterPlan.compute_classes` keeps one per name)."""
+    first: dict[str, int] = {}
+    for pool in pools:
+        if pool.compute_class is None:
+            continue
+        owner = first.setdefault(pool.compute_class, pool.slice_index)
+        if owner != pool.slice_index:
+            raise UserError(
+                f"cluster.slices[{pool.slice_index}].name",
+                pool.compute_class,
+                f"names the ComputeClass of cluster.slices[{owner}] too",
+                "give each slice with a capacity list a distinct name",
+            )
+
+
 def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
     """Check the spec and derive every pool; raises UserError on the first problem."""
     if spec.existing is None:
@@ -386,6 +404,7 @@ def _plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         elif kinds:
             check_fallback(key, slice_spec, shape, kinds, spec.mode, spec.min_version)
         check_capacity(key, slice_spec)
+        check_flex_start_pool(key, slice_spec, shape, spec.min_version)
         check_queued_generation(key, slice_spec, shape)
         if (
             spec.mode == "standard"
@@ -462,6 +481,7 @@ def _plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         raise UserError(
             "cluster.slices[].name", duplicates[0], "names two node pools", "give each slice a distinct name"
         )
+    _refuse_shared_classes(pools)
     for pool in pools:
         if not GKE_NAME.matches(pool.name):
             raise UserError(

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.annotations import API_TOKEN_REASON
+from tpu_stacks.raytrain.spec import RAY_USER_ID
 
 __all__ = ["API_TOKEN_REASON", "IMAGE_USERS", "ImageUser", "harden"]
 SECCOMP = "RuntimeDefault"
@@ -81,7 +82,7 @@ IMAGE_USERS: dict[str, ImageUser] = {
     ),
     "python": ImageUser(65534, "the publisher needs no writable path; nobody (65534) exists in Debian images"),
     "ray": ImageUser(
-        1000,
+        RAY_USER_ID,
         "rayproject/ray images run as USER ray (uid 1000, upstream-manifests.md §5); below 10000, but the "
         "image's conda lives in /home/ray, owned by that uid",
         home="/home/ray",

@@ -12,11 +12,12 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
+from tpu_stacks.catalog.engines import RAY
 from tpu_stacks.field_rules import EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # The tutorial's Ray: rayproject/ray:2.49.1-py312 and `pip install "ray[default]==2.49.1"` (§5).
-RAY_VERSION = "2.49.1"
+RAY_VERSION = RAY.version  # one place: the engine catalogue (catalog/engines.py)
 # MaxText, fetched at one commit (the tutorial clones the unpinned HEAD, §5 quirk 2). At this commit
 # src/MaxText/train.py has `main(argv)` and pyproject.toml declares `install_maxtext_github_deps`.
 MAXTEXT_REPOSITORY = "https://github.com/AI-Hypercomputer/maxtext.git"

@@ -35,6 +35,12 @@ VERSION_KEY = "tpu-stacks:kubernetesVersion"
 _SLOW_STEP = 0.3  # seconds before a step announces itself on stderr
 
 
+def _write(path: Path, text: str) -> None:
+    """Write an output file, creating its folder as `--manifests` does (a missing folder is no mistake)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     chosen = parser.add_mutually_exclusive_group(required=True)
     chosen.add_argument(
@@ -243,12 +249,10 @@ def _plan_one(
     print(render_text(preview, up, schema, policy))
     if args.diagram:
         target = Path(args.diagram.format(**named))
-        target.write_text(render_diagram(up, target), encoding="utf-8")
+        _write(target, render_diagram(up, target))
     if args.json:
         document = plan_document(preview, up, schema, policy)
-        Path(args.json.format(**named)).write_text(
-            json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-        )
+        _write(Path(args.json.format(**named)), json.dumps(document, indent=2, sort_keys=True) + "\n")
 
     failures = []
     if schema.problems:

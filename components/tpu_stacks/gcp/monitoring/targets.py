@@ -13,6 +13,8 @@ from typing import Any, Literal
 from tpu_stacks.catalog.engines import JETSTREAM, RAY, SAXML, VLLM, EngineVersion, engine_of_image
 from tpu_stacks.gcp.monitoring.queries import Scope
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+from tpu_stacks.raytrain.pods import RAY_METRICS_PORT
+from tpu_stacks.vllm.spec import PORT as VLLM_PORT
 
 Kind = Literal["vllm", "jetstream", "saxml", "raytrain"]
 
@@ -97,7 +99,7 @@ def vllm_target(plan: Any, hpa_name: str, deployment: str, container: str) -> Ta
         replicas=None if hpa else spec.replicas.min,
         hpa=hpa,
         startup_minutes=spec.startup_minutes,
-        metrics_port=8000,
+        metrics_port=VLLM_PORT,  # the API server serves /metrics on its own port
         **_common(plan, spec),
     )
 
@@ -141,7 +143,7 @@ def raytrain_target(plan: Any, container: str) -> Target:
         engine=RAY,
         tpu_containers=(container,),
         ray_cluster=spec.ray_cluster_name,
-        metrics_port=8080,
+        metrics_port=RAY_METRICS_PORT,
         slices=spec.slices,
         hosts_per_slice=plan.hosts,
         **_common(plan, spec),
