@@ -101,7 +101,7 @@ def plan(case: Case, monkeypatch: Any) -> Outcome:
     plan_cli.add_arguments(parser)  # the command's own flags and defaults, as the console script parses them
     args = parser.parse_args(
         ["--stack", stack, "--cwd", str(project), "--json", str(out_dir / "plan.json")]
-        + ["--manifests", str(out_dir / "manifests"), "--in-process-policy", "--placeholder-secrets"]
+        + ["--manifests", str(out_dir / "manifests"), "--placeholder-secrets"]  # refusals come before any pack
     )
     stdout, stderr = io.StringIO(), io.StringIO()
     try:
