@@ -14,8 +14,28 @@ from tpu_stacks.errors import UserError
 INTERNAL_LB_ANNOTATION = {"networking.gke.io/load-balancer-type": "Internal"}
 
 
+def service_type(exposure: str) -> str:
+    """`cluster`: a ClusterIP Service (pods only); `internal` and `public`: a passthrough load balancer."""
+    return "ClusterIP" if exposure == "cluster" else "LoadBalancer"
+
+
+def external_traffic_policy(exposure: str) -> str | None:
+    """`Local` on every load balancer. With `Cluster`, a request landing on a node without a serving pod is
+    forwarded with that node's address, which no `ipBlock` matches on GKE Dataplane V2 (cilium
+    Documentation/security/policy/caveats.rst); with `Local` the client's address reaches the pod, so the
+    policy can name the source ranges, and only nodes with a ready serving pod pass the load balancer's
+    health check, which the node itself answers on the Service's healthCheckNodePort, outside any pod
+    policy (cloud.google.com/kubernetes-engine/docs/concepts/service-load-balancer, "Effect of
+    externalTrafficPolicy")."""
+    return None if exposure == "cluster" else "Local"
+
+
 def check_source_ranges(section: str, exposure: str, source_ranges: list[str], what: str) -> None:
-    """Refuse a public endpoint without source ranges, a malformed range, or the whole internet."""
+    """Refuse a public endpoint without source ranges, a malformed range, or the whole internet.
+
+    A range with host bits set (`203.0.113.7/24`) is refused with its network address as the fix: the
+    range becomes both `loadBalancerSourceRanges` and the NetworkPolicy's `ipBlock`, and a user who wrote
+    one address with a short prefix may have meant `/32`; we do not guess which."""
     if exposure == "public" and not source_ranges:
         raise UserError(
             f"{section}.sourceRanges",
@@ -31,6 +51,14 @@ def check_source_ranges(section: str, exposure: str, source_ranges: list[str], w
             raise UserError(key, cidr, "is not a CIDR range", "write it like 203.0.113.0/24") from None
         if "/" not in cidr:
             raise UserError(key, cidr, "is not a CIDR range", f"write it with a prefix length, like {cidr}/32")
+        address = ipaddress.ip_interface(cidr).ip
+        if address != network.network_address:
+            raise UserError(
+                key,
+                cidr,
+                "has host bits set",
+                f"write its network address, {network}, or the one address, {address}/{network.max_prefixlen}",
+            )
         if network.prefixlen == 0:
             raise UserError(key, cidr, "opens the endpoint to the whole internet", "name the networks that need it")
     whole = covers_whole_internet(source_ranges)
@@ -46,7 +74,8 @@ def check_source_ranges(section: str, exposure: str, source_ranges: list[str], w
 def covers_whole_internet(cidrs: list[str]) -> str:
     """`0.0.0.0/0` or `::/0` when the ranges' union is every address of that family (`0.0.0.0/1` and
     `128.0.0.0/1` are the whole internet in two pieces); empty when it is not. Unparsable ranges are
-    left to the caller's own check."""
+    left to the caller's own check. A range with host bits counts as its network (`strict=False`), as GKE's
+    firewall and Go's net.ParseCIDR read it: the policy pack judges manifests this program did not check."""
     networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
     for cidr in cidrs:
         try:

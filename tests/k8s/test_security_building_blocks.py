@@ -1,9 +1,8 @@
-"""The building blocks of k8s.security, k8s.network_policy and k8s.namespace, on their own."""
+"""The building blocks of k8s.security and k8s.namespace, on their own (network policies: test_connectivity.py)."""
 
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.k8s.namespace import pod_security_labels
-from tpu_stacks.k8s.network_policy import ANY_POD, PROMETHEUS, Allow, Guarded, Peer, policy_spec
 from tpu_stacks.k8s.security import IMAGE_USERS, harden
 
 
@@ -57,20 +56,3 @@ def test_an_image_with_its_own_home_keeps_it_and_gets_a_writable_cache():
 def test_harden_keeps_the_api_token_only_when_asked():
     spec = k8s.core.v1.PodSpecArgs(containers=[k8s.core.v1.ContainerArgs(name="a", image="a:1")])
     assert harden(spec, IMAGE_USERS["metrics-adapter"], api_token=True).automount_service_account_token is True
-
-
-def test_a_guarded_group_without_egress_rules_leaves_egress_open():
-    spec = policy_spec(Guarded("open", {"app": "x"}, ingress=(Allow("any pod", (ANY_POD,), (80,)),), egress=None))
-    assert spec.policy_types == ["Ingress"] and spec.egress is None
-    (rule,) = spec.ingress
-    assert rule.from_[0].namespace_selector.match_labels is None and rule.from_[0].pod_selector.match_labels == {}
-
-
-def test_peers_render_as_namespace_pod_and_ip_block_selectors():
-    assert PROMETHEUS.args().namespace_selector.match_labels == {"kubernetes.io/metadata.name": "gmp-system"}
-    same_namespace = Peer(pod_labels={"app": "x"}).args()
-    assert same_namespace.namespace_selector is None and same_namespace.pod_selector.match_labels == {"app": "x"}
-    block = Peer(cidrs=("0.0.0.0/0",), except_cidrs=("10.0.0.0/8",)).args().ip_block
-    assert (block.cidr, block.except_) == ("0.0.0.0/0", ["10.0.0.0/8"])
-    every_port = Allow("all", (Peer(pod_labels={"app": "x"}),)).ingress()
-    assert every_port.ports is None

@@ -26,8 +26,9 @@ from tpu_stacks.gcp.monitoring.plan import plan_monitoring
 from tpu_stacks.gcp.monitoring.targets import jetstream_target
 from tpu_stacks.jetstream.args import JetStreamSlice, JetStreamStackArgs
 from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
+from tpu_stacks.jetstream.network import SERVICE, network
 from tpu_stacks.jetstream.plan import JetStreamPlan, plan_jetstream
-from tpu_stacks.jetstream.pod import network, pod_template
+from tpu_stacks.jetstream.pod import pod_template
 from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, METRICS_PORT, JetStreamSpec
 from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.validation import parse, parse_section
@@ -35,7 +36,6 @@ from tpu_stacks.workload import declare_foundation
 
 TYPE = "tpu-stacks:index:JetStreamStack"
 APP = "jetstream-pytorch-server"  # Deployment name and app label, as the tutorial
-SERVICE = "jetstream-svc"
 SECRET_NAME = "huggingface-secret"  # the name and key the images read (upstream-manifests.md §4.3, §7)
 SAMPLE_REQUEST = {"prompt": "What are the top 5 programming languages", "max_tokens": 200}  # the tutorial's
 

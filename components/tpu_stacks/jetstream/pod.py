@@ -24,11 +24,10 @@ from tpu_stacks.catalog.engines import JETSTREAM_METRICS_FLAG
 from tpu_stacks.catalog.models import dtype_bytes
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.compile_cache import cache_containers, cache_mount, cache_volume, wait_for_checkpoint
-from tpu_stacks.jetstream.converter import converter_labels, hf_token_mount, hf_token_volume
+from tpu_stacks.jetstream.converter import hf_token_mount, hf_token_volume
 from tpu_stacks.jetstream.plan import JetStreamPlan
 from tpu_stacks.jetstream.spec import COMPILE_CACHE_DIR, GRPC_PORT, HTTP_PORT, METRICS_PORT, MODELS_DIR, WEIGHTS_DIR
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
-from tpu_stacks.k8s.network_policy import ANY_POD, Allow, Guarded, scrape
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
 from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
@@ -49,7 +48,7 @@ def _weights_gib(plan: JetStreamPlan) -> int:
     return math.ceil(payload * 1.2 / GiB)
 
 
-def _exports_metrics(plan: JetStreamPlan) -> bool:
+def exports_metrics(plan: JetStreamPlan) -> bool:
     """The engine serves Prometheus metrics on METRICS_PORT (its flag is among the server's arguments)."""
     return any(a.startswith(f"{JETSTREAM_METRICS_FLAG}=") for a in plan.server_args())
 
@@ -76,7 +75,7 @@ def _server(plan: JetStreamPlan, pool: PoolPlan) -> k8s.core.v1.ContainerArgs:
             k8s.core.v1.ContainerPortArgs(name="grpc", container_port=GRPC_PORT),
             *(  # Managed Prometheus scrapes JetStream's metrics server (gcp/monitoring)
                 [k8s.core.v1.ContainerPortArgs(name="metrics", container_port=METRICS_PORT)]
-                if _exports_metrics(plan)
+                if exports_metrics(plan)
                 else []
             ),
         ],
@@ -144,15 +143,3 @@ def pod_template(
     return k8s.core.v1.PodTemplateSpecArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar), spec=pod
     )
-
-
-def network(plan: JetStreamPlan, labels: dict[str, str]) -> tuple[Guarded, ...]:
-    """The gateway's HTTP port from pods (the Service is ClusterIP; `kubectl port-forward` needs no allow),
-    and Managed Prometheus on the engine's metrics port when it serves one.
-    The engine's gRPC port is reached over the pod's loopback only. The converter accepts nothing."""
-    http = Allow("the HTTP gateway (ClusterIP Service)", peers=(ANY_POD,), ports=(HTTP_PORT,))
-    metrics = (scrape([METRICS_PORT]),) if _exports_metrics(plan) else ()
-    groups = [Guarded("jetstream-server", labels, ingress=(http, *metrics))]
-    if plan.converter_flow:
-        groups.append(Guarded("jetstream-converter", converter_labels(plan)))
-    return tuple(groups)

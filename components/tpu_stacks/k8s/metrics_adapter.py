@@ -14,17 +14,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.gcp.identity import WorkloadIdentity, dependencies_of
+from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.k8s.namespace import pod_security_labels
-from tpu_stacks.k8s.network_policy import (
-    ANYWHERE,
-    GKE_METADATA_SERVER,
-    KUBE_DNS,
-    METADATA_SERVER,
-    Allow,
-    Guarded,
-    Peer,
-    declare_network_policies,
-)
+from tpu_stacks.k8s.network_policy import declare_network_policies
+from tpu_stacks.k8s.platform_flows import api_endpoint, api_server_calls, dns, metadata_server
 from tpu_stacks.k8s.probes import tcp_probe
 from tpu_stacks.k8s.security import API_TOKEN_REASON, IMAGE_USERS, harden
 
@@ -45,18 +38,12 @@ APISERVICES = (
 )
 
 
-def network(labels: dict[str, str]) -> tuple[Guarded, ...]:
-    """The API server calls the adapter (the aggregated metrics APIs) from the control plane, whose
-    address is not known when planning: its port from anywhere. The adapter calls the Kubernetes API
-    (a public or private control-plane address) and Cloud Monitoring, both on 443."""
-    egress = (
-        Allow("DNS through kube-dns", (Peer(pod_labels=KUBE_DNS, namespace="kube-system"),), (53,), (53,)),
-        Allow("Workload Identity tokens", (Peer(cidrs=(METADATA_SERVER[0],)),), (METADATA_SERVER[1],)),
-        Allow("the GKE metadata server", (Peer(cidrs=(GKE_METADATA_SERVER[0],)),), (GKE_METADATA_SERVER[1],)),
-        Allow("the Kubernetes API and Cloud Monitoring", (ANYWHERE,), (443,)),
-    )
-    serving = Allow("the aggregated metrics APIs, called by the API server", (ANYWHERE,), (SECURE_PORT,))
-    return (Guarded("custom-metrics-adapter", labels, ingress=(serving,), egress=egress),)
+def network(labels: dict[str, str]) -> tuple[Group, ...]:
+    """The API server calls the adapter (the aggregated metrics APIs) through konnectivity-agent, or from the
+    control plane on clusters without it. The adapter calls the Kubernetes API (the cluster's public or
+    private endpoint) and Cloud Monitoring, both on 443, and the metadata server for its token."""
+    flows = (*api_server_calls(SECURE_PORT), *dns(), *metadata_server(), *api_endpoint())
+    return (Group("custom-metrics-adapter", NAMESPACE, dict(labels), flows),)
 
 
 class CustomMetricsAdapterArgs(TypedDict):

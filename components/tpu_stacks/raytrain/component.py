@@ -24,8 +24,9 @@ from tpu_stacks.gcp.monitoring.targets import raytrain_target
 from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.raytrain.args import RayTrainStackArgs, TrainingSlice
 from tpu_stacks.raytrain.image import declare_image
+from tpu_stacks.raytrain.network import network
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
-from tpu_stacks.raytrain.pods import head_template, network, submitter_template, worker_template
+from tpu_stacks.raytrain.pods import head_template, submitter_template, worker_template
 from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_VERSION, RayTrainSpec
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.workload import declare_foundation

@@ -19,7 +19,6 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
-from tpu_stacks.k8s.network_policy import ANY_POD, Allow, Guarded, Peer, dns_and_google, scrape
 from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.raytrain.plan import RayTrainPlan
@@ -71,26 +70,6 @@ def _metadata(
     """A pod writes at most what it reads back (the cache's payload) through the mount at a time."""
     notes = sidecar_annotations(cache_gib, staged_gib=cache_gib, volumes=volumes or [])
     return k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=notes)
-
-
-def network(plan: RayTrainPlan) -> tuple[Guarded, ...]:
-    """Ray's head and workers talk on many ports (GCS, raylets, object managers, worker processes, JAX's
-    coordinator, the TPU slices' DCN traffic): every port between the pods of this Ray cluster, nothing
-    from other pods except the dashboard/job API (the RayJob's submitter and the KubeRay operator call it;
-    `kubectl port-forward` needs no allow) and Managed Prometheus's scrape of Ray's metrics."""
-    cluster = Allow("the pods of this Ray cluster, on every port", (Peer(pod_labels=pod_labels(plan)),))
-    dashboard = Allow(
-        "the dashboard and job API: the RayJob submitter, the KubeRay operator", (ANY_POD,), (HEAD_PORTS["dashboard"],)
-    )
-    egress = (*dns_and_google(), cluster)
-    job_api = Allow(
-        "`ray job submit` to the head", (Peer(pod_labels=pod_labels(plan, "head")),), (HEAD_PORTS["dashboard"],)
-    )
-    return (
-        Guarded("ray-head", pod_labels(plan, "head"), (cluster, dashboard, scrape([RAY_METRICS_PORT])), egress),
-        Guarded("ray-worker", pod_labels(plan, "worker"), (cluster, scrape([RAY_METRICS_PORT])), egress),
-        Guarded("ray-job-submitter", submitter_labels(plan), egress=(*dns_and_google(), job_api)),
-    )
 
 
 def head_template(

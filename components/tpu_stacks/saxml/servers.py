@@ -12,7 +12,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
+from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
 from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.saxml.plan import SaxmlPlan
@@ -116,7 +116,8 @@ def http_service(resource: str, plan: SaxmlPlan, opts: pulumi.ResourceOptions) -
             annotations=INTERNAL_LB_ANNOTATION if spec.exposure == "internal" else None,
         ),
         spec=k8s.core.v1.ServiceSpecArgs(
-            type="ClusterIP" if spec.exposure == "cluster" else "LoadBalancer",
+            type=service_type(spec.exposure),
+            external_traffic_policy=external_traffic_policy(spec.exposure),
             selector=pod_labels(HTTP_NAME),
             ports=[k8s.core.v1.ServicePortArgs(name="http", port=HTTP_PORT, target_port=HTTP_PORT, protocol="TCP")],
             load_balancer_source_ranges=spec.source_ranges or None,

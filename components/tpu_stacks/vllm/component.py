@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
+from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
 from tpu_stacks.gcp.monitoring.args import MonitoringLinks
 from tpu_stacks.gcp.monitoring.component import declare_monitoring
 from tpu_stacks.gcp.monitoring.plan import plan_monitoring
@@ -26,8 +26,9 @@ from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
 from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.vllm.args import ServedSlice, VllmStackArgs
+from tpu_stacks.vllm.network import SERVICE, network
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
-from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, network, pod_template, workload_annotations
+from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
 from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmSpec
 from tpu_stacks.workload import declare_foundation
 
@@ -220,16 +221,16 @@ class VllmStack(pulumi.ComponentResource):
         self, name: str, spec: VllmSpec, labels: dict[str, str], opts: pulumi.ResourceOptions
     ) -> k8s.core.v1.Service:
         """Internal load balancer by default; public only on request and then only to source ranges."""
-        kind = "ClusterIP" if spec.exposure == "cluster" else "LoadBalancer"
         return k8s.core.v1.Service(
             f"{name}-service",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name="vllm-service",
+                name=SERVICE,
                 namespace=spec.namespace,
                 annotations=INTERNAL_LB_ANNOTATION if spec.exposure == "internal" else None,
             ),
             spec=k8s.core.v1.ServiceSpecArgs(
-                type=kind,
+                type=service_type(spec.exposure),
+                external_traffic_policy=external_traffic_policy(spec.exposure),
                 selector=labels,
                 ports=[k8s.core.v1.ServicePortArgs(name="http", port=PORT, target_port=PORT, protocol="TCP")],
                 load_balancer_source_ranges=spec.source_ranges or None,

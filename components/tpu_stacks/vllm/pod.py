@@ -14,7 +14,6 @@ from tpu_stacks import annotations
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s import compile_cache
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
-from tpu_stacks.k8s.network_policy import ANY_POD, ANYWHERE, Allow, Guarded, scrape
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, startup_probe
 from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
@@ -140,11 +139,3 @@ def pod_template(
 def workload_annotations(plan: VllmPlan) -> dict[str, str]:
     """What the policy pack needs to re-check the fit at preview."""
     return annotations.for_serving(plan.request, plan.tensor_parallel_size)
-
-
-def network(plan: VllmPlan, labels: dict[str, str]) -> tuple[Guarded, ...]:
-    """The servers accept the API (from anywhere behind a load balancer, whose source ranges filter; from
-    pods only when exposure is `cluster`) and Managed Prometheus's scrape of /metrics on the same port."""
-    clients = (ANY_POD,) if plan.spec.exposure == "cluster" else (ANYWHERE,)
-    api = Allow("the OpenAI-compatible API (Service vllm-service)", peers=clients, ports=(PORT,))
-    return (Guarded("vllm-server", labels, ingress=(api, scrape([PORT]))),)

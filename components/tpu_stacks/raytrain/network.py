@@ -1,0 +1,36 @@
+"""Ray Train's connectivity contract.
+
+Ray's head and workers talk on many ports (GCS, raylets, object managers, worker processes, JAX's
+coordinator, the TPU slices' DCN traffic): every port between the pods of this Ray cluster. From
+other pods only the dashboard/job API on the head (the RayJob's submitter and the KubeRay operator
+call it; `kubectl port-forward` needs no allow) and Managed Prometheus's scrape of Ray's metrics.
+Egress: DNS, the metadata server, HTTPS outside the cluster; the TPU workers reach the TPU runtime on
+their node.
+"""
+
+from __future__ import annotations
+
+from tpu_stacks.k8s.connectivity import Group, Pods, egress, ingress
+from tpu_stacks.k8s.platform_flows import scrape, workload_egress
+from tpu_stacks.raytrain.plan import RayTrainPlan
+from tpu_stacks.raytrain.pods import RAY_METRICS_PORT, pod_labels, submitter_labels
+from tpu_stacks.raytrain.spec import HEAD_PORTS
+
+
+def network(plan: RayTrainPlan) -> tuple[Group, ...]:
+    namespace = plan.spec.namespace
+    ray = Pods(namespace, pod_labels(plan))
+    why = "the pods of this Ray cluster, on every port"
+    cluster = (*ingress(ray, [None], why), *egress(ray, [None], why))
+    dashboard = HEAD_PORTS["dashboard"]
+    head_api = ingress(
+        Pods("*", {}), [dashboard], "the dashboard and job API: the RayJob submitter, the KubeRay operator"
+    )
+    metrics = scrape([RAY_METRICS_PORT])
+    head = (*cluster, *head_api, *metrics, *workload_egress(tpu=False))
+    submit = egress(Pods(namespace, pod_labels(plan, "head")), [dashboard], "`ray job submit` to the head")
+    return (
+        Group("ray-head", namespace, pod_labels(plan, "head"), head),
+        Group("ray-worker", namespace, pod_labels(plan, "worker"), (*cluster, *metrics, *workload_egress(tpu=True))),
+        Group("ray-job-submitter", namespace, submitter_labels(plan), (*workload_egress(tpu=False), *submit)),
+    )
