@@ -58,7 +58,13 @@ def test_the_annotation_is_compact_sorted_json_in_the_stated_order():
             "port": 443,
             "why": "out",
         },
-        {"direction": "egress", "peer": {"kind": "hosts", "what": "the node"}, "protocol": "TCP", "port": 8353, "why": "runtime"},
+        {
+            "direction": "egress",
+            "peer": {"kind": "hosts", "what": "the node"},
+            "protocol": "TCP",
+            "port": 8353,
+            "why": "runtime",
+        },
         {"direction": "ingress", "peer": {"kind": "any"}, "protocol": "UDP", "port": None, "why": "all"},
     ]
     assert text.startswith('[{"direction":"ingress","peer":{"kind":"pods","labels":{"app":"y"},"namespace":"ns"}')
@@ -190,7 +196,11 @@ def test_tpu_pods_reach_their_node_runtime_on_8353_and_others_do_not_ask():
     assert (flow.direction, flow.port, flow.protocol, type(flow.peer)) == ("egress", 8353, "TCP", Hosts)
     assert platform.workload_egress(tpu=True)[-1] == flow
     assert flow not in platform.workload_egress(tpu=False)
-    assert platform.workload_egress(tpu=False) == (*platform.dns(), *platform.metadata_server(), *platform.google_apis())
+    assert platform.workload_egress(tpu=False) == (
+        *platform.dns(),
+        *platform.metadata_server(),
+        *platform.google_apis(),
+    )
 
 
 def test_managed_prometheus_scrapes_from_its_collectors():
@@ -222,7 +232,10 @@ def test_the_smoke_test_group_calls_the_server_and_its_metrics_port():
     assert group.labels == SMOKE_TEST_LABELS == {"app.kubernetes.io/component": "smoke-test"}
     assert (group.name, group.namespace, group.restrict_egress) == ("smoke-test", "vllm", True)
     assert group.flows[:2] == platform.dns()
-    assert [(f.peer, f.port) for f in group.of("egress")[2:]] == [(Pods("vllm", {"app": "vllm"}), 8000), (Pods("vllm", {"app": "vllm"}), 9100)]
+    assert [(f.peer, f.port) for f in group.of("egress")[2:]] == [
+        (Pods("vllm", {"app": "vllm"}), 8000),
+        (Pods("vllm", {"app": "vllm"}), 9100),
+    ]
     assert group.of("ingress") == ()
     same_port = platform.smoke_test_group("vllm", {"app": "vllm"}, 8000, 8000)
     assert [f.port for f in same_port.of("egress")[2:]] == [8000]
