@@ -81,6 +81,18 @@ MODULES: dict[str, list[str]] = {
         "tests/cluster/test_workload_capacity.py",
         "tests/catalog/test_capacity.py",
     ],
+    # The connectivity contract, the policies generated from it, and who may reach a load balancer.
+    "components/tpu_stacks/k8s/connectivity.py": ["tests/k8s/test_connectivity.py"],
+    "components/tpu_stacks/k8s/platform_flows.py": [
+        "tests/k8s/test_connectivity.py",
+        "tests/test_workload_networks.py",  # the workloads compose them
+    ],
+    "components/tpu_stacks/k8s/network_policy.py": ["tests/k8s/test_connectivity.py"],
+    "components/tpu_stacks/exposure.py": ["tests/test_exposure.py"],
+    "components/tpu_stacks/vllm/network.py": ["tests/test_workload_networks.py"],
+    "components/tpu_stacks/saxml/network.py": ["tests/test_workload_networks.py"],
+    "components/tpu_stacks/jetstream/network.py": ["tests/test_workload_networks.py"],
+    "components/tpu_stacks/raytrain/network.py": ["tests/test_workload_networks.py"],
 }
 # Paths (relative to the copy) put first on PYTHONPATH, so the copy's mutated file is the one imported.
 SEARCH_PATHS = ["components", "policies"]

@@ -242,3 +242,40 @@ def test_the_smoke_test_group_calls_the_server_and_its_metrics_port():
     assert [f.port for f in platform.smoke_test_group("s", {"a": "b"}, 8888).of("egress")[2:]] == [8888]
     (client,) = platform.smoke_test_clients("vllm", [8000])
     assert client.peer == Pods("vllm", SMOKE_TEST_LABELS) and (client.direction, client.port) == ("ingress", 8000)
+
+
+def test_declared_policies_carry_the_contract_and_refuse_a_group_of_another_namespace():
+    import pulumi
+
+    from tests.mocks import capture
+    from tpu_stacks.k8s.network_policy import declare_network_policies
+
+    group = Group("g", "ns", {"app": "x"}, (*ingress(Pods("ns", {"app": "y"}), [80], "y calls x"), *platform.dns()))
+    declared = []
+
+    def build():
+        declared.extend(declare_network_policies("w", "ns", [group], pulumi.ResourceOptions()))
+
+    mocks = capture(build)
+    assert len(declared) == 2
+    deny, own = sorted(mocks.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy"), key=lambda r: r.name)
+    assert (deny.name, deny.inputs["metadata"]["name"], own.name) == (
+        "w-default-deny-ingress",
+        DENY_ALL_NAME,
+        "w-netpol-g",
+    )
+    assert "annotations" not in deny.inputs["metadata"]
+    assert own.inputs["metadata"]["annotations"] == {ANNOTATION: group.annotation()}
+    assert own.inputs["metadata"]["namespace"] == "ns" and own.inputs["spec"]["podSelector"] == {
+        "matchLabels": {"app": "x"}
+    }
+    assert (
+        deny.inputs["metadata"]["labels"]
+        == own.inputs["metadata"]["labels"]
+        == {"app.kubernetes.io/managed-by": "tpu-stacks"}
+    )
+    def mismatched():
+        with pytest.raises(ValueError, match="group g is of namespace ns, not other"):
+            declare_network_policies("w", "other", [group], pulumi.ResourceOptions())
+
+    assert capture(mismatched).resources == []  # refused before anything is declared

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from scripts import security_flows
 from tests.stacks.test_security import WORKLOAD_STACKS, objects, pods, policies, selects
 
 PRIVATE = [ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
@@ -185,3 +186,24 @@ def test_each_policy_opens_exactly_the_flows_its_contract_states(stack):
         if "Egress" not in found["spec"]["policyTypes"]:
             stated = {s for s in stated if s[0] == "ingress"}
         assert _opened(found["spec"], meta["namespace"]) == stated, (stack, meta["name"])
+
+
+def test_docs_security_shows_exactly_the_shipped_contracts():
+    """docs/security.md's flow tables are the annotations of the tutorial stacks' policies
+    (regenerate with `venv/bin/python scripts/security_flows.py`)."""
+    text = security_flows.DOC.read_text()
+    expected = security_flows.replace_section(
+        text, security_flows.section({s: policies(s) for s in security_flows.STACKS})
+    )
+    assert text == expected, "docs/security.md is stale: run venv/bin/python scripts/security_flows.py"
+
+
+def test_the_docs_tables_change_when_a_contract_does():
+    stack = {"vllm": policies("vllm")}
+    rendered = security_flows.section(stack)
+    assert "| `vllm/vllm-server` | egress | the TPU runtime on the node [port-only] | 8353/TCP |" in rendered
+    changed = json.loads(json.dumps(stack))
+    server = next(p for p in changed["vllm"] if p["metadata"]["name"] == "vllm-server")
+    flows = json.loads(server["metadata"]["annotations"]["tpu-stacks.dev/flows"])
+    server["metadata"]["annotations"]["tpu-stacks.dev/flows"] = json.dumps(flows[:-1])
+    assert "8353/TCP" not in security_flows.section(changed)

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.k8s.connectivity import ANNOTATION, External, Flow, Group, Pods
+from tpu_stacks.k8s.connectivity import ANNOTATION, External, Flow, Group, Peer, Pods
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace
 DENY_ALL_NAME = "default-deny-ingress"
@@ -48,11 +48,11 @@ def peer_args(peer: Pods | External, namespace: str) -> k8s.networking.v1.Networ
     return k8s.networking.v1.NetworkPolicyPeerArgs(namespace_selector=by_name, pod_selector=pods)
 
 
-def _peer_key(flow: Flow) -> str:
-    """Flows whose peers become the same rule peer share a rule; hosts and any share the port-only rule."""
+def _peer_key(flow: Flow) -> str | None:
+    """Flows whose peers become the same rule peer share a rule; hosts and any share the port-only rule (None)."""
     if isinstance(flow.peer, (Pods, External)):
         return json.dumps(flow.peer.json(), sort_keys=True)
-    return ""
+    return None
 
 
 Peers = list[k8s.networking.v1.NetworkPolicyPeerArgs] | None
@@ -62,21 +62,18 @@ Ports = list[k8s.networking.v1.NetworkPolicyPortArgs] | None
 def rules(flows: Sequence[Flow], namespace: str) -> list[tuple[Peers, Ports]]:
     """(peers, ports) per rule, in the order the flows are stated: one rule per peer with all its ports.
     None peers: any peer (a port-only rule); None ports: every port."""
-    grouped: dict[str, list[Flow]] = {}
+    grouped: dict[str | None, tuple[Peer, list[Flow]]] = {}
     for flow in flows:
-        grouped.setdefault(_peer_key(flow), []).append(flow)
+        grouped.setdefault(_peer_key(flow), (flow.peer, []))[1].append(flow)
     out: list[tuple[Peers, Ports]] = []
-    for key, same in grouped.items():
-        peer = same[0].peer
-        peers = [peer_args(peer, namespace)] if key and isinstance(peer, (Pods, External)) else None
-        if any(f.port is None for f in same):
-            ports = None
-        else:
+    for peer, same in grouped.values():
+        peers = [peer_args(peer, namespace)] if isinstance(peer, (Pods, External)) else None
+        ports: Ports = None
+        if all(f.port is not None for f in same):
             ports = []
             for f in same:  # each (port, protocol) once
-                port = k8s.networking.v1.NetworkPolicyPortArgs(port=f.port, protocol=f.protocol)
                 if (f.port, f.protocol) not in [(p.port, p.protocol) for p in ports]:
-                    ports.append(port)
+                    ports.append(k8s.networking.v1.NetworkPolicyPortArgs(port=f.port, protocol=f.protocol))
         out.append((peers, ports))
     return out
 
@@ -108,6 +105,9 @@ def declare_network_policies(
     name: str, namespace: str, groups: Sequence[Group], opts: pulumi.ResourceOptions
 ) -> list[k8s.networking.v1.NetworkPolicy]:
     """The namespace's deny-all ingress policy and one policy per contract group (all of `namespace`)."""
+    for group in groups:
+        if group.namespace != namespace:  # a program error (not the user's input): refused before declaring
+            raise ValueError(f"group {group.name} is of namespace {group.namespace}, not {namespace}")
     policies = [
         k8s.networking.v1.NetworkPolicy(
             f"{name}-{DENY_ALL_NAME}",
@@ -117,8 +117,6 @@ def declare_network_policies(
         )
     ]
     for group in groups:
-        if group.namespace != namespace:
-            raise ValueError(f"group {group.name} is of namespace {group.namespace}, not {namespace}")
         policies.append(
             k8s.networking.v1.NetworkPolicy(
                 f"{name}-netpol-{group.name}",
