@@ -385,7 +385,7 @@ EXPOSURE = [
     Case("whole", vllm(exposure="public", sourceRanges=["0.0.0.0/0"]), "tpu-stacks:vllm.sourceRanges[0]"),
     Case("whole-v6", vllm(exposure="public", sourceRanges=["::/0"]), "tpu-stacks:vllm.sourceRanges[0]"),
     # A range with host bits: refused with its network address (it becomes a firewall range and an ipBlock).
-    Case("host-bits", vllm(exposure="public", sourceRanges=["203.0.113.7/24"]), "tpu-stacks:vllm.sourceRanges[0]"),
+    Case("vllm-host-bits", vllm(exposure="public", sourceRanges=["203.0.113.7/24"]), "tpu-stacks:vllm.sourceRanges[0]"),
     Case("saxml-host-bits", saxml(sourceRanges=["10.1.2.3/8"]), "tpu-stacks:saxml.sourceRanges[0]"),
     Case(
         "saxml-halves",
