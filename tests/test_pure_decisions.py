@@ -22,6 +22,8 @@ PURE = [
     "tpu_stacks.annotations",
     "tpu_stacks.images",
     "tpu_stacks.exposure",
+    "tpu_stacks.k8s.connectivity",  # the connectivity contract; policies are built from it elsewhere
+    "tpu_stacks.k8s.platform_flows",
     "tpu_stacks.gcp.universe",
     "tpu_stacks.cluster.spec",
     "tpu_stacks.cluster.plan",

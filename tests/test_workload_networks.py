@@ -147,3 +147,11 @@ def test_the_metrics_adapter_is_called_by_the_api_server_and_calls_the_api_endpo
     assert (group.name, group.namespace) == ("custom-metrics-adapter", "custom-metrics")
     assert group.flows == (*api_server_calls(6443), *dns(), *metadata_server(), *api_endpoint())
     assert any(f.peer == ANY and f.port == 443 and f.direction == "egress" for f in group.flows)
+
+
+def test_every_workload_states_its_contract_in_a_network_module_of_the_same_name():
+    import importlib
+
+    for workload in ("vllm", "saxml", "jetstream", "raytrain"):
+        module = importlib.import_module(f"tpu_stacks.{workload}.network")
+        assert callable(module.network), workload
