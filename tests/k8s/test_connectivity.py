@@ -274,6 +274,7 @@ def test_declared_policies_carry_the_contract_and_refuse_a_group_of_another_name
         == own.inputs["metadata"]["labels"]
         == {"app.kubernetes.io/managed-by": "tpu-stacks"}
     )
+
     def mismatched():
         with pytest.raises(ValueError, match="group g is of namespace ns, not other"):
             declare_network_policies("w", "other", [group], pulumi.ResourceOptions())
