@@ -130,6 +130,8 @@ class _Checker:
         self.map: ConnectivityMap = maps["full"]
         self.ingress_map: ConnectivityMap = maps["ingress"]
         self.failures: set[str] = set()
+        # (destination, port) -> address ranges admitted beyond the contract, merged before reporting
+        self.wide_addresses: dict[tuple[str, str], list[tuple[int, int]]] = {}
 
     def fail(self, what: str, source: str, destination: str, port: str, why: str = "") -> None:
         """One line: what, source -> destination, port/protocol, and the contract's reason."""
@@ -238,10 +240,8 @@ class _Checker:
                     for r in analyzer.cidr_ranges(f.peer["cidr"], f.peer.get("except") or [])
                 ]
             )
-            for alo, ahi in subtract(((source.lo, source.hi),), taken):
-                self.fail(
-                    "wider than the contract", f"external {Address(alo, ahi)}", pod.where, f"{_span(lo, hi)}/{protocol}"
-                )
+            wide = self.wide_addresses.setdefault((pod.where, f"{_span(lo, hi)}/{protocol}"), [])
+            wide.extend(subtract(((source.lo, source.hi),), taken))
 
     # every workload pod carries a contract
     def check_coverage(self) -> None:
@@ -265,6 +265,9 @@ class _Checker:
                 self.check_flow(pod, flow)
             if not pod.host_network and self._contracted(pod):
                 self.check_ingress(pod)
+        for (destination, port), ranges in self.wide_addresses.items():
+            for lo, hi in merge(ranges):
+                self.fail("wider than the contract", f"external {Address(lo, hi)}", destination, port)
         return sorted(self.failures)
 
 
@@ -298,3 +301,53 @@ def check(
             key: [f if isinstance(f, Flow) else Flow.parse(f) for f in flows] for key, flows in flows_by_policy.items()
         }
     return _Checker(objects, contract, nca).run()
+
+
+def transplant(contract_objects: list[dict[str, Any]], objects: list[dict[str, Any]]) -> dict[PolicyKey, list[Flow]]:
+    """The contract annotated on `contract_objects` (say, a newer plan) moved onto the policies of
+    `objects` (an older plan) that select the same pods: same namespace and podSelector, else same name."""
+    contract = contract_from_annotations(contract_objects)
+    selectors = {
+        (p["metadata"]["namespace"], json.dumps(p["spec"].get("podSelector"), sort_keys=True)): p["metadata"]["name"]
+        for p in policies(objects)
+    }
+    names = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in policies(objects)}
+    moved: dict[PolicyKey, list[Flow]] = {}
+    for policy in policies(contract_objects):
+        key = (policy["metadata"]["namespace"], policy["metadata"]["name"])
+        if key not in contract:
+            continue
+        selector = json.dumps(policy["spec"].get("podSelector"), sort_keys=True)
+        name = selectors.get((key[0], selector)) or (key[1] if key in names else None)
+        if name:
+            moved.setdefault((key[0], name), []).extend(contract[key])
+    return moved
+
+
+def _load(folder: Path) -> list[dict[str, Any]]:
+    import yaml
+
+    return [doc for path in sorted(folder.glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Check a folder of rendered manifests (`tpu-stacks plan --manifests DIR`) against its own
+    annotations, or against the contract annotated in another folder (--contract DIR)."""
+    import argparse
+
+    from tests.network.nca_venv import ensure_nca
+
+    parser = argparse.ArgumentParser(prog="python -m tests.network.contract", description=main.__doc__)
+    parser.add_argument("manifests", type=Path, help="folder of the stack's rendered manifests")
+    parser.add_argument("--contract", type=Path, help="folder whose tpu-stacks.dev/flows annotations to hold them to")
+    args = parser.parse_args(argv)
+    objects = _load(args.manifests)
+    flows = transplant(_load(args.contract), objects) if args.contract else None
+    root = Path(__file__).resolve().parents[2]
+    failures = check(objects, flows, nca=ensure_nca(root / ".pytest_cache" / "d" / "nca-venv"))
+    print("\n".join(f"{args.manifests.name}: {line}" for line in failures) or "no failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -7,10 +7,11 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.network.analyzer import parse_connections, parse_map
 from tests.network.cluster import Pod, workload_pods
-from tests.network.contract import ANNOTATION, check
+from tests.network.contract import ANNOTATION, check, main, transplant
 
 NS = "app"
 DNS_PORT_ONLY = {"ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]}
@@ -355,3 +356,39 @@ def test_nca_peers_parse_into_pods_and_address_ranges():
     assert str(second[1]) == "169.254.169.254" and second[0] == server
     with pytest.raises(ValueError, match="ghost"):
         parse_map("app/ghost-0 => app/server-0 : All connections", [server])
+
+
+def test_a_newer_contract_moves_onto_the_older_policies_that_select_the_same_pods():
+    old = client_server(SELECTOR_FROM_CLIENT, SELECTOR_TO_SERVER)
+    for obj in old[4:]:
+        obj["metadata"].pop("annotations")
+    old[4]["metadata"]["name"] = "server-old-name"
+    new = client_server(SELECTOR_FROM_CLIENT, SELECTOR_TO_SERVER)
+    moved = transplant(new, old)
+    assert {key: [f.port for f in flows] for key, flows in moved.items()} == {
+        ("app", "server-old-name"): [8080],  # found by its podSelector
+        ("app", "client"): [8080],
+    }
+
+
+@pytest.mark.network
+def test_the_command_line_checks_a_folder_against_another_folders_contract(nca, tmp_path, capsys, monkeypatch):
+    """`python -m tests.network.contract OLD --contract NEW`: the lead's evidence run on rendered manifests."""
+    monkeypatch.setattr("tests.network.nca_venv.ensure_nca", lambda cache: nca)
+    old, new = tmp_path / "old", tmp_path / "new"
+    by_block = [{"from": [{"ipBlock": {"cidr": "10.0.0.0/8"}}], "ports": tcp(8080)}]
+    for folder, objects in (
+        (old, client_server(by_block, SELECTOR_TO_SERVER)),
+        (new, client_server(SELECTOR_FROM_CLIENT, SELECTOR_TO_SERVER)),
+    ):
+        folder.mkdir()
+        for i, obj in enumerate(objects):
+            (folder / f"{i}.yaml").write_text("# rendered\n" + yaml.safe_dump(obj))
+    for path in old.glob("*.yaml"):  # the old plan carries no annotations
+        path.write_text(path.read_text().replace(ANNOTATION, "unrelated.example/flows"))
+    assert main([str(old), "--contract", str(new)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "old: blocked: app/client -> app/server 8080/TCP (test)",
+        "old: wider than the contract: external 10.0.0.0-10.255.255.255 -> app/server 8080/TCP",
+    ]
+    assert main([str(new)]) == 0 and capsys.readouterr().out == "no failures\n"
