@@ -248,15 +248,15 @@ class _Checker:
         declared = {o["metadata"]["name"] for o in self.objects if o["kind"] == "Namespace"}
         for policy in policies(self.objects):
             key = (policy["metadata"]["namespace"], policy["metadata"]["name"])
-            if policy["spec"].get("podSelector") and key not in self.contract:
+            if not _plain_deny(policy) and key not in self.contract:
                 self.failures.add(f"no contract: policy {key[0]}/{key[1]} carries no {ANNOTATION} annotation")
         for pod in self.workload:
             if pod.namespace in declared and not pod.host_network and not self._contracted(pod):
                 self.failures.add(f"no contract: pod {pod.where} is selected by no policy with a contract")
 
     def _contracted(self, pod: Pod) -> bool:
-        keys = [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in policies_selecting(self.objects, pod)]
-        return any(key in self.contract for key in keys)
+        selecting = [p for p in policies_selecting(self.objects, pod) if not _plain_deny(p)]
+        return any((p["metadata"]["namespace"], p["metadata"]["name"]) in self.contract for p in selecting)
 
     def run(self) -> list[str]:
         self.check_coverage()
@@ -269,6 +269,12 @@ class _Checker:
             for lo, hi in merge(ranges):
                 self.fail("wider than the contract", f"external {Address(lo, hi)}", destination, port)
         return sorted(self.failures)
+
+
+def _plain_deny(policy: dict[str, Any]) -> bool:
+    """A namespace's default deny (every pod, no rules): the one policy without a contract of its own."""
+    spec = policy["spec"]
+    return not spec.get("podSelector") and not spec.get("ingress") and not spec.get("egress")
 
 
 def _ingress_only(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -26,9 +26,9 @@ def _run(command: list[str]) -> None:
         raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
 
 
-def ensure_nca(cache: Path) -> Path:
+def ensure_nca(cache: Path, requirements: Path = REQUIREMENTS) -> Path:
     """The `nca` executable of a venv holding exactly the pinned requirements; made on first use."""
-    digest = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(requirements.read_bytes()).hexdigest()[:16]
     cache.mkdir(parents=True, exist_ok=True)
     venv = cache / digest
     nca = venv / "bin" / "nca"
@@ -41,7 +41,7 @@ def ensure_nca(cache: Path) -> Path:
         python = str(venv / "bin" / "python")
         pip = [python, "-m", "pip", "--disable-pip-version-check", "--no-input"]
         # --no-deps: the file names every package; `pip check` fails if it misses one.
-        _run([*pip, "install", "--no-deps", "-r", str(REQUIREMENTS)])
+        _run([*pip, "install", "--no-deps", "-r", str(requirements)])
         _run([*pip, "check"])
         (venv / ".ready").write_text(digest)
     return nca

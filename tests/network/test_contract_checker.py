@@ -96,6 +96,9 @@ SELECTOR_FROM_CLIENT = [{"from": [{"podSelector": {"matchLabels": {"app": "clien
 @pytest.mark.network
 def test_selectors_that_match_the_contract_pass(nca):
     assert check(client_server(SELECTOR_FROM_CLIENT, SELECTOR_TO_SERVER), nca=nca) == []
+    # A named port resolves on the destination's container ports (`http` is 8080 there).
+    by_name = [{"from": SELECTOR_FROM_CLIENT[0]["from"], "ports": [{"port": "http", "protocol": "TCP"}]}]
+    assert check(client_server(by_name, SELECTOR_TO_SERVER), nca=nca) == []
 
 
 @pytest.mark.network
@@ -392,3 +395,22 @@ def test_the_command_line_checks_a_folder_against_another_folders_contract(nca, 
         "old: wider than the contract: external 10.0.0.0-10.255.255.255 -> app/server 8080/TCP",
     ]
     assert main([str(new)]) == 0 and capsys.readouterr().out == "no failures\n"
+
+
+@pytest.mark.network
+def test_the_default_deny_needs_no_contract_and_gives_none(nca):
+    objects = client_server(SELECTOR_FROM_CLIENT, SELECTOR_TO_SERVER)
+    objects[3]["metadata"]["annotations"] = {ANNOTATION: "[]"}  # an empty contract on the deny covers nothing
+    objects[4]["metadata"].pop("annotations")
+    assert check(objects, nca=nca) == [
+        "no contract: pod app/server is selected by no policy with a contract",
+        "no contract: policy app/server carries no tpu-stacks.dev/flows annotation",
+    ]
+    every_pod = {
+        **objects[4],
+        "metadata": {"name": "all", "namespace": NS},
+        "spec": {"podSelector": {}, "ingress": [{}]},
+    }
+    assert "no contract: policy app/all carries no tpu-stacks.dev/flows annotation" in check(
+        [*objects, every_pod], nca=nca
+    )
