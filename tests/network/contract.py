@@ -5,8 +5,12 @@ runs network-config-analyzer once (tests/network/analyzer.py) and returns one li
 - a contract flow the policies do not allow ("blocked");
 - a source/port nca lets into a guarded pod group that no contract ingress flow of the group covers
   ("wider than the contract");
-- a pod of a workload namespace no annotated policy selects, or a policy without a contract
+- a pod of a namespace the stack creates that no annotated policy selects (host-network pods aside:
+  no NetworkPolicy applies to them), or a policy other than a plain default deny without a contract
   ("no contract").
+The ingress check reads nca's map of the ingress rules alone, so an ingress rule wider than the
+contract fails even while the peers' egress rules hold the traffic back. Only TCP and UDP, the
+contract's protocols, are compared.
 
 A flow's end that is a node or a host-network pod is modelled here, not by nca: on GKE Dataplane V2
 (Cilium) no ipBlock and no selector matches it ("CIDR rules do not apply to traffic where both sides of
