@@ -181,7 +181,10 @@ def parse_map(text: str, pods: list[Pod]) -> ConnectivityMap:
             if peer is None:
                 raise ValueError(f"nca printed a peer this model does not know: {name!r} in {line!r}")
             ends.append(peer)
-        edges[(ends[0], ends[1])] = parse_connections(match.group(3))
+        # nca prints one line per connection cube, so a pair may stand on several lines (TCP, then UDP).
+        known = edges.setdefault((ends[0], ends[1]), {})
+        for protocol, ranges in parse_connections(match.group(3)).items():
+            known[protocol] = merge([*known.get(protocol, ()), *ranges])
     return ConnectivityMap(edges)
 
 
