@@ -22,6 +22,7 @@ PURE = [
     "tpu_stacks.annotations",
     "tpu_stacks.images",
     "tpu_stacks.exposure",
+    "tpu_stacks.smoke_plan",
     "tpu_stacks.gcp.universe",
     "tpu_stacks.cluster.spec",
     "tpu_stacks.cluster.plan",

@@ -49,7 +49,7 @@ def _weights_gib(plan: JetStreamPlan) -> int:
     return math.ceil(payload * 1.2 / GiB)
 
 
-def _exports_metrics(plan: JetStreamPlan) -> bool:
+def exports_metrics(plan: JetStreamPlan) -> bool:
     """The engine serves Prometheus metrics on METRICS_PORT (its flag is among the server's arguments)."""
     return any(a.startswith(f"{JETSTREAM_METRICS_FLAG}=") for a in plan.server_args())
 
@@ -76,7 +76,7 @@ def _server(plan: JetStreamPlan, pool: PoolPlan) -> k8s.core.v1.ContainerArgs:
             k8s.core.v1.ContainerPortArgs(name="grpc", container_port=GRPC_PORT),
             *(  # Managed Prometheus scrapes JetStream's metrics server (gcp/monitoring)
                 [k8s.core.v1.ContainerPortArgs(name="metrics", container_port=METRICS_PORT)]
-                if _exports_metrics(plan)
+                if exports_metrics(plan)
                 else []
             ),
         ],
@@ -151,7 +151,7 @@ def network(plan: JetStreamPlan, labels: dict[str, str]) -> tuple[Guarded, ...]:
     and Managed Prometheus on the engine's metrics port when it serves one.
     The engine's gRPC port is reached over the pod's loopback only. The converter accepts nothing."""
     http = Allow("the HTTP gateway (ClusterIP Service)", peers=(ANY_POD,), ports=(HTTP_PORT,))
-    metrics = (scrape([METRICS_PORT]),) if _exports_metrics(plan) else ()
+    metrics = (scrape([METRICS_PORT]),) if exports_metrics(plan) else ()
     groups = [Guarded("jetstream-server", labels, ingress=(http, *metrics))]
     if plan.converter_flow:
         groups.append(Guarded("jetstream-converter", converter_labels(plan)))

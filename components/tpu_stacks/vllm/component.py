@@ -19,11 +19,14 @@ from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION
 from tpu_stacks.gcp.monitoring.args import MonitoringLinks
 from tpu_stacks.gcp.monitoring.component import declare_monitoring
-from tpu_stacks.gcp.monitoring.plan import plan_monitoring
+from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
 from tpu_stacks.gcp.monitoring.targets import vllm_target
 from tpu_stacks.gcp.registry import docker_repository, image_reference
+from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
 from tpu_stacks.k8s.network_policy import declare_network_policies
+from tpu_stacks.k8s.smoke import smoke_test_job
+from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.vllm.args import ServedSlice, VllmStackArgs
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
@@ -35,6 +38,7 @@ TYPE = "tpu-stacks:index:VllmStack"
 APP = "vllm-tpu"
 SECRET_NAME = "hf-secret"
 HPA_NAME = "vllm-hpa"
+SERVICE = "vllm-service"
 SAMPLE_PROMPT = {"prompt": "San Francisco is a", "max_tokens": 7, "temperature": 0}  # the tutorial's request
 
 
@@ -157,6 +161,9 @@ class VllmStack(pulumi.ComponentResource):
         service = self._service(name, spec, labels, ns_opts)
         declare_network_policies(name, spec.namespace, network(plan, labels), ns_opts)
         self._monitoring(name, plan, labels, deployment, cluster_spec, ns_opts, cluster.pool_ready)
+        if spec.smoke_test:
+            depends_on = [*depends, deployment, service]
+            smoke_test_job(f"{name}-smoke-test", smoke_test(plan, monitoring), cluster.provider, self, depends_on)
         address = self._address(service, spec)
         self.service_address = address
         self.base_url = address.apply(lambda host: f"http://{host}:{PORT}/v1")
@@ -224,7 +231,7 @@ class VllmStack(pulumi.ComponentResource):
         return k8s.core.v1.Service(
             f"{name}-service",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name="vllm-service",
+                name=SERVICE,
                 namespace=spec.namespace,
                 annotations=INTERNAL_LB_ANNOTATION if spec.exposure == "internal" else None,
             ),
@@ -312,13 +319,39 @@ class VllmStack(pulumi.ComponentResource):
     @staticmethod
     def _address(service: k8s.core.v1.Service, spec: VllmSpec) -> pulumi.Output[str]:
         if spec.exposure == "cluster":
-            return pulumi.Output.from_input(f"vllm-service.{spec.namespace}.svc.cluster.local")
+            return pulumi.Output.from_input(in_cluster_host(spec))
 
         def ingress_ip(status: Any) -> str:
             ingress = getattr(getattr(status, "load_balancer", None), "ingress", None) if status else None
             return ingress[0].ip if ingress else "<pending load balancer>"
 
         return service.status.apply(ingress_ip)
+
+
+def in_cluster_host(spec: VllmSpec) -> str:
+    return f"{SERVICE}.{spec.namespace}.svc.cluster.local"
+
+
+def served_model_name(plan: VllmPlan) -> str:
+    """The model name the API answers to: `--served-model-name` when the extra arguments set it, else `--model`."""
+    return flag_value(plan.engine_args(), "--served-model-name") or plan.model.id
+
+
+def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:
+    """One short completion (the tutorial's prompt) through the Service, then /metrics on the same port."""
+    base = f"http://{in_cluster_host(plan.spec)}:{PORT}"
+    return SmokeTest(
+        engine="vllm",
+        namespace=plan.spec.namespace,
+        url=f"{base}/v1/completions",
+        body=json.dumps({"model": served_model_name(plan), **SAMPLE_PROMPT}, sort_keys=True),
+        image=PYTHON_IMAGE,
+        server=server_fingerprint(plan.spec),
+        ports=(PORT,),
+        metrics_url=f"{base}/metrics",  # the API server serves /metrics on its own port (gcp/monitoring/targets.py)
+        metrics=read_metrics(monitoring),
+        api_key=(SECRET_NAME, API_KEY_SECRET_KEY) if plan.spec.api_key else None,
+    )
 
 
 def _ready_replicas(status: Any) -> int:
