@@ -48,7 +48,7 @@ class JetStreamStack(pulumi.ComponentResource):
     """JetStream-PyTorch on a single-host TPU slice, its checkpoint converted into GCS (or downloaded at start)."""
 
     service_name: pulumi.Output[str]
-    """The ClusterIP Service (HTTP 8000, gRPC 9000)."""
+    """The ClusterIP Service (HTTP 8000, gRPC 9000; the engine's metrics 9090 in the converter flow)."""
     port_forward: pulumi.Output[str]
     """The tutorial's kubectl port-forward, for this namespace."""
     curl: pulumi.Output[str]
