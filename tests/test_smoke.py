@@ -225,3 +225,19 @@ def test_saxml_with_nothing_published_has_nothing_to_ask():
         )
     )
     assert not [r for r in mocks.resources if "smoke-test" in r.name]
+
+
+def test_a_publisher_that_does_not_wait_gives_the_request_the_models_load_time():
+    def saxml_job(**overrides) -> dict:
+        args = {
+            "cluster": {**CLUSTER, "location": "us-central1-a"},
+            "model": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+            "tpu_generation": "v5e",
+            **overrides,
+        }
+        return smoke_job(lambda: SaxmlStack("s", args))
+
+    waits, does_not = saxml_job(), saxml_job(publish_wait_minutes=0)
+    assert env_of(waits)["SMOKE_DEADLINE_SECONDS"] == "600"  # the publisher waited for the load
+    assert env_of(does_not)["SMOKE_DEADLINE_SECONDS"] == str(60 * 60)  # the dashboard's Saxml startup budget
+    assert does_not["spec"]["activeDeadlineSeconds"] == (5 + 60) * 60 + 240

@@ -79,6 +79,7 @@ class JetStreamStack(pulumi.ComponentResource):
             hf_token_given="hf_token" in args,
         )  # every refusal happens here, before the first resource
         monitoring = plan_monitoring(jetstream_target(plan, APP, APP, METRICS_PORT), "jetstream")
+        smoke = smoke_test(plan, monitoring) if plan.spec.smoke_test else None  # its ports: network policies
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
         spec = plan.spec
@@ -142,9 +143,8 @@ class JetStreamStack(pulumi.ComponentResource):
         )
         service = self._service(name, plan, labels, ns_opts)
         declare_network_policies(name, spec.namespace, network(plan, labels), ns_opts)
-        if spec.smoke_test:
-            depends_on = [*ready, deployment, service]
-            smoke_test_job(f"{name}-smoke-test", smoke_test(plan, monitoring), cluster.provider, self, depends_on)
+        if smoke is not None:
+            smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*ready, deployment, service])
         self.service_name = pulumi.Output.from_input(SERVICE)
         self.port_forward = pulumi.Output.from_input(
             f"kubectl port-forward -n {spec.namespace} svc/{SERVICE} {HTTP_PORT}:{HTTP_PORT}"

@@ -70,6 +70,7 @@ class SaxmlStack(pulumi.ComponentResource):
             parse_section(SaxmlSpec, dict(args), "saxml"), parse(ClusterSpec, dict(args["cluster"]), "cluster")
         )  # every refusal happens here, before the first resource
         monitoring = plan_monitoring(saxml_target(plan, JOBSET_NAME, REPLICATED_JOB), "saxml")
+        smoke = smoke_test(plan, monitoring)  # its ports: network policies
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
         spec = plan.spec
@@ -134,9 +135,9 @@ class SaxmlStack(pulumi.ComponentResource):
                 parent=self, provider=provider, depends_on=[*ready, model_servers, http, service, script]
             ),
         )
-        if spec.smoke_test and plan.models:
+        if smoke is not None:
             depends_on = [*ready, model_servers, http, service, publisher]
-            smoke_test_job(f"{name}-smoke-test", smoke_test(plan, monitoring), provider, self, depends_on)
+            smoke_test_job(f"{name}-smoke-test", smoke, provider, self, depends_on)
         address = self._address(service, plan)
         self.cluster = cluster
         self.http_endpoint = address.apply(lambda host: f"http://{host}:{HTTP_PORT}")
@@ -203,11 +204,14 @@ class SaxmlStack(pulumi.ComponentResource):
         return service.status.apply(ingress_ip)
 
 
-def smoke_test(plan: SaxmlPlan, monitoring: MonitoringPlan) -> SmokeTest:
-    """The tutorial's /generate for the first published model, through the Service (Saxml exports no metrics).
+def smoke_test(plan: SaxmlPlan, monitoring: MonitoringPlan) -> Optional[SmokeTest]:
+    """The tutorial's /generate for the first published model, through the Service (Saxml exports no metrics);
+    None when switched off or when nothing is published (there is no model to ask).
 
     The publisher Job runs first; when it does not wait for the models to load (`publishWaitMinutes: 0`),
     the request is retried for as long as a model server may take to load (the dashboard's startup budget)."""
+    if not (plan.spec.smoke_test and plan.models):
+        return None
     window = REQUEST_WINDOW_MINUTES if plan.spec.publish_wait_minutes else monitoring.target.startup_minutes
     return SmokeTest(
         engine="saxml",

@@ -108,6 +108,7 @@ class VllmStack(pulumi.ComponentResource):
             api_key_given="api_key_secret" in args,
         )  # every refusal happens here, before the first resource
         monitoring = plan_monitoring(vllm_target(plan, HPA_NAME, APP, APP), "vllm")
+        smoke = smoke_test(plan, monitoring) if plan.spec.smoke_test else None  # its ports: network policies
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
         cluster_spec = plan.cluster.spec
@@ -161,9 +162,8 @@ class VllmStack(pulumi.ComponentResource):
         service = self._service(name, spec, labels, ns_opts)
         declare_network_policies(name, spec.namespace, network(plan, labels), ns_opts)
         self._monitoring(name, plan, labels, deployment, cluster_spec, ns_opts, cluster.pool_ready)
-        if spec.smoke_test:
-            depends_on = [*depends, deployment, service]
-            smoke_test_job(f"{name}-smoke-test", smoke_test(plan, monitoring), cluster.provider, self, depends_on)
+        if smoke is not None:
+            smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*depends, deployment, service])
         address = self._address(service, spec)
         self.service_address = address
         self.base_url = address.apply(lambda host: f"http://{host}:{PORT}/v1")
