@@ -191,7 +191,10 @@ def main(environ: Mapping[str, str] | None = None) -> int:
             with open(env.get("TERMINATION_LOG", TERMINATION_LOG), "w", encoding="utf-8") as log:
                 log.write(line)
         except OSError:
-            pass  # no termination log (not in a pod): the line is on stderr, which FallbackToLogsOnError reads
+            # Not in a pod, or a kubelet that made the file writable by root only (it is created 0666 since
+            # github.com/kubernetes/kubernetes/issues/31839): the line is still the log's last, which
+            # `terminationMessagePolicy: FallbackToLogsOnError` makes the termination message.
+            pass
         return 1
     print(line, flush=True)
     return 0
