@@ -24,6 +24,7 @@ PURE = [
     "tpu_stacks.exposure",
     "tpu_stacks.k8s.connectivity",  # the connectivity contract; policies are built from it elsewhere
     "tpu_stacks.k8s.platform_flows",
+    "tpu_stacks.smoke_plan",
     "tpu_stacks.gcp.universe",
     "tpu_stacks.cluster.spec",
     "tpu_stacks.cluster.plan",

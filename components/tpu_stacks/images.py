@@ -9,6 +9,9 @@ from __future__ import annotations
 from tpu_stacks.errors import UserError
 
 MOVING_TAGS: tuple[str, ...] = ("latest", "nightly", "master", "main", "edge", "dev")
+PYTHON_IMAGE = "docker.io/library/python:3.12.8-slim-bookworm"
+"""The image of our stdlib-only scripts (the Saxml publisher, the serving stacks' smoke test): any small
+Python 3, pinned by its exact version (Debian's `nobody`, 65534, exists in it: k8s/security.py)."""
 
 
 def image_problem(

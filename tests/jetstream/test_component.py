@@ -263,7 +263,8 @@ def test_compile_cache_is_per_pod_and_synced_through_the_api(tutorial):
     assert next(v for v in spec["volumes"] if v["name"] == "jax-cache")["emptyDir"] == {"sizeLimit": "20Gi"}
 
 
-def test_service_is_cluster_ip_on_both_ports(tutorial):
+def test_service_is_cluster_ip_on_both_ports_and_the_metrics_port_where_the_engine_serves_one(tutorial):
+    """The converter flow's engine serves metrics (`--prometheus_port`): the smoke test reads them through the Service."""
     _, mocks = tutorial
     service = one(mocks, "kubernetes:core/v1:Service", "js-service")
     assert service["metadata"]["name"] == "jetstream-svc"
@@ -271,7 +272,11 @@ def test_service_is_cluster_ip_on_both_ports(tutorial):
     assert [(p["name"], p["port"], p["targetPort"]) for p in service["spec"]["ports"]] == [
         ("jetstream-http", 8000, 8000),
         ("jetstream-grpc", 9000, 9000),
+        ("metrics", 9090, 9090),
     ]
+    download = build(GEMMA, flow="download")
+    ports = one(download, "kubernetes:core/v1:Service", "js-service")["spec"]["ports"]
+    assert [p["name"] for p in ports] == ["jetstream-http", "jetstream-grpc"]  # `jpt serve` exports no metrics
 
 
 def test_outputs_port_forward_curl_and_checkpoint_path():
@@ -298,7 +303,7 @@ def test_outputs_port_forward_curl_and_checkpoint_path():
 
 def test_download_flow_has_no_converter_and_reads_the_token_file():
     mocks = build(GEMMA, flow="download")
-    assert mocks.of_type(JOB) == []
+    assert [job.name for job in mocks.of_type(JOB)] == ["js-smoke-test"]  # no converter; the smoke test only
     spec = pod(mocks)
     server, http = containers(mocks)["jetstream-pytorch-server"], containers(mocks)["jetstream-http"]
     assert server["image"].endswith(":v0.2.4") and http["image"].endswith("/jetstream-http:v0.2.3")

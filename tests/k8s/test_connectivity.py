@@ -228,7 +228,7 @@ def test_load_balancer_clients_are_the_source_ranges_or_every_outside_address():
 
 
 def test_the_smoke_test_group_calls_the_server_and_its_metrics_port():
-    group = platform.smoke_test_group("vllm", {"app": "vllm"}, 8000, 9100)
+    group = platform.smoke_test_group("vllm", {"app": "vllm"}, [8000, 9100])
     assert group.labels == SMOKE_TEST_LABELS == {"app.kubernetes.io/component": "smoke-test"}
     assert (group.name, group.namespace, group.restrict_egress) == ("smoke-test", "vllm", True)
     assert group.flows[:2] == platform.dns()
@@ -237,9 +237,9 @@ def test_the_smoke_test_group_calls_the_server_and_its_metrics_port():
         (Pods("vllm", {"app": "vllm"}), 9100),
     ]
     assert group.of("ingress") == ()
-    same_port = platform.smoke_test_group("vllm", {"app": "vllm"}, 8000, 8000)
+    same_port = platform.smoke_test_group("vllm", {"app": "vllm"}, [8000, 8000])
     assert [f.port for f in same_port.of("egress")[2:]] == [8000]
-    assert [f.port for f in platform.smoke_test_group("s", {"a": "b"}, 8888).of("egress")[2:]] == [8888]
+    assert [f.port for f in platform.smoke_test_group("s", {"a": "b"}, [8888]).of("egress")[2:]] == [8888]
     (client,) = platform.smoke_test_clients("vllm", [8000])
     assert client.peer == Pods("vllm", SMOKE_TEST_LABELS) and (client.direction, client.port) == ("ingress", 8000)
 

@@ -82,7 +82,7 @@ def test_bucket_grants_and_secret(stack):
 def test_converter_job_with_the_exact_arguments_before_the_server(stack):
     facts, (_, up) = STACKS[stack], planned(stack)
     bucket = up.stack_outputs["checkpointBucket"]
-    job = only(stack, "kubernetes:batch/v1:Job")
+    job = only(stack, "kubernetes:batch/v1:Job", "jetstream-converter")  # the smoke test is the other Job
     assert job.inputs["metadata"]["name"] == f"checkpoint-converter-{facts['dir']}-bf16"
     (container,) = job.inputs["spec"]["template"]["spec"]["containers"]
     assert container["args"] == [
@@ -122,7 +122,7 @@ def test_deployment_both_containers_per_model_args_and_service(stack):
     assert deployment["metadata"]["annotations"]["tpu-stacks.dev/model"] == facts["model"]
     service = only(stack, "kubernetes:core/v1:Service").inputs
     assert service["metadata"]["name"] == "jetstream-svc" and service["spec"]["type"] == "ClusterIP"
-    assert [p["port"] for p in service["spec"]["ports"]] == [8000, 9000]
+    assert [p["port"] for p in service["spec"]["ports"]] == [8000, 9000, 9090]  # 9090: the smoke test reads metrics
 
 
 @pytest.mark.parametrize("stack", STACKS)

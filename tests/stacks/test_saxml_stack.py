@@ -212,7 +212,7 @@ def test_kubernetes_objects_use_the_cluster_provider_and_wait_for_what_they_need
     assert "kubernetes:yaml/v2:ConfigGroup" in needs  # the JobSet controller and its webhook first
     assert POOL in needs and "kubernetes:apps/v1:Deployment" in needs  # the slices and the admin server
     assert model_servers.options.delete_before_replace is True  # JobSet specs are immutable; the name is fixed
-    publisher = one(saxml_up, "kubernetes:batch/v1:Job")
+    publisher = one(saxml_up, "kubernetes:batch/v1:Job", "saxml-publisher")
     assert model_servers.urn in publisher.dependencies  # published after the servers are up
     controller = one(saxml_up, "kubernetes:yaml/v2:ConfigGroup")
     assert controller.remote and controller.inputs["files"] == [
@@ -236,9 +236,11 @@ def test_every_object_passes_strict_schemas_and_the_jobset_its_crd(stack):
     kinds = sorted(m.kind for m in manifests)
     assert kinds == [
         "ConfigMap",
+        "ConfigMap",  # the smoke test's script
         "Deployment",
         "Deployment",
         "Job",
+        "Job",  # the smoke test
         "JobSet",
         "Namespace",
         *["NetworkPolicy"] * 4,  # deny-all, admin, http, publisher (host-network model servers: none applies)

@@ -99,6 +99,9 @@ class JetStreamStackArgs(TypedDict):
     memory 64Gi."""
     startup_minutes: NotRequired[int]
     """How long the startup probe waits for the first load and XLA compile before restarting the server. Default: 30."""
+    smoke_test: NotRequired[bool]
+    """End `pulumi up` with a Job that sends one /generate through the Service and checks the metrics the dashboard
+    reads (converter flow); `up` fails with its one-line reason (docs/jetstream.md). Default: true."""
     spot: NotRequired[bool]
     """Serve from Spot TPU VMs (cheaper, preemptible at any time). Default: false."""
     reservation: NotRequired[str]

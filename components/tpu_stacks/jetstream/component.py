@@ -22,15 +22,19 @@ from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.gcp.monitoring.args import MonitoringLinks
 from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_monitoring
-from tpu_stacks.gcp.monitoring.plan import plan_monitoring
+from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
 from tpu_stacks.gcp.monitoring.targets import jetstream_target
+from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.jetstream.args import JetStreamSlice, JetStreamStackArgs
 from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
 from tpu_stacks.jetstream.network import SERVICE, network
 from tpu_stacks.jetstream.plan import JetStreamPlan, plan_jetstream
-from tpu_stacks.jetstream.pod import pod_template
+from tpu_stacks.jetstream.pod import exports_metrics, pod_template
 from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, METRICS_PORT, JetStreamSpec
 from tpu_stacks.k8s.network_policy import declare_network_policies
+from tpu_stacks.k8s.platform_flows import smoke_test_group
+from tpu_stacks.k8s.smoke import smoke_test_job
+from tpu_stacks.smoke_plan import SmokeTest, read_metrics, server_fingerprint
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.workload import declare_foundation
 
@@ -38,13 +42,14 @@ TYPE = "tpu-stacks:index:JetStreamStack"
 APP = "jetstream-pytorch-server"  # Deployment name and app label, as the tutorial
 SECRET_NAME = "huggingface-secret"  # the name and key the images read (upstream-manifests.md §4.3, §7)
 SAMPLE_REQUEST = {"prompt": "What are the top 5 programming languages", "max_tokens": 200}  # the tutorial's
+SMOKE_MAX_TOKENS = 16  # the smoke test's request: the tutorial's prompt, a short answer
 
 
 class JetStreamStack(pulumi.ComponentResource):
     """JetStream-PyTorch on a single-host TPU slice, its checkpoint converted into GCS (or downloaded at start)."""
 
     service_name: pulumi.Output[str]
-    """The ClusterIP Service (HTTP 8000, gRPC 9000)."""
+    """The ClusterIP Service (HTTP 8000, gRPC 9000; the engine's metrics 9090 in the converter flow)."""
     port_forward: pulumi.Output[str]
     """The tutorial's kubectl port-forward, for this namespace."""
     curl: pulumi.Output[str]
@@ -75,6 +80,7 @@ class JetStreamStack(pulumi.ComponentResource):
             hf_token_given="hf_token" in args,
         )  # every refusal happens here, before the first resource
         monitoring = plan_monitoring(jetstream_target(plan, APP, APP, METRICS_PORT), "jetstream")
+        smoke = smoke_test(plan, monitoring) if plan.spec.smoke_test else None  # its ports: network policies
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
         spec = plan.spec
@@ -136,8 +142,13 @@ class JetStreamStack(pulumi.ComponentResource):
                 custom_timeouts=budget.custom_timeouts(),
             ),
         )
-        self._service(name, spec, labels, ns_opts)
-        declare_network_policies(name, spec.namespace, network(plan, labels), ns_opts)
+        service = self._service(name, plan, labels, ns_opts)
+        groups = network(plan, labels)
+        if smoke is not None:  # the smoke-test pod's own contract: DNS and the server's ports
+            groups = (*groups, smoke_test_group(spec.namespace, labels, smoke.ports))
+        declare_network_policies(name, spec.namespace, groups, ns_opts)
+        if smoke is not None:
+            smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*ready, deployment, service])
         self.service_name = pulumi.Output.from_input(SERVICE)
         self.port_forward = pulumi.Output.from_input(
             f"kubectl port-forward -n {spec.namespace} svc/{SERVICE} {HTTP_PORT}:{HTTP_PORT}"
@@ -207,9 +218,16 @@ class JetStreamStack(pulumi.ComponentResource):
         )
 
     def _service(
-        self, name: str, spec: JetStreamSpec, labels: dict[str, str], opts: pulumi.ResourceOptions
+        self, name: str, plan: JetStreamPlan, labels: dict[str, str], opts: pulumi.ResourceOptions
     ) -> k8s.core.v1.Service:
-        """ClusterIP only, as the tutorial: reached with kubectl port-forward."""
+        """ClusterIP only, as the tutorial: reached with kubectl port-forward. It also carries the engine's
+        metrics port where the engine serves one, for the smoke test's read of what the dashboard reads."""
+        spec = plan.spec
+        metrics = (
+            [k8s.core.v1.ServicePortArgs(name="metrics", port=METRICS_PORT, target_port=METRICS_PORT, protocol="TCP")]
+            if exports_metrics(plan)
+            else []
+        )
         return k8s.core.v1.Service(
             f"{name}-service",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=SERVICE, namespace=spec.namespace),
@@ -223,10 +241,30 @@ class JetStreamStack(pulumi.ComponentResource):
                     k8s.core.v1.ServicePortArgs(
                         name="jetstream-grpc", port=GRPC_PORT, target_port=GRPC_PORT, protocol="TCP"
                     ),
+                    *metrics,
                 ],
             ),
             opts=opts,
         )
+
+
+def smoke_test(plan: JetStreamPlan, monitoring: MonitoringPlan) -> SmokeTest:
+    """The tutorial's /generate (a short answer) through the Service; then, where the engine serves metrics
+    (the converter flow's `--prometheus_port`), its metrics port through the same Service."""
+    host = f"{SERVICE}.{plan.spec.namespace}.svc.cluster.local"
+    metrics = exports_metrics(plan)
+    return SmokeTest(
+        engine="jetstream",
+        namespace=plan.spec.namespace,
+        url=f"http://{host}:{HTTP_PORT}/generate",
+        body=json.dumps({**SAMPLE_REQUEST, "max_tokens": SMOKE_MAX_TOKENS}, sort_keys=True),
+        image=PYTHON_IMAGE,
+        server=server_fingerprint(plan.spec),
+        ports=(HTTP_PORT, METRICS_PORT) if metrics else (HTTP_PORT,),
+        # prometheus_client's server answers every path, /metrics included (catalog/engines.py).
+        metrics_url=f"http://{host}:{METRICS_PORT}/metrics" if metrics else None,
+        metrics=read_metrics(monitoring) if metrics else (),
+    )
 
 
 def _ready_replicas(status: Any) -> int:

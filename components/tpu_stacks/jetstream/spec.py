@@ -122,6 +122,9 @@ class JetStreamSpec(_Spec):
     """CPU and memory of the JetStream server container (it also takes every TPU chip of its VM)."""
     startup_minutes: int = Field(default=30, ge=5, le=240, alias="startupMinutes")
     """How long the startup probe waits for the first load and XLA compile before restarting the server."""
+    smoke_test: bool = Field(default=True, alias="smokeTest")
+    """End `pulumi up` with a Job that sends one /generate through the Service and checks the metrics the dashboard
+    reads (converter flow); `up` fails with its one-line reason (docs/jetstream.md)."""
     spot: bool = False
     """Serve from Spot TPU VMs (cheaper, preemptible at any time)."""
     reservation: str | None = None

@@ -116,12 +116,9 @@ def smoke_test_clients(namespace: str, ports: Sequence[int]) -> tuple[Flow, ...]
     return ingress(Pods(namespace, dict(SMOKE_TEST_LABELS)), ports, "the smoke-test Job checks the server")
 
 
-def smoke_test_group(
-    namespace: str, server_labels: dict[str, str], port: int, metrics_port: int | None = None
-) -> Group:
+def smoke_test_group(namespace: str, server_labels: dict[str, str], ports: Sequence[int]) -> Group:
     """The contract of a smoke-test pod that calls a server's API (and its metrics port, when it has one)."""
     server = Pods(namespace, dict(server_labels))
-    ports = [port] + ([metrics_port] if metrics_port is not None and metrics_port != port else [])
     return Group(
         "smoke-test",
         namespace,

@@ -120,6 +120,9 @@ class SaxmlStackArgs(TypedDict):
     """Models to publish; default: the tutorial's body. `[]` publishes nothing."""
     publish_wait_minutes: NotRequired[int]
     """How long the publisher waits for published models to load (0: do not wait). Default: 20."""
+    smoke_test: NotRequired[bool]
+    """End `pulumi up` with a Job that sends one /generate for the first published model through the Service; `up`
+    fails with its one-line reason (docs/saxml.md). Default: true."""
     jobset: NotRequired[JobSetArgs]
     """The JobSet controller the model servers run under. Default: install true, version v0.12.0."""
     spot: NotRequired[bool]

@@ -11,6 +11,7 @@ the outputs a user needs to call Saxml.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
+import json
 from typing import Any, Optional
 
 import pulumi
@@ -20,18 +21,29 @@ import pulumi_kubernetes as k8s
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.gcp.monitoring.args import MonitoringLinks
 from tpu_stacks.gcp.monitoring.component import declare_monitoring
-from tpu_stacks.gcp.monitoring.plan import plan_monitoring
+from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
 from tpu_stacks.gcp.monitoring.targets import saxml_target
 from tpu_stacks.gcp.universe import advisories, cluster_features
 from tpu_stacks.k8s.jobset import install_jobset_controller
 from tpu_stacks.k8s.network_policy import declare_network_policies
+from tpu_stacks.k8s.platform_flows import smoke_test_group
+from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.saxml.args import SaxmlCurl, SaxmlSlice, SaxmlStackArgs
 from tpu_stacks.saxml.jobset import JOBSET_NAME, REPLICATED_JOB, model_server_set
 from tpu_stacks.saxml.network import network
 from tpu_stacks.saxml.plan import SaxmlPlan, plan_saxml
-from tpu_stacks.saxml.publisher import curl_commands, publisher_job, script_config
-from tpu_stacks.saxml.servers import SERVICE_NAME, admin_server, http_server, http_service
-from tpu_stacks.saxml.spec import HTTP_PORT, SaxmlSpec
+from tpu_stacks.saxml.publisher import curl_commands, example_model, publisher_job, script_config
+from tpu_stacks.saxml.servers import (
+    HTTP_NAME,
+    SERVICE_NAME,
+    admin_server,
+    http_server,
+    http_service,
+    in_cluster_url,
+    pod_labels,
+)
+from tpu_stacks.saxml.spec import HTTP_PORT, SAMPLE_QUERY, SaxmlSpec
+from tpu_stacks.smoke_plan import REQUEST_WINDOW_MINUTES, SmokeTest, server_fingerprint
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.workload import READ_ROLE, declare_foundation
 
@@ -67,6 +79,7 @@ class SaxmlStack(pulumi.ComponentResource):
             parse_section(SaxmlSpec, dict(args), "saxml"), parse(ClusterSpec, dict(args["cluster"]), "cluster")
         )  # every refusal happens here, before the first resource
         monitoring = plan_monitoring(saxml_target(plan, JOBSET_NAME, REPLICATED_JOB), "saxml")
+        smoke = smoke_test(plan, monitoring)  # its ports: network policies
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
         spec = plan.spec
@@ -120,9 +133,12 @@ class SaxmlStack(pulumi.ComponentResource):
         )
         http = http_server(f"{name}-http-server", plan, sax_root, k8s_opts)
         service = http_service(f"{name}-http-service", plan, k8s_opts)
-        declare_network_policies(name, spec.namespace, network(plan), k8s_opts)
+        groups = network(plan)
+        if smoke is not None:  # the smoke-test pod's own contract: DNS and sax-http's port
+            groups = (*groups, smoke_test_group(spec.namespace, pod_labels(HTTP_NAME), smoke.ports))
+        declare_network_policies(name, spec.namespace, groups, k8s_opts)
         script = script_config(f"{name}-publisher-script", plan, k8s_opts)
-        publisher_job(
+        publisher = publisher_job(
             f"{name}-publisher",
             plan,
             bucket.name,
@@ -131,6 +147,9 @@ class SaxmlStack(pulumi.ComponentResource):
                 parent=self, provider=provider, depends_on=[*ready, model_servers, http, service, script]
             ),
         )
+        if smoke is not None:
+            depends_on = [*ready, model_servers, http, service, publisher]
+            smoke_test_job(f"{name}-smoke-test", smoke, provider, self, depends_on)
         address = self._address(service, plan)
         self.cluster = cluster
         self.http_endpoint = address.apply(lambda host: f"http://{host}:{HTTP_PORT}")
@@ -195,3 +214,24 @@ class SaxmlStack(pulumi.ComponentResource):
             return ingress[0].ip if ingress else "<pending load balancer>"
 
         return service.status.apply(ingress_ip)
+
+
+def smoke_test(plan: SaxmlPlan, monitoring: MonitoringPlan) -> Optional[SmokeTest]:
+    """The tutorial's /generate for the first published model, through the Service (Saxml exports no metrics);
+    None when switched off or when nothing is published (there is no model to ask).
+
+    The publisher Job runs first; when it does not wait for the models to load (`publishWaitMinutes: 0`),
+    the request is retried for as long as a model server may take to load (the dashboard's startup budget)."""
+    if not (plan.spec.smoke_test and plan.models):
+        return None
+    window = REQUEST_WINDOW_MINUTES if plan.spec.publish_wait_minutes else monitoring.target.startup_minutes
+    return SmokeTest(
+        engine="saxml",
+        namespace=plan.spec.namespace,
+        url=f"{in_cluster_url(plan)}/generate",
+        body=json.dumps({"model": example_model(plan).model, "query": SAMPLE_QUERY}, sort_keys=True),
+        image=plan.spec.images.publisher,  # the stack's pinned Python image (a mirror where Docker Hub is out of reach)
+        server=server_fingerprint(plan.spec),
+        ports=(HTTP_PORT,),
+        window_minutes=window,
+    )

@@ -15,13 +15,14 @@ from pydantic import ConfigDict, Field
 from tpu_stacks.catalog.models import SAXML_175B_TEST
 from tpu_stacks.field_rules import BucketName, K8sName, Quantity, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+from tpu_stacks.images import PYTHON_IMAGE
 
 # Pinned as the multi-host sample pins them (§2.1-2.3, §2.6). Saxml publishes no digests.
 ADMIN_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"
 MODEL_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0"
 HTTP_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0"
 # The publisher runs a stdlib-only Python script (saxml_reconcile.py): any small pinned Python 3.
-PUBLISHER_IMAGE = "docker.io/library/python:3.12.8-slim-bookworm"
+PUBLISHER_IMAGE = PYTHON_IMAGE
 
 SAX_CELL = "/sax/test"  # Dockerfile.admin's SAX_CELL default and the model servers' --sax_cell (§2.1, §2.2)
 ADMIN_PORT = 10000  # Dockerfile.admin PORT (§2.1)
@@ -147,6 +148,9 @@ class SaxmlSpec(_Spec):
     """Models to publish; default: the tutorial's body. `[]` publishes nothing."""
     publish_wait_minutes: int = Field(default=20, ge=0, le=120, alias="publishWaitMinutes")
     """How long the publisher waits for published models to load (0: do not wait)."""
+    smoke_test: bool = Field(default=True, alias="smokeTest")
+    """End `pulumi up` with a Job that sends one /generate for the first published model through the Service; `up`
+    fails with its one-line reason (docs/saxml.md)."""
     jobset: JobSetSpec = Field(default_factory=JobSetSpec)
     """The JobSet controller the model servers run under."""
     spot: bool = False

@@ -105,6 +105,9 @@ class VllmStackArgs(TypedDict):
     startup_minutes: NotRequired[int]
     """How long the startup probe waits for the first model load and XLA compile before restarting the server.
     Default: 40."""
+    smoke_test: NotRequired[bool]
+    """End `pulumi up` with a Job that sends one completion through the Service and checks /metrics has what the HPA
+    and the dashboard read; `up` fails with its one-line reason (docs/vllm.md). Default: true."""
     install_metrics_adapter: NotRequired[bool]
     """Install the Custom Metrics Stackdriver Adapter the HPA reads; one per cluster, so false if it already has one.
     Default: true."""

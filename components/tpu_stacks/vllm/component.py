@@ -19,11 +19,15 @@ from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
 from tpu_stacks.gcp.monitoring.args import MonitoringLinks
 from tpu_stacks.gcp.monitoring.component import declare_monitoring
-from tpu_stacks.gcp.monitoring.plan import plan_monitoring
+from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
 from tpu_stacks.gcp.monitoring.targets import vllm_target
 from tpu_stacks.gcp.registry import docker_repository, image_reference
+from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
 from tpu_stacks.k8s.network_policy import declare_network_policies
+from tpu_stacks.k8s.platform_flows import smoke_test_group
+from tpu_stacks.k8s.smoke import smoke_test_job
+from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.vllm.args import ServedSlice, VllmStackArgs
 from tpu_stacks.vllm.network import SERVICE, network
@@ -36,6 +40,7 @@ TYPE = "tpu-stacks:index:VllmStack"
 APP = "vllm-tpu"
 SECRET_NAME = "hf-secret"
 HPA_NAME = "vllm-hpa"
+SERVICE = "vllm-service"
 SAMPLE_PROMPT = {"prompt": "San Francisco is a", "max_tokens": 7, "temperature": 0}  # the tutorial's request
 
 
@@ -105,6 +110,7 @@ class VllmStack(pulumi.ComponentResource):
             api_key_given="api_key_secret" in args,
         )  # every refusal happens here, before the first resource
         monitoring = plan_monitoring(vllm_target(plan, HPA_NAME, APP, APP), "vllm")
+        smoke = smoke_test(plan, monitoring) if plan.spec.smoke_test else None  # its ports: network policies
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
         cluster_spec = plan.cluster.spec
@@ -156,8 +162,13 @@ class VllmStack(pulumi.ComponentResource):
             ),
         )
         service = self._service(name, spec, labels, ns_opts)
-        declare_network_policies(name, spec.namespace, network(plan, labels), ns_opts)
+        groups = network(plan, labels)
+        if smoke is not None:  # the smoke-test pod's own contract: DNS and the server's ports
+            groups = (*groups, smoke_test_group(spec.namespace, labels, smoke.ports))
+        declare_network_policies(name, spec.namespace, groups, ns_opts)
         self._monitoring(name, plan, labels, deployment, cluster_spec, ns_opts, cluster.pool_ready)
+        if smoke is not None:
+            smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*depends, deployment, service])
         address = self._address(service, spec)
         self.service_address = address
         self.base_url = address.apply(lambda host: f"http://{host}:{PORT}/v1")
@@ -313,13 +324,39 @@ class VllmStack(pulumi.ComponentResource):
     @staticmethod
     def _address(service: k8s.core.v1.Service, spec: VllmSpec) -> pulumi.Output[str]:
         if spec.exposure == "cluster":
-            return pulumi.Output.from_input(f"vllm-service.{spec.namespace}.svc.cluster.local")
+            return pulumi.Output.from_input(in_cluster_host(spec))
 
         def ingress_ip(status: Any) -> str:
             ingress = getattr(getattr(status, "load_balancer", None), "ingress", None) if status else None
             return ingress[0].ip if ingress else "<pending load balancer>"
 
         return service.status.apply(ingress_ip)
+
+
+def in_cluster_host(spec: VllmSpec) -> str:
+    return f"{SERVICE}.{spec.namespace}.svc.cluster.local"
+
+
+def served_model_name(plan: VllmPlan) -> str:
+    """The model name the API answers to: `--served-model-name` when the extra arguments set it, else `--model`."""
+    return flag_value(plan.engine_args(), "--served-model-name") or plan.model.id
+
+
+def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:
+    """One short completion (the tutorial's prompt) through the Service, then /metrics on the same port."""
+    base = f"http://{in_cluster_host(plan.spec)}:{PORT}"
+    return SmokeTest(
+        engine="vllm",
+        namespace=plan.spec.namespace,
+        url=f"{base}/v1/completions",
+        body=json.dumps({"model": served_model_name(plan), **SAMPLE_PROMPT}, sort_keys=True),
+        image=PYTHON_IMAGE,
+        server=server_fingerprint(plan.spec),
+        ports=(PORT,),
+        metrics_url=f"{base}/metrics",  # the API server serves /metrics on its own port (gcp/monitoring/targets.py)
+        metrics=read_metrics(monitoring),
+        api_key=(SECRET_NAME, API_KEY_SECRET_KEY) if plan.spec.api_key else None,
+    )
 
 
 def _ready_replicas(status: Any) -> int:

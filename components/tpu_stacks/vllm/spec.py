@@ -107,6 +107,9 @@ class VllmSpec(_Spec):
     """CPU and memory of the vLLM server container (it also takes every TPU chip of its VM)."""
     startup_minutes: int = Field(default=40, ge=5, le=240, alias="startupMinutes")
     """How long the startup probe waits for the first model load and XLA compile before restarting the server."""
+    smoke_test: bool = Field(default=True, alias="smokeTest")
+    """End `pulumi up` with a Job that sends one completion through the Service and checks /metrics has what the HPA
+    and the dashboard read; `up` fails with its one-line reason (docs/vllm.md)."""
     install_metrics_adapter: bool = Field(default=True, alias="installMetricsAdapter")
     """Install the Custom Metrics Stackdriver Adapter the HPA reads; one per cluster, so false if it already has one."""
     spot: bool = False

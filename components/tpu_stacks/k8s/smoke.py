@@ -1,0 +1,119 @@
+"""The smoke-test Job a serving stack ends with, from a `SmokeTest` decided in smoke_plan.py.
+
+How `pulumi up` waits for it (pulumi/pulumi-kubernetes, read at 94977969, after v4.32.0; the repo
+runs 4.34):
+- a `batch/v1` Job has a built-in awaiter (provider/pkg/await/awaiters.go `batchV1Job: jobAwaiter`):
+  it is ready when `status.startTime` is set and the `Complete` condition is True, and it fails at
+  once when the `Failed` condition is True with reason BackoffLimitExceeded or DeadlineExceeded
+  (provider/pkg/await/checker/job/check.go `jobComplete`, `collectJobConditionErrors`); the default
+  wait is 10 minutes (await/job.go `DefaultJobTimeoutMins`), replaced by the resource's customTimeouts;
+- the failure carries the Job's pods' messages: a terminated container's `[Reason] message`, where the
+  message is its termination message (provider/pkg/await/checker/pod/check.go
+  `containerTerminatedError`). The script writes its one line there, and with
+  `terminationMessagePolicy: FallbackToLogsOnError` the kubelet uses the log's last lines if it could not;
+- a Job that failed stays failed: by default the next `up` waits on it again (and fails again);
+  `pulumi.com/replaceUnready: "true"` makes the next `up` replace a Job that is not Complete, reading the
+  live Job in the diff, and leaves a Complete one alone (provider/pkg/provider/provider.go `Diff`;
+  provider/pkg/gen/additionalComments.go `replaceUnreadyComment`; CHANGELOG 3.2.0, pull #1575, #1578);
+- a replacement under the same name is delete-before-replace by the provider itself (provider.go `Diff`:
+  `deleteBeforeReplace` when the new name equals the old one). A new hash is a new name: the new Job is
+  created, awaited, and the old one deleted.
+
+No `ttlSecondsAfterFinished`: a finished Job must stay for the next `up` to find it unchanged (a deleted
+Job would be re-created and run again on every `up`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from tpu_stacks.awaits import job_budget
+from tpu_stacks.k8s.security import IMAGE_USERS, harden
+from tpu_stacks.smoke_plan import POD_LABELS, SCRIPT, SmokeTest, script_source
+
+CONFIG_MAP = "smoke-test-script"
+MOUNT = "/opt/smoke-test"
+BACKOFF_LIMIT = 1
+"""One more pod if the first is lost (its node drained or preempted); the script retries requests itself."""
+RESOURCES = k8s.core.v1.ResourceRequirementsArgs(
+    requests={"cpu": "50m", "memory": "64Mi"}, limits={"cpu": "500m", "memory": "128Mi"}
+)
+REPLACE_UNREADY = {"pulumi.com/replaceUnready": "true"}
+API_KEY_ENV = "SMOKE_API_KEY"
+
+
+def _env(test: SmokeTest) -> list[k8s.core.v1.EnvVarArgs]:
+    env = [k8s.core.v1.EnvVarArgs(name=name, value=value) for name, value in test.environment().items()]
+    if test.api_key is not None:
+        secret, key = test.api_key
+        env.append(
+            k8s.core.v1.EnvVarArgs(
+                name=API_KEY_ENV,
+                value_from=k8s.core.v1.EnvVarSourceArgs(
+                    secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(name=secret, key=key)
+                ),
+            )
+        )
+    return env
+
+
+def smoke_test_job(
+    resource: str,
+    test: SmokeTest,
+    provider: pulumi.ProviderResource | None,
+    parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource],
+) -> k8s.batch.v1.Job:
+    """The script's ConfigMap and the Job, after `depends_on` (the server and its Service, which `up` awaits)."""
+    script = k8s.core.v1.ConfigMap(
+        f"{resource}-script",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=CONFIG_MAP, namespace=test.namespace, labels=dict(POD_LABELS)),
+        data={SCRIPT: script_source()},
+        opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=list(depends_on)),
+    )
+    container = k8s.core.v1.ContainerArgs(
+        name="smoke-test",
+        image=test.image,
+        command=["python3", f"{MOUNT}/{SCRIPT}"],
+        env=_env(test),
+        resources=RESOURCES,
+        termination_message_policy="FallbackToLogsOnError",
+        volume_mounts=[k8s.core.v1.VolumeMountArgs(name="script", mount_path=MOUNT, read_only=True)],
+    )
+    return k8s.batch.v1.Job(
+        resource,
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=test.name, namespace=test.namespace, labels=dict(POD_LABELS), annotations=REPLACE_UNREADY
+        ),
+        spec=k8s.batch.v1.JobSpecArgs(
+            backoff_limit=BACKOFF_LIMIT,
+            active_deadline_seconds=test.active_deadline_seconds,
+            template=k8s.core.v1.PodTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(POD_LABELS)),
+                # Hardened (k8s.security); no Kubernetes API token: it calls the Service only.
+                spec=harden(
+                    k8s.core.v1.PodSpecArgs(
+                        restart_policy="Never",
+                        containers=[container],
+                        volumes=[
+                            k8s.core.v1.VolumeArgs(
+                                name="script",
+                                config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=CONFIG_MAP, default_mode=0o444),
+                            )
+                        ],
+                    ),
+                    IMAGE_USERS["python"],
+                ),
+            ),
+        ),
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            provider=provider,
+            depends_on=[*depends_on, script],
+            # `up` waits for Complete until just after the Job's own deadline (awaits.job_budget).
+            custom_timeouts=job_budget(test.active_deadline_seconds).custom_timeouts(),
+        ),
+    )

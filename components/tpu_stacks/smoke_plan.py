@@ -1,0 +1,149 @@
+"""What a serving stack's smoke test checks, decided before any resource. Pure: no provider SDK.
+
+The first `pulumi up` of a serving stack ends with a Job (k8s/smoke.py) that sends one real request
+through the Service and reads the metrics endpoint (k8s/smoke_check.py). This module decides what that
+Job does and what it is called:
+
+- the metric names it looks for are the ones the stack's HPA and its dashboard and alerts read, taken
+  from the monitoring plan (which takes them from the engine catalogue): never typed here;
+- its name carries a hash of everything it tests (the script, the image, the request, the metric
+  names, the server's settings), with no TTL: a change of any of them gives a new Job, which runs
+  again; an `up` that changes none of them finds the same Job and leaves it alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from tpu_stacks.k8s.connectivity import SMOKE_TEST_LABELS
+
+if TYPE_CHECKING:  # the monitoring plan's targets import the Ray pod builder (an SDK); this module stays pure
+    from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
+
+POD_LABELS = {**SMOKE_TEST_LABELS, "app.kubernetes.io/name": "tpu-stacks-smoke-test"}
+"""The smoke-test pod's labels: network policies admit pods with `SMOKE_TEST_LABELS` (the connectivity
+contract's) to a server's API and metrics ports (`SmokeTest.ports`)."""
+NAME_PREFIX = "smoke-test"
+HASH_LENGTH = 10
+SCRIPT = "smoke_check.py"
+"""The script's file in the package (tpu_stacks/k8s) and its key in the Job's ConfigMap."""
+
+REQUEST_WINDOW_MINUTES = 10
+"""How long the script retries a request that fails transiently (no connection, a timeout, a 5xx) when
+`pulumi up` has already waited for the server to be ready: a Service's endpoints, a first request."""
+REQUEST_TIMEOUT_SECONDS = 120
+"""One request's time limit: a short completion on a ready server, with room for a first-request compile."""
+POD_START_MINUTES = 5
+"""The smoke pod's own start: a CPU node, then the small Python image."""
+
+_SELECTOR = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\{")
+"""A metric selector `name{labels}`, as the dashboards and alerts write every one (gcp/monitoring/queries.py)."""
+_FAMILY_SUFFIXES = ("_bucket", "_sum", "_count")
+
+
+def script_source() -> str:
+    """The smoke-test script shipped in the package, as the Job's ConfigMap carries it."""
+    return resources.files("tpu_stacks.k8s").joinpath(SCRIPT).read_text(encoding="utf-8")
+
+
+def _promql(node: Any) -> list[str]:
+    """Every `prometheusQuery` of a dashboard document."""
+    if isinstance(node, dict):
+        return [q for key, value in node.items() for q in ([value] if key == "prometheusQuery" else _promql(value))]
+    if isinstance(node, list):
+        return [q for value in node for q in _promql(value)]
+    return []
+
+
+def read_metrics(monitoring: MonitoringPlan) -> tuple[str, ...]:
+    """The engine's metric names (as samples, e.g. `..._bucket`) that the HPA, the dashboard and the enabled
+    alerts read; empty when the engine exports no metrics. Dashboards and alerts count only when monitoring
+    is on (otherwise nothing reads them); the HPA reads its metric in any case."""
+    target = monitoring.target
+    if not target.exports_metrics:
+        return ()
+    names = {target.hpa.metric} if target.hpa is not None else set()
+    if monitoring.enabled:
+        queries = [*_promql(monitoring.dashboard.document()), *(a.query for a in monitoring.alerts if a.enabled)]
+        for query in queries:
+            for name in _SELECTOR.findall(query):
+                family = next((name[: -len(s)] for s in _FAMILY_SUFFIXES if name.endswith(s)), name)
+                if target.engine.metric(name) or target.engine.metric(family):
+                    names.add(name)
+    return tuple(sorted(names))
+
+
+def server_fingerprint(spec: Any) -> str:
+    """The server's settings: the workload section as validated, without what does not change the server
+    (its monitoring block and the smoke-test switch itself)."""
+    document = spec.model_dump(mode="json", by_alias=True, exclude={"monitoring", "smoke_test"})
+    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class SmokeTest:
+    """One stack's smoke test: the request, the metrics, where the answers come from."""
+
+    engine: str
+    """vllm, jetstream or saxml: the answer's shape the script checks."""
+    namespace: str
+    url: str
+    body: str
+    """The request's JSON body."""
+    image: str
+    server: str
+    """`server_fingerprint` of the workload's spec."""
+    ports: tuple[int, ...]
+    """The server ports the pod calls (network policies must admit it there)."""
+    metrics_url: str | None = None
+    metrics: tuple[str, ...] = ()
+    api_key: tuple[str, str] | None = None
+    """The Secret name and key of the API key, sent as `Authorization: Bearer` (read through env, never in the spec)."""
+    window_minutes: int = REQUEST_WINDOW_MINUTES
+
+    @property
+    def digest(self) -> str:
+        payload = json.dumps({**asdict(self), "script": script_source()}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:HASH_LENGTH]
+
+    @property
+    def name(self) -> str:
+        """`smoke-test-<hash>`: a new Job exactly when what it tests changes."""
+        return f"{NAME_PREFIX}-{self.digest}"
+
+    @property
+    def active_deadline_seconds(self) -> int:
+        """The Job's own bound: its pod's start, then the request window and one request after it."""
+        return (POD_START_MINUTES + self.window_minutes) * 60 + 2 * REQUEST_TIMEOUT_SECONDS
+
+    def environment(self) -> dict[str, str]:
+        """The script's variables (k8s/smoke_check.py); the API key is added from its Secret."""
+        env = {
+            "SMOKE_ENGINE": self.engine,
+            "SMOKE_URL": self.url,
+            "SMOKE_BODY": self.body,
+            "SMOKE_DEADLINE_SECONDS": str(self.window_minutes * 60),
+            "SMOKE_TIMEOUT_SECONDS": str(REQUEST_TIMEOUT_SECONDS),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+        if self.metrics_url and self.metrics:
+            env["SMOKE_METRICS_URL"] = self.metrics_url
+            env["SMOKE_METRICS"] = json.dumps(list(self.metrics))
+        return env
+
+
+def flag_value(args: list[str], flag: str) -> str | None:
+    """The value of `flag`'s last occurrence in a server's arguments: `--flag=value`, or the word after `--flag`."""
+    value = None
+    for index, arg in enumerate(args):
+        if arg.startswith(f"{flag}="):
+            value = arg.split("=", 1)[1]
+        elif arg == flag and index + 1 < len(args):
+            value = args[index + 1]
+    return value

@@ -1,0 +1,247 @@
+"""The smoke-test Job in the plans: in every shipped serving stack, after the server, awaited, named by
+what it tests, and gone when switched off.
+
+The script itself is tested against a stand-in server in tests/k8s/test_smoke_check.py; the policy pack
+judges every shipped stack's Job with the rest of its pods in tests/stacks/test_shipped_stacks.py.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pulumi
+import pytest
+
+from tests.mocks import capture
+from tpu_stacks.awaits import job_budget
+from tpu_stacks.catalog.engines import JETSTREAM, VLLM
+from tpu_stacks.jetstream.component import JetStreamStack
+from tpu_stacks.saxml.component import SaxmlStack
+from tpu_stacks.smoke_plan import POD_LABELS, SCRIPT, flag_value, script_source
+from tpu_stacks.vllm.component import VllmStack
+from tpu_stacks_preview.engine import run_program
+
+ROOT = Path(__file__).resolve().parents[1]
+JOB = "kubernetes:batch/v1:Job"
+SERVERS = {  # the object each stack's server is awaited as, and its Service
+    "dev": ("vllm-deployment", "vllm-service"),
+    "vllm": ("vllm-deployment", "vllm-service"),
+    "vllm-fallback": ("vllm-deployment", "vllm-service"),
+    "saxml": ("saxml-publisher", "saxml-http-service"),
+    "saxml-s3ns": ("saxml-publisher", "saxml-http-service"),
+    "jetstream-gemma": ("jetstream-deployment", "jetstream-service"),
+    "jetstream-llama3": ("jetstream-deployment", "jetstream-service"),
+}
+CLUSTER = {"project": "proj", "location": "us-central1-b", "release_channel": "RAPID"}
+QWEN = {"cluster": CLUSTER, "model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": {"min": 1, "max": 2}}
+
+
+@cache
+def planned(stack: str):
+    capture_ = run_program(ROOT, stack, preview=False)
+    assert capture_.error is None, capture_.error
+    return {r.name: r for r in capture_.resources}
+
+
+def smoke_jobs(resources) -> list:
+    return [
+        r
+        for r in resources.values()
+        if r.type == JOB and r.inputs["metadata"]["labels"].get("app.kubernetes.io/component") == "smoke-test"
+    ]
+
+
+def env_of(job_inputs) -> dict[str, object]:
+    (container,) = job_inputs["spec"]["template"]["spec"]["containers"]
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
+
+
+@pytest.mark.parametrize("stack", sorted(SERVERS))
+def test_each_serving_stack_ends_with_an_awaited_smoke_test_after_its_server(stack):
+    resources = planned(stack)
+    (job,) = smoke_jobs(resources)
+    server, service = SERVERS[stack]
+    assert resources[server].urn in job.depends_on and resources[service].urn in job.depends_on
+    script = resources[f"{job.name}-script"]
+    assert script.urn in job.depends_on and script.inputs["data"] == {SCRIPT: script_source()}
+    spec = job.inputs["spec"]
+    assert "ttlSecondsAfterFinished" not in spec  # a finished Job stays: the next `up` finds it unchanged
+    assert spec["backoffLimit"] == 1
+    # awaited by the provider's Job awaiter until just after the Job's own deadline, never the 10-minute default
+    budget = job_budget(spec["activeDeadlineSeconds"])
+    assert job.options.custom_timeouts == {"create": f"{budget.create_minutes}m", "update": f"{budget.update_minutes}m"}
+    metadata = job.inputs["metadata"]
+    assert metadata["annotations"] == {"pulumi.com/replaceUnready": "true"}  # a failed Job runs again next `up`
+    assert metadata["name"].startswith("smoke-test-") and len(metadata["name"]) == len("smoke-test-") + 10
+    pod = spec["template"]
+    assert pod["metadata"]["labels"] == POD_LABELS
+    (container,) = pod["spec"]["containers"]
+    assert container["terminationMessagePolicy"] == "FallbackToLogsOnError"
+    assert container["command"] == ["python3", f"/opt/smoke-test/{SCRIPT}"]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert pod["spec"]["securityContext"]["runAsUser"] == 65534 and pod["spec"]["automountServiceAccountToken"] is False
+    assert container["resources"]["limits"] == {"cpu": "500m", "memory": "128Mi"}
+    assert container["image"] == "docker.io/library/python:3.12.8-slim-bookworm"
+
+
+def test_the_vllm_request_and_metrics_are_the_servers_and_the_catalogues():
+    resources = planned("vllm")
+    (job,) = smoke_jobs(resources)
+    env = env_of(job.inputs)
+    assert env["SMOKE_URL"] == "http://vllm-service.vllm.svc.cluster.local:8000/v1/completions"
+    assert json.loads(env["SMOKE_BODY"]) == {
+        "model": "meta-llama/Llama-3.1-70B",
+        "prompt": "San Francisco is a",
+        "max_tokens": 7,
+        "temperature": 0,
+    }
+    assert env["SMOKE_METRICS_URL"] == "http://vllm-service.vllm.svc.cluster.local:8000/metrics"
+    metrics = json.loads(env["SMOKE_METRICS"])
+    hpa = resources["vllm-hpa"].inputs["spec"]["metrics"][0]["pods"]["metric"]["name"]
+    assert hpa == "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"
+    assert "vllm:num_requests_waiting" in metrics  # the HPA's metric, as the engine exposes it
+    # every name is a catalogued vLLM metric (a histogram's `_bucket` sample of one)
+    assert all(VLLM.metric(name) or VLLM.metric(name.removesuffix("_bucket")) for name in metrics)
+    dashboard = json.dumps(resources["vllm-dashboard"].inputs)
+    assert all(f"{name}{{" in dashboard or name == "vllm:num_requests_waiting" for name in metrics)
+    assert "SMOKE_API_KEY" not in env  # no API key in this stack
+
+
+def test_jetstream_reads_the_engines_metrics_through_the_service_in_the_converter_flow():
+    (job,) = smoke_jobs(planned("jetstream-gemma"))
+    env = env_of(job.inputs)
+    assert env["SMOKE_URL"] == "http://jetstream-svc.jetstream.svc.cluster.local:8000/generate"
+    assert json.loads(env["SMOKE_BODY"]) == {"prompt": "What are the top 5 programming languages", "max_tokens": 16}
+    assert env["SMOKE_METRICS_URL"] == "http://jetstream-svc.jetstream.svc.cluster.local:9090/metrics"
+    assert json.loads(env["SMOKE_METRICS"]) == sorted(m.name for m in JETSTREAM[0].metrics)
+
+
+def test_saxml_asks_the_published_model_and_no_metrics():
+    (job,) = smoke_jobs(planned("saxml"))
+    env = env_of(job.inputs)
+    assert env["SMOKE_URL"] == "http://sax-http-lb.saxml.svc.cluster.local:8888/generate"
+    assert json.loads(env["SMOKE_BODY"]) == {"model": "/sax/test/spmd", "query": "How many days are in a week?"}
+    assert "SMOKE_METRICS" not in env and "SMOKE_METRICS_URL" not in env  # Saxml exports none
+
+
+# -- the name: a hash of what it tests --------------------------------------------------------------------
+
+
+def smoke_job(build) -> dict:
+    mocks = capture(build)
+    (job,) = [j for j in mocks.of_type(JOB) if j.name.endswith("-smoke-test")]
+    return job.inputs
+
+
+def vllm_job(**overrides) -> dict:
+    args = {**QWEN, **overrides}
+    return smoke_job(lambda: VllmStack("v", args))
+
+
+def test_the_same_stack_gets_the_same_name_and_a_change_of_what_it_tests_a_new_one():
+    name = vllm_job()["metadata"]["name"]
+    assert vllm_job()["metadata"]["name"] == name  # two plans, one Job: a quiet `up` leaves it alone
+    again = {r.name: r for r in run_program(ROOT, "vllm", preview=False).resources}
+    assert (
+        again["vllm-smoke-test"].inputs["metadata"]["name"]
+        == planned("vllm")["vllm-smoke-test"].inputs["metadata"]["name"]
+    )
+    changed = {
+        "model": vllm_job(model="google/gemma-7b", hf_token=pulumi.Output.secret("t")),
+        "image": vllm_job(image="docker.io/vllm/vllm-tpu:v0.9.2"),
+        "server flags": vllm_job(max_model_len=2048),
+        "the HPA's metric": vllm_job(autoscaling={"metric": "gpu_cache_usage_perc"}),
+        "the dashboard's presence": vllm_job(monitoring={"enabled": False}),
+    }
+    for what, job in changed.items():
+        assert job["metadata"]["name"] != name, what
+    unrelated = {
+        "alert timing": vllm_job(monitoring={"queue_minutes": 30}),
+        "alert routing": vllm_job(monitoring={"notification_channels": ["projects/proj/notificationChannels/42"]}),
+        "an alert turned off": vllm_job(monitoring={"alerts": {"tpu-hbm-near-full": False}}),
+    }
+    for what, job in unrelated.items():
+        assert job["metadata"]["name"] == name, what
+
+
+def test_turning_the_dashboard_off_keeps_only_the_hpas_metric():
+    env = env_of(vllm_job(monitoring={"enabled": False}))
+    assert json.loads(env["SMOKE_METRICS"]) == ["vllm:num_requests_waiting"]
+
+
+def test_the_api_key_comes_from_the_secret_never_the_spec():
+    job = vllm_job(api_key=True, api_key_secret=pulumi.Output.secret("sk-very-secret"))
+    env = env_of(job)
+    assert env["SMOKE_API_KEY"] == {"secretKeyRef": {"name": "hf-secret", "key": "api_key"}}
+    assert "sk-very-secret" not in json.dumps(job)
+
+
+def test_a_served_model_name_in_extra_args_is_what_the_request_names():
+    env = env_of(vllm_job(extra_args=["--served-model-name", "qwen", "other"]))
+    assert json.loads(env["SMOKE_BODY"])["model"] == "qwen"
+    assert flag_value(["--served-model-name=a", "--x"], "--served-model-name") == "a"
+    assert flag_value(["--served-model-name"], "--served-model-name") is None
+
+
+# -- off switch ---------------------------------------------------------------------------------------------
+
+
+def test_smoke_test_false_declares_no_job_and_no_script():
+    for build in (
+        lambda: VllmStack("v", {**QWEN, "smoke_test": False}),
+        lambda: JetStreamStack(
+            "j",
+            {
+                "cluster": {**CLUSTER, "location": "us-west4-a"},
+                "model": "google/gemma-7b-it",
+                "hf_token": pulumi.Output.secret("t"),
+                "smoke_test": False,
+            },
+        ),
+        lambda: SaxmlStack(
+            "s",
+            {
+                "cluster": {**CLUSTER, "location": "us-central1-a"},
+                "model": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+                "tpu_generation": "v5e",
+                "smoke_test": False,
+            },
+        ),
+    ):
+        mocks = capture(build)
+        assert mocks.resources  # the stack itself is declared
+        assert not [r for r in mocks.resources if "smoke-test" in r.name]
+
+
+def test_saxml_with_nothing_published_has_nothing_to_ask():
+    mocks = capture(
+        lambda: SaxmlStack(
+            "s",
+            {
+                "cluster": {**CLUSTER, "location": "us-central1-a"},
+                "model": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+                "tpu_generation": "v5e",
+                "models": [],
+            },
+        )
+    )
+    assert not [r for r in mocks.resources if "smoke-test" in r.name]
+
+
+def test_a_publisher_that_does_not_wait_gives_the_request_the_models_load_time():
+    def saxml_job(**overrides) -> dict:
+        args = {
+            "cluster": {**CLUSTER, "location": "us-central1-a"},
+            "model": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+            "tpu_generation": "v5e",
+            **overrides,
+        }
+        return smoke_job(lambda: SaxmlStack("s", args))
+
+    waits, does_not = saxml_job(), saxml_job(publish_wait_minutes=0)
+    assert env_of(waits)["SMOKE_DEADLINE_SECONDS"] == "600"  # the publisher waited for the load
+    assert env_of(does_not)["SMOKE_DEADLINE_SECONDS"] == str(60 * 60)  # the dashboard's Saxml startup budget
+    assert does_not["spec"]["activeDeadlineSeconds"] == (5 + 60) * 60 + 240
