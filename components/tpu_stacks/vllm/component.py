@@ -40,7 +40,6 @@ TYPE = "tpu-stacks:index:VllmStack"
 APP = "vllm-tpu"
 SECRET_NAME = "hf-secret"
 HPA_NAME = "vllm-hpa"
-SERVICE = "vllm-service"
 SAMPLE_PROMPT = {"prompt": "San Francisco is a", "max_tokens": 7, "temperature": 0}  # the tutorial's request
 
 
