@@ -155,7 +155,14 @@ def test_token_is_a_secret_read_from_a_file(tutorial):
         "defaultMode": 0o400,
         "items": [{"key": "HUGGINGFACE_TOKEN", "path": "HUGGINGFACE_TOKEN"}],
     }
-    assert [e["name"] for e in converter.get("env", [])] == ["HOME"]  # the token is no variable
+    # The token is no variable; the Hugging Face client's state is on the scratch disk (k8s.huggingface).
+    assert [e["name"] for e in converter.get("env", [])] == [
+        "HF_XET_CHUNK_CACHE_SIZE_BYTES",
+        "HF_HOME",
+        "HOME",
+        "USER",
+        "LOGNAME",
+    ]
     # The converter-flow server reads the converted checkpoint, never the token.
     assert "huggingface-credentials" not in {v["name"] for v in pod(mocks)["volumes"]}
 
@@ -187,6 +194,7 @@ def test_converter_job_has_the_exact_per_model_arguments_and_no_tpu(tutorial):
         "/base",
         "/pt-ckpt",
         "/tmp",
+        "/hf-home",
     }
 
 
