@@ -84,8 +84,9 @@ IMAGE_USERS: dict[str, ImageUser] = {
     ),
     "jetstream-converter": ImageUser(
         NONROOT_UID,
-        "the inference-checkpoint image sets no USER; the converter writes /base, /pt-ckpt and /tmp (its "
-        "scratch volume, made writable by fsGroup) and HOME (gcloud's config) [I: not run here]",
+        "the inference-checkpoint image sets no USER; the converter writes /base, /pt-ckpt, /tmp, the "
+        "jetstream-pytorch clone and HOME (gcloud's config, the Hugging Face cache, the packages its script "
+        "pip-installs as a user), all on its scratch volume, made writable by fsGroup [I: not run here]",
     ),
     "saxml": ImageUser(
         NONROOT_UID,
