@@ -82,10 +82,11 @@ def problems(template: dict[str, Any]) -> list[str]:
             found.append(
                 f"{container['name']}: a {chunk / GiB:.0f} GiB Xet chunk cache on volume {name} ({capacity / GiB:.0f} GiB)"
             )
-        if target and "vllm.entrypoints.openai.api_server" not in (container.get("command") or []):
-            hub = env.get("HF_HUB_CACHE", f"{hf_home}/hub")
-            if volume_at(template, container, hub)[0] != volume_at(template, container, target)[0]:
-                found.append(f"{container['name']}: the hub cache {hub} is not on the volume of {target}")
+        hub = env.get("HF_HUB_CACHE", f"{hf_home}/hub")
+        if "vllm.entrypoints.openai.api_server" in (container.get("command") or []):
+            target = target or hub  # without --download-dir vLLM's weights go to the hub cache
+        elif target and volume_at(template, container, hub)[0] != volume_at(template, container, target)[0]:
+            found.append(f"{container['name']}: the hub cache {hub} is not on the volume of {target}")
         if target:
             name, capacity = volume_at(template, container, target)
             if capacity <= 2 * GiB:
@@ -161,4 +162,14 @@ def test_the_check_sees_the_converters_hub_cache_on_a_small_home():
     (template,) = [t for name, t in downloading("jetstream-gemma") if name.startswith("checkpoint-converter")]
     assert problems(_with_small_home(template)) == [
         "inference-checkpoint: the hub cache /home/app/.cache/huggingface/hub is not on the volume of /base"
+    ]
+
+
+def test_the_check_sees_vllm_weights_in_the_hub_cache_without_a_download_dir():
+    (template,) = [t for _, t in downloading("vllm")]
+    changed = copy.deepcopy(template)
+    server = changed["spec"]["containers"][0]
+    server["args"] = [a for a in server["args"] if not a.startswith("--download-dir=")]
+    assert problems(changed) == [
+        "vllm-tpu: downloads into /home/app/.cache/huggingface/hub, on the home volume of 2 GiB"
     ]
