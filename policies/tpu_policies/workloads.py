@@ -3,8 +3,11 @@
 Every policy about pods (fit, matching, images, secrets, privilege, GCS FUSE) needs the same two
 facts: where a kind keeps its pod template(s), and how many of those pods share one TPU slice
 (Deployment: 1; Job: parallelism when Indexed; JobSet: the replicated Job's parallelism;
-RayCluster: a worker group's numOfHosts; LeaderWorkerSet: the group's TPU pods). Kinds nobody
-listed are still searched for `spec.template.spec.containers`, with an unknown group size.
+RayCluster: a worker group's numOfHosts; LeaderWorkerSet: the group's TPU pods). A RayJob holds
+two kinds of pods: its own cluster's (`spec.rayClusterSpec`) and the submitter KubeRay starts from
+`spec.submitterPodTemplate` (K8sJobMode; ray-operator apis/ray/v1/rayjob_types.go), judged like any
+other pod. Kinds nobody listed are still searched for `spec.template.spec.containers`, with an
+unknown group size.
 """
 
 from __future__ import annotations
@@ -170,6 +173,7 @@ def _templates(kind: str, props: dict[str, Any]) -> Iterator[PodTemplate | None]
     elif kind == "RayCluster":
         yield from _ray("spec", spec)
     elif kind == "RayJob":
+        yield _template("spec.submitterPodTemplate", dig(spec, "submitterPodTemplate"), 1, None)
         yield from _ray("spec.rayClusterSpec", dig(spec, "rayClusterSpec"))
     elif kind == "RayService":
         yield from _ray("spec.rayClusterConfig", dig(spec, "rayClusterConfig"))

@@ -155,7 +155,8 @@ def test_token_is_a_secret_read_from_a_file(tutorial):
         "defaultMode": 0o400,
         "items": [{"key": "HUGGINGFACE_TOKEN", "path": "HUGGINGFACE_TOKEN"}],
     }
-    assert [e["name"] for e in converter.get("env", [])] == ["HOME"]  # the token is no variable
+    # The token is no variable; HOME, and the Hugging Face client's state in it, is on the scratch disk.
+    assert [e["name"] for e in converter.get("env", [])] == ["HF_XET_CHUNK_CACHE_SIZE_BYTES", "HOME", "USER", "LOGNAME"]
     # The converter-flow server reads the converted checkpoint, never the token.
     assert "huggingface-credentials" not in {v["name"] for v in pod(mocks)["volumes"]}
 
@@ -187,7 +188,10 @@ def test_converter_job_has_the_exact_per_model_arguments_and_no_tpu(tutorial):
         "/base",
         "/pt-ckpt",
         "/tmp",
+        "/home/app",  # HOME: gcloud's config, the Hugging Face cache, the script's user-installed packages
+        "/jetstream-pytorch",  # the script clones jetstream-pytorch here (the root filesystem is read-only)
     }
+    assert "home" not in {v["name"] for v in template["volumes"]}  # no 2 GiB HOME emptyDir
 
 
 def test_deployment_has_both_containers_with_per_model_args(tutorial):

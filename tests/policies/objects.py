@@ -100,6 +100,14 @@ def raycluster(name: str, worker: dict[str, Any], hosts: int, notes: dict[str, s
     )
 
 
+def rayjob(name: str, cluster: dict[str, Any], submitter: dict[str, Any] | None) -> CustomResource:
+    """A RayJob that brings its own cluster (a RayCluster's spec) and, optionally, its submitter's pod spec."""
+    spec: dict[str, Any] = {"entrypoint": "python3 train.py", "rayClusterSpec": cluster}
+    if submitter is not None:
+        spec["submitterPodTemplate"] = {"spec": {"restartPolicy": "Never", **submitter}}
+    return CustomResource(name, api_version="ray.io/v1", kind="RayJob", metadata={"name": name}, spec=spec)
+
+
 def leader_worker_set(
     name: str, worker: dict[str, Any], size: int, leader: dict[str, Any] | None = None
 ) -> CustomResource:

@@ -60,6 +60,43 @@ def test_a_hardened_pod_passes_and_host_network_pods_are_left_to_rule_11():
     assert check(deployment(hostNetwork=True), HARDENED) == []
 
 
+def _hardened(name: str, image: str = o.PINNED) -> dict:
+    return {
+        "containers": [{"name": name, "image": image, "securityContext": GOOD_CONTAINER}],
+        "securityContext": SECCOMP,
+    }
+
+
+def rayjob(submitter=None, worker=None):
+    cluster = {
+        "headGroupSpec": {"rayStartParams": {}, "template": {"spec": _hardened("ray-head")}},
+        "workerGroupSpecs": [
+            {
+                "groupName": "tpu",
+                "replicas": 1,
+                "numOfHosts": 1,
+                "template": {"spec": worker or _hardened("ray-worker")},
+            }
+        ],
+    }
+    return lambda: o.rayjob("train", cluster, submitter)
+
+
+def test_a_rayjobs_submitter_and_its_cluster_groups_are_judged():
+    plain_submitter = {"containers": [{"name": "ray-job-submitter", "image": o.PINNED}]}
+    problems = check(rayjob(submitter=plain_submitter), HARDENED)
+    assert [p.message.split(":", 1)[0] for p in problems] == ["spec.submitterPodTemplate"] * 2
+    assert "ray-job-submitter may gain privileges" in problems[0].message
+    plain_worker = {"containers": [{"name": "ray-worker", "image": o.PINNED}]}
+    (escalates, _) = check(rayjob(submitter=_hardened("ray-job-submitter"), worker=plain_worker), HARDENED)
+    assert escalates.message.startswith("spec.rayClusterSpec.workerGroupSpecs[0].template: container(s) ray-worker")
+
+
+def test_a_hardened_rayjob_passes_with_or_without_its_own_submitter_template():
+    assert check(rayjob(submitter=_hardened("ray-job-submitter")), HARDENED) == []
+    assert check(rayjob(), HARDENED) == []  # KubeRay's default submitter is not in the program
+
+
 def test_least_privilege_lists_each_missing_piece_as_advisory():
     problems = check(deployment({"allowPrivilegeEscalation": False}, pod_security=SECCOMP), LEAST)
     assert {p.level for p in problems} == {"advisory"}

@@ -161,7 +161,7 @@ def test_worker_group_takes_every_chip_of_each_host_of_the_slice(mocks):
         "cloud.google.com/gke-tpu-topology": "4x4",
     }
     env = {variable["name"]: variable["value"] for variable in container["env"]}
-    assert env == {"JAX_PLATFORMS": "tpu", "ENABLE_PJRT_COMPATIBILITY": "true"}
+    assert env == {"JAX_PLATFORMS": "tpu", "ENABLE_PJRT_COMPATIBILITY": "true", "HF_XET_CHUNK_CACHE_SIZE_BYTES": "0"}
     assert container["securityContext"]["runAsNonRoot"] is True
     assert container["securityContext"]["privileged"] is False
 

@@ -31,6 +31,8 @@ NODES_ACCOUNT = "tpu-nodes@proj.iam.gserviceaccount.com"
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
+LOGIN_ENV = [{"name": "USER", "value": "app"}, {"name": "LOGNAME", "value": "app"}]  # uid 65532: no passwd entry
+
 
 class Built:
     """The stack and its resolved outputs (`capture` awaits `kubeconfig`)."""
@@ -123,7 +125,11 @@ def test_admin_server_is_pinned_probed_bounded_and_unprivileged(tutorial):
     (container,) = pod["containers"]
     assert container["image"] == "us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"
     # without gs://; HOME on an emptyDir (read-only root filesystem: k8s.security)
-    assert container["env"] == [{"name": "GSBUCKET", "value": ADMIN_BUCKET}, {"name": "HOME", "value": "/home/app"}]
+    assert container["env"] == [
+        {"name": "GSBUCKET", "value": ADMIN_BUCKET},
+        {"name": "HOME", "value": "/home/app"},
+        *LOGIN_ENV,
+    ]
     assert container["resources"]["requests"] == {"cpu": "500m", "memory": "1Gi"}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert container[probe]["tcpSocket"] == {"port": 10000}
@@ -219,6 +225,7 @@ def test_http_server_and_internal_service_on_8888(tutorial):
     assert container["env"] == [
         {"name": "SAX_ROOT", "value": f"gs://{ADMIN_BUCKET}/sax-root"},
         {"name": "HOME", "value": "/home/app"},
+        *LOGIN_ENV,
     ]
     assert container["readinessProbe"]["httpGet"] == {"path": "/", "port": 8888}
     assert container["livenessProbe"]["httpGet"] == {"path": "/", "port": 8888}

@@ -26,13 +26,25 @@ from tpu_stacks.catalog.disks import PREINSTALLED_STORAGE_CLASSES, scratch_disk_
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL, TPU_TAINT_KEY
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.plan import JetStreamPlan
-from tpu_stacks.k8s.security import IMAGE_USERS, harden
+from tpu_stacks.k8s.huggingface import hf_env
+from tpu_stacks.k8s.security import HOME, IMAGE_USERS, harden
 
 CONTAINER = "inference-checkpoint"  # the tutorial's container name
 HF_MOUNT = "/huggingface"  # the converter script reads /huggingface/HUGGINGFACE_TOKEN (§4.4)
 HF_SECRET_KEY = "HUGGINGFACE_TOKEN"
-# Where the converter script downloads, converts and stages (§4.4 steps 2-5; convert_checkpoints uses /tmp).
-SCRATCH_DIRS = {"base": "/base", "pt-ckpt": "/pt-ckpt", "tmp": "/tmp"}
+# Where the converter script writes, all on its scratch disk: it downloads, converts and stages (§4.4 steps 2-5;
+# convert_checkpoints uses /tmp); first it clones jetstream-pytorch into /jetstream-pytorch and runs its
+# install_everything.sh (ai-on-gke tutorials-and-examples/inference-servers/checkpoints/checkpoint_converter.sh,
+# `convert_pytorch_checkpoint`), whose pip installs go to ~/.local for a non-root user whose site-packages is
+# not writable; HOME also holds the Hugging Face client's cache (k8s.huggingface) and gcloud's config. The
+# 2 GiB HOME emptyDir of `harden` would hold none of that, and the read-only root no clone [I: not run here].
+SCRATCH_DIRS = {
+    "base": "/base",
+    "pt-ckpt": "/pt-ckpt",
+    "tmp": "/tmp",
+    "home": HOME,
+    "jetstream-pytorch": "/jetstream-pytorch",
+}
 DISK_PROVISIONER = "pd.csi.storage.gke.io"  # GKE's Compute Engine Persistent Disk CSI driver (PD and Hyperdisk)
 
 
@@ -137,6 +149,7 @@ def converter_job(
         name=CONTAINER,
         image=converter.image,
         args=pulumi.Output.from_input(bucket).apply(plan.converter_args),
+        env=hf_env(),  # HOME (and so the client's HF_HOME) is on the scratch disk
         resources=k8s.core.v1.ResourceRequirementsArgs(
             requests={"cpu": converter.cpu, "memory": converter.memory, "ephemeral-storage": "10Gi"},
             limits={"cpu": converter.cpu, "memory": converter.memory},  # a CPU job: bounded as it asks

@@ -28,6 +28,7 @@ from tpu_stacks.jetstream.converter import hf_token_mount, hf_token_volume
 from tpu_stacks.jetstream.plan import JetStreamPlan
 from tpu_stacks.jetstream.spec import COMPILE_CACHE_DIR, GRPC_PORT, HTTP_PORT, METRICS_PORT, MODELS_DIR, WEIGHTS_DIR
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
+from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
 from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
@@ -39,6 +40,9 @@ HTTP_RESOURCES = k8s.core.v1.ResourceRequirementsArgs(
 )  # the gateway gets a CPU limit, the engine none (k8s.security says why)
 USER = IMAGE_USERS["jetstream"]
 GiB = 1024**3
+HF_HOME = f"{WEIGHTS_DIR}/.huggingface"
+"""Download flow: the Hugging Face client's cache and token on the weights volume (k8s.huggingface), beside
+`jpt serve`'s `<working_dir>/<repo id>/hf_original` (jetstream_pt/fetch_models.py `_hf_dir`)."""
 
 
 def _weights_gib(plan: JetStreamPlan) -> int:
@@ -64,13 +68,15 @@ def _server(plan: JetStreamPlan, pool: PoolPlan) -> k8s.core.v1.ContainerArgs:
     env = (
         [k8s.core.v1.EnvVarArgs(name="JAX_COMPILATION_CACHE_DIR", value=COMPILE_CACHE_DIR)]
         if spec.compile_cache
-        else None
+        else []
     )
+    if not plan.converter_flow:  # `jpt serve` downloads from Hugging Face
+        env += hf_env(home=HF_HOME)
     return k8s.core.v1.ContainerArgs(
         name="jetstream-pytorch-server",
         image=plan.server_image,
         args=plan.server_args(),
-        env=env,
+        env=env or None,
         ports=[
             k8s.core.v1.ContainerPortArgs(name="grpc", container_port=GRPC_PORT),
             *(  # Managed Prometheus scrapes JetStream's metrics server (gcp/monitoring)

@@ -10,7 +10,15 @@ One function, `harden`, applied last by each pod builder, so no container can be
   `HOME` for caches and configs), and a CPU limit where it does not slow a TPU host (below).
 
 Which user. `IMAGE_USERS` lists each pinned image family: the user its Dockerfile sets, or, where it
-sets none (root by default), the numeric user we run it as and why that works. Pod Security
+sets none (root by default), the numeric user we run it as and why that works. Such a numeric user has
+no /etc/passwd entry, so `USER` and `LOGNAME` name it: Python's `getpass.getuser()` reads LOGNAME,
+USER, LNAME and USERNAME and only then asks `pwd.getpwuid`, which raises KeyError (OSError from Python
+3.13) for a uid without an entry (docs.python.org/3/library/getpass.html#getpass.getuser). Callers in
+the images' stacks: torch's Inductor names its default cache `/tmp/torchinductor_<user>`
+(pytorch/pytorch torch/_inductor/runtime/cache_dir_utils.py, `default_cache_dir`, reached by any
+`torch.compile` that uses Inductor without TORCHINDUCTOR_CACHE_DIR); absl's logging asks for the user
+to name log files but catches KeyError (abseil-py absl/logging/__init__.py, `find_log_dir_and_names`).
+JAX (jax-ml/jax) and torch_xla (pytorch/xla, outside scripts/debug_run.py) never call it. Pod Security
 `restricted` requires `runAsNonRoot` and forbids added capabilities other than NET_BIND_SERVICE
 (kubernetes.io/docs/concepts/security/pod-security-standards).
 
@@ -40,6 +48,8 @@ matches no user of the node; files the process needs are on emptyDirs it owns th
 TMP_VOLUME = "tmp"
 HOME_VOLUME = "home"
 HOME = "/home/app"
+LOGIN = "app"
+"""The name USER and LOGNAME give a numeric user that has no /etc/passwd entry (module docstring)."""
 TMP_GIB = 2
 
 
@@ -51,6 +61,8 @@ class ImageUser:
     source: str
     home: str | None = None
     """A HOME the image owns (kept, not replaced by an emptyDir); None: HOME is an emptyDir at `HOME`."""
+    login: str | None = None
+    """The name of `uid` in the image's /etc/passwd; None: it has none, so USER and LOGNAME name it."""
 
 
 IMAGE_USERS: dict[str, ImageUser] = {
@@ -72,25 +84,30 @@ IMAGE_USERS: dict[str, ImageUser] = {
     ),
     "jetstream-converter": ImageUser(
         NONROOT_UID,
-        "the inference-checkpoint image sets no USER; the converter writes /base, /pt-ckpt and /tmp (its "
-        "scratch volume, made writable by fsGroup) and HOME (gcloud's config) [I: not run here]",
+        "the inference-checkpoint image sets no USER; the converter writes /base, /pt-ckpt, /tmp, the "
+        "jetstream-pytorch clone and HOME (gcloud's config, the Hugging Face cache, the packages its script "
+        "pip-installs as a user), all on its scratch volume, made writable by fsGroup [I: not run here]",
     ),
     "saxml": ImageUser(
         NONROOT_UID,
         "google/saxml saxml/tools/docker/Dockerfile.* set no USER; the servers write only /tmp and HOME "
         "(the sax root and checkpoints are on GCS, through the API) [I: not run here]",
     ),
-    "python": ImageUser(65534, "the publisher needs no writable path; nobody (65534) exists in Debian images"),
+    "python": ImageUser(
+        65534, "the publisher needs no writable path; nobody (65534) exists in Debian images", login="nobody"
+    ),
     "ray": ImageUser(
         RAY_USER_ID,
         "rayproject/ray images run as USER ray (uid 1000, upstream-manifests.md §5); below 10000, but the "
         "image's conda lives in /home/ray, owned by that uid",
         home="/home/ray",
+        login="ray",
     ),
     "metrics-adapter": ImageUser(
         NONROOT_UID,
         "distroless, no USER; it only needs a port (6443 here, not 443, so no NET_BIND_SERVICE) and its "
         "self-signed certificate directory (--cert-dir on /tmp)",
+        login="nonroot",  # distroless's /etc/passwd has nonroot (65532)
     ),
 }
 
@@ -131,8 +148,12 @@ def container_security_context(user: ImageUser) -> k8s.core.v1.SecurityContextAr
 
 
 def home_env(user: ImageUser) -> list[k8s.core.v1.EnvVarArgs]:
-    """HOME on its emptyDir for images without a home of their own (caches and configs go there)."""
-    return [] if user.home else [k8s.core.v1.EnvVarArgs(name="HOME", value=HOME)]
+    """HOME on its emptyDir for images without a home of their own (caches and configs go there), and a
+    login name for a uid without a passwd entry (module docstring: `getpass.getuser()`)."""
+    env = [] if user.home else [k8s.core.v1.EnvVarArgs(name="HOME", value=HOME)]
+    if user.login is None:
+        env += [k8s.core.v1.EnvVarArgs(name=name, value=LOGIN) for name in ("USER", "LOGNAME")]
+    return env
 
 
 def writable_paths(user: ImageUser) -> tuple[Writable, ...]:

@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
+from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.raytrain.plan import RayTrainPlan
@@ -94,6 +95,7 @@ def head_template(
                         requests={"cpu": head.cpu, "memory": head.memory},
                         limits={"cpu": head.cpu, "memory": head.memory},
                     ),
+                    env=hf_env(),  # the driver may load a tokenizer from Hugging Face (k8s.huggingface)
                     volume_mounts=_mounts(),
                 )
             ],
@@ -108,10 +110,14 @@ def head_template(
 
 
 def worker_env(plan: RayTrainPlan) -> list[k8s.core.v1.EnvVarArgs]:
-    """The tutorial's JAX settings; with several slices, the count that turns on the webhook's MEGASCALE wiring."""
+    """The tutorial's JAX settings; with several slices, the count that turns on the webhook's MEGASCALE wiring;
+    the Hugging Face client's bounds."""
     env = [
         k8s.core.v1.EnvVarArgs(name="JAX_PLATFORMS", value="tpu"),
         k8s.core.v1.EnvVarArgs(name="ENABLE_PJRT_COMPATIBILITY", value="true"),
+        # MaxText's `hf` input pipeline and tokenizers come from Hugging Face: no Xet chunk cache in the
+        # 10 GiB ~/.cache emptyDir, which its 10 GiB default alone would fill (k8s.huggingface).
+        *hf_env(),
     ]
     if plan.spec.slices > 1:
         env.append(k8s.core.v1.EnvVarArgs(name="MEGASCALE_NUM_SLICES", value=str(plan.spec.slices)))

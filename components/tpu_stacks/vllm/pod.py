@@ -14,6 +14,7 @@ from tpu_stacks import annotations
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s import compile_cache
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
+from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, startup_probe
 from tpu_stacks.k8s.security import IMAGE_USERS, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
@@ -34,6 +35,8 @@ def _env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs
     env = [
         k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=LOCAL_CACHE if plan.spec.compile_cache else ""),
         k8s.core.v1.EnvVarArgs(name="VLLM_USE_V1", value="1"),  # as the tutorial; a no-op on V1-only releases
+        # Weights go to --download-dir (the bucket); only config and tokenizer files reach HOME (k8s.huggingface).
+        *hf_env(),
     ]
     if secret_name and plan.model.architecture.gated:
         # The token is read from a file (HF_TOKEN_PATH), never exposed as an environment value.
