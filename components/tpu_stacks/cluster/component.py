@@ -66,7 +66,7 @@ def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) ->
         project=spec.project,
         location=spec.location,
         release_channel=gcp.container.ClusterReleaseChannelArgs(channel=spec.release_channel),
-        min_master_version=spec.min_version,
+        min_master_version=plan.create_version,  # the minor alias: see ClusterPlan.create_version
         workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=plan.workload_pool),
         monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
             # Kube state packages (pods, deployments, HPAs, JobSets) feed the stacks' dashboards and alerts;
