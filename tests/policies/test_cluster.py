@@ -48,13 +48,15 @@ def test_cluster_version_older_than_the_generation_needs():
 def test_a_minor_alias_is_judged_by_its_minor():
     """The program sends `1.34` for a 1.34.3-gke.1318000 floor (GKE creates at the minor's highest patch):
     the pack passes the alias of the floor's minor and still refuses an older minor or an older exact patch."""
-    ironwood = lambda version: lambda: gcp.container.NodePool(  # noqa: E731
-        "tpu7x",
-        cluster="c",
-        location="us-central1-c",
-        node_count=1,
-        version=version,
-        node_config={"machine_type": "tpu7x-standard-4t"},
+    ironwood = lambda version: (
+        lambda: gcp.container.NodePool(  # noqa: E731
+            "tpu7x",
+            cluster="c",
+            location="us-central1-c",
+            node_count=1,
+            version=version,
+            node_config={"machine_type": "tpu7x-standard-4t"},
+        )
     )
     assert check("gke-version-supports-tpu", ironwood("1.34")) == []
     (problem,) = check("gke-version-supports-tpu", ironwood("1.33"))
