@@ -114,7 +114,7 @@ def test_vllm_dashboard_shows_queue_running_cache_latency_tokens_and_replicas(pl
         "kubernetes_io:container_accelerator_tensorcore_utilization",
         "kubernetes_io:container_accelerator_memory_used",
         "kubernetes_io:container_accelerator_memory_total",
-        "kube_pod_container_status_restarts_total",
+        "kubernetes_io:container_restart_count",
         "kube_pod_status_phase",
     ):
         assert metric in text, metric
