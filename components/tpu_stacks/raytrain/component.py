@@ -153,7 +153,7 @@ class RayTrainStack(pulumi.ComponentResource):
             {CLUSTER_SELECTOR: spec.ray_cluster_name},
             pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends),
         )
-        self.monitoring = declare_monitoring(self, name, monitoring)
+        self.monitoring = declare_monitoring(self, name, monitoring, cluster.enabled_apis)
         # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
         self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
         self.kubeconfig = cluster.kubeconfig
