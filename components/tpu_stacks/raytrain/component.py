@@ -94,7 +94,14 @@ class RayTrainStack(pulumi.ComponentResource):
         )
         cluster, bucket, identity, depends = base.cluster, base.bucket, base.identity, base.namespace_ready
         image, build_command = declare_image(
-            spec.image, name, project, region, plan.cluster.universe, self, cluster.known_node_service_account
+            spec.image,
+            name,
+            project,
+            region,
+            plan.cluster.universe,
+            self,
+            cluster.known_node_service_account,
+            storage_api=base.storage_api,
         )
         notes = annotations.for_training(plan.request, plan.parallelism)
         workers = worker_template(plan, plan.pool, bucket.name, image)
