@@ -178,7 +178,9 @@ class ClusterPlan(BaseModel):
         highest valid patch+gke.N patch in the 1.X version" (Cluster.initialClusterVersion, GKE API
         reference), which meets the floor whenever the channel has ever offered a patch at or above it
         (a channel's patches of one minor only move up), and stays valid while the channel offers the
-        minor. The provider stores the field as written and never reads it back (no `d.Set` of
+        minor: a channel offers four minors or so at once (GKE release notes' "Available minor versions", e.g.
+        Rapid 1.32 to 1.35, https://cloud.google.com/kubernetes-engine/docs/release-notes), for months, where a
+        patch lasts weeks. The provider stores the field as written and never reads it back (no `d.Set` of
         `min_master_version`, no DiffSuppressFunc; it only upgrades the master when the *configured* value
         changes and is above `master_version`), so the alias does not drift as GKE upgrades the cluster.
         The exact floor stays a plan check (`_check_versions`, capacity's checks) and the pack's.
