@@ -31,6 +31,8 @@ class Foundation:
     """What a namespaced object must wait for (the namespace, when the workload creates it)."""
     bucket: gcp.storage.Bucket
     identity: WorkloadIdentity
+    storage_api: list[pulumi.Resource]
+    """The Cloud Storage API's enablement (empty outside Google Cloud's own universe): another bucket waits for it."""
 
     def kubernetes_options(self, parent: pulumi.Resource, *after: pulumi.Resource) -> pulumi.ResourceOptions:
         """Options of a namespaced object: this cluster's provider, after the namespace (and `after`)."""
@@ -93,4 +95,6 @@ def declare_foundation(
             parent=parent, providers=[cluster.provider], depends_on=[*ready, *cluster.pool_ready]
         ),
     )
-    return Foundation(cluster=cluster, namespace_ready=ready, bucket=bucket, identity=identity)
+    return Foundation(
+        cluster=cluster, namespace_ready=ready, bucket=bucket, identity=identity, storage_api=list(storage_api)
+    )

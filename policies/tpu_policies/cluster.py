@@ -41,10 +41,13 @@ def _too_old(what: str, version: Any, gens: dict[str, Generation], autopilot: bo
         chosen = None  # "latest", a channel default, or not a GKE version: nothing to compare
     if chosen is None:
         return []
+    # A bare minor (`1.34`) is GKE's alias for the highest patch of that minor at create time
+    # (Cluster.initialClusterVersion, GKE API reference): judged by its minor, as the program sends it.
+    alias = chosen.minor_alias == text.strip()
     problems = []
     for gen_name, gen in sorted(gens.items()):
         minimum = gen.min_gke_autopilot if autopilot else gen.min_gke_standard
-        if chosen < minimum.parsed:
+        if chosen.key[:2] < minimum.parsed.key[:2] if alias else chosen < minimum.parsed:
             note = "" if minimum.verified else ", not confirmed by a primary source"
             mode = "Autopilot" if autopilot else "Standard"
             problems.append(

@@ -241,6 +241,19 @@ MESSAGES = [
         also=("'1.30'", "quote"),
     ),
     Case("min-version-float", cluster(minVersion=1.3), "tpu-stacks:cluster.minVersion", also=("quote",)),
+    # A malformed version meets the capacity checks first (a ComputeClass fallback, a flex-start pool).
+    Case(
+        "min-version-malformed-fallback",
+        section("vllm-fallback", "cluster", minVersion="1.33.3-gke"),
+        "tpu-stacks:cluster.minVersion",
+        also=("'1.33.3-gke'", "is not a GKE version"),
+    ),
+    Case(
+        "min-version-malformed-flex-start",
+        cluster(minVersion="v1.33", slices=[{"generation": "v6e", "topology": "2x4", "flexStart": True}]),
+        "tpu-stacks:cluster.minVersion",
+        also=("'v1.33'", "is not a GKE version"),
+    ),
     Case("jobset-version-float", saxml(jobset={"version": 0.12}), "tpu-stacks:saxml.jobset.version", also=("quote",)),
     Case("scenario-number", {"tpu-stacks:cluster": CLUSTER, "tpu-stacks:scenario": 3}, "tpu-stacks:scenario"),
     Case("name-number", cluster(name=12345), "tpu-stacks:cluster.name"),

@@ -198,3 +198,27 @@ def test_a_flex_start_pool_has_the_limits_of_a_flex_start_priority():
     )
     (pool,) = plan(one_kind, min_version="1.33.0-gke.1712000").pools
     assert pool.flex_start
+
+
+@pytest.mark.parametrize(
+    "one_slice",
+    [
+        {**V6E, "capacity": FALLBACK},  # a ComputeClass fallback reads the version first
+        {**V6E, "capacity": ["flexStart"]},  # a flex-start pool of one kind
+        {**V6E, "flexStart": True},
+    ],
+)
+@pytest.mark.parametrize("version", ["1.33.x", "v1.33", "1.33.3-gke", "", "latest"])
+def test_a_malformed_min_version_is_one_line_under_its_key(one_slice, version):
+    """Whichever check meets `cluster.minVersion` first (fallback, flex-start or the generation floor), a
+    version that is not one is refused in one line naming the key as written, never a traceback."""
+    message = refusal(one_slice, min_version=version or " ")
+    assert message.startswith("cluster.minVersion: ") and "is not a GKE version" in message
+    assert "\n" not in message
+
+
+def test_the_cluster_is_created_at_the_floors_minor_not_its_patch():
+    """The exact floor is checked; the provider gets the minor alias (ClusterPlan.create_version)."""
+    assert plan({**V6E, "capacity": FALLBACK}).create_version == "1.33"
+    assert plan({**V6E, "capacity": FALLBACK}, min_version="1.34.1").create_version == "1.34"
+    assert plan({**V6E, "capacity": ["spot"]}, min_version=None).create_version is None

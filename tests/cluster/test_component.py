@@ -160,6 +160,8 @@ def test_tpu7x_multi_host_gets_a_workload_policy():
             "slices": [{"generation": "tpu7x", "topology": "2x2x2", "name": "ironwood"}],
         }
     )
+    # The 1.34.3-gke.1318000 floor is checked in the plan; the provider creates at the minor's newest patch.
+    assert mocks.of_type(CLUSTER)[0].inputs["minMasterVersion"] == "1.34"
     (policy,) = mocks.of_type("gcp:compute/resourcePolicy:ResourcePolicy")
     assert policy.inputs["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "2x2x2"}
     assert policy.inputs["region"] == "us-central1"

@@ -19,7 +19,8 @@ BUCKET = "gcp:storage/bucket:Bucket"
 def bucket_of(stack: str):
     capture_ = run_program(ROOT, stack, preview=False)
     assert capture_.error is None, capture_.error
-    (bucket,) = capture_.of_type(BUCKET)
+    # The workload's data bucket (Ray Train also declares a bucket for the image build's uploaded source).
+    (bucket,) = [b for b in capture_.of_type(BUCKET) if b.inputs["labels"]["purpose"] != "build-source"]
     return bucket
 
 
@@ -35,6 +36,15 @@ def test_force_destroy_deletes_the_bucket_and_retains_nothing():
     bucket = bucket_of("dev")  # Pulumi.dev.yaml: forceDestroyBucket: true
     assert bucket.inputs["forceDestroy"] is True
     assert bucket.options_document()["retainOnDelete"] is False
+
+
+@pytest.mark.parametrize("stack", ["raytrain", "raytrain-multislice"])
+def test_the_build_source_bucket_is_hardened_and_emptied_on_destroy(stack):
+    """Uploaded source archives only: deleted with the stack, never public, no folders needed."""
+    capture_ = run_program(ROOT, stack, preview=False)
+    (source,) = [b for b in capture_.of_type(BUCKET) if b.inputs["labels"]["purpose"] == "build-source"]
+    assert source.inputs["forceDestroy"] is True and source.options_document()["retainOnDelete"] is False
+    assert source.inputs["publicAccessPrevention"] == "enforced" and "hierarchicalNamespace" not in source.inputs
 
 
 @pytest.mark.parametrize("stack", ["raytrain", "raytrain-multislice"])

@@ -45,6 +45,26 @@ def test_cluster_version_older_than_the_generation_needs():
     assert check("gke-version-supports-tpu", lambda: tpu_cluster(min_version="1.32")) == []
 
 
+def test_a_minor_alias_is_judged_by_its_minor():
+    """The program sends `1.34` for a 1.34.3-gke.1318000 floor (GKE creates at the minor's highest patch):
+    the pack passes the alias of the floor's minor and still refuses an older minor or an older exact patch."""
+    ironwood = lambda version: (
+        lambda: gcp.container.NodePool(  # noqa: E731
+            "tpu7x",
+            cluster="c",
+            location="us-central1-c",
+            node_count=1,
+            version=version,
+            node_config={"machine_type": "tpu7x-standard-4t"},
+        )
+    )
+    assert check("gke-version-supports-tpu", ironwood("1.34")) == []
+    (problem,) = check("gke-version-supports-tpu", ironwood("1.33"))
+    assert "version 1.33 is older than TPU tpu7x" in problem.message
+    (problem,) = check("gke-version-supports-tpu", ironwood("1.34.2"))
+    assert "version 1.34.2 is older than TPU tpu7x" in problem.message
+
+
 def test_pools_belong_to_the_cluster_their_cluster_input_depends_on():
     def stack():
         old = gcp.container.Cluster("old", location="us-central1-b", initial_node_count=1, min_master_version="1.30")

@@ -7,13 +7,16 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 from pulumi.provider.experimental.analyzer import Analyzer
 
 from tests.mocks import autonamed, capture, project_roles, refused
 from tests.policies.harness import capture as capture_registrations
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.raytrain.component import RayTrainStack
-from tpu_stacks.raytrain.plan import plan_raytrain
+from tpu_stacks.raytrain.image import submit_command
+from tpu_stacks.raytrain.plan import builder_account_id, plan_raytrain
+from tpu_stacks.raytrain.sources import trainer_image_dir
 from tpu_stacks.raytrain.spec import RayTrainSpec
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -105,7 +108,37 @@ def test_checkpoint_bucket_is_hardened_and_granted_to_the_ksa_only(mocks):
         "principal://iam.googleapis.com/projects/123456789012/locations/global/"
         "workloadIdentityPools/proj.svc.id.goog/subject/ns/raytrain/sa/raytrain"
     )
-    assert project_roles(mocks) == []  # nothing project-wide but the nodes' minimal GKE role
+    # Nothing project-wide but the nodes' minimal GKE role and the image builder's log writing (its build
+    # logs go to Cloud Logging: raytrain/image.py).
+    assert project_roles(mocks) == ["roles/logging.logWriter"]
+
+
+def test_submit_builds_as_the_builder_account_from_its_own_source_bucket(mocks):
+    """`gcloud builds submit` runs as the stack's builder, never the project's default build account: push
+    to this repository, write logs, read the uploaded source (Cloud Build, user-specified accounts)."""
+    account = one(mocks, "gcp:serviceaccount/account:Account", "rt-image-builder")
+    assert account["accountId"] == builder_account_id("ray-maxtext-tpu-cluster")  # <= 30 characters
+    push = one(mocks, "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "rt-image-builder-push")
+    assert push["role"] == "roles/artifactregistry.writer"
+    assert one(mocks, "gcp:projects/iAMMember:IAMMember", "rt-image-builder-logs")["role"] == "roles/logging.logWriter"
+    source = one(mocks, "gcp:storage/bucketIAMMember:BucketIAMMember", "rt-image-builder-source")
+    assert source["role"] == "roles/storage.objectViewer"
+    assert source["bucket"] == autonamed("rt-build-source")
+    bucket = one(mocks, "gcp:storage/bucket:Bucket", "rt-build-source")
+    assert bucket["publicAccessPrevention"] == "enforced" and bucket["uniformBucketLevelAccess"] is True
+    assert mocks.of_type("gcp:cloudbuild/trigger:Trigger") == []
+
+
+def test_the_build_config_sends_logs_where_a_user_specified_account_may_write():
+    config = yaml.safe_load((trainer_image_dir() / "cloudbuild.yaml").read_text())
+    assert config["options"]["logging"] == "CLOUD_LOGGING_ONLY"
+
+
+def test_the_submit_command_names_the_account_and_the_staging_bucket():
+    command = submit_command("img:tag", "proj", "us-east5", "projects/proj/serviceAccounts/b@proj.iam", "bkt")
+    assert command.endswith(
+        " --service-account=projects/proj/serviceAccounts/b@proj.iam --gcs-source-staging-dir=gs://bkt/source"
+    )
 
 
 def test_artifact_registry_repository_with_immutable_tags(mocks):

@@ -56,8 +56,9 @@ def test_defaults_are_stated_in_the_config_spelling() -> None:
     fields = pair.spec().model_fields
     assert args_docs.expected_doc(fields["release_channel"]).endswith("Default: REGULAR.")
     assert args_docs.expected_doc(fields["system_pool"]).endswith("Default: machineType e2-standard-4, nodes 1.")
-    assert args_docs.expected_doc(fields["min_version"]) == (
-        "Lowest GKE version; checked against every TPU generation the cluster hosts."  # no default to state
+    assert args_docs.expected_doc(fields["min_version"]) == (  # no default to state
+        "Lowest GKE version; checked against every TPU generation the cluster hosts. The cluster is created at its "
+        "minor (`1.33` for 1.33.3-gke.1136000), which GKE resolves to that minor's newest patch in the channel."
     )
 
 

@@ -96,8 +96,11 @@ def test_infrastructure_matches_the_tutorial():
     assert pools["system"]["nodeConfig"]["machineType"] == "n1-standard-16"
     addons = record("raytrain", "gcp:container/cluster:Cluster").inputs["addonsConfig"]
     assert addons["rayOperatorConfigs"] == [{"enabled": True}] and addons["gcsFuseCsiDriverConfig"] == {"enabled": True}
-    grant = record("raytrain", "gcp:storage/bucketIAMMember:BucketIAMMember").inputs
+    grants = {r.name: r.inputs for r in up("raytrain").of_type("gcp:storage/bucketIAMMember:BucketIAMMember")}
+    grant = grants["raytrain-identity-bucket-0"]
     assert grant["role"] == "roles/storage.objectUser" and grant["member"].startswith("principal://")
+    source = grants["raytrain-image-builder-source"]  # the builder reads the uploaded source, nothing else
+    assert source["role"] == "roles/storage.objectViewer" and source["bucket"] != grant["bucket"]
     assert record("raytrain", "gcp:artifactregistry/repository:Repository").inputs["format"] == "DOCKER"
 
 
@@ -112,6 +115,11 @@ def test_outputs_give_the_interactive_path_and_the_build():
     )
     assert "--config=components/tpu_stacks/raytrain/trainer_image/cloudbuild.yaml " in outputs["imageBuildCommand"]
     assert f"_IMAGE={outputs['image']}," in outputs["imageBuildCommand"]
+    # Cloud Build runs as the stack's builder account, not the project's default build account.
+    accounts = [r.name for r in up("raytrain").of_type("gcp:serviceaccount/account:Account")]
+    assert "raytrain-image-builder" in accounts
+    assert " --service-account=projects/my-tpu-project/serviceAccounts/" in outputs["imageBuildCommand"]
+    assert " --gcs-source-staging-dir=gs://" in outputs["imageBuildCommand"]
     assert outputs["image"].endswith(f"-{build_inputs_digest()}")
     assert outputs["rayJob"] == "rayjob-8b-4096-tp4-4x4"
     assert outputs["checkpointPath"].endswith("/rayjob-8b-4096-tp4-4x4/checkpoints")

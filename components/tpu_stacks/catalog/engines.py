@@ -84,6 +84,8 @@ class EngineVersion(BaseModel):
     metric_prefix: str | None = None
     """Every metric this engine exports starts with it; None when no metrics are catalogued."""
     metrics: tuple[Metric, ...] = ()
+    metrics_source: str | None = None
+    """Where the metric names of this version are defined (a URL at the pinned revision where one exists)."""
     source: str
 
     def flag(self, meaning: Meaning) -> Flag | None:
@@ -165,6 +167,8 @@ VLLM = EngineVersion(
             "vllm:request_decode_time_seconds",
         ),
     ),
+    metrics_source="https://github.com/vllm-project/vllm/blob/73aa7041bfee43581314e6f34e9a657137ecc092/vllm/v1/"
+    "metrics/loggers.py",
     source="upstream-manifests.md §3.1 (args), §3.4 (HPA metric), §3.7 (image); vllm-project/vllm "
     "vllm/engine/arg_utils.py (flag defaults) and vllm/v1/metrics/loggers.py (metric names); "
     "docs.vllm.ai/en/v0.8.5/serving/metrics.html",
@@ -199,6 +203,7 @@ JETSTREAM = (
         # jetstream/core/metrics/prometheus.py defines exactly these two gauges (labels `id`, and `idx` for slots).
         # Later JetStream (TTFT, TPOT histograms, jetstream_request_success_count...) is not in this image.
         metrics=_gauges("jetstream_prefill_backlog_size", "jetstream_slots_used_percentage"),
+        metrics_source="https://github.com/AI-Hypercomputer/JetStream/blob/26872c3c/jetstream/core/metrics/prometheus.py",
         source="upstream-manifests.md §4.2 (args, jetstream_pt/config.py defaults at jetstream-v0.2.3 fa1f1206); "
         "github.com/AI-Hypercomputer/jetstream-pytorch run_server.py @ jetstream-v0.2.3 (--prometheus_port) and "
         "github.com/AI-Hypercomputer/JetStream jetstream/core/metrics/prometheus.py @ 26872c3c (metric names)",
@@ -261,6 +266,7 @@ RAY = EngineVersion(
             "ray_node_mem_total",
         ),
     ),
+    metrics_source="https://docs.ray.io/en/releases-2.49.1/train/user-guides/monitor-your-application.html",
     source="github.com/ray-project/ray doc/source/train/user-guides/monitor-your-application.rst (Ray Train "
     "metrics) and python/ray/dashboard/modules/reporter/reporter_agent.py (node gauges), Ray 2.49 docs; "
     "upstream-manifests.md §5 (rayproject/ray:2.49.1-py312)",

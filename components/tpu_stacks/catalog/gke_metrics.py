@@ -13,8 +13,10 @@ Sources:
 - KUBE_STATE: "Collect and view kube state metrics",
   https://cloud.google.com/kubernetes-engine/docs/how-to/kube-state-metrics (packages POD, DEPLOYMENT, HPA,
   JOBSET; the JobSet package is on by default from 1.32.1-gke.1357001, `kube_jobset_restarts` from
-  1.32.4-gke.1767000 / 1.33.0-gke.1868000). They are written through Managed Service for Prometheus, so a
-  query names them as Prometheus metrics; the cluster enables the packages (cluster/component.py).
+  1.32.4-gke.1767000 / 1.33.0-gke.1868000; the same tables in its Cloud Observability edition,
+  https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics). They are written through
+  Managed Service for Prometheus, so a query names them as Prometheus metrics; the cluster enables the
+  packages (cluster/component.py).
 """
 
 from __future__ import annotations
@@ -84,24 +86,70 @@ SYSTEM_METRICS: tuple[SystemMetric, ...] = (
     SystemMetric(type="kubernetes.io/container/restart_count", resource="k8s_container", kind="CUMULATIVE", unit="1"),
 )
 
-KUBE_STATE_METRICS: tuple[str, ...] = (
-    "kube_pod_status_phase",
-    "kube_pod_status_unschedulable",
-    "kube_pod_container_status_ready",
-    "kube_pod_container_status_restarts_total",
-    "kube_pod_container_status_waiting_reason",
-    "kube_deployment_spec_replicas",
-    "kube_deployment_status_replicas_available",
-    "kube_horizontalpodautoscaler_spec_max_replicas",
-    "kube_horizontalpodautoscaler_spec_min_replicas",
-    "kube_horizontalpodautoscaler_status_current_replicas",
-    "kube_horizontalpodautoscaler_status_desired_replicas",
-    "kube_jobset_specified_replicas",
-    "kube_jobset_ready_replicas",
-    "kube_jobset_failed_replicas",
-    "kube_jobset_succeeded_replicas",
-    "kube_jobset_restarts",
+
+class KubeStateMetric(BaseModel):
+    """A kube state metric GKE's managed package publishes (a Managed Prometheus series, queried by this name)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    package: Literal["POD", "DEPLOYMENT", "HPA", "JOBSET"]
+    """The `monitoringConfig.enableComponents` value that turns it on."""
+    since: str
+    """The GKE version the page's "Required GKE version" column gives."""
+
+
+def _package(package: Literal["POD", "DEPLOYMENT", "HPA", "JOBSET"], since: str, *names: str) -> tuple:
+    return tuple(KubeStateMetric(name=name, package=package, since=since) for name in names)
+
+
+KUBE_STATE: tuple[KubeStateMetric, ...] = (
+    # The Pod package publishes these four only: no `kube_pod_container_status_restarts_total` (the page points to
+    # the system metric kubernetes.io/container/restart_count for crash-looping containers instead).
+    *_package(
+        "POD",
+        "1.27.2-gke.1200",
+        "kube_pod_container_status_ready",
+        "kube_pod_container_status_waiting_reason",
+        "kube_pod_status_phase",
+        "kube_pod_status_unschedulable",
+    ),
+    *_package(
+        "DEPLOYMENT",
+        "1.27.2-gke.1200",
+        "kube_deployment_spec_replicas",
+        "kube_deployment_status_replicas_available",
+        "kube_deployment_status_replicas_updated",
+    ),
+    *_package(
+        "HPA",
+        "1.27.2-gke.1200",
+        "kube_horizontalpodautoscaler_spec_max_replicas",
+        "kube_horizontalpodautoscaler_spec_min_replicas",
+        "kube_horizontalpodautoscaler_spec_target_metric",
+        "kube_horizontalpodautoscaler_status_condition",
+        "kube_horizontalpodautoscaler_status_current_replicas",
+        "kube_horizontalpodautoscaler_status_desired_replicas",
+    ),
+    *_package(
+        "JOBSET",
+        "1.32.1-gke.1357001",
+        "kube_jobset_specified_replicas",
+        "kube_jobset_ready_replicas",
+        "kube_jobset_succeeded_replicas",
+        "kube_jobset_failed_replicas",
+        "kube_jobset_active_replicas",
+        "kube_jobset_suspended_replicas",
+        "kube_jobset_status_condition",
+    ),
+    KubeStateMetric(name="kube_jobset_restarts", package="JOBSET", since="1.32.4-gke.1767000"),  # 1.33.0-gke.1868000
 )
+"""Every metric of the packages this project turns on, as the page's tables list them (KUBE_STATE_SOURCE)."""
+KUBE_STATE_METRICS: tuple[str, ...] = tuple(m.name for m in KUBE_STATE)
+
+
+def kube_state_metric(name: str) -> KubeStateMetric | None:
+    return next((m for m in KUBE_STATE if m.name == name), None)
 
 
 JOBSET_PACKAGE_SINCE = (1, 32)

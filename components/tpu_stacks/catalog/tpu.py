@@ -84,6 +84,14 @@ class GkeVersion(_Frozen):
     def __lt__(self, other: GkeVersion) -> bool:
         return self.key < other.key
 
+    @property
+    def minor_alias(self) -> str:
+        """`1.33` for `1.33.3-gke.1136000`: the version alias GKE resolves at create time to "the highest
+        valid patch+gke.N patch in the 1.X version" (Cluster.initialClusterVersion, GKE API reference,
+        https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster)."""
+        major, minor, _, _ = self.key
+        return f"{major}.{minor}"
+
 
 def gke_version(text: str) -> GkeVersion:
     """Parse and check a GKE version string (raises UserError when it is not one)."""

@@ -111,7 +111,8 @@ class TpuClusterArgs(TypedDict):
     release_channel: NotRequired[str]
     """GKE release channel: RAPID, REGULAR, STABLE or EXTENDED. Default: REGULAR."""
     min_version: NotRequired[str]
-    """Lowest GKE version; checked against every TPU generation the cluster hosts."""
+    """Lowest GKE version; checked against every TPU generation the cluster hosts. The cluster is created at its
+    minor (`1.33` for 1.33.3-gke.1136000), which GKE resolves to that minor's newest patch in the channel."""
     universe: NotRequired[str]
     """google or s3ns (sovereign cloud): sets the workload pool and service-account domains. Default: google."""
     addons: NotRequired[AddonsArgs]

@@ -29,6 +29,7 @@ from tpu_stacks.catalog.tpu import (
     DWS_MIN_NODES,
     FLEX_START_MAX_RUN_SECONDS,
     QUEUED_TPU_GENERATIONS,
+    GkeVersion,
     SliceShape,
     gke_version,
 )
@@ -37,6 +38,16 @@ from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.names import RESOURCE_NAME
 
 DURATION = re.compile(r"^[1-9]\d*s$")
+MIN_VERSION_KEY = "cluster.minVersion"
+
+
+def min_version_of(text: str) -> GkeVersion:
+    """`cluster.minVersion` parsed, or refused in one line under that key: the one parse every floor check
+    (TPU generations, flex-start, ComputeClass fallback) reads, whichever of them meets the version first."""
+    try:
+        return gke_version(text)
+    except UserError as error:
+        raise error.under(MIN_VERSION_KEY) from None
 
 
 def check_capacity(key: str, spec: SliceSpec) -> None:
@@ -104,10 +115,7 @@ def check_flex_start_pool(key: str, spec: SliceSpec, shape: SliceShape, min_vers
         )
     if min_version is None:
         return  # an unpinned version is the channel's: the generation floors of the plan apply
-    try:
-        chosen = gke_version(min_version)
-    except UserError as error:
-        raise error.under("cluster.minVersion") from None
+    chosen = min_version_of(min_version)
     if chosen < FLEX_START_TPU.parsed:
         raise UserError(
             "cluster.minVersion",
@@ -319,10 +327,7 @@ def check_fallback(
             f"GKE {floor.version}",
             f"set cluster.minVersion to {floor.version} or later (source: {floor.source})",
         )
-    try:
-        chosen = gke_version(min_version)
-    except UserError as error:
-        raise error.under("cluster.minVersion") from None
+    chosen = min_version_of(min_version)
     for minimum in needs:
         if chosen < minimum.parsed:
             raise UserError(

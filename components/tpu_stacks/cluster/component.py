@@ -17,7 +17,7 @@ from tpu_stacks.cluster.kubeconfig import gke_kubeconfig
 from tpu_stacks.cluster.node_pools import CLOUD_PLATFORM_SCOPE, node_service_account, system_node_pool, tpu_node_pool
 from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan, plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.gcp.apis import CLUSTER_APIS, MONITORING_APIS, enable_apis
+from tpu_stacks.gcp.apis import CLUSTER_APIS, MONITORING_APIS, enable_apis_by_name
 from tpu_stacks.k8s.compute_class import declare_compute_class
 from tpu_stacks.validation import parse
 
@@ -66,7 +66,7 @@ def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) ->
         project=spec.project,
         location=spec.location,
         release_channel=gcp.container.ClusterReleaseChannelArgs(channel=spec.release_channel),
-        min_master_version=spec.min_version,
+        min_master_version=plan.create_version,  # the minor alias: see ClusterPlan.create_version
         workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=plan.workload_pool),
         monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
             # Kube state packages (pods, deployments, HPAs, JobSets) feed the stacks' dashboards and alerts;
@@ -220,6 +220,9 @@ class TpuCluster(pulumi.ComponentResource):
         ready: list[pulumi.Resource] = []
         self.pool_ready = []
         self.apis: list[pulumi.Resource] = []  # an existing cluster's project already has its APIs
+        self.enabled_apis: dict[str, pulumi.Resource] = {}
+        """The APIs this cluster enabled, by name (`monitoring`): a workload waits on them and does not
+        enable them a second time."""
         nodes_account: pulumi.Input[str] | None = plan.spec.node_service_account
         if plan.spec.existing:
             existing = plan.spec.existing
@@ -234,9 +237,12 @@ class TpuCluster(pulumi.ComponentResource):
             endpoint = found.endpoint
             ca_certificate = found.master_auths.apply(lambda auths: auths[0].cluster_ca_certificate)
         else:
-            self.apis = (
-                enable_apis(name, plan.spec.project, cluster_apis(plan), self) if plan.universe.is_default else []
+            self.enabled_apis = (
+                enable_apis_by_name(name, plan.spec.project, cluster_apis(plan), self)
+                if plan.universe.is_default
+                else {}
             )
+            self.apis = list(self.enabled_apis.values())
             nodes_account, grants = node_service_account(plan, name, self, after=self.apis)
             cluster = gcp.container.Cluster(
                 name,

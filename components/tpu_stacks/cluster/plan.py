@@ -37,6 +37,7 @@ from tpu_stacks.cluster.capacity import (
     check_fallback,
     check_flex_start_pool,
     check_queued_generation,
+    min_version_of,
     parse_capacity,
     single_kind,
 )
@@ -167,6 +168,26 @@ class ClusterPlan(BaseModel):
         return self.spec.mode == "autopilot"
 
     @property
+    def create_version(self) -> str | None:
+        """What the cluster is created at (`minMasterVersion`): the minor of `cluster.minVersion`, never its patch.
+
+        The provider creates the cluster at exactly `min_master_version` (terraform-provider-google
+        google/services/container/resource_container_cluster.go: `InitialClusterVersion:
+        d.Get("min_master_version")`), and a release channel offers a patch for a few weeks only: an
+        exact patch makes create fail once the channel drops it. GKE resolves the alias `1.X` to "the
+        highest valid patch+gke.N patch in the 1.X version" (Cluster.initialClusterVersion, GKE API
+        reference), which meets the floor whenever the channel has ever offered a patch at or above it
+        (a channel's patches of one minor only move up), and stays valid while the channel offers the
+        minor: a channel offers four minors or so at once (GKE release notes' "Available minor versions", e.g.
+        Rapid 1.32 to 1.35, https://cloud.google.com/kubernetes-engine/docs/release-notes), for months, where a
+        patch lasts weeks. The provider stores the field as written and never reads it back (no `d.Set` of
+        `min_master_version`, no DiffSuppressFunc; it only upgrades the master when the *configured* value
+        changes and is above `master_version`), so the alias does not drift as GKE upgrades the cluster.
+        The exact floor stays a plan check (`_check_versions`, capacity's checks) and the pack's.
+        """
+        return min_version_of(self.spec.min_version).minor_alias if self.spec.min_version else None
+
+    @property
     def generations(self) -> list[str]:
         return sorted({shape.generation for shape in self.slices})
 
@@ -234,10 +255,7 @@ def _check_versions(spec: ClusterSpec, shapes: list[SliceShape]) -> None:
                     f"set cluster.minVersion to {minimum.version} or later (source: {minimum.source})",
                 )
         return
-    try:
-        chosen = gke_version(spec.min_version)
-    except UserError as error:
-        raise error.under("cluster.minVersion") from None
+    chosen = min_version_of(spec.min_version)
     for shape in shapes:
         gen = generation(shape.generation)
         minimum = gen.min_gke_autopilot if spec.mode == "autopilot" else gen.min_gke_standard

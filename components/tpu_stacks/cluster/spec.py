@@ -170,7 +170,8 @@ class ClusterSpec(_Spec):
     )
     """GKE release channel: RAPID, REGULAR, STABLE or EXTENDED."""
     min_version: str | None = Field(default=None, alias="minVersion")
-    """Lowest GKE version; checked against every TPU generation the cluster hosts."""
+    """Lowest GKE version; checked against every TPU generation the cluster hosts. The cluster is created at its
+    minor (`1.33` for 1.33.3-gke.1136000), which GKE resolves to that minor's newest patch in the channel."""
     universe: str = "google"
     """google or s3ns (sovereign cloud): sets the workload pool and service-account domains."""
     addons: AddonsSpec = Field(default_factory=AddonsSpec)

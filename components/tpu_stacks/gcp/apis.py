@@ -22,7 +22,9 @@ CLUSTER_APIS = ("container", "compute", "iam", "iamcredentials", "cloudresourcem
 STORAGE_APIS = ("storage",)
 REGISTRY_APIS = ("artifactregistry",)
 MONITORING_APIS = ("monitoring",)
-"""Managed Service for Prometheus and the custom-metrics adapter the HPA reads."""
+"""Managed Service for Prometheus, the custom-metrics adapter the HPA reads, dashboards and alert policies."""
+LOGGING_APIS = ("logging",)
+"""Log-based metrics (`gcp.logging.Metric`): Ray Train's step time from MaxText's log line."""
 BUILD_APIS = ("cloudbuild",)
 
 
@@ -36,11 +38,18 @@ def enable_apis(
     name: str, project: str, apis: Iterable[str], parent: pulumi.Resource, domain: str = "googleapis.com"
 ) -> list[gcp.projects.Service]:
     """One `gcp.projects.Service` per API (`{name}-api-<api>`), kept enabled on destroy."""
-    return [
-        gcp.projects.Service(
+    return list(enable_apis_by_name(name, project, apis, parent, domain).values())
+
+
+def enable_apis_by_name(
+    name: str, project: str, apis: Iterable[str], parent: pulumi.Resource, domain: str = "googleapis.com"
+) -> dict[str, gcp.projects.Service]:
+    """`enable_apis`, keyed by API: what later resources of the stack wait on (and do not declare twice)."""
+    return {
+        api: gcp.projects.Service(
             f"{name}-api-{api}",
             gcp.projects.ServiceArgs(project=project, service=service_name(api, domain), disable_on_destroy=False),
             opts=pulumi.ResourceOptions(parent=parent),
         )
         for api in dict.fromkeys(apis)
-    ]
+    }

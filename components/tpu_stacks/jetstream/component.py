@@ -177,7 +177,7 @@ class JetStreamStack(pulumi.ComponentResource):
         self.ready_replicas = deployment.status.apply(_ready_replicas)
         self.cluster = cluster
         declare_pod_monitoring(name, monitoring, labels, ns_opts)
-        self.monitoring = declare_monitoring(self, name, monitoring)
+        self.monitoring = declare_monitoring(self, name, monitoring, cluster.enabled_apis)
         # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
         self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
         self.kubeconfig = cluster.kubeconfig

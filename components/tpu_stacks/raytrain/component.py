@@ -95,7 +95,14 @@ class RayTrainStack(pulumi.ComponentResource):
         )
         cluster, bucket, identity, depends = base.cluster, base.bucket, base.identity, base.namespace_ready
         image, build_command = declare_image(
-            spec.image, name, project, region, plan.cluster.universe, self, cluster.known_node_service_account
+            spec.image,
+            name,
+            project,
+            region,
+            plan.cluster.universe,
+            self,
+            cluster.known_node_service_account,
+            storage_api=base.storage_api,
         )
         notes = annotations.for_training(plan.request, plan.parallelism)
         workers = worker_template(plan, plan.pool, bucket.name, image)
@@ -154,7 +161,7 @@ class RayTrainStack(pulumi.ComponentResource):
             {CLUSTER_SELECTOR: spec.ray_cluster_name},
             pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends),
         )
-        self.monitoring = declare_monitoring(self, name, monitoring)
+        self.monitoring = declare_monitoring(self, name, monitoring, cluster.enabled_apis)
         # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
         self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
         self.kubeconfig = cluster.kubeconfig

@@ -6,20 +6,38 @@ cluster. Its pins (Ray, MaxText) and default tag live in `raytrain.spec`, its ch
 `raytrain.plan.check_image`; the pins reach the build as Cloud Build substitutions -> Docker build
 args, so they are written once. The repository keeps tags immutable, so a tag names one image for
 good. Three paths:
-- submit (default): the repository is declared; `pulumi up` prints the `gcloud builds submit`
-  command that builds and pushes the reference the RayCluster pulls.
-- trigger: also a manual Cloud Build trigger on the project's repository, with its own service
-  account (Artifact Registry writer on this repository, log writer); run it with the printed command.
+- submit (default): the repository, a builder service account and a bucket for the uploaded source
+  are declared; `pulumi up` prints the `gcloud builds submit` command that builds and pushes the
+  reference the RayCluster pulls, as that account.
+- trigger: a manual Cloud Build trigger on the project's repository, run as the same builder account;
+  run it with the printed command.
 - prebuilt: any pinned reference the user gives; nothing is declared.
+
+Why a builder account of our own on both paths: without one, Cloud Build runs a build as the project's
+default build account, which in projects created since the change is the Compute Engine default
+service account, and "depending on your organization's settings" may lack what the build needs
+(https://cloud.google.com/build/docs/cloud-build-service-account-updates,
+https://cloud.google.com/build/docs/cloud-build-service-account); Google recommends a user-specified
+account with the least roles (https://cloud.google.com/build/docs/securing-builds/configure-user-specified-service-accounts).
+Its roles, and nothing else: Artifact Registry writer on this repository (push), Logs Writer (with a
+user-specified account the logs must go to Cloud Logging or a user-created bucket: the build config
+sets `logging: CLOUD_LOGGING_ONLY`), and, for `submit`, Storage Object Viewer on the source bucket
+(`gcloud builds submit --gcs-source-staging-dir`: the user uploads the source there, the build reads it
+as its account). `gcloud builds submit --service-account` takes `projects/PROJECT/serviceAccounts/EMAIL`
+(https://cloud.google.com/sdk/gcloud/reference/builds/submit); whoever runs it needs
+`iam.serviceAccounts.actAs` on the account (Service Account User), which project owners have.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import pulumi
 import pulumi_gcp as gcp
 
 from tpu_stacks.gcp.apis import BUILD_APIS, enable_apis
 from tpu_stacks.gcp.registry import docker_repository, image_reference
+from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.gcp.universe import Universe
 from tpu_stacks.raytrain.plan import builder_account_id
 from tpu_stacks.raytrain.spec import (
@@ -53,12 +71,18 @@ def repository_id(image: ImageSpec) -> str:
     return image.repository
 
 
-def submit_command(image: str, project: str, region: str) -> str:
-    """`gcloud builds submit` of the image folder, run from the project root."""
+SOURCE_FOLDER = "source"
+"""Where `gcloud builds submit` stages the uploaded source in the stack's source bucket."""
+
+
+def submit_command(image: str, project: str, region: str, account: str, source_bucket: str) -> str:
+    """`gcloud builds submit` of the image folder as the builder `account` (projects/P/serviceAccounts/E),
+    the source staged in `source_bucket`; run from the project root."""
     values = ",".join(f"{key}={value}" for key, value in substitutions(image, ".").items())
     return (
         f"gcloud builds submit {TRAINER_IMAGE_DIR} --project={project} --region={region} "
-        f"--config={TRAINER_IMAGE_DIR}/{BUILD_CONFIG} --substitutions={values}"
+        f"--config={TRAINER_IMAGE_DIR}/{BUILD_CONFIG} --substitutions={values} "
+        f"--service-account={account} --gcs-source-staging-dir=gs://{source_bucket}/{SOURCE_FOLDER}"
     )
 
 
@@ -70,8 +94,10 @@ def declare_image(
     universe: Universe,
     parent: pulumi.Resource,
     nodes_account: pulumi.Input[str] | None = None,
+    storage_api: Sequence[pulumi.Resource] = (),
 ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
-    """(image reference, the command that builds it); declares the repository and the trigger."""
+    """(image reference, the command that builds it); declares the repository, the builder account and
+    the trigger (or the source bucket `submit` uploads to, after `storage_api`)."""
     if image.build == "prebuilt":
         return pulumi.Output.from_input(image.reference or ""), pulumi.Output.from_input(
             "prebuilt image: nothing to build"
@@ -98,24 +124,42 @@ def declare_image(
         enable_api=universe.is_default,
     )
     reference = image_reference(region, project, repository, f"{image.name}:{image.tag or default_tag()}")
+    account, grants = _builder(image, name, project, region, repository, parent)
     if image.build == "trigger":
-        return reference, _trigger(image, name, project, region, universe, repository, reference, parent)
-    return reference, reference.apply(lambda ref: submit_command(ref, project, region))
+        return reference, _trigger(image, name, project, region, account, grants, reference, parent)
+    bucket = hardened_bucket(
+        f"{name}-build-source",
+        project=project,
+        location=region,
+        purpose="build-source",
+        force_destroy=True,  # uploaded source archives only: nothing to keep
+        parent=parent,
+        after=storage_api,
+    )
+    gcp.storage.BucketIAMMember(
+        f"{name}-image-builder-source",
+        gcp.storage.BucketIAMMemberArgs(bucket=bucket.name, role="roles/storage.objectViewer", member=_member(account)),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[account]),
+    )
+    return reference, pulumi.Output.all(reference, account.name, bucket.name).apply(
+        lambda parts: submit_command(parts[0], project, region, parts[1], parts[2])
+    )
 
 
-def _trigger(
+def _member(account: gcp.serviceaccount.Account) -> pulumi.Output[str]:
+    # The account's own e-mail (the provider knows the universe's domain), never a formatted guess.
+    return account.email.apply(lambda email: f"serviceAccount:{email}")
+
+
+def _builder(
     image: ImageSpec,
     name: str,
     project: str,
     region: str,
-    universe: Universe,
     repository: gcp.artifactregistry.Repository,
-    reference: pulumi.Output[str],
     parent: pulumi.Resource,
-) -> pulumi.Output[str]:
-    """A manual trigger that builds the image from the project's repository as its own account."""
-    source = image.source
-    assert source is not None  # raytrain.plan.check_image
+) -> tuple[gcp.serviceaccount.Account, list[pulumi.Resource]]:
+    """The account builds run as, with what every build needs: push to this repository, write logs."""
     child = pulumi.ResourceOptions(parent=parent)
     account_id = builder_account_id(repository_id(image))
     account = gcp.serviceaccount.Account(
@@ -125,8 +169,7 @@ def _trigger(
         ),
         opts=child,
     )
-    # The account's own e-mail (the provider knows the universe's domain), never a formatted guess.
-    member = account.email.apply(lambda email: f"serviceAccount:{email}")
+    member = _member(account)
     after_account = pulumi.ResourceOptions(parent=parent, depends_on=[account])
     grants = [
         gcp.artifactregistry.RepositoryIamMember(
@@ -146,6 +189,22 @@ def _trigger(
             opts=after_account,
         ),
     ]
+    return account, grants
+
+
+def _trigger(
+    image: ImageSpec,
+    name: str,
+    project: str,
+    region: str,
+    account: gcp.serviceaccount.Account,
+    grants: list[pulumi.Resource],
+    reference: pulumi.Output[str],
+    parent: pulumi.Resource,
+) -> pulumi.Output[str]:
+    """A manual trigger that builds the image from the project's repository as the builder account."""
+    source = image.source
+    assert source is not None  # raytrain.plan.check_image
     trigger_name = f"{repository_id(image)}-image"
     gcp.cloudbuild.Trigger(
         f"{name}-image-trigger",

@@ -168,7 +168,7 @@ class SaxmlStack(pulumi.ComponentResource):
             )
         )
         self.curl = address.apply(lambda host: curl_commands(f"{host}:{HTTP_PORT}", plan))
-        self.monitoring = declare_monitoring(self, name, monitoring)
+        self.monitoring = declare_monitoring(self, name, monitoring, cluster.enabled_apis)
         # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
         self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
         self.kubeconfig = cluster.kubeconfig

@@ -185,7 +185,7 @@ class VllmStack(pulumi.ComponentResource):
         self.curl = self.base_url.apply(lambda url: _curl(url, plan))
         self.ready_replicas = deployment.status.apply(_ready_replicas)
         self.cluster = cluster
-        self.monitoring = declare_monitoring(self, name, monitoring)
+        self.monitoring = declare_monitoring(self, name, monitoring, cluster.enabled_apis)
         # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
         self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
         self.kubeconfig = cluster.kubeconfig

@@ -22,7 +22,8 @@ from typing import Any
 import jsonschema
 
 from tpu_stacks.catalog.engines import RAY, EngineVersion, engine_of_image
-from tpu_stacks.catalog.gke_metrics import KUBE_STATE_METRICS, SYSTEM_METRICS
+from tpu_stacks.catalog.gke_metrics import SYSTEM_METRICS
+from tpu_stacks.catalog.published import prometheus_names, publisher
 from tpu_stacks_preview.capture import Capture, ResourceRecord
 from tpu_stacks_preview.schema import SchemaProblem
 
@@ -32,7 +33,6 @@ LOG_METRIC = "gcp:logging/metric:Metric"
 SCHEMA_PATH = Path(__file__).with_name("dashboard_schema.json")
 _SELECTOR = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\s*\{")
 _METRIC_TYPE = re.compile(r'metric\.type\s*=\s*"([^"]+)"')
-_HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 _BY = re.compile(r"\bby\s*\(([^)]*)\)")
 _LEGEND = re.compile(r"\$\{([^}]+)\}")
 
@@ -70,13 +70,8 @@ def _images(value: Any) -> Iterable[str]:
 
 
 def known_prometheus_metrics(engines: Iterable[EngineVersion]) -> set[str]:
-    names = set(KUBE_STATE_METRICS) | {m.promql for m in SYSTEM_METRICS}
-    for engine in engines:
-        for metric in engine.metrics:
-            names.add(metric.name)
-            if metric.kind == "histogram":
-                names |= {metric.name + suffix for suffix in _HISTOGRAM_SUFFIXES}
-    return names
+    """The PromQL names the catalogues publish for these engines (catalog/published.py)."""
+    return set(prometheus_names(engines))
 
 
 def promql_metrics(query: str) -> list[str]:
@@ -190,6 +185,23 @@ def check_monitoring(capture: Capture) -> list[SchemaProblem]:
                 if promql:
                     path = f"conditions[{index}].conditionPrometheusQueryLanguage.query"
                     problems += _check_metrics(_id(record), path, "promql", promql, known, log_metrics, where)
+        elif record.type.endswith(":HorizontalPodAutoscaler"):
+            problems += check_hpa(record, engines, where)
+    return problems
+
+
+def check_hpa(record: ResourceRecord, engines: list[EngineVersion], where: str) -> list[SchemaProblem]:
+    """Every Pods, Object or External metric an HPA scales on has a publisher in the catalogues: an HPA on a
+    metric nobody exports never scales (the adapter answers "no metrics returned")."""
+    problems = []
+    spec = record.inputs.get("spec") if isinstance(record.inputs.get("spec"), dict) else {}
+    for index, entry in enumerate(spec.get("metrics") or []):
+        source = entry.get("pods") or entry.get("object") or entry.get("external") or {}
+        name = (source.get("metric") or {}).get("name")
+        if isinstance(name, str) and publisher(name, engines) is None:
+            problems.append(
+                SchemaProblem(_id(record), f"spec.metrics[{index}].metric.name", f"{name} is not exported by {where}")
+            )
     return problems
 
 

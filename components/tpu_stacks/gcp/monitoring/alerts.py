@@ -108,11 +108,10 @@ def _hbm(t: Target) -> Alert:
 
 
 def _restarts(t: Target) -> Alert:
-    restarts = q.kube_state("kube_pod_container_status_restarts_total", t.scope.prometheus())
     return Alert(
         id="pods-restarting",
         title=f"Pods in {t.namespace} restarting",
-        query=f"sum by (pod) (increase({restarts}[1h])) >= 3",
+        query=f"sum by (pod_name) (increase({q.restarts(t.scope)}[1h])) >= 3",
         minutes=5,
         severity="WARNING",
         why="A container restarted three times within an hour: read its previous log (kubectl logs --previous).",

@@ -6,14 +6,17 @@ Called last by a workload component, with the plan made before its first resourc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from tpu_stacks.gcp.apis import LOGGING_APIS, MONITORING_APIS, enable_apis_by_name
 from tpu_stacks.gcp.monitoring.links import dashboard_url, first_links
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
+from tpu_stacks.gcp.universe import universe
 
 STEP_LINE = r"completed step: \d+, seconds: ([0-9.]+)"
 """MaxText's per-step log line (MaxText/metric_logger.py `log_metrics`: `completed step: {step}, seconds: {t:.3f},
@@ -40,13 +43,36 @@ def declare_pod_monitoring(
     )
 
 
-def declare_monitoring(parent: pulumi.Resource, name: str, plan: MonitoringPlan) -> pulumi.Output[dict[str, Any]]:
-    """The dashboard, the log metric and the alerts; returns the outputs a user opens first."""
+def monitoring_apis(
+    parent: pulumi.Resource, name: str, plan: MonitoringPlan, enabled: Mapping[str, pulumi.Resource]
+) -> dict[str, pulumi.Resource]:
+    """The APIs the dashboard, alerts and log metric call, by name: the ones the cluster already enabled
+    (`enabled`, the same project's), the others enabled here. In Google Cloud's own universe only, as the
+    cluster's (gcp/apis.py): another universe's service names are not verified here."""
+    t = plan.target
+    needed = (*MONITORING_APIS, *(LOGGING_APIS if plan.step_log_metric else ()))
+    if not universe(t.universe).is_default:
+        return {}
+    missing = [api for api in needed if api not in enabled]
+    return {
+        **{api: enabled[api] for api in needed if api in enabled},
+        **enable_apis_by_name(name, t.project, missing, parent),
+    }
+
+
+def declare_monitoring(
+    parent: pulumi.Resource, name: str, plan: MonitoringPlan, enabled_apis: Mapping[str, pulumi.Resource] | None = None
+) -> pulumi.Output[dict[str, Any]]:
+    """The dashboard, the log metric and the alerts, each after the API it calls (a fresh project has
+    Monitoring and Logging off: the first `up` would fail at the first of them); returns the outputs a
+    user opens first. `enabled_apis`: what the cluster already enabled in the same project."""
     t = plan.target
     links = first_links(t.universe, t.project, t.location, t.cluster, t.namespace)
     if not plan.enabled:
         return pulumi.Output.from_input({"dashboard": "", **links})
-    child = pulumi.ResourceOptions(parent=parent)
+    apis = monitoring_apis(parent, name, plan, enabled_apis or {})
+    monitoring_api = [apis[api] for api in MONITORING_APIS if api in apis]
+    child = pulumi.ResourceOptions(parent=parent, depends_on=monitoring_api)
     after: list[pulumi.Resource] = []
     if plan.step_log_metric:
         after.append(
@@ -70,14 +96,16 @@ def declare_monitoring(parent: pulumi.Resource, name: str, plan: MonitoringPlan)
                         )
                     ),
                 ),
-                opts=child,
+                opts=pulumi.ResourceOptions(
+                    parent=parent, depends_on=[apis[api] for api in LOGGING_APIS if api in apis]
+                ),
             )
         )
     board = gcp.monitoring.Dashboard(
         f"{name}-dashboard",
         dashboard_json=plan.dashboard.to_json(),
         project=t.project,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=after),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[*monitoring_api, *after]),
     )
     channels = list(t.monitoring.notification_channels)
     for alert in plan.alerts:

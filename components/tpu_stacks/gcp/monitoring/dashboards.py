@@ -293,10 +293,7 @@ def health_section(t: Target) -> Section:
     widgets = (
         _chart(
             "Container restarts (last hour)",
-            (
-                f"sum by (pod) (increase({q.kube_state('kube_pod_container_status_restarts_total', sel)}[1h]))",
-                "${pod}",
-            ),
+            (f"sum by (pod_name) (increase({q.restarts(t.scope)}[1h]))", "${pod_name}"),
             unit="restarts",
         ),
         _chart(

@@ -7,6 +7,15 @@ Fields and enums follow the Monitoring API v1 `projects.dashboards` resource
 `timeSeriesFilter`. `to_json` drops unset fields and sorts keys: one input, one byte string, so a
 plan diff shows only real changes. The offline plan validates the JSON against a schema written
 from the same page (tools/preview dashboard_schema.json).
+
+Read-back: the API answers with the proto3 JSON mapping, which omits a field holding its default value
+(0, "", false, an empty list; https://protobuf.dev/programming-guides/json/), so a tile at `xPos: 0`,
+a threshold at `value: 0` or a `subtitle: ""` comes back without the key. The provider compares the
+stored answer with the input after removing only the keys the *input* lacks (terraform-provider-google
+google/services/monitoring/resource_monitoring_dashboard.go, `removeComputedKeys` then
+`reflect.DeepEqual`): a key sent with a default value is a diff at every `up` (terraform-provider-google
+#16173, #7242). So defaults are never sent, and a whole number is written as one (`10`, not `10.0`, as the
+API writes a double). tests/monitoring/test_read_back.py holds every shipped dashboard against the mapping.
 """
 
 from __future__ import annotations
@@ -27,12 +36,20 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+def _omitted(item: Any) -> bool:
+    """Unset, or a proto3 default the API would not send back: None, empty, 0, "" or false. A message is
+    never omitted for being empty (`sectionHeader: {}` is how a header with no subtitle says it is one)."""
+    if item is None or item == () or item == {}:
+        return True
+    return isinstance(item, (bool, int, float, str)) and not item
+
+
 def _plain(value: Any) -> Any:
     if is_dataclass(value):
         out = {}
         for f in fields(value):
             item = getattr(value, f.name)
-            if item is None or item == () or item == {}:
+            if _omitted(item):
                 continue
             out[_camel(f.name)] = _plain(item)
         return out
@@ -40,6 +57,8 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the API writes a whole double as `10`
     return value
 
 

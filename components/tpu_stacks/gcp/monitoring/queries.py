@@ -65,6 +65,17 @@ def system(metric_type: str, selector: str) -> str:
     return f"{metric.promql}{selector}"
 
 
+RESTART_COUNT = "kubernetes.io/container/restart_count"
+"""Container restarts: GKE's system metric (CUMULATIVE), what GKE's kube state page points to for crash-looping
+containers. Its Pod package publishes no `kube_pod_container_status_restarts_total`, so a query on that name
+would chart nothing and its alert would never fire (catalog/gke_metrics.py)."""
+
+
+def restarts(scope: Scope) -> str:
+    """Restart counts of the workload's containers, by the k8s_container resource's labels (`pod_name`)."""
+    return system(RESTART_COUNT, scope.system())
+
+
 def quantile(version: EngineVersion, name: str, selector: str, q: float) -> str:
     bucket = engine(version, name, selector, "_bucket")
     return f"histogram_quantile({q}, sum by (le) (rate({bucket}[{RATE_WINDOW}])))"
