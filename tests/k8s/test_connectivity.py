@@ -143,7 +143,8 @@ def test_one_rule_per_peer_in_the_stated_order_and_every_port_wins():
     flows = (*ingress(x, [80, 81], "x"), *ingress(y, [None], "y"), *ingress(y, [90], "y"), *ingress(ANY, [7], "a"))
     (x_peers, x_ports), (y_peers, y_ports), (any_peers, any_ports) = rules(flows, "ns")
     assert x_peers[0].pod_selector.match_labels == {"app": "x"} and _ports(x_ports) == [(80, "TCP"), (81, "TCP")]
-    assert y_peers[0].pod_selector.match_labels == {"app": "y"} and y_ports is None
+    # every TCP port (an entry without a port), which makes the single port 90 redundant; never every protocol
+    assert y_peers[0].pod_selector.match_labels == {"app": "y"} and _ports(y_ports) == [(None, "TCP")]
     assert any_peers is None and _ports(any_ports) == [(7, "TCP")]
 
 

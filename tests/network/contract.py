@@ -193,7 +193,10 @@ class _Checker:
                     for end, way in ((source, "egress"), (destination, "ingress"))
                 )
             else:
-                ok = covers(self.map.allowed(source, destination).get(flow.protocol, ()), flow.ports)
+                # An ingress flow states what the destination admits (a peer such as "every pod" includes
+                # pods whose own egress keeps them away); an egress flow needs both ends to agree.
+                view = self.ingress_map if ingress else self.map
+                ok = covers(view.allowed(source, destination).get(flow.protocol, ()), flow.ports)
             if not ok:
                 report(other.where + (" (host network)" if other.host_network else ""))
 

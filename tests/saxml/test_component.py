@@ -679,7 +679,7 @@ def test_the_namespace_is_privileged_only_for_host_network_model_servers():
     assert metadata["name"] == "saxml"
     assert metadata["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
     # No policy for the model servers: NetworkPolicy does not apply to host-network pods.
-    assert policies == ["default-deny-ingress", "sax-admin-server", "sax-http", "sax-publisher"]
+    assert policies == ["default-deny-ingress", "sax-admin-server", "sax-http", "sax-publisher", "smoke-test"]
     metadata, policies = _namespace_and_policies(build(host_network=False)[0])
     assert metadata["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
     assert "sax-model-server" in policies

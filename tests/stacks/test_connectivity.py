@@ -159,7 +159,9 @@ def _opened(spec: dict[str, Any], namespace: str) -> set[tuple[str, str, str, An
     for direction, side in (("ingress", "from"), ("egress", "to")):
         for rule in spec.get(direction, []):
             peers = [json.dumps(_rule_peer(p, namespace), sort_keys=True) for p in rule.get(side, [])] or ["open"]
-            ports = [(p["protocol"], p["port"]) for p in rule.get("ports", [])] or [("TCP", None)]
+            # A rule without ports opens every protocol; an entry without a port, every port of its protocol.
+            every = [(proto, None) for proto in ("TCP", "UDP", "SCTP")]
+            ports = [(p.get("protocol", "TCP"), p.get("port")) for p in rule.get("ports", [])] or every
             opened |= {(direction, peer, proto, port) for peer in peers for proto, port in ports}
     return opened
 

@@ -243,7 +243,7 @@ def test_every_object_passes_strict_schemas_and_the_jobset_its_crd(stack):
         "Job",  # the smoke test
         "JobSet",
         "Namespace",
-        *["NetworkPolicy"] * 4,  # deny-all, admin, http, publisher (host-network model servers: none applies)
+        *["NetworkPolicy"] * 5,  # deny-all, admin, http, publisher, smoke test (host-network model servers: none)
         "Service",
         "ServiceAccount",
     ]

@@ -61,19 +61,23 @@ Ports = list[k8s.networking.v1.NetworkPolicyPortArgs] | None
 
 def rules(flows: Sequence[Flow], namespace: str) -> list[tuple[Peers, Ports]]:
     """(peers, ports) per rule, in the order the flows are stated: one rule per peer with all its ports.
-    None peers: any peer (a port-only rule); None ports: every port."""
+    None peers: any peer (a port-only rule). A flow on every port becomes an entry with its protocol and
+    no port ("If this field is not provided, this matches all port names and numbers", NetworkPolicyPort,
+    kubernetes.io/docs/reference/kubernetes-api/policy-resources/network-policy-v1), so a TCP flow never
+    opens UDP or SCTP as a rule without ports would."""
     grouped: dict[str | None, tuple[Peer, list[Flow]]] = {}
     for flow in flows:
         grouped.setdefault(_peer_key(flow), (flow.peer, []))[1].append(flow)
     out: list[tuple[Peers, Ports]] = []
     for peer, same in grouped.values():
         peers = [peer_args(peer, namespace)] if isinstance(peer, (Pods, External)) else None
-        ports: Ports = None
-        if all(f.port is not None for f in same):
-            ports = []
-            for f in same:  # each (port, protocol) once
-                if (f.port, f.protocol) not in [(p.port, p.protocol) for p in ports]:
-                    ports.append(k8s.networking.v1.NetworkPolicyPortArgs(port=f.port, protocol=f.protocol))
+        every = {f.protocol for f in same if f.port is None}
+        entries: list[tuple[int | None, str]] = []
+        for f in same:  # each (port, protocol) once; a protocol open on every port needs no single port
+            entry = (f.port, f.protocol)
+            if entry not in entries and (f.port is None or f.protocol not in every):
+                entries.append(entry)
+        ports: Ports = [k8s.networking.v1.NetworkPolicyPortArgs(port=port, protocol=proto) for port, proto in entries]
         out.append((peers, ports))
     return out
 
