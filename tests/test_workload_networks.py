@@ -7,6 +7,7 @@ from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.k8s import metrics_adapter
 from tpu_stacks.k8s.connectivity import ANY, SMOKE_TEST_LABELS, External, Group, Hosts, Pods
 from tpu_stacks.k8s.platform_flows import (
+    KONNECTIVITY_AGENT,
     MANAGED_PROMETHEUS,
     api_endpoint,
     api_server_calls,
@@ -127,14 +128,24 @@ def test_the_jetstream_download_flow_has_no_converter_group():
     assert set(_jetstream(flow="download")) == {"jetstream-server"}
 
 
-def test_ray_workers_reach_the_tpu_runtime_and_the_head_takes_the_job_api_from_any_pod():
+def test_ray_workers_reach_the_tpu_runtime_and_the_head_takes_the_job_api_only_from_its_callers():
     from tests.raytrain.test_plan import plan_of
     from tpu_stacks.raytrain.network import network
+    from tpu_stacks.raytrain.pods import submitter_labels
 
     groups = _by_name(network(plan_of()))
     ray = Pods("raytrain", {"tpu-stacks.dev/ray-cluster": "maxtext-tpu-cluster"})
     head, worker, submitter = groups["ray-head"], groups["ray-worker"], groups["ray-job-submitter"]
-    assert _ingress(head) == [(ray, None), (Pods("*", {}), 8265), (MANAGED_PROMETHEUS, 8080)]
+    # The job API runs code as the namespace's account without authentication: never from any pod.
+    operator = Pods("*", {"app.kubernetes.io/component": "kuberay-operator"})
+    submitter_pods = Pods("raytrain", submitter_labels(plan_of()))
+    assert _ingress(head) == [
+        (ray, None),
+        (submitter_pods, 8265),
+        (operator, 8265),
+        (KONNECTIVITY_AGENT, 8265),
+        (MANAGED_PROMETHEUS, 8080),
+    ]
     assert _ingress(worker) == [(ray, None), (MANAGED_PROMETHEUS, 8080)]
     assert tpu_runtime()[0] in worker.flows and tpu_runtime()[0] not in head.flows
     head_pods = Pods("raytrain", {**ray.labels, "tpu-stacks.dev/ray-node": "head"})

@@ -46,11 +46,20 @@ class Pod:
 # - Managed Prometheus collectors: `app.kubernetes.io/name: collector` in gmp-system (the PodMonitoring
 #   GKE documents for the collectors' own metrics selects exactly that,
 #   https://cloud.google.com/stackdriver/docs/managed-prometheus/exporters/prometheus).
+# - a KubeRay operator installed in the cluster (not GKE's hosted one): KubeRay's kustomize manifests
+#   run it in ray-system with `app.kubernetes.io/name: kuberay` and `app.kubernetes.io/component:
+#   kuberay-operator` (github.com/ray-project/kuberay ray-operator/config/manager/manager.yaml; its webhook
+#   Service selects the component label).
 # - a tenant: a plain pod of another namespace, so an ingress wider than the contract shows.
 PLATFORM_PODS: tuple[tuple[str, str, dict[str, str]], ...] = (
     ("kube-system", "kube-dns", {"k8s-app": "kube-dns"}),
     ("kube-system", "konnectivity-agent", {"k8s-app": "konnectivity-agent"}),
     ("gmp-system", "collector", {"app.kubernetes.io/name": "collector", "app.kubernetes.io/part-of": "gmp"}),
+    (
+        "ray-system",
+        "kuberay-operator",
+        {"app.kubernetes.io/name": "kuberay", "app.kubernetes.io/component": "kuberay-operator"},
+    ),
     ("tenant", "tenant-app", {"app": "tenant-app"}),
 )
 

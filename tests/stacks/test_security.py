@@ -196,11 +196,13 @@ def test_vllm_accepts_its_load_balancer_clients_and_prometheus_and_https_keeps_o
 
 def test_ray_pods_talk_to_each_other_on_every_port_and_others_reach_only_the_dashboard():
     head = next(p for p in policies("raytrain") if p["metadata"]["name"] == "ray-head")["spec"]
-    cluster_rule, dashboard, _ = head["ingress"]
+    cluster_rule, *dashboard, _ = head["ingress"]
     assert cluster_rule["ports"] == [{"protocol": "TCP"}] and cluster_rule["from"] == [
         {"podSelector": {"matchLabels": {"tpu-stacks.dev/ray-cluster": "maxtext-tpu-cluster"}}}
     ]
-    assert dashboard["ports"] == [{"port": 8265, "protocol": "TCP"}]
+    # The dashboard's job API: the submitter, an in-cluster KubeRay operator, konnectivity; nobody else.
+    assert [rule["ports"] for rule in dashboard] == [[{"port": 8265, "protocol": "TCP"}]] * 3
+    assert all(rule["from"] and rule["from"][0].get("podSelector", {}).get("matchLabels") for rule in dashboard)
 
 
 @pytest.mark.parametrize("stack", STACKS)

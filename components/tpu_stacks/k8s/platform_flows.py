@@ -30,10 +30,15 @@ DNS_PEERS = Hosts("kube-dns pods, NodeLocal DNSCache (169.254.20.10, host networ
 metadata address 169.254.169.254:53 (cloud.google.com/kubernetes-engine/docs/how-to/cloud-dns). Two of
 the three are host-side, so one port-only rule serves them all."""
 METADATA_SERVER = ("169.254.169.254/32", 80)
-"""The metadata address pods call for Workload Identity tokens (GKE's metadata server intercepts it)."""
+"""The metadata address pods call for Workload Identity tokens. On Dataplane V2, Cilium evaluates egress
+policy before the node redirects the call to the GKE metadata server, so this `ipBlock` (a link-local
+address: neither a pod nor a node, which is where Cilium's CIDR rules stop) is the rule that serves
+(github.com/gke-labs/kube-agents/pull/777, after #676 had assumed the opposite)."""
 GKE_METADATA_SERVER = ("169.254.169.252/32", 988)
-"""Where the GKE metadata server listens on a Dataplane V2 node: "allow egress to 169.254.169.252/32 on
-port 988" (cloud.google.com/kubernetes-engine/docs/how-to/workload-identity, network policy restrictions)."""
+"""Where the node sends that call after NAT on Dataplane V1 (Calico evaluates policy after it): kept for a
+cluster created with `cluster.dataplaneV2: false`, harmless on Dataplane V2
+(github.com/gke-labs/kube-agents/pull/805 quotes Google's guidance to allow 988 and, for gRPC DirectPath's
+ALTS, 987; no pod here takes DirectPath). docs/verify-on-a-cluster.md says how to check both."""
 PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
 """RFC 1918: where pods, Services, nodes and internal load balancers live in a VPC-native cluster."""
 HTTPS_PORT = 443

@@ -1,9 +1,13 @@
 """Ray Train's connectivity contract.
 
 Ray's head and workers talk on many ports (GCS, raylets, object managers, worker processes, JAX's
-coordinator, the TPU slices' DCN traffic): every port between the pods of this Ray cluster. From
-other pods only the dashboard/job API on the head (the RayJob's submitter and the KubeRay operator
-call it; `kubectl port-forward` needs no allow) and Managed Prometheus's scrape of Ray's metrics.
+coordinator, the TPU slices' DCN traffic): every TCP port between the pods of this Ray cluster. From
+other pods only the dashboard/job API on the head, and only from its callers: the RayJob's submitter,
+the KubeRay operator (a pod labelled as KubeRay's own manifests label it, in any namespace, when it is
+installed in the cluster; through konnectivity-agent when GKE hosts it, as the Ray add-on does). That
+API runs code as this namespace's service account without authentication, so no other pod may call it
+(docs.ray.io/en/latest/cluster/running-applications/job-submission/index.html; `kubectl port-forward`
+needs no allow). Managed Prometheus scrapes Ray's metrics.
 Egress: DNS, the metadata server, HTTPS outside the cluster; the TPU workers reach the TPU runtime on
 their node.
 """
@@ -11,10 +15,14 @@ their node.
 from __future__ import annotations
 
 from tpu_stacks.k8s.connectivity import Group, Pods, egress, ingress
-from tpu_stacks.k8s.platform_flows import scrape, workload_egress
+from tpu_stacks.k8s.platform_flows import KONNECTIVITY_AGENT, scrape, workload_egress
 from tpu_stacks.raytrain.plan import RayTrainPlan
 from tpu_stacks.raytrain.pods import RAY_METRICS_PORT, pod_labels, submitter_labels
 from tpu_stacks.raytrain.spec import HEAD_PORTS
+
+KUBERAY_OPERATOR = Pods("*", {"app.kubernetes.io/component": "kuberay-operator"})
+"""KubeRay's operator pods as its own manifests label them (github.com/ray-project/kuberay
+ray-operator/config: the webhook Service selects `app.kubernetes.io/component: kuberay-operator`)."""
 
 
 def network(plan: RayTrainPlan) -> tuple[Group, ...]:
@@ -23,8 +31,10 @@ def network(plan: RayTrainPlan) -> tuple[Group, ...]:
     why = "the pods of this Ray cluster, on every port"
     cluster = (*ingress(ray, [None], why), *egress(ray, [None], why))
     dashboard = HEAD_PORTS["dashboard"]
-    head_api = ingress(
-        Pods("*", {}), [dashboard], "the dashboard and job API: the RayJob submitter, the KubeRay operator"
+    head_api = (
+        *ingress(Pods(namespace, submitter_labels(plan)), [dashboard], "the RayJob's submitter: `ray job submit`"),
+        *ingress(KUBERAY_OPERATOR, [dashboard], "the KubeRay operator installed in the cluster: job status"),
+        *ingress(KONNECTIVITY_AGENT, [dashboard], "the KubeRay operator GKE hosts, through konnectivity-agent"),
     )
     metrics = scrape([RAY_METRICS_PORT])
     head = (*cluster, *head_api, *metrics, *workload_egress(tpu=False))
