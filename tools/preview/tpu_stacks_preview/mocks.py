@@ -29,26 +29,30 @@ _FAKE_CA = base64.b64encode(
 
 
 OFFERED_MASTER_VERSIONS = (
-    "1.35.0-gke.1795000",
+    "1.35.1-gke.1396000",
+    "1.35.0-gke.2398000",
+    "1.34.3-gke.1444000",
+    "1.34.3-gke.1318000",
     "1.34.1-gke.3971000",
-    "1.34.1-gke.1829001",
+    "1.33.6-gke.1180000",
     "1.33.5-gke.1308000",
-    "1.33.4-gke.1350000",
+    "1.32.10-gke.1088000",
     "1.32.9-gke.1010000",
-    "1.32.4-gke.1698000",
-    "1.31.13-gke.1023000",
+    "1.31.14-gke.1088000",
 )
 """What the offline plan says a location offers (`getEngineVersions`): illustrative, not a snapshot of
-any day. Shaped as `projects.locations.getServerConfig` answers (newest first, four minors or so, GKE
-release notes' "Available versions"), so `cluster.minVersion` resolves as on a real `up`; the real answer
-moves every week, which is why `up` asks GKE instead of the plan deciding the version."""
+any day. Shaped as `projects.locations.getServerConfig` answers (newest first, four minors or so per
+channel, GKE release notes' "Available versions", https://cloud.google.com/kubernetes-engine/docs/release-notes),
+and reaching every floor the catalogue names (tpu7x's 1.34.3-gke.1318000 the highest), so
+`cluster.minVersion` resolves as on a real `up`. The real answer moves every week: that is why `up` asks
+GKE instead of the plan deciding the version."""
 OFFERED_CHANNELS = {
-    # channel: (default, valid versions newest first): RAPID runs newest; STABLE's default sits
-    # below a 1.33 floor, so a floor there picks the lowest offered version above it.
-    "RAPID": ("1.34.1-gke.3971000", OFFERED_MASTER_VERSIONS[:3]),
-    "REGULAR": ("1.33.5-gke.1308000", OFFERED_MASTER_VERSIONS[1:5]),
-    "STABLE": ("1.32.9-gke.1010000", OFFERED_MASTER_VERSIONS[3:7]),
-    "EXTENDED": ("1.32.9-gke.1010000", OFFERED_MASTER_VERSIONS[2:]),
+    # channel: (default, valid versions newest first). REGULAR's default sits below a 1.34.3 floor and
+    # STABLE's below a 1.33.6 one: a floor there picks the lowest offered version above it.
+    "RAPID": ("1.35.0-gke.2398000", OFFERED_MASTER_VERSIONS[:4]),
+    "REGULAR": ("1.34.1-gke.3971000", OFFERED_MASTER_VERSIONS[2:7]),
+    "STABLE": ("1.33.5-gke.1308000", OFFERED_MASTER_VERSIONS[5:9]),
+    "EXTENDED": ("1.32.9-gke.1010000", OFFERED_MASTER_VERSIONS[4:]),
 }
 
 
