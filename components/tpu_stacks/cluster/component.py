@@ -170,7 +170,11 @@ its own (release channels auto-upgrade), and the provider never reads the field 
 `min_master_version` in terraform-provider-google resource_container_cluster.go); it upgrades the master
 when the configured value changes and is above `master_version` (`resourceContainerClusterUpdate`,
 `d.HasChange("min_master_version")`). Without ignoring it, the next `up` would resolve a newer offer and
-ask for an upgrade nobody wanted, or, on a channel that moved on, send a version GKE no longer has."""
+ask for an upgrade nobody wanted, or, on a channel that moved on, send a version GKE no longer has.
+Pulumi still uses the program's value when there is no state, i.e. at create
+(https://www.pulumi.com/docs/iac/concepts/options/ignorechanges/). The cost: raising `cluster.minVersion`
+on an existing cluster upgrades nothing (the plan checks the new floor; the master is upgraded with
+`gcloud container clusters upgrade NAME --master --cluster-version V`, docs/capacity.md)."""
 
 
 DEFAULT_POOL_NODE_CONFIG = "nodeConfig"
