@@ -5,7 +5,8 @@ provider creates the cluster at exactly `min_master_version` (terraform-provider
 google/services/container/resource_container_cluster.go, `resourceContainerClusterCreate`:
 `InitialClusterVersion: d.Get("min_master_version").(string)`), so what is sent must be a version GKE
 offers on the day of `up`. Neither the floor itself nor its minor alias is: a channel offers a patch for
-weeks and a minor for about 14 months (GKE "Release schedule"), and GKE resolves `1.33` to the channel's
+weeks and a minor for about 14 months (GKE release schedule,
+https://cloud.google.com/kubernetes-engine/docs/release-schedule), and GKE resolves `1.33` to the channel's
 highest 1.33 patch, which can be below a `1.33.3-gke.1136000` floor. So `up` asks GKE what the location
 offers (the provider's `google_container_engine_versions`, which reads `projects.locations.getServerConfig`:
 terraform-provider-google google/services/container/data_source_google_container_engine_versions.go) and
