@@ -217,8 +217,8 @@ def test_a_malformed_min_version_is_one_line_under_its_key(one_slice, version):
     assert "\n" not in message
 
 
-def test_the_cluster_is_created_at_the_floors_minor_not_its_patch():
-    """The exact floor is checked; the provider gets the minor alias (ClusterPlan.create_version)."""
-    assert plan({**V6E, "capacity": FALLBACK}).create_version == "1.33"
-    assert plan({**V6E, "capacity": FALLBACK}, min_version="1.34.1").create_version == "1.34"
-    assert plan({**V6E, "capacity": ["spot"]}, min_version=None).create_version is None
+def test_the_plan_keeps_the_exact_floor_for_up_to_resolve():
+    """The plan hands `up` the floor as written (cluster/versions.py turns it into a version GKE offers)."""
+    assert plan({**V6E, "capacity": FALLBACK}).version_floor == "1.33.3-gke.1136000"
+    assert plan({**V6E, "capacity": FALLBACK}, min_version="1.34.1").version_floor == "1.34.1"
+    assert plan({**V6E, "capacity": ["spot"]}, min_version=None).version_floor is None

@@ -160,8 +160,9 @@ def test_tpu7x_multi_host_gets_a_workload_policy():
             "slices": [{"generation": "tpu7x", "topology": "2x2x2", "name": "ironwood"}],
         }
     )
-    # The 1.34.3-gke.1318000 floor is checked in the plan; the provider creates at the minor's newest patch.
-    assert mocks.of_type(CLUSTER)[0].inputs["minMasterVersion"] == "1.34"
+    # REGULAR's default (1.34.1-gke.3971000 in the mocks' offer) is below the 1.34.3-gke.1318000 floor:
+    # the cluster is created at the lowest offered version that meets it (cluster/versions.py).
+    assert mocks.of_type(CLUSTER)[0].inputs["minMasterVersion"] == "1.34.3-gke.1318000"
     (policy,) = mocks.of_type("gcp:compute/resourcePolicy:ResourcePolicy")
     assert policy.inputs["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "2x2x2"}
     assert policy.inputs["region"] == "us-central1"

@@ -13,7 +13,8 @@ google/services/container/{resource_container_cluster.go,node_config.go} (stored
 - `taint`: GKE taints TPU nodes itself; `flattenTaints` keeps only the keys the configuration has (GKE's
   own are in `effective_taints`), so the pools send no taint of GKE's.
 - Durations (`max_run_duration`) are read back as GKE writes google.protobuf.Duration: whole seconds, `s`.
-- `min_master_version` is never read back (no `d.Set`): the minor alias does not drift (ClusterPlan.create_version).
+- `min_master_version` is never read back (no `d.Set`), and a version chosen at create time is in
+  ignoreChanges, so a later `up` with a newer offer has nothing to update (cluster/versions.py).
 - The cluster's `nodeConfig` (GKE's deleted default pool) is in ignoreChanges (cluster_ignore_changes).
 - `monitoring_config.enable_components` is a TypeSet: the order GKE answers in is no diff.
 """
@@ -85,10 +86,10 @@ def test_scopes_are_urls_labels_are_ours_durations_are_seconds(mocks):
         assert config["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
 
 
-def test_the_cluster_sends_a_minor_and_ignores_the_default_pools_config(mocks):
+def test_the_cluster_sends_a_concrete_version_and_its_default_pools_config(mocks):
     (cluster,) = mocks.of_type(CLUSTER)
     version = cluster.inputs.get("minMasterVersion")
-    assert version is None or re.fullmatch(r"\d+\.\d+", version)
+    assert version is None or re.fullmatch(r"\d+\.\d+\.\d+-gke\.\d+", version)
     assert all(SCOPE_URL.match(scope) for scope in cluster.inputs["nodeConfig"]["oauthScopes"])
 
 

@@ -112,8 +112,8 @@ def test_duplicate_urn_is_rejected() -> None:
 def test_unmocked_invoke_fails_naming_its_token() -> None:
     capture = run_program(ERRORS, "invoke", preview=True)
     assert capture.error is not None
-    assert "gcp:container/getEngineVersions:getEngineVersions" in capture.error.message
-    assert [i.token for i in capture.invokes] == ["gcp:container/getEngineVersions:getEngineVersions"]
+    assert "gcp:compute/getZones:getZones" in capture.error.message
+    assert [i.token for i in capture.invokes] == ["gcp:compute/getZones:getZones"]
 
 
 def test_user_error_is_reported_as_its_one_line() -> None:

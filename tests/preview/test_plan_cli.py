@@ -116,7 +116,7 @@ def test_a_crd_directory_without_the_crds_is_one_notice(capsys: pytest.CaptureFi
         (["--stack", "nope", "--cwd", str(RAW)], 2, "'nope' has no stack file"),
         (["--stack", "user-error", "--cwd", str(ERRORS)], 2, "tpu.chips: 12 is not a valid v5e slice size"),
         (["--stack", "missing-config", "--cwd", str(ERRORS)], 2, "errors-fixture:notSet"),
-        (["--stack", "invoke", "--cwd", str(ERRORS)], 1, "gcp:container/getEngineVersions:getEngineVersions"),
+        (["--stack", "invoke", "--cwd", str(ERRORS)], 1, "gcp:compute/getZones:getZones"),
         (["--stack", "dev", "--cwd", str(RAW), "--k8s-version", "2.0"], 2, "--k8s-version: '2.0'"),
         (["--stack", "dev", "--cwd", str(RAW), "--policy-config", "x.json"], 2, "needs --policy-pack"),
     ],

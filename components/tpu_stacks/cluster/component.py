@@ -17,6 +17,8 @@ from tpu_stacks.cluster.kubeconfig import gke_kubeconfig
 from tpu_stacks.cluster.node_pools import CLOUD_PLATFORM_SCOPE, node_service_account, system_node_pool, tpu_node_pool
 from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan, plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.cluster.versions import OfferedVersions, create_version
+from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.apis import CLUSTER_APIS, MONITORING_APIS, enable_apis_by_name
 from tpu_stacks.k8s.compute_class import declare_compute_class
 from tpu_stacks.validation import parse
@@ -58,7 +60,9 @@ def _control_plane(plan: ClusterPlan) -> dict[str, object]:
     return args
 
 
-def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) -> gcp.container.ClusterArgs:
+def _cluster_args(
+    plan: ClusterPlan, nodes_account: pulumi.Input[str] | None, version: pulumi.Input[str] | None
+) -> gcp.container.ClusterArgs:
     spec = plan.spec
     common = dict(
         **_control_plane(plan),
@@ -66,7 +70,7 @@ def _cluster_args(plan: ClusterPlan, nodes_account: pulumi.Input[str] | None) ->
         project=spec.project,
         location=spec.location,
         release_channel=gcp.container.ClusterReleaseChannelArgs(channel=spec.release_channel),
-        min_master_version=plan.create_version,  # the minor alias: see ClusterPlan.create_version
+        min_master_version=version,  # a version offered today, at or above the floor: create_version
         workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=plan.workload_pool),
         monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
             # Kube state packages (pods, deployments, HPAs, JobSets) feed the stacks' dashboards and alerts;
@@ -130,6 +134,49 @@ def _fallback_autoscaling(plan: ClusterPlan) -> gcp.container.ClusterClusterAuto
     return gcp.container.ClusterClusterAutoscalingArgs(autoscaling_profile=FALLBACK_AUTOSCALING_PROFILE)
 
 
+def create_version_output(plan: ClusterPlan, parent: pulumi.Resource) -> pulumi.Output[str] | None:
+    """The concrete version to create the cluster at (`cluster.versions.create_version`), from what GKE
+    offers in the cluster's location now (`getEngineVersions`, no prefix: a newer minor also meets the
+    floor); None without a floor, so GKE creates at the channel's default as before. A floor nothing
+    reaches fails the run with the one-line UserError (RunError: Pulumi prints it without a traceback)."""
+    floor = plan.version_floor
+    if floor is None:
+        return None
+    spec = plan.spec
+    found = gcp.container.get_engine_versions_output(
+        location=spec.location, project=spec.project, opts=pulumi.InvokeOutputOptions(parent=parent)
+    )
+
+    def choose(result: gcp.container.GetEngineVersionsResult) -> str:
+        offered = OfferedVersions(
+            location=spec.location,
+            valid_master=tuple(result.valid_master_versions or ()),
+            channel_defaults=dict(result.release_channel_default_version or {}),
+            channel_latest=dict(result.release_channel_latest_version or {}),
+        )
+        try:
+            return create_version(floor, spec.release_channel, offered)
+        except UserError as error:
+            raise pulumi.RunError(str(error)) from error
+
+    return found.apply(choose)
+
+
+MIN_MASTER_VERSION = "minMasterVersion"
+"""The Cluster input a later `up` must not diff once the cluster exists.
+
+It is a create-time choice: the day's offer, at or above the floor. GKE then upgrades the master on
+its own (release channels auto-upgrade), and the provider never reads the field back (no `d.Set` of
+`min_master_version` in terraform-provider-google resource_container_cluster.go); it upgrades the master
+when the configured value changes and is above `master_version` (`resourceContainerClusterUpdate`,
+`d.HasChange("min_master_version")`). Without ignoring it, the next `up` would resolve a newer offer and
+ask for an upgrade nobody wanted, or, on a channel that moved on, send a version GKE no longer has.
+Pulumi still uses the program's value when there is no state, i.e. at create
+(https://www.pulumi.com/docs/iac/concepts/options/ignorechanges/). The cost: raising `cluster.minVersion`
+on an existing cluster upgrades nothing (the plan checks the new floor; the master is upgraded with
+`gcloud container clusters upgrade NAME --master --cluster-version V`, docs/capacity.md)."""
+
+
 DEFAULT_POOL_NODE_CONFIG = "nodeConfig"
 """The Cluster input that describes only GKE's short-lived default pool (Standard mode)."""
 
@@ -149,8 +196,10 @@ def cluster_ignore_changes(plan: ClusterPlan) -> list[str]:
     a service account, and `clusterAutoscaling.autoProvisioningDefaults` only covers auto-created
     pools, so the create-time nodeConfig plus ignoreChanges is the way to keep the intent.
     Autopilot sets no nodeConfig (its nodes' account is in autoProvisioningDefaults).
+    With a version floor, `minMasterVersion` too (MIN_MASTER_VERSION).
     """
-    return [] if plan.autopilot else [DEFAULT_POOL_NODE_CONFIG]
+    pool = [] if plan.autopilot else [DEFAULT_POOL_NODE_CONFIG]
+    return [*pool, *([MIN_MASTER_VERSION] if plan.version_floor else [])]
 
 
 def slice_infos(plan: ClusterPlan) -> list[SliceInfo]:
@@ -246,7 +295,7 @@ class TpuCluster(pulumi.ComponentResource):
             nodes_account, grants = node_service_account(plan, name, self, after=self.apis)
             cluster = gcp.container.Cluster(
                 name,
-                _cluster_args(plan, nodes_account),
+                _cluster_args(plan, nodes_account, create_version_output(plan, self)),
                 opts=pulumi.ResourceOptions(
                     parent=self, ignore_changes=cluster_ignore_changes(plan), depends_on=[*self.apis, *grants]
                 ),

@@ -168,24 +168,12 @@ class ClusterPlan(BaseModel):
         return self.spec.mode == "autopilot"
 
     @property
-    def create_version(self) -> str | None:
-        """What the cluster is created at (`minMasterVersion`): the minor of `cluster.minVersion`, never its patch.
-
-        The provider creates the cluster at exactly `min_master_version` (terraform-provider-google
-        google/services/container/resource_container_cluster.go: `InitialClusterVersion:
-        d.Get("min_master_version")`), and a release channel offers a patch for a few weeks only: an
-        exact patch makes create fail once the channel drops it. GKE resolves the alias `1.X` to "the
-        highest valid patch+gke.N patch in the 1.X version" (Cluster.initialClusterVersion, GKE API
-        reference), which meets the floor whenever the channel has ever offered a patch at or above it
-        (a channel's patches of one minor only move up), and stays valid while the channel offers the
-        minor: a channel offers four minors or so at once (GKE release notes' "Available minor versions", e.g.
-        Rapid 1.32 to 1.35, https://cloud.google.com/kubernetes-engine/docs/release-notes), for months, where a
-        patch lasts weeks. The provider stores the field as written and never reads it back (no `d.Set` of
-        `min_master_version`, no DiffSuppressFunc; it only upgrades the master when the *configured* value
-        changes and is above `master_version`), so the alias does not drift as GKE upgrades the cluster.
-        The exact floor stays a plan check (`_check_versions`, capacity's checks) and the pack's.
-        """
-        return min_version_of(self.spec.min_version).minor_alias if self.spec.min_version else None
+    def version_floor(self) -> str | None:
+        """`cluster.minVersion` for a cluster this stack creates, else None (send no version, as GKE's channel
+        default then is the floor: `_check_versions`). The exact floor is checked here and in capacity's
+        checks; `up` turns it into a concrete version the location offers (`cluster.versions.create_version`,
+        called by the component with what GKE answers), never the floor itself or its minor alias."""
+        return self.spec.min_version if self.spec.existing is None else None
 
     @property
     def generations(self) -> list[str]:

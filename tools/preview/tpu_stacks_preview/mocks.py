@@ -28,6 +28,34 @@ _FAKE_CA = base64.b64encode(
 ).decode()
 
 
+OFFERED_MASTER_VERSIONS = (
+    "1.35.1-gke.1396000",
+    "1.35.0-gke.2398000",
+    "1.34.3-gke.1444000",
+    "1.34.3-gke.1318000",
+    "1.34.1-gke.3971000",
+    "1.33.6-gke.1180000",
+    "1.33.5-gke.1308000",
+    "1.32.10-gke.1088000",
+    "1.32.9-gke.1010000",
+    "1.31.14-gke.1088000",
+)
+"""What the offline plan says a location offers (`getEngineVersions`): illustrative, not a snapshot of
+any day. Shaped as `projects.locations.getServerConfig` answers (newest first, four minors or so per
+channel, GKE release notes' "Available versions", https://cloud.google.com/kubernetes-engine/docs/release-notes),
+and reaching every floor the catalogue names (tpu7x's 1.34.3-gke.1318000 the highest), so
+`cluster.minVersion` resolves as on a real `up`. The real answer moves every week: that is why `up` asks
+GKE instead of the plan deciding the version."""
+OFFERED_CHANNELS = {
+    # channel: (default, valid versions newest first). REGULAR's default sits below a 1.34.3 floor and
+    # STABLE's below a 1.33.6 one: a floor there picks the lowest offered version above it.
+    "RAPID": ("1.35.0-gke.2398000", OFFERED_MASTER_VERSIONS[:4]),
+    "REGULAR": ("1.34.1-gke.3971000", OFFERED_MASTER_VERSIONS[2:7]),
+    "STABLE": ("1.33.5-gke.1308000", OFFERED_MASTER_VERSIONS[5:9]),
+    "EXTENDED": ("1.32.9-gke.1010000", OFFERED_MASTER_VERSIONS[4:]),
+}
+
+
 class _YamlLoader(yaml.SafeLoader):
     """YAML as the Kubernetes provider decodes it: timestamps stay strings (JSON has no dates)."""
 
@@ -127,6 +155,32 @@ class OfflineMocks(Mocks):
             "registryUri": f"{location}-docker.pkg.dev/{project}/{repository}",
         }
 
+    def _engine_versions(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The provider's answer to OFFERED_*: `versionPrefix` filters the lists, a channel's latest is its
+        first valid version with the prefix (terraform-provider-google google/services/container/
+        data_source_google_container_engine_versions.go)."""
+        prefix = params.get("versionPrefix") or ""
+        valid = [version for version in OFFERED_MASTER_VERSIONS if version.startswith(prefix)]
+        latest = {
+            channel: next(version for version in versions if version.startswith(prefix))
+            for channel, (_, versions) in OFFERED_CHANNELS.items()
+            if any(version.startswith(prefix) for version in versions)
+        }
+        return {
+            "id": "offline-engine-versions",
+            "location": self._location(params),
+            "project": params.get("project") or self.gcp_project,
+            "versionPrefix": prefix,
+            "defaultClusterVersion": OFFERED_CHANNELS["REGULAR"][0],
+            "latestMasterVersion": valid[0] if valid else "",
+            "latestNodeVersion": valid[0] if valid else "",
+            "validMasterVersions": valid,
+            "validNodeVersions": valid,
+            "releaseChannelDefaultVersion": {channel: default for channel, (default, _) in OFFERED_CHANNELS.items()},
+            "releaseChannelLatestVersion": latest,
+            "releaseChannelUpgradeTargetVersion": {},
+        }
+
     def call(self, args: MockCallArgs) -> dict[str, Any]:
         """Results for the invokes the project makes; any other token is an error naming it."""
         params = unwrap(dict(args.args))
@@ -162,6 +216,8 @@ class OfflineMocks(Mocks):
                 "masterAuths": [{"clusterCaCertificate": "T0ZGTElORS1DQQ=="}],
                 "workloadIdentityConfigs": [{"workloadPool": f"{project}.svc.id.goog"}],
             }
+        if args.token == "gcp:container/getEngineVersions:getEngineVersions":
+            return self._engine_versions(params)
         if args.token == "kubernetes:yaml:decode":
             documents = yaml.load_all(params.get("text") or "", Loader=_YamlLoader)
             return {"result": [doc for doc in documents if doc is not None]}
