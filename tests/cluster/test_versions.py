@@ -38,27 +38,19 @@ def test_the_channels_default_when_it_meets_the_floor():
     assert create_version(FLOOR, "RAPID", offer(FLOOR, FLOOR, FLOOR)) == FLOOR  # the floor itself meets it
 
 
-def test_below_the_floor_the_lowest_offered_version_that_meets_it():
-    """The 1.33 alias would have resolved to 1.33.2-gke.1000000 here: below the floor, fixed by choosing."""
-    offered = offer(
-        "1.33.2-gke.1000000",
-        "1.34.1-gke.3971000",
-        "1.34.1-gke.3971000",
-        "1.33.10-gke.900",  # 10 > 4 as numbers, not as text
-        "1.33.4-gke.1350000",
-        "1.33.2-gke.1000000",
-    )
-    assert create_version(FLOOR, "RAPID", offered) == "1.33.4-gke.1350000"
-    # gke.N compares as a number too: 1136001 is above the floor's 1136000, 999999 is not.
-    assert create_version(FLOOR, "RAPID", offer("1.33.3-gke.999999", None, "1.33.3-gke.1136001")) == (
-        "1.33.3-gke.1136001"
-    )
+def test_below_the_floor_the_channels_newest_when_it_meets_it():
+    """The 1.33 alias would have resolved to 1.33.2-gke.1000000 here: below the floor, fixed by choosing
+    the channel's newest, which the channel certainly offers (a version only the location lists may not be
+    one a cluster enrolled in the channel can be created at)."""
+    offered = offer("1.33.2-gke.1000000", "1.34.1-gke.3971000", "1.34.1-gke.3971000", "1.33.4-gke.1350000")
+    assert create_version(FLOOR, "RAPID", offered) == "1.34.1-gke.3971000"
+    # Numbers compare as numbers: 1.33.10 is above the floor's 1.33.3, gke.1136001 above gke.1136000.
+    assert create_version(FLOOR, "RAPID", offer("1.33.2-gke.1", "1.33.10-gke.900")) == "1.33.10-gke.900"
+    assert create_version(FLOOR, "RAPID", offer("1.33.3-gke.999999", "1.33.3-gke.1136001")) == "1.33.3-gke.1136001"
 
 
-def test_nothing_newer_than_the_channel_reaches_is_chosen():
-    """A location lists versions the channel does not offer: above the channel's newest is never chosen;
-    the channel's newest is a candidate even when the location's list is empty."""
-    offered = offer("1.32.9-gke.1010000", "1.33.5-gke.1308000", "1.35.0-gke.2398000")
+def test_a_version_only_the_location_lists_is_never_chosen():
+    offered = offer("1.32.9-gke.1010000", "1.33.5-gke.1308000", "1.35.0-gke.2398000", "1.34.1-gke.3971000")
     assert create_version(FLOOR, "RAPID", offered) == "1.33.5-gke.1308000"
 
 
@@ -70,7 +62,7 @@ def test_the_channel_named_is_the_one_read():
         valid_master=("1.35.0-gke.2398000", "1.33.6-gke.1180000", "1.33.5-gke.1308000", "1.32.9-gke.1010000"),
     )
     assert create_version(FLOOR, "RAPID", offered) == "1.35.0-gke.2398000"
-    assert create_version(FLOOR, "STABLE", offered) == "1.33.5-gke.1308000"
+    assert create_version(FLOOR, "STABLE", offered) == "1.33.6-gke.1180000"
 
 
 @pytest.mark.parametrize(
@@ -94,8 +86,8 @@ def test_nothing_reaching_the_floor_is_one_line_naming_the_key_the_floor_and_the
 
 @pytest.mark.parametrize("odd", ["", "latest", "1.33.x", "-", "v1.34.1-gke.3971000", "1.34.1-gke"])
 def test_odd_version_strings_in_the_offer_are_skipped_not_chosen(odd):
-    offered = offer(odd, odd, odd, "1.33.4-gke.1350000")
-    assert create_version(FLOOR, "RAPID", offered) == "1.33.4-gke.1350000"
+    assert create_version(FLOOR, "RAPID", offer(odd, "1.33.4-gke.1350000")) == "1.33.4-gke.1350000"
+    assert create_version(FLOOR, "RAPID", offer("1.33.4-gke.1350000", odd)) == "1.33.4-gke.1350000"
     with pytest.raises(UserError):
         create_version(FLOOR, "RAPID", offer(odd, odd, odd))
 
@@ -126,7 +118,8 @@ def test_with_a_floor_the_component_asks_gke_for_the_locations_versions_with_no_
     assert not args.get("versionPrefix")  # a newer minor meets the floor too
     default, _ = OFFERED_CHANNELS["REGULAR"]
     assert default < "1.34.3"  # the mocks' REGULAR default is below this floor: the second rule decides
-    assert mocks.of_type(CLUSTER)[0].inputs["minMasterVersion"] == "1.34.3-gke.1318000"
+    # ... so REGULAR's newest, which the channel certainly offers, is sent.
+    assert mocks.of_type(CLUSTER)[0].inputs["minMasterVersion"] == OFFERED_CHANNELS["REGULAR"][1][0]
 
 
 def test_without_a_floor_nothing_is_asked_and_nothing_sent():

@@ -49,34 +49,21 @@ def _parsed(text: str | None) -> GkeVersion | None:
         return None
 
 
-def _at_least(version: GkeVersion | None, floor: GkeVersion) -> bool:
-    return version is not None and not version < floor
-
-
 def create_version(floor: str, channel: str, offered: OfferedVersions) -> str:
     """The concrete version to create the cluster at, for `cluster.minVersion: floor` in `channel`.
 
     The channel's default when it meets the floor: the version GKE itself would pick, and the one the
-    channel keeps longest. Otherwise the lowest version at or above the floor that the location lists and
-    the channel reaches (no newer than the channel's newest, itself included): the closest to the default,
-    so the cluster is as settled as the floor allows. GKE upgrades the master from there on its own.
-    Nothing reaches the floor: refused in one line naming `cluster.minVersion`, the floor and the offer.
+    channel keeps longest. Otherwise the channel's newest when it meets the floor: a version the channel
+    certainly offers (the location's list can hold versions outside the channel, which a cluster enrolled
+    in it cannot be created at). GKE upgrades the master from there on its own. Neither reaches the
+    floor: refused in one line naming `cluster.minVersion`, the floor and the offer.
     """
     minimum = min_version_of(floor)
     default_text = offered.channel_defaults.get(channel)
-    default = _parsed(default_text)
-    if _at_least(default, minimum):
-        return default.text.strip()  # type: ignore[union-attr]  # _at_least checked it is parsed
     newest = _parsed(offered.channel_latest.get(channel))
-    candidates = [
-        version
-        for version in map(_parsed, offered.valid_master)
-        if _at_least(version, minimum) and (newest is None or not newest < version)  # type: ignore[operator]
-    ]
-    if _at_least(newest, minimum):
-        candidates.append(newest)  # type: ignore[arg-type]
-    if candidates:
-        return min(candidates).text.strip()  # type: ignore[type-var]  # GkeVersion orders by __lt__
+    for choice in (_parsed(default_text), newest):
+        if choice is not None and not choice < minimum:
+            return choice.text.strip()
     raise UserError(
         MIN_VERSION_KEY,
         floor,

@@ -48,7 +48,7 @@ and reaching every floor the catalogue names (tpu7x's 1.34.3-gke.1318000 the hig
 GKE instead of the plan deciding the version."""
 OFFERED_CHANNELS = {
     # channel: (default, valid versions newest first). REGULAR's default sits below a 1.34.3 floor and
-    # STABLE's below a 1.33.6 one: a floor there picks the lowest offered version above it.
+    # STABLE's below a 1.33.6 one: a floor there picks the channel's newest.
     "RAPID": ("1.35.0-gke.2398000", OFFERED_MASTER_VERSIONS[:4]),
     "REGULAR": ("1.34.1-gke.3971000", OFFERED_MASTER_VERSIONS[2:7]),
     "STABLE": ("1.33.5-gke.1308000", OFFERED_MASTER_VERSIONS[5:9]),
