@@ -26,7 +26,10 @@ same network-config-analyzer map (one nca process per stack):
   node's node manager and object manager (`node-manager-port`, `object-manager-port`: a random port
   unless set, so any TCP port) and worker ports (`min-worker-port`..`max-worker-port`, 10002-19999)
   (https://docs.ray.io/en/latest/ray-core/configure.html#ports-configurations). rayStartParams of the
-  rendered RayCluster override the defaults.
+  rendered RayCluster override the defaults. A RayJob's submitter (K8sJobMode, the default) reaches
+  its cluster's head on the dashboard port: KubeRay runs `ray job submit --address http://<dashboard
+  URL>` in it (ray-project/kuberay ray-operator/controllers/ray/rayjob_controller.go,
+  getSubmitterTemplate; pinned by TestGetSubmitterTemplate in rayjob_controller_unit_test.go).
 
 Each failure is one line: `expectation <name>: <source> -> <destination> <port>/<protocol> (<detail>)`.
 """
@@ -300,6 +303,31 @@ class Expectations:
                     for source in nodes:
                         self.reach("ray", source, destination, "TCP", ports, f"Ray {key} of {cluster}")
 
+    def check_ray_submitters(self) -> None:
+        for job in self.of_kind("RayJob"):
+            spec, meta = job.get("spec") or {}, job["metadata"]
+            if spec.get("submissionMode", "K8sJobMode") != "K8sJobMode":
+                continue  # HTTPMode: the operator submits, from outside the stack's pods
+            namespace = meta.get("namespace", "default")
+            submitters = [
+                p for p in self.workload if p.namespace == namespace and p.group == f"{meta['name']}-submitter"
+            ]
+            chosen = (spec.get("clusterSelector") or {}).get("ray.io/cluster")
+            heads = [
+                p
+                for p in self.workload
+                if p.namespace == namespace
+                and p.labels.get("ray.io/node-type") == "head"
+                and (p.labels.get("ray.io/cluster") == chosen if chosen else p.group == f"{meta['name']}-head")
+            ]
+            if submitters and not heads:
+                self.failures.add(f"expectation ray: RayJob {namespace}/{meta['name']} selects no Ray head")
+            for head in heads:
+                port = int((head.ray_params or {}).get("dashboard-port", RAY_HEAD_PORTS["dashboard-port"]))
+                for submitter in submitters:
+                    why = f"RayJob {meta['name']} submits through the dashboard"
+                    self.reach("ray", submitter, head, "TCP", ((port, port),), why)
+
     @staticmethod
     def node_ports(params: dict[str, Any]) -> dict[str, Ranges]:
         found: dict[str, Ranges] = {}
@@ -316,4 +344,5 @@ class Expectations:
         self.check_api_services()
         self.check_scrapes()
         self.check_ray()
+        self.check_ray_submitters()
         return sorted(self.failures)

@@ -195,3 +195,29 @@ def test_ray_nodes_must_reach_each_other_on_rays_ports(nca):
         "spec": {**only_gcs["spec"], "ingress": [{"from": [between], "ports": [{"protocol": "TCP"}]}]},
     }
     assert expectations([namespace(), ray_cluster({"port": "6380"}), deny(), all_tcp], nca) == []
+
+
+def ray_job(cluster: str) -> dict[str, Any]:
+    submitter = {"metadata": {"labels": {"app": "submit"}}, "spec": {"containers": [{"name": "s", "image": "x"}]}}
+    spec = {"clusterSelector": {"ray.io/cluster": cluster}, "submitterPodTemplate": submitter}
+    return {"kind": "RayJob", "metadata": {"name": "job", "namespace": NS}, "spec": spec}
+
+
+def test_a_ray_job_submitter_must_reach_its_heads_dashboard(nca):
+    nodes = {"podSelector": {"matchLabels": {"app": "ray"}}}
+    ray_policy = {
+        "kind": "NetworkPolicy",
+        "apiVersion": "networking.k8s.io/v1",
+        "metadata": {"name": "ray", "namespace": NS},
+        "spec": {"podSelector": nodes["podSelector"], "ingress": [{"from": [nodes], "ports": [{"protocol": "TCP"}]}]},
+    }
+    objects = [namespace(), ray_cluster({"dashboard-port": "8266"}), deny(), ray_policy, ray_job("rc")]
+    assert expectations(objects, nca) == [
+        "expectation ray: app/job-submitter -> app/rc-head 8266/TCP (RayJob job submits through the dashboard)"
+    ]
+    submit = {"podSelector": {"matchLabels": {"app": "submit"}}}
+    ray_policy["spec"]["ingress"].append({"from": [submit], "ports": tcp(8266)})
+    assert expectations(objects, nca) == []
+    assert expectations([*objects[:-1], ray_job("other")], nca) == [
+        "expectation ray: RayJob app/job selects no Ray head"
+    ]
