@@ -4,11 +4,13 @@ given empty, so only the expectation lines are compared."""
 
 from __future__ import annotations
 
+import copy
+import json
 from typing import Any
 
 import pytest
 
-from tests.network.contract import check
+from tests.network.contract import ANNOTATION, check
 from tests.network.test_contract_checker import NS, deny, deployment, namespace, policy, tcp
 
 pytestmark = pytest.mark.network
@@ -221,3 +223,31 @@ def test_a_ray_job_submitter_must_reach_its_heads_dashboard(nca):
     assert expectations([*objects[:-1], ray_job("other")], nca) == [
         "expectation ray: RayJob app/job selects no Ray head"
     ]
+
+
+def test_a_flow_the_contract_omits_is_found_in_a_shipped_stack(nca):
+    """The reviewer's case: drop the smoke test's ingress rule from vllm's server policy AND the flow
+    from both ends' contracts. The contract check alone cannot notice; the caller expectation (the
+    smoke test names vllm-service in its env) does."""
+    from tests.stacks.test_security import objects as rendered
+
+    objects = copy.deepcopy(rendered("vllm"))
+    server_labels = {"app": "vllm-tpu"}
+
+    def smoke_test(peers: list[dict[str, Any]]) -> bool:
+        return any("smoke-test" in json.dumps(peer) for peer in peers)
+
+    for rule_set in (o for o in objects if o["kind"] == "NetworkPolicy"):
+        name, annotations = rule_set["metadata"]["name"], rule_set["metadata"].get("annotations") or {}
+        if name == "vllm-server":
+            rule_set["spec"]["ingress"] = [r for r in rule_set["spec"]["ingress"] if not smoke_test(r.get("from", []))]
+        if ANNOTATION in annotations:
+            flows = json.loads(annotations[ANNOTATION])
+            if name == "vllm-server":
+                flows = [f for f in flows if not smoke_test([f["peer"]])]
+            elif name == "smoke-test":
+                flows = [f for f in flows if f["peer"].get("labels") != server_labels]
+            annotations[ANNOTATION] = json.dumps(flows)
+    assert check(objects, nca=nca, expectations=False) == []
+    (line,) = check(objects, nca=nca)
+    assert line.startswith("expectation caller: vllm/smoke-test-") and " -> vllm/vllm-tpu 8000/TCP " in line
