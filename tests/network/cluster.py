@@ -29,6 +29,9 @@ class Pod:
     host_network: bool = False
     named_ports: dict[str, tuple[int, str]] = field(default_factory=dict, hash=False, compare=False)
     platform: bool = False
+    # the pod template it was lifted from, and a Ray node's rayStartParams (tests/network/expectations.py)
+    template: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
+    ray_params: dict[str, Any] | None = field(default=None, hash=False, compare=False, repr=False)
 
     @property
     def where(self) -> str:
@@ -125,6 +128,18 @@ def _ray_groups(spec: dict[str, Any], cluster: str) -> list[tuple[str, dict[str,
     return found
 
 
+def _ray_params(obj: dict[str, Any], labels: dict[str, str]) -> dict[str, Any] | None:
+    """The rayStartParams of the Ray group a lifted pod belongs to, None for a pod that is no Ray node."""
+    if labels.get("ray.io/is-ray-node") != "yes":
+        return None
+    spec = obj.get("spec") or {}
+    cluster = spec.get("rayClusterSpec") or spec.get("rayClusterConfig") or spec
+    if labels["ray.io/node-type"] == "head":
+        return dict(cluster["headGroupSpec"].get("rayStartParams") or {})
+    group = next(g for g in cluster.get("workerGroupSpecs", []) if g["groupName"] == labels["ray.io/group"])
+    return dict(group.get("rayStartParams") or {})
+
+
 def _named_ports(template: dict[str, Any]) -> dict[str, tuple[int, str]]:
     spec = template.get("spec") or {}
     containers = [*spec.get("initContainers", []), *spec.get("containers", [])]
@@ -146,7 +161,11 @@ def workload_pods(objects: list[dict[str, Any]]) -> list[Pod]:
             labels = {**((template.get("metadata") or {}).get("labels") or {}), **added}
             host = bool((template.get("spec") or {}).get("hostNetwork"))
             ports = _named_ports(template)
-            pods += [Pod(namespace, group, f"{group}-{i}", labels, host, ports) for i in range(REPLICAS)]
+            params = _ray_params(obj, labels)
+            pods += [
+                Pod(namespace, group, f"{group}-{i}", labels, host, ports, template=template, ray_params=params)
+                for i in range(REPLICAS)
+            ]
     return pods
 
 

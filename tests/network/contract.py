@@ -38,6 +38,7 @@ from tests.network.cluster import (
     policy_types,
     workload_pods,
 )
+from tests.network.expectations import Expectations
 
 ANNOTATION = "tpu-stacks.dev/flows"
 PolicyKey = tuple[str, str]  # (namespace, name)
@@ -261,11 +262,17 @@ class _Checker:
             if pod.namespace in declared and not pod.host_network and not self._contracted(pod):
                 self.failures.add(f"no contract: pod {pod.where} is selected by no policy with a contract")
 
+    def host_passes(self, pod: Pod, direction: str, protocol: str, ports: Ranges) -> bool:
+        return host_end_passes(self.objects, pod, direction, protocol, ports)
+
     def _contracted(self, pod: Pod) -> bool:
         selecting = [p for p in policies_selecting(self.objects, pod) if not _plain_deny(p)]
         return any((p["metadata"]["namespace"], p["metadata"]["name"]) in self.contract for p in selecting)
 
-    def run(self) -> list[str]:
+    def run(self, expectations: bool = True) -> list[str]:
+        if expectations:
+            found = Expectations(self.objects, self.pods, self.map, self.host_passes)
+            self.failures |= set(found.run())
         self.check_coverage()
         for pod in self.workload:
             for _, flow in self.flows_of(pod):
@@ -301,9 +308,14 @@ def _span(lo: int, hi: int) -> str:
 
 
 def check(
-    objects: list[dict[str, Any]], flows_by_policy: dict[PolicyKey, list[Flow | dict]] | None = None, *, nca: Path
+    objects: list[dict[str, Any]],
+    flows_by_policy: dict[PolicyKey, list[Flow | dict]] | None = None,
+    *,
+    nca: Path,
+    expectations: bool = True,
 ) -> list[str]:
-    """Failures of the contract against nca's connectivity map, one line each, sorted.
+    """Failures of the contract against nca's connectivity map, one line each, sorted; with
+    `expectations`, also the flows derived from the rendered objects (tests/network/expectations.py).
 
     `flows_by_policy` maps (namespace, policy name) to its flows (Flow or the annotation's dicts); None
     reads them from the `tpu-stacks.dev/flows` annotations of the objects themselves."""
@@ -313,7 +325,7 @@ def check(
         contract = {
             key: [f if isinstance(f, Flow) else Flow.parse(f) for f in flows] for key, flows in flows_by_policy.items()
         }
-    return _Checker(objects, contract, nca).run()
+    return _Checker(objects, contract, nca).run(expectations)
 
 
 def transplant(contract_objects: list[dict[str, Any]], objects: list[dict[str, Any]]) -> dict[PolicyKey, list[Flow]]:
