@@ -20,7 +20,9 @@ runs 4.34):
   provider/pkg/gen/additionalComments.go `replaceUnreadyComment`; CHANGELOG 3.2.0, pull #1575, #1578);
 - a replacement under the same name is delete-before-replace by the provider itself (provider.go `Diff`:
   `deleteBeforeReplace` when the new name equals the old one). A new hash is a new name: the new Job is
-  created, awaited, and the old one deleted.
+  created, awaited, and the old one deleted. Only a change of completions, parallelism, selector or the
+  pod template replaces a Job (provider/pkg/provider/diff.go `job`); anything else is sent as an update,
+  which the API server refuses for the immutable `podFailurePolicy`: hence the policy is in the name's hash.
 
 No `ttlSecondsAfterFinished`: a finished Job must stay for the next `up` to find it unchanged (a deleted
 Job would be re-created and run again on every `up`).
