@@ -19,7 +19,7 @@ from tpu_stacks.awaits import job_budget
 from tpu_stacks.catalog.engines import JETSTREAM, VLLM
 from tpu_stacks.jetstream.component import JetStreamStack
 from tpu_stacks.saxml.component import SaxmlStack
-from tpu_stacks.smoke_plan import POD_LABELS, SCRIPT, flag_value, script_source
+from tpu_stacks.smoke_plan import POD_LABELS, POD_START_MINUTES, SCRIPT, flag_value, script_source
 from tpu_stacks.vllm.component import VllmStack
 from tpu_stacks_preview.engine import run_program
 
@@ -68,7 +68,13 @@ def test_each_serving_stack_ends_with_an_awaited_smoke_test_after_its_server(sta
     assert script.urn in job.depends_on and script.inputs["data"] == {SCRIPT: script_source()}
     spec = job.inputs["spec"]
     assert "ttlSecondsAfterFinished" not in spec  # a finished Job stays: the next `up` finds it unchanged
-    assert spec["backoffLimit"] == 1
+    # a failed test is final (BackoffLimitExceeded, which the awaiter fails on at once); a disrupted pod is replaced
+    assert spec["backoffLimit"] == 0
+    assert spec["podFailurePolicy"] == {
+        "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]
+    }
+    assert spec["template"]["spec"]["restartPolicy"] == "Never"  # required by a podFailurePolicy
+    assert not any(rule["action"] == "FailJob" for rule in spec["podFailurePolicy"]["rules"])
     # awaited by the provider's Job awaiter until just after the Job's own deadline, never the 10-minute default
     budget = job_budget(spec["activeDeadlineSeconds"])
     assert job.options.custom_timeouts == {"create": f"{budget.create_minutes}m", "update": f"{budget.update_minutes}m"}
@@ -85,6 +91,24 @@ def test_each_serving_stack_ends_with_an_awaited_smoke_test_after_its_server(sta
     assert pod["spec"]["securityContext"]["runAsUser"] == 65534 and pod["spec"]["automountServiceAccountToken"] is False
     assert container["resources"]["limits"] == {"cpu": "500m", "memory": "128Mi"}
     assert container["image"] == "docker.io/library/python:3.12.8-slim-bookworm"
+
+
+def assert_the_script_speaks_before_the_deadline(job_inputs) -> None:
+    """The script's window, its last request and the metrics read fit in its limit; its pod's start, that
+    limit and a minute to report fit in the Job's `activeDeadlineSeconds`; the await outlasts that."""
+    env = env_of(job_inputs)
+    window, request = float(env["SMOKE_DEADLINE_SECONDS"]), float(env["SMOKE_TIMEOUT_SECONDS"])
+    limit = float(env["SMOKE_LIMIT_SECONDS"])
+    assert window + 2 * request <= limit
+    deadline = job_inputs["spec"]["activeDeadlineSeconds"]
+    assert POD_START_MINUTES * 60 + limit + 60 <= deadline
+    assert job_budget(deadline).create_minutes * 60 > deadline
+
+
+@pytest.mark.parametrize("stack", sorted(SERVERS))
+def test_the_scripts_line_comes_before_the_jobs_deadline(stack):
+    (job,) = smoke_jobs(planned(stack))
+    assert_the_script_speaks_before_the_deadline(job.inputs)
 
 
 def test_the_vllm_request_and_metrics_are_the_servers_and_the_catalogues():
@@ -244,4 +268,16 @@ def test_a_publisher_that_does_not_wait_gives_the_request_the_models_load_time()
     waits, does_not = saxml_job(), saxml_job(publish_wait_minutes=0)
     assert env_of(waits)["SMOKE_DEADLINE_SECONDS"] == "600"  # the publisher waited for the load
     assert env_of(does_not)["SMOKE_DEADLINE_SECONDS"] == str(60 * 60)  # the dashboard's Saxml startup budget
-    assert does_not["spec"]["activeDeadlineSeconds"] == (5 + 60) * 60 + 240
+    assert does_not["spec"]["activeDeadlineSeconds"] == 5 * 60 + 60 * 60 + 240 + 60
+    for job in (waits, does_not):
+        assert_the_script_speaks_before_the_deadline(job)
+
+
+def test_a_changed_pod_failure_policy_gives_a_new_name(monkeypatch):
+    """The policy is immutable and pulumi-kubernetes does not replace a Job for it: only a new name re-creates."""
+    from tpu_stacks import smoke_plan
+
+    test = smoke_plan.SmokeTest("vllm", "ns", "http://s:8000/v1/completions", "{}", "img", "{}", (8000,))
+    name = test.name
+    monkeypatch.setattr(smoke_plan, "IGNORED_POD_CONDITIONS", ("DisruptionTarget", "ConfigIssue"))
+    assert test.name != name

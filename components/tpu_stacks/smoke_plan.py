@@ -40,6 +40,26 @@ REQUEST_TIMEOUT_SECONDS = 120
 """One request's time limit: a short completion on a ready server, with room for a first-request compile."""
 POD_START_MINUTES = 5
 """The smoke pod's own start: a CPU node, then the small Python image."""
+REPORT_SECONDS = 60
+"""After the script's limit: its line written, the kubelet reporting the container's end, the Job controller
+marking the pod failed, all before `activeDeadlineSeconds`, so that `up` shows the script's line, not
+DeadlineExceeded."""
+
+BACKOFF_LIMIT = 0
+"""No second pod for a failed test: the script retries transient failures itself, and its exit code says
+the server failed (1) or the test could not run (2), neither of which another pod changes (smoke_check.py).
+Not a podFailurePolicy `FailJob` rule: the Job then fails with reason `PodFailurePolicy`, which
+pulumi-kubernetes' Job awaiter does not treat as a failure (provider/pkg/await/checker/job/check.go
+`collectJobConditionErrors` fails the await at once only on BackoffLimitExceeded and DeadlineExceeded),
+so `up` would wait out its whole budget; with no retries the Job fails at once with BackoffLimitExceeded."""
+IGNORED_POD_CONDITIONS = ("DisruptionTarget",)
+"""A pod that fails with one of these conditions was taken away (preemption, eviction, a lost node), not
+failed by the test: the Job's `podFailurePolicy` Ignores it, so it is replaced and not counted
+(https://kubernetes.io/docs/concepts/workloads/controllers/job/#pod-failure-policy; requires
+`restartPolicy: Never`). In the name's hash: a Job's `podFailurePolicy` is immutable (kubernetes
+pkg/apis/batch/validation `ValidateJobSpecUpdate`) and pulumi-kubernetes replaces a Job only when its
+completions, parallelism, selector or template change (provider/pkg/provider/diff.go `job`), so a changed
+policy under the same name would be sent as an update the API server refuses."""
 
 _SELECTOR = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\{")
 """A metric selector `name{labels}`, as the dashboards and alerts write every one (gcp/monitoring/queries.py)."""
@@ -108,7 +128,10 @@ class SmokeTest:
 
     @property
     def digest(self) -> str:
-        payload = json.dumps({**asdict(self), "script": script_source()}, sort_keys=True)
+        payload = json.dumps(
+            {**asdict(self), "script": script_source(), "ignored_pod_conditions": IGNORED_POD_CONDITIONS},
+            sort_keys=True,
+        )
         return hashlib.sha256(payload.encode()).hexdigest()[:HASH_LENGTH]
 
     @property
@@ -117,9 +140,15 @@ class SmokeTest:
         return f"{NAME_PREFIX}-{self.digest}"
 
     @property
+    def limit_seconds(self) -> int:
+        """The script's whole run, which it enforces itself: the request window, the last request begun in
+        it, then the metrics read (each at most one request timeout)."""
+        return self.window_minutes * 60 + 2 * REQUEST_TIMEOUT_SECONDS
+
+    @property
     def active_deadline_seconds(self) -> int:
-        """The Job's own bound: its pod's start, then the request window and one request after it."""
-        return (POD_START_MINUTES + self.window_minutes) * 60 + 2 * REQUEST_TIMEOUT_SECONDS
+        """The Job's own bound: its pod's start, the script's limit, then the time to report its line."""
+        return POD_START_MINUTES * 60 + self.limit_seconds + REPORT_SECONDS
 
     def environment(self) -> dict[str, str]:
         """The script's variables (k8s/smoke_check.py); the API key is added from its Secret."""
@@ -129,6 +158,7 @@ class SmokeTest:
             "SMOKE_BODY": self.body,
             "SMOKE_DEADLINE_SECONDS": str(self.window_minutes * 60),
             "SMOKE_TIMEOUT_SECONDS": str(REQUEST_TIMEOUT_SECONDS),
+            "SMOKE_LIMIT_SECONDS": str(self.limit_seconds),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONUNBUFFERED": "1",
         }

@@ -43,6 +43,12 @@ class Route:
     status: int = 200
     body: str = ""
     delay: float = 0.0
+    fail_for: float = 0.0
+    """Answer 503 at once to requests that arrive within this many seconds of the route's first request."""
+    trickle: float = 0.0
+    """Send the body one byte per this many seconds (each read within the timeout, the whole answer not)."""
+    broken: bool = False
+    """Promise more bytes than are sent, then close: the client reads an incomplete answer."""
 
 
 @dataclass
@@ -51,6 +57,7 @@ class StandIn:
 
     routes: dict[str, Route] = field(default_factory=dict)
     seen: list[tuple[str, str, dict[str, str], str]] = field(default_factory=list)
+    first: dict[str, float] = field(default_factory=dict)
     port: int = 0
 
     def url(self, path: str) -> str:
@@ -67,13 +74,24 @@ def stand_in() -> Iterator[StandIn]:
             body = self.rfile.read(length).decode() if length else ""
             state.seen.append((self.command, self.path, dict(self.headers), body))
             route = state.routes.get(self.path, Route(404, "not found"))
-            time.sleep(route.delay)
+            first = state.first.setdefault(self.path, time.monotonic())
+            failing = time.monotonic() - first < route.fail_for
+            status = 503 if failing else route.status
+            time.sleep(0 if failing else route.delay)
             payload = route.body.encode()
             try:
-                self.send_response(route.status)
-                self.send_header("Content-Length", str(len(payload)))
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(payload) + (100 if route.broken else 0)))
                 self.end_headers()
-                self.wfile.write(payload)
+                if route.trickle:
+                    for byte in payload:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(route.trickle)
+                else:
+                    self.wfile.write(payload)
+                if route.broken:
+                    self.close_connection = True
             except OSError:
                 pass  # the client gave up (the timeout case)
 
@@ -142,14 +160,20 @@ def vllm_env(stand_in: StandIn, **extra: str) -> dict[str, str]:
     }
 
 
-def failed_once(result: Run) -> str:
-    """The failure line: exit 1, one line on stderr, the same line in the termination log."""
-    assert result.code == 1, (result.stdout, result.stderr)
+def failed_once(result: Run, code: int = 1, start: str = "smoke test failed: ") -> str:
+    """The failure line: exit 1 (the server failed the test), one line on stderr, the same line in the
+    termination log."""
+    assert result.code == code, (result.stdout, result.stderr)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert result.log == lines[0]
-    assert lines[0].startswith("smoke test failed: ")
+    assert lines[0].startswith(start)
     return lines[0]
+
+
+def could_not_run(result: Run) -> str:
+    """Exit 2: the test could not run (not the server's fault), one line all the same."""
+    return failed_once(result, 2, "smoke test could not run: ")
 
 
 def test_a_good_answer_and_every_metric_pass(stand_in, run):
@@ -269,3 +293,86 @@ def test_a_declared_family_counts_and_an_undeclared_sample_does_not():
     assert smoke_check.missing(["a_bucket", "b_total", "c_bucket"], "# TYPE a histogram\n# TYPE b counter\n") == [
         "c_bucket"
     ]
+
+
+# -- exit codes and the time limit ---------------------------------------------------------------------------
+
+
+def test_the_exit_codes_are_the_documented_ones():
+    assert (smoke_check.EXIT_FAILED, smoke_check.EXIT_CANNOT_RUN) == (1, 2)
+
+
+def test_an_environment_the_plan_never_writes_could_not_run(stand_in, run):
+    stand_in.routes = {"/v1/completions": Route(body=json.dumps(VLLM_ANSWER)), "/metrics": Route(body=VLLM_METRICS)}
+    bad = {
+        "SMOKE_ENGINE": ("tgi", "SMOKE_ENGINE 'tgi' is not one of vllm, jetstream, saxml"),
+        "SMOKE_URL": ("vllm-service:8000", "SMOKE_URL 'vllm-service:8000' is not an http(s) URL"),
+        "SMOKE_TIMEOUT_SECONDS": ("soon", "SMOKE_TIMEOUT_SECONDS 'soon' is not a positive number of seconds"),
+        "SMOKE_METRICS": ("vllm:x", "SMOKE_METRICS 'vllm:x' is not a JSON list of names"),
+        "SMOKE_LIMIT_SECONDS": ("0", "SMOKE_LIMIT_SECONDS '0' is not a positive number of seconds"),
+    }
+    for name, (value, message) in bad.items():
+        assert could_not_run(run(**vllm_env(stand_in, **{name: value}))) == f"smoke test could not run: {message}"
+    assert not stand_in.seen  # nothing was asked of the server
+
+
+def test_an_error_of_the_scripts_own_is_one_line_and_exit_2(stand_in, run):
+    # a metrics list of numbers reaches code that expects names: a bug, not the server's fault
+    stand_in.routes = {"/v1/completions": Route(body=json.dumps(VLLM_ANSWER)), "/metrics": Route(body=VLLM_METRICS)}
+    line = could_not_run(run(**vllm_env(stand_in, SMOKE_METRICS="[1]")))
+    assert line.startswith("smoke test could not run: AttributeError: ")
+
+
+def test_an_answer_broken_off_is_retried_then_named(stand_in, run):
+    stand_in.routes = {"/v1/completions": Route(body=json.dumps(VLLM_ANSWER), broken=True)}
+    line = failed_once(run(**vllm_env(stand_in, SMOKE_DEADLINE_SECONDS="0.5")))
+    assert f"POST {stand_in.url('/v1/completions')} broke off its answer: IncompleteRead" in line
+    assert len(stand_in.seen) >= 2
+
+
+def test_an_answer_trickling_in_is_stopped_at_the_limit(stand_in, run):
+    # each byte comes within the request timeout, so urllib never times out: the watchdog ends it at the limit
+    stand_in.routes = {"/v1/completions": Route(body=json.dumps(VLLM_ANSWER) * 50, trickle=0.1)}
+    result = run(**vllm_env(stand_in, SMOKE_TIMEOUT_SECONDS="1", SMOKE_LIMIT_SECONDS="2"))
+    line = failed_once(result)
+    assert line == (
+        "smoke test failed: no verdict within the limit of 2 s (SMOKE_LIMIT_SECONDS), "
+        f"still at: POST {stand_in.url('/v1/completions')}"
+    )
+    assert 2 <= result.seconds < 6
+
+
+def test_the_limit_names_the_last_failure_it_retried(stand_in, run):
+    stand_in.routes = {"/v1/completions": Route(500, "engine dead", delay=0.3)}
+    env = vllm_env(stand_in, SMOKE_DEADLINE_SECONDS="30", SMOKE_LIMIT_SECONDS="1.5")
+    line = failed_once(run(**env))
+    assert line.startswith("smoke test failed: no verdict within the limit of 1.5 s (SMOKE_LIMIT_SECONDS)")
+    assert f"last failure: POST {stand_in.url('/v1/completions')} answered 500: engine dead (" in line
+
+
+def test_the_limit_leaves_room_for_the_last_request_and_the_metrics(stand_in, run):
+    """As the plan sets it (window + 2 request timeouts): a request that first succeeds at the window's end,
+    slowly, and a slow metrics read still give the script's own verdict."""
+    window, request = 2.0, 2.0
+    stand_in.routes = {
+        "/v1/completions": Route(body=json.dumps(VLLM_ANSWER), fail_for=window - 0.3, delay=1.2),
+        "/metrics": Route(body=VLLM_METRICS, delay=1.2),
+    }
+    env = vllm_env(
+        stand_in,
+        SMOKE_DEADLINE_SECONDS=str(window),
+        SMOKE_TIMEOUT_SECONDS=str(request),
+        SMOKE_LIMIT_SECONDS=str(window + 2 * request),
+        SMOKE_PAUSE_SECONDS="0.1",
+    )
+    result = run(**env)
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith("smoke test passed: ")
+    assert len(stand_in.seen) >= 3  # failed, retried, then answered
+
+
+def test_no_answer_ever_ends_within_the_window_and_two_requests(stand_in, run):
+    stand_in.routes = {"/v1/completions": Route(body=json.dumps(VLLM_ANSWER), delay=5)}
+    result = run(**vllm_env(stand_in, SMOKE_DEADLINE_SECONDS="1", SMOKE_TIMEOUT_SECONDS="0.5"))
+    assert "gave no answer within 0.5 s (timed out)" in failed_once(result)
+    assert result.seconds < 1 + 2 * 0.5 + 1.5  # the window, the last request, interpreter start-up

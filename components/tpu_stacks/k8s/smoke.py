@@ -6,7 +6,10 @@ runs 4.34):
   it is ready when `status.startTime` is set and the `Complete` condition is True, and it fails at
   once when the `Failed` condition is True with reason BackoffLimitExceeded or DeadlineExceeded
   (provider/pkg/await/checker/job/check.go `jobComplete`, `collectJobConditionErrors`); the default
-  wait is 10 minutes (await/job.go `DefaultJobTimeoutMins`), replaced by the resource's customTimeouts;
+  wait is 10 minutes (await/job.go `DefaultJobTimeoutMins`), replaced by the resource's customTimeouts.
+  Any other reason, such as `PodFailurePolicy` (a `FailJob` rule), is not recognised: the await goes on
+  to its timeout. Hence `backoffLimit: 0` and no `FailJob` rule (smoke_plan.BACKOFF_LIMIT): a failed test
+  fails the Job at once with BackoffLimitExceeded; the `podFailurePolicy` only Ignores disruptions;
 - the failure carries the Job's pods' messages: a terminated container's `[Reason] message`, where the
   message is its termination message (provider/pkg/await/checker/pod/check.go
   `containerTerminatedError`). The script writes its one line there, and with
@@ -17,7 +20,9 @@ runs 4.34):
   provider/pkg/gen/additionalComments.go `replaceUnreadyComment`; CHANGELOG 3.2.0, pull #1575, #1578);
 - a replacement under the same name is delete-before-replace by the provider itself (provider.go `Diff`:
   `deleteBeforeReplace` when the new name equals the old one). A new hash is a new name: the new Job is
-  created, awaited, and the old one deleted.
+  created, awaited, and the old one deleted. Only a change of completions, parallelism, selector or the
+  pod template replaces a Job (provider/pkg/provider/diff.go `job`); anything else is sent as an update,
+  which the API server refuses for the immutable `podFailurePolicy`: hence the policy is in the name's hash.
 
 No `ttlSecondsAfterFinished`: a finished Job must stay for the next `up` to find it unchanged (a deleted
 Job would be re-created and run again on every `up`).
@@ -32,12 +37,23 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.awaits import job_budget
 from tpu_stacks.k8s.security import IMAGE_USERS, harden
-from tpu_stacks.smoke_plan import POD_LABELS, SCRIPT, SmokeTest, script_source
+from tpu_stacks.smoke_plan import BACKOFF_LIMIT, IGNORED_POD_CONDITIONS, POD_LABELS, SCRIPT, SmokeTest, script_source
 
 CONFIG_MAP = "smoke-test-script"
 MOUNT = "/opt/smoke-test"
-BACKOFF_LIMIT = 1
-"""One more pod if the first is lost (its node drained or preempted); the script retries requests itself."""
+POD_FAILURE_POLICY = k8s.batch.v1.PodFailurePolicyArgs(
+    rules=[
+        k8s.batch.v1.PodFailurePolicyRuleArgs(
+            action="Ignore",
+            on_pod_conditions=[
+                k8s.batch.v1.PodFailurePolicyOnPodConditionsPatternArgs(type=condition, status="True")
+                for condition in IGNORED_POD_CONDITIONS
+            ],
+        )
+    ]
+)
+"""A disrupted pod (preempted, evicted, its node lost) is replaced and not counted; any other failure counts
+against `backoffLimit: 0` and fails the Job at once."""
 RESOURCES = k8s.core.v1.ResourceRequirementsArgs(
     requests={"cpu": "50m", "memory": "64Mi"}, limits={"cpu": "500m", "memory": "128Mi"}
 )
@@ -90,13 +106,14 @@ def smoke_test_job(
         ),
         spec=k8s.batch.v1.JobSpecArgs(
             backoff_limit=BACKOFF_LIMIT,
+            pod_failure_policy=POD_FAILURE_POLICY,
             active_deadline_seconds=test.active_deadline_seconds,
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(POD_LABELS)),
                 # Hardened (k8s.security); no Kubernetes API token: it calls the Service only.
                 spec=harden(
                     k8s.core.v1.PodSpecArgs(
-                        restart_policy="Never",
+                        restart_policy="Never",  # required by a podFailurePolicy
                         containers=[container],
                         volumes=[
                             k8s.core.v1.VolumeArgs(

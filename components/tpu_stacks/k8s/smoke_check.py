@@ -13,19 +13,34 @@ pinned Python image will do:
 On failure it prints ONE line naming what failed (the URL and status code, the body's start, or the
 missing metric names), writes the same line to the termination log (the Job's container uses
 `terminationMessagePolicy: FallbackToLogsOnError`, so the line becomes the container's termination
-message, which `pulumi up` and `kubectl describe` show), and exits 1.
+message, which `pulumi up` and `kubectl describe` show), and exits with one of:
+
+- 0: passed;
+- 1 (EXIT_FAILED): the server failed the test: a wrong answer, a 4xx, an answer that is not the engine's,
+  a missing metric, or no good answer within the window (connection errors, timeouts and 5xx answers
+  are retried until then), or no verdict within SMOKE_LIMIT_SECONDS;
+- 2 (EXIT_CANNOT_RUN): the test could not run: its environment is not what the plan writes, or the
+  script met an error of its own (Python itself also exits 2 when it cannot open the script).
+
+Neither failure is retried by another pod: the Job has `backoffLimit: 0` (smoke_plan.BACKOFF_LIMIT);
+only a disrupted pod is replaced.
 
 Environment: SMOKE_ENGINE (vllm, jetstream or saxml), SMOKE_URL, SMOKE_BODY (JSON), SMOKE_API_KEY
 (optional, sent as `Authorization: Bearer`), SMOKE_METRICS_URL (optional), SMOKE_METRICS (JSON list
-of names), SMOKE_DEADLINE_SECONDS, SMOKE_TIMEOUT_SECONDS, SMOKE_PAUSE_SECONDS, TERMINATION_LOG.
+of names), SMOKE_DEADLINE_SECONDS (the window in which failed requests are retried),
+SMOKE_TIMEOUT_SECONDS (one request; urllib's timeout bounds each socket operation, not a whole answer),
+SMOKE_LIMIT_SECONDS (optional: the whole run, enforced by a watchdog so that a slow name lookup or an
+answer trickling in cannot outlast the Job's `activeDeadlineSeconds`), SMOKE_PAUSE_SECONDS, TERMINATION_LOG.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -37,6 +52,8 @@ EXCERPT = 160
 """Characters of an unexpected answer quoted in the failure line."""
 SUFFIXES = ("_bucket", "_sum", "_count", "_total", "_created")
 """Sample-name suffixes of a metric family in the Prometheus text format (histograms, counters)."""
+EXIT_FAILED = 1
+EXIT_CANNOT_RUN = 2
 
 
 class Failed(Exception):
@@ -45,6 +62,25 @@ class Failed(Exception):
     def __init__(self, line: str, retry: bool = False) -> None:
         super().__init__(line)
         self.retry = retry
+
+
+class CannotRun(Exception):
+    """The test could not run: its environment is wrong (not the server's fault)."""
+
+
+class Progress:
+    """What the check is doing and the last failure it retried: the watchdog's line when time runs out."""
+
+    def __init__(self) -> None:
+        self.doing = "starting"
+        self.last: str | None = None
+
+    def overdue(self, limit: float) -> str:
+        last = f"; last failure: {self.last}" if self.last else ""
+        return f"no verdict within the limit of {limit:g} s (SMOKE_LIMIT_SECONDS), still at: {self.doing}{last}"
+
+
+PROGRESS = Progress()
 
 
 def _excerpt(text: str) -> str:
@@ -56,6 +92,7 @@ def fetch(url: str, body: bytes | None, headers: Mapping[str, str], timeout: flo
     """The answer's text; Failed for a non-2xx status (retried on 5xx), a timeout or no connection."""
     method = "POST" if body is not None else "GET"
     request = urllib.request.Request(url, data=body, headers=dict(headers), method=method)
+    PROGRESS.doing = f"{method} {url}"
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.read().decode("utf-8", "replace")
@@ -69,6 +106,8 @@ def fetch(url: str, body: bytes | None, headers: Mapping[str, str], timeout: flo
         if isinstance(reason, TimeoutError) or "timed out" in str(reason):
             raise Failed(f"{method} {url} gave no answer within {timeout:g} s (timed out)", retry=True) from None
         raise Failed(f"{method} {url} could not connect: {reason}", retry=True) from None
+    except http.client.HTTPException as error:  # e.g. IncompleteRead: the connection broke mid-answer
+        raise Failed(f"{method} {url} broke off its answer: {type(error).__name__}", retry=True) from None
 
 
 def _json(url: str, text: str) -> Any:
@@ -147,18 +186,25 @@ def attempt(step: Callable[[], Any], deadline: float, pause: float, clock: Calla
             if not failure.retry or clock() + pause >= deadline:
                 suffix = f" ({tries} attempts)" if tries > 1 else ""
                 raise Failed(f"{failure}{suffix}") from None
+            PROGRESS.last = f"{failure} ({tries} attempts so far)"
             time.sleep(pause)
 
 
 def run(env: Mapping[str, str], clock: Callable[[], float] = time.monotonic) -> str:
     """The success line; Failed with the one-line reason otherwise."""
-    engine = env["SMOKE_ENGINE"]
+    engine = env.get("SMOKE_ENGINE", "")
     if engine not in CHECKS:
-        raise Failed(f"SMOKE_ENGINE {engine!r} is not one of {', '.join(CHECKS)}")
-    url = env["SMOKE_URL"]
-    timeout = float(env.get("SMOKE_TIMEOUT_SECONDS", "60"))
-    pause = float(env.get("SMOKE_PAUSE_SECONDS", "10"))
-    deadline = clock() + float(env.get("SMOKE_DEADLINE_SECONDS", "600"))
+        raise CannotRun(f"SMOKE_ENGINE {engine!r} is not one of {', '.join(CHECKS)}")
+    url = env.get("SMOKE_URL") or ""
+    if not url.startswith(("http://", "https://")):
+        raise CannotRun(f"SMOKE_URL {url!r} is not an http(s) URL")
+    timeout = _seconds(env, "SMOKE_TIMEOUT_SECONDS", "60")
+    pause = _seconds(env, "SMOKE_PAUSE_SECONDS", "10")
+    deadline = clock() + _seconds(env, "SMOKE_DEADLINE_SECONDS", "600")
+    try:
+        wanted = json.loads(env.get("SMOKE_METRICS", "[]"))
+    except ValueError:
+        raise CannotRun(f"SMOKE_METRICS {env['SMOKE_METRICS']!r} is not a JSON list of names") from None
     headers = {"Content-Type": "application/json"}
     if env.get("SMOKE_API_KEY"):
         headers["Authorization"] = f"Bearer {env['SMOKE_API_KEY']}"
@@ -170,7 +216,6 @@ def run(env: Mapping[str, str], clock: Callable[[], float] = time.monotonic) -> 
         raise Failed(f"POST {url} answered 200 without a {engine} answer: {problem}: {_excerpt(text)}")
 
     metrics_url = env.get("SMOKE_METRICS_URL")
-    wanted = json.loads(env.get("SMOKE_METRICS", "[]"))
     if not metrics_url or not wanted:
         return f"smoke test passed: {url} answered"
     exposition = attempt(lambda: fetch(metrics_url, None, {}, timeout), deadline, pause, clock)
@@ -180,24 +225,63 @@ def run(env: Mapping[str, str], clock: Callable[[], float] = time.monotonic) -> 
     return f"smoke test passed: {url} answered and {metrics_url} exposes {len(wanted)} metric(s)"
 
 
+def _seconds(env: Mapping[str, str], name: str, default: str) -> float:
+    text = env.get(name, default)
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise CannotRun(f"{name} {text!r} is not a positive number of seconds")
+    return value
+
+
+def verdict(env: Mapping[str, str]) -> tuple[int, str]:
+    """The exit code and the one line: `run`'s, or what kept it from running."""
+    try:
+        return 0, run(env)
+    except Failed as failure:
+        return EXIT_FAILED, f"smoke test failed: {failure}"
+    except CannotRun as problem:
+        return EXIT_CANNOT_RUN, f"smoke test could not run: {problem}"
+    except Exception as error:  # a bug of the script's own: one line all the same, not the server's fault
+        return EXIT_CANNOT_RUN, f"smoke test could not run: {type(error).__name__}: {_excerpt(str(error))}"
+
+
+def within_limit(env: Mapping[str, str]) -> tuple[int, str]:
+    """`verdict`, run in a watchdog thread when SMOKE_LIMIT_SECONDS is set: past the limit the server has
+    failed the test (it gave no verdict in time), whatever the check is blocked in."""
+    if "SMOKE_LIMIT_SECONDS" not in env:
+        return verdict(env)
+    try:
+        limit = _seconds(env, "SMOKE_LIMIT_SECONDS", "")
+    except CannotRun as problem:
+        return EXIT_CANNOT_RUN, f"smoke test could not run: {problem}"
+    outcome: list[tuple[int, str]] = []
+    worker = threading.Thread(target=lambda: outcome.append(verdict(env)), daemon=True)
+    worker.start()
+    worker.join(limit)
+    if outcome:
+        return outcome[0]
+    return EXIT_FAILED, f"smoke test failed: {PROGRESS.overdue(limit)}"
+
+
 def main(environ: Mapping[str, str] | None = None) -> int:
     env = os.environ if environ is None else environ
+    code, line = within_limit(env)
+    if code == 0:
+        print(line, flush=True)
+        return 0
+    print(line, file=sys.stderr, flush=True)
     try:
-        line = run(env)
-    except Failed as failure:
-        line = f"smoke test failed: {failure}"
-        print(line, file=sys.stderr, flush=True)
-        try:
-            with open(env.get("TERMINATION_LOG", TERMINATION_LOG), "w", encoding="utf-8") as log:
-                log.write(line)
-        except OSError:
-            # Not in a pod, or a kubelet that made the file writable by root only (it is created 0666 since
-            # github.com/kubernetes/kubernetes/issues/31839): the line is still the log's last, which
-            # `terminationMessagePolicy: FallbackToLogsOnError` makes the termination message.
-            pass
-        return 1
-    print(line, flush=True)
-    return 0
+        with open(env.get("TERMINATION_LOG", TERMINATION_LOG), "w", encoding="utf-8") as log:
+            log.write(line)
+    except OSError:
+        # Not in a pod, or a kubelet that made the file writable by root only (it is created 0666 since
+        # github.com/kubernetes/kubernetes/issues/31839): the line is still the log's last, which
+        # `terminationMessagePolicy: FallbackToLogsOnError` makes the termination message.
+        pass
+    return code
 
 
 if __name__ == "__main__":
