@@ -161,8 +161,8 @@ def test_tpu7x_multi_host_gets_a_workload_policy():
         }
     )
     # REGULAR's default (1.34.1-gke.3971000 in the mocks' offer) is below the 1.34.3-gke.1318000 floor:
-    # the cluster is created at the lowest offered version that meets it (cluster/versions.py).
-    assert mocks.of_type(CLUSTER)[0].inputs["minMasterVersion"] == "1.34.3-gke.1318000"
+    # the cluster is created at the channel's newest, which meets it (cluster/versions.py).
+    assert mocks.of_type(CLUSTER)[0].inputs["minMasterVersion"] == "1.34.3-gke.1444000"
     (policy,) = mocks.of_type("gcp:compute/resourcePolicy:ResourcePolicy")
     assert policy.inputs["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "2x2x2"}
     assert policy.inputs["region"] == "us-central1"
