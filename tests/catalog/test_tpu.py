@@ -3,6 +3,7 @@
 import pytest
 
 from tpu_stacks.catalog import tpu
+from tpu_stacks.catalog.engines import RAY
 from tpu_stacks.errors import UserError
 
 GiB, GB = 1024**3, 10**9
@@ -199,13 +200,21 @@ def test_invalid_shapes_are_refused_with_the_fix(gen, topology, machine, message
 
 
 def test_ray_accelerator_names():
-    assert {g.name: g.ray_accelerator_type for g in tpu.GENERATIONS} == {
+    """Ray's names are the RAY engine record's platforms (ray.util.accelerators); Ray names no tpu7x type."""
+    assert {g.name: RAY.platform(g.name) for g in tpu.GENERATIONS} == {
         "v4": "TPU-V4",
         "v5e": "TPU-V5LITEPOD",
         "v5p": "TPU-V5P",
         "v6e": "TPU-V6E",
         "tpu7x": None,
     }
+
+
+def test_topology_fix_names_the_generations_of_each_shape_from_the_records():
+    with pytest.raises(UserError) as refused:
+        tpu.parse_topology("4-8")
+    assert refused.value.fix == "write it as AxB (v5e, v6e) or AxBxC (v4, v5p, tpu7x)"
+    assert tpu.names_text(["v4"]) == "v4" and tpu.names_text(["a", "b", "c"], "and") == "a, b and c"
 
 
 def test_flex_start_and_queued_provisioning_facts_match_gkes_flags():
