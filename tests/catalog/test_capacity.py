@@ -30,8 +30,10 @@ def test_prices_are_sourced_or_unknown():
 def test_capacity_facts_are_read_from_the_generation_records():
     """Flex-start, queued provisioning and the commitment price live on each `Generation`; the lists the
     checks name are derived from the records, so a new generation is one record."""
-    assert capacity.FLEX_START_UNSUPPORTED == ("v4",)  # [D-FLEX] "TPU v3 and v4 are not supported"
-    assert QUEUED_TPU_GENERATIONS == ("v6e", "tpu7x")  # [CTK] #5218
+    assert "v4" in capacity.FLEX_START_UNSUPPORTED  # [D-FLEX] "TPU v3 and v4 are not supported"
+    assert not {"v5e", "v5p", "v6e", "tpu7x"} & set(capacity.FLEX_START_UNSUPPORTED)
+    assert {"v6e", "tpu7x"} <= set(QUEUED_TPU_GENERATIONS)  # [CTK] #5218
+    assert not {"v4", "v5e", "v5p"} & set(QUEUED_TPU_GENERATIONS)  # GKE refused the pair (xpk#900)
     reservation = capacity.kind_prices("v6e")[0]
     assert (reservation.kind, reservation.usd_per_chip_hour, reservation.as_of) == ("reservation", 1.89, "2024-12")
     assert reservation.source == tpu.generation("v6e").commitment_price.source
