@@ -251,8 +251,8 @@ JETSTREAM_USER = ImageUser(
     "AI-Hypercomputer/jetstream-pytorch docker files set no USER; the server writes HOME, /tmp, the "
     "compile cache and (download flow) the weights directory, all emptyDirs here [I: not run here]",
 )
-# The TPU generations the pinned images are known to serve. The tutorial (shared/seeds/003) and every
-# upstream manifest (shared/reference/upstream-manifests.md §4: `tpu-v5-lite-podslice`, ct5lp-hightpu-8t)
+# The TPU generations the pinned images are known to serve. GKE's JetStream-PyTorch tutorial and every
+# upstream manifest (upstream-manifests.md §4: `tpu-v5-lite-podslice`, ct5lp-hightpu-8t)
 # run on v5e, and upstream's README only describes a v5e-8 VM. The v0.2.x images were built in 2024,
 # before TPU7x (Ironwood); upstream was archived on 1 Feb 2026, so no later build will add it. Widen
 # this only with a source that shows these images serving another generation.
