@@ -12,7 +12,7 @@ model or settings cannot be sized is reported by the advisory `tpu-model-sizable
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, get_args
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 from pydantic import ValidationError
@@ -24,9 +24,10 @@ from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import SliceShape, generation_of_accelerator, slice_shape
 from tpu_stacks.errors import UserError
-from tpu_stacks.sizing import ServingRequest, TrainingRequest, breakdown, gib, judge, smallest_fit
+from tpu_stacks.sizing import Engine, ServingRequest, TrainingRequest, breakdown, gib, judge, smallest_fit
 
-SERVING_ENGINES = ("vllm", "jetstream", "saxml", "generic")
+SERVING_ENGINES: tuple[str, ...] = get_args(Engine)
+"""The engines sizing knows (`sizing.Engine`); any other engine is sized as `generic`."""
 
 
 def _text(notes: dict[str, Any], key: str) -> str | None:

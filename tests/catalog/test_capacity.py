@@ -1,7 +1,7 @@
 """The capacity facts: every value names its source; minimum versions order as GKE documents them."""
 
-from tpu_stacks.catalog import capacity
-from tpu_stacks.catalog.tpu import gke_version
+from tpu_stacks.catalog import capacity, tpu
+from tpu_stacks.catalog.tpu import QUEUED_TPU_GENERATIONS, gke_version
 
 
 def test_every_kind_states_its_risk_and_source():
@@ -25,3 +25,15 @@ def test_prices_are_sourced_or_unknown():
             assert price.source
             assert (price.usd_per_chip_hour is None) == (price.as_of is None)
     assert [p.usd_per_chip_hour for p in capacity.kind_prices("v5e")] == [None, None, 1.20, None]  # [SB] 2025-02
+
+
+def test_capacity_facts_are_read_from_the_generation_records():
+    """Flex-start, queued provisioning and the commitment price live on each `Generation`; the lists the
+    checks name are derived from the records, so a new generation is one record."""
+    assert "v4" in capacity.FLEX_START_UNSUPPORTED  # [D-FLEX] "TPU v3 and v4 are not supported"
+    assert not {"v5e", "v5p", "v6e", "tpu7x"} & set(capacity.FLEX_START_UNSUPPORTED)
+    assert {"v6e", "tpu7x"} <= set(QUEUED_TPU_GENERATIONS)  # [CTK] #5218
+    assert not {"v4", "v5e", "v5p"} & set(QUEUED_TPU_GENERATIONS)  # GKE refused the pair (xpk#900)
+    reservation = capacity.kind_prices("v6e")[0]
+    assert (reservation.kind, reservation.usd_per_chip_hour, reservation.as_of) == ("reservation", 1.89, "2024-12")
+    assert reservation.source == tpu.generation("v6e").commitment_price.source

@@ -1,12 +1,16 @@
 """The engine catalogue: its pinned versions are the ones the components run, every entry has a source,
 and the vLLM component's HPA metrics are read from it."""
 
+from typing import get_args
+
 import pytest
 
 from tpu_stacks.catalog import engines
+from tpu_stacks.catalog.tpu import generation_names
 from tpu_stacks.jetstream.spec import FLOW_IMAGES
 from tpu_stacks.raytrain.spec import MAXTEXT_REVISION
 from tpu_stacks.saxml.spec import MODEL_IMAGE
+from tpu_stacks.sizing import Engine
 from tpu_stacks.vllm.spec import HPA_METRICS, VLLM_IMAGE
 
 
@@ -70,3 +74,40 @@ def test_images_are_recognised_by_repository_with_any_tag_or_digest():
     assert engines.metric_owner("jetstream_slots_used_percentage") is engines.JETSTREAM[0]
     assert engines.JETSTREAM[0].metric("jetstream_time_to_first_token") is None
     assert engines.JETSTREAM[1].metrics == ()  # `jpt serve` (v0.2.4) starts no metrics server
+
+
+def test_the_engine_literal_and_the_sized_engines_are_catalogue_names():
+    """The `Literal`s stay for the type checker; these keep them equal to the catalogue."""
+    assert set(get_args(engines.EngineName)) == {e.engine for e in engines.ENGINES}
+    assert set(get_args(Engine)) - {"generic"} <= {e.engine for e in engines.ENGINES}
+
+
+def test_served_generations_and_platforms_are_catalogued_generations():
+    names = set(generation_names())
+    for entry in engines.ENGINES:
+        for served in entry.serves or ():
+            assert served.generation in names and served.source, (entry.engine, served)
+    assert engines.VLLM.serves is None and engines.VLLM.serves_generation("tpu7x")  # None: every generation
+    assert [e.served_generations for e in engines.JETSTREAM] == [("v5e",), ("v5e",)]
+    assert not engines.JETSTREAM[-1].serves_generation("v6e")
+    assert engines.SAXML.platform("v5e") == "tpuv5e" and engines.SAXML.platform("v6e") is None
+    assert engines.RAY.served_generations == ("v4", "v5e", "v5p", "v6e")
+
+
+def test_each_engine_with_an_image_names_its_user_and_each_exporter_its_port():
+    for entry in engines.ENGINES:
+        assert (entry.user is not None) == bool(entry.images) or entry.engine == "ray", entry.engine
+        assert (entry.metrics_port is not None) == bool(entry.metrics), entry.engine
+    assert (engines.VLLM.metrics_port, engines.JETSTREAM[0].metrics_port, engines.RAY.metrics_port) == (
+        8000,
+        9090,
+        8080,
+    )
+    assert engines.RAY.image_user().uid == 1000 and engines.RAY.image_user().home == "/home/ray"
+    with pytest.raises(ValueError):
+        engines.MAXTEXT.image_user()  # it runs in the Ray image
+    with pytest.raises(ValueError):
+        engines.SAXML.scrape_port()  # Saxml v1.1.0 serves no metrics
+    users = engines.image_users()
+    assert {"vllm", "jetstream", "saxml", "ray", "python", "metrics-adapter", "cloud-sdk"} <= set(users)
+    assert all(user.source for user in users.values())

@@ -1,8 +1,11 @@
 """The TPU catalogue against the facts of shared/reference/tpu-catalog.md, one table per generation."""
 
+import re
+
 import pytest
 
 from tpu_stacks.catalog import tpu
+from tpu_stacks.catalog.engines import RAY
 from tpu_stacks.errors import UserError
 
 GiB, GB = 1024**3, 10**9
@@ -190,7 +193,7 @@ def test_versions_compare_numerically():
             r"machineType: 'ct5lp-hightpu-8t' cannot form a 4x8 slice; use one of: ct5lp-hightpu-4t",
         ),
         ("v5e", "2x4", "ct6e-standard-8t", r"is not a v5e machine type"),
-        ("v9", "2x2", None, r"is not a TPU generation on GKE; valid: v4, v5e, v5p, v6e, tpu7x"),
+        ("v9", "2x2", None, rf"is not a TPU generation on GKE; valid: {', '.join(tpu.generation_names())}$"),
     ],
 )
 def test_invalid_shapes_are_refused_with_the_fix(gen, topology, machine, message):
@@ -199,13 +202,24 @@ def test_invalid_shapes_are_refused_with_the_fix(gen, topology, machine, message
 
 
 def test_ray_accelerator_names():
-    assert {g.name: g.ray_accelerator_type for g in tpu.GENERATIONS} == {
+    """Ray's names are the RAY engine record's platforms (ray.util.accelerators); Ray names no tpu7x type."""
+    assert {s.generation: s.platform for s in RAY.serves or ()} == {
         "v4": "TPU-V4",
         "v5e": "TPU-V5LITEPOD",
         "v5p": "TPU-V5P",
         "v6e": "TPU-V6E",
-        "tpu7x": None,
     }
+    assert RAY.platform("tpu7x") is None and not RAY.serves_generation("tpu7x")
+
+
+def test_topology_fix_names_the_generations_of_each_shape_from_the_records():
+    with pytest.raises(UserError) as refused:
+        tpu.parse_topology("4-8")
+    two_d, three_d = re.fullmatch(r"write it as AxB \((.*)\) or AxBxC \((.*)\)", refused.value.fix).groups()
+    assert {"v5e", "v6e"} <= set(two_d.split(", ")) and {"v4", "v5p", "tpu7x"} <= set(three_d.split(", "))
+    for gen in tpu.GENERATIONS:  # every record is named, in the group of its ICI dimensions
+        assert gen.name in (two_d if gen.ici_dims == 2 else three_d).split(", ")
+    assert tpu.names_text(["v4"]) == "v4" and tpu.names_text(["a", "b", "c"], "and") == "a, b and c"
 
 
 def test_flex_start_and_queued_provisioning_facts_match_gkes_flags():

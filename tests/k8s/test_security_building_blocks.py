@@ -6,8 +6,11 @@ import sys
 import pulumi_kubernetes as k8s
 import pytest
 
+from tpu_stacks.catalog.engines import image_users
 from tpu_stacks.k8s.namespace import pod_security_labels
-from tpu_stacks.k8s.security import IMAGE_USERS, harden
+from tpu_stacks.k8s.security import harden
+
+IMAGE_USERS = image_users()
 
 
 def test_pod_security_labels_enforce_the_level_and_keep_warning_at_restricted():

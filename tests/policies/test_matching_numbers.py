@@ -15,6 +15,7 @@ from tpu_policies.slices import pool_slice
 from tpu_policies.values import UNKNOWN
 from tpu_policies.workloads import PodTemplate
 from tpu_stacks.annotations import PARALLELISM, TENSOR_PARALLEL
+from tpu_stacks.catalog.tpu import GENERATIONS
 
 V5E, V6E, TPU7X = "tpu-v5-lite-podslice", "tpu-v6e-slice", "tpu7x"
 
@@ -67,8 +68,9 @@ def test_an_accelerator_no_gke_tpu_has():
     (problem,) = check(pod("tpu-v9", "2x4", 8))
     assert problem == (
         "spec.template selects cloud.google.com/gke-tpu-accelerator=tpu-v9, which no GKE TPU has; use one of "
-        "tpu-v4-podslice, tpu-v5-lite-podslice, tpu-v5p-slice, tpu-v6e-slice, tpu7x"
+        + ", ".join(g.accelerator_label for g in GENERATIONS)  # the catalogue's labels, not a list typed here
     )
+    assert "tpu-v4-podslice, tpu-v5-lite-podslice, tpu-v5p-slice, tpu-v6e-slice" in problem
 
 
 def test_a_topology_the_generation_lacks():

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tpu_stacks.catalog.tpu import generation_names
+
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 BASE = {"gcp:project": "my-proj", "gcp:region": "us-central1"}
@@ -37,7 +39,9 @@ CASES = [
     (
         "generation",
         {"tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v9", "topology": "2x2"}]}},
-        "tpu-stacks:cluster.slices[0].generation: 'v9' is not a TPU generation on GKE; valid: v4, v5e, v5p, v6e, tpu7x",
+        # The valid names are the catalogue's (catalog/tpu.py), not a list typed here.
+        "tpu-stacks:cluster.slices[0].generation: 'v9' is not a TPU generation on GKE; valid: "
+        + ", ".join(generation_names()),
     ),
     (
         "scenario",

@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tpu_stacks.catalog.tpu import Generation, MinimumVersion, generation
+from tpu_stacks.catalog.tpu import GENERATIONS, Generation, MinimumVersion, generation
 
 COMPUTE_CLASS_API_VERSION = "cloud.google.com/v1"
 COMPUTE_CLASS_KIND = "ComputeClass"
@@ -61,8 +61,9 @@ AUTO_CREATION_WITHOUT_NAP = MinimumVersion(version="1.33.3-gke.1136000", source=
 """`nodePoolAutoCreation.enabled` creates pools without cluster-level node auto-provisioning (Standard)."""
 FLEX_START_TPU = MinimumVersion(version="1.33.0-gke.1712000", source="[D-FLEX]", verified=True)
 """Flex-start TPUs."""
-FLEX_START_UNSUPPORTED = ("v4",)
-"""TPU generations flex-start does not provision ([D-FLEX]: "TPU v3 and v4 are not supported")."""
+FLEX_START_UNSUPPORTED: tuple[str, ...] = tuple(g.name for g in GENERATIONS if not g.flex_start)
+"""TPU generations flex-start does not provision (`Generation.flex_start`, [D-FLEX]: "TPU v3 and v4 are not
+supported")."""
 
 
 @dataclass(frozen=True)
@@ -102,10 +103,6 @@ class KindPrice:
     as_of: str | None
 
 
-_CUD_1Y = {
-    "v6e": (1.89, "[NEO] quoting Google's GA announcement, 1-year CUD (a TPU reservation needs a CUD)", "2024-12")
-}
-"""Reservation prices: a TPU reservation is paid at the commitment's price ([D-TPU-CONS]); catalogue section 6."""
 UNKNOWN_SOURCE = "not found in a primary source (cloud.google.com/tpu/pricing)"
 
 
@@ -117,8 +114,13 @@ def kind_prices(generation_name: str) -> list[KindPrice]:
         if gen.price
         else KindPrice("onDemand", None, UNKNOWN_SOURCE, None)
     )
-    cud = _CUD_1Y.get(gen.name)
-    reservation = KindPrice("reservation", *cud) if cud else KindPrice("reservation", None, UNKNOWN_SOURCE, None)
+    # A TPU reservation is paid at the commitment's price ([D-TPU-CONS]): the record's `commitment_price`.
+    cud = gen.commitment_price
+    reservation = (
+        KindPrice("reservation", cud.usd_per_chip_hour, cud.source, cud.as_of)
+        if cud
+        else KindPrice("reservation", None, UNKNOWN_SOURCE, None)
+    )
     return [
         reservation,
         KindPrice("spot", None, UNKNOWN_SOURCE, None),

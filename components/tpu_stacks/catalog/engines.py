@@ -20,6 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tpu_stacks.catalog.image_users import HELPER_IMAGE_USERS, NONROOT_UID, ImageUser
+
 MetricKind = Literal["gauge", "counter", "histogram"]
 Meaning = Literal[
     "model",
@@ -70,12 +72,28 @@ class Metric(BaseModel):
         return f"{MANAGED_PROMETHEUS_PREFIX}|{self.name}|{self.kind}"
 
 
+class Served(BaseModel):
+    """A TPU generation an engine version is known to serve, and its own name for it where it needs one."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    generation: str
+    """The catalogue's name (catalog/tpu.py); tests/catalog/test_engines.py checks it is one."""
+    platform: str | None = None
+    """The engine's name for the generation (Saxml's `--platform_chip`, Ray's accelerator type)."""
+    source: str
+
+
+EngineName = Literal["vllm", "jetstream", "maxtext", "saxml", "ray"]
+"""The catalogued engines, for the type checker (a test checks it against `ENGINES`)."""
+
+
 class EngineVersion(BaseModel):
     """One engine at one pinned version."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    engine: Literal["vllm", "jetstream", "maxtext", "saxml", "ray"]
+    engine: EngineName
     version: str
     """The image tag or source revision the components pin."""
     images: tuple[str, ...]
@@ -86,7 +104,37 @@ class EngineVersion(BaseModel):
     metrics: tuple[Metric, ...] = ()
     metrics_source: str | None = None
     """Where the metric names of this version are defined (a URL at the pinned revision where one exists)."""
+    metrics_port: int | None = None
+    """The port its pods serve Prometheus metrics on, `/metrics` (None: it serves none at this version)."""
+    user: ImageUser | None = None
+    """Who its image runs as (k8s/security.harden applies it); None: it runs in another engine's image."""
+    serves: tuple[Served, ...] | None = None
+    """The TPU generations it is known to serve; None: every catalogued generation."""
     source: str
+
+    @property
+    def served_generations(self) -> tuple[str, ...] | None:
+        """The generations' names, in catalogue order as written (None: all of them)."""
+        return None if self.serves is None else tuple(s.generation for s in self.serves)
+
+    def serves_generation(self, name: str) -> bool:
+        return self.serves is None or any(s.generation == name for s in self.serves)
+
+    def platform(self, generation_name: str) -> str | None:
+        """The engine's own name for a generation (None when it names none or does not serve it)."""
+        return next((s.platform for s in self.serves or () if s.generation == generation_name), None)
+
+    def image_user(self) -> ImageUser:
+        """`user` for a pod that runs this engine's own image (ValueError when it has none)."""
+        if self.user is None:
+            raise ValueError(f"{self.engine} {self.version} has no image of its own")
+        return self.user
+
+    def scrape_port(self) -> int:
+        """`metrics_port` where the caller knows the engine exports metrics (ValueError otherwise)."""
+        if self.metrics_port is None:
+            raise ValueError(f"{self.engine} {self.version} serves no metrics")
+        return self.metrics_port
 
     def flag(self, meaning: Meaning) -> Flag | None:
         return next((f for f in self.flags if f.meaning == meaning), None)
@@ -169,6 +217,13 @@ VLLM = EngineVersion(
     ),
     metrics_source="https://github.com/vllm-project/vllm/blob/73aa7041bfee43581314e6f34e9a657137ecc092/vllm/v1/"
     "metrics/loggers.py",
+    metrics_port=8000,  # `vllm serve --port` (default 8000): the OpenAI API server serves /metrics on its own port
+    user=ImageUser(
+        NONROOT_UID,
+        "vllm-project/vllm docker/Dockerfile.tpu sets no USER (root by default); the server only writes "
+        "HOME (~/.cache, ~/.config/vllm), /tmp (libtpu logs and lock), /dev/shm and the XLA cache, all "
+        "emptyDirs here, and the weights mount, which GCS FUSE mounts as this uid",
+    ),
     source="upstream-manifests.md §3.1 (args), §3.4 (HPA metric), §3.7 (image); vllm-project/vllm "
     "vllm/engine/arg_utils.py (flag defaults) and vllm/v1/metrics/loggers.py (metric names); "
     "docs.vllm.ai/en/v0.8.5/serving/metrics.html",
@@ -191,6 +246,23 @@ JETSTREAM_METRICS_FLAG = "--prometheus_port"
 """v0.2.3's `run_server.py` flag (default 0: no metrics server); JetStream's `server_lib.run` then starts
 prometheus_client's HTTP server on that port, which answers every path, `/metrics` included."""
 
+JETSTREAM_USER = ImageUser(
+    NONROOT_UID,
+    "AI-Hypercomputer/jetstream-pytorch docker files set no USER; the server writes HOME, /tmp, the "
+    "compile cache and (download flow) the weights directory, all emptyDirs here [I: not run here]",
+)
+# The TPU generations the pinned images are known to serve. GKE's JetStream-PyTorch tutorial and every
+# upstream manifest (upstream-manifests.md §4: `tpu-v5-lite-podslice`, ct5lp-hightpu-8t)
+# run on v5e, and upstream's README only describes a v5e-8 VM. The v0.2.x images were built in 2024,
+# before TPU7x (Ironwood); upstream was archived on 1 Feb 2026, so no later build will add it. Widen
+# this only with a source that shows these images serving another generation.
+JETSTREAM_SERVES = (
+    Served(
+        generation="v5e",
+        source="upstream-manifests.md §4 (tpu-v5-lite-podslice, ct5lp-hightpu-8t); jetstream-pytorch README (v5e-8)",
+    ),
+)
+
 JETSTREAM = (
     EngineVersion(
         engine="jetstream",
@@ -204,6 +276,10 @@ JETSTREAM = (
         # Later JetStream (TTFT, TPOT histograms, jetstream_request_success_count...) is not in this image.
         metrics=_gauges("jetstream_prefill_backlog_size", "jetstream_slots_used_percentage"),
         metrics_source="https://github.com/AI-Hypercomputer/JetStream/blob/26872c3c/jetstream/core/metrics/prometheus.py",
+        # The value we give `--prometheus_port` (default 0: off): the port JetStream's observability doc uses.
+        metrics_port=9090,
+        user=JETSTREAM_USER,
+        serves=JETSTREAM_SERVES,
         source="upstream-manifests.md §4.2 (args, jetstream_pt/config.py defaults at jetstream-v0.2.3 fa1f1206); "
         "github.com/AI-Hypercomputer/jetstream-pytorch run_server.py @ jetstream-v0.2.3 (--prometheus_port) and "
         "github.com/AI-Hypercomputer/JetStream jetstream/core/metrics/prometheus.py @ 26872c3c (metric names)",
@@ -213,6 +289,8 @@ JETSTREAM = (
         version="v0.2.4",
         images=("us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pytorch-server",),
         flags=_JETSTREAM_FLAGS,
+        user=JETSTREAM_USER,
+        serves=JETSTREAM_SERVES,
         source="upstream-manifests.md §4.3 (`jpt serve` flags, jetstream_pt/cli.py at jetstream-v0.2.4 a12698d3); "
         "that cli.py passes `metrics_server_config=None` to server_lib.run and has no metrics flag, so `jpt serve` "
         "exports no Prometheus metrics and none are catalogued",
@@ -239,6 +317,13 @@ SAXML = EngineVersion(
     engine="saxml",
     version="v1.1.0",
     images=("us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server",),
+    user=ImageUser(
+        NONROOT_UID,
+        "google/saxml saxml/tools/docker/Dockerfile.* set no USER; the servers write only /tmp and HOME "
+        "(the sax root and checkpoints are on GCS, through the API) [I: not run here]",
+    ),
+    # --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, §2.2).
+    serves=(Served(generation="v5e", platform="tpuv5e", source="google/saxml model_service_main.py @ v1.1.0 (§2.2)"),),
     source="upstream-manifests.md §2.2: the model server's arguments name the cell, not the model; the model path "
     "is published later (saxutil publish), so nothing sizes a raw Saxml server from its container. No metrics: "
     "github.com/google/saxml @ v1.1.0 (70f314c7) starts no Prometheus endpoint (prometheus-client appears only as a "
@@ -267,6 +352,24 @@ RAY = EngineVersion(
         ),
     ),
     metrics_source="https://docs.ray.io/en/releases-2.49.1/train/user-guides/monitor-your-application.html",
+    metrics_port=8080,  # Ray's default --metrics-export-port (docs.ray.io, "Collecting and monitoring metrics")
+    user=ImageUser(
+        1000,  # upstream's multi-slice mount options use uid=1000,gid=1000
+        "rayproject/ray images run as USER ray (uid 1000, upstream-manifests.md §5); below 10000, but the "
+        "image's conda lives in /home/ray, owned by that uid",
+        home="/home/ray",
+        login="ray",
+    ),
+    # Ray's accelerator type per generation (ray.util.accelerators, Ray 2.49); Ray names no tpu7x type.
+    serves=tuple(
+        Served(generation=generation, platform=platform, source="ray.util.accelerators (Ray 2.49)")
+        for generation, platform in (
+            ("v4", "TPU-V4"),
+            ("v5e", "TPU-V5LITEPOD"),
+            ("v5p", "TPU-V5P"),
+            ("v6e", "TPU-V6E"),
+        )
+    ),
     source="github.com/ray-project/ray doc/source/train/user-guides/monitor-your-application.rst (Ray Train "
     "metrics) and python/ray/dashboard/modules/reporter/reporter_agent.py (node gauges), Ray 2.49 docs; "
     "upstream-manifests.md §5 (rayproject/ray:2.49.1-py312)",
@@ -301,6 +404,11 @@ def engine_of_image(image: str) -> EngineVersion | None:
 def engine(name: str) -> EngineVersion:
     """The newest catalogued version of an engine."""
     return [e for e in ENGINES if e.engine == name][-1]
+
+
+def image_users() -> dict[str, ImageUser]:
+    """Who every pinned image runs as, by family: the engines' (from their records) and the helper images'."""
+    return {**{e.engine: e.user for e in ENGINES if e.user is not None}, **HELPER_IMAGE_USERS}
 
 
 def metric_owner(metric_name: str) -> EngineVersion | None:

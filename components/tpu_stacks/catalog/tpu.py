@@ -53,12 +53,6 @@ QUEUED_NEEDS_FLEX_START = True  # --flex-start together with --enable-queued-pro
 QUEUED_NODE_LABEL_VALUE = "true"
 """GKE taints queued nodes but does not label them; pods select `QUEUED_LABEL: "true"`, so the pool
 sets the label itself ([CTK] modules/compute/gke-node-pool/main.tf, kubernetes_labels)."""
-QUEUED_TPU_GENERATIONS = ("v6e", "tpu7x")
-"""TPU generations Google's tooling provisions with flex-start + queued provisioning ([CTK] #5218,
-2026-02: examples/gke-consumption-options/dws-flex-start-queued-provisioning/gke-tpu-v6e and -7x,
-both flags "Must be true"). GKE refused the pair for another TPU in xpk's nightly ("Flex start node
-pools don't support TPUs with queued provisioning", AI-Hypercomputer/xpk#900, 2025-12), and xpk has
-queued GPUs only since; the other generations are refused until a source shows them working."""
 FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
 """Flex-start VMs run for up to 7 days ([D-GKE-TPU] "TPU consumption"; catalogue section 4.2)."""
 
@@ -137,8 +131,9 @@ class Topology(_Frozen):
 def parse_topology(text: str) -> Topology:
     """`'4x8'` -> Topology((4, 8)); raises UserError for anything that is not AxB or AxBxC."""
     if not isinstance(text, str) or not re.fullmatch(r"[1-9]\d*(x[1-9]\d*){1,2}", text.strip()):
+        by_dims = {dims: ", ".join(g.name for g in GENERATIONS if g.ici_dims == dims) for dims in (2, 3)}
         raise UserError(
-            "topology", text, "is not a TPU topology", "write it as AxB (v5e, v6e) or AxBxC (v4, v5p, tpu7x)"
+            "topology", text, "is not a TPU topology", f"write it as AxB ({by_dims[2]}) or AxBxC ({by_dims[3]})"
         )
     return Topology(dims=tuple(int(part) for part in text.strip().split("x")))
 
@@ -181,8 +176,21 @@ class Generation(_Frozen):
     min_gke_standard: MinimumVersion
     min_gke_autopilot: MinimumVersion
     price: Price | None
-    ray_accelerator_type: str | None = None
-    """Ray's name for the generation (ray.util.accelerators, Ray 2.49); Ray names no tpu7x type."""
+    commitment_price: Price | None = None
+    """The 1-year committed-use price per chip-hour, which a TPU reservation is paid at (a TPU reservation
+    needs a committed use discount, cloud.google.com/tpu/docs/consumption-options); None: no source gives it."""
+    disk_types: tuple[str, ...]
+    """Block storage the generation's VMs attach, the scratch volume's type first ("Attach durable block
+    storage to a TPU VM", cloud.google.com/tpu/docs/setup-persistent-disk; per value below)."""
+    flex_start: bool
+    """Whether flex-start provisions it (GKE "About flex-start provisioning mode", cloud.google.com/
+    kubernetes-engine/docs/concepts/provisioning-model: "TPU v3 and v4 are not supported")."""
+    queued_provisioning: bool = False
+    """Whether Google's tooling provisions it with flex-start + queued provisioning ([CTK] #5218, 2026-02:
+    examples/gke-consumption-options/dws-flex-start-queued-provisioning/gke-tpu-v6e and -7x, both flags
+    "Must be true"). GKE refused the pair for another TPU in xpk's nightly ("Flex start node pools don't
+    support TPUs with queued provisioning", AI-Hypercomputer/xpk#900, 2025-12), and xpk has queued GPUs
+    only since; the other generations are refused until a source shows them working."""
     sources: str
 
     @property
@@ -273,7 +281,8 @@ GENERATIONS: tuple[Generation, ...] = (
         min_gke_standard=MinimumVersion(version="1.26.1-gke.1500", source="no primary source", verified=False),
         min_gke_autopilot=_AUTOPILOT_TPU,
         price=None,  # $3.22 is commonly quoted but UNVERIFIED (catalogue section 6)
-        ray_accelerator_type="TPU-V4",
+        disk_types=("pd-balanced",),  # setup-persistent-disk: v4 Balanced Persistent Disk
+        flex_start=False,  # provisioning-model: "TPU v3 and v4 are not supported"
         sources="[D-v4], [D-GKE-TPU], [SB], [XPK], [CTK]",
     ),
     Generation(
@@ -297,7 +306,8 @@ GENERATIONS: tuple[Generation, ...] = (
         min_gke_standard=MinimumVersion(version="1.27.2-gke.2100", source="[D-GKE-SAX]", verified=True),
         min_gke_autopilot=_AUTOPILOT_TPU,
         price=Price(usd_per_chip_hour=1.20, source="[SB] applied-inference.md", as_of="2025-02"),
-        ray_accelerator_type="TPU-V5LITEPOD",
+        disk_types=("pd-balanced",),  # setup-persistent-disk: v5e Balanced Persistent Disk
+        flex_start=True,
         sources="[D-v5e], [D-v6e], [SB], [XPK]",
     ),
     Generation(
@@ -316,7 +326,8 @@ GENERATIONS: tuple[Generation, ...] = (
         min_gke_standard=MinimumVersion(version="1.28.3-gke.1024000", source="no primary source", verified=False),
         min_gke_autopilot=_AUTOPILOT_TPU,
         price=Price(usd_per_chip_hour=4.20, source="[SB] applied-inference.md", as_of="2025-02"),
-        ray_accelerator_type="TPU-V5P",
+        disk_types=("pd-balanced",),  # setup-persistent-disk: v5p Balanced Persistent Disk
+        flex_start=True,
         sources="[D-v5p], [D-7x], [SB], [XPK]",
     ),
     Generation(
@@ -339,7 +350,14 @@ GENERATIONS: tuple[Generation, ...] = (
         min_gke_standard=MinimumVersion(version="1.31.2-gke.1115000", source="[RAY]", verified=True),
         min_gke_autopilot=MinimumVersion(version="1.31.2-gke.1384000", source="no primary source", verified=False),
         price=Price(usd_per_chip_hour=2.70, source="[NEO] quoting Google's GA announcement", as_of="2024-12"),
-        ray_accelerator_type="TPU-V6E",
+        commitment_price=Price(
+            usd_per_chip_hour=1.89,
+            source="[NEO] quoting Google's GA announcement, 1-year CUD (a TPU reservation needs a CUD)",
+            as_of="2024-12",
+        ),  # catalogue section 6
+        disk_types=("hyperdisk-balanced", "hyperdisk-ml"),  # setup-persistent-disk: v6e Hyperdisk only
+        flex_start=True,
+        queued_provisioning=True,  # [CTK] gke-tpu-v6e queued-provisioning example
         sources="[D-v6e], [D-7x], [SB], [XPK]",
     ),
     Generation(
@@ -367,13 +385,25 @@ GENERATIONS: tuple[Generation, ...] = (
             version="1.34.3-gke.1318000", source="[CTK] (Standard figure)", verified=False
         ),
         price=None,  # not published [D-7x]
+        disk_types=("hyperdisk-balanced",),  # [CTK] tpu7x pools use hyperdisk-balanced, catalogue 5.4 item 8
+        flex_start=True,
+        queued_provisioning=True,  # [CTK] gke-tpu-7x queued-provisioning example
         sources="[D-7x], [MT], [XPK], [CTK]",
     ),
 )
 
 
+QUEUED_TPU_GENERATIONS: tuple[str, ...] = tuple(g.name for g in GENERATIONS if g.queued_provisioning)
+"""Derived from the records (`Generation.queued_provisioning` says why each is there)."""
+
+
 def generation_names() -> list[str]:
     return [g.name for g in GENERATIONS]
+
+
+def names_text(names: list[str] | tuple[str, ...], last: str = "or") -> str:
+    """`v4, v5e or v6e`: a list of names as a sentence writes it (specs and the CLI derive theirs here)."""
+    return f"{', '.join(names[:-1])} {last} {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def generation(name: str, key: str = "generation") -> Generation:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import get_args
 
 from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
-from tpu_stacks.catalog.tpu import generation
+from tpu_stacks.catalog.tpu import generation, generation_names
 from tpu_stacks.errors import UserError
-from tpu_stacks.sizing import Candidate, ServingRequest, SizingResult, TrainingRequest, breakdown, gib, size
+from tpu_stacks.sizing import Candidate, Engine, ServingRequest, SizingResult, TrainingRequest, breakdown, gib, size
 
 # Defaults that match the tutorials: vLLM's max-model-len 8192 (serve), MaxText's max_target_length 4096 (train).
 DEFAULT_CONTEXT = {"serve": 8192, "train": 4096}
@@ -33,9 +34,9 @@ def _positive_int():
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", nargs="?", help="Hugging Face id, Saxml model path or alias (omit with --params)")
-    parser.add_argument("--tpu", required=True, help="TPU generation: v4, v5e, v5p, v6e, tpu7x")
+    parser.add_argument("--tpu", required=True, help=f"TPU generation: {', '.join(generation_names())}")
     parser.add_argument("--workload", choices=["serve", "train"], default="serve")
-    parser.add_argument("--engine", choices=["vllm", "jetstream", "saxml", "generic"], default="vllm")
+    parser.add_argument("--engine", choices=list(get_args(Engine)), default="vllm")
     parser.add_argument(
         "--context", type=_positive_int(), help="tokens per sequence (serve: max model length; train: sequence length)"
     )

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from tpu_stacks.catalog.tpu import QUEUED_TPU_GENERATIONS, generation_names, names_text
 from tpu_stacks.field_rules import SpecModel
 
 
@@ -34,8 +35,7 @@ class Autoscaling(_Spec):
 class SliceSpec(_Spec):
     """A TPU slice as users think of it: generation + topology, how many, and what capacity."""
 
-    generation: str
-    """TPU generation: v4, v5e, v5p, v6e or tpu7x."""
+    generation: str = Field(description=f"TPU generation: {names_text(generation_names())}.")
     topology: str
     """Slice shape such as 2x4, 4x8 or 2x2x2."""
     machine_type: str | None = Field(default=None, alias="machineType")
@@ -56,9 +56,13 @@ class SliceSpec(_Spec):
     flex_start: bool = Field(default=False, alias="flexStart")
     """Flex-start (Dynamic Workload Scheduler) capacity, VMs for up to 7 days; the pool scales from zero with no
     reservation, no auto-repair and location policy ANY, as GKE requires."""
-    queued_provisioning: bool = Field(default=False, alias="queuedProvisioning")
-    """Queued provisioning through ProvisioningRequests (TPU v6e and tpu7x): GKE runs it as flex-start with queued
-    provisioning, so flexStart is turned on; scales from zero."""
+    queued_provisioning: bool = Field(
+        default=False,
+        alias="queuedProvisioning",
+        description="Queued provisioning through ProvisioningRequests "
+        f"(TPU {names_text(QUEUED_TPU_GENERATIONS, 'and')}): GKE runs it as flex-start with queued provisioning, so "
+        "flexStart is turned on; scales from zero.",
+    )
     autoscaling: Autoscaling | None = None
     """Node autoscaling (default: a fixed node count)."""
     threads_per_core: int | None = Field(default=None, ge=1, le=2, alias="threadsPerCore")

@@ -9,7 +9,7 @@ Hugging Face, runs `convert_checkpoints` with torch on the CPU and uploads with 
 - Autopilot: an ordinary CPU pod; Autopilot provisions a general-purpose node for it.
 Its scratch space is a per-pod volume (download + converted copy + /tmp staging), so neither the
 node's boot disk nor Autopilot's ephemeral-storage cap limits it. The disk must be one the VM can
-attach: on the TPU pool's VMs the generation decides it (catalogue `DISK_TYPES`: v6e and tpu7x VMs
+attach: on the TPU pool's VMs the generation decides it (catalogue `Generation.disk_types`: v6e and tpu7x VMs
 attach only Hyperdisk, for which GKE installs no StorageClass, so one is declared here). Also unlike
 upstream: a name per model, so two conversions can run at once; finished Jobs kept `ttlHours` (not
 30 s) so the logs can be read; a bounded number of retries and an active deadline; the token read
@@ -23,11 +23,12 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.awaits import job_budget
 from tpu_stacks.catalog.disks import PREINSTALLED_STORAGE_CLASSES, scratch_disk_type
+from tpu_stacks.catalog.image_users import JETSTREAM_CONVERTER
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL, TPU_TAINT_KEY
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.plan import JetStreamPlan
 from tpu_stacks.k8s.huggingface import hf_env
-from tpu_stacks.k8s.security import HOME, IMAGE_USERS, harden
+from tpu_stacks.k8s.security import HOME, harden
 
 CONTAINER = "inference-checkpoint"  # the tutorial's container name
 HF_MOUNT = "/huggingface"  # the converter script reads /huggingface/HUGGINGFACE_TOKEN (§4.4)
@@ -181,7 +182,7 @@ def converter_job(
                         containers=[container],
                         volumes=[hf_token_volume(secret_name), _scratch_volume(plan, storage_class)],
                     ),
-                    IMAGE_USERS["jetstream-converter"],
+                    JETSTREAM_CONVERTER,
                 ),
             ),
         ),

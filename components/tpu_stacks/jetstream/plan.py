@@ -15,7 +15,7 @@ import re
 
 from pydantic import BaseModel
 
-from tpu_stacks.catalog.engines import JETSTREAM_METRICS_FLAG
+from tpu_stacks.catalog.engines import JETSTREAM, JETSTREAM_METRICS_FLAG
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, all_slice_shapes, generation, parse_topology, slice_shape
 from tpu_stacks.cluster.capacity import is_fallback
@@ -38,7 +38,6 @@ from tpu_stacks.jetstream.spec import (
     HEALTHCHECK_SINCE,
     METRICS_PORT,
     MODELS_DIR,
-    SERVED_GENERATIONS,
     WEIGHTS_DIR,
     JetStreamSpec,
 )
@@ -188,13 +187,14 @@ def _request(spec: JetStreamSpec, model: ResolvedModel) -> ServingRequest:
 def _verdict(spec: JetStreamSpec, request: ServingRequest) -> Candidate:
     """The slice: the one named (checked to hold weights and cache), or the smallest single-host fit."""
     gen = generation(spec.tpu_generation, key="jetstream.tpuGeneration")
-    if gen.name not in SERVED_GENERATIONS:
+    served = JETSTREAM[-1].served_generations or ()  # every pinned version serves the same (catalog/engines.py)
+    if not JETSTREAM[-1].serves_generation(gen.name):
         raise UserError(
             "jetstream.tpuGeneration",
             spec.tpu_generation,
             "is not served by the pinned JetStream-PyTorch images (v0.2.x, 2024; upstream archived 1 Feb 2026), "
-            f"which serve TPU {', '.join(SERVED_GENERATIONS)}",
-            f"use tpuGeneration: {SERVED_GENERATIONS[0]}, or serve on {gen.name} with VllmStack (tpu-stacks:vllm)",
+            f"which serve TPU {', '.join(served)}",
+            f"use tpuGeneration: {served[0]}, or serve on {gen.name} with VllmStack (tpu-stacks:vllm)",
         )
     if spec.topology == "auto":
         single = [c for c in size(request, gen).candidates if not c.shape.multi_host]

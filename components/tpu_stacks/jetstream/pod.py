@@ -20,7 +20,7 @@ import math
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.catalog.engines import JETSTREAM_METRICS_FLAG
+from tpu_stacks.catalog.engines import JETSTREAM_METRICS_FLAG, JETSTREAM_USER
 from tpu_stacks.catalog.models import dtype_bytes
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.compile_cache import cache_containers, cache_mount, cache_volume, wait_for_checkpoint
@@ -30,7 +30,7 @@ from tpu_stacks.jetstream.spec import COMPILE_CACHE_DIR, GRPC_PORT, HTTP_PORT, M
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
-from tpu_stacks.k8s.security import IMAGE_USERS, harden
+from tpu_stacks.k8s.security import harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 
 CHECKPOINT_VOLUME = "gcs-fuse-checkpoint"  # the tutorial's volume name
@@ -38,7 +38,7 @@ CHECKPOINT_MOUNT_OPTIONS = "implicit-dirs"  # the tutorial's only option (§4.2)
 HTTP_RESOURCES = k8s.core.v1.ResourceRequirementsArgs(
     requests={"cpu": "500m", "memory": "512Mi"}, limits={"cpu": "1", "memory": "1Gi"}
 )  # the gateway gets a CPU limit, the engine none (k8s.security says why)
-USER = IMAGE_USERS["jetstream"]
+USER = JETSTREAM_USER
 GiB = 1024**3
 HF_HOME = f"{WEIGHTS_DIR}/.huggingface"
 """Download flow: the Hugging Face client's cache and token on the weights volume (k8s.huggingface), beside

@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
+from tpu_stacks.catalog.engines import JETSTREAM
+from tpu_stacks.catalog.tpu import names_text
 from tpu_stacks.field_rules import K8sName, Quantity, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
@@ -27,17 +29,11 @@ FLOW_IMAGES = {
 FLOW_BATCH = {"converter": 32, "download": 30}  # upstream batch sizes (§4.2; §4.3 after ad1460eb)
 HTTP_PORT = 8000
 GRPC_PORT = 9000
-METRICS_PORT = 9090  # --prometheus_port (converter flow); the port JetStream's observability doc uses
+METRICS_PORT = JETSTREAM[0].scrape_port()  # --prometheus_port (converter flow; catalog/engines.py)
 MODELS_DIR = "/models"  # the FUSE mount, as in the tutorial's --checkpoint_path
 WEIGHTS_DIR = "/weights"  # download flow: --working_dir, a local emptyDir per pod
 COMPILE_CACHE_DIR = "/jax-cache"
 HEALTHCHECK_SINCE = (0, 2, 3)  # jetstream-http serves /healthcheck from v0.2.3 (Oct 2024, §4.1)
-# The TPU generations the pinned images are known to serve. The tutorial (shared/seeds/003) and every
-# upstream manifest (shared/reference/upstream-manifests.md §4: `tpu-v5-lite-podslice`, ct5lp-hightpu-8t)
-# run on v5e, and upstream's README only describes a v5e-8 VM. The v0.2.x images were built in 2024,
-# before TPU7x (Ironwood); upstream was archived on 1 Feb 2026, so no later build will add it. Widen
-# this only with a source that shows these images serving another generation.
-SERVED_GENERATIONS = ("v5e",)
 
 
 class _Spec(SpecModel):
@@ -82,8 +78,12 @@ class JetStreamSpec(_Spec):
     """Hugging Face id: google/gemma-7b-it or meta-llama/Meta-Llama-3-8B (the tutorial's models)."""
     flow: Literal["converter", "download"] = "converter"
     """converter (the tutorial: a Job converts into GCS, v0.2.3) or download (--model_id, v0.2.4)."""
-    tpu_generation: str = Field(default="v5e", alias="tpuGeneration")
-    """TPU generation of the slice; the pinned JetStream-PyTorch images serve v5e only."""
+    tpu_generation: str = Field(
+        default="v5e",
+        alias="tpuGeneration",
+        description="TPU generation of the slice; the pinned JetStream-PyTorch images serve "
+        f"{names_text(JETSTREAM[-1].served_generations or (), 'and')} only.",
+    )
     topology: str = "2x4"
     """The tutorial's single-host slice; `auto` picks the smallest single-host slice that fits."""
     zone: str | None = None

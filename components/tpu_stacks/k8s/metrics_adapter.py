@@ -13,13 +13,14 @@ from typing import NotRequired, Optional, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
+from tpu_stacks.catalog.image_users import METRICS_ADAPTER
 from tpu_stacks.gcp.identity import WorkloadIdentity, dependencies_of
 from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.k8s.namespace import pod_security_labels
 from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.k8s.platform_flows import api_endpoint, api_server_calls, dns, metadata_server
 from tpu_stacks.k8s.probes import tcp_probe
-from tpu_stacks.k8s.security import API_TOKEN_REASON, IMAGE_USERS, harden
+from tpu_stacks.k8s.security import API_TOKEN_REASON, harden
 
 TYPE = "tpu-stacks:index:CustomMetricsAdapter"
 NAMESPACE = "custom-metrics"
@@ -162,7 +163,7 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
                                 )
                             ],
                         ),
-                        IMAGE_USERS["metrics-adapter"],
+                        METRICS_ADAPTER,
                         api_token=True,
                     ),
                 ),

@@ -9,9 +9,10 @@ One function, `harden`, applied last by each pod builder, so no container can be
   a read-only root filesystem, with an `emptyDir` for each path the process must write (`/tmp`, a
   `HOME` for caches and configs), and a CPU limit where it does not slow a TPU host (below).
 
-Which user. `IMAGE_USERS` lists each pinned image family: the user its Dockerfile sets, or, where it
-sets none (root by default), the numeric user we run it as and why that works. Such a numeric user has
-no /etc/passwd entry, so `USER` and `LOGNAME` name it: Python's `getpass.getuser()` reads LOGNAME,
+Which user. Each pinned image's user is catalogued with its source: the engines' on their records
+(catalog/engines.py, `EngineVersion.user`), the helper images' in catalog/image_users.py. Where the
+image sets no USER (root by default), it is the numeric user we run it as and why that works. Such a
+numeric user has no /etc/passwd entry, so `USER` and `LOGNAME` name it: Python's `getpass.getuser()` reads LOGNAME,
 USER, LNAME and USERNAME and only then asks `pwd.getpwuid`, which raises KeyError (OSError from Python
 3.13) for a uid without an entry (docs.python.org/3/library/getpass.html#getpass.getuser). Callers in
 the images' stacks: torch's Inductor names its default cache `/tmp/torchinductor_<user>`
@@ -38,78 +39,16 @@ from dataclasses import dataclass
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.annotations import API_TOKEN_REASON
-from tpu_stacks.raytrain.spec import RAY_USER_ID
+from tpu_stacks.catalog.image_users import ImageUser
 
-__all__ = ["API_TOKEN_REASON", "IMAGE_USERS", "ImageUser", "harden"]
+__all__ = ["API_TOKEN_REASON", "ImageUser", "harden"]
 SECCOMP = "RuntimeDefault"
-NONROOT_UID = 65532
-"""The user we run images that set no USER as: distroless's `nonroot` (65532), above 10000 so it
-matches no user of the node; files the process needs are on emptyDirs it owns through fsGroup."""
 TMP_VOLUME = "tmp"
 HOME_VOLUME = "home"
 HOME = "/home/app"
 LOGIN = "app"
 """The name USER and LOGNAME give a numeric user that has no /etc/passwd entry (module docstring)."""
 TMP_GIB = 2
-
-
-@dataclass(frozen=True)
-class ImageUser:
-    """Who a pinned image runs as, and the source of that fact."""
-
-    uid: int
-    source: str
-    home: str | None = None
-    """A HOME the image owns (kept, not replaced by an emptyDir); None: HOME is an emptyDir at `HOME`."""
-    login: str | None = None
-    """The name of `uid` in the image's /etc/passwd; None: it has none, so USER and LOGNAME name it."""
-
-
-IMAGE_USERS: dict[str, ImageUser] = {
-    "vllm": ImageUser(
-        NONROOT_UID,
-        "vllm-project/vllm docker/Dockerfile.tpu sets no USER (root by default); the server only writes "
-        "HOME (~/.cache, ~/.config/vllm), /tmp (libtpu logs and lock), /dev/shm and the XLA cache, all "
-        "emptyDirs here, and the weights mount, which GCS FUSE mounts as this uid",
-    ),
-    "cloud-sdk": ImageUser(
-        NONROOT_UID,
-        "google-cloud-cli images set no USER; gcloud writes only its config directory, moved to /tmp "
-        "(CLOUDSDK_CONFIG, cloud.google.com/sdk/docs/configurations)",
-    ),
-    "jetstream": ImageUser(
-        NONROOT_UID,
-        "AI-Hypercomputer/jetstream-pytorch docker files set no USER; the server writes HOME, /tmp, the "
-        "compile cache and (download flow) the weights directory, all emptyDirs here [I: not run here]",
-    ),
-    "jetstream-converter": ImageUser(
-        NONROOT_UID,
-        "the inference-checkpoint image sets no USER; the converter writes /base, /pt-ckpt, /tmp, the "
-        "jetstream-pytorch clone and HOME (gcloud's config, the Hugging Face cache, the packages its script "
-        "pip-installs as a user), all on its scratch volume, made writable by fsGroup [I: not run here]",
-    ),
-    "saxml": ImageUser(
-        NONROOT_UID,
-        "google/saxml saxml/tools/docker/Dockerfile.* set no USER; the servers write only /tmp and HOME "
-        "(the sax root and checkpoints are on GCS, through the API) [I: not run here]",
-    ),
-    "python": ImageUser(
-        65534, "the publisher needs no writable path; nobody (65534) exists in Debian images", login="nobody"
-    ),
-    "ray": ImageUser(
-        RAY_USER_ID,
-        "rayproject/ray images run as USER ray (uid 1000, upstream-manifests.md §5); below 10000, but the "
-        "image's conda lives in /home/ray, owned by that uid",
-        home="/home/ray",
-        login="ray",
-    ),
-    "metrics-adapter": ImageUser(
-        NONROOT_UID,
-        "distroless, no USER; it only needs a port (6443 here, not 443, so no NET_BIND_SERVICE) and its "
-        "self-signed certificate directory (--cert-dir on /tmp)",
-        login="nonroot",  # distroless's /etc/passwd has nonroot (65532)
-    ),
-}
 
 
 @dataclass(frozen=True)

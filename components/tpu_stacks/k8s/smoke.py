@@ -36,7 +36,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.awaits import job_budget
-from tpu_stacks.k8s.security import IMAGE_USERS, harden
+from tpu_stacks.catalog.image_users import PYTHON
+from tpu_stacks.k8s.security import harden
 from tpu_stacks.smoke_plan import BACKOFF_LIMIT, IGNORED_POD_CONDITIONS, POD_LABELS, SCRIPT, SmokeTest, script_source
 
 CONFIG_MAP = "smoke-test-script"
@@ -122,7 +123,7 @@ def smoke_test_job(
                             )
                         ],
                     ),
-                    IMAGE_USERS["python"],
+                    PYTHON,
                 ),
             ),
         ),

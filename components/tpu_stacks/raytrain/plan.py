@@ -15,8 +15,9 @@ import math
 import re
 import shlex
 
+from tpu_stacks.catalog.engines import RAY
 from tpu_stacks.catalog.models import lookup_model
-from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, generation
+from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec, SystemPoolSpec
@@ -358,9 +359,9 @@ def plan_raytrain(spec: RayTrainSpec, cluster: ClusterSpec) -> RayTrainPlan:
     request = TrainingRequest(model=model, per_device_batch=spec.per_device_batch_size, seq_len=spec.max_target_length)
     verdict = _slice(spec, request)
     shape = verdict.shape
-    accelerator_type = generation(shape.generation).ray_accelerator_type
+    accelerator_type = RAY.platform(shape.generation)
     if accelerator_type is None:
-        supported = ", ".join(g.name for g in GENERATIONS if g.ray_accelerator_type)
+        supported = ", ".join(RAY.served_generations or ())
         raise UserError(
             "raytrain.tpuGeneration",
             spec.tpu_generation,

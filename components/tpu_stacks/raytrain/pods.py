@@ -17,10 +17,11 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from tpu_stacks.catalog.engines import RAY
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
-from tpu_stacks.k8s.security import IMAGE_USERS, harden
+from tpu_stacks.k8s.security import harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.raytrain.plan import RayTrainPlan
 from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_USER_ID
@@ -49,12 +50,12 @@ def _mounts() -> list[k8s.core.v1.VolumeMountArgs]:
     ]
 
 
-USER = IMAGE_USERS["ray"]  # the image's ray user (RAY_USER_ID), never root
+USER = RAY.image_user()  # the image's ray user (RAY_USER_ID), never root
 RAY_TMP_GIB = 10
 """/tmp holds Ray's session directory (logs, and objects spilled from the object store)."""
 
 
-RAY_METRICS_PORT = 8080  # Ray's default --metrics-export-port (docs.ray.io, "Collecting and monitoring metrics")
+RAY_METRICS_PORT = RAY.scrape_port()  # KubeRay's default metrics port (catalog/engines.py, RAY)
 CLUSTER_LABEL = "tpu-stacks.dev/ray-cluster"
 ROLE_LABEL = "tpu-stacks.dev/ray-node"
 

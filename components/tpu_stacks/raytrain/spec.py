@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.engines import RAY
+from tpu_stacks.catalog.tpu import generation_names, names_text
 from tpu_stacks.field_rules import EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
@@ -29,8 +30,8 @@ what `gcloud builds submit` and a Cloud Build trigger build. Installed: `raytrai
 TRAINER_PATH = "/app/raytrain_trainer.py"
 MAXTEXT_CONFIG = "/app/maxtext/src/MaxText/configs/base.yml"
 DATA_MOUNT = "/data"
-RAY_USER_ID = 1000
-"""The `ray` user of rayproject images (upstream's multi-slice mount options use uid=1000,gid=1000)."""
+RAY_USER_ID = RAY.image_user().uid
+"""The `ray` user of rayproject images (catalog/engines.py, RAY.user)."""
 HEAD_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001}
 # MaxText's ici_<axis>_parallelism settings (src/MaxText/configs/base.yml).
 ICI_AXES = (
@@ -123,8 +124,12 @@ class WorkerSpec(_Spec):
 class RayTrainSpec(_Spec):
     model: str
     """MaxText model_name (e.g. llama3-8b); it must be in the model catalogue to be sized."""
-    tpu_generation: str = Field(default="v6e", alias="tpuGeneration")
-    """TPU generation of the slices: v4, v5e, v5p or v6e (Ray names no tpu7x accelerator type)."""
+    tpu_generation: str = Field(
+        default="v6e",
+        alias="tpuGeneration",
+        description=f"TPU generation of the slices: {names_text(RAY.served_generations or ())} (Ray names no "
+        f"{names_text([g for g in generation_names() if not RAY.serves_generation(g)])} accelerator type).",
+    )
     topology: str | None = None
     """One slice's shape; sized from the model when omitted (and always checked to hold it)."""
     slices: int = Field(default=1, ge=1, le=64)

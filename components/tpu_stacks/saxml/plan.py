@@ -15,6 +15,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from tpu_stacks.catalog.engines import SAXML
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, generation, gke_version
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster
@@ -26,8 +27,6 @@ from tpu_stacks.names import BUCKET_NAME, GCS_PATH, K8S_NAME, SERVICE_ACCOUNT_EM
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
 from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
 
-# --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, §2.2).
-PLATFORM_CHIPS = {"v5e": "tpuv5e"}
 MIN_JOBSET = (0, 12, 0)  # the failure policy's RestartJob actions are in this release's CRD
 MODEL_NAME = re.compile(rf"^{re.escape(SAX_CELL)}/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SAXML_PACKAGE = "saxml."  # registry paths of Saxml model classes
@@ -164,14 +163,22 @@ def _check_cluster(host_network: bool, cluster: ClusterSpec) -> None:
         )
 
 
+def _platform_chip(generation_name: str) -> str:
+    """The model server's `--platform_chip` for a generation `_size` accepted (catalog/engines.py, SAXML)."""
+    chip = SAXML.platform(generation_name)
+    if chip is None:
+        raise ValueError(f"Saxml names no --platform_chip for {generation_name}")
+    return chip
+
+
 def _size(spec: SaxmlSpec, model: ResolvedModel, request: ServingRequest) -> Candidate:
     gen = generation(spec.tpu_generation, key="saxml.tpuGeneration")
-    if gen.name not in PLATFORM_CHIPS:
+    if SAXML.platform(gen.name) is None:  # the model server's --platform_chip (catalog/engines.py)
         raise UserError(
             "saxml.tpuGeneration",
             spec.tpu_generation,
             "has no --platform_chip value known for Saxml's model server",
-            f"use {', '.join(PLATFORM_CHIPS)}",
+            f"use {', '.join(SAXML.served_generations or ())}",
         )
     verdict = choose_slice(request, gen, spec.topology, "saxml")
     mesh = model.architecture.mesh_devices
@@ -312,7 +319,7 @@ def plan_saxml(spec: SaxmlSpec, cluster: ClusterSpec) -> SaxmlPlan:
         model=model,
         request=request,
         verdict=verdict,
-        platform_chip=PLATFORM_CHIPS[verdict.shape.generation],
+        platform_chip=_platform_chip(verdict.shape.generation),
         host_network=host_network,
         models=models,
         cluster=_plan_cluster(spec, cluster, verdict.shape),

@@ -18,8 +18,9 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.annotations import PREFIX
 from tpu_stacks.awaits import job_budget
+from tpu_stacks.catalog.image_users import PYTHON
 from tpu_stacks.gcp.universe import Universe
-from tpu_stacks.k8s.security import IMAGE_USERS, harden
+from tpu_stacks.k8s.security import harden
 from tpu_stacks.saxml import reconcile
 from tpu_stacks.saxml.args import SaxmlCurl
 from tpu_stacks.saxml.plan import PublishedModel, SaxmlPlan
@@ -112,7 +113,7 @@ def publisher_job(
                             )
                         ],
                     ),
-                    IMAGE_USERS["python"],
+                    PYTHON,
                 ),
             ),
         ),

@@ -12,9 +12,10 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from tpu_stacks.catalog.engines import SAXML
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
-from tpu_stacks.k8s.security import IMAGE_USERS, harden
+from tpu_stacks.k8s.security import harden
 from tpu_stacks.saxml.plan import SaxmlPlan
 from tpu_stacks.saxml.spec import ADMIN_PORT, HTTP_PORT
 
@@ -24,7 +25,7 @@ SERVICE_NAME = "sax-http-lb"  # the tutorial's name
 MANAGED = {"app.kubernetes.io/managed-by": "tpu-stacks", "app.kubernetes.io/part-of": "saxml"}
 
 
-USER = IMAGE_USERS["saxml"]
+USER = SAXML.image_user()
 
 
 def pod_labels(name: str) -> dict[str, str]:

@@ -12,7 +12,9 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
+from tpu_stacks.catalog.engines import SAXML
 from tpu_stacks.catalog.models import SAXML_175B_TEST
+from tpu_stacks.catalog.tpu import names_text
 from tpu_stacks.field_rules import BucketName, K8sName, Quantity, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 from tpu_stacks.images import PYTHON_IMAGE
@@ -103,8 +105,12 @@ class JobSetSpec(_Spec):
 class SaxmlSpec(_Spec):
     model: str = SAXML_175B_TEST
     """The Saxml model the slices are sized for (a registry path the catalogue knows)."""
-    tpu_generation: str = Field(default="v5e", alias="tpuGeneration")
-    """TPU generation the slices are sized on; only v5e has a known model server `--platform_chip`."""
+    tpu_generation: str = Field(
+        default="v5e",
+        alias="tpuGeneration",
+        description="TPU generation the slices are sized on; only "
+        f"{names_text(SAXML.served_generations or ())} has a known model server `--platform_chip`.",
+    )
     topology: str | None = None
     """Override the sized slice (still checked to hold the model)."""
     replicas: int = Field(default=2, ge=1, le=64)

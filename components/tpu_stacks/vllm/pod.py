@@ -11,12 +11,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
+from tpu_stacks.catalog.engines import VLLM
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s import compile_cache
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, startup_probe
-from tpu_stacks.k8s.security import IMAGE_USERS, harden
+from tpu_stacks.k8s.security import harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.spec import PORT
@@ -25,7 +26,7 @@ HF_SECRET_KEY = "hf_api_token"  # the tutorial's key name in Secret hf-secret
 API_KEY_SECRET_KEY = "api_key"
 LOCAL_CACHE = "/xla-cache"
 XLA_CACHE_GIB = 20
-USER = IMAGE_USERS["vllm"]
+USER = VLLM.image_user()
 # The server downloads the weights into the mount on first start: the files belong to its user.
 OWNER_OPTIONS = (f"uid={USER.uid}", f"gid={USER.uid}")
 """The per-pod XLA compile cache on the node's disk (an emptyDir, counted in the pod's ephemeral storage)."""

@@ -11,12 +11,13 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.engines import VLLM, managed_prometheus_name
+from tpu_stacks.catalog.tpu import generation_names, names_text
 from tpu_stacks.field_rules import EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # The last immutable upstream tag that matches today's args (upstream-manifests.md §3.7, commit 5a8378ff).
 VLLM_IMAGE = "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
-PORT = 8000
+PORT = VLLM.scrape_port()  # `vllm serve --port`: the API, and /metrics on the same port (catalog/engines.py)
 HPA_METRICS = {
     # The HPA's metric names as Managed Prometheus serves them, from the engine catalogue (upstream-manifests.md §3.4).
     short: managed_prometheus_name(VLLM, f"vllm:{short}")
@@ -67,8 +68,11 @@ class ResourcesSpec(_Spec):
 class VllmSpec(_Spec):
     model: str
     """Hugging Face id, e.g. meta-llama/Llama-3.1-70B."""
-    tpu_generation: str = Field(default="v6e", alias="tpuGeneration")
-    """TPU generation the slice is sized on: v4, v5e, v5p, v6e or tpu7x."""
+    tpu_generation: str = Field(
+        default="v6e",
+        alias="tpuGeneration",
+        description=f"TPU generation the slice is sized on: {names_text(generation_names())}.",
+    )
     topology: str | None = None
     """Override the sized slice (it is still checked to hold the model)."""
     max_model_len: int = Field(default=4096, gt=0, alias="maxModelLen")
