@@ -153,13 +153,13 @@ def _quantity(value: str) -> str:
 
 
 def _bucket(value: str) -> str:
-    from tpu_stacks.gcp.storage import check_bucket_name
+    from tpu_stacks.names import check_bucket_name
 
     return check_bucket_name(value)
 
 
 def _image_name(value: str) -> str:
-    from tpu_stacks.gcp.registry import check_image_name
+    from tpu_stacks.names import check_image_name
 
     return check_image_name(value)
 

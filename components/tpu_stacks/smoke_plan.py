@@ -18,12 +18,10 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tpu_stacks.gcp.monitoring.plan import MonitoringPlan  # pure: the workloads hand monitoring their targets
 from tpu_stacks.k8s.connectivity import SMOKE_TEST_LABELS
-
-if TYPE_CHECKING:  # the monitoring plan's targets import the Ray pod builder (an SDK); this module stays pure
-    from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
 
 POD_LABELS = {**SMOKE_TEST_LABELS, "app.kubernetes.io/name": "tpu-stacks-smoke-test"}
 """The smoke-test pod's labels: network policies admit pods with `SMOKE_TEST_LABELS` (the connectivity

@@ -12,9 +12,9 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.monitoring.links import dashboard_url, first_links
 from tpu_stacks.gcp.monitoring.model import Text, Widget, XyChart
 from tpu_stacks.gcp.monitoring.plan import plan_monitoring
-from tpu_stacks.gcp.monitoring.targets import vllm_target
 from tpu_stacks.jetstream.plan import plan_jetstream
 from tpu_stacks.jetstream.spec import JetStreamSpec
+from tpu_stacks.vllm.monitoring import vllm_target
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import VllmSpec
 

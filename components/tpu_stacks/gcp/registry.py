@@ -9,12 +9,9 @@ or a default scoped to the stack's cluster); this module declares what they deci
 
 from __future__ import annotations
 
-import re
-
 import pulumi
 import pulumi_gcp as gcp
 
-from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.apis import REGISTRY_APIS, enable_apis
 
 PULL_ROLE = "roles/artifactregistry.reader"
@@ -54,23 +51,3 @@ def image_reference(
 ) -> pulumi.Output[str]:
     """`REGION-docker.pkg.dev/PROJECT/REPOSITORY/PATH` (PATH is `name:tag` or a Docker Hub path)."""
     return pulumi.Output.concat(region, "-docker.pkg.dev/", project, "/", repository.repository_id, "/", path)
-
-
-# Image names inside a repository follow the OCI distribution spec's repository-name grammar
-# (path components of lowercase letters and digits joined by '.', '_', '__' or '-', separated by '/'),
-# and an optional tag of up to 128 characters ([A-Za-z0-9_][A-Za-z0-9_.-]*); Artifact Registry's Docker
-# repositories take the same names (https://cloud.google.com/artifact-registry/docs/docker/names).
-_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-IMAGE_NAME = re.compile(rf"^{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?$")
-
-
-def check_image_name(name: str, key: str = "") -> str:
-    """`name` (`vllm-tpu:v0.9.2`, `team/ray-maxtext`), or a one-line refusal before any resource."""
-    if not IMAGE_NAME.match(name):
-        raise UserError(
-            key,
-            name,
-            "is not an image name",
-            "use lowercase path parts of letters and digits joined by '.', '_' or '-', and an optional :tag",
-        )
-    return name

@@ -20,7 +20,6 @@ from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy,
 from tpu_stacks.gcp.monitoring.args import MonitoringLinks
 from tpu_stacks.gcp.monitoring.component import declare_monitoring
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
-from tpu_stacks.gcp.monitoring.targets import vllm_target
 from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
@@ -30,6 +29,7 @@ from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
 from tpu_stacks.validation import parse, parse_section
 from tpu_stacks.vllm.args import ServedSlice, VllmStackArgs
+from tpu_stacks.vllm.monitoring import vllm_target
 from tpu_stacks.vllm.network import SERVICE, network
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
 from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
@@ -352,7 +352,7 @@ def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:
         image=PYTHON_IMAGE,
         server=server_fingerprint(plan.spec),
         ports=(PORT,),
-        metrics_url=f"{base}/metrics",  # the API server serves /metrics on its own port (gcp/monitoring/targets.py)
+        metrics_url=f"{base}/metrics",  # the API server serves /metrics on its own port (vllm/monitoring.py)
         metrics=read_metrics(monitoring),
         api_key=(SECRET_NAME, API_KEY_SECRET_KEY) if plan.spec.api_key else None,
     )
