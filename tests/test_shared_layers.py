@@ -20,9 +20,6 @@ from tests.module_tree import PACKAGE, Import, imports, modules, workload_of, wo
 COMPOSITION_ROOTS = frozenset({"tpu_stacks.plugin"})
 """Registers each workload's component with Pulumi: the one place allowed to name them."""
 
-PENDING = frozenset({("tpu_stacks/k8s/security.py", "tpu_stacks.raytrain.spec")})
-"""Arrows another change removes (the image users move onto the engine catalogue's records). Each
-must still be found while it stands (the test fails when it goes: empty this set then)."""
 
 
 def arrows(package: Path = PACKAGE) -> list[tuple[Import, str]]:
@@ -49,10 +46,7 @@ def _key(statement: Import, target: str) -> tuple[str, str]:
 
 def test_no_shared_layer_imports_a_workload() -> None:
     found = arrows()
-    unexpected = [(s, t) for s, t in found if _key(s, t) not in PENDING]
-    assert not unexpected, f"a shared layer imports a workload (hand it what it needs instead): {report(unexpected)}"
-    standing = {_key(s, t) for s, t in found}
-    assert standing == PENDING, f"a pending arrow is gone, remove it from PENDING: {sorted(PENDING - standing)}"
+    assert not found, f"a shared layer imports a workload (hand it what it needs instead): {report(found)}"
 
 
 def test_the_workloads_are_found() -> None:
