@@ -222,6 +222,7 @@ def test_the_checks_fail_on_a_workload_they_do_not_know(toy: Workload):
     assert checks["sizing.Engine"] == ["missing toy-engine"]
     assert checks["EngineVersion.engine"] == ["missing toy-engine"]
     assert workloads_missing_from_ci() == ["toyserve"]
+    assert set(dashboards.SECTIONS) == set(SHIPPED) != set(registry.names())
     assert literal_drift(typing.Literal["a", "b"], {"a"}) == ["unknown b"]
 
 
@@ -324,7 +325,7 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workload]:
             del sys.modules[module]
 
 
-def test_a_toy_workload_gets_a_scenario_a_plugin_component_and_args_docs(toy: Workload):
+def test_a_toy_workload_gets_a_scenario_a_plugin_component_args_docs_and_mutation_targets(toy: Workload):
     from stacks.scenarios import scenarios
     from tpu_stacks.plugin import TpuStacksProvider, public_components
 
@@ -342,6 +343,11 @@ def test_a_toy_workload_gets_a_scenario_a_plugin_component_and_args_docs(toy: Wo
     assert args_docs.rewrite(pair)
     assert '    """What the toy server answers. Default: hello."""' in pair.args_path().read_text()
     assert args_docs.differences(pair) == []
+
+    assert mutation.workload_modules(toy) == {
+        "components/tpu_stacks/toyserve/plan.py": ["tests/toyserve/test_plan.py"],
+        "components/tpu_stacks/toyserve/network.py": ["tests/test_workload_networks.py"],
+    }
 
 
 def test_a_toy_workload_builds_its_scenario_and_exports_its_outputs(toy: Workload, monkeypatch: pytest.MonkeyPatch):
