@@ -46,8 +46,7 @@ def cluster_stack(slices: int) -> dict:
 
 FLOOR = (
     "import gc; gc.disable(); import pulumi, pulumi_gcp, pulumi_kubernetes, pulumi_policy;"
-    " import tpu_stacks.vllm.component, tpu_stacks.saxml.component, tpu_stacks.jetstream.component,"
-    " tpu_stacks.raytrain.component; gc.freeze()"
+    " from tpu_stacks.registry import workloads; [w.component.load() for w in workloads()]; gc.freeze()"
 )
 
 

@@ -29,6 +29,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from tpu_stacks.registry import workloads
+
 
 @dataclass(frozen=True)
 class Pair:
@@ -50,7 +52,7 @@ def _pairs(args_module: str, spec_module: str, names: list[tuple[str, str]]) -> 
     return [Pair(args_module, args, spec_module, spec) for args, spec in names]
 
 
-PAIRS: list[Pair] = [
+SHARED_PAIRS: list[Pair] = [
     *_pairs("tpu_stacks.gcp.monitoring.args", "tpu_stacks.gcp.monitoring.spec", [("MonitoringArgs", "MonitoringSpec")]),
     *_pairs(
         "tpu_stacks.cluster.args",
@@ -66,51 +68,16 @@ PAIRS: list[Pair] = [
             ("TpuClusterArgs", "ClusterSpec"),
         ],
     ),
-    *_pairs(
-        "tpu_stacks.vllm.args",
-        "tpu_stacks.vllm.spec",
-        [
-            ("ReplicaArgs", "ReplicaSpec"),
-            ("HpaArgs", "AutoscalingSpec"),
-            ("RegistryArgs", "RegistrySpec"),
-            ("ServerResourcesArgs", "ResourcesSpec"),
-            ("VllmStackArgs", "VllmSpec"),
-        ],
-    ),
-    # ContainerResourcesArgs is one shape for three specs with different defaults: the defaults are
-    # documented on SaxmlResourcesArgs' fields instead.
-    *_pairs(
-        "tpu_stacks.saxml.args",
-        "tpu_stacks.saxml.spec",
-        [
-            ("PublishedModelArgs", "PublishedModelSpec"),
-            ("SaxmlImagesArgs", "ImagesSpec"),
-            ("SaxmlResourcesArgs", "ResourcesSpec"),
-            ("JobSetArgs", "JobSetSpec"),
-            ("SaxmlStackArgs", "SaxmlSpec"),
-        ],
-    ),
-    *_pairs(
-        "tpu_stacks.jetstream.args",
-        "tpu_stacks.jetstream.spec",
-        [
-            ("JetStreamConverterArgs", "ConverterSpec"),
-            ("JetStreamResourcesArgs", "ResourcesSpec"),
-            ("JetStreamStackArgs", "JetStreamSpec"),
-        ],
-    ),
-    *_pairs(
-        "tpu_stacks.raytrain.args",
-        "tpu_stacks.raytrain.spec",
-        [
-            ("ImageSourceArgs", "SourceSpec"),
-            ("ImageArgs", "ImageSpec"),
-            ("HeadArgs", "HeadSpec"),
-            ("WorkerArgs", "WorkerSpec"),
-            ("RayTrainStackArgs", "RayTrainSpec"),
-        ],
-    ),
 ]
+
+
+def pairs() -> list[Pair]:
+    """The shared pairs, then every registered workload's (tpu_stacks/registry.py), from its descriptor."""
+    found = [_pairs(w.args.module, w.spec.module, list(w.args_docs)) for w in workloads()]
+    return [*SHARED_PAIRS, *(pair for workload_pairs in found for pair in workload_pairs)]
+
+
+PAIRS: list[Pair] = pairs()
 
 
 def _default_text(value: Any) -> str | None:
@@ -218,11 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="report differences instead of rewriting")
     args = parser.parse_args(argv)
     if args.check:
-        problems = [(pair, diff) for pair in PAIRS for diff in differences(pair)]
+        problems = [(pair, diff) for pair in pairs() for diff in differences(pair)]
         for pair, (field, now, want) in problems:
             print(f"{pair.args_module}.{pair.args_name}.{field}: {now!r} should be {want!r}")
         return 1 if problems else 0
-    changed = [str(pair.args_path()) for pair in PAIRS if rewrite(pair)]
+    changed = [str(pair.args_path()) for pair in pairs() if rewrite(pair)]
     print("\n".join(sorted(set(changed))) or "Args docstrings are up to date")
     return 0
 

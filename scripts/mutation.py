@@ -3,14 +3,8 @@
 Line coverage says a line ran; it does not say a test would notice the line computing something
 else. This runner changes one thing at a time in a module (a mutant), runs the tests that execute
 the changed line, and counts the mutant killed when a test fails (or the run errors or times out).
-A surviving mutant is a behaviour no test pins. Operators, the usual set:
-
-- comparisons flipped (`<` <-> `<=`, `>` <-> `>=`, `==` <-> `!=`, `in` <-> `not in`, `is` <-> `is not`);
-- number constants +1 and -1 (`True`/`False` are not numbers here);
-- arithmetic swapped (`*` <-> `/`, `+` <-> `-`, `//` -> `*`);
-- `and` <-> `or`, `not x` -> `x`;
-- conditions negated (`if`, `while`, conditional expressions);
-- `return value` -> `return None`.
+A surviving mutant is a behaviour no test pins. The operators, the usual set, are in
+scripts/mutants.py; how a run imports the mutated copy, in scripts/mutation_runs.py.
 
 Each mutant is the original file with one source span replaced, so line numbers stay put. Tests run
 in a copy of the repository (`PYTHONPATH` puts the copy's `components/` first, ahead of the
@@ -33,13 +27,11 @@ to one of these modules lands.
 from __future__ import annotations
 
 import argparse
-import ast
 import concurrent.futures
 import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,7 +39,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as `python scripts/mutation.py`: its sibling modules by package name
+    sys.path.insert(0, str(REPO))
+
+from scripts.mutants import Mutant, apply, collect  # noqa: E402
+from scripts.mutation_runs import Worker, line_tests, run_pytest  # noqa: E402
+from tpu_stacks.registry import Workload, workloads  # noqa: E402
+
 EQUIVALENT_FILE = REPO / "scripts" / "mutation_equivalent.txt"
+
+WORKLOAD_NETWORK_TESTS = ["tests/test_workload_networks.py"]
+"""Every workload's connectivity contract is tested there, with the shared flows it composes."""
 
 # module -> the test files that pin it: the module's own pure, fast tests (the CLI's and the
 # components' tests run these modules too, but a number is pinned where it is decided). Missing
@@ -64,10 +66,6 @@ MODULES: dict[str, list[str]] = {
         "tests/policies/test_matching.py",
         "tests/policies/test_matching_numbers.py",
     ],
-    "components/tpu_stacks/vllm/plan.py": ["tests/vllm/test_plan.py"],
-    "components/tpu_stacks/saxml/plan.py": ["tests/saxml/test_plan.py"],
-    "components/tpu_stacks/jetstream/plan.py": ["tests/jetstream/test_plan.py"],
-    "components/tpu_stacks/raytrain/plan.py": ["tests/raytrain/test_plan.py"],
     "components/tpu_stacks/cluster/plan.py": [
         "tests/cluster/test_plan.py",
         "tests/cluster/test_capacity_fallback.py",  # capacity lists: pools become a ComputeClass
@@ -85,364 +83,30 @@ MODULES: dict[str, list[str]] = {
     "components/tpu_stacks/k8s/connectivity.py": ["tests/k8s/test_connectivity.py"],
     "components/tpu_stacks/k8s/platform_flows.py": [
         "tests/k8s/test_connectivity.py",
-        "tests/test_workload_networks.py",  # the workloads compose them
+        *WORKLOAD_NETWORK_TESTS,  # the workloads compose them
     ],
     "components/tpu_stacks/k8s/network_policy.py": ["tests/k8s/test_connectivity.py"],
     "components/tpu_stacks/exposure.py": ["tests/test_exposure.py"],
-    "components/tpu_stacks/vllm/network.py": ["tests/test_workload_networks.py"],
-    "components/tpu_stacks/saxml/network.py": ["tests/test_workload_networks.py"],
-    "components/tpu_stacks/jetstream/network.py": ["tests/test_workload_networks.py"],
-    "components/tpu_stacks/raytrain/network.py": ["tests/test_workload_networks.py"],
 }
-# Paths (relative to the copy) put first on PYTHONPATH, so the copy's mutated file is the one imported.
-SEARCH_PATHS = ["components", "policies"]
+
+
+def _source(module: str) -> str:
+    return f"components/{module.replace('.', '/')}.py"
+
+
+def workload_modules(workload: Workload) -> dict[str, list[str]]:
+    """A registered workload's decisions: its plan (pinned by `tests/<folder>/test_plan.py`) and its
+    connectivity contract."""
+    folder = workload.plan.module.split(".")[-2]
+    return {
+        _source(workload.plan.module): [f"tests/{folder}/test_plan.py"],
+        _source(workload.network.module): WORKLOAD_NETWORK_TESTS,
+    }
+
+
+for _workload in workloads():
+    MODULES.update(workload_modules(_workload))
 IGNORED = shutil.ignore_patterns("venv", ".git", "__pycache__", ".pytest_cache", "manifests", "plan-*.json")
-
-_COMPARE_SWAP = {
-    ast.Lt: ast.LtE,
-    ast.LtE: ast.Lt,
-    ast.Gt: ast.GtE,
-    ast.GtE: ast.Gt,
-    ast.Eq: ast.NotEq,
-    ast.NotEq: ast.Eq,
-    ast.In: ast.NotIn,
-    ast.NotIn: ast.In,
-    ast.Is: ast.IsNot,
-    ast.IsNot: ast.Is,
-}
-_BINOP_SWAP = {ast.Mult: ast.Div, ast.Div: ast.Mult, ast.Add: ast.Sub, ast.Sub: ast.Add, ast.FloorDiv: ast.Mult}
-
-
-@dataclass(frozen=True)
-class Mutant:
-    line: int
-    function: str
-    original: str
-    mutated: str
-    start: tuple[int, int]  # (line, byte column), 1-based line
-    end: tuple[int, int]
-    occurrence: int = 0
-
-    @property
-    def key(self) -> str:
-        """Stable across edits elsewhere in the file: the function, the change, its occurrence."""
-        suffix = f" #{self.occurrence + 1}" if self.occurrence else ""
-        return f"{self.function}: {self.original!r} -> {self.mutated!r}{suffix}"
-
-
-def _segment(lines: list[bytes], node: ast.AST) -> str:
-    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
-    return _slice(lines, start, end).decode()
-
-
-def _slice(lines: list[bytes], start: tuple[int, int], end: tuple[int, int]) -> bytes:
-    (sl, sc), (el, ec) = start, end
-    if sl == el:
-        return lines[sl - 1][sc:ec]
-    return lines[sl - 1][sc:] + b"".join(lines[sl : el - 1]) + lines[el - 1][:ec]
-
-
-def _is_docstring(node: ast.AST, parent: ast.AST | None) -> bool:
-    return isinstance(parent, ast.Expr) and isinstance(node, ast.Constant) and isinstance(node.value, str)
-
-
-class _Collector(ast.NodeVisitor):
-    """Walks the module and yields one Mutant per (node, operator), skipping annotations."""
-
-    def __init__(self, lines: list[bytes]):
-        self.lines = lines
-        self.scope: list[str] = []
-        self.mutants: list[Mutant] = []
-        self._seen: dict[tuple[str, str, str], int] = {}
-
-    def _add(self, node: ast.AST, mutated: str) -> None:
-        original = _segment(self.lines, node)
-        if original == mutated:
-            return
-        function = ".".join(self.scope) or "<module>"
-        k = (function, original, mutated)
-        occurrence = self._seen.get(k, 0)
-        self._seen[k] = occurrence + 1
-        self.mutants.append(
-            Mutant(
-                line=node.lineno,
-                function=function,
-                original=original,
-                mutated=mutated,
-                start=(node.lineno, node.col_offset),
-                end=(node.end_lineno, node.end_col_offset),
-                occurrence=occurrence,
-            )
-        )
-
-    # scopes; annotations are not behaviour
-    def _scoped(self, node, name: str) -> None:
-        self.scope.append(name)
-        for stmt in node.body:
-            self.visit(stmt)
-        self.scope.pop()
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        for default in [*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]]:
-            self.visit(default)
-        for decorator in node.decorator_list:
-            self.visit(decorator)
-        self._scoped(node, node.name)
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self._scoped(node, node.name)
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if node.value is not None:
-            self.visit(node.value)
-
-    def visit_Expr(self, node: ast.Expr) -> None:
-        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            return  # a docstring
-        self.visit(node.value)
-
-    def visit_If(self, node: ast.If) -> None:
-        test_src = _segment(self.lines, node.test)
-        if not (test_src == "TYPE_CHECKING" or "__name__" in test_src):
-            self._add(node.test, f"not ({test_src})")
-        self.generic_visit(node)
-
-    def visit_While(self, node: ast.While) -> None:
-        self._add(node.test, f"not ({_segment(self.lines, node.test)})")
-        self.generic_visit(node)
-
-    def visit_IfExp(self, node: ast.IfExp) -> None:
-        self._add(node.test, f"(not ({_segment(self.lines, node.test)}))")
-        self.generic_visit(node)
-
-    def visit_Return(self, node: ast.Return) -> None:
-        if node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None):
-            self._add(node, "return None")
-        self.generic_visit(node)
-
-    def visit_Compare(self, node: ast.Compare) -> None:
-        for i, op in enumerate(node.ops):
-            swap = _COMPARE_SWAP.get(type(op))
-            if swap is None:
-                continue
-            ops = list(node.ops)
-            ops[i] = swap()
-            self._add(node, ast.unparse(ast.Compare(left=node.left, ops=ops, comparators=node.comparators)))
-        self.generic_visit(node)
-
-    def visit_BinOp(self, node: ast.BinOp) -> None:
-        swap = _BINOP_SWAP.get(type(node.op))
-        if swap is not None and not _is_string_format(node):
-            self._add(node, ast.unparse(ast.BinOp(left=node.left, op=swap(), right=node.right)))
-        self.generic_visit(node)
-
-    def visit_BoolOp(self, node: ast.BoolOp) -> None:
-        other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-        self._add(node, ast.unparse(ast.BoolOp(op=other, values=node.values)))
-        self.generic_visit(node)
-
-    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
-        if isinstance(node.op, ast.Not):
-            self._add(node, f"({_segment(self.lines, node.operand)})")
-        self.generic_visit(node)
-
-    def visit_Constant(self, node: ast.Constant) -> None:
-        value = node.value
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return
-        for mutated in (value + 1, value - 1):
-            self._add(node, repr(mutated))
-
-    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
-        return  # messages: their numbers are format specs, not behaviour
-
-
-def _is_string_format(node: ast.BinOp) -> bool:
-    return isinstance(node.left, (ast.JoinedStr,)) or (
-        isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
-    )
-
-
-def collect(source: str) -> list[Mutant]:
-    lines = source.encode().splitlines(keepends=True)
-    collector = _Collector(lines)
-    collector.visit(ast.parse(source))
-    return collector.mutants
-
-
-def apply(source: str, mutant: Mutant) -> str:
-    lines = source.encode().splitlines(keepends=True)
-    (sl, sc), (el, ec) = mutant.start, mutant.end
-    head = b"".join(lines[: sl - 1]) + lines[sl - 1][:sc]
-    tail = lines[el - 1][ec:] + b"".join(lines[el:])
-    return (head + mutant.mutated.encode() + tail).decode()
-
-
-# --- which tests run which line -------------------------------------------------------------------
-
-_TRACE_PLUGIN = """
-import json, os, sys, threading
-TARGET = os.path.realpath(os.environ["MUTATION_TARGET"])
-OUT = os.environ["MUTATION_TRACE_OUT"]
-current = ["<import>"]
-hits = {}
-
-def _local(frame, event, arg):
-    if event == "line":
-        hits.setdefault(current[0], set()).add(frame.f_lineno)
-    return _local
-
-seen = {}
-
-def _global(frame, event, arg):
-    name = frame.f_code.co_filename
-    target = seen.get(name)
-    if target is None:
-        target = seen[name] = os.path.realpath(name) == TARGET
-    if target:
-        hits.setdefault(current[0], set()).add(frame.f_lineno)
-        return _local
-    return None
-
-sys.settrace(_global)
-threading.settrace(_global)
-
-def pytest_runtest_setup(item):
-    current[0] = item.nodeid
-
-def pytest_runtest_teardown(item):
-    current[0] = "<import>"
-
-def pytest_sessionfinish(session):
-    with open(OUT, "w") as f:
-        json.dump({k: sorted(v) for k, v in hits.items()}, f)
-"""
-
-
-def _env(copy: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    paths = [str(copy / p) for p in SEARCH_PATHS] + [str(copy)]
-    env["PYTHONPATH"] = os.pathsep.join(paths + [env["PYTHONPATH"]] if env.get("PYTHONPATH") else paths)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env.update(extra or {})
-    return env
-
-
-_FLAGS = ["-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly"]
-
-
-def _pytest(copy: Path, args: list[str], timeout: float, extra_env: dict[str, str] | None = None) -> tuple[int, float]:
-    """One fresh interpreter per run (`--fresh`, and the baseline's trace): slow, nothing shared."""
-    cmd = [sys.executable, "-m", "pytest", *_FLAGS, *args]
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(
-            cmd, cwd=copy, env=_env(copy, extra_env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            timeout=timeout,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return -1, time.monotonic() - started
-    return proc.returncode, time.monotonic() - started
-
-
-# Third-party packages a worker imports once; the project's own code (`tpu_stacks`, `tpu_policies`,
-# `tests`) is never imported by the worker itself, so each forked run imports the copy's (mutated) files.
-WARM = ("pytest", "pydantic", "yaml", "pulumi", "pulumi_policy", "pulumi_kubernetes", "pulumi_gcp")
-
-_WORKER = r"""
-import json, os, signal, sys, time
-for name in json.loads(sys.argv[1]):
-    try:
-        __import__(name)
-    except Exception:
-        pass
-import pytest
-own = [m for m in sys.modules if m.split(".")[0] in ("tpu_stacks", "tpu_policies", "tests")]
-assert not own, f"the warm imports pulled in the project's own modules: {own}"
-flags = json.loads(sys.argv[2])
-for line in sys.stdin:
-    request = json.loads(line)
-    pid = os.fork()
-    if pid == 0:
-        code = 3
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os.dup2(devnull, 2)
-            code = int(pytest.main([*flags, *request["args"]]))
-        finally:
-            os._exit(code)
-    deadline = time.monotonic() + request["timeout"]
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            rc = os.waitstatus_to_exitcode(status)
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            rc = -1
-            break
-        time.sleep(0.01)
-    sys.stdout.write(json.dumps(rc) + "\n")
-    sys.stdout.flush()
-"""
-
-
-class Worker:
-    """A warm interpreter in one copy that forks a pytest run per request: the third-party imports
-    (seconds on a busy machine) are paid once, and each fork still imports the project's code afresh
-    from the copy. The baseline check (`check`) proves the forked runs pass on the unmutated module."""
-
-    def __init__(self, copy: Path):
-        self.copy = copy
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _WORKER, json.dumps(WARM), json.dumps(_FLAGS)],
-            cwd=copy, env=_env(copy), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-
-    def run(self, args: list[str], timeout: float) -> int:
-        assert self.proc.stdin and self.proc.stdout
-        self.proc.stdin.write(json.dumps({"args": args, "timeout": timeout}) + "\n")
-        self.proc.stdin.flush()
-        answer = self.proc.stdout.readline()
-        if not answer:
-            raise SystemExit(f"the mutation worker in {self.copy} stopped")
-        return int(json.loads(answer))
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
-def line_tests(copy: Path, module: str, tests: list[str]) -> tuple[dict[int, set[str]], set[int], float]:
-    """Trace the module's tests: per line, the test ids that ran it; lines run at import; the run's time."""
-    plugin_dir = Path(tempfile.mkdtemp(prefix="mutation-trace-"))
-    (plugin_dir / "mutation_trace.py").write_text(_TRACE_PLUGIN)
-    out = plugin_dir / "hits.json"
-    env = {"MUTATION_TARGET": str(copy / module), "MUTATION_TRACE_OUT": str(out)}
-    env["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), _env(copy)["PYTHONPATH"]])
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mutation_trace", *tests]
-    started = time.monotonic()
-    proc = subprocess.run(cmd, cwd=copy, env={**_env(copy), **env}, capture_output=True, text=True)
-    elapsed = time.monotonic() - started
-    if proc.returncode != 0:
-        raise SystemExit(f"{module}: the tests fail before any mutation:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
-    hits = json.loads(out.read_text())
-    shutil.rmtree(plugin_dir, ignore_errors=True)
-    by_line: dict[int, set[str]] = {}
-    import_lines: set[int] = set(hits.pop("<import>", []))
-    for test, lines in hits.items():
-        for line in lines:
-            by_line.setdefault(line, set()).add(test)
-    return by_line, import_lines, elapsed
-
 
 # --- running -------------------------------------------------------------------------------------
 
@@ -527,7 +191,7 @@ def run_module(
                     raise SystemExit(f"{module}: the tests fail in a forked worker before any mutation; try --fresh")
 
         def pytest_rc(copy: Path, args: list[str]) -> int:
-            return _pytest(copy, args, timeout)[0] if fresh else warm[copy].run(args, timeout)
+            return run_pytest(copy, args, timeout)[0] if fresh else warm[copy].run(args, timeout)
 
         free = list(copies)
 

@@ -26,8 +26,11 @@ from typing import Any
 
 import yaml
 
+from tpu_stacks.registry import workloads
+
 ROOT = Path(__file__).resolve().parents[1]
-STACKS = ("vllm", "saxml", "jetstream-gemma", "raytrain")
+STACKS = tuple(workload.example_stack for workload in workloads())
+"""One shipped stack per registered workload (its descriptor's `example_stack`)."""
 SKIP_PREFIX = "checkov.io/skip"
 
 

@@ -20,10 +20,12 @@ from tpu_stacks.field_rules import FieldProblem, K8sName, ServiceAccountId, Spec
 from tpu_stacks.gcp.universe import resolve as resolve_universe
 from tpu_stacks.gcp.universe import universe
 from tpu_stacks.names import PROJECT_NUMBER, region_of
+from tpu_stacks.registry import workloads
 from tpu_stacks.validation import parse
 
 NAMESPACE = "tpu-stacks"
-SECRET_KEYS = ("hfToken", "vllmApiKey")
+SECRET_KEYS = tuple(dict.fromkeys(key for workload in workloads() for key in workload.secret_keys))
+"""The secret config keys the workloads take (each workload's descriptor declares its own)."""
 SCALAR_KEYS = ("scenario", "kubernetesVersion")
 COMMON_OBJECT_KEYS = ("cluster", "identity")
 

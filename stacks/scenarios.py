@@ -1,17 +1,19 @@
-"""The scenarios a stack can build: a static mapping from `tpu-stacks:scenario` to a build function.
+"""The scenarios a stack can build: `tpu-stacks:scenario` names one.
 
-A scenario module under `stacks/` defines `build(stack: LoadedStack, secrets: Secrets) -> None`,
-which hands the stack's raw sections to one component: the component parses and checks them, once.
-Adding a scenario is one module and one line here.
+`cluster` is the cluster alone (stacks/cluster_only.py); every other scenario is a registered
+workload (tpu_stacks/registry.py), built by stacks/workload_stack.py from its descriptor. Adding a
+workload adds its scenario: nothing here names one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
-from stacks import cluster_only, jetstream_stack, raytrain_stack, saxml_stack, vllm_stack
+from stacks import cluster_only, workload_stack
 from stacks.config import LoadedStack, Secrets
+from tpu_stacks.registry import workloads
 
 
 @dataclass(frozen=True)
@@ -22,16 +24,7 @@ class Scenario:
     build: Callable[[LoadedStack, Secrets], None]
 
 
-SCENARIOS: dict[str, Scenario] = {
-    scenario.name: scenario
-    for scenario in (
-        Scenario("cluster", None, cluster_only.build),
-        Scenario("vllm", "vllm", vllm_stack.build),
-        Scenario("saxml", "saxml", saxml_stack.build),
-        Scenario("jetstream", "jetstream", jetstream_stack.build),
-        Scenario("raytrain", "raytrain", raytrain_stack.build),
-    )
-}
-
-SECTIONS: dict[str, str | None] = {name: scenario.section for name, scenario in SCENARIOS.items()}
-"""What the config loader needs to know of the scenarios: each one's own section key."""
+def scenarios() -> dict[str, Scenario]:
+    """The cluster scenario, then one per registered workload."""
+    found = [Scenario(w.name, w.section, partial(workload_stack.build, w)) for w in workloads()]
+    return {scenario.name: scenario for scenario in (Scenario("cluster", None, cluster_only.build), *found)}

@@ -1,8 +1,8 @@
 """The components the plugin package publishes to other languages, and the provider that serves them.
 
-A component is public when it is in `COMPONENTS`; a test checks that every ComponentResource
-defined in the package is listed here (so none is forgotten) and that each declares its type
-token as `tpu-stacks:index:<Class>`.
+A component is public when it is in `SHARED_COMPONENTS` or is a registered workload's (registry.py); a
+test checks that every ComponentResource defined in the package is public (so none is forgotten) and
+that each declares its type token as `tpu-stacks:index:<Class>`.
 
 `TpuStacksProvider` is pulumi's experimental `ComponentProvider` (the schema inferred from the type
 hints) with what other languages' SDKs need and 3.272.0 does not do: the schema carries the package's
@@ -27,26 +27,16 @@ from pulumi.provider.experimental.component import ComponentProvider
 
 from tpu_stacks.cluster.component import TpuCluster
 from tpu_stacks.gcp.identity import WorkloadIdentity
-from tpu_stacks.jetstream.component import JetStreamStack
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
-from tpu_stacks.raytrain.component import RayTrainStack
-from tpu_stacks.saxml.component import SaxmlStack
-from tpu_stacks.vllm.component import VllmStack
+from tpu_stacks.registry import workloads
 
 PACKAGE = "tpu-stacks"
 NAMESPACE = "tpu-stacks"
 """The publisher namespace the schema declares (the package schema's `namespace`), next to its name."""
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
-COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
-    CustomMetricsAdapter,
-    JetStreamStack,
-    RayTrainStack,
-    SaxmlStack,
-    TpuCluster,
-    VllmStack,
-    WorkloadIdentity,
-)
+SHARED_COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (CustomMetricsAdapter, TpuCluster, WorkloadIdentity)
+"""The public components that are no workload; each registered workload (registry.py) adds its own."""
 
 SECRET_INPUTS = frozenset({"hfToken", "apiKeySecret"})
 """Inputs (schema names) the components keep only in Kubernetes Secrets and never show."""
@@ -55,7 +45,13 @@ SECRET_OUTPUTS = frozenset({"kubeconfig"})
 
 
 def public_components() -> list[type[pulumi.ComponentResource]]:
-    return list(COMPONENTS)
+    """The shared components and every registered workload's, by class name (the schema's order)."""
+    found = [*SHARED_COMPONENTS, *(workload.component.load() for workload in workloads())]
+    return sorted(found, key=lambda component: component.__name__)
+
+
+COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = tuple(public_components())
+"""The public components when the plugin is loaded (`public_components()` sees a workload registered later)."""
 
 
 def package_version() -> str:

@@ -46,7 +46,7 @@ CASES = [
     (
         "scenario",
         {"tpu-stacks:scenario": "magic", "tpu-stacks:cluster": CLUSTER},
-        "tpu-stacks:scenario: 'magic' is not a scenario; valid: cluster, vllm, saxml, jetstream, raytrain",
+        "tpu-stacks:scenario: 'magic' is not a scenario; valid: cluster, jetstream, raytrain, saxml, vllm",
     ),
     (
         "nocluster",

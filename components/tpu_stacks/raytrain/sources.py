@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
+
+from tpu_stacks.raytrain.spec import default_tag
 
 TRAINER_IMAGE = "trainer_image"
 """The folder's name inside this package (`raytrain.spec.TRAINER_IMAGE_DIR` is its repository path)."""
@@ -31,3 +34,13 @@ def build_inputs_digest(folder: Path | None = None) -> str:
     for path in files:
         digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:8]
+
+
+def with_default_tag(args: dict[str, Any]) -> dict[str, Any]:
+    """The component's args with the image tag the checkout's sources give when none is set and the
+    image is built here (`build: submit`): `<default_tag()>-<build_inputs_digest()>`. The scenario
+    applies it (registry `prepare_args`), where the checkout is; a prebuilt image keeps its own tag."""
+    image = dict(args.get("image") or {})
+    if image.get("build", "submit") != "prebuilt" and "tag" not in image:
+        image["tag"] = f"{default_tag()}-{build_inputs_digest()}"
+    return {**args, "image": image}

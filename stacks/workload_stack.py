@@ -1,0 +1,30 @@
+"""The scenario of every registered workload (tpu_stacks/registry.py): its section and secrets handed
+to its component, its outputs exported. A workload's own folder says what each of these is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from stacks.config import LoadedStack, Secrets
+from tpu_stacks.registry import Export, Workload
+
+
+def build(workload: Workload, stack: LoadedStack, secrets: Secrets) -> None:
+    args = stack.component_args(**{name: secrets.get(key) for name, key in workload.secrets})
+    if workload.prepare_args is not None:
+        args = workload.prepare_args.load()(args)
+    component = workload.component.load()(workload.name, args)
+    for export in workload.exports:
+        pulumi.export(export.name, exported(component, export))
+
+
+def exported(component: Any, export: Export) -> Any:
+    """The component's attribute at the export's path, or its one key of a map output."""
+    value = component
+    for part in export.path.split("."):
+        value = getattr(value, part)
+    if export.key is None:
+        return value
+    return value.apply(lambda values, key=export.key: values[key])

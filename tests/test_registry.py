@@ -1,0 +1,418 @@
+"""The workload registry (components/tpu_stacks/registry.py): every workload declares itself once and
+every list of workloads derives from it, or is checked against it here.
+
+- Each shipped workload's descriptor resolves: spec, Args, plan, component, monitoring, network, smoke test.
+- Importing the registry and finding the workloads loads no provider SDK.
+- The type Literals, the dashboard sections and the CI matrix agree with the registry (and the checks
+  fail on a workload they do not know).
+- A toy workload, a folder of its own and nothing else, gets a scenario, a plugin component, generated
+  Args docs and its stack outputs.
+- docs/architecture.md's lists of the files a new engine and a new TPU generation touch stay true.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import subprocess
+import sys
+import textwrap
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+from pydantic import BaseModel
+
+import tpu_stacks
+from scripts import args_docs, mutation, security_scan
+from tpu_stacks import registry, sizing
+from tpu_stacks.catalog.engines import EngineVersion
+from tpu_stacks.catalog.tpu import GENERATIONS
+from tpu_stacks.gcp.monitoring import dashboards, targets
+from tpu_stacks.registry import Ref, Workload, workloads
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOW = ROOT / ".github" / "workflows" / "preview.yml"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+SHIPPED = ("jetstream", "raytrain", "saxml", "vllm")
+
+
+# --- the checks, as functions, so each can be shown to fail -------------------------------------------
+
+
+def literal_drift(literal: Any, expected: set[str], extra: frozenset[str] = frozenset()) -> list[str]:
+    """What differs between a Literal's values (less the `extra` values that are no workload's) and `expected`."""
+    values = set(typing.get_args(literal)) - extra
+    return [f"missing {name}" for name in sorted(expected - values)] + [
+        f"unknown {name}" for name in sorted(values - expected)
+    ]
+
+
+def literal_checks() -> dict[str, list[str]]:
+    found = workloads()
+    return {
+        "sizing.Engine": literal_drift(
+            sizing.Engine,
+            {w.sizing_engine for w in found if w.sizing_engine},
+            frozenset({"generic"}),  # a server sizing knows by its flags only, no workload of ours
+        ),
+        "targets.Kind": literal_drift(targets.Kind, {w.name for w in found}),
+        "EngineVersion.engine": literal_drift(
+            EngineVersion.model_fields["engine"].annotation, {e for w in found for e in w.engines}
+        ),
+    }
+
+
+def ci_matrix() -> list[str]:
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    return [
+        stack
+        for job in workflow["jobs"].values()
+        for stack in job.get("strategy", {}).get("matrix", {}).get("stack", [])
+    ]
+
+
+def workloads_missing_from_ci() -> list[str]:
+    matrix = ci_matrix()
+    return [w.name for w in workloads() if w.example_stack not in matrix]
+
+
+def naming_every(root: Path, names: list[str], skip: tuple[str, ...]) -> list[str]:
+    """Files under `root` (git's, outside tests/ and docs/ and `skip`) whose text names each of `names`:
+    the hand-written lists a new one of them would have to join."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=root, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    patterns = [re.compile(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", re.IGNORECASE) for name in names]
+    found = []
+    for path in sorted(listed):
+        if path.startswith(("tests/", "docs/", *skip)) or not (root / path).is_file():
+            continue
+        try:
+            text = (root / path).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        if all(pattern.search(text) for pattern in patterns):
+            found.append(path)
+    return found
+
+
+def documented(block: str) -> list[str]:
+    text = ARCHITECTURE.read_text()
+    inside = text.split(f"<!-- {block}:begin -->")[1].split(f"<!-- {block}:end -->")[0]
+    return re.findall(r"^- `([^`]+)`", inside, re.MULTILINE)
+
+
+# --- the shipped workloads ------------------------------------------------------------------------------
+
+
+def test_the_four_workloads_are_found_in_their_folders():
+    assert registry.names() == SHIPPED
+    for workload in workloads():
+        assert workload.package == f"tpu_stacks.{workload.name}"
+        assert all(module.startswith(workload.package + ".") for module in workload.modules())
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_each_descriptor_resolves_to_what_it_names(name: str):
+    workload = registry.workload(name)
+    spec = workload.spec.load()
+    assert issubclass(spec, BaseModel)
+    assert typing.is_typeddict(workload.args.load())
+    component = workload.component.load()
+    assert issubclass(component, pulumi.ComponentResource)
+    for ref in (workload.plan, workload.network, workload.monitoring_target, workload.dashboard_sections):
+        assert callable(ref.load()), ref
+    assert (workload.smoke_test is None) == (workload.sizing_engine is None)  # every server has one, training none
+    if workload.smoke_test is not None:
+        assert callable(workload.smoke_test.load())
+    args_module = __import__(workload.args.module, fromlist=["x"])
+    spec_module = __import__(workload.spec.module, fromlist=["x"])
+    for args_name, spec_name in workload.args_docs:
+        assert typing.is_typeddict(getattr(args_module, args_name))
+        assert issubclass(getattr(spec_module, spec_name), BaseModel)
+    stack = yaml.safe_load((ROOT / f"Pulumi.{workload.example_stack}.yaml").read_text())
+    assert stack["config"]["tpu-stacks:scenario"] == name
+    assert f"tpu-stacks:{workload.section}" in stack["config"]
+
+
+def test_exports_name_attributes_the_component_declares():
+    """Each export's first attribute is one the component class declares (an annotation or a `self.<name> =`
+    in its body), so a typo in a descriptor fails here, not at `pulumi up`."""
+    for workload in workloads():
+        tree = ast.parse(textwrap.dedent(inspect.getsource(workload.component.load())))
+        declared = {
+            node.target.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+        }
+        declared |= {
+            target.attr
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+        }
+        for export in workload.exports:
+            assert export.path.split(".")[0] in declared, (workload.name, export)
+
+
+def test_the_registry_loads_no_provider_sdk():
+    probe = textwrap.dedent(
+        """
+        import sys
+        from tpu_stacks.registry import workloads
+        found = workloads()
+        for workload in found:
+            workload.spec.load()
+        sdk = sorted(m for m in sys.modules if m.split(".")[0] in ("pulumi", "pulumi_gcp", "pulumi_kubernetes"))
+        print(len(found), sdk)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "4 []"
+
+
+def test_a_ref_loads_a_dotted_attribute_and_fails_on_a_wrong_one():
+    assert Ref("tpu_stacks.registry:Workload.secret_keys").load() is Workload.secret_keys
+    with pytest.raises(AttributeError):
+        Ref("tpu_stacks.registry:NoSuchThing").load()
+
+
+def test_every_list_of_workloads_derives_from_the_registry():
+    from stacks.config import SECRET_KEYS
+    from stacks.scenarios import scenarios
+    from tpu_stacks.plugin import public_components
+
+    assert list(scenarios()) == ["cluster", *SHIPPED]
+    names = {c.__name__ for c in public_components()}
+    assert {w.component.load().__name__ for w in workloads()} <= names
+    assert {p.args_name for p in args_docs.pairs()} >= {a for w in workloads() for a, _ in w.args_docs}
+    assert {f"components/tpu_stacks/{n}/plan.py" for n in SHIPPED} <= set(mutation.MODULES)
+    assert {f"components/tpu_stacks/{n}/network.py" for n in SHIPPED} <= set(mutation.MODULES)
+    assert security_scan.STACKS == ("jetstream-gemma", "raytrain", "saxml", "vllm")
+    assert SECRET_KEYS == ("hfToken", "vllmApiKey")
+
+
+# --- the Literals, the dashboard and the CI matrix against the registry --------------------------------
+
+
+def test_the_type_literals_agree_with_the_registry():
+    assert literal_checks() == {"sizing.Engine": [], "targets.Kind": [], "EngineVersion.engine": []}
+
+
+def test_the_dashboard_sections_are_the_descriptors():
+    assert dashboards.SECTIONS == {w.name: w.dashboard_sections.load() for w in workloads()}
+
+
+def test_the_ci_matrix_previews_each_workloads_stack():
+    assert workloads_missing_from_ci() == []
+
+
+def test_the_checks_fail_on_a_workload_they_do_not_know(toy: Workload):
+    """With the toy registered, each of the checks above names it."""
+    checks = literal_checks()
+    assert checks["targets.Kind"] == ["missing toyserve"]
+    assert checks["sizing.Engine"] == ["missing toy-engine"]
+    assert checks["EngineVersion.engine"] == ["missing toy-engine"]
+    assert workloads_missing_from_ci() == ["toyserve"]
+    assert set(dashboards.SECTIONS) == set(SHIPPED) != set(registry.names())
+    assert literal_drift(typing.Literal["a", "b"], {"a"}) == ["unknown b"]
+
+
+# --- a toy workload: one folder, nothing else touched ------------------------------------------------
+
+TOY_FILES = {
+    "__init__.py": '"""A toy workload: a folder of its own, found by the registry."""\n',
+    "spec.py": '''
+        from pydantic import BaseModel, ConfigDict
+
+
+        class ToySpec(BaseModel):
+            model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+            greeting: str = "hello"
+            """What the toy server answers."""
+        ''',
+    "args.py": """
+        from typing import TypedDict
+
+        import pulumi
+
+
+        class ToyStackArgs(TypedDict, total=False):
+            greeting: pulumi.Input[str]
+        """,
+    "plan.py": """
+        def plan_toy(spec):
+            return spec.greeting.upper()
+
+
+        def target(plan):
+            return plan
+
+
+        def sections(target):
+            return []
+        """,
+    "network.py": """
+        def network(plan):
+            return ()
+        """,
+    "component.py": """
+        from typing import Optional
+
+        import pulumi
+
+        from tpu_stacks.toyserve.args import ToyStackArgs
+        from tpu_stacks.toyserve.plan import plan_toy
+        from tpu_stacks.toyserve.spec import ToySpec
+
+        TYPE = "tpu-stacks:index:ToyStack"
+
+
+        class ToyStack(pulumi.ComponentResource):
+            answer: pulumi.Output[str]
+
+            def __init__(self, name: str, args: ToyStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+                super().__init__(TYPE, name, {}, opts)
+                spec = ToySpec.model_validate({k: v for k, v in args.items() if k != "cluster"})
+                self.answer = pulumi.Output.from_input(plan_toy(spec))
+                self.register_outputs({"answer": self.answer})
+        """,
+    "descriptor.py": """
+        from tpu_stacks.registry import Export, Ref, Workload
+
+        WORKLOAD = Workload(
+            name="toyserve",
+            section="toyserve",
+            spec=Ref("tpu_stacks.toyserve.spec:ToySpec"),
+            args=Ref("tpu_stacks.toyserve.args:ToyStackArgs"),
+            plan=Ref("tpu_stacks.toyserve.plan:plan_toy"),
+            component=Ref("tpu_stacks.toyserve.component:ToyStack"),
+            monitoring_target=Ref("tpu_stacks.toyserve.plan:target"),
+            dashboard_sections=Ref("tpu_stacks.toyserve.plan:sections"),
+            network=Ref("tpu_stacks.toyserve.network:network"),
+            smoke_test=None,
+            args_docs=(("ToyStackArgs", "ToySpec"),),
+            exports=(Export("answer", "answer"),),
+            engines=("toy-engine",),
+            sizing_engine="toy-engine",
+            example_stack="toyserve",
+        )
+        """,
+}
+
+
+@pytest.fixture
+def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workload]:
+    """The toy folder, in a directory of its own that the `tpu_stacks` package also searches."""
+    folder = tmp_path / "toyserve"
+    folder.mkdir()
+    for name, source in TOY_FILES.items():
+        (folder / name).write_text(textwrap.dedent(source).lstrip())
+    monkeypatch.setattr(tpu_stacks, "__path__", [*tpu_stacks.__path__, str(tmp_path)])
+    try:
+        yield registry.workload("toyserve")
+    finally:
+        for module in [m for m in sys.modules if m.startswith("tpu_stacks.toyserve")]:
+            del sys.modules[module]
+
+
+def test_a_toy_workload_gets_a_scenario_a_plugin_component_args_docs_and_mutation_targets(toy: Workload):
+    from stacks.scenarios import scenarios
+    from tpu_stacks.plugin import TpuStacksProvider, public_components
+
+    assert toy.package == "tpu_stacks.toyserve"
+    scenario = scenarios()["toyserve"]
+    assert scenario.section == "toyserve"
+
+    component = toy.component.load()
+    assert component in public_components()
+    schema = yaml.safe_load(TpuStacksProvider(public_components()).schema)
+    assert "greeting" in schema["resources"]["tpu-stacks:index:ToyStack"]["inputProperties"]
+
+    pair = next(p for p in args_docs.pairs() if p.args_name == "ToyStackArgs")
+    assert args_docs.differences(pair) == [("greeting", None, "What the toy server answers. Default: hello.")]
+    assert args_docs.rewrite(pair)
+    assert '    """What the toy server answers. Default: hello."""' in pair.args_path().read_text()
+    assert args_docs.differences(pair) == []
+
+    assert mutation.workload_modules(toy) == {
+        "components/tpu_stacks/toyserve/plan.py": ["tests/toyserve/test_plan.py"],
+        "components/tpu_stacks/toyserve/network.py": ["tests/test_workload_networks.py"],
+    }
+
+
+def test_a_toy_workload_builds_its_scenario_and_exports_its_outputs(toy: Workload, monkeypatch: pytest.MonkeyPatch):
+    from stacks.config import LoadedStack, StackConfig
+    from stacks.scenarios import scenarios
+    from tests.mocks import capture
+
+    exported: dict[str, Any] = {}
+    monkeypatch.setattr(pulumi, "export", lambda name, value: exported.__setitem__(name, value))
+    stack = LoadedStack(
+        config=StackConfig(scenario="toyserve", cluster={"name": "c"}), scenario="toyserve", section={"greeting": "hi"}
+    )
+
+    class NoSecrets:
+        def get(self, key: str) -> None:
+            return None
+
+    answers: list[str] = []
+
+    def build() -> None:
+        scenarios()["toyserve"].build(stack, typing.cast(Any, NoSecrets()))
+        exported["answer"].apply(answers.append)
+
+    mocks = capture(build)
+    assert [r.typ for r in mocks.resources] == ["tpu-stacks:index:ToyStack"]
+    assert [r.name for r in mocks.resources] == ["toyserve"]
+    assert answers == ["HI"]
+
+
+def test_a_registered_workload_outside_the_package_and_a_clash():
+    extra = Workload(**{**registry.workload("vllm").__dict__, "name": "elsewhere"})
+    with registry.registered(extra):
+        assert "elsewhere" in registry.names()
+        with pytest.raises(ValueError, match="registered already"):
+            with registry.registered(extra):
+                pass
+    assert "elsewhere" not in registry.names()
+    with pytest.raises(ValueError, match="registered already"):
+        with registry.registered(registry.workload("vllm")):
+            pass
+
+
+# --- docs/architecture.md -----------------------------------------------------------------------------
+
+
+def test_the_files_a_new_engine_touches_are_listed_and_few():
+    listed = documented("engine-files")
+    assert all((ROOT / path).is_file() for path in listed), listed
+    own = tuple(f"components/tpu_stacks/{name}/" for name in registry.names())
+    unlisted = sorted(set(naming_every(ROOT, list(registry.names()), own)) - set(listed))
+    assert unlisted == [], (
+        f"these files name every workload: list them in docs/architecture.md or derive them: {unlisted}"
+    )
+    assert len(listed) <= 9
+
+
+def test_the_files_a_new_generation_touches_are_the_files_that_name_every_generation():
+    listed = documented("generation-files")
+    assert naming_every(ROOT, [g.name for g in GENERATIONS], ()) == listed
+
+
+def test_the_census_finds_a_new_hand_written_list(tmp_path: Path):
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "lists.py").write_text('KINDS = ("vllm", "saxml", "jetstream", "raytrain")\n')
+    (tmp_path / "one.py").write_text('KIND = "vllm"  # VllmStack, JetStreamStack: not names\n')
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "lists.py").write_text('KINDS = ("vllm", "saxml", "jetstream", "raytrain")\n')
+    assert naming_every(tmp_path, list(SHIPPED), ()) == ["lists.py"]
