@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pulumi.provider.experimental.util import camel_case
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scripts.args_docs import _docstring_lines, expected_doc  # noqa: E402
@@ -71,6 +73,8 @@ class Rendering:
     typing_names: set[str] = field(default_factory=lambda: {"TypedDict"})
     args_imports: set[tuple[str, str]] = field(default_factory=set)
     uses_pulumi: bool = False
+    secrets: set[str] = field(default_factory=set)
+    """The secret inputs, by their schema names (camelCase, as the inference names them)."""
 
     def type_text(self, annotation: Any) -> str:
         """The Args annotation of a spec annotation: models become their Args, constrained and literal
@@ -118,6 +122,7 @@ def _entries(spec: type[SpecModel], rendering: Rendering) -> list[Entry]:
         text = rendering.type_text(item.kind)
         if item.secret:
             rendering.uses_pulumi = True
+            rendering.secrets.add(camel_case(item.name))
             text = f"pulumi.Input[{text}]"
         inputs.append((item, Entry(item.name, text, item.doc)))
     fields = [
@@ -169,6 +174,12 @@ def render(spec_module: str) -> str:
     if rendering.args_imports:
         head.append("\n")
         head += [f"from {module} import {name}\n" for module, name in sorted(rendering.args_imports)]
+    if rendering.secrets:
+        names = ", ".join(f'"{name}"' for name in sorted(rendering.secrets))
+        body += [
+            f"\n\nSECRET_INPUTS = frozenset({{{names}}})\n",
+            '"""Inputs (schema names) the spec declares secret: plugin.py marks them `secret` in the schema."""\n',
+        ]
     return "".join(head + body)
 
 

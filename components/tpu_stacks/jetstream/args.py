@@ -114,3 +114,7 @@ class JetStreamStackArgs(TypedDict):
     queueMinutes 10, hbmFraction 0.95."""
     hf_token: NotRequired[pulumi.Input[str]]
     """Hugging Face token (a secret): Secret huggingface-secret, key HUGGINGFACE_TOKEN."""
+
+
+SECRET_INPUTS = frozenset({"hfToken"})
+"""Inputs (schema names) the spec declares secret: plugin.py marks them `secret` in the schema."""

@@ -125,3 +125,7 @@ class VllmStackArgs(TypedDict):
     """Hugging Face token (a secret); required for gated models."""
     api_key_secret: NotRequired[pulumi.Input[str]]
     """vLLM's API key (a secret) when api_key is true."""
+
+
+SECRET_INPUTS = frozenset({"apiKeySecret", "hfToken"})
+"""Inputs (schema names) the spec declares secret: plugin.py marks them `secret` in the schema."""
