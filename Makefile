@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 STAMP := $(VENV)/.installed
 
-.PHONY: plan plan-all test format bench clean policy-pack mutation diagrams security
+.PHONY: plan plan-all test format bench clean policy-pack mutation diagrams security args
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ plan-all: $(STAMP)
 # fails when a plan change left them stale: run this and commit the result).
 diagrams: $(STAMP)
 	$(BIN)/tpu-stacks plan --all --placeholder-secrets --diagram docs/diagrams/{stack}.md > /dev/null
+
+# Every component's args.py (the TypedDicts the plugin schema is inferred from), written from its spec.py
+# (tests/scripts/test_gen_args.py fails when a spec changed and this was not run).
+args: $(STAMP)
+	$(BIN)/python scripts/gen_args.py
 
 # The policy pack as a directory that leaves the checkout (its own venv, tpu-stacks as a wheel inside):
 # `cd dist/policy-pack && pulumi policy publish <org>` (docs/policies.md).

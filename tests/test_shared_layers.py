@@ -21,7 +21,6 @@ COMPOSITION_ROOTS = frozenset({"tpu_stacks.plugin"})
 """Registers each workload's component with Pulumi: the one place allowed to name them."""
 
 
-
 def arrows(package: Path = PACKAGE) -> list[tuple[Import, str]]:
     """Each import in a shared module that names a workload's module, with that module's name."""
     found, tree = workloads(package), modules(package)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import types
 import typing
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, field_validator
 
@@ -106,11 +107,41 @@ def _has_model(annotation: Any) -> bool:
     return any(_has_model(arg) for arg in typing.get_args(annotation))
 
 
+@dataclass(frozen=True)
+class ComponentInput:
+    """An input of a component that is not a field of its section spec: the cluster it runs on (a spec of
+    its own, parsed on its own) or a secret, which never sits in config and is kept only in a Kubernetes
+    Secret. A secret is a `pulumi.Input` (a config secret or another resource's output may be given);
+    every other input is plain, read when the component is constructed."""
+
+    name: str
+    kind: Any
+    """A `SpecModel` (the input is that spec's Args) or a plain type (`str`)."""
+    doc: str
+    required: bool = False
+    secret: bool = False
+
+
 class SpecModel(BaseModel):
     """The base of every section spec: unknown keys refused, both spellings, docstrings as descriptions,
-    and `check_plain_values` on every field before its own validation."""
+    and `check_plain_values` on every field before its own validation.
+
+    A spec is also the single declaration of its component's typed inputs: scripts/gen_args.py writes the
+    sibling `args.py` (the TypedDicts Pulumi's schema inference reads) from the fields, their descriptions
+    and defaults, and the two class variables below."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
+
+    ARGS: ClassVar[str] = ""
+    """The generated TypedDict's name, the type name other languages' SDKs see (default: the class name
+    without `Spec`, plus `Args`). Specs of one shape may share a name: the TypedDict then states only
+    what they agree on."""
+    INPUTS: ClassVar[tuple[ComponentInput, ...]] = ()
+    """The component's inputs besides the section's fields (a top-level spec only)."""
+
+    @classmethod
+    def args_name(cls) -> str:
+        return cls.ARGS or cls.__name__.removesuffix("Spec") + "Args"
 
     @field_validator("*", mode="before")
     @classmethod

@@ -13,7 +13,9 @@ docs/sdk.md says what a user of another language sees.
 
 from __future__ import annotations
 
+import inspect
 import json
+import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -38,8 +40,6 @@ PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 SHARED_COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (CustomMetricsAdapter, TpuCluster, WorkloadIdentity)
 """The public components that are no workload; each registered workload (registry.py) adds its own."""
 
-SECRET_INPUTS = frozenset({"hfToken", "apiKeySecret"})
-"""Inputs (schema names) the components keep only in Kubernetes Secrets and never show."""
 SECRET_OUTPUTS = frozenset({"kubeconfig"})
 """Outputs (schema names) the components return as secrets."""
 
@@ -64,15 +64,23 @@ def package_version() -> str:
     return metadata.version(PACKAGE)
 
 
-def mark_secrets(schema: dict[str, Any]) -> dict[str, Any]:
+def secret_inputs(component: type[pulumi.ComponentResource]) -> frozenset[str]:
+    """The inputs (schema names) a component keeps only in Kubernetes Secrets and never shows: what its
+    spec declares secret (`INPUTS`), as its generated Args module lists them (scripts/gen_args.py)."""
+    args_type = inspect.signature(component.__init__).parameters["args"].annotation
+    return getattr(sys.modules[args_type.__module__], "SECRET_INPUTS", frozenset())
+
+
+def mark_secrets(schema: dict[str, Any], components: list[type[pulumi.ComponentResource]]) -> dict[str, Any]:
     """Set `secret: true` on the secret inputs and outputs of every resource of the schema.
 
     The inference of pulumi 3.272.0 has no way to say a property is secret (`PropertyDefinition`
     has no such field); the schema does (`secret` on a property), and the code generators wrap
     such inputs in secrets and list such outputs as additional secret outputs."""
-    for resource in schema.get("resources", {}).values():
+    secrets = {f"{PACKAGE}:index:{component.__name__}": secret_inputs(component) for component in components}
+    for token, resource in schema.get("resources", {}).items():
         for name, spec in resource.get("inputProperties", {}).items():
-            if name in SECRET_INPUTS:
+            if name in secrets.get(token, ()):
                 spec["secret"] = True
         for name, spec in resource.get("properties", {}).items():
             if name in SECRET_OUTPUTS:
@@ -84,8 +92,9 @@ class TpuStacksProvider(ComponentProvider):
     """The component provider other languages talk to through `construct`."""
 
     def __init__(self, components: list[type[pulumi.ComponentResource]] | None = None) -> None:
-        super().__init__(components or public_components(), PACKAGE, NAMESPACE, package_version())
-        self.schema = json.dumps(mark_secrets(json.loads(self.schema or "{}")))
+        components = components or public_components()
+        super().__init__(components, PACKAGE, NAMESPACE, package_version())
+        self.schema = json.dumps(mark_secrets(json.loads(self.schema or "{}"), components))
 
     def construct(
         self,

@@ -64,16 +64,12 @@ def _fix(error: dict[str, Any], model: type[BaseModel]) -> str:
     return error["msg"].lower()
 
 
-OUTSIDE_SECTION = ("cluster", "hf_token", "api_key_secret")
-"""Keys of a workload component's args that its section spec does not declare (parsed elsewhere)."""
-
-
-def parse_section(
-    model: type[Model], args: dict[str, Any], section: str, outside: tuple[str, ...] = OUTSIDE_SECTION
-) -> Model:
-    """Validate a component's args as its section spec: every key but `outside` belongs to `model`, in
-    either spelling (`max_model_len` from another language's SDK, `maxModelLen` from a stack file), so a
-    misspelled key is refused with a did-you-mean rather than dropped."""
+def parse_section(model: type[Model], args: dict[str, Any], section: str) -> Model:
+    """Validate a component's args as its section spec: every key but the component's own inputs (the
+    spec's `INPUTS`: the cluster and secrets, parsed elsewhere) belongs to `model`, in either spelling
+    (`max_model_len` from another language's SDK, `maxModelLen` from a stack file), so a misspelled key,
+    or a secret the component does not take, is refused with a did-you-mean rather than dropped."""
+    outside = {item.name for item in getattr(model, "INPUTS", ())}
     return parse(model, {key: value for key, value in args.items() if key not in outside}, section)
 
 

@@ -12,9 +12,10 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.catalog.gke_metrics import kube_state_packages
-from tpu_stacks.cluster.args import SliceInfo, TpuClusterArgs
+from tpu_stacks.cluster.args import TpuClusterArgs
 from tpu_stacks.cluster.kubeconfig import gke_kubeconfig
 from tpu_stacks.cluster.node_pools import CLOUD_PLATFORM_SCOPE, node_service_account, system_node_pool, tpu_node_pool
+from tpu_stacks.cluster.outputs import SliceInfo
 from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan, plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.cluster.versions import OfferedVersions, create_version

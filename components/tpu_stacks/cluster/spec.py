@@ -7,17 +7,17 @@ their aliases (the config spelling), bounds and defaults. Pure: no provider SDK.
 from __future__ import annotations
 
 import ipaddress
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from tpu_stacks.catalog.tpu import QUEUED_TPU_GENERATIONS, generation_names, names_text
-from tpu_stacks.field_rules import SpecModel
+from tpu_stacks.field_rules import ComponentInput, SpecModel
 
 
 class _Spec(SpecModel):
-    # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    # Field docstrings are the fields' descriptions: scripts/gen_args.py writes args.py from the specs.
     # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
@@ -159,6 +159,8 @@ class ControlPlaneSpec(_Spec):
 class ClusterSpec(_Spec):
     """A GKE cluster with TPU slices: what users write as `cluster` (config) or TpuCluster args."""
 
+    ARGS: ClassVar[str] = "TpuClusterArgs"
+
     name: str = "tpu-cluster"
     """GKE cluster name (at most 40 characters)."""
     project: str
@@ -199,3 +201,8 @@ class ClusterSpec(_Spec):
     dataplane_v2: bool = Field(default=True, alias="dataplaneV2")
     """GKE Dataplane V2, which enforces the workloads' NetworkPolicies (Autopilot always has it). Immutable: turning
     it on for a Standard cluster created without it replaces the cluster; set false to keep such a cluster."""
+
+
+def workload_cluster(doc: str) -> ComponentInput:
+    """A workload component's `cluster` input: where it runs, parsed as a `ClusterSpec` of its own."""
+    return ComponentInput("cluster", ClusterSpec, doc, required=True)

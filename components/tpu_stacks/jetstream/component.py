@@ -20,14 +20,15 @@ import pulumi_kubernetes as k8s
 from tpu_stacks import annotations
 from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.gcp.monitoring.args import MonitoringLinks
 from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_monitoring
+from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
 from tpu_stacks.images import PYTHON_IMAGE
-from tpu_stacks.jetstream.args import JetStreamSlice, JetStreamStackArgs
+from tpu_stacks.jetstream.args import JetStreamStackArgs
 from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
 from tpu_stacks.jetstream.monitoring import jetstream_target
 from tpu_stacks.jetstream.network import SERVICE, network
+from tpu_stacks.jetstream.outputs import JetStreamSlice
 from tpu_stacks.jetstream.plan import JetStreamPlan, plan_jetstream
 from tpu_stacks.jetstream.pod import exports_metrics, pod_template
 from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, METRICS_PORT, JetStreamSpec

@@ -10,13 +10,14 @@ Two flows, as upstream shipped them (shared/reference/upstream-manifests.md §4)
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.engines import JETSTREAM
 from tpu_stacks.catalog.tpu import names_text
-from tpu_stacks.field_rules import K8sName, Quantity, ServiceAccountId, SpecModel
+from tpu_stacks.cluster.spec import workload_cluster
+from tpu_stacks.field_rules import ComponentInput, K8sName, Quantity, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # Pinned upstream images (§4.2, §4.3, §4.4). Tags only: upstream publishes no digests.
@@ -37,12 +38,14 @@ HEALTHCHECK_SINCE = (0, 2, 3)  # jetstream-http serves /healthcheck from v0.2.3 
 
 
 class _Spec(SpecModel):
-    # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    # Field docstrings are the fields' descriptions: scripts/gen_args.py writes args.py from the specs.
     # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
 class ResourcesSpec(_Spec):
+    ARGS: ClassVar[str] = "JetStreamResourcesArgs"
+
     cpu: Quantity = "8"
     """CPU request of the JetStream server container."""
     memory: Quantity = "64Gi"
@@ -51,6 +54,8 @@ class ResourcesSpec(_Spec):
 
 class ConverterSpec(_Spec):
     """The checkpoint-converter Job (converter flow). It runs on CPU: conversion needs no TPU."""
+
+    ARGS: ClassVar[str] = "JetStreamConverterArgs"
 
     image: str = CONVERTER_IMAGE
     """Checkpoint converter image, pinned (moving tags and untagged images are refused)."""
@@ -74,6 +79,17 @@ class ConverterSpec(_Spec):
 
 
 class JetStreamSpec(_Spec):
+    ARGS: ClassVar[str] = "JetStreamStackArgs"
+    INPUTS: ClassVar[tuple[ComponentInput, ...]] = (
+        workload_cluster("Where to run: a new Standard or Autopilot cluster, or `existing` (the TPU pool is derived)."),
+        ComponentInput(
+            "hf_token",
+            str,
+            "Hugging Face token (a secret): Secret huggingface-secret, key HUGGINGFACE_TOKEN.",
+            secret=True,
+        ),
+    )
+
     model: str
     """Hugging Face id: google/gemma-7b-it or meta-llama/Meta-Llama-3-8B (the tutorial's models)."""
     flow: Literal["converter", "download"] = "converter"

@@ -1,6 +1,7 @@
 """`RayTrainStack`: Ray Train + MaxText training (shared/seeds/004).
 
-Each workload package has the same files: `args.py` (typed inputs, the multi-language schema),
+Each workload package has the same files: `args.py` (typed inputs, the multi-language schema,
+generated from the spec), `outputs.py` (typed outputs),
 `spec.py` (the validated config and upstream facts), `plan.py` (every decision, pure: no provider
 SDK), `component.py` (resources), and its own pieces; here `pods.py` (the RayCluster's pod
 templates), `image.py` (the image repository and its build), `sources.py` (pure: where the image's

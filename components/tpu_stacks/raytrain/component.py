@@ -17,14 +17,15 @@ import pulumi_kubernetes as k8s
 from tpu_stacks import annotations
 from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, AwaitBudget, pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.gcp.monitoring.args import MonitoringLinks
 from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_monitoring
+from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.plan import plan_monitoring
 from tpu_stacks.k8s.network_policy import declare_network_policies
-from tpu_stacks.raytrain.args import RayTrainStackArgs, TrainingSlice
+from tpu_stacks.raytrain.args import RayTrainStackArgs
 from tpu_stacks.raytrain.image import declare_image
 from tpu_stacks.raytrain.monitoring import raytrain_target
 from tpu_stacks.raytrain.network import network
+from tpu_stacks.raytrain.outputs import TrainingSlice
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
 from tpu_stacks.raytrain.pods import head_template, submitter_template, worker_template
 from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_VERSION, RayTrainSpec

@@ -8,13 +8,14 @@ section 5 unless a comment names another source. Pure: no provider SDK.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.engines import RAY
 from tpu_stacks.catalog.tpu import generation_names, names_text
-from tpu_stacks.field_rules import EngineArgs, ImageName, K8sName, Quantity, SpecModel
+from tpu_stacks.cluster.spec import workload_cluster
+from tpu_stacks.field_rules import ComponentInput, EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # The tutorial's Ray: rayproject/ray:2.49.1-py312 and `pip install "ray[default]==2.49.1"` (§5).
@@ -68,13 +69,15 @@ def default_tag() -> str:
 
 
 class _Spec(SpecModel):
-    # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    # Field docstrings are the fields' descriptions: scripts/gen_args.py writes args.py from the specs.
     # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
 class SourceSpec(_Spec):
     """Where a Cloud Build trigger finds this project (a connected GitHub repository, ...)."""
+
+    ARGS: ClassVar[str] = "ImageSourceArgs"
 
     uri: str
     """The repository Cloud Build reads this project from (e.g. https://github.com/you/project)."""
@@ -122,6 +125,11 @@ class WorkerSpec(_Spec):
 
 
 class RayTrainSpec(_Spec):
+    ARGS: ClassVar[str] = "RayTrainStackArgs"
+    INPUTS: ClassVar[tuple[ComponentInput, ...]] = (
+        workload_cluster("Where to run: a new Standard or Autopilot cluster, or `existing` (slices are derived)."),
+    )
+
     model: str
     """MaxText model_name (e.g. llama3-8b); it must be in the model catalogue to be sized."""
     tpu_generation: str = Field(

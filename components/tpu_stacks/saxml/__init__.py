@@ -1,6 +1,7 @@
 """`SaxmlStack`: Saxml serving on multi-host slices (shared/seeds/000, 001).
 
-Each workload package has the same files: `args.py` (typed inputs, the multi-language schema),
+Each workload package has the same files: `args.py` (typed inputs, the multi-language schema,
+generated from the spec), `outputs.py` (typed outputs),
 `spec.py` (the validated config and upstream facts), `plan.py` (every decision, pure: no provider
 SDK), `component.py` (resources), and its own pieces. Importing the package loads no provider SDK;
 `SaxmlStack` is loaded on first use.

@@ -19,18 +19,19 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.gcp.monitoring.args import MonitoringLinks
 from tpu_stacks.gcp.monitoring.component import declare_monitoring
+from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
 from tpu_stacks.gcp.universe import advisories, cluster_features
 from tpu_stacks.k8s.jobset import install_jobset_controller
 from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.k8s.platform_flows import smoke_test_group
 from tpu_stacks.k8s.smoke import smoke_test_job
-from tpu_stacks.saxml.args import SaxmlCurl, SaxmlSlice, SaxmlStackArgs
+from tpu_stacks.saxml.args import SaxmlStackArgs
 from tpu_stacks.saxml.jobset import JOBSET_NAME, REPLICATED_JOB, model_server_set
 from tpu_stacks.saxml.monitoring import saxml_target
 from tpu_stacks.saxml.network import network
+from tpu_stacks.saxml.outputs import SaxmlCurl, SaxmlSlice
 from tpu_stacks.saxml.plan import SaxmlPlan, plan_saxml
 from tpu_stacks.saxml.publisher import curl_commands, example_model, publisher_job, script_config
 from tpu_stacks.saxml.servers import (

@@ -22,7 +22,7 @@ from tpu_stacks.catalog.image_users import PYTHON
 from tpu_stacks.gcp.universe import Universe
 from tpu_stacks.k8s.security import harden
 from tpu_stacks.saxml import reconcile
-from tpu_stacks.saxml.args import SaxmlCurl
+from tpu_stacks.saxml.outputs import SaxmlCurl
 from tpu_stacks.saxml.plan import PublishedModel, SaxmlPlan
 from tpu_stacks.saxml.servers import MANAGED, in_cluster_url
 from tpu_stacks.saxml.spec import SAMPLE_QUERY, TUTORIAL_MODEL_NAME

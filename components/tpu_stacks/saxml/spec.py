@@ -8,14 +8,15 @@ shared/reference/upstream-manifests.md section 2 (the multi-host sample at commi
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.engines import SAXML
 from tpu_stacks.catalog.models import SAXML_175B_TEST
 from tpu_stacks.catalog.tpu import names_text
-from tpu_stacks.field_rules import BucketName, K8sName, Quantity, ServiceAccountId, SpecModel
+from tpu_stacks.cluster.spec import workload_cluster
+from tpu_stacks.field_rules import BucketName, ComponentInput, K8sName, Quantity, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 from tpu_stacks.images import PYTHON_IMAGE
 
@@ -40,7 +41,7 @@ SAMPLE_QUERY = "How many days are in a week?"  # the tutorial's /generate body (
 
 
 class _Spec(SpecModel):
-    # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    # Field docstrings are the fields' descriptions: scripts/gen_args.py writes args.py from the specs.
     # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
@@ -59,6 +60,8 @@ class PublishedModelSpec(_Spec):
 
 
 class ImagesSpec(_Spec):
+    ARGS: ClassVar[str] = "SaxmlImagesArgs"
+
     admin_server: str = Field(default=ADMIN_IMAGE, alias="adminServer")
     """Saxml admin server image, pinned (moving tags and untagged images are refused)."""
     model_server: str = Field(default=MODEL_IMAGE, alias="modelServer")
@@ -70,11 +73,13 @@ class ImagesSpec(_Spec):
 
 
 class AdminResources(_Spec):
+    ARGS: ClassVar[str] = "ContainerResourcesArgs"  # one SDK type for the three containers
     cpu: Quantity = "500m"
     memory: Quantity = "1Gi"
 
 
 class HttpResources(_Spec):
+    ARGS: ClassVar[str] = "ContainerResourcesArgs"
     cpu: Quantity = "500m"
     memory: Quantity = "1Gi"
 
@@ -82,11 +87,15 @@ class HttpResources(_Spec):
 class ModelServerResources(_Spec):
     """Host CPU and memory of each model server pod (one per TPU VM; ct5lp-hightpu-4t has far more)."""
 
+    ARGS: ClassVar[str] = "ContainerResourcesArgs"
+
     cpu: Quantity = "16"
     memory: Quantity = "128Gi"
 
 
 class ResourcesSpec(_Spec):
+    ARGS: ClassVar[str] = "SaxmlResourcesArgs"
+
     admin_server: AdminResources = Field(default_factory=AdminResources, alias="adminServer")
     """CPU request and memory (request and limit) of the admin server."""
     model_server: ModelServerResources = Field(default_factory=ModelServerResources, alias="modelServer")
@@ -103,6 +112,11 @@ class JobSetSpec(_Spec):
 
 
 class SaxmlSpec(_Spec):
+    ARGS: ClassVar[str] = "SaxmlStackArgs"
+    INPUTS: ClassVar[tuple[ComponentInput, ...]] = (
+        workload_cluster("Where to run: a new cluster or `existing` (slices are derived)."),
+    )
+
     model: str = SAXML_175B_TEST
     """The Saxml model the slices are sized for (a registry path the catalogue knows)."""
     tpu_generation: str = Field(

@@ -17,8 +17,8 @@ import pulumi_kubernetes as k8s
 from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
-from tpu_stacks.gcp.monitoring.args import MonitoringLinks
 from tpu_stacks.gcp.monitoring.component import declare_monitoring
+from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
 from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.images import PYTHON_IMAGE
@@ -28,9 +28,10 @@ from tpu_stacks.k8s.platform_flows import smoke_test_group
 from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
 from tpu_stacks.validation import parse, parse_section
-from tpu_stacks.vllm.args import ServedSlice, VllmStackArgs
+from tpu_stacks.vllm.args import VllmStackArgs
 from tpu_stacks.vllm.monitoring import vllm_target
 from tpu_stacks.vllm.network import SERVICE, network
+from tpu_stacks.vllm.outputs import ServedSlice
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
 from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
 from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmSpec

@@ -6,13 +6,14 @@ shared/reference/upstream-manifests.md section 3. Pure: no provider SDK.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.engines import VLLM, managed_prometheus_name
 from tpu_stacks.catalog.tpu import generation_names, names_text
-from tpu_stacks.field_rules import EngineArgs, ImageName, K8sName, Quantity, SpecModel
+from tpu_stacks.cluster.spec import workload_cluster
+from tpu_stacks.field_rules import ComponentInput, EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # The last immutable upstream tag that matches today's args (upstream-manifests.md §3.7, commit 5a8378ff).
@@ -26,7 +27,7 @@ HPA_METRICS = {
 
 
 class _Spec(SpecModel):
-    # Field docstrings are the fields' descriptions: scripts/args_docs.py generates the Args docs from them.
+    # Field docstrings are the fields' descriptions: scripts/gen_args.py writes args.py from the specs.
     # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
@@ -39,6 +40,8 @@ class ReplicaSpec(_Spec):
 
 
 class AutoscalingSpec(_Spec):
+    ARGS: ClassVar[str] = "HpaArgs"
+
     metric: Literal["num_requests_waiting", "gpu_cache_usage_perc"] = "num_requests_waiting"
     """The vLLM metric the HPA scales on: num_requests_waiting or gpu_cache_usage_perc."""
     target: float = Field(default=10, gt=0)
@@ -59,6 +62,8 @@ class RegistrySpec(_Spec):
 
 
 class ResourcesSpec(_Spec):
+    ARGS: ClassVar[str] = "ServerResourcesArgs"
+
     cpu: Quantity = "8"
     """CPU request of the vLLM server container (a Kubernetes quantity)."""
     memory: Quantity = "64Gi"
@@ -66,6 +71,13 @@ class ResourcesSpec(_Spec):
 
 
 class VllmSpec(_Spec):
+    ARGS: ClassVar[str] = "VllmStackArgs"
+    INPUTS: ClassVar[tuple[ComponentInput, ...]] = (
+        workload_cluster("Where to run: a new Standard or Autopilot cluster, or `existing` (slices are derived)."),
+        ComponentInput("hf_token", str, "Hugging Face token (a secret); required for gated models.", secret=True),
+        ComponentInput("api_key_secret", str, "vLLM's API key (a secret) when api_key is true.", secret=True),
+    )
+
     model: str
     """Hugging Face id, e.g. meta-llama/Llama-3.1-70B."""
     tpu_generation: str = Field(
