@@ -8,8 +8,8 @@ import pytest
 from tpu_stacks.errors import UserError
 from tpu_stacks.field_rules import FieldProblem, check_plain_values
 from tpu_stacks.gcp.registry import check_image_name
-from tpu_stacks.gcp.storage import check_bucket_name
 from tpu_stacks.k8s_quantity import check_quantity
+from tpu_stacks.names import check_bucket_name
 
 
 @pytest.mark.parametrize("good", ["8", "500m", "64Gi", "1.5", "2e3", "128Mi", ".5", "1k", "+4"])

@@ -153,7 +153,7 @@ def _quantity(value: str) -> str:
 
 
 def _bucket(value: str) -> str:
-    from tpu_stacks.gcp.storage import check_bucket_name
+    from tpu_stacks.names import check_bucket_name
 
     return check_bucket_name(value)
 

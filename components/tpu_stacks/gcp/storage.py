@@ -28,13 +28,10 @@ that only show when the program meets the real cloud:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import pulumi
 import pulumi_gcp as gcp
-
-from tpu_stacks.errors import UserError
 
 FOLDER_PURPOSES = frozenset({"checkpoints"})
 """Bucket purposes whose writers rename directories through GCS FUSE, so the bucket needs a hierarchical
@@ -73,42 +70,3 @@ def hardened_bucket(
         ),
         opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=not force_destroy, depends_on=list(after)),
     )
-
-
-# Cloud Storage bucket naming rules, https://cloud.google.com/storage/docs/buckets#naming (checked
-# 2026-11): lowercase letters, digits, '-', '_' and '.'; start and end with a letter or digit; 3-63
-# characters, or up to 222 with dots when no dot-separated part is longer than 63; not an IP address
-# in dotted-decimal notation; not starting with "goog"; not containing "google" or a close misspelling
-# such as "g00gle".
-_BUCKET_CHARS = re.compile(r"^[a-z0-9][a-z0-9._-]*[a-z0-9]$")
-_BUCKET_PART = re.compile(r"^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$")
-_DOTTED_DECIMAL = re.compile(r"^[0-9]{1,3}(\.[0-9]{1,3}){3}$")
-_LOOK_ALIKES = str.maketrans({"0": "o", "1": "l", "3": "e", "i": "l"})
-
-
-def check_bucket_name(name: str, key: str = "") -> str:
-    """`name`, or a one-line refusal citing the Cloud Storage rule it breaks (before any resource)."""
-    rules = "https://cloud.google.com/storage/docs/buckets#naming"
-    if name.startswith("gs://"):
-        raise UserError(key, name, "is a URL, not a bucket name", f"write the name alone: {name[5:].split('/')[0]}")
-    longest = 222 if "." in name else 63
-    if not 3 <= len(name) <= longest:
-        raise UserError(key, name, f"is not 3-{longest} characters long", f"bucket naming rules: {rules}")
-    if not _BUCKET_CHARS.match(name):
-        raise UserError(
-            key,
-            name,
-            "is not a bucket name",
-            f"use lowercase letters, digits, '-', '_' and '.', starting and ending with a letter or digit ({rules})",
-        )
-    if "." in name and not all(_BUCKET_PART.match(part) and len(part) <= 63 for part in name.split(".")):
-        raise UserError(
-            key, name, "has a dot-separated part that is empty, too long or starts or ends with '-' or '_'", rules
-        )
-    if _DOTTED_DECIMAL.match(name):
-        raise UserError(key, name, "looks like an IP address, which a bucket name may not", rules)
-    if name.startswith("goog"):
-        raise UserError(key, name, "starts with 'goog', which Cloud Storage reserves", rules)
-    if "google" in name.translate(_LOOK_ALIKES).replace("googie", "google"):
-        raise UserError(key, name, "contains 'google' or a look-alike, which Cloud Storage refuses", rules)
-    return name

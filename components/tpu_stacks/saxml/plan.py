@@ -22,7 +22,7 @@ from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
-from tpu_stacks.names import BUCKET_NAME, GCS_PATH, K8S_NAME, SERVICE_ACCOUNT_EMAIL, SERVICE_ACCOUNT_ID
+from tpu_stacks.names import K8S_NAME, SERVICE_ACCOUNT_EMAIL, SERVICE_ACCOUNT_ID, is_gcs_path
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
 from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
 
@@ -132,11 +132,6 @@ def _check_accounts(spec: SaxmlSpec) -> None:
     for key, value in (("saxml.ksaName", spec.ksa_name), ("saxml.namespace", spec.namespace)):
         if not K8S_NAME.matches(value):
             raise UserError(key, value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'")
-    for index, bucket in enumerate(spec.checkpoint_buckets):
-        if not BUCKET_NAME.matches(bucket):
-            raise UserError(
-                f"saxml.checkpointBuckets[{index}]", bucket, "is not a bucket name", "write the name without gs://"
-            )
     if spec.node_service_account is not None and not SERVICE_ACCOUNT_EMAIL.matches(spec.node_service_account):
         raise UserError(
             "saxml.nodeServiceAccount",
@@ -219,7 +214,7 @@ def _published(
                 f"is not a model name in Saxml cell {SAX_CELL}",
                 f"name it {SAX_CELL}/<name>",
             )
-        if model.checkpoint != "None" and not GCS_PATH.match(model.checkpoint):
+        if model.checkpoint != "None" and not is_gcs_path(model.checkpoint):
             raise UserError(
                 f"{key}.checkpoint",
                 model.checkpoint,
