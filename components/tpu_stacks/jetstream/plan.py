@@ -307,13 +307,7 @@ def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bo
     names = jetstream_model(model, needs_converter=spec.flow == "converter")
     _check_flow_keys(spec)
     _check_names(spec)
-    if model.architecture.gated and not hf_token_given:
-        raise UserError(
-            "hfToken",
-            "<missing>",
-            f"is required: {model.id} is gated on Hugging Face",
-            "set it as a secret: pulumi config set --secret tpu-stacks:hfToken hf_...",
-        )
+    model.require_token(hf_token_given)
     server_image, http_image = FLOW_IMAGES[spec.flow]
     server_image, http_image = spec.server_image or server_image, spec.http_image or http_image
     defaults = (*FLOW_IMAGES[spec.flow], CONVERTER_IMAGE)
