@@ -1,4 +1,4 @@
-"""Every name and ID rule of the APIs we call, and the one region parser, written once.
+"""Every name and ID rule of the APIs we call, the one region parser and the one zone-in-region rule.
 
 Each rule says what the API accepts (with its source) and how to say so in one line. Checks run in
 the spec/plan phase, so a bad name is refused before any resource is declared. Names derived from
@@ -9,7 +9,9 @@ IDs"); GKE cluster and node-pool names (`gcloud container clusters create` refer
 characters); Compute Engine resource names (RFC 1035, at most 63); IAM service-account IDs (6-30
 characters); Cloud Storage bucket names (3-63 per dot-separated part, 222 in all); Artifact
 Registry repository IDs. Regions and zones are `<area>-<direction><n>` and `<region>-<letter>`; the
-sovereign S3NS universe names its region `u-france-east1` (zones `u-france-east1-a`...).
+sovereign S3NS universe names its region `u-france-east1` (zones `u-france-east1-a`...). Which
+regions and zones a universe has is gcp/universe.py; which exist and offer a TPU generation is
+catalog/locations.py; both parse locations with the functions here.
 """
 
 from __future__ import annotations
