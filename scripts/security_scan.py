@@ -5,7 +5,8 @@ own, e.g. `python3 -m venv /tmp/checkov && /tmp/checkov/bin/pip install checkov=
 stack it plans the stack offline (`tpu-stacks plan --manifests`), then prepares what checkov reads:
 
 - Pod templates inside custom resources (JobSet replicated Jobs, RayCluster head and worker groups,
-  a RayJob's submitter and its own cluster spec) become Pods in the same namespace, with the template's labels:
+  a RayJob's submitter and its own cluster spec, a RayService's cluster, LeaderWorkerSet leader and
+  worker templates) become Pods in the same namespace, with the template's labels:
   checkov knows no custom resource, so without this their pods would not be checked at all.
 - `checkov.io/skip*` annotations are removed: a skip documents a finding, it does not fix it.
 
@@ -26,6 +27,8 @@ from typing import Any
 
 import yaml
 
+from tpu_stacks.pod_templates import CUSTOM_KINDS
+from tpu_stacks.pod_templates import pod_templates as walk
 from tpu_stacks.registry import workloads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,27 +38,13 @@ SKIP_PREFIX = "checkov.io/skip"
 
 
 def pod_templates(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(suffix, pod template) of each pod template a custom resource holds; none for built-in kinds."""
-    kind, spec = obj.get("kind"), obj.get("spec") or {}
-    if kind == "JobSet":
-        return [
-            (job.get("name", str(i)), (((job.get("template") or {}).get("spec") or {}).get("template") or {}))
-            for i, job in enumerate(spec.get("replicatedJobs") or [])
-        ]
-    if kind == "RayJob":
-        submitter = [("submitter", spec["submitterPodTemplate"])] if spec.get("submitterPodTemplate") else []
-        cluster = spec.get("rayClusterSpec") or {}
-        if not cluster:
-            return submitter
-        return submitter + pod_templates({"kind": "RayCluster", "spec": cluster})
-    if kind == "RayCluster":
-        found = [("head", (spec.get("headGroupSpec") or {}).get("template") or {})]
-        found += [
-            (group.get("groupName", str(i)), group.get("template") or {})
-            for i, group in enumerate(spec.get("workerGroupSpecs") or [])
-        ]
-        return found
-    return []
+    """(suffix, pod template) of each pod template a custom resource holds; none for built-in kinds,
+    which checkov reads itself. Where the templates are is `tpu_stacks.pod_templates`, the walker the
+    policy pack uses too."""
+    kind = obj.get("kind")
+    if kind not in CUSTOM_KINDS:
+        return []
+    return [(found.name, found.template) for found in walk(kind, obj)]
 
 
 def as_pod(owner: dict[str, Any], suffix: str, template: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.field_rules import FieldProblem, K8sName, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.universe import resolve as resolve_universe
 from tpu_stacks.gcp.universe import universe
-from tpu_stacks.names import PROJECT_NUMBER, region_of
+from tpu_stacks.names import PROJECT_NUMBER, is_zone_of
 from tpu_stacks.registry import workloads
 from tpu_stacks.validation import parse
 
@@ -142,9 +142,9 @@ def _check_where(cluster: Any, origins: dict[str, str]) -> None:
     stack deploys to (names.PROJECT_ID; `resolve_universe` already made universe and domain agree)."""
     gcp_config = pulumi.Config("gcp")
     zone, region = gcp_config.get("zone"), gcp_config.get("region")
-    if zone and region and region_of(zone) != region:  # the provider would put zonal and regional resources apart
+    if zone and region and not is_zone_of(zone, region):  # the provider would put zonal and regional resources apart
         raise UserError(
-            "gcp:zone", zone, f"is not in gcp:region {region!r}", f"use a zone of {region}, or fix gcp:region"
+            "gcp:zone", zone, f"is not a zone of gcp:region {region!r}", f"use a zone of {region}, or fix gcp:region"
         )
     if not isinstance(cluster, dict):
         return

@@ -89,3 +89,17 @@ def test_a_problem_inside_a_list_names_its_index():
     with pytest.raises(FieldProblem) as error:
         check_plain_values(["ok", {"k": True, "t": "x\u200b"}], {list})
     assert error.value.where == "[1].t"
+
+
+def test_checking_a_bucket_name_loads_no_provider_sdk():
+    """The bucket rule lived in gcp/storage.py, so parsing a spec with a bucket field loaded pulumi_gcp."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from tpu_stacks.saxml.spec import SaxmlSpec; from tpu_stacks.validation import parse; "
+        "parse(SaxmlSpec, {'checkpointBuckets': ['my-weights']}, 'saxml'); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_gcp', 'pulumi_kubernetes')))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[]"

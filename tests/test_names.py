@@ -83,3 +83,38 @@ def test_resource_policy_names_fit_63_characters():
 def test_a_cut_never_leaves_a_dash_before_the_hash():
     name = bounded("abcdefghijklmnop-qrstuvwxyz0123456789", 30, "-nodes")
     assert "--" not in name and SERVICE_ACCOUNT_ID.matches(name), name
+
+
+# -- one bucket rule, one zone-in-region rule ---------------------------------------------------------
+
+
+def test_gs_paths_use_the_bucket_rule():
+    """`gs://` paths were a regex of their own that let reserved and IP-shaped buckets through."""
+    from tpu_stacks.names import is_bucket_name, is_gcs_path
+
+    assert is_gcs_path("gs://weights") and is_gcs_path("gs://weights/llama/ckpt-1") and is_gcs_path("gs://a.b.c/x")
+    for bad in ["gs://goog-weights/x", "gs://my-google-data/x", "gs://192.168.5.4/x", "gs://Weights/x", "gs://ab"]:
+        assert not is_gcs_path(bad), bad
+    assert not is_gcs_path("s3://weights/x") and not is_gcs_path("weights/x") and not is_gcs_path(None)
+    assert is_bucket_name("weights") and not is_bucket_name("gs://weights") and not is_bucket_name(3)
+
+
+@pytest.mark.parametrize(
+    ("zone", "region", "inside"),
+    [
+        ("us-central1-b", "us-central1", True),
+        ("u-france-east1-a", "u-france-east1", True),
+        ("us-central1", "us-central1", False),  # a region is not a zone of itself
+        ("us-central10-a", "us-central1", False),
+        ("us-east5-a", "us-central1", False),
+    ],
+)
+def test_zone_of_region(zone, region, inside):
+    from tpu_stacks.names import check_zone_of, is_zone_of
+
+    assert is_zone_of(zone, region) is inside
+    if inside:
+        assert check_zone_of("k", zone, region) == zone
+    else:
+        with pytest.raises(UserError, match=rf"^k: '{zone}' is not a zone of {region}; use a zone like {region}-a$"):
+            check_zone_of("k", zone, region)

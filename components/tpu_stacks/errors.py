@@ -5,57 +5,27 @@ Everything that validates user input (stack config, component args, CLI flags) r
 
 The value is shown so a person can read it and nobody can steal it: values that look like secrets
 (or sit under a key named like one) are redacted, long values are cut with their length, and
-invisible or look-alike characters (U+2011 in `us‑central1‑b`) are shown as escapes.
+invisible or look-alike characters (U+2011 in `us‑central1‑b`) are shown as escapes. What looks like a
+secret is `tpu_stacks.secrets`, the rule the policy pack applies too.
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from typing import Any
+
+from tpu_stacks.secrets import REDACTED, redact, secret_key, secret_kind
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 """The value of a setting that was not given at all."""
 
-REDACTED = "<redacted>"
 LONGEST_SHOWN = 80
 """Values longer than this (as shown) are cut, with their length: a 10,000-character value is not an error line."""
 
-SECRET_PATTERNS = (
-    re.compile(r"hf_[A-Za-z0-9]{30,}"),  # Hugging Face user access tokens (hf_ and 34 letters and digits)
-    re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),  # Google API keys
-    re.compile(r"ya29\.[0-9A-Za-z_\-.]{10,}"),  # Google OAuth access tokens
-    re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
-    re.compile(r"AKIA[0-9A-Z]{16}"),  # AWS access key ids
-    re.compile(r"sk-[A-Za-z0-9_\-]{16,}"),  # OpenAI-style API keys
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.DOTALL),
-    re.compile(r"\"private_key\"\s*:\s*\"[^\"]*\""),  # a service-account key file pasted whole
-)
-"""Shapes of secrets a careless user pastes into a stack file or a flag."""
-
-SECRET_KEY_NAME = re.compile(
-    r"(^|_)(token|secret|password|passwd|credentials?|private_key|api_key|access_key|key)$", re.IGNORECASE
-)
-"""Key names whose values are secrets whatever they look like (`apiKey`, `hfToken`, `db_password`), once
-camelCase and dashes are read as `_`: `max_num_batched_tokens` is not one."""
-
-
-def redact(text: str) -> str:
-    """`text` with everything shaped like a secret replaced by <redacted>."""
-    for pattern in SECRET_PATTERNS:
-        text = pattern.sub(REDACTED, text)
-    return text
-
 
 def looks_secret(text: str) -> bool:
-    return redact(text) != text
-
-
-def secret_key(key: str) -> bool:
-    """A key whose last part is named like a secret (`vllm.extra.hfToken`, `tpu-stacks:dbPassword`)."""
-    last = re.split(r"[.:\[\]]", key.strip("]"))[-1] if key else ""
-    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", last).replace("-", "_").lower()
-    return bool(snake) and bool(SECRET_KEY_NAME.search(snake))
+    """Whether any part of `text` is shaped like a secret."""
+    return secret_kind(text) is not None
 
 
 def _invisible(char: str) -> bool:

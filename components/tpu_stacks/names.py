@@ -1,4 +1,4 @@
-"""Every name and ID rule of the APIs we call, and the one region parser, written once.
+"""Every name and ID rule of the APIs we call, the one region parser and the one zone-in-region rule.
 
 Each rule says what the API accepts (with its source) and how to say so in one line. Checks run in
 the spec/plan phase, so a bad name is refused before any resource is declared. Names derived from
@@ -9,7 +9,9 @@ IDs"); GKE cluster and node-pool names (`gcloud container clusters create` refer
 characters); Compute Engine resource names (RFC 1035, at most 63); IAM service-account IDs (6-30
 characters); Cloud Storage bucket names (3-63 per dot-separated part, 222 in all); Artifact
 Registry repository IDs. Regions and zones are `<area>-<direction><n>` and `<region>-<letter>`; the
-sovereign S3NS universe names its region `u-france-east1` (zones `u-france-east1-a`...).
+sovereign S3NS universe names its region `u-france-east1` (zones `u-france-east1-a`...). Which
+regions and zones a universe has is gcp/universe.py; which exist and offer a TPU generation is
+catalog/locations.py; both parse locations with the functions here.
 """
 
 from __future__ import annotations
@@ -81,13 +83,6 @@ RESOURCE_NAME = NameRule(
 )
 """RFC 1035 names of Compute Engine resources (reservations, resource policies)."""
 
-BUCKET_NAME = NameRule(
-    "bucket name",
-    re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$"),
-    "the name without gs://",
-)
-
-GCS_PATH = re.compile(r"^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/.*)?$")
 
 REPOSITORY_ID = NameRule(
     "Artifact Registry repository id",
@@ -118,6 +113,73 @@ def region_of(location: str) -> str:
     if is_zone(location):
         return location.rsplit("-", 1)[0]
     return location
+
+
+def is_zone_of(zone: str, region: str) -> bool:
+    """Whether `zone` is a zone (not a region) of `region`: the one zone-in-region rule of the cluster's
+    node locations, a slice's zone, the provider's gcp:zone and the TPU zone catalogue."""
+    return is_zone(zone) and region_of(zone) == region
+
+
+def check_zone_of(key: str, zone: str, region: str, fix: str = "") -> str:
+    """`zone`, or a one-line refusal naming `key` when it is not a zone of `region`."""
+    if not is_zone_of(zone, region):
+        raise UserError(key, zone, f"is not a zone of {region}", fix or f"use a zone like {region}-a")
+    return zone
+
+
+# -- Cloud Storage buckets ------------------------------------------------------------------------
+
+# Cloud Storage bucket naming rules, https://cloud.google.com/storage/docs/buckets#naming (checked
+# 2026-11): lowercase letters, digits, '-', '_' and '.'; start and end with a letter or digit; 3-63
+# characters, or up to 222 with dots when no dot-separated part is longer than 63; not an IP address
+# in dotted-decimal notation; not starting with "goog"; not containing "google" or a close misspelling
+# such as "g00gle".
+_BUCKET_CHARS = re.compile(r"^[a-z0-9][a-z0-9._-]*[a-z0-9]$")
+_BUCKET_PART = re.compile(r"^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$")
+_DOTTED_DECIMAL = re.compile(r"^[0-9]{1,3}(\.[0-9]{1,3}){3}$")
+_LOOK_ALIKES = str.maketrans({"0": "o", "1": "l", "3": "e", "i": "l"})
+
+
+def check_bucket_name(name: str, key: str = "") -> str:
+    """`name`, or a one-line refusal citing the Cloud Storage rule it breaks (before any resource)."""
+    rules = "https://cloud.google.com/storage/docs/buckets#naming"
+    if name.startswith("gs://"):
+        raise UserError(key, name, "is a URL, not a bucket name", f"write the name alone: {name[5:].split('/')[0]}")
+    longest = 222 if "." in name else 63
+    if not 3 <= len(name) <= longest:
+        raise UserError(key, name, f"is not 3-{longest} characters long", f"bucket naming rules: {rules}")
+    if not _BUCKET_CHARS.match(name):
+        raise UserError(
+            key,
+            name,
+            "is not a bucket name",
+            f"use lowercase letters, digits, '-', '_' and '.', starting and ending with a letter or digit ({rules})",
+        )
+    if "." in name and not all(_BUCKET_PART.match(part) and len(part) <= 63 for part in name.split(".")):
+        raise UserError(
+            key, name, "has a dot-separated part that is empty, too long or starts or ends with '-' or '_'", rules
+        )
+    if _DOTTED_DECIMAL.match(name):
+        raise UserError(key, name, "looks like an IP address, which a bucket name may not", rules)
+    if name.startswith("goog"):
+        raise UserError(key, name, "starts with 'goog', which Cloud Storage reserves", rules)
+    if "google" in name.translate(_LOOK_ALIKES).replace("googie", "google"):
+        raise UserError(key, name, "contains 'google' or a look-alike, which Cloud Storage refuses", rules)
+    return name
+
+
+def is_bucket_name(value: Any) -> bool:
+    """Whether Cloud Storage accepts `value` as a bucket name (check_bucket_name's rule, as a test)."""
+    try:
+        return isinstance(value, str) and check_bucket_name(value) == value
+    except UserError:
+        return False
+
+
+def is_gcs_path(value: Any) -> bool:
+    """`gs://BUCKET` or `gs://BUCKET/PATH` with a valid bucket name."""
+    return isinstance(value, str) and value.startswith("gs://") and is_bucket_name(value[5:].split("/", 1)[0])
 
 
 # -- names derived from user names: deterministic, within the API's limit ---------------------------
@@ -185,45 +247,6 @@ PROJECT_NUMBER = NameRule(
     "the project's number, digits only (gcloud projects describe PROJECT_ID --format='value(projectNumber)')",
 )
 """An int64 written in digits, as the API returns it (`123456789012`)."""
-
-
-# Cloud Storage bucket naming rules, https://cloud.google.com/storage/docs/buckets#naming (checked
-# 2026-11): lowercase letters, digits, '-', '_' and '.'; start and end with a letter or digit; 3-63
-# characters, or up to 222 with dots when no dot-separated part is longer than 63; not an IP address
-# in dotted-decimal notation; not starting with "goog"; not containing "google" or a close misspelling
-# such as "g00gle".
-_BUCKET_CHARS = re.compile(r"^[a-z0-9][a-z0-9._-]*[a-z0-9]$")
-_BUCKET_PART = re.compile(r"^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$")
-_DOTTED_DECIMAL = re.compile(r"^[0-9]{1,3}(\.[0-9]{1,3}){3}$")
-_LOOK_ALIKES = str.maketrans({"0": "o", "1": "l", "3": "e", "i": "l"})
-
-
-def check_bucket_name(name: str, key: str = "") -> str:
-    """`name`, or a one-line refusal citing the Cloud Storage rule it breaks (before any resource)."""
-    rules = "https://cloud.google.com/storage/docs/buckets#naming"
-    if name.startswith("gs://"):
-        raise UserError(key, name, "is a URL, not a bucket name", f"write the name alone: {name[5:].split('/')[0]}")
-    longest = 222 if "." in name else 63
-    if not 3 <= len(name) <= longest:
-        raise UserError(key, name, f"is not 3-{longest} characters long", f"bucket naming rules: {rules}")
-    if not _BUCKET_CHARS.match(name):
-        raise UserError(
-            key,
-            name,
-            "is not a bucket name",
-            f"use lowercase letters, digits, '-', '_' and '.', starting and ending with a letter or digit ({rules})",
-        )
-    if "." in name and not all(_BUCKET_PART.match(part) and len(part) <= 63 for part in name.split(".")):
-        raise UserError(
-            key, name, "has a dot-separated part that is empty, too long or starts or ends with '-' or '_'", rules
-        )
-    if _DOTTED_DECIMAL.match(name):
-        raise UserError(key, name, "looks like an IP address, which a bucket name may not", rules)
-    if name.startswith("goog"):
-        raise UserError(key, name, "starts with 'goog', which Cloud Storage reserves", rules)
-    if "google" in name.translate(_LOOK_ALIKES).replace("googie", "google"):
-        raise UserError(key, name, "contains 'google' or a look-alike, which Cloud Storage refuses", rules)
-    return name
 
 
 # Image names inside a repository follow the OCI distribution spec's repository-name grammar

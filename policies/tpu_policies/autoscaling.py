@@ -17,20 +17,27 @@ from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
-    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
     Severity,
 )
 
-from tpu_policies.values import as_list, as_str, config, dig, plain
+from tpu_policies.settings import Setting, config_schema
+from tpu_policies.values import as_list, as_str, dig, plain
 from tpu_policies.workloads import name_of
 from tpu_stacks.catalog.engines import ENGINES, MANAGED_PROMETHEUS_PREFIX, Metric, metric_owner
 
 HPA_TYPES = (
     "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
     "kubernetes:autoscaling/v2beta2:HorizontalPodAutoscaler",
+)
+
+
+ALLOWED_METRICS = Setting(
+    "allowedMetrics",
+    [],
+    "Metric names (bare or prometheus.googleapis.com|name|kind) accepted without a check.",
 )
 
 
@@ -83,7 +90,7 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
     if args.resource_type not in HPA_TYPES:
         return
     props = plain(args.props)
-    allowed = [str(m) for m in config(args, "allowedMetrics", [])]
+    allowed = [str(m) for m in ALLOWED_METRICS.read(args)]
     for where, name in _names(props.get("spec") or {}):
         problem = metric_problem(name, allowed)
         if problem:
@@ -97,14 +104,5 @@ POLICY = ResourceValidationPolicy(
     validate=_validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    config_schema=PolicyConfigSchema(
-        properties={
-            "allowedMetrics": {
-                "type": "array",
-                "items": {"type": "string"},
-                "default": [],
-                "description": "Metric names (bare or prometheus.googleapis.com|name|kind) accepted without a check.",
-            }
-        }
-    ),
+    config_schema=config_schema(ALLOWED_METRICS),
 )

@@ -23,14 +23,14 @@ from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
-    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
     Severity,
 )
 
-from tpu_policies.values import UNKNOWN, as_int, config, is_true, plain
+from tpu_policies.settings import Setting, config_schema
+from tpu_policies.values import UNKNOWN, as_int, is_true, plain
 from tpu_policies.workloads import is_kubernetes, kind_of, name_of, pod_templates, workload_annotations
 from tpu_stacks.awaits import (
     AWAITED_KINDS,
@@ -42,6 +42,14 @@ from tpu_stacks.awaits import (
 )
 
 PROBE_FIELDS = ("initialDelaySeconds", "periodSeconds", "failureThreshold")
+
+
+MARGIN_MINUTES = Setting(
+    "marginMinutes",
+    0,
+    "Minutes the await budget must leave beyond the probes' start window (scheduling, a new node, the image pull).",
+    minimum=0,
+)
 
 
 def _window(probe: dict[str, Any]) -> int | None:
@@ -102,7 +110,7 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
     start = _longest_start(args.resource_type, props)
     if start is None:
         return
-    needed = start[0] + 60 * int(config(args, "marginMinutes", 0))
+    needed = start[0] + 60 * int(MARGIN_MINUTES.read(args))
     timeouts = args.opts.custom_timeouts if args.opts else None
     short: list[str] = []
     for operation in ("create", "update"):
@@ -127,15 +135,5 @@ POLICY = ResourceValidationPolicy(
     validate=_validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.MEDIUM,
-    config_schema=PolicyConfigSchema(
-        properties={
-            "marginMinutes": {
-                "type": "integer",
-                "minimum": 0,
-                "default": 0,
-                "description": "Minutes the await budget must leave beyond the probes' start window "
-                "(scheduling, a new node, the image pull).",
-            },
-        }
-    ),
+    config_schema=config_schema(MARGIN_MINUTES),
 )

@@ -9,18 +9,25 @@ from __future__ import annotations
 
 from pulumi_policy import (
     EnforcementLevel,
-    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
     Severity,
 )
 
-from tpu_policies.values import UNKNOWN, as_list, config, dig, plain
+from tpu_policies.settings import Setting, config_schema
+from tpu_policies.values import UNKNOWN, as_list, dig, plain
 from tpu_policies.workloads import is_kubernetes, kind_of, name_of, workload_annotations
 from tpu_stacks.exposure import covers_whole_internet
 
 INTERNAL_ANNOTATIONS = ("networking.gke.io/load-balancer-type", "cloud.google.com/load-balancer-type")
+
+
+ALLOWED_SERVICES = Setting(
+    "allowedServices",
+    [],
+    "Services meant to be public (name or namespace/name), e.g. behind their own auth.",
+)
 
 
 def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
@@ -39,7 +46,7 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
     if as_list(ranges) and not whole:
         return
     name = name_of(props, args.name)
-    allowed = set(config(args, "allowedServices", []))
+    allowed = set(ALLOWED_SERVICES.read(args))
     if name in allowed or name.rsplit("/", 1)[-1] in allowed:
         return
     opened = f"source ranges that together cover {whole}" if whole else "no source ranges"
@@ -59,14 +66,5 @@ POLICY = ResourceValidationPolicy(
     validate=_validate,
     enforcement_level=EnforcementLevel.ADVISORY,
     severity=Severity.HIGH,
-    config_schema=PolicyConfigSchema(
-        properties={
-            "allowedServices": {
-                "type": "array",
-                "items": {"type": "string"},
-                "default": [],
-                "description": "Services meant to be public (name or namespace/name), e.g. behind their own auth.",
-            },
-        }
-    ),
+    config_schema=config_schema(ALLOWED_SERVICES),
 )

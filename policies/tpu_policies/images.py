@@ -13,14 +13,14 @@ from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
-    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
     Severity,
 )
 
-from tpu_policies.values import as_list, as_str, config, plain
+from tpu_policies.settings import Setting, config_schema
+from tpu_policies.values import as_list, as_str, plain
 from tpu_policies.workloads import pod_templates
 from tpu_stacks.images import MOVING_TAGS, image_problem
 
@@ -32,6 +32,18 @@ MANIFEST_INPUTS = {
     "kubernetes:kustomize/v2:Directory": "directory",
 }
 CHART_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
+
+
+MUTABLE_TAGS_SETTING = Setting(
+    "mutableTags",
+    MUTABLE_TAGS,
+    "Tags that move (also matched as a prefix or suffix, e.g. nightly-py312-tpu).",
+)
+REQUIRE_DIGEST = Setting(
+    "requireDigest",
+    False,
+    "Require image digests (image@sha256:...) rather than version tags.",
+)
 
 
 def is_remote(location: str) -> bool:
@@ -62,8 +74,8 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
     props = plain(args.props)
     for problem in _manifest_problems(args.resource_type, props):
         report_violation(problem, None)
-    mutable = [str(tag).lower() for tag in config(args, "mutableTags", MUTABLE_TAGS)]
-    require_digest = bool(config(args, "requireDigest", False))
+    mutable = [str(tag).lower() for tag in MUTABLE_TAGS_SETTING.read(args)]
+    require_digest = bool(REQUIRE_DIGEST.read(args))
     for template in pod_templates(args.resource_type, props):
         for container in template.containers():
             image = as_str(container.get("image"))
@@ -83,19 +95,5 @@ POLICY = ResourceValidationPolicy(
     validate=_validate,
     enforcement_level=EnforcementLevel.ADVISORY,
     severity=Severity.MEDIUM,
-    config_schema=PolicyConfigSchema(
-        properties={
-            "mutableTags": {
-                "type": "array",
-                "items": {"type": "string"},
-                "default": MUTABLE_TAGS,
-                "description": "Tags that move (also matched as a prefix or suffix, e.g. nightly-py312-tpu).",
-            },
-            "requireDigest": {
-                "type": "boolean",
-                "default": False,
-                "description": "Require image digests (image@sha256:...) rather than version tags.",
-            },
-        }
-    ),
+    config_schema=config_schema(MUTABLE_TAGS_SETTING, REQUIRE_DIGEST),
 )

@@ -12,14 +12,14 @@ from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
-    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
     Severity,
 )
 
-from tpu_policies.values import UNKNOWN, as_list, as_str, config, is_true, plain
+from tpu_policies.settings import Setting, config_schema
+from tpu_policies.values import UNKNOWN, as_list, as_str, is_true, plain
 
 DENIED_ROLES = ["roles/storage.admin", "roles/storage.objectAdmin", "roles/owner", "roles/editor"]
 SCOPES = {"projects": "project", "folder": "folder", "organizations": "organization"}
@@ -30,6 +30,13 @@ IAM_TYPES = {
 }
 HUMAN_PREFIXES = ("user:", "group:", "domain:", "deleted:")
 BUCKET_TYPE = "gcp:storage/bucket:Bucket"
+
+
+DENIED_ROLES_SETTING = Setting(
+    "deniedRoles",
+    DENIED_ROLES,
+    "Roles a workload must not hold at project, folder or organization level.",
+)
 
 
 def is_workload(member: Any) -> bool:
@@ -59,7 +66,7 @@ def _validate_iam(args: ResourceValidationArgs, report_violation: ReportViolatio
     scope = IAM_TYPES.get(args.resource_type)
     if scope is None:
         return
-    denied = set(config(args, "deniedRoles", DENIED_ROLES))
+    denied = set(DENIED_ROLES_SETTING.read(args))
     for role, member in _grants(args.resource_type, plain(args.props)):
         if role in denied and is_workload(member):
             shown = "a computed member" if member is UNKNOWN else member
@@ -98,16 +105,7 @@ IAM_POLICY = ResourceValidationPolicy(
     validate=_validate_iam,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    config_schema=PolicyConfigSchema(
-        properties={
-            "deniedRoles": {
-                "type": "array",
-                "items": {"type": "string"},
-                "default": DENIED_ROLES,
-                "description": "Roles a workload must not hold at project, folder or organization level.",
-            },
-        }
-    ),
+    config_schema=config_schema(DENIED_ROLES_SETTING),
 )
 
 BUCKET_POLICY = ResourceValidationPolicy(

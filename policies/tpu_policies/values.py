@@ -8,11 +8,12 @@ what it cannot know and still judge everything else. Numbers arrive as floats (p
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
+
+from tpu_stacks.pod_templates import count
 
 
 class _Unknown:
@@ -79,17 +80,9 @@ def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def as_int(value: Any) -> int | None:
-    """An integral count from a float, int or digit string (`4.0`, `4`, `"4"`); else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
-        return int(value)
-    return None
+as_int = count
+"""An integral count from a float, int or digit string (`4.0`, `4`, `"4"`); else None: the walker's own
+reading (tpu_stacks.pod_templates.count), so a group size and a chip count are read alike."""
 
 
 def is_true(value: Any) -> bool:

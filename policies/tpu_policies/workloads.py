@@ -1,23 +1,22 @@
-"""Find the pod templates inside any Kubernetes workload, and how many pods form one slice.
+"""The pod templates inside any Kubernetes workload, and how many pods form one slice.
 
 Every policy about pods (fit, matching, images, secrets, privilege, GCS FUSE) needs the same two
 facts: where a kind keeps its pod template(s), and how many of those pods share one TPU slice
 (Deployment: 1; Job: parallelism when Indexed; JobSet: the replicated Job's parallelism;
-RayCluster: a worker group's numOfHosts; LeaderWorkerSet: the group's TPU pods). A RayJob holds
-two kinds of pods: its own cluster's (`spec.rayClusterSpec`) and the submitter KubeRay starts from
-`spec.submitterPodTemplate` (K8sJobMode; ray-operator apis/ray/v1/rayjob_types.go), judged like any
-other pod. Kinds nobody listed are still searched for `spec.template.spec.containers`, with an
-unknown group size.
+RayCluster: a worker group's numOfHosts; LeaderWorkerSet: the group's TPU pods). Where they are is
+`tpu_stacks.pod_templates`, the walker the security scan uses too; this module adds what the
+policies read of a template (chips, node selectors, arguments).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_list, as_str, dig
 from tpu_stacks.catalog.tpu import ACCELERATOR_LABEL, TOPOLOGY_LABEL, TPU_RESOURCE
+from tpu_stacks.pod_templates import Found, lws_group_size
+from tpu_stacks.pod_templates import pod_templates as walk
 
 
 @dataclass(frozen=True)
@@ -114,80 +113,32 @@ def name_of(props: dict[str, Any], fallback: str) -> str:
     return f"{namespace}/{shown}" if namespace else shown
 
 
-def _template(where: str, template: Any, pods: int | None, field: str | None) -> PodTemplate | None:
-    spec = dig(template, "spec")
-    if not isinstance(spec, dict):
-        return None
-    return PodTemplate(where, spec, as_dict(dig(template, "metadata", "annotations")), pods, field)
+def _adopted(found: Found, pods: int | None = None) -> PodTemplate:
+    pods = found.pods if pods is None else pods
+    annotations = as_dict(dig(found.template, "metadata", "annotations"))
+    return PodTemplate(found.where, found.template["spec"], annotations, pods, found.group_field)
 
 
-def _job(where: str, job_spec: Any) -> PodTemplate | None:
-    indexed = dig(job_spec, "completionMode") == "Indexed"
-    pods = (as_int(dig(job_spec, "parallelism")) or 1) if indexed else 1
-    return _template(f"{where}.template", dig(job_spec, "template"), pods, "parallelism" if indexed else None)
-
-
-def _ray(where: str, cluster_spec: Any) -> Iterator[PodTemplate | None]:
-    yield _template(f"{where}.headGroupSpec.template", dig(cluster_spec, "headGroupSpec", "template"), 1, None)
-    for index, group in enumerate(as_list(dig(cluster_spec, "workerGroupSpecs"))):
-        hosts = dig(group, "numOfHosts")
-        pods = 1 if hosts is None else as_int(hosts)
-        yield _template(f"{where}.workerGroupSpecs[{index}].template", dig(group, "template"), pods, "numOfHosts")
-
-
-def _lws(spec: Any) -> Iterator[PodTemplate | None]:
-    """A LeaderWorkerSet group is `size` pods; the leader uses the worker template unless it has its own."""
-    group = dig(spec, "leaderWorkerTemplate")
-    size = dig(group, "size")
-    size_value = 1 if size is None else as_int(size)
-    worker = _template("spec.leaderWorkerTemplate.workerTemplate", dig(group, "workerTemplate"), None, "size")
-    leader = _template("spec.leaderWorkerTemplate.leaderTemplate", dig(group, "leaderTemplate"), None, "size")
-    if size_value is None or worker is None:
-        yield from (worker, leader)
-        return
-    leader_chips = (leader or worker).chips
-    tpu_pods = (size_value - 1 if worker.chips else 0) + (1 if leader_chips else 0)
-    for template in (worker, leader):
-        if template is not None:
-            yield PodTemplate(template.where, template.spec, template.annotations, tpu_pods, "size")
-
-
-def _templates(kind: str, props: dict[str, Any]) -> Iterator[PodTemplate | None]:
-    spec = props.get("spec")
-    if kind == "Pod":
-        yield _template("spec", props, 1, None)
-    elif kind in ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "ReplicationController", "PodTemplate"):
-        source = props.get("template") if kind == "PodTemplate" else dig(spec, "template")
-        yield _template("spec.template", source, 1, None)
-    elif kind == "Job":
-        yield _job("spec", spec)
-    elif kind == "CronJob":
-        yield _job("spec.jobTemplate.spec", dig(spec, "jobTemplate", "spec"))
-    elif kind == "JobSet":
-        for index, replicated in enumerate(as_list(dig(spec, "replicatedJobs"))):
-            job_spec = dig(replicated, "template", "spec")
-            parallelism = dig(job_spec, "parallelism")
-            pods = 1 if parallelism is None else as_int(parallelism)
-            where = f"spec.replicatedJobs[{index}].template.spec"
-            yield _template(f"{where}.template", dig(job_spec, "template"), pods, f"{where}.parallelism")
-    elif kind == "RayCluster":
-        yield from _ray("spec", spec)
-    elif kind == "RayJob":
-        yield _template("spec.submitterPodTemplate", dig(spec, "submitterPodTemplate"), 1, None)
-        yield from _ray("spec.rayClusterSpec", dig(spec, "rayClusterSpec"))
-    elif kind == "RayService":
-        yield from _ray("spec.rayClusterConfig", dig(spec, "rayClusterConfig"))
-    elif kind == "LeaderWorkerSet":
-        yield from _lws(spec)
-    elif isinstance(dig(spec, "template", "spec", "containers"), list):
-        yield _template("spec.template", dig(spec, "template"), None, None)
+def _lws(props: dict[str, Any], found: list[Found]) -> list[PodTemplate]:
+    """A LeaderWorkerSet group is `size` pods, of which those with TPU chips share the slice: the
+    leader uses the worker template unless it has its own."""
+    templates = [_adopted(f) for f in found]
+    worker = next((t for f, t in zip(found, templates, strict=True) if f.name == "worker"), None)
+    leader = next((t for f, t in zip(found, templates, strict=True) if f.name == "leader"), None)
+    size = lws_group_size(props)
+    if size is None or worker is None:
+        return templates
+    tpu_pods = (size - 1 if worker.chips else 0) + (1 if (leader or worker).chips else 0)
+    return [_adopted(f, tpu_pods) for f in found]
 
 
 def pod_templates(resource_type: str, props: dict[str, Any]) -> list[PodTemplate]:
     """Every pod template of a Kubernetes object (none for other resources)."""
     if not is_kubernetes(resource_type) or not isinstance(props, dict):
         return []
-    return [t for t in _templates(kind_of(resource_type, props), props) if t is not None]
+    kind = kind_of(resource_type, props)
+    found = walk(kind, props)
+    return _lws(props, found) if kind == "LeaderWorkerSet" else [_adopted(f) for f in found]
 
 
 def tpu_templates(resource_type: str, props: dict[str, Any]) -> list[PodTemplate]:

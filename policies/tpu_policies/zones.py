@@ -19,20 +19,27 @@ from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
-    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
     Severity,
 )
 
+from tpu_policies.settings import Setting, config_schema
 from tpu_policies.slices import CLUSTER_TYPE, pool_slice, pools_of
-from tpu_policies.values import UNKNOWN, as_list, config, plain
+from tpu_policies.values import UNKNOWN, as_list, plain
 from tpu_stacks.catalog.locations import check_location, check_tpu_zone, locations_of, universe_of_location
 from tpu_stacks.errors import UserError
 from tpu_stacks.names import is_region, is_zone
 
 OVERRIDE = "add the zone to this policy's allowedZones"
+
+
+ALLOWED_ZONES = Setting(
+    "allowedZones",
+    [],
+    "Zones accepted for any TPU generation: ones newer than the catalogue.",
+)
 
 
 def _zones(pool: dict[str, Any], cluster: dict[str, Any]) -> list[Any] | None:
@@ -94,7 +101,7 @@ def judge(name: str, pool: dict[str, Any], cluster: dict[str, Any], allowed: lis
 def _each(args: ResourceValidationArgs) -> list[tuple[list, list]]:
     props = plain(args.props)
     cluster = props if args.resource_type == CLUSTER_TYPE else {}
-    allowed = [str(zone) for zone in as_list(config(args, "allowedZones", []))]
+    allowed = [str(zone) for zone in as_list(ALLOWED_ZONES.read(args))]
     return [judge(name, pool, cluster, allowed) for name, pool in pools_of(args.resource_type, props, args.name)]
 
 
@@ -117,16 +124,7 @@ POLICY = ResourceValidationPolicy(
     validate=_validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    config_schema=PolicyConfigSchema(
-        properties={
-            "allowedZones": {
-                "type": "array",
-                "items": {"type": "string"},
-                "default": [],
-                "description": "Zones accepted for any TPU generation: ones newer than the catalogue.",
-            }
-        }
-    ),
+    config_schema=config_schema(ALLOWED_ZONES),
 )
 
 CATALOGUED_POLICY = ResourceValidationPolicy(

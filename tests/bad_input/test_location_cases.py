@@ -98,7 +98,13 @@ CASES = [
         "gcp-zone-outside-gcp-region",
         {"gcp:zone": "us-east5-a", **cluster(slices=V6E)},  # BASE sets gcp:region us-central1
         "gcp:zone",
-        ("is not in gcp:region 'us-central1'",),
+        ("is not a zone of gcp:region 'us-central1'",),
+    ),
+    Case(
+        "gcp-zone-is-a-region",
+        {"gcp:zone": "us-central1", **cluster(slices=V6E)},  # passed before: a region is its own region
+        "gcp:zone",
+        ("is not a zone of gcp:region 'us-central1'",),
     ),
     # -- zones that do not offer the slice's TPU generation -------------------------------------------
     Case(

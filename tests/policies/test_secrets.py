@@ -71,3 +71,28 @@ def test_secret_declared_without_secret_marking():
     build = lambda: pulumi.CustomResource("kubernetes:core/v1:Secret", "hf", props)  # noqa: E731
     (problem,) = check(build)
     assert "Secret stringData is not marked secret" in problem.message and "pulumi.Output.secret" in problem.message
+
+
+def test_shapes_and_names_are_the_programs():
+    """The pack reads tpu_stacks.secrets: a GitHub token of 24 characters and a service-account key file
+    (both missed before, when the pack kept its own patterns), a name ending in _CREDENTIALS."""
+    github = "ghp_" + "Zq7" * 8
+    key_file = '{"type": "service_account", "private_key": "MIIEvQ"}'
+    build = vllm(env=[{"name": "GH", "value": github}, {"name": "DB_CREDENTIALS", "value": "user:pw"}])
+    messages = [p.message for p in check(build)]
+    assert any("env GH holds a GitHub token" in m for m in messages)
+    assert any("env DB_CREDENTIALS is a literal value" in m for m in messages)
+    build = lambda: k8s.core.v1.ConfigMap("cfg", metadata={"name": "cfg"}, data={"sa.json": key_file})  # noqa: E731
+    (problem,) = check(build)
+    assert "ConfigMap key sa.json holds a service-account key" in problem.message
+
+
+def test_names_that_merely_end_in_a_secret_word_and_the_default_allow_list_pass():
+    env = [
+        {"name": "MONKEY", "value": "banana"},  # matched `key$` before the rule needed a `_` boundary
+        {"name": "GOOGLE_APPLICATION_CREDENTIALS", "value": "/var/secrets/google/key.json"},  # a path
+        {"name": "DISK", "value": "hyperdisk-balanced-storage-pool-1"},
+    ]
+    assert check(vllm(env=env)) == []
+    (problem,) = check(vllm(env=env), {POLICY: {"allowedEnvNames": []}})
+    assert "env GOOGLE_APPLICATION_CREDENTIALS is a literal value" in problem.message

@@ -199,3 +199,9 @@ def test_the_slices_reservation_reaches_every_pool():
     pools = plan_saxml(SaxmlSpec(reservation="res-1"), CLUSTER).cluster.pools
     assert [(p.name, p.reservation) for p in pools] == [("tpu1", "res-1"), ("tpu2", "res-1")]
     assert {p.reservation for p in plan_saxml(SaxmlSpec(reservation=""), CLUSTER).cluster.pools} == {None}
+
+
+def test_a_checkpoint_path_follows_the_bucket_rule():
+    """The gs:// path rule is the bucket-name rule: a bucket Cloud Storage reserves is refused here too."""
+    with pytest.raises(UserError, match=r"^saxml.models\[0\].checkpoint: 'gs://goog-ckpt/x' is neither None nor"):
+        plan_saxml(SaxmlSpec(models=[{"checkpoint": "gs://goog-ckpt/x"}]), CLUSTER)

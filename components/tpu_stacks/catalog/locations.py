@@ -23,7 +23,7 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.universe import GKE_DIFFERENCES as S3NS_GKE
 from tpu_stacks.gcp.universe import REGIONS as S3NS_REGIONS
 from tpu_stacks.gcp.universe import UNIVERSES, Source, Universe, universe
-from tpu_stacks.names import is_zone, region_of
+from tpu_stacks.names import is_zone, is_zone_of, region_of
 
 READ = "2026-11-23"
 OVERRIDE_KEY = "cluster.allowUncatalogued"
@@ -216,7 +216,7 @@ def _s3ns() -> UniverseLocations:
     s3ns = universe("s3ns")
     return UniverseLocations(
         universe=s3ns.name,
-        zones={region: tuple(z for z in s3ns.zones if region_of(z) == region) for region in s3ns.regions},
+        zones={region: tuple(z for z in s3ns.zones if is_zone_of(z, region)) for region in s3ns.regions},
         zones_source=S3NS_REGIONS,
         tpu_offers=None,
         tpu_source=S3NS_GKE,
@@ -307,7 +307,7 @@ def check_tpu_zone(
             return None
         problem = f"does not offer TPU {gen}"
     else:
-        if any(region_of(z) == zone for z in offered):
+        if any(is_zone_of(z, zone) for z in offered):
             return None
         problem = f"has no zone that offers TPU {gen}"
     cited = _cited(catalogue.sources_for(gen))

@@ -279,6 +279,17 @@ class ResolvedModel(BaseModel):
     def params(self) -> int:
         return self.architecture.params
 
+    def require_token(self, hf_token_given: bool) -> None:
+        """Refuse a gated model without a Hugging Face token (`tpu-stacks:hfToken`): the server could not
+        download it once the slice is up. The one rule the serving engines (vLLM, JetStream) share."""
+        if self.architecture.gated and not hf_token_given:
+            raise UserError(
+                "hfToken",
+                "<missing>",
+                f"is required: {self.id} is gated on Hugging Face",
+                "set it as a secret: pulumi config set --secret tpu-stacks:hfToken hf_...",
+            )
+
 
 def _names(model: ModelArchitecture) -> list[str]:
     return [model.name, *model.hf_ids, *model.aliases]

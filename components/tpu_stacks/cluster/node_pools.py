@@ -22,7 +22,7 @@ import pulumi_gcp as gcp
 
 from tpu_stacks import names
 from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan
-from tpu_stacks.names import SYSTEM_POOL_NAME, workload_policy_name
+from tpu_stacks.names import SYSTEM_POOL_NAME, region_of, workload_policy_name
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -94,7 +94,7 @@ def _workload_policy(
     plan: ClusterPlan, pool: PoolPlan, prefix: str, parent: pulumi.Resource
 ) -> gcp.compute.ResourcePolicy:
     """tpu7x multi-host slices are placed by a HIGH_THROUGHPUT workload policy ([CTK], [XPK])."""
-    region = pool.zone.rsplit("-", 1)[0]
+    region = region_of(pool.zone)
     return gcp.compute.ResourcePolicy(
         f"{prefix}-{pool.name}-placement",
         gcp.compute.ResourcePolicyArgs(

@@ -48,6 +48,7 @@ from tpu_stacks.names import (
     GKE_NAME,
     SERVICE_ACCOUNT_EMAIL,
     SYSTEM_POOL_NAME,
+    check_zone_of,
     is_region,
     is_zone,
     region_of,
@@ -216,10 +217,7 @@ def _check_location(spec: ClusterSpec) -> tuple[bool, tuple[str, ...]]:
             "cluster.location", spec.location, "is a zone, and Autopilot clusters are regional", f"use {region}"
         )
     for index, zone in enumerate(spec.node_locations):
-        if not is_zone(zone) or region_of(zone) != region:
-            raise UserError(
-                f"cluster.nodeLocations[{index}]", zone, f"is not a zone of {region}", f"use zones like {region}-a"
-            )
+        check_zone_of(f"cluster.nodeLocations[{index}]", zone, region, f"use zones like {region}-a")
     if spec.node_locations:
         return regional, tuple(spec.node_locations)
     return regional, () if regional else (spec.location,)
@@ -259,9 +257,7 @@ def _check_versions(spec: ClusterSpec, shapes: list[SliceShape]) -> None:
 def _pool_zone(key: str, spec: SliceSpec, cluster: ClusterSpec, regional: bool, node_locations: tuple[str, ...]) -> str:
     if spec.zone:
         region = cluster.location if regional else region_of(cluster.location)
-        if not is_zone(spec.zone) or region_of(spec.zone) != region:
-            raise UserError(f"{key}.zone", spec.zone, f"is not a zone of {region}", f"use a zone like {region}-a")
-        return spec.zone
+        return check_zone_of(f"{key}.zone", spec.zone, region)
     if not regional:
         return cluster.location
     if len(node_locations) == 1:

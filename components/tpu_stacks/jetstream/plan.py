@@ -41,7 +41,7 @@ from tpu_stacks.jetstream.spec import (
     WEIGHTS_DIR,
     JetStreamSpec,
 )
-from tpu_stacks.names import K8S_NAME, SERVICE_ACCOUNT_ID, is_region
+from tpu_stacks.names import is_region
 from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, judge, size, tensor_parallel_size
 
 POOL = "tpu-nodepool"  # the tutorial's node pool name (upstream-manifests.md §4.5)
@@ -252,19 +252,6 @@ def _check_heads(model: ResolvedModel, shape: SliceShape) -> None:
         )
 
 
-def _check_names(spec: JetStreamSpec) -> None:
-    """WorkloadIdentity's own naming rules, checked here so nothing is declared before a refusal."""
-    for field, pattern, rule in (
-        ("namespace", K8S_NAME, "lowercase letters, digits and '-'"),
-        ("ksa_name", K8S_NAME, "lowercase letters, digits and '-'"),
-        ("gsa_name", SERVICE_ACCOUNT_ID, "6-30 lowercase letters, digits and '-', starting with a letter"),
-    ):
-        value = getattr(spec, field)
-        if not pattern.matches(value):
-            key = JetStreamSpec.model_fields[field].alias or field
-            raise UserError(f"jetstream.{key}", value, "is not a valid name", f"use {rule}")
-
-
 def _check_zone(spec: JetStreamSpec, cluster: ClusterSpec, shape: SliceShape) -> None:
     """A regional Standard cluster spans zones; a TPU pool lives in exactly one."""
     if (
@@ -306,14 +293,7 @@ def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bo
     model = lookup_model(spec.model, key="jetstream.model")
     names = jetstream_model(model, needs_converter=spec.flow == "converter")
     _check_flow_keys(spec)
-    _check_names(spec)
-    if model.architecture.gated and not hf_token_given:
-        raise UserError(
-            "hfToken",
-            "<missing>",
-            f"is required: {model.id} is gated on Hugging Face",
-            "set it as a secret: pulumi config set --secret tpu-stacks:hfToken hf_...",
-        )
+    model.require_token(hf_token_given)
     server_image, http_image = FLOW_IMAGES[spec.flow]
     server_image, http_image = spec.server_image or server_image, spec.http_image or http_image
     defaults = (*FLOW_IMAGES[spec.flow], CONVERTER_IMAGE)

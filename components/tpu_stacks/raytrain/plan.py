@@ -23,7 +23,7 @@ from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_clu
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import MOVING_TAGS, image_problem
-from tpu_stacks.names import DNS1035_LABEL, IMAGE_TAG, K8S_NAME, REPOSITORY_ID, SERVICE_ACCOUNT_ID
+from tpu_stacks.names import DNS1035_LABEL, IMAGE_TAG, REPOSITORY_ID, SERVICE_ACCOUNT_ID
 from tpu_stacks.raytrain.spec import (
     DATA_MOUNT,
     ICI_AXES,
@@ -234,11 +234,6 @@ def _check_names(spec: RayTrainSpec) -> None:
             "is not a valid RayCluster name",
             f"use lowercase letters, digits and '-', starting with a letter, at most {MAX_RAYCLUSTER_NAME} characters",
         )
-    for key, value in (("namespace", spec.namespace), ("ksaName", spec.ksa_name)):
-        if not K8S_NAME.matches(value):
-            raise UserError(
-                f"raytrain.{key}", value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'"
-            )
     if spec.run_name is not None and (not DNS1035_LABEL.match(spec.run_name) or len(spec.run_name) > MAX_RAYJOB_NAME):
         raise UserError(
             "raytrain.runName",

@@ -23,7 +23,7 @@ from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
-from tpu_stacks.names import BUCKET_NAME, GCS_PATH, K8S_NAME, SERVICE_ACCOUNT_EMAIL, SERVICE_ACCOUNT_ID
+from tpu_stacks.names import SERVICE_ACCOUNT_EMAIL, is_gcs_path
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
 from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
 
@@ -120,22 +120,8 @@ def _check_jobset(spec: SaxmlSpec) -> None:
 
 
 def _check_accounts(spec: SaxmlSpec) -> None:
-    """WorkloadIdentity's own rules, checked here so nothing is half-created."""
-    if not SERVICE_ACCOUNT_ID.matches(spec.gsa_name):
-        raise UserError(
-            "saxml.gsaName",
-            spec.gsa_name,
-            "is not a valid service account id",
-            "use 6-30 lowercase letters, digits and '-'",
-        )
-    for key, value in (("saxml.ksaName", spec.ksa_name), ("saxml.namespace", spec.namespace)):
-        if not K8S_NAME.matches(value):
-            raise UserError(key, value, "is not a valid Kubernetes name", "use lowercase letters, digits and '-'")
-    for index, bucket in enumerate(spec.checkpoint_buckets):
-        if not BUCKET_NAME.matches(bucket):
-            raise UserError(
-                f"saxml.checkpointBuckets[{index}]", bucket, "is not a bucket name", "write the name without gs://"
-            )
+    """The nodes' service account email. (gsaName, ksaName, namespace and checkpointBuckets are checked by
+    their field types, names.py's rules, when the spec is parsed.)"""
     if spec.node_service_account is not None and not SERVICE_ACCOUNT_EMAIL.matches(spec.node_service_account):
         raise UserError(
             "saxml.nodeServiceAccount",
@@ -226,7 +212,7 @@ def _published(
                 f"is not a model name in Saxml cell {SAX_CELL}",
                 f"name it {SAX_CELL}/<name>",
             )
-        if model.checkpoint != "None" and not GCS_PATH.match(model.checkpoint):
+        if model.checkpoint != "None" and not is_gcs_path(model.checkpoint):
             raise UserError(
                 f"{key}.checkpoint",
                 model.checkpoint,

@@ -101,13 +101,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     """Size the slice and check every setting; raises UserError before any resource exists."""
     model = lookup_model(spec.model, key="vllm.model")
     gen = generation(spec.tpu_generation, key="vllm.tpuGeneration")
-    if model.architecture.gated and not hf_token_given:
-        raise UserError(
-            "hfToken",
-            "<missing>",
-            f"is required: {model.id} is gated on Hugging Face",
-            "set it as a secret: pulumi config set --secret tpu-stacks:hfToken hf_...",
-        )
+    model.require_token(hf_token_given)
     if spec.api_key and not api_key_given:
         raise UserError(
             "vllmApiKey",
