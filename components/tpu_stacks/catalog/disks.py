@@ -10,7 +10,7 @@ from tpu_stacks.catalog.tpu import Generation, generation
 
 # Block storage a generation's VMs attach ("Attach durable block storage to a TPU VM",
 # cloud.google.com/tpu/docs/setup-persistent-disk: v6e Hyperdisk Balanced and Hyperdisk ML only; v5p,
-# v5e, v4 Balanced Persistent Disk. tpu7x: [CTK] pools use hyperdisk-balanced, catalogue 5.4 item 8).
+# v5e, v4 Balanced Persistent Disk. tpu7x: [CTK] pools use hyperdisk-balanced).
 DISK_TYPES: dict[str, tuple[str, ...]] = {
     "v4": ("pd-balanced",),
     "v5e": ("pd-balanced",),

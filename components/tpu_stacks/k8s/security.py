@@ -98,7 +98,7 @@ IMAGE_USERS: dict[str, ImageUser] = {
     ),
     "ray": ImageUser(
         RAY_USER_ID,
-        "rayproject/ray images run as USER ray (uid 1000, upstream-manifests.md §5); below 10000, but the "
+        "rayproject/ray images run as USER ray (uid 1000, [K-RAY] Dockerfile); below 10000, but the "
         "image's conda lives in /home/ray, owned by that uid",
         home="/home/ray",
         login="ray",

@@ -1,4 +1,4 @@
-"""`RayTrainStack`: Ray Train + MaxText training (shared/seeds/004).
+"""`RayTrainStack`: Ray Train + MaxText training (the tutorial [D-GKE-RAY]).
 
 Each workload package has the same files: `args.py` (typed inputs, the multi-language schema),
 `spec.py` (the validated config and upstream facts), `plan.py` (every decision, pure: no provider

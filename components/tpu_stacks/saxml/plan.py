@@ -26,7 +26,7 @@ from tpu_stacks.names import BUCKET_NAME, GCS_PATH, K8S_NAME, SERVICE_ACCOUNT_EM
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
 from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
 
-# --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, §2.2).
+# --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, [SAX-IMAGES]).
 PLATFORM_CHIPS = {"v5e": "tpuv5e"}
 MIN_JOBSET = (0, 12, 0)  # the failure policy's RestartJob actions are in this release's CRD
 MODEL_NAME = re.compile(rf"^{re.escape(SAX_CELL)}/[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -102,7 +102,7 @@ class SaxmlPlan(WorkloadPlan):
 
 
 def _check_exposure(spec: SaxmlSpec) -> None:
-    """Sax HTTP exposes /publish, /unpublish and /update without authentication (§2.7)."""
+    """Sax HTTP exposes /publish, /unpublish and /update without authentication ([SAX-HTTP])."""
     check_source_ranges("saxml", spec.exposure, spec.source_ranges, "that can publish and unpublish models")
 
 

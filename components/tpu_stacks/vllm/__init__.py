@@ -1,4 +1,4 @@
-"""`VllmStack`: vLLM serving (shared/seeds/002).
+"""`VllmStack`: vLLM serving (the tutorial [D-GKE-VLLM]).
 
 Each workload package has the same files: `args.py` (typed inputs, the multi-language schema),
 `spec.py` (the validated config and upstream facts), `plan.py` (every decision, pure: no provider
