@@ -243,6 +243,11 @@ def resolves(key: str) -> bool:
     return key in BY_KEY or key in LABELS
 
 
+def addresses(text: str) -> dict[str, str]:
+    """Key -> address for each source key `text` cites, first use first (what `--json` output carries)."""
+    return {key: BY_KEY[key].url for key in keys_in(text) if key in BY_KEY}
+
+
 def footnotes(text: str) -> list[str]:
     """`[KEY] title: address` for each source key `text` shows, first use first: what a CLI prints
     below output that cites, so the reader can open every key without this repository."""
