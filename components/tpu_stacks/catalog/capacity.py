@@ -4,7 +4,7 @@ One source of truth for what a `capacity` list may hold, what GKE needs to fall 
 and what each kind costs and risks. Every value carries its source; a value no source gives is None
 and is shown as unknown, never guessed. Pure: no provider SDK.
 
-Sources (read 2026-11-23 through the stored copies the project's `search` tool serves):
+Sources (read 2026-11-23):
 - [D-CCC] GKE "About custom ComputeClasses", cloud.google.com/kubernetes-engine/docs/concepts/
   about-custom-compute-classes, and the ComputeClass CRD reference, cloud.google.com/kubernetes-engine/
   docs/reference/crds/computeclass (fields `priorities[].tpu{type,count,topology}`, `machineType`, `spot`,

@@ -169,7 +169,7 @@ class Universe(BaseModel):
         return region
 
 
-# -- sources (read 2026-11-23 from the stored copies of documentation.s3ns.fr) -------------------
+# -- sources (read 2026-11-23 from documentation.s3ns.fr) -----------------------------------------
 
 READ = "2026-11-23"
 KEY_DIFFERENCES = Source(
