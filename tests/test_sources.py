@@ -14,6 +14,7 @@ import io
 import re
 import subprocess
 import tokenize
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,7 @@ _FENCE = re.compile(r"^(```|~~~)")
 _DEFINITION = re.compile(r"^\s*\[([^\]]+)\]:\s+\S")
 
 
+@cache
 def prose(path: str, text: str) -> list[tuple[int, str]]:
     """(line, text) of what a reader reads as prose: Python comments and strings, any other file's
     lines outside Markdown fences, with inline code spans removed."""
@@ -75,6 +77,7 @@ def problems(path: str, text: str) -> list[str]:
     return found
 
 
+@cache
 def tracked_text_files() -> dict[str, str]:
     names = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -99,6 +102,19 @@ def test_every_tracked_file_stands_alone():
     assert len(files) > 300 and "components/tpu_stacks/sources.py" in files
     found = [problem for name, text in sorted(files.items()) for problem in problems(name, text)]
     assert not found, "\n".join(found)
+
+
+def test_every_listed_source_is_cited_somewhere():
+    """No dead rows: a key nothing cites any more leaves the table."""
+    listing = {"components/tpu_stacks/sources.py", "docs/sources.md"}
+    used = {
+        key
+        for name, text in tracked_text_files().items()
+        if name not in listing
+        for _, line in prose(name, text)
+        for key in sources.keys_in(line)
+    }
+    assert [key for key in [*sources.BY_KEY, *sources.LABELS] if key not in used] == []
 
 
 def test_docs_sources_md_is_generated_from_the_table():
