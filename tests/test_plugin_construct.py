@@ -34,7 +34,7 @@ def test_tpu_cluster_slices_reach_other_languages_in_camel_case():
     state, mocks = construct(TpuStacksProvider(), "tpu-stacks:index:TpuCluster", "serving", cluster_inputs())
     (info,) = state["slices"]
     assert set(info) == SLICE_INFO_KEYS
-    # v6e 2x4: 8 chips on one ct6e-standard-8t VM (tpu-catalog.md), selected by GKE's two TPU labels.
+    # v6e 2x4: 8 chips on one ct6e-standard-8t VM ([D-v6e]), selected by GKE's two TPU labels.
     assert (info["poolName"], info["machineType"], info["chips"], info["nodes"], info["chipsPerVm"]) == (
         "tpu-v6e-2x4",
         "ct6e-standard-8t",

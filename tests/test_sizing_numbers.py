@@ -5,12 +5,12 @@ computed here from the published formula, on a toy model whose numbers are small
 on paper (so a changed constant, operator or default fails a test, as mutation testing showed it
 did not). Sources:
 - [SB] inference.md: KV cache = 2 (K and V) x bytes x head_dim x kv_heads x layers x tokens.
-- [SB] applied-training.md (tpu-catalog.md section 7): training activations with three
+- [SB] applied-training.md: training activations with three
   checkpoints per layer = 2 x L x tokens x (D + 2F) bytes in bf16; the logits of every token are
   kept in fp32 (4 bytes x vocab per token).
-- [MT] base.yml (tpu-catalog.md section 7): fp32 weights, fp32 gradients, AdamW's two moments in the
+- [MT] base.yml: fp32 weights, fp32 gradients, AdamW's two moments in the
   weight dtype: 4 + 4 + 2 x 4 = 16 bytes per parameter.
-- tpu-catalog.md section 1: v6e 32 GB per chip, one JAX device per chip; tpu7x 192 GiB per chip,
+- [D-v6e], [D-7x]: v6e 32 GB per chip, one JAX device per chip; tpu7x 192 GiB per chip,
   two JAX devices per chip. vLLM's default --gpu-memory-utilization 0.9 (usable HBM).
 """
 

@@ -46,11 +46,11 @@ def check_pinned(image: str, key: str, example: str) -> None:
 DIGEST_SOURCES: dict[str, str] = {
     "docker.io/vllm/vllm-tpu": "no digest published: vLLM's docs and release notes name the commit tag only",
     "us-docker.pkg.dev/cloud-tpu-images/inference": "no digest published: the Saxml and JetStream tutorials and "
-    "the JetStream-PyTorch README name tags only (upstream-manifests.md §2.7 item 8, §4)",
+    "the JetStream-PyTorch README name tags only ([K-SAX], [K-JETSTREAM])",
     "gcr.io/google.com/cloudsdktool/google-cloud-cli": "no digest published: the Cloud SDK release notes and the "
     "Docker image page (cloud.google.com/sdk/docs/downloads-docker) name version tags only",
     "gcr.io/gke-release/custom-metrics-stackdriver-adapter": "no digest published: k8s-stackdriver's manifest at "
-    "0857364d names the tag (upstream-manifests.md §3.5)",
+    "0857364d names the tag ([ADAPTER])",
     "docker.io/library/python": "docker-library/repo-info lists each tag's digest, but only while the tag is "
     "supported: 3.12.8's page is gone, so there is no page to cite for it",
 }

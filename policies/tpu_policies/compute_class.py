@@ -35,7 +35,7 @@ CAPACITY_LABELS = {
     QUEUED_LABEL: "queued",
     RESERVATION_LABEL: "reservation",
 }
-"""Node labels of one capacity kind ([XPK], [CTK]; catalogue section 3), with the kind whose nodes carry them
+"""Node labels of one capacity kind ([XPK], [CTK]), with the kind whose nodes carry them
 (a ComputeClass never provisions queued nodes)."""
 
 BUILT_IN_CLASSES = frozenset({"autopilot", "autopilot-spot", "Accelerator", "Balanced", "Performance", "Scale-Out"})

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from tests.test_sources import problems
 from tpu_stacks_preview import cli as plan_cli
 from tpu_stacks_preview.capture import STACK_TYPE
 
@@ -141,6 +142,7 @@ def check_refused(case: Case, outcome: Outcome, expected_code: int | None = None
     assert case.key in line, line
     for text in case.also:
         assert text in line, line
+    assert problems("the one line", line) == [], line  # cites only what a user can open (tests/test_sources.py)
     if case.secret:
         assert case.secret not in everything, line
     assert outcome.declared == [], outcome.declared

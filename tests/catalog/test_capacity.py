@@ -15,7 +15,7 @@ def test_every_kind_states_its_risk_and_source():
 def test_minimum_versions_are_the_documented_ones():
     assert capacity.CUSTOM_COMPUTE_CLASS.version == "1.30.3-gke.1451000"  # [D-CCC]
     assert capacity.FLEX_START_TPU.version == "1.33.0-gke.1712000"  # [D-FLEX]
-    assert capacity.AUTO_CREATION_WITHOUT_NAP.version == "1.33.3-gke.1136000"  # [D-GKE-NAP], catalogue section 4
+    assert capacity.AUTO_CREATION_WITHOUT_NAP.version == "1.33.3-gke.1136000"  # [D-GKE-NAP]
     assert gke_version("1.33.0-gke.1712000") < gke_version("1.33.3-gke.1136000")
 
 

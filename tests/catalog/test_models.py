@@ -1,4 +1,4 @@
-"""The model catalogue: counts computed from the shapes match the reference's counts."""
+"""The model catalogue: counts computed from the shapes match the published counts."""
 
 import pytest
 
@@ -7,7 +7,7 @@ from tpu_stacks.errors import UserError
 
 KiB, MiB = 1024, 1024**2
 
-# name -> (params in billions per catalogue 7.3, KV bytes per token in bf16)
+# name -> (params in billions per [MT], [SAX] and [PAX], KV bytes per token in bf16)
 REFERENCE = {
     "meta-llama/Meta-Llama-3-8B": (8.03, 128 * KiB),
     "meta-llama/Llama-3.1-70B": (70.55, 320 * KiB),

@@ -1,4 +1,4 @@
-"""The TPU catalogue against the facts of shared/reference/tpu-catalog.md, one table per generation."""
+"""The TPU catalogue against its sources' facts (keys in docs/sources.md), one table per generation."""
 
 import re
 
@@ -79,7 +79,7 @@ def test_3d_rule_below_64_chips_and_multiples_of_four_above():
         a, b, c = shape.dims
         if shape.chips >= 64:
             assert a <= b <= c and a % 4 == b % 4 == c % 4 == 0
-    # the documented v5p table (catalogue 2.2) is a subset of the rule's output
+    # the documented v5p table ([D-v5p]) is a subset of the rule's output
     for documented in [
         "4x4x8",
         "4x4x12",
@@ -236,7 +236,7 @@ def test_flex_start_and_queued_provisioning_facts_match_gkes_flags():
     assert (tpu.QUEUED_LABEL, tpu.QUEUED_NODE_LABEL_VALUE) == ("cloud.google.com/gke-queued", "true")
 
 
-# JAX devices per chip (tpu-catalog.md section 1, "TensorCores / chip"): v4 and v5p chips have two
+# JAX devices per chip ([D-GKE-TPU], "TensorCores / chip"): v4 and v5p chips have two
 # TensorCores fused as one megacore device; v5e and v6e have one TensorCore; a tpu7x chip is two
 # chiplets and JAX sees 2 devices per chip ([MT]).
 JAX_DEVICES_PER_CHIP = {"v4": 1, "v5e": 1, "v5p": 1, "v6e": 1, "tpu7x": 2}
@@ -257,7 +257,7 @@ def test_a_slice_has_chips_times_devices_per_chip(gen, topology, devices):
 
 @pytest.mark.parametrize("prefix,full", [("1.31", "1.31.0"), ("1.31", "1.31.0-gke.0"), ("1.31.2", "1.31.2-gke.0")])
 def test_a_version_prefix_is_the_lowest_version_it_names(prefix, full):
-    # Users write `minVersion: 1.31`, the catalogue writes minimums both ways (section 4: `1.29.0`,
+    # Users write `minVersion: 1.31`, the catalogue writes minimums both ways (`1.29.0`,
     # `1.31.2-gke.1115000`): a prefix stands for the lowest release it names, so `1.31` == `1.31.0`.
     short, long = tpu.gke_version(prefix), tpu.gke_version(full)
     assert short.key == long.key
@@ -296,17 +296,17 @@ def test_an_invalid_topology_lists_at_most_fourteen_valid_ones():
 
 
 def test_minimum_versions_parse():
-    # tpu-catalog.md section 4: v6e Standard from 1.31.2-gke.1115000 ([RAY]), Autopilot TPUs from 1.29.2-gke.1521000
+    # v6e Standard from 1.31.2-gke.1115000 ([RAY]), Autopilot TPUs from 1.29.2-gke.1521000
     assert tpu.generation("v6e").min_gke_standard.parsed.key == (1, 31, 2, 1115000)
     assert tpu.generation("v5e").min_gke_autopilot.parsed.key == (1, 29, 2, 1521000)
 
 
 def test_multi_host_pools_get_fifteen_pods_per_node():
-    assert tpu.MULTI_HOST_MAX_PODS_PER_NODE == 15  # tpu-catalog.md section 5: [XPK] --max-pods-per-node 15
+    assert tpu.MULTI_HOST_MAX_PODS_PER_NODE == 15  # [XPK] --max-pods-per-node 15
 
 
 def test_v5p_price_per_slice():
-    # tpu-catalog.md section 6: v5p $4.20 per chip-hour ([SB] applied-inference.md); 2x2x2 is 8 chips
+    # v5p $4.20 per chip-hour ([SB] applied-inference.md); 2x2x2 is 8 chips
     assert tpu.slice_shape("v5p", "2x2x2").hourly_usd == pytest.approx(33.6)
     assert tpu.slice_shape("v5e", "1x1").hourly_usd == pytest.approx(1.2)
 

@@ -11,7 +11,7 @@ def test_json_prices_the_recommended_slice_per_kind():
     assert result.returncode == 0, result.stderr
     prices = {price["kind"]: price for price in json.loads(result.stdout)["capacity_prices"]}
     assert list(prices) == ["reservation", "spot", "onDemand", "flexStart"]
-    # 2x4 = 8 chips; v6e $2.70 on-demand and $1.89 with a 1-year CUD per chip-hour (catalogue section 6, [NEO]).
+    # 2x4 = 8 chips; v6e $2.70 on-demand and $1.89 with a 1-year CUD per chip-hour ([NEO]).
     assert prices["onDemand"]["usd_per_hour"] == 21.6 and prices["onDemand"]["as_of"] == "2024-12"
     assert prices["reservation"]["usd_per_hour"] == 15.12
     assert prices["spot"]["usd_per_hour"] is None and prices["flexStart"]["usd_per_hour"] is None

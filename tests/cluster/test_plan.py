@@ -196,7 +196,7 @@ def test_identical_single_host_slices_scale_as_one_pool():
 
 
 def test_capacity_selectors_are_gkes_labels_for_each_capacity_type():
-    """The labels GKE sets per capacity type, which Autopilot pods select ([XPK]); catalogue section 5.4."""
+    """The labels GKE sets per capacity type, which Autopilot pods select ([XPK])."""
     gen = {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "2x4"}
     spot = one_pool(generation="v6e", topology="2x4", spot=True)
     assert spot.node_selector() == {**gen, "cloud.google.com/gke-spot": "true"}

@@ -176,7 +176,7 @@ def _sources(chosen):
 def test_every_s3ns_fact_has_a_dated_source():
     for source in _sources(S3NS):
         assert source.title and date.fromisoformat(source.checked) <= date(2026, 12, 31)
-        assert source.url.startswith("https://documentation.s3ns.fr/") or source.url.startswith("shared/seeds/")
+        assert source.url.startswith("https://documentation.s3ns.fr/")
     assert all(is_region(region) for region in S3NS.regions)
     assert all(is_zone(zone) and region_of(zone) in S3NS.regions for zone in S3NS.zones)
     assert S3NS.api_domain == "s3nsapis.fr" and S3NS.project_prefix == "s3ns" and S3NS.identity_prefix == "s3ns"

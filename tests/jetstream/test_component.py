@@ -24,7 +24,7 @@ CLUSTER = {"project": "proj", "location": "us-west4", "system_pool": {"machine_t
 BUCKET = autonamed("js-checkpoints")  # the mocks' autonamed bucket
 GEMMA = {"cluster": CLUSTER, "model": "google/gemma-7b-it", "zone": "us-west4-a"}
 LLAMA = {"cluster": CLUSTER, "model": "meta-llama/Meta-Llama-3-8B", "zone": "us-west4-a"}
-# The tutorial's converter and server arguments, per model (upstream-manifests.md §4.2, §4.4).
+# The tutorial's converter and server arguments, per model ([K-JETSTREAM-CONV], [CONVERTER]).
 CONVERTER_ARGS = {
     "gemma": [
         "-s=jetstream-pytorch",

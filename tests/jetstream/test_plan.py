@@ -88,8 +88,8 @@ def test_the_servers_sidecar_covers_the_disk_backed_compile_cache():
 
 
 # -- the tutorial's numbers and the refusals, pinned (mutation testing found them unasserted) ------------
-# upstream-manifests.md §4.2 (converter flow: eight server flags, batch 32, cache 2048, /models FUSE mount),
-# §4.3 (download flow: `jpt serve`, batch 30), §4.4 (converter `-x=value` flags), §4.1 (/healthcheck from
+# [K-JETSTREAM-CONV] (converter flow: eight server flags, batch 32, cache 2048, /models FUSE mount),
+# [K-JETSTREAM] (download flow: `jpt serve`, batch 30), [CONVERTER] (converter `-x=value` flags), [K-JETSTREAM] (/healthcheck from
 # jetstream-http v0.2.3); Pulumi.jetstream-gemma.yaml is the tutorial's stack.
 
 

@@ -7,7 +7,7 @@ from tests.policies.harness import capture, of, run
 from tpu_stacks.vllm.spec import HPA_METRICS
 
 POLICY = "hpa-metric-exists"
-TUTORIAL = "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"  # upstream-manifests.md §3.4
+TUTORIAL = "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"  # [K-VLLM] vllm-hpa.yaml
 
 
 def hpa(name, source="pods"):

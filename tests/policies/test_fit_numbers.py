@@ -4,7 +4,7 @@
 functions on plain objects, so each rule mutation testing found unpinned has a test: the HBM of a
 partially granted slice, the unknown-accelerator and zero-pod guard, the workload inferred without
 a `workload` annotation, the translation of bad inputs into one-line errors, the message's numbers.
-Numbers: tpu-catalog.md section 1 (v5e 16 GB per chip, v6e 32 GB; machine types of 1, 4 and 8
+Numbers: [D-v5e], [D-v6e] (v5e 16 GB per chip, v6e 32 GB; machine types of 1, 4 and 8
 chips), usable HBM 90%, a 512 MiB runtime reserve per chip, bf16 weights (2 bytes per parameter).
 """
 

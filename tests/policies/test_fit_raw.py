@@ -13,7 +13,7 @@ MAXTEXT_IMAGE = "us-docker.pkg.dev/my-proj/images/maxtext:2025-10-01"
 
 
 def vllm_args(model="meta-llama/Llama-3.1-70B", tp=8, *extra):
-    """The GKE tutorial's vLLM arguments (upstream-manifests.md §3.1)."""
+    """The GKE tutorial's vLLM arguments ([K-VLLM] vllm-llama3-70b.yaml)."""
     return [
         "--host=0.0.0.0",
         "--port=8000",
@@ -102,7 +102,7 @@ def test_annotations_win_over_the_engine_arguments():
 
 
 def jetstream(topology, chips, size="7b", name="gemma", batch=32):
-    """The tutorial's JetStream-PyTorch v0.2.3 arguments (upstream-manifests.md §4.2)."""
+    """The tutorial's JetStream-PyTorch v0.2.3 arguments ([K-JETSTREAM-CONV])."""
     args = [
         f"--size={size}",
         f"--model_name={name}",

@@ -4,8 +4,8 @@
 `check_template` directly, so each rule mutation testing found unpinned has its own test: pipeline
 parallelism (`--pipeline-parallel-size`, TP = devices / pp), a mesh with two `-1` axes or a zero
 axis, `dcn_*` axes left out of the ICI product, tpu7x's two JAX devices per chip in the TP check.
-Numbers: tpu-catalog.md section 1 (machine types of 1, 4 and 8 chips; a tpu7x chip is 2 JAX
-devices), section 3 (a TPU pod takes all chips of its node; one pod per host of a slice).
+Numbers: [D-GKE-TPU], [D-7x] (machine types of 1, 4 and 8 chips; a tpu7x chip is 2 JAX
+devices), [D-GKE-TPU] (a TPU pod takes all chips of its node; one pod per host of a slice).
 """
 
 import pytest

@@ -27,7 +27,7 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="session")
 def crds() -> Path:
-    """The CRD schemas the preview package ships (no ../shared needed)."""
+    """The CRD schemas the preview package ships (nothing beside the checkout needed)."""
     return VENDORED_CRDS
 
 

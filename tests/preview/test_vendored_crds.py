@@ -34,7 +34,7 @@ PODMONITORING = {
 
 def test_the_default_crd_directory_is_the_shipped_one(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("TPU_STACKS_CRDS", raising=False)
-    assert resolve_crd_dir(project_dir=tmp_path) == VENDORED_CRDS  # a project with no ../shared beside it
+    assert resolve_crd_dir(project_dir=tmp_path) == VENDORED_CRDS  # a project with no CRD folder beside it
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ TUTORIAL = {
     "parallelism": {"fsdp": 4, "tensor": 4},
     "run_name": "rayjob-8b-4096-tp4-4x4",
 }
-# The tutorial's `ray job submit` arguments after the script (shared/seeds/004).
+# The tutorial's `ray job submit` arguments after the script ([D-GKE-RAY]).
 TUTORIAL_MAXTEXT_ARGS = [
     "/app/maxtext/src/MaxText/configs/base.yml",
     "base_output_directory=/data/",

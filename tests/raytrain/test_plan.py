@@ -19,7 +19,7 @@ TUTORIAL = {
     "parallelism": {"fsdp": 4, "tensor": 4},
     "run_name": "rayjob-8b-4096-tp4-4x4",
 }
-# The tutorial's `ray job submit` arguments after the script (shared/seeds/004).
+# The tutorial's `ray job submit` arguments after the script ([D-GKE-RAY]).
 
 
 def plan_of(**overrides):
@@ -91,7 +91,7 @@ def test_the_build_account_follows_its_repository_within_the_iam_id_rule():
     assert builder_account_id("ray-maxtext-training-cluster-east") == long_ones[0]  # deterministic
 
 
-# --- numbers and strings pinned to the tutorial (shared/seeds/004) and the catalogue ----------------
+# --- numbers and strings pinned to the tutorial ([D-GKE-RAY]) and the catalogue ----------------
 # Llama 3 8B (MaxText's llama3-8b.yml: 32 layers, d_model 4096, 32 query / 8 KV heads of 128, d_ff 14336,
 # vocab 128256, untied embeddings): per layer q,o 4096x4096 + k,v 4096x1024 + 3 x 4096x14336 (gated MLP)
 # + 2 norms of 4096 = 218,112,000; x 32 + 2 x 128256x4096 (embedding, head) + 4096 (final norm).
@@ -403,7 +403,7 @@ def test_worker_memory_steps_up_past_a_multiple_of_8_gib_by_a_few_bytes():
 
 
 def test_the_mesh_refusal_counts_what_the_mesh_spans():
-    """MaxText's mesh spans JAX devices: one per chip up to v6e, two per tpu7x chip (catalogue section 1),
+    """MaxText's mesh spans JAX devices: one per chip up to v6e, two per tpu7x chip ([D-7x]),
     so a 4-chip tpu7x 2x2x1 slice is 8 devices; one chip is said in the singular."""
     from tpu_stacks.catalog.tpu import slice_shape
     from tpu_stacks.raytrain.plan import _parallelism

@@ -34,7 +34,7 @@ def test_schema_args_and_validated_spec_have_the_same_fields():
 
 
 # -- the numbers and the refusals, pinned (mutation testing found them unasserted) -------------------
-# The Saxml tutorial (docs/saxml.md, §2): model servers on port 10001 in cell /sax/test, `--platform_chip=tpuv5e`,
+# The Saxml tutorial (docs/saxml.md, [K-SAX]): model servers on port 10001 in cell /sax/test, `--platform_chip=tpuv5e`,
 # the 175B test model (ICI mesh [1, 1, 32]) on two v5e 4x8 slices of eight 4-chip VMs, published as /sax/test/spmd.
 
 CLUSTER = ClusterSpec(project="proj", location="us-central1-a")
@@ -164,7 +164,7 @@ def test_jobset_before_v0_12_0_is_refused(version):
 
 def test_the_topology_a_mesh_needs_counts_jax_devices():
     """v5e: one JAX device per chip, 32 devices = 4x8; tpu7x: two per chip, 8 devices = 4 chips = 2x2x1
-    (catalogue section 1); no v5e topology has 2 chips, so the fix names the device count."""
+    ([D-v5e]); no v5e topology has 2 chips, so the fix names the device count."""
     from tpu_stacks.saxml.plan import _topology_with
 
     assert (_topology_with("v5e", 32), _topology_with("tpu7x", 8)) == ("4x8", "2x2x1")

@@ -4,14 +4,14 @@ One source of truth for what a `capacity` list may hold, what GKE needs to fall 
 and what each kind costs and risks. Every value carries its source; a value no source gives is None
 and is shown as unknown, never guessed. Pure: no provider SDK.
 
-Sources (read 2026-11-23 through the stored copies the project's `search` tool serves):
+Sources (read 2026-11-23):
 - [D-CCC] GKE "About custom ComputeClasses", cloud.google.com/kubernetes-engine/docs/concepts/
   about-custom-compute-classes, and the ComputeClass CRD reference, cloud.google.com/kubernetes-engine/
   docs/reference/crds/computeclass (fields `priorities[].tpu{type,count,topology}`, `machineType`, `spot`,
   `reservations{affinity: Specific, specific[].name}`, `flexStart.enabled`, `maxRunDurationSeconds`,
   `location.zones`, `nodePoolAutoCreation.enabled`, `activeMigration.optimizeRulePriority`,
   `whenUnsatisfiable: ScaleUpAnyway|DoNotScaleUp`, `nodePoolConfig{serviceAccount,nodeLabels,taints}`).
-- [D-GKE-NAP] GKE "About node pool auto-creation" (catalogue section 4): ComputeClass node-pool
+- [D-GKE-NAP] GKE "About node pool auto-creation": ComputeClass node-pool
   auto-creation without cluster-level node auto-provisioning from 1.33.3-gke.1136000 (Standard); "if you
   select a ComputeClass in a Pod, GKE adds a node label with the key cloud.google.com/compute-class set to
   the ComputeClass's name" (zh-cn edition, docs.cloud.google.com/kubernetes-engine/docs/concepts/
@@ -22,12 +22,12 @@ Sources (read 2026-11-23 through the stored copies the project's `search` tool s
   not supported"; `maxRunDurationSeconds` defaults to seven days.
 - [D-TPU-CONS] Cloud TPU "Consumption options", cloud.google.com/tpu/docs/consumption-options: "You can
   only use a reservation for TPUs if you have a committed use discount (CUD)"; on-demand "won't be
-  preempted"; spot "can be preempted at any time with 30 s warning" ([D-GKE-TPU], catalogue 4.2).
+  preempted"; spot "can be preempted at any time with 30 s warning" ([D-GKE-TPU]).
 - [ACP] GoogleCloudPlatform/accelerated-platforms, platforms/gke/base/core/custom_compute_class/templates/
   manifests/tpu/v6e/custom-compute-tpu-v6e-2x4.yaml (commit 07d895fb): Google's own TPU ComputeClass,
   `tpu.count` = chips of one node (8 on ct6e-standard-8t, 4 on the v5p 2x2x4 multi-host class) with
   `machineType`; an earlier version of its v5e class: "TPU currently only supports Specific affinity".
-- Prices: catalogue section 6 ([NEO], [SB]); cloud.google.com/tpu/pricing as stored gives no Trillium,
+- Prices: [NEO], [SB]; cloud.google.com/tpu/pricing as stored gives no Trillium,
   spot or flex-start figure, so those are unknown here.
 """
 

@@ -7,11 +7,11 @@ Why: the policy pack must judge programs it did not write. A raw vLLM Deployment
 says what those flags mean and which metric names exist, per engine version the components pin,
 so the vLLM component's HPA and the pack's checks read the same list.
 
-Sources, per entry (`source`): shared/reference/upstream-manifests.md (§3 vLLM, §4 JetStream,
-§5 Ray Train + MaxText), the engines' own source at the pinned version, and the engines' docs.
+Sources, per entry (`source`): the tutorials' manifests ([K-VLLM], [K-JETSTREAM], [K-JETSTREAM-CONV],
+[K-RAY]; keys resolve in docs/sources.md), the engines' own source at the pinned version, and the engines' docs.
 Metric names are given as Managed Prometheus stores them: `prometheus.googleapis.com/<name>/<kind>`,
 which the Custom Metrics Stackdriver Adapter spells `prometheus.googleapis.com|<name>|<kind>`
-(upstream-manifests.md §3.4). A Prometheus counter is exported with `_total` appended.
+([K-VLLM] vllm-hpa.yaml). A Prometheus counter is exported with `_total` appended.
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def _histograms(*names: str) -> tuple[Metric, ...]:
 
 VLLM = EngineVersion(
     engine="vllm",
-    # The tutorial manifest's last immutable tag (upstream-manifests.md §3.7, kubernetes-engine-samples 5a8378ff,
+    # The tutorial manifest's last immutable tag ([K-VLLM] history, kubernetes-engine-samples 5a8378ff,
     # 2025-04-08): vLLM main of early April 2025, V1 engine (VLLM_USE_V1=1), between v0.8.3 and v0.8.5.
     version="73aa7041bfee43581314e6f34e9a657137ecc092",
     images=("docker.io/vllm/vllm-tpu", "vllm/vllm-tpu"),
@@ -224,7 +224,7 @@ VLLM = EngineVersion(
         "HOME (~/.cache, ~/.config/vllm), /tmp (libtpu logs and lock), /dev/shm and the XLA cache, all "
         "emptyDirs here, and the weights mount, which GCS FUSE mounts as this uid",
     ),
-    source="upstream-manifests.md §3.1 (args), §3.4 (HPA metric), §3.7 (image); vllm-project/vllm "
+    source="[K-VLLM] vllm-llama3-70b.yaml (args, image), vllm-hpa.yaml (HPA metric); vllm-project/vllm "
     "vllm/engine/arg_utils.py (flag defaults) and vllm/v1/metrics/loggers.py (metric names); "
     "docs.vllm.ai/en/v0.8.5/serving/metrics.html",
 )
@@ -280,7 +280,7 @@ JETSTREAM = (
         metrics_port=9090,
         user=JETSTREAM_USER,
         serves=JETSTREAM_SERVES,
-        source="upstream-manifests.md §4.2 (args, jetstream_pt/config.py defaults at jetstream-v0.2.3 fa1f1206); "
+        source="[K-JETSTREAM-CONV] (args, jetstream_pt/config.py defaults at jetstream-v0.2.3 fa1f1206); "
         "github.com/AI-Hypercomputer/jetstream-pytorch run_server.py @ jetstream-v0.2.3 (--prometheus_port) and "
         "github.com/AI-Hypercomputer/JetStream jetstream/core/metrics/prometheus.py @ 26872c3c (metric names)",
     ),
@@ -291,7 +291,7 @@ JETSTREAM = (
         flags=_JETSTREAM_FLAGS,
         user=JETSTREAM_USER,
         serves=JETSTREAM_SERVES,
-        source="upstream-manifests.md §4.3 (`jpt serve` flags, jetstream_pt/cli.py at jetstream-v0.2.4 a12698d3); "
+        source="[K-JETSTREAM] (`jpt serve` flags, jetstream_pt/cli.py at jetstream-v0.2.4 a12698d3); "
         "that cli.py passes `metrics_server_config=None` to server_lib.run and has no metrics flag, so `jpt serve` "
         "exports no Prometheus metrics and none are catalogued",
     ),
@@ -310,7 +310,7 @@ MAXTEXT = EngineVersion(
     ),
     source="AI-Hypercomputer/maxtext src/MaxText/configs/base.yml (keys and defaults; read at stored commit "
     "003b4169, later than the pin: per_device_batch_size 12.0, max_target_length 2048, weight_dtype float32); "
-    "upstream-manifests.md §5 (the tutorial's key=value arguments)",
+    "[K-RAY] (the tutorial's key=value arguments)",
 )
 
 SAXML = EngineVersion(
@@ -322,9 +322,13 @@ SAXML = EngineVersion(
         "google/saxml saxml/tools/docker/Dockerfile.* set no USER; the servers write only /tmp and HOME "
         "(the sax root and checkpoints are on GCS, through the API) [I: not run here]",
     ),
-    # --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, §2.2).
-    serves=(Served(generation="v5e", platform="tpuv5e", source="google/saxml model_service_main.py @ v1.1.0 (§2.2)"),),
-    source="upstream-manifests.md §2.2: the model server's arguments name the cell, not the model; the model path "
+    # --platform_chip values known to the model server (google/saxml model_service_main.py @ v1.1.0, [SAX-IMAGES]).
+    serves=(
+        Served(
+            generation="v5e", platform="tpuv5e", source="google/saxml model_service_main.py @ v1.1.0 ([SAX-IMAGES])"
+        ),
+    ),
+    source="[K-SAX] sax-model-server-set: the model server's arguments name the cell, not the model; the model path "
     "is published later (saxutil publish), so nothing sizes a raw Saxml server from its container. No metrics: "
     "github.com/google/saxml @ v1.1.0 (70f314c7) starts no Prometheus endpoint (prometheus-client appears only as a "
     "pinned transitive requirement), so a Saxml dashboard shows GKE's system metrics only",
@@ -332,7 +336,7 @@ SAXML = EngineVersion(
 
 RAY = EngineVersion(
     engine="ray",
-    version="2.49.1",  # the tutorial's Ray (§5); raytrain/spec.py RAY_VERSION reads it here
+    version="2.49.1",  # the tutorial's Ray ([K-RAY]); raytrain/spec.py RAY_VERSION reads it here
     images=(),  # the trainer image is built by the user (raytrain/trainer_image) FROM rayproject/ray:2.49.1-py312
     metric_prefix="ray_",
     # Ray Train v2 (the JaxTrainer the tutorial runs) exports its controller state and worker-group timings
@@ -372,7 +376,7 @@ RAY = EngineVersion(
     ),
     source="github.com/ray-project/ray doc/source/train/user-guides/monitor-your-application.rst (Ray Train "
     "metrics) and python/ray/dashboard/modules/reporter/reporter_agent.py (node gauges), Ray 2.49 docs; "
-    "upstream-manifests.md §5 (rayproject/ray:2.49.1-py312)",
+    "[K-RAY] (rayproject/ray:2.49.1-py312)",
 )
 
 ENGINES: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML, RAY)

@@ -49,7 +49,7 @@ us-east5-b, us-south1-ai1b (the `types-zones` edition of the page); v5p us-centr
 us-central1-a, us-south1-a, us-west1-c, us-west4-a; v4 us-central2-b. Europe: v6e europe-west4-a
 (cloud.google.com/tpu/docs/regions). The page's other European and Asian rows were not readable here."""
 TPU_ZONES_SINGLE_TENANT = Source(
-    title="TPU-Regionen und -Zonen ([D-ZONES], German edition; shared/reference/tpu-catalog.md section 4.3)",
+    title="TPU-Regionen und -Zonen ([D-ZONES], German edition)",
     url="https://cloud-dot-devsite-v2-prod.appspot.com/tpu/docs/types-zones?hl=de",
     checked=READ,
 )
@@ -60,7 +60,7 @@ CTK_V6E = Source(
     url="https://github.com/GoogleCloudPlatform/cluster-toolkit/tree/10470803/examples/gke-tpu-v6e",
     checked=READ,
 )
-"""Google's own toolkit tests TPU v6e node pools in asia-northeast1-b (tpu-catalog.md section 4.3)."""
+"""Google's own toolkit tests TPU v6e node pools in asia-northeast1-b ([CTK])."""
 GENERAL_PURPOSE = Source(
     title="Compute Engine: General-purpose machine family",
     url="https://docs.cloud.google.com/compute/docs/general-purpose-machines",

@@ -1,9 +1,9 @@
 """The model catalogue: transformer shapes that decide how much TPU memory a model needs.
 
-Shapes come from `shared/reference/tpu-catalog.md` section 7.3 ([MT] MaxText model configs,
+Shapes come from the models' configs ([MT] MaxText model configs,
 [SAX]/[PAX] for the Saxml test model). Parameter counts are computed from the shapes with the
 standard formulas (attention, gated or plain MLP times experts, norms, embeddings), and tests pin
-them to the reference's counts. Users may describe a model of their own with `custom_model`.
+them to the published counts. Users may describe a model of their own with `custom_model`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The TPU catalogue: every Cloud TPU generation usable on GKE, as frozen typed data.
 
 One source of truth for chips, HBM, machine types, topologies, labels, versions and prices.
-Every value comes from `shared/reference/tpu-catalog.md`; the source tag of that document
-([D-v6e], [XPK], ...) stands next to each value. Everything else in the project (node counts,
+Every value's source stands next to it as a key ([D-v6e], [XPK], ...) that docs/sources.md
+resolves to its address. Everything else in the project (node counts,
 `google.com/tpu` requests, node selectors, placement, sizing, the policy pack) asks this module.
 """
 
@@ -21,7 +21,7 @@ from tpu_stacks.errors import UserError
 GiB = 1024**3
 GB = 10**9
 
-# Kubernetes scheduling facts ([D-GKE-TPU], [XPK], [CTK]; catalogue section 3).
+# Kubernetes scheduling facts ([D-GKE-TPU], [XPK], [CTK]).
 TPU_RESOURCE = "google.com/tpu"
 ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
@@ -54,7 +54,7 @@ QUEUED_NODE_LABEL_VALUE = "true"
 """GKE taints queued nodes but does not label them; pods select `QUEUED_LABEL: "true"`, so the pool
 sets the label itself ([CTK] modules/compute/gke-node-pool/main.tf, kubernetes_labels)."""
 FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
-"""Flex-start VMs run for up to 7 days ([D-GKE-TPU] "TPU consumption"; catalogue section 4.2)."""
+"""Flex-start VMs run for up to 7 days ([D-GKE-TPU] "TPU consumption")."""
 
 Placement = Literal["compact", "workload-policy"]
 
@@ -280,7 +280,7 @@ GENERATIONS: tuple[Generation, ...] = (
         multi_host_placement="compact",
         min_gke_standard=MinimumVersion(version="1.26.1-gke.1500", source="no primary source", verified=False),
         min_gke_autopilot=_AUTOPILOT_TPU,
-        price=None,  # $3.22 is commonly quoted but UNVERIFIED (catalogue section 6)
+        price=None,  # $3.22 is commonly quoted but UNVERIFIED (no primary source)
         disk_types=("pd-balanced",),  # setup-persistent-disk: v4 Balanced Persistent Disk
         flex_start=False,  # provisioning-model: "TPU v3 and v4 are not supported"
         sources="[D-v4], [D-GKE-TPU], [SB], [XPK], [CTK]",

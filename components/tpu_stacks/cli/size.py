@@ -11,6 +11,7 @@ from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model,
 from tpu_stacks.catalog.tpu import generation, generation_names
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import Candidate, Engine, ServingRequest, SizingResult, TrainingRequest, breakdown, gib, size
+from tpu_stacks.sources import addresses, footnotes
 
 # Defaults that match the tutorials: vLLM's max-model-len 8192 (serve), MaxText's max_target_length 4096 (train).
 DEFAULT_CONTEXT = {"serve": 8192, "train": 4096}
@@ -125,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         document = result.as_dict()
         document["capacity_prices"] = slice_prices(result.generation, result.recommended.shape.chips)
+        document["sources"] = addresses(json.dumps(document))  # the address of every key the document cites
         print(json.dumps(document, indent=2))
     else:
         print(render(result))
@@ -173,6 +175,8 @@ def render(result: SizingResult) -> str:
     lines += [f"Note: {note}" for note in recommended.memory.notes]
     lines.append("Assumptions:")
     lines += [f"  - {assumption}" for assumption in result.assumptions]
+    cited = footnotes("\n".join(lines))  # a reader without this repository can open every key shown
+    lines += ["Sources:", *(f"  {note}" for note in cited)] if cited else []
     return "\n".join(lines)
 
 

@@ -51,7 +51,7 @@ def min_version_of(text: str) -> GkeVersion:
 
 
 def check_capacity(key: str, spec: SliceSpec) -> None:
-    """Capacity options GKE refuses together ([CTK] gke-node-pool preconditions, catalogue 5.4)."""
+    """Capacity options GKE refuses together ([CTK] gke-node-pool preconditions)."""
     if spec.max_run_duration is not None and not DURATION.match(spec.max_run_duration):
         raise UserError(
             f"{key}.maxRunDuration",

@@ -1,7 +1,7 @@
 """Node pools from decided `PoolPlan`s: the GKE fields each capacity and slice shape needs.
 
-Field rules come from the catalogue's section 5 ([TF], [PUL], [CTK], [XPK]) and from reports of
-what GKE rejects (shared/reference/landscape.md): COMPACT placement with `tpu_topology` only for
+Field rules come from [TF], [PUL], [CTK] and [XPK] and from reports of
+what GKE rejects: COMPACT placement with `tpu_topology` only for
 multi-host slices; for multi-host tpu7x a HIGH_THROUGHPUT workload policy and no placement type
 (GKE refuses "placement policy" for tpu7x, and reports no type back: setting one would replace
 the pool on every apply, vllm-project/ci-infra#547); per-zone autoscaling limits (GKE validates

@@ -223,7 +223,8 @@ def _check_location(spec: ClusterSpec) -> tuple[bool, tuple[str, ...]]:
     return regional, () if regional else (spec.location,)
 
 
-# Release channels offered about 1.33 when the catalogue was written (offline-verification.md, §4):
+# Release channels offered about 1.33 when the catalogue was written (GKE's release schedule,
+# https://cloud.google.com/kubernetes-engine/docs/release-schedule):
 # a generation that needs a newer GKE cannot rely on the channel's default version.
 CHANNEL_FLOOR = "1.33"
 

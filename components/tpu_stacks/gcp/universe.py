@@ -169,7 +169,7 @@ class Universe(BaseModel):
         return region
 
 
-# -- sources (read 2026-11-23 from the stored copies of documentation.s3ns.fr) -------------------
+# -- sources (read 2026-11-23 from documentation.s3ns.fr) -----------------------------------------
 
 READ = "2026-11-23"
 KEY_DIFFERENCES = Source(
@@ -225,8 +225,8 @@ IAM_DIFFERENCES = Source(
     checked=READ,
 )
 SAXML_S3NS_TUTORIAL = Source(
-    title="Saxml on multi-host TPU slices, Cloud de Confiance edition (shared/seeds/001)",
-    url="shared/seeds/001_e68cd0b0054b2b8a.txt",
+    title="Saxml on multi-host TPU slices, Cloud de Confiance edition (Portuguese)",
+    url="https://documentation.s3ns.fr/kubernetes-engine/docs/tutorials/tpu-multihost-saxml?hl=pt-br",
     checked=READ,
 )
 """`--workload-pool=${PROJECT_ID}.s3ns.svc.id.goog`, `sax-iam-sa@${PROJECT_ID}.s3ns.iam.gserviceaccount.com`."""

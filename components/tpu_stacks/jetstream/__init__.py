@@ -1,4 +1,4 @@
-"""`JetStreamStack`: JetStream PyTorch serving (shared/seeds/003).
+"""`JetStreamStack`: JetStream PyTorch serving (the tutorial [D-GKE-JETSTREAM]).
 
 Each workload package has the same files: `args.py` (typed inputs, the multi-language schema,
 generated from the spec), `outputs.py` (typed outputs),

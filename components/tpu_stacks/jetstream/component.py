@@ -1,5 +1,5 @@
 """`JetStreamStack`: serve Gemma 7B-it or Llama 3 8B with JetStream-PyTorch on a single-host TPU v5e
-slice, the tutorial shared/seeds/003 as one component. JetStream was archived upstream on
+slice, the tutorial [D-GKE-JETSTREAM] as one component. JetStream was archived upstream on
 1 Feb 2026 (its features moved to vLLM `tpu-inference`): new deployments should use `VllmStack`
 (docs/jetstream.md shows the move).
 
@@ -41,7 +41,7 @@ from tpu_stacks.workload import declare_foundation
 
 TYPE = "tpu-stacks:index:JetStreamStack"
 APP = "jetstream-pytorch-server"  # Deployment name and app label, as the tutorial
-SECRET_NAME = "huggingface-secret"  # the name and key the images read (upstream-manifests.md §4.3, §7)
+SECRET_NAME = "huggingface-secret"  # the name and key the images read ([K-JETSTREAM])
 SAMPLE_REQUEST = {"prompt": "What are the top 5 programming languages", "max_tokens": 200}  # the tutorial's
 SMOKE_MAX_TOKENS = 16  # the smoke test's request: the tutorial's prompt, a short answer
 

@@ -1,8 +1,8 @@
-"""The checkpoint-converter Job of the converter flow (upstream-manifests.md §4.4), without its faults.
+"""The checkpoint-converter Job of the converter flow ([K-JETSTREAM-CONV]), without its faults.
 
 Upstream's Job asks for `google.com/tpu: 8` on a `2x4` node, yet the converter only downloads from
 Hugging Face, runs `convert_checkpoints` with torch on the CPU and uploads with `gcloud storage cp`
-(§4.4, §4.6 item 3). Here it requests no TPU at all:
+([CONVERTER] checkpoint_converter.sh). Here it requests no TPU at all:
 - Standard: it runs on the CPUs and memory of the TPU pool's VMs (tolerating their taint, taking no
   chip): those VMs idle until the checkpoint exists, and the e2-standard-4 system nodes (16 GB)
   are too small for a 7B/8B state dict. `converter.nodeSelector` moves it to nodes of your own.
@@ -31,9 +31,9 @@ from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.security import HOME, harden
 
 CONTAINER = "inference-checkpoint"  # the tutorial's container name
-HF_MOUNT = "/huggingface"  # the converter script reads /huggingface/HUGGINGFACE_TOKEN (§4.4)
+HF_MOUNT = "/huggingface"  # the converter script reads /huggingface/HUGGINGFACE_TOKEN ([CONVERTER])
 HF_SECRET_KEY = "HUGGINGFACE_TOKEN"
-# Where the converter script writes, all on its scratch disk: it downloads, converts and stages (§4.4 steps 2-5;
+# Where the converter script writes, all on its scratch disk: it downloads, converts and stages ([CONVERTER];
 # convert_checkpoints uses /tmp); first it clones jetstream-pytorch into /jetstream-pytorch and runs its
 # install_everything.sh (ai-on-gke tutorials-and-examples/inference-servers/checkpoints/checkpoint_converter.sh,
 # `convert_pytorch_checkpoint`), whose pip installs go to ~/.local for a non-root user whose site-packages is

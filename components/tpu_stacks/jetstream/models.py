@@ -1,9 +1,9 @@
 """Which catalogue models JetStream-PyTorch serves, and the names its manifests use for them.
 
 The catalogue (`catalog/models.py`) knows the shapes; this table only adds what JetStream calls
-them. Sources, all in shared/reference/upstream-manifests.md:
-- converter `-m`, `-n` and the bucket directory for the tutorial's two models: §4.4 [V];
-- server `--size` and `--model_name`: §4.2 [V];
+them. Sources (keys resolve in docs/sources.md):
+- converter `-m`, `-n` and the bucket directory for the tutorial's two models: [K-JETSTREAM-CONV] [V];
+- server `--size` and `--model_name`: [K-JETSTREAM-CONV] [V];
 - ids `jpt serve --model_id` accepts: jetstream-pytorch `jetstream_pt/fetch_models.py`
   (`model_id_to_class`, which also lists the base Gemma and the Llama 3 Instruct ids).
 No upstream manifest gives converter arguments for the extra ids, so they serve only with the

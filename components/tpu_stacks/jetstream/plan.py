@@ -44,7 +44,7 @@ from tpu_stacks.jetstream.spec import (
 from tpu_stacks.names import is_region
 from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, judge, size, tensor_parallel_size
 
-POOL = "tpu-nodepool"  # the tutorial's node pool name (upstream-manifests.md §4.5)
+POOL = "tpu-nodepool"  # the tutorial's node pool name ([D-GKE-JETSTREAM])
 SLICE_KEYS = {
     "zone": "jetstream.zone",
     "spot": "jetstream.spot",
@@ -101,7 +101,7 @@ class JetStreamPlan(WorkloadPlan):
 
     def server_args(self) -> list[str]:
         spec = self.spec
-        if self.converter_flow:  # the tutorial's eight arguments, in its order (§4.2)
+        if self.converter_flow:  # the tutorial's eight arguments, in its order ([K-JETSTREAM-CONV])
             directory = f"{MODELS_DIR}/{self.checkpoint_prefix}"
             return [
                 f"--size={self.names.size}",
@@ -115,7 +115,7 @@ class JetStreamPlan(WorkloadPlan):
                 # v0.2.3's run_server starts JetStream's Prometheus server only with this flag (catalog/engines.py)
                 *([f"{JETSTREAM_METRICS_FLAG}={METRICS_PORT}"] if spec.monitoring.enabled else []),
             ]
-        args = [  # `jpt serve` (§4.3)
+        args = [  # `jpt serve` ([K-JETSTREAM])
             f"--model_id={self.names.hf_id}",
             f"--override_batch_size={self.request.batch}",
             "--enable_model_warmup=True",
@@ -132,7 +132,7 @@ class JetStreamPlan(WorkloadPlan):
         return args
 
     def converter_args(self, bucket: str) -> list[str]:
-        """The converter's `-x=value` arguments (its getopts parser takes the text after `=`, §4.4)."""
+        """The converter's `-x=value` arguments (its getopts parser takes the text after `=`, [CONVERTER])."""
         return [
             "-s=jetstream-pytorch",
             f"-m={self.names.converter_repo}",

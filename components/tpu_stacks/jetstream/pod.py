@@ -1,7 +1,7 @@
 """The JetStream pod: the `jetstream-pytorch-server` engine and the `jetstream-http` gateway.
 
 Containers share the pod's network: the HTTP gateway on 8000 turns `/generate` into gRPC calls to
-the engine on 9000 (upstream-manifests.md §4.1). Probes: each container's liveness checks itself
+the engine on 9000 ([K-JETSTREAM]). Probes: each container's liveness checks itself
 (the engine's gRPC port, the gateway's root); readiness is end to end through the gateway's
 `/healthcheck` where the gateway has it (v0.2.3+), and the engine's gRPC port in any case, so the
 Service sends traffic only once the model is loaded. A startup probe gives the first load and XLA
@@ -34,7 +34,7 @@ from tpu_stacks.k8s.security import harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 
 CHECKPOINT_VOLUME = "gcs-fuse-checkpoint"  # the tutorial's volume name
-CHECKPOINT_MOUNT_OPTIONS = "implicit-dirs"  # the tutorial's only option (§4.2): the engine reads the file once
+CHECKPOINT_MOUNT_OPTIONS = "implicit-dirs"  # upstream's only option ([K-JETSTREAM-CONV]): the engine reads it once
 HTTP_RESOURCES = k8s.core.v1.ResourceRequirementsArgs(
     requests={"cpu": "500m", "memory": "512Mi"}, limits={"cpu": "1", "memory": "1Gi"}
 )  # the gateway gets a CPU limit, the engine none (k8s.security says why)

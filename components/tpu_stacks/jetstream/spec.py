@@ -1,7 +1,7 @@
 """What a JetStream-PyTorch deployment asks for (`JetStreamSpec`), and the upstream facts it is
 checked against: the pinned images, batch sizes, ports and paths.
 
-Two flows, as upstream shipped them (shared/reference/upstream-manifests.md §4):
+Two flows, as upstream shipped them ([K-JETSTREAM-CONV], [K-JETSTREAM]):
 - `converter` (the tutorial, v0.2.3): a Job converts the Hugging Face checkpoint into
   `gs://BUCKET/pytorch/<model>/final/bf16/`; the server reads it through a read-only GCS FUSE mount.
 - `download` (upstream since Dec 2024, v0.2.4): `jpt serve --model_id` downloads at start; no Job.
@@ -20,21 +20,21 @@ from tpu_stacks.cluster.spec import workload_cluster
 from tpu_stacks.field_rules import ComponentInput, K8sName, Quantity, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
-# Pinned upstream images (§4.2, §4.3, §4.4). Tags only: upstream publishes no digests.
+# Pinned upstream images ([K-JETSTREAM-CONV], [K-JETSTREAM]). Tags only: upstream publishes no digests.
 REGISTRY = "us-docker.pkg.dev/cloud-tpu-images/inference"
 CONVERTER_IMAGE = f"{REGISTRY}/inference-checkpoint:v0.2.3"
 FLOW_IMAGES = {
     "converter": (f"{REGISTRY}/jetstream-pytorch-server:v0.2.3", f"{REGISTRY}/jetstream-http:v0.2.2"),
     "download": (f"{REGISTRY}/jetstream-pytorch-server:v0.2.4", f"{REGISTRY}/jetstream-http:v0.2.3"),
 }
-FLOW_BATCH = {"converter": 32, "download": 30}  # upstream batch sizes (§4.2; §4.3 after ad1460eb)
+FLOW_BATCH = {"converter": 32, "download": 30}  # upstream's ([K-JETSTREAM-CONV]; [K-JETSTREAM] after ad1460eb)
 HTTP_PORT = 8000
 GRPC_PORT = 9000
 METRICS_PORT = JETSTREAM[0].scrape_port()  # --prometheus_port (converter flow; catalog/engines.py)
 MODELS_DIR = "/models"  # the FUSE mount, as in the tutorial's --checkpoint_path
 WEIGHTS_DIR = "/weights"  # download flow: --working_dir, a local emptyDir per pod
 COMPILE_CACHE_DIR = "/jax-cache"
-HEALTHCHECK_SINCE = (0, 2, 3)  # jetstream-http serves /healthcheck from v0.2.3 (Oct 2024, §4.1)
+HEALTHCHECK_SINCE = (0, 2, 3)  # jetstream-http serves /healthcheck from v0.2.3 (Oct 2024, [K-JETSTREAM])
 
 
 class _Spec(SpecModel):

@@ -1,4 +1,4 @@
-"""GCS FUSE CSI volumes and the sidecar annotations that bound it (shared reference §6).
+"""GCS FUSE CSI volumes and the sidecar annotations that bound it ([GCSFUSE]).
 
 The sidecar takes a volume named `gke-gcsfuse-cache` as its file-cache backing; the tutorials
 leave that volume and the sidecar unbounded ("0" limits, no sizeLimit, max-size -1). Here the

@@ -7,7 +7,7 @@ it; the JobSet CRD is too large for client-side apply's last-applied annotation)
 the CRD and namespace first and awaits the controller's Deployment, so a resource that depends on
 the group is created only once the JobSet webhook answers. The release tag pins the content; the
 manifest is not vendored because it is upstream's artefact, verified by its tag (and offline
-plans validate JobSets against the same release's CRD in shared/crds).
+plans validate JobSets against the same release's CRD vendored in tools/preview/tpu_stacks_preview/crds).
 """
 
 from __future__ import annotations

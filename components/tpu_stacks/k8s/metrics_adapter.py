@@ -2,7 +2,7 @@
 
 The tutorial applies the adapter's manifest from k8s-stackdriver `master` (unpinned, with
 `imagePullPolicy: Always`). These are the same objects as that manifest at commit 0857364d
-(upstream-manifests.md §3.5), written as typed resources: pinned image, bounded resources,
+([ADAPTER]), written as typed resources: pinned image, bounded resources,
 reviewable and validated offline. The adapter serves custom and external metrics to the HPA and
 reads Cloud Monitoring as its Kubernetes ServiceAccount through Workload Identity
 (`roles/monitoring.viewer`, a role that exists only at project level).

@@ -1,4 +1,4 @@
-"""`RayTrainStack`: Ray Train + MaxText training (shared/seeds/004).
+"""`RayTrainStack`: Ray Train + MaxText training (the tutorial [D-GKE-RAY]).
 
 Each workload package has the same files: `args.py` (typed inputs, the multi-language schema,
 generated from the spec), `outputs.py` (typed outputs),

@@ -1,5 +1,5 @@
 """`RayTrainStack`: train a model with MaxText under Ray Train's JaxTrainer on multi-host TPU
-slices. The Ray Train + MaxText tutorial (shared/seeds/004) as one component.
+slices. The Ray Train + MaxText tutorial ([D-GKE-RAY]) as one component.
 
 Decisions live in `raytrain.plan.plan_raytrain` (the cluster's included), the image's repository
 and build in `raytrain.image`, the pods in `raytrain.pods`; this module declares the resources: the

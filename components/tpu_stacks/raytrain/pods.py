@@ -1,7 +1,7 @@
 """The RayCluster's pod templates: a CPU head and one TPU worker per VM of every slice.
 
 Both mount the checkpoint bucket at /data through GCS FUSE, as the tutorial does, with three
-fixes (shared/reference/upstream-manifests.md §5 quirks, §6):
+fixes ([K-RAY], [GCSFUSE]):
 - the sidecar's file cache volume is named `gke-gcsfuse-cache`, the name the driver looks for
   (the tutorial's `gcs-fuse-cache` is a dead volume), sized to what a worker reads on resume;
 - the sidecar is bounded; its ephemeral storage also covers the checkpoint writes it may stage

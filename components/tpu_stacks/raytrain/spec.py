@@ -2,8 +2,8 @@
 
 The user names a MaxText model, a TPU generation (and optionally a topology and a slice count) and
 MaxText's training settings; `raytrain.plan.plan_raytrain` derives everything else. Upstream facts
-(the tutorial's values, KubeRay's and MaxText's names) are from shared/reference/upstream-manifests.md
-section 5 unless a comment names another source. Pure: no provider SDK.
+(the tutorial's values, KubeRay's and MaxText's names) are from [D-GKE-RAY] and
+[K-RAY] unless a comment names another source. Pure: no provider SDK.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from tpu_stacks.cluster.spec import workload_cluster
 from tpu_stacks.field_rules import ComponentInput, EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
-# The tutorial's Ray: rayproject/ray:2.49.1-py312 and `pip install "ray[default]==2.49.1"` (§5).
+# The tutorial's Ray: rayproject/ray:2.49.1-py312 and `pip install "ray[default]==2.49.1"` ([D-GKE-RAY]).
 RAY_VERSION = RAY.version  # one place: the engine catalogue (catalog/engines.py)
-# MaxText, fetched at one commit (the tutorial clones the unpinned HEAD, §5 quirk 2). At this commit
+# MaxText, fetched at one commit (the tutorial clones the unpinned HEAD, [K-RAY] Dockerfile). At this commit
 # src/MaxText/train.py has `main(argv)` and pyproject.toml declares `install_maxtext_github_deps`.
 MAXTEXT_REPOSITORY = "https://github.com/AI-Hypercomputer/maxtext.git"
 MAXTEXT_REVISION = "404cf1de701460671c4924521a70f07f26aa7d1c"

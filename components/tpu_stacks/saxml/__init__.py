@@ -1,4 +1,4 @@
-"""`SaxmlStack`: Saxml serving on multi-host slices (shared/seeds/000, 001).
+"""`SaxmlStack`: Saxml serving on multi-host slices ([D-GKE-SAX], [D-S3NS-SAX]).
 
 Each workload package has the same files: `args.py` (typed inputs, the multi-language schema,
 generated from the spec), `outputs.py` (typed outputs),

@@ -1,5 +1,5 @@
 """`SaxmlStack`: Saxml serving a large model on multi-host TPU slices, published declaratively.
-The Saxml tutorial (shared/seeds/000, and its sovereign-cloud edition 001) as one component.
+The Saxml tutorial ([D-GKE-SAX], and its sovereign-cloud edition [D-S3NS-SAX]) as one component.
 
 Decisions live in `saxml.plan.plan_saxml`, the cluster and its pools included (this module reads
 them from the plan, declares them with `TpuCluster.from_plan` and re-derives nothing); the CPU

@@ -1,6 +1,6 @@
 """The Saxml model servers: one JobSet whose replicated Job runs once per slice.
 
-Upstream (shared/reference/upstream-manifests.md §2.2) is kept where it matters: one child Job
+Upstream ([K-SAX] sax-model-server-set.yaml) is kept where it matters: one child Job
 per node pool (exclusive placement), `parallelism`/`completions` = hosts per slice (read, as each
 pod's `google.com/tpu`, from the planned pools' shape), the RPC and multi-host ports, `SAX_ROOT`,
 and `hostNetwork` for multi-host slices. Changed:
@@ -42,8 +42,8 @@ HOST_NETWORK_REASON = (
     "other on 8471 and the admin server reaches host 0 on its node address"
 )
 MULTISLICE_OFF = k8s.core.v1.EnvVarArgs(name="MEGASCALE_NUM_SLICES", value="")
-"""The tutorial's empty `MEGASCALE_NUM_SLICES` (shared/seeds/000: it "unsets the variable because GKE is
-not running Multislice training"; upstream-manifests.md §2.2). GKE fills in multislice (Megascale)
+"""The tutorial's empty `MEGASCALE_NUM_SLICES` ([D-GKE-SAX]: it "unsets the variable because GKE is
+not running Multislice training"; [K-SAX]). GKE fills in multislice (Megascale)
 settings for a JobSet whose replicated Job runs on several TPU slices; with them libtpu would join the
 two slices into one 2-slice mesh, a single model server would register with the admin server and the
 publisher would wait forever for `replicas: 2`. Declared empty, as the tutorial does, so that each

@@ -101,7 +101,7 @@ class SaxmlPlan(WorkloadPlan):
 
 
 def _check_exposure(spec: SaxmlSpec) -> None:
-    """Sax HTTP exposes /publish, /unpublish and /update without authentication (§2.7)."""
+    """Sax HTTP exposes /publish, /unpublish and /update without authentication ([SAX-HTTP])."""
     check_source_ranges("saxml", spec.exposure, spec.source_ranges, "that can publish and unpublish models")
 
 

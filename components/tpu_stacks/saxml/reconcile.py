@@ -89,7 +89,7 @@ def _call(
 
 
 class Sax:
-    """The Sax HTTP server's API (shared/reference/upstream-manifests.md §2.4)."""
+    """The Sax HTTP server's API ([SAX-HTTP])."""
 
     def __init__(self, base: str) -> None:
         self.base = base.rstrip("/")

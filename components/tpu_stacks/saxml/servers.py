@@ -1,6 +1,6 @@
 """Saxml's CPU-side servers: the admin server and the HTTP server with its Service.
 
-As upstream (shared/reference/upstream-manifests.md §2.1, §2.3), minus its bad practices (§2.7):
+As upstream ([K-SAX] sax-admin-server.yaml, sax-http.yaml), minus its bad practices:
 pinned images, CPU and memory requests and limits, probes on what each server answers (the admin
 server's TCP port; the HTTP server's `GET /`), hardened pods (`k8s.security`: non-root, read-only
 root filesystem, no capabilities, seccomp), and an internal load balancer by default
@@ -77,7 +77,7 @@ def admin_server(
     container = k8s.core.v1.ContainerArgs(
         name=ADMIN_NAME,
         image=plan.spec.images.admin_server,
-        # The image runs admin_config and admin_server on gs://$GSBUCKET/sax-root and sax-fs-root (§2.1).
+        # The image runs admin_config and admin_server on gs://$GSBUCKET/sax-root and sax-fs-root ([SAX-IMAGES]).
         env=[k8s.core.v1.EnvVarArgs(name="GSBUCKET", value=bucket)],
         ports=[k8s.core.v1.ContainerPortArgs(name="admin", container_port=ADMIN_PORT)],
         resources=_resources(resources.cpu, resources.memory),
@@ -98,7 +98,7 @@ def http_server(
         env=[k8s.core.v1.EnvVarArgs(name="SAX_ROOT", value=sax_root)],
         ports=[k8s.core.v1.ContainerPortArgs(name="http", container_port=HTTP_PORT)],
         resources=_resources(resources.cpu, resources.memory),
-        # Both HTTP server generations answer GET / with {"message": "HTTP Server for SAX Client"} (§2.4).
+        # Both HTTP server generations answer GET / with {"message": "HTTP Server for SAX Client"} ([SAX-HTTP]).
         readiness_probe=readiness_probe("/", HTTP_PORT),
         liveness_probe=liveness_probe("/", HTTP_PORT),
     )

@@ -3,7 +3,7 @@
 The user names the model the model servers must hold and how many copies (slices) to run; the
 slice, node count, `google.com/tpu`, node selectors, JobSet parallelism and the model server's
 `--platform_chip`/`--platform_topology` all follow in `saxml.plan`. Upstream facts are from
-shared/reference/upstream-manifests.md section 2 (the multi-host sample at commit c6f85f55).
+[K-SAX] (the multi-host sample at commit c6f85f55) unless a comment names another source.
 """
 
 from __future__ import annotations
@@ -20,24 +20,24 @@ from tpu_stacks.field_rules import BucketName, ComponentInput, K8sName, Quantity
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 from tpu_stacks.images import PYTHON_IMAGE
 
-# Pinned as the multi-host sample pins them (§2.1-2.3, §2.6). Saxml publishes no digests.
+# Pinned as the multi-host sample pins them ([K-SAX]). Saxml publishes no digests.
 ADMIN_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"
 MODEL_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0"
 HTTP_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0"
 # The publisher runs a stdlib-only Python script (saxml_reconcile.py): any small pinned Python 3.
 PUBLISHER_IMAGE = PYTHON_IMAGE
 
-SAX_CELL = "/sax/test"  # Dockerfile.admin's SAX_CELL default and the model servers' --sax_cell (§2.1, §2.2)
-ADMIN_PORT = 10000  # Dockerfile.admin PORT (§2.1)
-MODEL_PORT = 10001  # --port of the model servers (§2.2)
-MULTI_HOST_PORT = 8471  # declared by upstream; the libtpu multi-host worker port (§2.2)
-HTTP_PORT = 8888  # sax-http (§2.3)
-# Parent settings of LmCloudSpmd175B32Test (tpu-catalog.md §7.3): the tokens Saxml holds per request.
+SAX_CELL = "/sax/test"  # Dockerfile.admin's SAX_CELL default and the model servers' --sax_cell ([SAX-IMAGES], [K-SAX])
+ADMIN_PORT = 10000  # Dockerfile.admin PORT ([SAX-IMAGES])
+MODEL_PORT = 10001  # --port of the model servers ([K-SAX])
+MULTI_HOST_PORT = 8471  # declared by upstream; the libtpu multi-host worker port ([K-SAX])
+HTTP_PORT = 8888  # sax-http ([K-SAX])
+# Parent settings of LmCloudSpmd175B32Test ([SAX], [PAX]): the tokens Saxml holds per request.
 INPUT_SEQ_LEN = 128
 MAX_DECODE_STEPS = 128
 BATCH_SIZE = 1
-TUTORIAL_MODEL_NAME = "/sax/test/spmd"  # the tutorial's /publish body (§2.4)
-SAMPLE_QUERY = "How many days are in a week?"  # the tutorial's /generate body (§2.4)
+TUTORIAL_MODEL_NAME = "/sax/test/spmd"  # the tutorial's /publish body ([D-GKE-SAX])
+SAMPLE_QUERY = "How many days are in a week?"  # the tutorial's /generate body ([D-GKE-SAX])
 
 
 class _Spec(SpecModel):

@@ -1,4 +1,4 @@
-"""`VllmStack`: vLLM serving (shared/seeds/002).
+"""`VllmStack`: vLLM serving (the tutorial [D-GKE-VLLM]).
 
 Each workload package has the same files: `args.py` (typed inputs, the multi-language schema,
 generated from the spec), `outputs.py` (typed outputs),

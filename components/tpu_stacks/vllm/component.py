@@ -1,5 +1,5 @@
 """`VllmStack`: serve a model with vLLM on a TPU slice sized from the catalogue, autoscaled on
-vLLM's own queue metric. The tutorial (shared/seeds/002) as one component.
+vLLM's own queue metric. The tutorial ([D-GKE-VLLM]) as one component.
 
 Decisions live in `vllm.spec.plan_vllm`; the pod template in `vllm.pod`; this module declares the
 resources: cluster, weights bucket, Workload Identity, Secret, Deployment, Service, PodMonitoring,

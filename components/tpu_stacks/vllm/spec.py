@@ -1,7 +1,7 @@
 """What a vLLM deployment asks for (`VllmSpec`, the `tpu-stacks:vllm` section), and vLLM's facts.
 
 `vllm.plan.plan_vllm` derives everything else. Upstream facts are from
-shared/reference/upstream-manifests.md section 3. Pure: no provider SDK.
+[D-GKE-VLLM] and [K-VLLM]. Pure: no provider SDK.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from tpu_stacks.cluster.spec import workload_cluster
 from tpu_stacks.field_rules import ComponentInput, EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
-# The last immutable upstream tag that matches today's args (upstream-manifests.md §3.7, commit 5a8378ff).
+# The last immutable upstream tag that matches today's args ([K-VLLM] history, commit 5a8378ff).
 VLLM_IMAGE = "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
 PORT = VLLM.scrape_port()  # `vllm serve --port`: the API, and /metrics on the same port (catalog/engines.py)
 HPA_METRICS = {
-    # The HPA's metric names as Managed Prometheus serves them, from the engine catalogue (upstream-manifests.md §3.4).
+    # The HPA's metric names as Managed Prometheus serves them, from the engine catalogue ([K-VLLM] vllm-hpa.yaml).
     short: managed_prometheus_name(VLLM, f"vllm:{short}")
     for short in ("num_requests_waiting", "gpu_cache_usage_perc")
 }
