@@ -252,14 +252,14 @@ JETSTREAM_USER = ImageUser(
     "compile cache and (download flow) the weights directory, all emptyDirs here [I: not run here]",
 )
 # The TPU generations the pinned images are known to serve. GKE's JetStream-PyTorch tutorial and every
-# upstream manifest (upstream-manifests.md §4: `tpu-v5-lite-podslice`, ct5lp-hightpu-8t)
+# upstream manifest ([K-JETSTREAM], [K-JETSTREAM-CONV]: `tpu-v5-lite-podslice`, ct5lp-hightpu-8t)
 # run on v5e, and upstream's README only describes a v5e-8 VM. The v0.2.x images were built in 2024,
 # before TPU7x (Ironwood); upstream was archived on 1 Feb 2026, so no later build will add it. Widen
 # this only with a source that shows these images serving another generation.
 JETSTREAM_SERVES = (
     Served(
         generation="v5e",
-        source="upstream-manifests.md §4 (tpu-v5-lite-podslice, ct5lp-hightpu-8t); jetstream-pytorch README (v5e-8)",
+        source="[K-JETSTREAM], [K-JETSTREAM-CONV] (tpu-v5-lite-podslice, ct5lp-hightpu-8t); jetstream-pytorch README (v5e-8)",
     ),
 )
 
@@ -359,7 +359,7 @@ RAY = EngineVersion(
     metrics_port=8080,  # Ray's default --metrics-export-port (docs.ray.io, "Collecting and monitoring metrics")
     user=ImageUser(
         1000,  # upstream's multi-slice mount options use uid=1000,gid=1000
-        "rayproject/ray images run as USER ray (uid 1000, upstream-manifests.md §5); below 10000, but the "
+        "rayproject/ray images run as USER ray (uid 1000, [K-RAY] Dockerfile); below 10000, but the "
         "image's conda lives in /home/ray, owned by that uid",
         home="/home/ray",
         login="ray",

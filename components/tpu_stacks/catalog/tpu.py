@@ -354,7 +354,7 @@ GENERATIONS: tuple[Generation, ...] = (
             usd_per_chip_hour=1.89,
             source="[NEO] quoting Google's GA announcement, 1-year CUD (a TPU reservation needs a CUD)",
             as_of="2024-12",
-        ),  # catalogue section 6
+        ),
         disk_types=("hyperdisk-balanced", "hyperdisk-ml"),  # setup-persistent-disk: v6e Hyperdisk only
         flex_start=True,
         queued_provisioning=True,  # [CTK] gke-tpu-v6e queued-provisioning example
@@ -385,7 +385,7 @@ GENERATIONS: tuple[Generation, ...] = (
             version="1.34.3-gke.1318000", source="[CTK] (Standard figure)", verified=False
         ),
         price=None,  # not published [D-7x]
-        disk_types=("hyperdisk-balanced",),  # [CTK] tpu7x pools use hyperdisk-balanced, catalogue 5.4 item 8
+        disk_types=("hyperdisk-balanced",),  # [CTK] tpu7x pools use hyperdisk-balanced
         flex_start=True,
         queued_provisioning=True,  # [CTK] gke-tpu-7x queued-provisioning example
         sources="[D-7x], [MT], [XPK], [CTK]",
