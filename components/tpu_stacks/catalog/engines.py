@@ -259,7 +259,8 @@ JETSTREAM_USER = ImageUser(
 JETSTREAM_SERVES = (
     Served(
         generation="v5e",
-        source="[K-JETSTREAM], [K-JETSTREAM-CONV] (tpu-v5-lite-podslice, ct5lp-hightpu-8t); jetstream-pytorch README (v5e-8)",
+        source="[K-JETSTREAM], [K-JETSTREAM-CONV] (tpu-v5-lite-podslice, ct5lp-hightpu-8t); "
+        "jetstream-pytorch README (v5e-8)",
     ),
 )
 
