@@ -7,10 +7,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: plan plan-all test format bench clean policy-pack mutation diagrams security args
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-
-$(STAMP): $(BIN)/python requirements.txt components/pyproject.toml tools/preview/pyproject.toml policies/requirements.txt
+# PYTHON must be at least components/pyproject.toml's requires-python: scripts/check_python.py refuses an
+# older one in one line before venv/ is touched, and clears a venv/ that an older Python or an unfinished
+# install left (no stamp), so the next run starts clean.
+$(STAMP): requirements.txt components/pyproject.toml tools/preview/pyproject.toml policies/requirements.txt
+	@$(PYTHON) scripts/check_python.py --venv $(VENV)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
