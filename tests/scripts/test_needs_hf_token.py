@@ -1,0 +1,64 @@
+"""CI skips a stack for want of HF_TOKEN exactly when the program would refuse it for want of hfToken: the
+derived answer (registry + catalogue) against the offline planner's own refusals, stack by stack."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scripts.needs_hf_token import gated_stacks, needs_hf_token
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = str(Path(sys.executable).parent / "tpu-stacks")
+SHIPPED = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
+
+
+def _refused_for_token(stack: str) -> bool:
+    """The offline plan without placeholder secrets: refused, naming hfToken."""
+    result = subprocess.run([CLI, "plan", "--stack", stack], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return result.returncode != 0 and "hfToken" in result.stdout + result.stderr
+
+
+def test_the_gated_stacks_are_the_ones_the_planner_refuses_without_a_token():
+    gated = gated_stacks()
+    assert gated == sorted(stack for stack in SHIPPED if _refused_for_token(stack))
+    assert gated and set(gated) < set(SHIPPED)  # both answers occur among the shipped stacks
+
+
+def _stack_file(tmp_path: Path, config: dict, **top: object) -> Path:
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text(yaml.safe_dump({**top, "config": {"gcp:project": "p", **config}}))
+    return path
+
+
+@pytest.mark.parametrize(
+    "config, top, expected",
+    [
+        ({"tpu-stacks:scenario": "vllm", "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-8B"}}, {}, True),
+        ({"tpu-stacks:scenario": "jetstream", "tpu-stacks:jetstream": {"model": "google/gemma-7b-it"}}, {}, True),
+        ({"tpu-stacks:scenario": "vllm", "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct"}}, {}, False),
+        # the stack file holds the token, or an ESC environment supplies it
+        (
+            {
+                "tpu-stacks:scenario": "vllm",
+                "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-8B"},
+                "tpu-stacks:hfToken": {"secure": "v1:abc"},
+            },
+            {},
+            False,
+        ),
+        (
+            {"tpu-stacks:scenario": "vllm", "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-8B"}},
+            {"environment": ["tpu/hf"]},
+            False,
+        ),
+        # a workload that takes no token; a model the catalogue does not know (the offline plan says why)
+        ({"tpu-stacks:scenario": "raytrain", "tpu-stacks:raytrain": {"model": "llama3-8b"}}, {}, False),
+        ({"tpu-stacks:scenario": "vllm", "tpu-stacks:vllm": {"model": "no/such-model"}}, {}, False),
+        ({"tpu-stacks:scenario": "cluster"}, {}, False),
+    ],
+)
+def test_which_stack_files_need_the_repository_token(tmp_path, config, top, expected):
+    assert needs_hf_token(_stack_file(tmp_path, config, **top)) is expected
