@@ -123,6 +123,9 @@ def test_the_nodes_run_as_the_saxml_account_unless_the_cluster_names_one():
     assert plan_saxml(SaxmlSpec(**SINGLE_HOST), CLUSTER).cluster.spec.node_service_account is None
     with pytest.raises(UserError, match=r"^saxml.nodeServiceAccount: 'sax-nodes' is not a service account email"):
         plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount="sax-nodes"), CLUSTER)
+    default = "123456789012-compute@developer.gserviceaccount.com"
+    with pytest.raises(UserError, match=r"^saxml.nodeServiceAccount: '123456789012-compute@.*' is the Compute Engine"):
+        plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount=default), CLUSTER)
 
 
 def test_published_paths_are_required_for_a_catalogue_model_and_checked_when_known():
