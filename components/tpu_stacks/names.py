@@ -207,9 +207,25 @@ def is_bucket_name(value: Any) -> bool:
         return False
 
 
+def check_gcs_path(path: str, key: str = "") -> str:
+    """`path` (`gs://BUCKET` or `gs://BUCKET/PATH`), or a one-line refusal that shows the path as written
+    and gives the bucket rule it breaks (check_bucket_name's), not a vaguer "not a gs:// path"."""
+    if not path.startswith("gs://"):
+        raise UserError(key, path, "is not a gs:// path", "write gs://BUCKET/PATH")
+    bucket = path[5:].split("/", 1)[0]
+    try:
+        check_bucket_name(bucket, key)
+    except UserError as error:
+        raise UserError(key, path, f"names bucket '{bucket}', which {error.problem}", error.fix) from None
+    return path
+
+
 def is_gcs_path(value: Any) -> bool:
     """`gs://BUCKET` or `gs://BUCKET/PATH` with a valid bucket name."""
-    return isinstance(value, str) and value.startswith("gs://") and is_bucket_name(value[5:].split("/", 1)[0])
+    try:
+        return isinstance(value, str) and check_gcs_path(value) == value
+    except UserError:
+        return False
 
 
 # -- names derived from user names: deterministic, within the API's limit ---------------------------

@@ -23,7 +23,7 @@ from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
-from tpu_stacks.names import check_node_service_account, is_gcs_path
+from tpu_stacks.names import check_gcs_path, check_node_service_account
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
 from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
 
@@ -207,13 +207,15 @@ def _published(
                 f"is not a model name in Saxml cell {SAX_CELL}",
                 f"name it {SAX_CELL}/<name>",
             )
-        if model.checkpoint != "None" and not is_gcs_path(model.checkpoint):
+        if model.checkpoint != "None" and not model.checkpoint.startswith("gs://"):
             raise UserError(
                 f"{key}.checkpoint",
                 model.checkpoint,
                 "is neither None nor a gs:// path",
                 "write None or gs://BUCKET/PATH",
             )
+        if model.checkpoint != "None":
+            check_gcs_path(model.checkpoint, f"{key}.checkpoint")
         if model.replicas > spec.replicas:
             raise UserError(
                 f"{key}.replicas",
