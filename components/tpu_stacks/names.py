@@ -68,6 +68,36 @@ SERVICE_ACCOUNT_EMAIL = NameRule(
     "NAME@PROJECT.iam.gserviceaccount.com",
 )
 
+# The Compute Engine default account, `PROJECT_NUMBER-compute@developer.gserviceaccount.com`
+# (https://cloud.google.com/compute/docs/access/service-accounts#default_service_account): unless the
+# organization enforces iam.automaticIamGrantsForDefaultServiceAccounts it is granted project Editor, and
+# GKE's hardening guide says to run nodes as a least-privilege account instead
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa).
+DEFAULT_COMPUTE_ACCOUNT = re.compile(r"^[1-9][0-9]{0,18}-compute@developer\.[a-z0-9.-]*gserviceaccount\.com$")
+
+
+def check_node_service_account(email: str, key: str, existing: bool) -> str:
+    """`email`, the account nodes run as, or a one-line refusal. The Compute Engine default account is
+    refused for nodes this stack creates (GKE's hardening guide: it often holds project Editor, which every
+    host-network pod would then hold; the stack's own `<name>-nodes` account has only GKE's node role) and
+    accepted for an existing cluster's nodes, where it states a fact the stack cannot change."""
+    if DEFAULT_COMPUTE_ACCOUNT.match(email):
+        if existing:
+            return email
+        raise UserError(
+            key,
+            email,
+            "is the Compute Engine default account, which often holds project Editor; GKE advises a "
+            "least-privilege node account (cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster)",
+            "leave it unset (the stack creates one with only GKE's node role) or name such an account",
+        )
+    if not SERVICE_ACCOUNT_EMAIL.matches(email):
+        raise UserError(
+            key, email, "is not a service account email", "write it as NAME@PROJECT.iam.gserviceaccount.com"
+        )
+    return email
+
+
 GKE_NAME = NameRule(
     "GKE name",
     re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$"),
@@ -177,9 +207,25 @@ def is_bucket_name(value: Any) -> bool:
         return False
 
 
+def check_gcs_path(path: str, key: str = "") -> str:
+    """`path` (`gs://BUCKET` or `gs://BUCKET/PATH`), or a one-line refusal that shows the path as written
+    and gives the bucket rule it breaks (check_bucket_name's), not a vaguer "not a gs:// path"."""
+    if not path.startswith("gs://"):
+        raise UserError(key, path, "is not a gs:// path", "write gs://BUCKET/PATH")
+    bucket = path[5:].split("/", 1)[0]
+    try:
+        check_bucket_name(bucket, key)
+    except UserError as error:
+        raise UserError(key, path, f"names bucket '{bucket}', which {error.problem}", error.fix) from None
+    return path
+
+
 def is_gcs_path(value: Any) -> bool:
     """`gs://BUCKET` or `gs://BUCKET/PATH` with a valid bucket name."""
-    return isinstance(value, str) and value.startswith("gs://") and is_bucket_name(value[5:].split("/", 1)[0])
+    try:
+        return isinstance(value, str) and check_gcs_path(value) == value
+    except UserError:
+        return False
 
 
 # -- names derived from user names: deterministic, within the API's limit ---------------------------

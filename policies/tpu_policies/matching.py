@@ -21,9 +21,8 @@ from tpu_policies.workloads import PodTemplate, workload_annotations
 from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.tpu import ACCELERATOR_LABEL, GENERATIONS, TOPOLOGY_LABEL, generation_of_accelerator
 from tpu_stacks.errors import UserError
+from tpu_stacks.parallel_flags import check_parallelism
 
-TP_FLAG = re.compile(r"(?:--tensor[-_]parallel[-_]size|(?<!\S)-tp)(?:=|\s+)(\d+)")
-PP_FLAG = re.compile(r"(?:--pipeline[-_]parallel[-_]size|(?<!\S)-pp)(?:=|\s+)(\d+)")
 ICI_FLAG = re.compile(r"(?<![\w-])ici_([a-z_]+?)_parallelism[=:\s]+(-?\d+)")
 
 
@@ -57,20 +56,16 @@ def _hosts(template: PodTemplate, accelerator: str, topology: str, options: list
 
 
 def _tensor_parallel(template: PodTemplate, notes: dict[str, Any], granted: int, per_pod: str) -> list[str]:
-    """vLLM/JetStream shard over every device the workload gets (tp x pp = devices; 2 per tpu7x chip)."""
-    problems = []
-    text = template.arg_text()
-    pipeline = int(match.group(1)) if (match := PP_FLAG.search(text)) else 1
-    expected = granted // pipeline if pipeline and granted % pipeline == 0 else granted
+    """vLLM/JetStream shard over every device the workload gets: the rule of tpu_stacks.parallel_flags, which
+    VllmStack's plan applies to its extraArgs too."""
+    rule = check_parallelism(template.arg_text(), granted)
     sources = [(f"annotation {keys.TENSOR_PARALLEL}", as_str(notes.get(keys.TENSOR_PARALLEL)))]
-    sources += [("container arg --tensor-parallel-size", m.group(1)) for m in TP_FLAG.finditer(text)]
-    for source, value in sources:
-        if value is not None and value.strip().isdigit() and int(value) != expected:
-            problems.append(
-                f"tensor-parallel size {value} ({source}) but the workload gets {granted} devices ({per_pod}); "
-                f"set it to {expected}" + (f" (with pipeline parallel {pipeline})" if pipeline > 1 else "")
-            )
-    return problems
+    sources += [(f"container arg {flag.name}", str(flag.value)) for flag in rule.wrong]
+    return [
+        f"tensor-parallel size {value} ({source}) but the workload gets {granted} devices ({per_pod}); {rule.fix}"
+        for source, value in sources
+        if value is not None and value.strip().isdigit() and int(value) != rule.expected
+    ]
 
 
 def _mesh(pairs: list[tuple[str, int]], devices: int) -> bool:

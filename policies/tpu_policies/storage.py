@@ -20,6 +20,8 @@ from pulumi_policy import (
 
 from tpu_policies.settings import Setting, config_schema
 from tpu_policies.values import UNKNOWN, as_list, as_str, is_true, plain
+from tpu_stacks.errors import UserError
+from tpu_stacks.names import check_bucket_name
 
 DENIED_ROLES = ["roles/storage.admin", "roles/storage.objectAdmin", "roles/owner", "roles/editor"]
 SCOPES = {"projects": "project", "folder": "folder", "organizations": "organization"}
@@ -77,10 +79,33 @@ def _validate_iam(args: ResourceValidationArgs, report_violation: ReportViolatio
             )
 
 
+# A bucket without `name` is auto-named `<resource name>-<7 hex digits>`, not lowercased (pulumi/pulumi-gcp#126:
+# "Invalid bucket name: 'newObject-f691b50'"; #698: 'auth.example.com-3da1b83'; #2164 is open).
+AUTONAME_SUFFIX = "-0a1b2c3"
+
+
+def _bucket_name_problem(name: Any, resource_name: str) -> str | None:
+    """What Cloud Storage would refuse in the bucket's name (names.check_bucket_name, the rule the program's
+    inputs follow): `name` as given, else the name Pulumi generates from the resource's."""
+    if name is UNKNOWN:
+        return None
+    given = isinstance(name, str) and bool(name)
+    try:
+        check_bucket_name(name if given else resource_name + AUTONAME_SUFFIX)
+    except UserError as error:
+        shown = f"name '{name}'" if given else f"auto-generated name '{resource_name}-<7 hex digits>'"
+        fix = "" if given else " (or rename the resource)"
+        return f"{shown} {error.problem}; {error.fix}{fix}"
+    return None
+
+
 def _validate_bucket(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     if args.resource_type != BUCKET_TYPE:
         return
     props = plain(args.props)
+    problem = _bucket_name_problem(props.get("name"), args.name)
+    if problem:
+        report_violation(problem, None)
     ubla = props.get("uniformBucketLevelAccess")
     if ubla is not UNKNOWN and not is_true(ubla):
         report_violation(
@@ -110,7 +135,8 @@ IAM_POLICY = ResourceValidationPolicy(
 
 BUCKET_POLICY = ResourceValidationPolicy(
     name="bucket-hardened",
-    description="Cloud Storage buckets use uniform bucket-level access and enforce public access prevention.",
+    description="Cloud Storage buckets use uniform bucket-level access, enforce public access prevention and have "
+    "names Cloud Storage accepts (no reserved `goog` prefix).",
     validate=_validate_bucket,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,

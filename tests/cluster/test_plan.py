@@ -574,3 +574,28 @@ def test_a_zonal_cluster_names_its_own_region_and_may_span_zones_of_it():
     )
     spanning = plan_cluster(spec(location="us-central1-b", node_locations=["us-central1-b", "us-central1-c"]))
     assert (spanning.regional, spanning.node_locations) == (False, ("us-central1-b", "us-central1-c"))
+
+
+DEFAULT_COMPUTE = "123456789012-compute@developer.gserviceaccount.com"
+
+
+def test_the_default_compute_account_is_refused_for_new_nodes_with_the_real_reason():
+    """GKE's hardening guide: nodes run as a least-privilege account, not the Compute Engine default one
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa)."""
+    with pytest.raises(UserError) as refused:
+        plan_cluster(spec(node_service_account=DEFAULT_COMPUTE))
+    message = str(refused.value)
+    assert message.startswith(f"cluster.nodeServiceAccount: '{DEFAULT_COMPUTE}' is the Compute Engine default account")
+    assert "project Editor" in message and "leave it unset" in message and "\n" not in message
+    assert "not a service account email" not in message
+
+
+def test_the_default_compute_account_states_what_an_existing_clusters_nodes_run_as():
+    existing = {"name": "prod", "location": "us-central1-b", "createPools": True}
+    chosen = plan_cluster(spec(existing=existing, node_service_account=DEFAULT_COMPUTE))
+    assert chosen.spec.node_service_account == DEFAULT_COMPUTE
+
+
+def test_a_least_privilege_account_is_accepted():
+    account = "tpu-nodes@my-proj.iam.gserviceaccount.com"
+    assert plan_cluster(spec(node_service_account=account)).spec.node_service_account == account

@@ -67,6 +67,12 @@ def test_google_ids_are_unchanged_including_legacy_domain_scoped_ones():
         ),
         ("s3ns", "acme:my-proj", "cluster.project: 'acme:my-proj' is not a project id of universe s3ns"),
         ("s3ns", "s3ns:", "cluster.project: 's3ns:' has no project id after its prefix; write s3ns:PROJECT_ID"),
+        (
+            "s3ns",
+            "s3ns:s3ns:my-proj",
+            "cluster.project: 's3ns:s3ns:my-proj' has more than one prefix; write s3ns:my-proj (one prefix)",
+        ),
+        ("google", "example.com:example.com:my-proj", "has more than one prefix; write example.com:my-proj"),
     ],
 )
 def test_a_prefix_that_contradicts_the_universe_is_refused_in_one_line(chosen, written, message):

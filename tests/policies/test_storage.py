@@ -77,3 +77,19 @@ def test_bucket_needs_uniform_access_and_public_access_prevention():
         "models", location="US", uniform_bucket_level_access=True, public_access_prevention="enforced"
     )  # noqa: E731
     assert check(BUCKET, hardened) == []
+
+
+def _hardened(resource: str, **args):
+    return lambda: gcp.storage.Bucket(
+        resource, location="US", uniform_bucket_level_access=True, public_access_prevention="enforced", **args
+    )
+
+
+def test_a_bucket_name_cloud_storage_refuses_is_reported():
+    """https://cloud.google.com/storage/docs/buckets#naming: no `goog` prefix, no 'google'."""
+    (found,) = check(BUCKET, _hardened("models", name="goog-x"))
+    assert found.message.startswith("name 'goog-x' starts with 'goog', which Cloud Storage reserves")
+    (found,) = check(BUCKET, _hardened("goog-weights"))  # auto-named goog-weights-<7 hex>
+    assert found.message.startswith("auto-generated name 'goog-weights-<7 hex digits>' starts with 'goog'")
+    assert check(BUCKET, _hardened("weights", name="tpu-weights")) == []
+    assert check(BUCKET, _hardened("weights")) == []

@@ -118,7 +118,9 @@ def test_a_crd_directory_without_the_crds_is_one_notice(capsys: pytest.CaptureFi
         (["--stack", "missing-config", "--cwd", str(ERRORS)], 2, "errors-fixture:notSet"),
         (["--stack", "invoke", "--cwd", str(ERRORS)], 1, "gcp:compute/getZones:getZones"),
         (["--stack", "dev", "--cwd", str(RAW), "--k8s-version", "2.0"], 2, "--k8s-version: '2.0'"),
-        (["--stack", "dev", "--cwd", str(RAW), "--policy-config", "x.json"], 2, "needs --policy-pack"),
+        (["--stack", "dev", "--cwd", str(RAW), "--policy-config", "x.json"], 2, "--policy-config: 'x.json' needs"),
+        # Pulumi's own spelling (`pulumi preview --policy-pack-config`) is accepted and named as written
+        (["--stack", "dev", "--cwd", str(RAW), "--policy-pack-config", "x.json"], 2, "--policy-pack-config: 'x.json'"),
     ],
 )
 def test_errors_are_one_line_with_the_right_exit_code(

@@ -352,6 +352,10 @@ def test_interactive_only_declares_no_rayjob():
         ({"run_name": "My_Run"}, "raytrain.runName: 'My_Run' is not a valid RayJob name"),
         ({"output_directory": "/tmp/out"}, "raytrain.outputDirectory: '/tmp/out' is not on the checkpoint bucket"),
         (
+            {"output_directory": "gs://goog-x/runs"},
+            "'gs://goog-x/runs' names bucket 'goog-x', which starts with 'goog'",
+        ),
+        (
             {"extra_args": ["steps=5"]},
             "raytrain.extraArgs[0]: 'steps=5' repeats a setting the stack writes; set raytrain.steps instead",
         ),

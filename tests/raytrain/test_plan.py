@@ -321,6 +321,19 @@ def test_an_output_directory_off_the_bucket_is_refused(directory):
 
 
 @pytest.mark.parametrize(
+    ("directory", "problem"),
+    [
+        ("gs://goog-x/runs", "names bucket 'goog-x', which starts with 'goog', which Cloud Storage reserves"),
+        ("gs://my-google-runs", "names bucket 'my-google-runs', which contains 'google' or a look-alike"),
+        ("gs://Runs/x", "names bucket 'Runs', which is not a bucket name"),
+    ],
+)
+def test_a_gs_output_directory_follows_the_bucket_rule(directory, problem):
+    """Cloud Storage reserves `goog` prefixes (https://cloud.google.com/storage/docs/buckets#naming)."""
+    assert f"raytrain.outputDirectory: '{directory}' {problem}" in refusal(output_directory=directory)
+
+
+@pytest.mark.parametrize(
     ("image", "problem"),
     [
         ({"build": "prebuilt"}, "raytrain.image.reference is required with build prebuilt"),

@@ -363,6 +363,12 @@ def test_several_models_and_replicas_per_model():
         ),
         ({"jobset": {"version": "latest"}}, "saxml.jobset.version: 'latest' is not a JobSet release tag"),
         ({"gsa_name": "Sax"}, "saxml.gsa_name: 'Sax' is not a valid service account id"),
+        # bucket names Cloud Storage reserves, through the Args (https://cloud.google.com/storage/docs/buckets#naming)
+        ({"checkpoint_buckets": ["goog-x"]}, "'goog-x' starts with 'goog', which Cloud Storage reserves"),
+        (
+            {"models": [{"checkpoint": "gs://goog-x/ckpt"}]},
+            "saxml.models[0].checkpoint: 'gs://goog-x/ckpt' names bucket 'goog-x', which starts with 'goog'",
+        ),
         ({"replicas": 0}, "saxml.replicas: 0 is not accepted"),
         (
             {"cluster": {**TUTORIAL["cluster"], "location": "us-central1", "mode": "autopilot"}},

@@ -123,6 +123,9 @@ def test_the_nodes_run_as_the_saxml_account_unless_the_cluster_names_one():
     assert plan_saxml(SaxmlSpec(**SINGLE_HOST), CLUSTER).cluster.spec.node_service_account is None
     with pytest.raises(UserError, match=r"^saxml.nodeServiceAccount: 'sax-nodes' is not a service account email"):
         plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount="sax-nodes"), CLUSTER)
+    default = "123456789012-compute@developer.gserviceaccount.com"
+    with pytest.raises(UserError, match=r"^saxml.nodeServiceAccount: '123456789012-compute@.*' is the Compute Engine"):
+        plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount=default), CLUSTER)
 
 
 def test_published_paths_are_required_for_a_catalogue_model_and_checked_when_known():
@@ -141,6 +144,7 @@ def test_published_paths_are_required_for_a_catalogue_model_and_checked_when_kno
     [
         ({"gsaName": "Sax"}, r"^saxml.gsaName: 'Sax' is not a valid service account id"),
         ({"checkpointBuckets": ["gs://b"]}, r"^saxml.checkpointBuckets\[0\]: 'gs://b' is a URL, not a bucket name"),
+        ({"checkpointBuckets": ["goog-x"]}, r"^saxml.checkpointBuckets\[0\]: 'goog-x' starts with 'goog'"),
     ],
 )
 def test_names_are_refused_when_the_section_is_parsed(spec, message):
@@ -203,5 +207,10 @@ def test_the_slices_reservation_reaches_every_pool():
 
 def test_a_checkpoint_path_follows_the_bucket_rule():
     """The gs:// path rule is the bucket-name rule: a bucket Cloud Storage reserves is refused here too."""
-    with pytest.raises(UserError, match=r"^saxml.models\[0\].checkpoint: 'gs://goog-ckpt/x' is neither None nor"):
+    with pytest.raises(
+        UserError,
+        match=r"^saxml.models\[0\].checkpoint: 'gs://goog-ckpt/x' names bucket 'goog-ckpt', which starts with 'goog', "
+        r"which Cloud Storage reserves",
+    ):
         plan_saxml(SaxmlSpec(models=[{"checkpoint": "gs://goog-ckpt/x"}]), CLUSTER)
+    assert plan_saxml(SaxmlSpec(models=[{"checkpoint": "gs://ckpt/x"}]), CLUSTER).models[0].checkpoint == "gs://ckpt/x"

@@ -185,3 +185,42 @@ def test_registry_modes_check_their_images():
         plan(registry={"mode": "standard"})
     with pytest.raises(UserError, match=r"^vllm.image: 'us-docker.pkg.dev/x/y/vllm:1' is not on Docker Hub"):
         plan(registry={"mode": "remote"}, image="us-docker.pkg.dev/x/y/vllm:1")
+
+
+@pytest.mark.parametrize(
+    ("extra", "index", "written"),
+    [
+        (["--tensor-parallel-size", "4"], 0, "--tensor-parallel-size 4"),
+        (["--tensor-parallel-size=4"], 0, "--tensor-parallel-size=4"),
+        (["--enable-prefix-caching", "-tp", "4"], 1, "-tp 4"),  # vLLM's short form (engine/arg_utils.py)
+        (["--tensor_parallel_size=4"], 0, "--tensor_parallel_size=4"),  # FlexibleArgumentParser reads _ as -
+        (["--tensor-parallel-size 4"], 0, "--tensor-parallel-size 4"),  # one item, as YAML users write it
+    ],
+)
+def test_a_tensor_parallel_size_in_extra_args_that_contradicts_the_slice_is_refused(extra, index, written):
+    """The 70B model is sized onto a v6e 2x4 (8 chips): vLLM must shard over all 8. The policy pack
+    catches this on the container's arguments; the program refuses it first, with the same rule."""
+    with pytest.raises(UserError) as refused:
+        plan(extra_args=extra)
+    assert str(refused.value) == (
+        f"vllm.extraArgs[{index}]: '{written}' sets tensor parallelism 4, but the v6e 2x4 slice the model is "
+        "sized for has 8 devices; set it to 8, or leave it out (the stack sets --tensor-parallel-size=8)"
+    )
+
+
+@pytest.mark.parametrize(
+    "extra", [["--tensor-parallel-size", "8"], ["-tp=8"], ["-tp", "4", "-pp", "2"], ["--tensor-parallel-size=8"]]
+)
+def test_a_tensor_parallel_size_that_matches_the_slice_passes_and_is_the_only_one(extra):
+    args = plan(extra_args=extra).engine_args()
+    assert not [a for a in args if a.startswith("--tensor-parallel-size=") and a not in extra]  # ours gives way
+    assert args[-len(extra) :] == extra
+
+
+def test_pipeline_parallel_alone_would_overcommit_the_slice():
+    with pytest.raises(
+        UserError,
+        match=r"^vllm.extraArgs\[0\]: '-pp 2' with the stack's --tensor-parallel-size=8 "
+        r"asks for 16 devices.*add --tensor-parallel-size=4 with it",
+    ):
+        plan(extra_args=["-pp", "2"])

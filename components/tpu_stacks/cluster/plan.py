@@ -46,8 +46,8 @@ from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.gcp.universe import Universe, universe
 from tpu_stacks.names import (
     GKE_NAME,
-    SERVICE_ACCOUNT_EMAIL,
     SYSTEM_POOL_NAME,
+    check_node_service_account,
     check_zone_of,
     is_region,
     is_zone,
@@ -368,13 +368,8 @@ def _plan_cluster(spec: ClusterSpec) -> ClusterPlan:
     chosen_universe = universe(spec.universe, key="cluster.universe")
     chosen_universe.bare_project(spec.project, key="cluster.project")  # `s3ns:` only in S3NS
     chosen_universe.check_location(spec.location, key="cluster.location")  # S3NS: u-france-east1 only
-    if spec.node_service_account is not None and not SERVICE_ACCOUNT_EMAIL.matches(spec.node_service_account):
-        raise UserError(
-            "cluster.nodeServiceAccount",
-            spec.node_service_account,
-            "is not a service account email",
-            "give NAME@PROJECT.iam.gserviceaccount.com",
-        )
+    if spec.node_service_account is not None:
+        check_node_service_account(spec.node_service_account, "cluster.nodeServiceAccount", spec.existing is not None)
     if not GKE_NAME.matches(spec.name):
         raise UserError(
             "cluster.name",

@@ -99,10 +99,18 @@ class Universe(BaseModel):
         if self.project_prefix and prefix == self.project_prefix:
             if not rest:
                 raise UserError(key, project, "has no project id after its prefix", f"write {prefix}:PROJECT_ID")
+            if ":" in rest:  # `s3ns:s3ns:my-proj`: the id after the prefix would carry a colon, which no id has
+                raise UserError(
+                    key, project, "has more than one prefix", f"write {prefix}:{rest.rpartition(':')[2]} (one prefix)"
+                )
             return rest
         owner = next((u for u in UNIVERSES if u.project_prefix and u.project_prefix == prefix), None)
         if owner is None and not self.project_prefix and "." in prefix:
             # Google Cloud's legacy domain-scoped ids (`example.com:proj`) are the project's whole id.
+            if ":" in rest:
+                raise UserError(
+                    key, project, "has more than one prefix", f"write {prefix}:{rest.rpartition(':')[2]} (one prefix)"
+                )
             return project
         where = f"a project id of universe {owner.name}" if owner else f"not a project id of universe {self.name}"
         form = f"PROJECT_ID or {self.project_prefix}:PROJECT_ID" if self.project_prefix else "PROJECT_ID"

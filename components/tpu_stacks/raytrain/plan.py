@@ -23,7 +23,7 @@ from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_clu
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import MOVING_TAGS, image_problem
-from tpu_stacks.names import DNS1035_LABEL, IMAGE_TAG, REPOSITORY_ID, SERVICE_ACCOUNT_ID
+from tpu_stacks.names import DNS1035_LABEL, IMAGE_TAG, REPOSITORY_ID, SERVICE_ACCOUNT_ID, check_gcs_path
 from tpu_stacks.raytrain.spec import (
     DATA_MOUNT,
     ICI_AXES,
@@ -349,6 +349,8 @@ def plan_raytrain(spec: RayTrainSpec, cluster: ClusterSpec) -> RayTrainPlan:
             "is not on the checkpoint bucket",
             f"use {DATA_MOUNT}/ (the bucket's mount) or a gs:// path: a pod's local disk is lost on restart",
         )
+    if spec.output_directory.startswith("gs://"):
+        check_gcs_path(spec.output_directory, "raytrain.outputDirectory")
     _check_extra_args(spec)
     check_image(spec.image)
     request = TrainingRequest(model=model, per_device_batch=spec.per_device_batch_size, seq_len=spec.max_target_length)

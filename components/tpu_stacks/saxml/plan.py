@@ -23,7 +23,7 @@ from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
-from tpu_stacks.names import SERVICE_ACCOUNT_EMAIL, is_gcs_path
+from tpu_stacks.names import check_gcs_path, check_node_service_account
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
 from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
 
@@ -119,16 +119,11 @@ def _check_jobset(spec: SaxmlSpec) -> None:
         )
 
 
-def _check_accounts(spec: SaxmlSpec) -> None:
+def _check_accounts(spec: SaxmlSpec, cluster: ClusterSpec) -> None:
     """The nodes' service account email. (gsaName, ksaName, namespace and checkpointBuckets are checked by
     their field types, names.py's rules, when the spec is parsed.)"""
-    if spec.node_service_account is not None and not SERVICE_ACCOUNT_EMAIL.matches(spec.node_service_account):
-        raise UserError(
-            "saxml.nodeServiceAccount",
-            spec.node_service_account,
-            "is not a service account email",
-            "write it as NAME@PROJECT.iam.gserviceaccount.com",
-        )
+    if spec.node_service_account is not None:
+        check_node_service_account(spec.node_service_account, "saxml.nodeServiceAccount", cluster.existing is not None)
 
 
 def _check_cluster(host_network: bool, cluster: ClusterSpec) -> None:
@@ -212,13 +207,15 @@ def _published(
                 f"is not a model name in Saxml cell {SAX_CELL}",
                 f"name it {SAX_CELL}/<name>",
             )
-        if model.checkpoint != "None" and not is_gcs_path(model.checkpoint):
+        if model.checkpoint != "None" and not model.checkpoint.startswith("gs://"):
             raise UserError(
                 f"{key}.checkpoint",
                 model.checkpoint,
                 "is neither None nor a gs:// path",
                 "write None or gs://BUCKET/PATH",
             )
+        if model.checkpoint != "None":
+            check_gcs_path(model.checkpoint, f"{key}.checkpoint")
         if model.replicas > spec.replicas:
             raise UserError(
                 f"{key}.replicas",
@@ -297,7 +294,7 @@ def plan_saxml(spec: SaxmlSpec, cluster: ClusterSpec) -> SaxmlPlan:
         check_pinned(image, f"saxml.images.{field}", pinned[field])
     _check_exposure(spec)
     _check_jobset(spec)
-    _check_accounts(spec)
+    _check_accounts(spec, cluster)
     _check_cluster(host_network, cluster)
     models = _published(spec, model, verdict.shape, request)
     return SaxmlPlan(

@@ -16,6 +16,7 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID
+from tpu_stacks.parallel_flags import PP_FLAG, check_parallelism, tensor_parallel_flags
 from tpu_stacks.sizing import ServingRequest, choose_slice, file_cache_gib, tensor_parallel_size
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
@@ -54,10 +55,12 @@ class VllmPlan(WorkloadPlan):
 
     def engine_args(self) -> list[str]:
         spec = self.spec
+        # extraArgs that set it (checked equal to the slice's by plan_vllm) replace ours: one flag, one value
+        given = tensor_parallel_flags(" ".join(spec.extra_args))
         return [
             "--host=0.0.0.0",
             f"--port={PORT}",
-            f"--tensor-parallel-size={self.tensor_parallel_size}",
+            *([] if given else [f"--tensor-parallel-size={self.tensor_parallel_size}"]),
             f"--max-model-len={spec.max_model_len}",
             f"--model={self.model.id}",
             f"--download-dir={spec.download_dir}",
@@ -140,6 +143,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
             f"gives tensor parallelism {tp}, which does not divide {model.id}'s {heads} attention heads",
             "choose a topology whose chip count divides the head count",
         )
+    _check_parallelism(spec, verdict.shape, tp)
     weights = verdict.memory.part("weights")
     cluster_plan = _plan_cluster(spec, cluster, verdict.shape)
     return VllmPlan(
@@ -150,6 +154,38 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
         cache_gib=file_cache_gib(weights),
         cluster=cluster_plan,
     )
+
+
+def _check_parallelism(spec: VllmSpec, shape: SliceShape, devices: int) -> None:
+    """A `--tensor-parallel-size` (or `-tp`, `-pp`) in extraArgs that contradicts the sized slice, refused in
+    one line: the rule of parallel_flags, the one the policy pack applies to the container's arguments."""
+    starts, text = [], ""
+    for arg in spec.extra_args:
+        starts.append(len(text))
+        text += f"{arg} "
+    rule = check_parallelism(text, devices)
+    slice_name = f"the {shape.generation} {shape.topology} slice the model is sized for has {devices} devices"
+
+    def key(start: int) -> str:
+        return f"vllm.extraArgs[{max(i for i, at in enumerate(starts) if at <= start)}]"
+
+    if rule.wrong:
+        flag = rule.wrong[0]
+        raise UserError(
+            key(flag.start),
+            flag.written,
+            f"sets tensor parallelism {flag.value}, but {slice_name}",
+            f"{rule.fix}, or leave it out (the stack sets --tensor-parallel-size={rule.expected})",
+        )
+    pipeline = PP_FLAG.search(text)
+    if pipeline and rule.pipeline > 1 and not tensor_parallel_flags(text):
+        raise UserError(
+            key(pipeline.start()),
+            pipeline.group(0),
+            f"with the stack's --tensor-parallel-size={devices} asks for {devices * rule.pipeline} devices, but "
+            f"{slice_name}",
+            f"add --tensor-parallel-size={rule.expected} with it, or leave it out",
+        )
 
 
 def _with_repository(spec: VllmSpec, cluster: ClusterPlan) -> VllmSpec:

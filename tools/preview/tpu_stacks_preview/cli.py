@@ -41,6 +41,14 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+class _Spelled(argparse.Action):
+    """Store the value and the spelling the user wrote (`<dest>_flag`), so a message names the flag as written."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_flag", option_string)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     chosen = parser.add_mutually_exclusive_group(required=True)
     chosen.add_argument(
@@ -49,7 +57,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     chosen.add_argument("--all", action="store_true", help="every Pulumi.<stack>.yaml of the project")
     parser.add_argument("--cwd", default=".", help="the Pulumi project directory (default: .)")
     parser.add_argument("--policy-pack", metavar="DIR", help="run this Python policy pack on the preview")
-    parser.add_argument("--policy-config", metavar="FILE", help="policy config JSON, as --policy-pack-config")
+    parser.add_argument(  # both spellings: Pulumi's own (`pulumi preview --policy-pack-config`) and the short one
+        "--policy-config",
+        "--policy-pack-config",
+        dest="policy_config",
+        action=_Spelled,
+        metavar="FILE",
+        help="policy config JSON, as pulumi preview's --policy-pack-config (either spelling)",
+    )
     parser.add_argument(
         "--json", metavar="FILE", help="write the plan as JSON (resources sorted by URN); {stack} names each stack's"
     )
@@ -202,7 +217,8 @@ def _per_stack(flag: str, value: str | None, stacks: list[str]) -> None:
 
 def _plan(args: argparse.Namespace) -> int:
     if args.policy_config and not args.policy_pack:
-        raise UserError("--policy-config", args.policy_config, "needs --policy-pack", "name the pack it configures")
+        flag = getattr(args, "policy_config_flag", None) or "--policy-config"
+        raise UserError(flag, args.policy_config, "needs --policy-pack", "name the pack it configures")
     project_dir = Path(args.cwd)
     stacks = _stacks(args, project_dir)
     _per_stack("--json", args.json, stacks)
