@@ -9,15 +9,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _dependencies(pyproject: Path) -> dict[str, str]:
-    declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
-    return {re.split(r"[<>=!~ ]", spec, maxsplit=1)[0].lower(): spec for spec in declared}
+def _dependencies(pyproject: Path, extra: str | None = None) -> dict[str, str]:
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    declared = project["optional-dependencies"][extra] if extra else project["dependencies"]
+    return {re.split(r"[<>=!~ \[]", spec, maxsplit=1)[0].lower(): spec for spec in declared}
 
 
-def test_the_library_needs_only_what_its_components_run_with():
+def test_the_library_needs_no_provider_sdk_and_its_components_extra_brings_them():
+    """The policy pack installs the library bare (catalogue, sizing, rules): no provider SDK. The
+    components, the plugin and programs install `tpu-stacks[components]`."""
     deps = _dependencies(ROOT / "components" / "pyproject.toml")
-    assert set(deps) == {"pulumi", "pulumi-gcp", "pulumi-kubernetes", "pydantic"}
-    for spec in deps.values():  # a library promises ranges, never one exact version
+    extra = _dependencies(ROOT / "components" / "pyproject.toml", "components")
+    assert set(deps) == {"pulumi", "pydantic"}
+    assert set(extra) == {"pulumi-gcp", "pulumi-kubernetes"}
+    for spec in [*deps.values(), *extra.values()]:  # a library promises ranges, never one exact version
         assert "==" not in spec and "<" in spec and ">=" in spec, spec
 
 
@@ -32,5 +37,5 @@ def test_the_repo_environment_takes_its_pins_from_the_planner_only():
     """One source of truth for versions: requirements.txt installs both packages, pins only test tools."""
     lines = [line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
     pins = [line for line in lines if "==" in line]
-    assert "-e ./components" in lines and "-e ./tools/preview" in lines
+    assert "-e ./components[components]" in lines and "-e ./tools/preview" in lines
     assert {pin.split("==")[0] for pin in pins} <= {"pytest", "ruff", "check-jsonschema"}

@@ -30,7 +30,8 @@ def requirement_lines() -> list[str]:
 
 def test_the_plugin_directory_installs_its_package_through_requirements_txt():
     assert (COMPONENTS_DIR / "__main__.py").is_file()  # so the CLI takes the bare-directory path
-    assert requirement_lines() == ["."]  # the package itself: its dependencies come from pyproject.toml
+    # The package itself, its dependencies from pyproject.toml, with the provider SDKs the components need.
+    assert requirement_lines() == [".[components]"]
 
 
 @pytest.mark.network

@@ -27,8 +27,10 @@ def requirement_lines() -> list[str]:
 def test_example_installs_the_components_like_a_user():
     lines = requirement_lines()
     paths = [line for line in lines if line.startswith(".")]
-    assert paths == ["../../components"]  # a plain path from the project directory, where Pulumi runs pip
-    assert (EXAMPLE / paths[0] / "pyproject.toml").is_file()
+    # A plain path from the project directory, where Pulumi runs pip, with the extra that brings the
+    # provider SDKs the components declare resources with.
+    assert paths == ["../../components[components]"]
+    assert (EXAMPLE / paths[0].removesuffix("[components]") / "pyproject.toml").is_file()
     assert not any(line.startswith("-e") or " @ " in line for line in lines)  # forms old pips refuse
     project = yaml.safe_load((EXAMPLE / "Pulumi.yaml").read_text())
     assert project["runtime"]["name"] == "python" and project["name"] != "tpu-stacks"

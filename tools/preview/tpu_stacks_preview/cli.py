@@ -22,7 +22,7 @@ from typing import Any
 
 from tpu_stacks.errors import UserError
 from tpu_stacks_preview.capture import Capture, ResourceRecord
-from tpu_stacks_preview.config import StackConfig, load_stack_config
+from tpu_stacks_preview.config import StackConfig, check_python_program, load_stack_config
 from tpu_stacks_preview.diagram import check_extension
 from tpu_stacks_preview.diagram import render as render_diagram
 from tpu_stacks_preview.engine import run_program
@@ -220,6 +220,7 @@ def _plan(args: argparse.Namespace) -> int:
         flag = getattr(args, "policy_config_flag", None) or "--policy-config"
         raise UserError(flag, args.policy_config, "needs --policy-pack", "name the pack it configures")
     project_dir = Path(args.cwd)
+    check_python_program(project_dir)  # a YAML program: say who plans it before looking for its stacks
     stacks = _stacks(args, project_dir)
     _per_stack("--json", args.json, stacks)
     _per_stack("--manifests", args.manifests, stacks)

@@ -210,6 +210,25 @@ def load_project(project_dir: Path) -> tuple[dict[str, Any], Path]:
     raise UserError("--cwd", str(project_dir), "has no Pulumi.yaml", "point --cwd at a Pulumi project")
 
 
+def check_python_program(project_dir: Path) -> None:
+    """Refuse, in one line, a project whose program is not Python (`runtime: yaml`, `nodejs`, ...).
+
+    The planner runs the program in-process with the Python SDK's mocks, so it plans Python programs
+    only; a Pulumi YAML program (examples/vllm-yaml) is planned by `pulumi preview`, which runs it
+    through its language host. Said before anything else is looked for (stack files, `main:`), so the
+    answer is this and not a missing `__main__.py`. A project without `runtime:` is left to the rest."""
+    data, path = load_project(project_dir)
+    runtime = data.get("runtime")
+    name = runtime.get("name") if isinstance(runtime, dict) else runtime
+    if name is not None and str(name) != "python":
+        raise UserError(
+            f"{path.name} runtime",
+            str(name),
+            "is not planned offline: `tpu-stacks plan` plans Python programs",
+            "`pulumi preview`" + ("" if str(project_dir) == "." else f" in {project_dir}") + " plans this one",
+        )
+
+
 def _environments(raw: Any, stack_file: Path) -> tuple[str, ...]:
     """`environment:` as the CLI reads it: a list of ESC environment names (`imports:` form too)."""
     if raw is None:
@@ -256,6 +275,7 @@ def load_stack_config(
     declared secrets (`secrets`, default `declared_secrets(project_dir)`) that the stack does not set
     stands in as a placeholder: marked secret and clearly named, never a real value."""
     project_dir = project_dir.resolve()
+    check_python_program(project_dir)
     project_data, project_file = load_project(project_dir)
     project = str(project_data["name"])
     stack_dir = project_dir / str(project_data.get("stackConfigDir") or ".")
