@@ -97,6 +97,19 @@ def _check_exposure(spec: VllmSpec) -> None:
     check_source_ranges("vllm", spec.exposure, spec.source_ranges, "serving the OpenAI API")
 
 
+def _slice_refusal(spec: VllmSpec, shape: SliceShape, problem: str, fix: str) -> UserError:
+    """A refusal of the slice: under `vllm.topology` when the user wrote it; otherwise the slice was sized
+    from the model, so the line names the model the user wrote and says the slice is derived."""
+    if spec.topology is not None:
+        return UserError("vllm.topology", shape.topology, problem, fix)
+    return UserError(
+        "vllm.model",
+        spec.model,
+        f"is sized to {shape.generation} {shape.topology} (derived, no vllm.topology): it {problem}",
+        fix,
+    )
+
+
 def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_key_given: bool) -> VllmPlan:
     """Size the slice and check every setting; raises UserError before any resource exists."""
     model = lookup_model(spec.model, key="vllm.model")
@@ -125,20 +138,20 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     )
     verdict = choose_slice(request, gen, spec.topology, "vllm")
     if verdict.shape.multi_host:
-        raise UserError(
-            "vllm.topology",
-            verdict.shape.topology,
+        raise _slice_refusal(
+            spec,
+            verdict.shape,
             f"is a multi-host slice ({verdict.shape.nodes} VMs); VllmStack serves from one VM",
-            "use a generation with more HBM per chip, or a smaller model",
+            "set vllm.tpuGeneration to one with more HBM per chip, or choose a smaller model",
         )
     heads = model.architecture.attention.query_heads if model.architecture.attention else None
     tp = tensor_parallel_size(verdict.shape)
     if heads and heads % tp:
-        raise UserError(
-            "vllm.topology",
-            verdict.shape.topology,
+        raise _slice_refusal(
+            spec,
+            verdict.shape,
             f"gives tensor parallelism {tp}, which does not divide {model.id}'s {heads} attention heads",
-            "choose a topology whose chip count divides the head count",
+            "set vllm.topology to one whose chip count divides the head count",
         )
     weights = verdict.memory.part("weights")
     cluster_plan = _plan_cluster(spec, cluster, verdict.shape)
