@@ -16,7 +16,7 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID
-from tpu_stacks.sizing import ServingRequest, choose_slice, file_cache_gib, tensor_parallel_size
+from tpu_stacks.sizing import ServingRequest, choose_slice, file_cache_gib, slice_refusal, tensor_parallel_size
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
 POOL = "vllm-pool"
@@ -97,19 +97,6 @@ def _check_exposure(spec: VllmSpec) -> None:
     check_source_ranges("vllm", spec.exposure, spec.source_ranges, "serving the OpenAI API")
 
 
-def _slice_refusal(spec: VllmSpec, shape: SliceShape, problem: str, fix: str) -> UserError:
-    """A refusal of the slice: under `vllm.topology` when the user wrote it; otherwise the slice was sized
-    from the model, so the line names the model the user wrote and says the slice is derived."""
-    if spec.topology is not None:
-        return UserError("vllm.topology", shape.topology, problem, fix)
-    return UserError(
-        "vllm.model",
-        spec.model,
-        f"is sized to {shape.generation} {shape.topology} (derived, no vllm.topology): it {problem}",
-        fix,
-    )
-
-
 def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_key_given: bool) -> VllmPlan:
     """Size the slice and check every setting; raises UserError before any resource exists."""
     model = lookup_model(spec.model, key="vllm.model")
@@ -138,8 +125,10 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     )
     verdict = choose_slice(request, gen, spec.topology, "vllm")
     if verdict.shape.multi_host:
-        raise _slice_refusal(
-            spec,
+        raise slice_refusal(
+            "vllm",
+            spec.topology,
+            spec.model,
             verdict.shape,
             f"is a multi-host slice ({verdict.shape.nodes} VMs); VllmStack serves from one VM",
             "set vllm.tpuGeneration to one with more HBM per chip, or choose a smaller model",
@@ -147,8 +136,10 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     heads = model.architecture.attention.query_heads if model.architecture.attention else None
     tp = tensor_parallel_size(verdict.shape)
     if heads and heads % tp:
-        raise _slice_refusal(
-            spec,
+        raise slice_refusal(
+            "vllm",
+            spec.topology,
+            spec.model,
             verdict.shape,
             f"gives tensor parallelism {tp}, which does not divide {model.id}'s {heads} attention heads",
             "set vllm.topology to one whose chip count divides the head count",
