@@ -103,3 +103,17 @@ def test_tensor_parallelism_counts_jax_devices_on_tpu7x():
     verdict = sizing.judge(serve("meta-llama/Llama-3.1-70B"), slice_shape("tpu7x", "1x1x1"))
     assert verdict.fits and verdict.tensor_parallel_size == 2
     assert sizing.judge(serve("meta-llama/Llama-3.1-70B"), slice_shape("v6e", "2x4")).tensor_parallel_size == 8
+
+
+def test_a_refused_slice_is_the_users_topology_or_named_as_derived_from_the_model():
+    from tpu_stacks.catalog.tpu import slice_shape
+    from tpu_stacks.sizing import slice_refusal
+
+    shape = slice_shape("v5e", "4x8")
+    written = slice_refusal("saxml", "4x8", "m", shape, "gives 32 devices", "set saxml.topology: 2x4")
+    assert str(written) == "saxml.topology: '4x8' gives 32 devices; set saxml.topology: 2x4"
+    derived = slice_refusal("saxml", None, "some/model", shape, "gives 32 devices", "set saxml.topology: 2x4")
+    assert str(derived) == (
+        "saxml.model: 'some/model' is sized to v5e 4x8 (derived, no saxml.topology): it gives 32 devices; "
+        "set saxml.topology: 2x4"
+    )

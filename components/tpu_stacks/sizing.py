@@ -324,6 +324,22 @@ def choose_slice(
     return check_fits(request, shape, key=f"{section}.topology")
 
 
+def slice_refusal(
+    section: str, topology: str | None, model: str, shape: SliceShape, problem: str, fix: str
+) -> UserError:
+    """A refusal of the slice a workload runs on: under `<section>.topology` when the user wrote `topology`;
+    otherwise `choose_slice` sized it from the model, so the line names the model as the user wrote it and
+    says the slice was derived (a value the user never wrote is never shown as theirs)."""
+    if topology is not None:
+        return UserError(f"{section}.topology", shape.topology, problem, fix)
+    return UserError(
+        f"{section}.model",
+        model,
+        f"is sized to {shape.generation} {shape.topology} (derived, no {section}.topology): it {problem}",
+        fix,
+    )
+
+
 def check_fits(request: ServingRequest | TrainingRequest, shape: SliceShape, key: str = "topology") -> Candidate:
     """Judge a slice the user chose; a UserError names the smallest slice that would fit."""
     verdict = judge(request, shape)

@@ -16,6 +16,8 @@ from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.field_rules import FieldProblem
 
 Model = TypeVar("Model", bound=BaseModel)
+REQUIRED_BONUS = 0.1
+"""How much closer a required key counts in a did-you-mean: enough to win a one-letter tie."""
 
 
 def _key(prefix: str, location: tuple[Any, ...]) -> str:
@@ -44,11 +46,50 @@ def _field_names(model: type[BaseModel], seen: set[type] | None = None) -> set[s
     return names
 
 
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The spec models a field's annotation holds (`X`, `X | None`, `list[X]`, `dict[str, X]`)."""
+    found = []
+    for inner in [annotation, *typing.get_args(annotation)]:
+        for candidate in [inner, *typing.get_args(inner)]:
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                found.append(candidate)
+    return found
+
+
+def _section_at(model: type[BaseModel], location: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model that holds the key at `location` (its parent's path), or None when the path leaves the tree."""
+    for part in location:
+        if isinstance(part, int):
+            continue
+        field = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
+        inner = _models_in(field.annotation) if field is not None else []
+        if not inner:
+            return None
+        model = inner[0]
+    return model
+
+
+def suggest(key: str, model: type[BaseModel], location: tuple[Any, ...] = ()) -> str | None:
+    """The setting a misspelled `key` most likely meant: the section's required keys first (`modle` is the
+    required `model`, not a nested `mode`), then the section's other keys, then any key of the tree."""
+    section = _section_at(model, location)
+    if section is not None:
+        names = {f.alias or n: f.is_required() for n, f in section.model_fields.items()}
+        close = difflib.get_close_matches(key, sorted(names), n=len(names))
+        if close:  # a required key wins a near tie (`modle`: model 0.8 against mode 0.89), not a clear loss
+            score = {
+                name: difflib.SequenceMatcher(None, key, name).ratio() + REQUIRED_BONUS * names[name] for name in close
+            }
+            return max(close, key=score.__getitem__)
+    close = difflib.get_close_matches(key, sorted(_field_names(model)), n=1)
+    return close[0] if close else None
+
+
 def _fix(error: dict[str, Any], model: type[BaseModel]) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
-        close = difflib.get_close_matches(str(error["loc"][-1]), sorted(_field_names(model)), n=1)
-        return f"did you mean '{close[0]}'?" if close else "remove it or check its spelling"
+        close = suggest(str(error["loc"][-1]), model, tuple(error["loc"][:-1]))
+        return f"did you mean '{close}'?" if close else "remove it or check its spelling"
     if kind == "missing":
         return "add it"
     if kind == "literal_error":

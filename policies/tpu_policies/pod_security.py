@@ -154,9 +154,8 @@ def _validate_control_plane(args: ResourceValidationArgs, report_violation: Repo
         return
     if _open_to_internet(plain(args.props)):
         report_violation(
-            "the control plane's endpoint accepts connections from the whole internet (authentication is its only "
-            "guard): set cluster.controlPlane.authorizedNetworks to the networks that run kubectl and pulumi, or "
-            "privateEndpoint: true (masterAuthorizedNetworksConfig / privateClusterConfig)",
+            "control plane open to the whole internet: set cluster.controlPlane.authorizedNetworks or "
+            "privateEndpoint: true (README: Deploy)",
             None,
         )
 

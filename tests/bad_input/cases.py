@@ -499,6 +499,8 @@ SIZE = [
     Case("params-nan", ["--tpu", "v6e", "--params", "nan"], "--params"),
     Case("params-absurd", ["--tpu", "v6e", "--params", "1e30"], "--params"),
     Case("params-zero", ["--tpu", "v6e", "--params", "0B"], "--params"),
+    Case("params-below-one", ["--tpu", "v6e", "--params", "0.5"], "--params", also=("--params: '0.5' is less",)),
+    Case("params-shape-incomplete", ["--tpu", "v6e", "--params", "7B", "--layers", "4"], "--layers/--kv-heads"),
     Case("context-zero", ["meta-llama/Llama-3.1-8B", "--tpu", "v6e", "--context", "0"], "--context"),
     Case("context-words", ["meta-llama/Llama-3.1-8B", "--tpu", "v6e", "--context", "long"], "--context"),
     Case("batch-negative", ["meta-llama/Llama-3.1-8B", "--tpu", "v6e", "--batch", "-1"], "--batch"),

@@ -58,11 +58,23 @@ def test_lookup_by_id_path_and_alias(name, expected_id):
     assert models.lookup_model(name).id == expected_id
 
 
-def test_unknown_model_names_what_is_known():
-    with pytest.raises(
-        UserError, match=r"model: 'acme/unknown-13b' is not in the model catalogue; known: .*meta-llama/Llama-3.1-70B"
-    ):
+def test_unknown_model_names_every_accepted_name_and_the_route_for_others():
+    with pytest.raises(UserError, match=r"model: 'acme/unknown-13b' is not in the model catalogue; accepted: ") as e:
         models.lookup_model("acme/unknown-13b")
+    message = str(e.value)
+    accepted = message.split("accepted: ", 1)[1].split(" (tpu-stacks models", 1)[0].split(", ")
+    assert accepted == models.model_names()  # aliases too: every name lookup_model accepts
+    for name in accepted:
+        models.lookup_model(name)
+    assert "llama3-8b" in message and "saxml-175b" in message
+    assert "tpu-stacks size --params N --layers N --kv-heads N --head-dim N" in message
+    assert len(message.splitlines()) == 1
+
+
+def test_a_count_below_one_parameter_is_refused_under_the_key_given():
+    with pytest.raises(UserError, match=r"^--params: '0.5' is less than one parameter; write the unit"):
+        models.parse_param_count("0.5", "--params")
+    assert models.parse_param_count("0.5B") == 500_000_000
 
 
 def test_sliding_window_layers_keep_fewer_tokens():

@@ -68,7 +68,9 @@ def test_training_workload():
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["acme/unknown", "--tpu", "v6e"], "MODEL: 'acme/unknown' is not in the model catalogue; known:"),
+        (["acme/unknown", "--tpu", "v6e"], "MODEL: 'acme/unknown' is not in the model catalogue; accepted:"),
+        (["--params", "0.5", "--tpu", "v6e"], "tpu-stacks: --params: '0.5' is less than one parameter"),
+        (["--params", "7B", "--layers", "4", "--tpu", "v6e"], "tpu-stacks: --layers/--kv-heads/--head-dim: "),
         # The valid names are the catalogue's (catalog/tpu.py), not a list typed here.
         (
             ["llama3-8b", "--tpu", "v9"],
@@ -101,3 +103,13 @@ def test_the_help_lists_the_catalogues_generations_and_the_sized_engines():
     help_text = " ".join(result.stdout.split())
     assert f"TPU generation: {', '.join(generation_names())}" in help_text
     assert "{vllm,jetstream,saxml,generic}" in help_text
+
+
+def test_a_model_no_slice_holds_is_told_in_one_unit():
+    """GiB throughout; Google's own GB figure for HBM per chip is quoted as Google's."""
+    result = run("--params", "10T", "--tpu", "v5e")
+    assert result.returncode == 2
+    line = result.stderr.strip()
+    assert "GiB" in line and "v5e 14.9 GiB (Google documents 16 GB)" in line
+    unquoted = line.replace("(Google documents 16 GB)", "").replace("(Google documents 32 GB)", "")
+    assert " GB" not in unquoted, line

@@ -271,3 +271,21 @@ def test_weights_that_fill_the_slice_to_the_byte_leave_the_cache_as_the_problem(
     monkeypatch.setattr(jetstream_plan, "judge", one_byte_short)
     with pytest.raises(UserError, match=r"^jetstream.topology: '2x4' cannot hold google/gemma-7b-it"):
         _gemma(topology="2x4")
+
+
+def test_auto_names_auto_and_the_slice_it_chose_when_the_weights_fit_no_vm(monkeypatch):
+    """`topology: auto` is what the user wrote; the slice is derived, so the line says which one auto chose.
+    Sizing is stubbed so that no single-host slice holds even the weights (no catalogue model does that)."""
+    from tpu_stacks.jetstream import plan as jetstream_plan
+    from tpu_stacks.sizing import size
+
+    def tiny(request, gen):
+        result = size(request, gen)
+        shrunk = [c.model_copy(update={"usable_bytes": 1, "fits": False}) for c in result.candidates]
+        return result.model_copy(update={"candidates": shrunk})
+
+    monkeypatch.setattr(jetstream_plan, "size", tiny)
+    with pytest.raises(
+        UserError, match=r"^jetstream.topology: 'auto' chose 2x4, the largest single-host slice, which cannot hold "
+    ):
+        _gemma(topology="auto")

@@ -170,3 +170,50 @@ def test_several_stacks_need_a_file_name_per_stack(capsys: pytest.CaptureFixture
     assert _plan("--cwd", str(ROOT), "--all", "--json", "plan.json") == 2
     err = capsys.readouterr().err
     assert "--json: 'plan.json' would hold" in err and "put {stack} in it" in err and len(err.strip().splitlines()) == 1
+
+
+def test_several_stacks_print_what_applies_and_end_with_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    """Several stacks: a header line per stack and only what needs attention (no tree, no outputs), then one
+    summary row per stack; the exit code is the worst stack's."""
+    code = _plan("--stack", "dev", "--stack", "typo", "--cwd", str(RAW), "--policy-pack", str(PACK))
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "Resources:" not in out and "Outputs (as preview knows them):" not in out
+    lines = out.splitlines()
+    assert lines[0] == "raw-fixture/dev: 11 resources"
+    violation = next(line for line in lines if "[mandatory] no-latest-image" in line)
+    # the resource's type and name and what the policy said of it, not the policy's description
+    assert violation == (
+        "  [mandatory] no-latest-image  JobSet pretrain: container 'jax' uses unpinned image "
+        "'us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:latest'"
+    )
+    assert any(line.startswith("  schema: ") and "'replicaz' was unexpected" in line for line in lines)
+    summary = lines[lines.index("Summary:") :]
+    assert summary[1].split() == ["stack", "resources", "schema", "problems", "mandatory", "advisory", "result"]
+    rows = {line.split()[0]: line.split()[1:] for line in summary[2:-1]}
+    assert rows["dev"][0] == "11" and rows["dev"][1] == "0" and rows["dev"][-1] == "FAIL"  # the mandatory one
+    assert rows["typo"][1] == "2" and rows["typo"][-1] == "FAIL"
+    assert summary[-1] == "0 of 2 stacks ok; failed: dev, typo"
+    assert "plan failed: 2 schema problem(s), 1 mandatory policy violation(s) (stack typo)" in err
+
+
+def test_verbose_keeps_every_stacks_full_report(capsys: pytest.CaptureFixture[str]) -> None:
+    code = _plan("--stack", "dev", "--stack", "dev", "--cwd", str(RAW), "--verbose")  # one stack, named twice
+    out, _ = capsys.readouterr()
+    assert code == 0 and out.count("Resources:") == 1 and "Summary:" not in out
+    code = _plan("--stack", "dev", "--stack", "typo", "--cwd", str(RAW), "--verbose")
+    out, _ = capsys.readouterr()
+    assert out.count("Resources:") == 2 and out.count("Outputs (as preview knows them):") == 2
+    assert "Summary: (no --policy-pack: no policy columns)" in out and "1 of 2 stacks ok; failed: typo" in out
+
+
+def test_a_stack_that_does_not_plan_is_a_summary_row(capsys: pytest.CaptureFixture[str]) -> None:
+    code = _plan("--stack", "user-error", "--stack", "invoke", "--cwd", str(ERRORS))
+    out, err = capsys.readouterr()
+    assert code == 2  # the worst: the user's input
+    assert "errors-fixture/user-error: did not plan (exit 2; the reason is on stderr)" in out
+    assert "tpu.chips: 12 is not a valid v5e slice size" in err
+    lines = out.splitlines()
+    rows = [line.split() for line in lines[lines.index("Summary: (no --policy-pack: no policy columns)") + 2 :]]
+    assert rows[0] == ["user-error", "-", "0", "-", "-", "error", "(exit", "2)"]
+    assert rows[1] == ["invoke", "-", "0", "-", "-", "error", "(exit", "1)"]

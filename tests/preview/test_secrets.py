@@ -100,15 +100,45 @@ def test_cli_refuses_a_gated_model_without_a_token() -> None:
     assert "Traceback" not in result.stdout + result.stderr
 
 
-def test_cli_with_placeholders_plans_every_shipped_stack(tmp_path: Path) -> None:
+def _notes_by_stack(stdout: str) -> dict[str, str]:
+    """The placeholder line under each stack's header in a several-stack plan."""
+    notes, stack = {}, ""
+    for line in stdout.splitlines():
+        if line.startswith("tpu-stacks/"):
+            stack = line.split(":", 1)[0].removeprefix("tpu-stacks/")
+        elif line.startswith("  Secrets:"):
+            notes[stack] = line.strip()
+    return notes
+
+
+def test_cli_with_placeholders_plans_every_shipped_stack_naming_only_the_secrets_each_uses(tmp_path: Path) -> None:
+    """The program declares hfToken and vllmApiKey for every stack; a stack is told only of those its resources
+    carry: the token for a gated model, no API key where vllm.apiKey is off, nothing for an open model."""
     result = _cli("--all", "--placeholder-secrets", "--json", str(tmp_path / "plan-{stack}.json"))
     assert result.returncode == 0, result.stderr
-    notes = [line for line in result.stdout.splitlines() if line.startswith("Secrets:")]
-    assert notes == [
+    token = (
+        "Secrets: tpu-stacks:hfToken is a placeholder (--placeholder-secrets); set it with pulumi config set --secret"
+    )
+    assert _notes_by_stack(result.stdout) == dict.fromkeys([*GATED, "vllm-fallback"], token)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"plan-{s}.json" for s in SHIPPED)
+
+
+def test_an_api_key_the_stack_uses_is_named_too(project: Path) -> None:
+    document = yaml.safe_load((project / "Pulumi.vllm.yaml").read_text())
+    document["config"]["tpu-stacks:vllm"]["apiKey"] = True
+    (project / "Pulumi.keyed.yaml").write_text(yaml.safe_dump(document))
+    result = _cli("--stack", "keyed", "--placeholder-secrets", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == (
         "Secrets: tpu-stacks:hfToken, tpu-stacks:vllmApiKey are placeholders (--placeholder-secrets); "
         "set them with pulumi config set --secret"
-    ] * len(SHIPPED)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"plan-{s}.json" for s in SHIPPED)
+    )
+
+
+def test_an_open_model_without_an_api_key_gets_no_secrets_line() -> None:
+    result = _cli("--stack", "dev", "--placeholder-secrets")
+    assert result.returncode == 0, result.stderr
+    assert "Secrets:" not in result.stdout and "placeholder" not in result.stdout
 
 
 def test_cli_says_in_one_line_that_esc_secrets_are_placeholders(project: Path) -> None:
@@ -116,8 +146,8 @@ def test_cli_says_in_one_line_that_esc_secrets_are_placeholders(project: Path) -
     result = _cli("--stack", "esc", cwd=project)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0] == (
-        "Secrets: tpu-stacks:hfToken, tpu-stacks:vllmApiKey are placeholders offline: ESC environment "
-        "tpu-stacks/hf, tpu-stacks/gcp may provide them and is not opened here"
+        "Secrets: tpu-stacks:hfToken is a placeholder offline: ESC environment "
+        "tpu-stacks/hf, tpu-stacks/gcp may provide it and is not opened here"
     )
 
 

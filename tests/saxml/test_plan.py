@@ -72,7 +72,11 @@ def test_single_host_slices_need_no_host_network():
     [
         ({"tpuGeneration": "v6e"}, CLUSTER, r"^saxml.tpuGeneration: 'v6e' has no --platform_chip value known"),
         ({"topology": "4x4"}, CLUSTER, r"^saxml.topology: '4x4' cannot hold"),
-        ({"topology": "8x8"}, CLUSTER, r"^saxml.topology: '8x8' gives 64 devices but .*needs exactly 32; use 4x8$"),
+        (
+            {"topology": "8x8"},
+            CLUSTER,
+            r"^saxml.topology: '8x8' gives 64 devices but .*needs exactly 32; set saxml.topology: 4x8$",
+        ),
         ({"jobset": {"version": "0.12"}}, CLUSTER, r"^saxml.jobset.version: '0.12' is not a JobSet release tag"),
         ({"jobset": {"version": "v0.11.9"}}, CLUSTER, r"^saxml.jobset.version: 'v0.11.9' lacks the RestartJob"),
         ({}, CLUSTER.model_copy(update={"mode": "autopilot"}), r"^cluster.mode: 'autopilot' does not allow"),

@@ -180,6 +180,19 @@ def test_one_vm_and_a_tensor_parallelism_that_divides_the_heads():
     assert plan_vllm(VllmSpec(**qwen, topology="2x2"), CLUSTER, False, False).tensor_parallel_size == 4
 
 
+def test_a_sized_slice_is_named_as_derived_not_as_the_users_topology():
+    """No vllm.topology in the spec: the refusal names the model the user wrote and says the slice was sized."""
+    with pytest.raises(UserError) as refused:
+        plan_vllm(VllmSpec(model="meta-llama/Llama-3.1-405B", tpu_generation="v5e"), CLUSTER, True, False)
+    message = str(refused.value)
+    assert message.startswith("vllm.model: 'meta-llama/Llama-3.1-405B' is sized to v5e ")
+    assert "(derived, no vllm.topology): it is a multi-host slice" in message
+    assert "set vllm.tpuGeneration" in message and not message.startswith("vllm.topology")
+    # Qwen on v6e with no topology sizes 1x1: tp 1 divides; forced 2x4 is the user's and named so
+    with pytest.raises(UserError, match=r"^vllm.topology: '2x4' gives tensor parallelism 8"):
+        plan_vllm(VllmSpec(model="Qwen/Qwen2.5-1.5B-Instruct", topology="2x4"), CLUSTER, False, False)
+
+
 def test_registry_modes_check_their_images():
     with pytest.raises(UserError, match=r"^vllm.registry.image: '<missing>' is required with mode standard"):
         plan(registry={"mode": "standard"})

@@ -291,7 +291,8 @@ class ResolvedModel(BaseModel):
             )
 
 
-def _names(model: ModelArchitecture) -> list[str]:
+def accepted_names(model: ModelArchitecture) -> list[str]:
+    """Every name `model` answers to: its catalogue name, Hugging Face ids and aliases (Saxml paths)."""
     return [model.name, *model.hf_ids, *model.aliases]
 
 
@@ -308,22 +309,22 @@ def _display_id(model: ModelArchitecture, matched: str) -> str:
 
 def model_names() -> list[str]:
     """Every name a catalogue model answers to (for error messages and docs)."""
-    return [name for model in MODELS for name in _names(model)]
+    return [name for model in MODELS for name in accepted_names(model)]
 
 
 def lookup_model(name: str, key: str = "model") -> ResolvedModel:
     """Find a model by Hugging Face id, Saxml path or alias (case-insensitive)."""
     wanted = str(name).strip().lower()
     for model in MODELS:
-        for candidate in _names(model):
+        for candidate in accepted_names(model):
             if wanted == candidate.lower():
                 return ResolvedModel(id=_display_id(model, candidate), architecture=model)
-    short = ", ".join(m.hf_id or m.aliases[0] for m in MODELS)
     raise UserError(
         key,
         name,
         "is not in the model catalogue",
-        f"known: {short}; or describe a custom model with params (and layers, kv_heads, head_dim)",
+        f"accepted: {', '.join(model_names())} (tpu-stacks models lists them); size another model with "
+        "tpu-stacks size --params N --layers N --kv-heads N --head-dim N",
     )
 
 
@@ -334,16 +335,23 @@ def custom_model(
     kv_heads: int | None = None,
     head_dim: int | None = None,
     key: str = "model",
+    *,
+    params_key: str | None = None,
+    shape_key: str | None = None,
 ) -> ResolvedModel:
-    """A model the catalogue does not know: a parameter count and, optionally, its attention shape."""
+    """A model the catalogue does not know: a parameter count and, optionally, its attention shape.
+    Refusals name `params_key` / `shape_key` when the user wrote those (`--params`, `--layers`), else the
+    setting under `key` (`model.params`)."""
     if not params or params <= 0:
-        raise UserError(f"{key}.params", params, "is not a positive parameter count", "give e.g. 7e9 or 7B")
+        raise UserError(
+            params_key or f"{key}.params", params, "is not a positive parameter count", "give e.g. 7e9 or 7B"
+        )
     shape_given = [layers, kv_heads, head_dim]
     attention = None
     if any(v is not None for v in shape_given):
         if not all(isinstance(v, int) and v > 0 for v in shape_given):
             raise UserError(
-                f"{key}.attention",
+                shape_key or f"{key}.attention",
                 shape_given,
                 "is incomplete",
                 "give layers, kv_heads and head_dim together (all positive)",
@@ -366,4 +374,6 @@ def parse_param_count(text: str, key: str = "params") -> int:
         raise UserError(key, text, "is not a parameter count", "write e.g. 7B, 350M or 7e9") from None
     if not math.isfinite(value) or value <= 0 or value > 1e15:
         raise UserError(key, text, "is not a positive parameter count", "write e.g. 7B, 350M or 7e9")
+    if value < 1:  # `0.5` meant 0.5B: a bare number counts parameters
+        raise UserError(key, text, "is less than one parameter", "write the unit: 0.5B is half a billion")
     return int(value)

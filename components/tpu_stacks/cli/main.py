@@ -1,4 +1,5 @@
-"""The `tpu-stacks` console script: `size` (will it fit?) and the commands other distributions add.
+"""The `tpu-stacks` console script: `size` (will it fit?), `models` (which can I name?) and the commands
+other distributions add.
 
 `plan` (the offline preview) lives in the `tpu-stacks-preview` distribution (tools/preview), which
 registers it under the `tpu_stacks.commands` entry-point group: a command module there provides
@@ -19,7 +20,11 @@ from types import ModuleType
 from tpu_stacks.errors import UserError
 
 COMMAND_GROUP = "tpu_stacks.commands"
-HELP = {"size": "size a TPU slice for a model", "plan": "run a stack offline under mocks"}
+HELP = {
+    "size": "size a TPU slice for a model",
+    "models": "list the model catalogue: names, sizes, gated or not",
+    "plan": "run a stack offline under mocks",
+}
 PROVIDED_BY = {"plan": "tpu-stacks-preview (pip install ./tools/preview in this repository)"}
 
 
@@ -35,8 +40,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def commands() -> dict[str, ModuleType]:
-    """`size` and every installed command module, by name."""
-    found = {"size": importlib.import_module("tpu_stacks.cli.size")}
+    """`size`, `models` and every installed command module, by name."""
+    found = {name: importlib.import_module(f"tpu_stacks.cli.{name}") for name in ("size", "models")}
     for entry in entry_points(group=COMMAND_GROUP):
         found.setdefault(entry.name, importlib.import_module(entry.value))
     return found

@@ -84,7 +84,13 @@ def resolve_model(args: argparse.Namespace) -> ResolvedModel:
     if args.params:
         name = args.model or f"custom-{args.params}"
         return custom_model(
-            name, parse_param_count(args.params, "--params"), args.layers, args.kv_heads, args.head_dim, key="--params"
+            name,
+            parse_param_count(args.params, "--params"),
+            args.layers,
+            args.kv_heads,
+            args.head_dim,
+            params_key="--params",
+            shape_key="--layers/--kv-heads/--head-dim",
         )
     if not args.model:
         raise UserError("MODEL", "", "is missing", "name a model (e.g. meta-llama/Llama-3.1-70B) or give --params")
@@ -134,9 +140,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _hbm_table() -> str:
-    from tpu_stacks.catalog.tpu import GENERATIONS
+    from tpu_stacks.catalog.tpu import GENERATIONS, Generation
 
-    return ", ".join(f"{g.name} {g.hbm_per_chip_as_documented}" for g in GENERATIONS)
+    def one(g: Generation) -> str:
+        documented = g.hbm_per_chip_as_documented
+        # one unit in the line: GiB, as every other figure; Google's GB figure named as Google's
+        said = f" (Google documents {documented})" if documented.endswith(" GB") else ""
+        return f"{g.name} {gib(g.hbm_bytes_per_chip)}{said}"
+
+    return ", ".join(one(g) for g in GENERATIONS)
 
 
 def render(result: SizingResult) -> str:

@@ -221,10 +221,13 @@ def _verdict(spec: JetStreamSpec, request: ServingRequest) -> Candidate:
         return verdict
     fixed = verdict.memory.total_bytes - verdict.memory.part("kv_cache")
     if fixed > verdict.usable_bytes:  # not even the weights: the slice is the problem, not the cache
+        derived = (
+            f"chose {verdict.shape.topology}, the largest single-host slice, which " if spec.topology == "auto" else ""
+        )
         raise UserError(
             "jetstream.topology",
-            verdict.shape.topology,
-            f"cannot hold {request.model.id}: weights and runtime alone need {gib(fixed)}, "
+            spec.topology,  # as written: `auto` is the user's, the slice it chose is not
+            f"{derived}cannot hold {request.model.id}: weights and runtime alone need {gib(fixed)}, "
             f"{verdict.shape.generation} {verdict.shape.topology} has {gib(verdict.usable_bytes)} usable",
             "choose a larger single-host topology (or auto), set quantizeWeights: true, or a generation with more HBM",
         )

@@ -25,7 +25,7 @@ from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import check_gcs_path, check_node_service_account
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
-from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge
+from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge, slice_refusal
 
 MIN_JOBSET = (0, 12, 0)  # the failure policy's RestartJob actions are in this release's CRD
 MODEL_NAME = re.compile(rf"^{re.escape(SAX_CELL)}/[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -164,11 +164,13 @@ def _size(spec: SaxmlSpec, model: ResolvedModel, request: ServingRequest) -> Can
     verdict = choose_slice(request, gen, spec.topology, "saxml")
     mesh = model.architecture.mesh_devices
     if mesh and verdict.shape.jax_devices != mesh:
-        raise UserError(
-            "saxml.topology",
-            verdict.shape.topology,
+        raise slice_refusal(
+            "saxml",
+            spec.topology,
+            spec.model,
+            verdict.shape,
             f"gives {verdict.shape.jax_devices} devices but {model.id}'s ICI mesh needs exactly {mesh}",
-            f"use {_topology_with(gen.name, mesh)}",
+            f"set saxml.topology: {_topology_with(gen.name, mesh)}",
         )
     return verdict
 

@@ -17,7 +17,7 @@ from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID
 from tpu_stacks.parallel_flags import PP_FLAG, check_parallelism, tensor_parallel_flags
-from tpu_stacks.sizing import ServingRequest, choose_slice, file_cache_gib, tensor_parallel_size
+from tpu_stacks.sizing import ServingRequest, choose_slice, file_cache_gib, slice_refusal, tensor_parallel_size
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
 POOL = "vllm-pool"
@@ -128,20 +128,24 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     )
     verdict = choose_slice(request, gen, spec.topology, "vllm")
     if verdict.shape.multi_host:
-        raise UserError(
-            "vllm.topology",
-            verdict.shape.topology,
+        raise slice_refusal(
+            "vllm",
+            spec.topology,
+            spec.model,
+            verdict.shape,
             f"is a multi-host slice ({verdict.shape.nodes} VMs); VllmStack serves from one VM",
-            "use a generation with more HBM per chip, or a smaller model",
+            "set vllm.tpuGeneration to one with more HBM per chip, or choose a smaller model",
         )
     heads = model.architecture.attention.query_heads if model.architecture.attention else None
     tp = tensor_parallel_size(verdict.shape)
     if heads and heads % tp:
-        raise UserError(
-            "vllm.topology",
-            verdict.shape.topology,
+        raise slice_refusal(
+            "vllm",
+            spec.topology,
+            spec.model,
+            verdict.shape,
             f"gives tensor parallelism {tp}, which does not divide {model.id}'s {heads} attention heads",
-            "choose a topology whose chip count divides the head count",
+            "set vllm.topology to one whose chip count divides the head count",
         )
     _check_parallelism(spec, verdict.shape, tp)
     weights = verdict.memory.part("weights")

@@ -17,12 +17,13 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tpu_stacks.errors import UserError
 from tpu_stacks_preview.capture import Capture, ResourceRecord
-from tpu_stacks_preview.config import StackConfig, check_python_program, load_stack_config
+from tpu_stacks_preview.config import StackConfig, check_python_program, load_stack_config, secret_placeholder
 from tpu_stacks_preview.diagram import check_extension
 from tpu_stacks_preview.diagram import render as render_diagram
 from tpu_stacks_preview.engine import run_program
@@ -91,6 +92,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--placeholder-secrets",
         action="store_true",
         help="stand in a marked placeholder for each of the program's declared secrets the stack does not set",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="with several stacks, print each stack's full report (tree, outputs) instead of what needs attention",
     )
 
 
@@ -240,30 +246,84 @@ def _plan(args: argparse.Namespace) -> int:
         server = PackServer(
             Path(args.policy_pack), pack_environment(first.project, first.stack, dict(first.values), True)
         )
+    brief = len(configs) > 1 and not args.verbose
     try:
-        return max(
-            _plan_one(args, config, version, transport, server)
+        rows = [
+            _plan_one(args, config, version, transport, server, brief=brief)
             for config, version in zip(configs, versions, strict=True)
-        )
+        ]
     finally:
         if server is not None:
             server.close()
+    if len(rows) > 1:
+        print(summary_table(rows, policy=bool(args.policy_pack)))
+    return max(row.code for row in rows)
+
+
+@dataclass(frozen=True)
+class StackRow:
+    """One stack's line of the summary table (`plan` with several stacks)."""
+
+    stack: str
+    code: int
+    resources: int | None = None
+    schema_problems: int = 0
+    mandatory: int = 0
+    advisory: int = 0
+
+    @property
+    def result(self) -> str:
+        if self.resources is None:
+            return f"error (exit {self.code})"
+        return "FAIL" if self.code else "ok"
+
+
+def summary_table(rows: list[StackRow], *, policy: bool) -> str:
+    """The table that ends a several-stack plan: one line per stack, then the totals."""
+    header = ("stack", "resources", "schema problems", "mandatory", "advisory", "result")
+    cells = [
+        (r.stack, "-" if r.resources is None else str(r.resources), str(r.schema_problems),
+         str(r.mandatory) if policy else "-", str(r.advisory) if policy else "-", r.result)
+        for r in rows
+    ]  # fmt: skip
+    widths = [max(len(row[i]) for row in [header, *cells]) for i in range(len(header))]
+    line = "  ".join
+    out = ["", "Summary:" + ("" if policy else " (no --policy-pack: no policy columns)")]
+    out += [line(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in [header, *cells]]
+    failed = [r.stack for r in rows if r.code]
+    out.append(
+        f"{len(rows) - len(failed)} of {len(rows)} stacks ok" + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
+    return "\n".join(out)
 
 
 def _plan_one(
-    args: argparse.Namespace, config: StackConfig, version: str, transport: str, server: PackServer | None
-) -> int:
-    """Plan one stack: print it, write its files; the exit code of this stack."""
+    args: argparse.Namespace,
+    config: StackConfig,
+    version: str,
+    transport: str,
+    server: PackServer | None,
+    *,
+    brief: bool = False,
+) -> StackRow:
+    """Plan one stack: print it (in `brief`, only what needs attention), write its files; its summary row."""
     named = {"stack": config.stack}
     manifests_dir = Path(args.manifests.format(**named)) if args.manifests else None
     result = _plan_with(args, config, version, transport, server, manifests_dir)
     if isinstance(result, int):
-        return result
+        if brief:
+            print(f"{config.project}/{config.stack}: did not plan (exit {result}; the reason is on stderr)")
+        return StackRow(config.stack, result)
     preview, up, schema, policy = result
-    note = secrets_note(config)
-    if note:
-        print(note)
-    print(render_text(preview, up, schema, policy))
+    note = secrets_note(config, used_placeholders(config, up))
+    if brief:
+        print(render_brief(preview, up, schema, policy, note))
+    else:
+        print(
+            "\n".join(
+                [note, render_text(preview, up, schema, policy)] if note else [render_text(preview, up, schema, policy)]
+            )
+        )
     if args.diagram:
         target = Path(args.diagram.format(**named))
         _write(target, render_diagram(up, target))
@@ -278,21 +338,39 @@ def _plan_one(
         failures.append(f"{len(policy.mandatory)} mandatory policy violation(s)")
     if failures:
         print(f"tpu-stacks: plan failed: {', '.join(failures)} (stack {config.stack})", file=sys.stderr)
-        return 1
-    return 0
+    return StackRow(
+        config.stack,
+        1 if failures else 0,
+        len(up.resources),
+        len(schema.problems),
+        len(policy.mandatory) if policy else 0,
+        len(policy.violations) - len(policy.mandatory) if policy else 0,
+    )
 
 
-def secrets_note(config: StackConfig) -> str:
-    """One line when secrets stand in as placeholders: which, and why (the flag or an ESC environment)."""
-    if not config.placeholders:
+def used_placeholders(config: StackConfig, up: Capture) -> tuple[str, ...]:
+    """The placeholder secrets the program put into a resource (a Secret, an env var): only those are worth a
+    line. The program reads every declared secret, but a stack with an open model and no API key declares no
+    resource with them, so their stand-ins never reach the wire."""
+    wire = "\n".join(record.raw_inputs.SerializeToString(deterministic=True).decode("utf-8", "replace")
+                     for record in up.resources)  # fmt: skip
+    return tuple(key for key in config.placeholders if secret_placeholder(key) in wire)
+
+
+def secrets_note(config: StackConfig, used: tuple[str, ...] | None = None) -> str:
+    """One line when secrets stand in as placeholders: which (of those the stack `used`, default all), and why
+    (the flag or an ESC environment)."""
+    shown = config.placeholders if used is None else used
+    if not shown:
         return ""
-    keys = ", ".join(config.placeholders)
+    keys = ", ".join(shown)
+    are, them = ("is a placeholder", "it") if len(shown) == 1 else ("are placeholders", "them")
     if config.environments:
         return (
-            f"Secrets: {keys} are placeholders offline: ESC environment {', '.join(config.environments)} "
-            "may provide them and is not opened here"
+            f"Secrets: {keys} {are} offline: ESC environment {', '.join(config.environments)} "
+            f"may provide {them} and is not opened here"
         )
-    return f"Secrets: {keys} are placeholders (--placeholder-secrets); set them with pulumi config set --secret"
+    return f"Secrets: {keys} {are} (--placeholder-secrets); set {them} with pulumi config set --secret"
 
 
 def plan_document(preview: Capture, up: Capture, schema: SchemaReport, policy: PolicyResult | None) -> dict[str, Any]:
@@ -359,6 +437,45 @@ def _short(text: str) -> str:
     return " — ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
+def _warnings(preview: Capture, up: Capture) -> list[str]:
+    warnings = [f"{log.severity}: {log.message}" for log in preview.logs if log.severity in ("warning", "error")]
+    warnings += [
+        f"{r.type} {r.name} uses the default Kubernetes provider (the ambient kubeconfig)"
+        for r in up.sorted_resources()
+        if is_kubernetes_object(r) and not r.provider
+    ]
+    return warnings
+
+
+def _violation_lines(policy: PolicyResult, *, brief: bool = False) -> list[str]:
+    """One line per violation. In full, the resource's URN tail and the policy's description before what it
+    reported (as `pulumi preview` prints them); in `brief`, the resource's type and name and only what the
+    policy reported about it (the description is in docs/policies.md)."""
+    lines = []
+    for violation in policy.violations:
+        where = violation.urn.rsplit("::", 2)[-2:] if violation.urn else ["stack"]
+        message = _short(violation.message)
+        if brief:
+            where = [where[0].rsplit("$", 1)[-1].rsplit(":", 1)[-1], *where[1:]]
+            message = [line for line in violation.message.splitlines() if line.strip()][-1].strip()
+        lines.append(f"  [{violation.enforcement}] {violation.policy}  {' '.join(where)}: {message}")
+    return lines
+
+
+def render_brief(
+    preview: Capture, up: Capture, schema: SchemaReport, policy: PolicyResult | None, note: str = ""
+) -> str:
+    """One stack among several: its count, then only what applies to it (placeholder secrets, warnings,
+    schema notices and problems, violations), each on one line; the tree and the outputs are `--verbose`'s."""
+    out = [f"{up.project}/{up.stack}: {len(up.resources)} resources"]
+    out += [f"  {note}"] if note else []
+    out += [f"  {w}" for w in _warnings(preview, up)]
+    out += [f"  schema note: {notice}" for notice in schema.notices]
+    out += [f"  schema: {problem}" for problem in schema.problems]
+    out += _violation_lines(policy, brief=True) if policy is not None else []
+    return "\n".join(out)
+
+
 def render_text(preview: Capture, up: Capture, schema: SchemaReport, policy: PolicyResult | None) -> str:
     """The human report: tree, counts, outputs, warnings, schema problems, policy violations."""
     out = [f"Plan for {up.project}/{up.stack}: {len(up.resources)} resources", "", "Resources:"]
@@ -372,12 +489,7 @@ def render_text(preview: Capture, up: Capture, schema: SchemaReport, policy: Pol
     if not preview.stack_outputs:
         out.append("  (none)")
 
-    warnings = [f"{log.severity}: {log.message}" for log in preview.logs if log.severity in ("warning", "error")]
-    warnings += [
-        f"{r.type} {r.name} uses the default Kubernetes provider (the ambient kubeconfig)"
-        for r in up.sorted_resources()
-        if is_kubernetes_object(r) and not r.provider
-    ]
+    warnings = _warnings(preview, up)
     if warnings:
         out += ["", "Warnings:"] + [f"  {w}" for w in warnings]
 
@@ -388,11 +500,7 @@ def render_text(preview: Capture, up: Capture, schema: SchemaReport, policy: Pol
     if policy is not None:
         version = f"@{policy.version}" if policy.version else ""
         out += ["", f"Policy pack {policy.pack}{version} ({len(policy.policies)} policies):"]
-        for violation in policy.violations:
-            where = violation.urn.rsplit("::", 2)[-2:] if violation.urn else ["stack"]
-            out.append(
-                f"  [{violation.enforcement}] {violation.policy}  {' '.join(where)}: {_short(violation.message)}"
-            )
+        out += _violation_lines(policy)
         if not policy.violations:
             out.append("  no violations")
     return "\n".join(out)

@@ -1,0 +1,68 @@
+"""`tpu-stacks models`: the model catalogue a stack's `model` key and `tpu-stacks size` accept.
+
+Every name a model answers to (its Hugging Face ids, its aliases, a Saxml path), its size and whether
+Hugging Face gates it (a gated model needs `tpu-stacks:hfToken` and an accepted licence), so the first
+question of a new user, "which models can I name?", has an answer without reading the code. A model the
+catalogue does not hold is sized with `tpu-stacks size --params N --layers N --kv-heads N --head-dim N`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from tpu_stacks.catalog.models import MODELS, ModelArchitecture, accepted_names
+from tpu_stacks.sizing import gib
+from tpu_stacks.sources import addresses, footnotes
+
+BF16_BYTES = 2
+HF_PAGE = "https://huggingface.co/{}"  # a model's page: its card, licence and (for a gated one) the access form
+OTHER_MODELS = "other models: tpu-stacks size --params N --layers N --kv-heads N --head-dim N --tpu GEN"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def entry(model: ModelArchitecture) -> dict[str, Any]:
+    """One model as `--json` prints it; the text table shows the same fields."""
+    names = accepted_names(model)
+    shown = model.hf_id or next((a for a in model.aliases if a.startswith("saxml.")), model.name)
+    return {
+        "id": shown,
+        "names": names,
+        "display_name": model.display_name,
+        "params": model.params,
+        "bf16_weights_gib": round(model.params * BF16_BYTES / 1024**3, 1),
+        "gated": model.gated,
+        "page": HF_PAGE.format(model.hf_id) if model.hf_id else None,
+        "source": model.source,
+    }
+
+
+def render() -> str:
+    """The text table, one model per line with its other names under it, then the sources it cites."""
+    items = [entry(model) for model in MODELS]
+    width = max(len(item["id"]) for item in items)
+    lines = [f"{'model':<{width}} {'params':>8} {'bf16 weights':>13}  gated"]
+    for model, item in zip(MODELS, items, strict=True):
+        gated = "yes (tpu-stacks:hfToken)" if model.gated else "no"
+        lines.append(f"{item['id']:<{width}} {model.params / 1e9:>7.2f}B {gib(model.params * BF16_BYTES):>13}  {gated}")
+        others = [name for name in item["names"] if name != item["id"]]
+        lines.append(f"  also: {', '.join(others)}")
+        lines.append(f"  {item['page'] or 'no Hugging Face page'}; shape: {model.source}")
+    lines += ["", OTHER_MODELS]
+    cited = footnotes("\n".join(lines))
+    lines += ["Sources:", *(f"  {note}" for note in cited)] if cited else []
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.json:
+        document = {"models": [entry(model) for model in MODELS], "other_models": OTHER_MODELS}
+        document["sources"] = addresses(json.dumps(document))
+        print(json.dumps(document, indent=2))
+    else:
+        print(render())
+    return 0
