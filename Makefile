@@ -39,10 +39,12 @@ args: $(STAMP)
 policy-pack: $(STAMP)
 	$(BIN)/python scripts/build_policy_pack.py --out dist/policy-pack
 
+# The suite on every core (pytest-xdist; -n auto is one worker per CPU): each worker plans a shipped
+# stack at most once per mode (tests/shipped.py). docs/testing.md: timings and the slowest tests.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -n auto tests
 
 # Mutation testing of the decision layer (sizing, catalogue, the pack's fit and matching checks, each
 # workload's plan): minutes, so not part of `test`; run it before a change to those modules lands.

@@ -105,7 +105,7 @@ def expected_doc(field: FieldInfo) -> str | None:
     parts = [" ".join(field.description.split())] if field.description else []
     default = None
     if field.default_factory is not None:
-        made = field.default_factory()  # type: ignore[call-arg]
+        made = field.get_default(call_default_factory=True)
         default = _settings_text(made) if isinstance(made, BaseModel) else None
     elif field.default is not PydanticUndefined:
         default = _default_text(field.default)
@@ -147,7 +147,8 @@ def differences(pair: Pair) -> list[tuple[str, str | None, str | None]]:
     for name, _, doc in _fields(tree, pair.args_name):
         if name not in spec.model_fields:
             continue  # a component input that is not part of the section (cluster, secrets)
-        now = " ".join(doc.value.value.split()) if doc else None  # type: ignore[union-attr]
+        text = doc.value.value if doc and isinstance(doc.value, ast.Constant) else None
+        now = " ".join(text.split()) if isinstance(text, str) else None
         want = expected_doc(spec.model_fields[name])
         if now != want:
             found.append((name, now, want))

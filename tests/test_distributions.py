@@ -38,4 +38,4 @@ def test_the_repo_environment_takes_its_pins_from_the_planner_only():
     lines = [line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
     pins = [line for line in lines if "==" in line]
     assert "-e ./components[components]" in lines and "-e ./tools/preview" in lines
-    assert {pin.split("==")[0] for pin in pins} <= {"pytest", "ruff", "check-jsonschema"}
+    assert {pin.split("==")[0] for pin in pins} <= {"pytest", "pytest-xdist", "execnet", "ruff", "check-jsonschema"}

@@ -15,6 +15,7 @@ import pulumi
 import pytest
 
 from tests.mocks import capture
+from tests.shipped import shipped
 from tpu_stacks.awaits import job_budget
 from tpu_stacks.catalog.engines import JETSTREAM, VLLM
 from tpu_stacks.jetstream.component import JetStreamStack
@@ -40,7 +41,7 @@ QWEN = {"cluster": CLUSTER, "model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": {
 
 @cache
 def planned(stack: str):
-    capture_ = run_program(ROOT, stack, preview=False)
+    capture_ = shipped(stack)
     assert capture_.error is None, capture_.error
     return {r.name: r for r in capture_.resources}
 

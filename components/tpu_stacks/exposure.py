@@ -82,8 +82,11 @@ def covers_whole_internet(cidrs: list[str]) -> str:
             networks.append(ipaddress.ip_network(str(cidr), strict=False))
         except ValueError:
             continue
-    for version, everything in ((4, "0.0.0.0/0"), (6, "::/0")):
-        family = [n for n in networks if n.version == version]
-        if family and list(ipaddress.collapse_addresses(family)) == [ipaddress.ip_network(everything)]:  # type: ignore[arg-type]
-            return everything
+    # One family at a time: collapse_addresses takes networks of a single version.
+    v4 = [n for n in networks if isinstance(n, ipaddress.IPv4Network)]
+    if v4 and list(ipaddress.collapse_addresses(v4)) == [ipaddress.IPv4Network("0.0.0.0/0")]:
+        return "0.0.0.0/0"
+    v6 = [n for n in networks if isinstance(n, ipaddress.IPv6Network)]
+    if v6 and list(ipaddress.collapse_addresses(v6)) == [ipaddress.IPv6Network("::/0")]:
+        return "::/0"
     return ""

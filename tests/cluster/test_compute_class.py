@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.shipped import shipped
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.k8s.compute_class import compute_class_spec
 from tpu_stacks.saxml.plan import plan_saxml
 from tpu_stacks.saxml.spec import SaxmlSpec
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import VllmSpec
-from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.manifests import render_manifests
 from tpu_stacks_preview.schema import validate_objects
 
@@ -97,7 +97,7 @@ def test_a_vllm_capacity_mistake_names_the_vllm_key():
 
 @cache
 def fallback_up():
-    capture = run_program(ROOT, "vllm-fallback", preview=False)
+    capture = shipped("vllm-fallback")
     assert capture.error is None, capture.error
     return capture
 

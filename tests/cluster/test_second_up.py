@@ -6,10 +6,10 @@ pulumi-gcp#744)."""
 from pathlib import Path
 
 from tests.cluster.test_component import CLUSTER, build
+from tests.shipped import shipped
 from tpu_stacks.cluster.component import cluster_ignore_changes
 from tpu_stacks.cluster.plan import plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks_preview.engine import run_program
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,7 +30,7 @@ def test_the_plan_document_shows_the_cluster_ignores_the_default_pools_node_conf
     """The shipped `dev` stack through the offline engine: its Cluster record carries
     ignoreChanges [nodeConfig] (no replacement on the second `up`, terraform-provider-google#12070,
     pulumi-gcp#744) and still the nodeConfig that keeps the default pool off the Compute Engine account."""
-    capture = run_program(ROOT, "dev", preview=False)
+    capture = shipped("dev")
     assert capture.error is None, capture.error
     (cluster,) = [r for r in capture.sorted_resources() if r.type == CLUSTER]
     assert cluster.options_document()["ignoreChanges"] == ["nodeConfig"]

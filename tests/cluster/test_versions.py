@@ -10,12 +10,12 @@ import pytest
 
 from tests.cluster.test_component import CLUSTER, build
 from tests.mocks import capture
+from tests.shipped import shipped
 from tpu_stacks.cluster.component import TpuCluster, cluster_ignore_changes
 from tpu_stacks.cluster.plan import plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.cluster.versions import OfferedVersions, create_version
 from tpu_stacks.errors import UserError
-from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.mocks import OFFERED_CHANNELS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,7 +160,7 @@ def test_a_floor_the_location_does_not_reach_fails_the_run_in_one_line():
 def test_the_plan_document_shows_the_chosen_version_and_the_ignore():
     """The shipped vllm-fallback stack through the offline engine: RAPID's default in the mocks' offer
     meets its 1.33.3-gke.1136000 floor and is what the Cluster is created at."""
-    capture_ = run_program(ROOT, "vllm-fallback", preview=True)
+    capture_ = shipped("vllm-fallback", preview=True)
     assert capture_.error is None, capture_.error
     (cluster,) = [r for r in capture_.sorted_resources() if r.type == CLUSTER]
     assert cluster.inputs["minMasterVersion"] == OFFERED_CHANNELS["RAPID"][0]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+from tests.shipped import shipped
 from tpu_stacks_preview.engine import run_program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -15,7 +16,7 @@ REPOSITORY = "gcp:artifactregistry/repository:Repository"
 
 @cache
 def repository_of(stack: str) -> dict:
-    capture = run_program(ROOT, stack, preview=False)
+    capture = shipped(stack)
     assert capture.error is None, capture.error
     (repository,) = capture.of_type(REPOSITORY)
     return repository.inputs
@@ -34,7 +35,7 @@ def test_a_user_set_id_is_kept_and_a_default_is_scoped_to_the_cluster():
 
 
 def test_planning_twice_gives_the_same_id():
-    first = run_program(ROOT, "raytrain-multislice", preview=False)
+    first = shipped("raytrain-multislice")  # the shared run; the second is a run of its own
     second = run_program(ROOT, "raytrain-multislice", preview=False)
     assert [r.inputs["repositoryId"] for r in first.of_type(REPOSITORY)] == [
         r.inputs["repositoryId"] for r in second.of_type(REPOSITORY)

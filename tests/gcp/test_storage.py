@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.mocks import capture
+from tests.shipped import shipped
 from tpu_stacks.gcp.storage import hardened_bucket
-from tpu_stacks_preview.engine import run_program
 
 ROOT = Path(__file__).resolve().parents[2]
 BUCKET = "gcp:storage/bucket:Bucket"
@@ -17,7 +17,7 @@ BUCKET = "gcp:storage/bucket:Bucket"
 
 @cache
 def bucket_of(stack: str):
-    capture_ = run_program(ROOT, stack, preview=False)
+    capture_ = shipped(stack)
     assert capture_.error is None, capture_.error
     # The workload's data bucket (Ray Train also declares a bucket for the image build's uploaded source).
     (bucket,) = [b for b in capture_.of_type(BUCKET) if b.inputs["labels"]["purpose"] != "build-source"]
@@ -41,7 +41,7 @@ def test_force_destroy_deletes_the_bucket_and_retains_nothing():
 @pytest.mark.parametrize("stack", ["raytrain", "raytrain-multislice"])
 def test_the_build_source_bucket_is_hardened_and_emptied_on_destroy(stack):
     """Uploaded source archives only: deleted with the stack, never public, no folders needed."""
-    capture_ = run_program(ROOT, stack, preview=False)
+    capture_ = shipped(stack)
     (source,) = [b for b in capture_.of_type(BUCKET) if b.inputs["labels"]["purpose"] == "build-source"]
     assert source.inputs["forceDestroy"] is True and source.options_document()["retainOnDelete"] is False
     assert source.inputs["publicAccessPrevention"] == "enforced" and "hierarchicalNamespace" not in source.inputs

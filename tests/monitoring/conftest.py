@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.shipped import shipped
 from tpu_stacks_preview.capture import Capture
-from tpu_stacks_preview.engine import run_program
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
@@ -17,7 +17,7 @@ STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulum
 def planned() -> dict[str, Capture]:
     captures = {}
     for stack in STACKS:
-        capture = run_program(ROOT, stack, preview=False)
+        capture = shipped(stack)
         assert capture.error is None, (stack, capture.error)
         captures[stack] = capture
     return captures

@@ -41,7 +41,8 @@ def ensure_nca(cache: Path, requirements: Path = REQUIREMENTS) -> Path:
         python = str(venv / "bin" / "python")
         pip = [python, "-m", "pip", "--disable-pip-version-check", "--no-input"]
         # --no-deps: the file names every package; `pip check` fails if it misses one.
-        _run([*pip, "install", "--no-deps", "-r", str(requirements)])
+        # --no-compile: nca imports a fraction of what is installed; Python compiles that on first use.
+        _run([*pip, "install", "--no-deps", "--no-compile", "-r", str(requirements)])
         _run([*pip, "check"])
         (venv / ".ready").write_text(digest)
     return nca

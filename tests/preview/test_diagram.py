@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.shipped import shipped
 from tpu_stacks.errors import UserError
 from tpu_stacks_preview.diagram import graph, graphviz, markdown, mermaid, render
-from tpu_stacks_preview.engine import run_program
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
@@ -20,7 +20,7 @@ DOCS = ROOT / "docs" / "diagrams"
 def captures():
     found = {}
     for stack in STACKS:
-        capture = run_program(ROOT, stack, preview=False)
+        capture = shipped(stack)
         assert capture.error is None, capture.error
         found[stack] = capture
     return found

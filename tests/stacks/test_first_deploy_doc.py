@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tpu_stacks_preview.engine import run_program
+from tests.shipped import shipped
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "first-deploy.md").read_text(encoding="utf-8")
@@ -27,7 +27,7 @@ def test_every_stack_has_a_section_whose_budgets_are_the_plans(stack):
     body = sections()[stack]
     rows = {name: {"create": create, "update": update} for name, create, update in ROW.findall(body)}
     assert rows, f"no budget rows for {stack}"
-    capture = run_program(ROOT, stack, preview=False)
+    capture = shipped(stack)
     assert capture.error is None, capture.error
     planned = {r.name: r.options.custom_timeouts for r in capture.resources if r.options.custom_timeouts}
     for name, budget in rows.items():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tpu_stacks_preview.engine import run_program
+from tests.shipped import shipped
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = "gcp:projects/service:Service"
@@ -15,7 +15,7 @@ SERVICE = "gcp:projects/service:Service"
 
 @cache
 def up(stack: str):
-    capture = run_program(ROOT, stack, preview=False)
+    capture = shipped(stack)
     assert capture.error is None, capture.error
     return capture
 

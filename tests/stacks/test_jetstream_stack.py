@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tpu_stacks_preview.engine import run_program
+from tests.shipped import shipped
 from tpu_stacks_preview.manifests import render_manifests
 from tpu_stacks_preview.policy import run_policy_pack
 from tpu_stacks_preview.schema import validate_objects
@@ -38,7 +38,7 @@ STACKS = {
 
 @cache
 def planned(stack: str):
-    preview, up = run_program(ROOT, stack, preview=True), run_program(ROOT, stack, preview=False)
+    preview, up = shipped(stack, preview=True), shipped(stack)
     assert preview.error is None and up.error is None, (preview.error, up.error)
     return preview, up
 

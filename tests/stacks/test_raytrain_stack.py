@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.shipped import shipped
 from tpu_stacks.raytrain.sources import build_inputs_digest
-from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.manifests import render_manifests
 from tpu_stacks_preview.policy import run_policy_pack
 from tpu_stacks_preview.schema import VENDORED_CRDS, validate_objects
@@ -23,7 +23,7 @@ PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 
 @cache
 def up(stack: str):
-    capture = run_program(ROOT, stack, preview=False)
+    capture = shipped(stack)
     assert capture.error is None, capture.error
     return capture
 
@@ -134,7 +134,7 @@ def test_two_slices_are_config_not_a_rewrite():
 
 def test_policy_pack_finds_nothing():
     for stack in ("raytrain", "raytrain-multislice"):
-        preview = run_program(ROOT, stack, preview=True)
+        preview = shipped(stack, preview=True)
         assert preview.error is None, preview.error
         result = run_policy_pack(ROOT / "policies", preview, transport="in-process")
         # Only the advice that the shipped stack's control plane is open (no networks to authorize are

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.shipped import shipped
 from tpu_stacks.gcp.universe import advisories, cluster_features, universe
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.manifests import render_manifests
@@ -34,7 +35,7 @@ def _private_cache(tmp_path_factory):
 
 
 def planned(stack, preview):
-    capture = run_program(ROOT, stack, preview=preview)
+    capture = shipped(stack, preview=preview)
     assert capture.error is None, capture.error.detail
     return capture
 

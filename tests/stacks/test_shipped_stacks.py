@@ -1,12 +1,12 @@
 """Every shipped stack plans cleanly offline: no program error, every Kubernetes object valid
 against the strict schemas and CRDs, and zero mandatory policy violations."""
 
-from functools import cache
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.shipped import shipped
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.manifests import render_manifests
 from tpu_stacks_preview.policy import run_policy_pack
@@ -23,11 +23,9 @@ WORKLOAD_STACKS = [
 ]
 
 
-@cache
 def planned(stack: str):
-    preview = run_program(ROOT, stack, preview=True)
-    up = run_program(ROOT, stack, preview=False)
-    return preview, up
+    """(preview, up) captures of a shipped stack, shared by every test module (tests/shipped.py)."""
+    return shipped(stack, preview=True), shipped(stack)
 
 
 @pytest.mark.parametrize("stack", STACKS)

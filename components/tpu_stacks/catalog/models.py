@@ -349,14 +349,19 @@ def custom_model(
     shape_given = [layers, kv_heads, head_dim]
     attention = None
     if any(v is not None for v in shape_given):
-        if not all(isinstance(v, int) and v > 0 for v in shape_given):
+        if not (
+            isinstance(layers, int)
+            and isinstance(kv_heads, int)
+            and isinstance(head_dim, int)
+            and min(layers, kv_heads, head_dim) > 0
+        ):
             raise UserError(
                 shape_key or f"{key}.attention",
                 shape_given,
                 "is incomplete",
                 "give layers, kv_heads and head_dim together (all positive)",
             )
-        attention = Attention(layers=layers, kv_heads=kv_heads, head_dim=head_dim)  # type: ignore[arg-type]
+        attention = Attention(layers=layers, kv_heads=kv_heads, head_dim=head_dim)
     architecture = ModelArchitecture(
         name=name, display_name=name, attention=attention, declared_params=int(params), source="user supplied"
     )

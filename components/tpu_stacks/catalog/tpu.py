@@ -73,7 +73,8 @@ class GkeVersion(_Frozen):
         match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?(?:-gke\.(\d+))?", self.text.strip())
         if not match:
             raise UserError("", self.text, "is not a GKE version", "use a form like 1.31 or 1.31.2-gke.1115000")
-        return tuple(int(part) if part else 0 for part in match.groups())  # type: ignore[return-value]
+        major, minor, patch, build = (int(part) if part else 0 for part in match.groups())
+        return major, minor, patch, build
 
     def __lt__(self, other: GkeVersion) -> bool:
         return self.key < other.key

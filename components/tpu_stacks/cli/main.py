@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 from types import ModuleType
+from typing import NoReturn
 
 from tpu_stacks.errors import UserError
 
@@ -31,7 +32,7 @@ PROVIDED_BY = {"plan": "tpu-stacks-preview (pip install ./tools/preview in this 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad flag as one line and exit code 2 (its default), no usage dump."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         if "invalid choice" in message:
             for command, distribution in PROVIDED_BY.items():
                 if f"'{command}'" in message.split("(choose from")[0]:

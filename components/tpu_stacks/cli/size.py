@@ -195,10 +195,11 @@ def render(result: SizingResult) -> str:
 def _capacity_lines(generation_name: str, chips: int) -> list[str]:
     """The recommended slice's hourly price per capacity kind (docs/capacity.md), unknown where no source gives it."""
     lines = [f"Price per hour of this slice by capacity kind ({chips} chips; region-dependent, see {PRICING_URL}):"]
+    labels: dict[object, str] = {kind: facts.label for kind, facts in KIND_FACTS.items()}  # keyed as prices name them
     for price in slice_prices(generation_name, chips):
         shown = f"${price['usd_per_hour']:.2f}" if price["usd_per_hour"] is not None else "unknown"
         dated = f", {price['as_of']}" if price["as_of"] else ""
-        lines.append(f"  {KIND_FACTS[price['kind']].label:<12} {shown:>9}  ({price['source']}{dated})")  # type: ignore[index]
+        lines.append(f"  {labels[price['kind']]:<12} {shown:>9}  ({price['source']}{dated})")
     return lines
 
 

@@ -225,7 +225,7 @@ def parse_capacity(key: str, raw: list[Any]) -> tuple[Capacity, ...]:
                 )
             entry = Capacity(kind="reservation", reservation=name)
         elif isinstance(item, str) and item in PLAIN_KINDS:
-            entry = Capacity(kind=item)  # type: ignore[arg-type]
+            entry = Capacity(kind=PLAIN_KINDS[PLAIN_KINDS.index(item)])  # the catalogue's own value, as its type
         else:
             close = difflib.get_close_matches(str(item), [*PLAIN_KINDS, "reservation"], n=1)
             hint = "write {reservation: NAME}" if close == ["reservation"] else f"did you mean '{close[0]}'?"

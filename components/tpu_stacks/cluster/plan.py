@@ -2,28 +2,16 @@
 from the TPU catalogue, before any resource exists.
 
 `plan_cluster` checks a `ClusterSpec` (users' own slices, or the slices a workload derived from its
-model) and returns the `ClusterPlan` that `TpuCluster` declares as is. Every invalid combination is
-refused with a one-line `UserError` ("decide early, build late"). Pure: no provider SDK.
+model) and returns the `ClusterPlan` (cluster.decided) that `TpuCluster` declares as is; the pools'
+names are derived and checked in cluster.pool_names. Every invalid combination is refused with a
+one-line `UserError` ("decide early, build late"). Pure: no provider SDK.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
-from tpu_stacks.catalog.capacity import COMPUTE_CLASS_LABEL
 from tpu_stacks.catalog.locations import check_cpu_machine_type, check_location, check_tpu_zone
-from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.tpu import (
-    DWS_AUTO_REPAIR,
-    DWS_LOCATION_POLICY,
-    DWS_RESERVATION_AFFINITY,
-    FLEX_START_LABEL,
-    MULTI_HOST_MAX_PODS_PER_NODE,
-    QUEUED_LABEL,
     QUEUED_NEEDS_FLEX_START,
-    QUEUED_NODE_LABEL_VALUE,
-    RESERVATION_LABEL,
-    SPOT_LABEL,
     SliceShape,
     generation,
     generation_of_machine_type,
@@ -31,7 +19,6 @@ from tpu_stacks.catalog.tpu import (
     slice_shape,
 )
 from tpu_stacks.cluster.capacity import (
-    Capacity,
     autoscaling_limits,
     check_capacity,
     check_fallback,
@@ -41,162 +28,30 @@ from tpu_stacks.cluster.capacity import (
     parse_capacity,
     single_kind,
 )
+from tpu_stacks.cluster.decided import ClusterPlan, PoolPlan, WorkloadPlan
+from tpu_stacks.cluster.pool_names import check_pool_names, class_name, pool_name
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.gcp.universe import Universe, universe
 from tpu_stacks.names import (
     GKE_NAME,
-    SYSTEM_POOL_NAME,
     check_node_service_account,
     check_zone_of,
     is_region,
     is_zone,
     region_of,
 )
-from tpu_stacks.sizing import Candidate, tensor_parallel_size
 
-
-class PoolPlan(BaseModel):
-    """One GKE node pool, fully decided."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    slice_index: int
-    shape: SliceShape
-    zone: str
-    node_count: int | None
-    """Fixed size; None when the pool autoscales."""
-    autoscaling_min: int | None
-    autoscaling_max: int | None
-    spot: bool
-    reservation: str | None
-    flex_start: bool
-    queued_provisioning: bool
-    threads_per_core: int | None
-    max_run_duration: str | None
-    autopilot: bool = False
-    """Autopilot provisions this capacity from pod selectors; no node pool is declared."""
-    capacity: tuple[Capacity, ...] = ()
-    """Several kinds: the fallback order of the ComputeClass that provides this slice."""
-    compute_class: str | None = None
-    """The ComputeClass GKE creates this slice's pools from (no node pool is declared), if any."""
-
-    @property
-    def multi_host(self) -> bool:
-        return self.shape.multi_host
-
-    @property
-    def uses_workload_policy(self) -> bool:
-        return self.multi_host and self.shape.multi_host_placement == "workload-policy"
-
-    @property
-    def max_pods_per_node(self) -> int | None:
-        return MULTI_HOST_MAX_PODS_PER_NODE if self.multi_host else None
-
-    @property
-    def dynamic_workload_scheduler(self) -> bool:
-        """Flex-start capacity (queued provisioning is flex-start too): GKE's companions apply."""
-        return self.flex_start or self.queued_provisioning
-
-    @property
-    def auto_repair(self) -> bool:
-        """Off for flex-start and queued pools (`--no-enable-autorepair`), on otherwise."""
-        return DWS_AUTO_REPAIR if self.dynamic_workload_scheduler else True
-
-    @property
-    def location_policy(self) -> str | None:
-        """ANY for flex-start and queued pools (`--location-policy=ANY`); GKE's default otherwise."""
-        return DWS_LOCATION_POLICY if self.dynamic_workload_scheduler else None
-
-    @property
-    def reservation_affinity(self) -> str | None:
-        """SPECIFIC_RESERVATION for a named reservation, NO_RESERVATION for spot, flex-start and queued
-        pools (`--reservation-affinity=none`), otherwise GKE's default."""
-        if self.reservation:
-            return "SPECIFIC_RESERVATION"
-        if self.spot or self.dynamic_workload_scheduler:
-            return DWS_RESERVATION_AFFINITY
-        return None
-
-    def node_labels(self) -> dict[str, str]:
-        """Kubernetes labels the pool puts on its nodes (queued pools: the label their pods select)."""
-        labels = {"tpu-stacks/slice": self.name}
-        if self.queued_provisioning:
-            labels[QUEUED_LABEL] = QUEUED_NODE_LABEL_VALUE
-        return labels
-
-    def capacity_selector(self) -> dict[str, str]:
-        """Node labels GKE sets for the capacity type, which Autopilot pods must select ([XPK]); the
-        ComputeClass label instead when GKE falls back across kinds (a capacity label would pin one)."""
-        if self.compute_class:
-            return {COMPUTE_CLASS_LABEL: self.compute_class}
-        if self.spot:
-            return {SPOT_LABEL: "true"}
-        if self.queued_provisioning:
-            return {QUEUED_LABEL: "true"}
-        if self.flex_start:
-            return {FLEX_START_LABEL: "true"}
-        if self.reservation:
-            return {RESERVATION_LABEL: self.reservation}
-        return {}
-
-    def node_selector(self) -> dict[str, str]:
-        return {**self.shape.node_selector(), **self.capacity_selector()}
-
-
-class ClusterPlan(BaseModel):
-    """The whole cluster, decided: what `TpuCluster` declares."""
-
-    model_config = ConfigDict(frozen=True)
-
-    spec: ClusterSpec
-    universe: Universe
-    regional: bool
-    node_locations: tuple[str, ...]
-    pools: tuple[PoolPlan, ...]
-    slices: tuple[SliceShape, ...]
-    """One entry per slice spec (the shape workloads are sized against)."""
-    beyond_catalogue: tuple[str, ...] = ()
-    """What `cluster.allowUncatalogued` let through, one line each (empty without the override)."""
-
-    @property
-    def workload_pool(self) -> str:
-        return self.universe.workload_pool(self.spec.project)
-
-    @property
-    def autopilot(self) -> bool:
-        return self.spec.mode == "autopilot"
-
-    @property
-    def version_floor(self) -> str | None:
-        """`cluster.minVersion` for a cluster this stack creates, else None (send no version, as GKE's channel
-        default then is the floor: `_check_versions`). The exact floor is checked here and in capacity's
-        checks; `up` turns it into a concrete version the location offers (`cluster.versions.create_version`,
-        called by the component with what GKE answers), never the floor itself or its minor alias."""
-        return self.spec.min_version if self.spec.existing is None else None
-
-    @property
-    def generations(self) -> list[str]:
-        return sorted({shape.generation for shape in self.slices})
-
-    @property
-    def region(self) -> str:
-        """Where regional resources of the stack (buckets, registries) live."""
-        return region_of(self.spec.location)
-
-    def pools_of(self, slice_index: int) -> tuple[PoolPlan, ...]:
-        """The node pools of one slice spec (one per multi-host slice, one for identical single-host slices)."""
-        return tuple(pool for pool in self.pools if pool.slice_index == slice_index)
-
-    @property
-    def compute_classes(self) -> tuple[PoolPlan, ...]:
-        """One pool per ComputeClass (its slices are identical): what each class's priorities describe."""
-        seen: dict[str, PoolPlan] = {}
-        for pool in self.pools:
-            if pool.compute_class and pool.compute_class not in seen:
-                seen[pool.compute_class] = pool
-        return tuple(seen.values())
+# The records live in cluster.decided; callers import them from here too, as they always have.
+__all__ = [
+    "ClusterPlan",
+    "PoolPlan",
+    "WorkloadPlan",
+    "plan_cluster",
+    "plan_workload_cluster",
+    "refuse_given_slices",
+    "require_addons",
+]
 
 
 def _check_location(spec: ClusterSpec) -> tuple[bool, tuple[str, ...]]:
@@ -305,40 +160,6 @@ def _check_catalogue(
     return tuple(dict.fromkeys(line for line in lines if line))
 
 
-def _pool_name(spec: SliceSpec, shape: SliceShape, replica: int) -> str:
-    """The slice's name, numbered per slice when there are several: `{n}` in the name places the
-    number (`tpu{n}` gives the Saxml tutorial's tpu1, tpu2), otherwise `-1`, `-2` is appended."""
-    generation_name = shape.generation if shape.generation.startswith("tpu") else f"tpu-{shape.generation}"
-    base = spec.name or f"{generation_name}-{shape.topology}"
-    if "{n}" in base:
-        return base.replace("{n}", str(replica + 1))
-    return base if spec.count == 1 or not shape.multi_host else f"{base}-{replica + 1}"
-
-
-def _class_name(spec: SliceSpec, shape: SliceShape) -> str:
-    """The ComputeClass of a slice spec: its pool name without the slice number (one class serves all)."""
-    generation_name = shape.generation if shape.generation.startswith("tpu") else f"tpu-{shape.generation}"
-    base = spec.name or f"{generation_name}-{shape.topology}"
-    return base.replace("{n}", "").strip("-") or generation_name
-
-
-def _refuse_shared_classes(pools: list[PoolPlan]) -> None:
-    """One ComputeClass per slice spec: two specs deriving the same class name would share one class
-    whose TPU shape fits only the first (`ClusterPlan.compute_classes` keeps one per name)."""
-    first: dict[str, int] = {}
-    for pool in pools:
-        if pool.compute_class is None:
-            continue
-        owner = first.setdefault(pool.compute_class, pool.slice_index)
-        if owner != pool.slice_index:
-            raise UserError(
-                f"cluster.slices[{pool.slice_index}].name",
-                pool.compute_class,
-                f"names the ComputeClass of cluster.slices[{owner}] too",
-                "give each slice with a capacity list a distinct name",
-            )
-
-
 def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
     """Check the spec and derive every pool; raises UserError on the first problem."""
     if spec.existing is None:
@@ -423,7 +244,7 @@ def _plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         zone_key = _zone_key(key, slice_spec, location_key, regional, autopilot)
         pool_zones.append((zone_key, zone or spec.location, shape.generation))
         fixed, low, high = autoscaling_limits(key, slice_spec, shape) if len(kinds) < 2 else (None, None, None)
-        compute_class = _class_name(slice_spec, shape) if len(kinds) > 1 else None
+        compute_class = class_name(slice_spec, shape) if len(kinds) > 1 else None
         replicas = slice_spec.count if shape.multi_host else 1
         if not shape.multi_host and slice_spec.count > 1:
             if slice_spec.nodes not in (None, slice_spec.count):
@@ -445,7 +266,7 @@ def _plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         for replica in range(replicas):
             pools.append(
                 PoolPlan(
-                    name=_pool_name(slice_spec, shape, replica),
+                    name=pool_name(slice_spec, shape, replica),
                     slice_index=index,
                     shape=shape,
                     zone=zone,
@@ -464,30 +285,7 @@ def _plan_cluster(spec: ClusterSpec) -> ClusterPlan:
                     compute_class=compute_class,
                 )
             )
-    if spec.mode == "standard" and spec.existing is None:
-        for pool in pools:
-            if pool.name == SYSTEM_POOL_NAME:
-                raise UserError(
-                    f"cluster.slices[{pool.slice_index}].name",
-                    pool.name,
-                    "is the name of the cluster's CPU system pool",
-                    "give the slice another name",
-                )
-    names = [pool.name for pool in pools]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
-        raise UserError(
-            "cluster.slices[].name", duplicates[0], "names two node pools", "give each slice a distinct name"
-        )
-    _refuse_shared_classes(pools)
-    for pool in pools:
-        if not GKE_NAME.matches(pool.name):
-            raise UserError(
-                f"cluster.slices[{pool.slice_index}].name",
-                pool.name,
-                "is not a valid node pool name",
-                "use lowercase letters, digits and '-'",
-            )
+    check_pool_names(spec, pools)
     _check_versions(spec, shapes)
     beyond_catalogue = _check_catalogue(spec, chosen_universe, pool_zones, beyond)
     return ClusterPlan(
@@ -541,35 +339,3 @@ def plan_workload_cluster(
         return plan_cluster(spec.model_copy(update={"slices": [workload_slice]}))
     except UserError as error:
         raise error.rekeyed({f"cluster.slices[0].{field}": key for field, key in keys.items()}) from None
-
-
-class WorkloadPlan(BaseModel):
-    """What every workload's plan carries: the model's verdict on the sized slice and the cluster that
-    holds it. Shape, pools and tensor parallelism are read from these two, never derived again."""
-
-    model_config = ConfigDict(frozen=True)
-
-    model: ResolvedModel
-    verdict: Candidate
-    """The sized slice and the memory the model needs on it."""
-    cluster: ClusterPlan
-    """The cluster with the workload's own slice (slice spec 0)."""
-
-    @property
-    def shape(self) -> SliceShape:
-        return self.verdict.shape
-
-    @property
-    def pools(self) -> tuple[PoolPlan, ...]:
-        """The workload's node pools (one per multi-host slice), all of the same shape and capacity."""
-        return self.cluster.pools_of(0)
-
-    @property
-    def pool(self) -> PoolPlan:
-        """The pool the workload's pods select (the first; the others are identical)."""
-        return self.pools[0]
-
-    @property
-    def tensor_parallel_size(self) -> int:
-        """Serving engines shard the model over every JAX device of the slice (the project's one rule)."""
-        return tensor_parallel_size(self.shape)

@@ -15,7 +15,7 @@ project level (monitoring, logging), never an admin, owner or editor role.
 (No `from __future__ import annotations` here: Pulumi's schema inference reads the annotations.)
 """
 
-from typing import NotRequired, Optional, TypedDict
+from typing import NotRequired, Optional, TypedDict, cast
 
 import pulumi
 import pulumi_gcp as gcp
@@ -99,12 +99,18 @@ def check_args(args: WorkloadIdentityArgs) -> tuple[str, str, Universe]:
     return mode, args.get("namespace", "default"), chosen
 
 
-def dependencies_of(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.Resource]:
+def dependencies_of(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.Input[pulumi.Resource]]:
     """A component's `depends_on`, to hand to its children (Pulumi does not)."""
     depends_on = opts.depends_on if opts else None
     if depends_on is None:
         return []
-    return list(depends_on) if isinstance(depends_on, (list, tuple)) else [depends_on]  # type: ignore[list-item]
+    if isinstance(depends_on, (list, tuple)):
+        return list(depends_on)
+    if isinstance(depends_on, pulumi.Resource):
+        return [depends_on]
+    # An Output or awaitable: isinstance cannot tell one of a Resource from one of a list, and Pulumi
+    # resolves either (ResourceOptions._depends_on_list in pulumi/resource.py); passed on as it came.
+    return [cast(pulumi.Input[pulumi.Resource], depends_on)]
 
 
 class WorkloadIdentity(pulumi.ComponentResource):

@@ -14,7 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.catalog.image_users import METRICS_ADAPTER
-from tpu_stacks.gcp.identity import WorkloadIdentity, dependencies_of
+from tpu_stacks.gcp.identity import WorkloadIdentity, WorkloadIdentityArgs, dependencies_of
 from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.k8s.namespace import pod_security_labels
 from tpu_stacks.k8s.network_policy import declare_network_policies
@@ -89,7 +89,7 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
         metadata.labels = {**(metadata.labels or {}), **pod_security_labels("restricted")}
         namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata=metadata, opts=child)
         after_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace, *dependencies_of(opts)])
-        identity_args = {
+        identity_args: WorkloadIdentityArgs = {
             "project": args["project"],
             "ksa_name": NAME,
             "namespace": NAMESPACE,
@@ -98,7 +98,7 @@ class CustomMetricsAdapter(pulumi.ComponentResource):
         }
         if args.get("project_number"):
             identity_args["project_number"] = args["project_number"]
-        WorkloadIdentity(f"{name}-identity", identity_args, opts=after_namespace)  # type: ignore[arg-type]
+        WorkloadIdentity(f"{name}-identity", identity_args, opts=after_namespace)
         _cluster_role_binding(
             f"{name}-auth-delegator", "custom-metrics:system:auth-delegator", "system:auth-delegator", child
         )

@@ -26,7 +26,14 @@ from tpu_stacks_preview.diagram import render as render_diagram
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.manifests import render_manifests, write_manifests
 from tpu_stacks_preview.monitoring import check_monitoring
-from tpu_stacks_preview.policy import PackServer, PolicyError, PolicyResult, pack_environment, run_policy_pack
+from tpu_stacks_preview.policy import (
+    PackServer,
+    PolicyError,
+    PolicyResult,
+    Transport,
+    pack_environment,
+    run_policy_pack,
+)
 from tpu_stacks_preview.report import (
     StackRow,
     plan_document,
@@ -170,7 +177,7 @@ def _plan_with(
     args: argparse.Namespace,
     config: StackConfig,
     version: str,
-    transport: str,
+    transport: Transport,
     server: PackServer | None,
     manifests_dir: Path | None,
 ) -> int | tuple[Capture, Capture, SchemaReport, PolicyResult | None]:
@@ -202,7 +209,7 @@ def _plan_with(
                     Path(args.policy_pack),
                     preview,
                     config_file=Path(args.policy_config) if args.policy_config else None,
-                    transport=transport,  # type: ignore[arg-type]
+                    transport=transport,
                     server=server,
                 )
             except PolicyError as error:
@@ -245,7 +252,7 @@ def _plan(args: argparse.Namespace) -> int:
 
     # The pack process boots on the other core while the program runs (what the CLI does too); several
     # stacks share it: each analysis sends its own stack and config (ConfigureStack).
-    transport = "in-process" if args.in_process_policy else "subprocess"
+    transport: Transport = "in-process" if args.in_process_policy else "subprocess"
     server = None
     if args.policy_pack and transport == "subprocess":
         first = configs[0]
@@ -270,7 +277,7 @@ def _plan_one(
     args: argparse.Namespace,
     config: StackConfig,
     version: str,
-    transport: str,
+    transport: Transport,
     server: PackServer | None,
     *,
     brief: bool = False,

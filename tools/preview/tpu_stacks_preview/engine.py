@@ -16,6 +16,7 @@ import threading
 import time
 import traceback
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pulumi
@@ -45,7 +46,7 @@ def run_program(
     a test has no token to give); `tpu-stacks plan` is strict unless asked (`--placeholder-secrets`).
     """
     config = config or load_stack_config(Path(project_dir), stack, placeholder_secrets=placeholder_secrets)
-    box: dict[str, object] = {}
+    box = _Box()
     roots = [config.main.parent, config.project_dir]
     with isolated_imports(roots, cwd=config.main.parent):  # as the language host runs it
         worker = threading.Thread(
@@ -53,12 +54,22 @@ def run_program(
         )
         worker.start()
         worker.join()
-    if "crash" in box:
-        raise box["crash"]  # type: ignore[misc] - a bug in this module, not in the program
-    return box["capture"]  # type: ignore[return-value]
+    if box.crash is not None:
+        raise box.crash  # a bug in this module, not in the program
+    if box.capture is None:
+        raise RuntimeError("the offline engine's thread ended without a capture or an error")
+    return box.capture
 
 
-def _run_on_private_loop(config: StackConfig, preview: bool, box: dict[str, object]) -> None:
+@dataclass
+class _Box:
+    """What the worker thread hands back: the capture, or the crash of this module's own code."""
+
+    capture: Capture | None = None
+    crash: BaseException | None = None
+
+
+def _run_on_private_loop(config: StackConfig, preview: bool, box: _Box) -> None:
     try:
         loop = asyncio.new_event_loop()
         loop.set_exception_handler(_quiet)
@@ -94,9 +105,9 @@ def _run_on_private_loop(config: StackConfig, preview: bool, box: dict[str, obje
         capture.stack_outputs = dict(root.outputs or {}) if root is not None else {}
         capture.invokes = list(monitor.invokes)
         capture.logs = list(engine.logs)
-        box["capture"] = capture
+        box.capture = capture
     except BaseException as crash:  # noqa: BLE001 - handed back to the calling thread
-        box["crash"] = crash
+        box.crash = crash
 
 
 def describe_error(error: BaseException) -> ProgramError:

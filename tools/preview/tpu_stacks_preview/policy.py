@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from unittest import mock
 
 import grpc
 import jsonschema
@@ -362,8 +363,7 @@ def load_pack_servicer(pack_dir: Path) -> Any:
     from pulumi_policy.policy import EnforcementLevel, _PolicyAnalyzerServicer
 
     pack_dir = _check_pack(pack_dir)
-    original = pulumi_policy.PolicyPack.__init__
-    signature = inspect.signature(original)
+    signature = inspect.signature(pulumi_policy.PolicyPack.__init__)
     captured: dict[str, Any] = {}
 
     def intercept(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -372,14 +372,16 @@ def load_pack_servicer(pack_dir: Path) -> Any:
         captured.update({k: v for k, v in bound.arguments.items() if k != "self"})
         raise _PackConstructed()
 
-    with _INTERCEPT_LOCK, isolated_imports([pack_dir], cwd=pack_dir):
-        pulumi_policy.PolicyPack.__init__ = intercept  # type: ignore[method-assign]
+    # mock.patch.object swaps the constructor for this run and puts the original back on any exit.
+    with (
+        _INTERCEPT_LOCK,
+        isolated_imports([pack_dir], cwd=pack_dir),
+        mock.patch.object(pulumi_policy.PolicyPack, "__init__", intercept),
+    ):
         try:
             runpy.run_path(str(pack_dir), run_name="__main__")
         except _PackConstructed:
             pass
-        finally:
-            pulumi_policy.PolicyPack.__init__ = original  # type: ignore[method-assign]
     if not captured:
         raise PolicyError(f"policy pack {pack_dir.name}: __main__.py never constructs a PolicyPack")
     return _PolicyAnalyzerServicer(

@@ -56,7 +56,7 @@ def _float(text: str) -> YamlFloat:
     return number
 
 
-class Located(dict):  # type: ignore[type-arg]
+class Located(dict[str, Any]):
     """A mapping read from the file, with the line of each of its keys (for errors found later)."""
 
     def __init__(self) -> None:
@@ -73,7 +73,7 @@ def line_of(mapping: Any, key: str) -> str:
 class _Loader(yaml.SafeLoader):
     """PyYAML's parser and composer; every plain scalar is resolved below by yaml.v3's rules."""
 
-    def resolve(self, kind: type, value: Any, implicit: Any) -> str:  # type: ignore[override]
+    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
         if kind is ScalarNode and implicit[0]:
             return _PLAIN
         return super().resolve(kind, value, implicit)

@@ -1,0 +1,33 @@
+"""The shipped stacks (`Pulumi.<stack>.yaml`), each run under mocks at most once per mode in a test process.
+
+A run takes about a second, and a dozen test modules read the same ten stacks (schemas, policies,
+security, connectivity, dashboards, diagrams, smoke tests, docs). Each used to keep its own cache, so a
+stack was planned up to ten times a session; here one cache serves them all. Under pytest-xdist
+(`make test` runs `-n auto`) each worker is a process of its own, so each worker plans a stack at most
+once per mode, whichever tests it is handed.
+
+A capture is shared, so a test reads it and never changes it (copy an object before editing it:
+`copy.deepcopy`). A test about running a stack twice calls `run_program` itself.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from tpu_stacks_preview.capture import Capture
+from tpu_stacks_preview.engine import run_program
+
+ROOT = Path(__file__).resolve().parents[1]
+STACKS = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
+
+
+def shipped(stack: str, *, preview: bool = False) -> Capture:
+    """The capture of a shipped stack: `pulumi preview` semantics with `preview=True`, `up` without
+    (missing secrets stand in as placeholders, as `run_program` does by default)."""
+    return _run(stack, preview)
+
+
+@cache
+def _run(stack: str, preview: bool) -> Capture:  # positional: one cache key per (stack, mode)
+    return run_program(ROOT, stack, preview=preview)
