@@ -16,6 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tpu_stacks.catalog.gke_versions import GkeVersion as GkeVersion
+from tpu_stacks.catalog.gke_versions import gke_version as gke_version
 from tpu_stacks.errors import UserError
 
 GiB = 1024**3
@@ -61,38 +63,6 @@ Placement = Literal["compact", "workload-policy"]
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class GkeVersion(_Frozen):
-    """A GKE version such as `1.31.2-gke.1115000`, comparable; a prefix like `1.33` is its lowest."""
-
-    text: str
-
-    @cached_property
-    def key(self) -> tuple[int, int, int, int]:
-        match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?(?:-gke\.(\d+))?", self.text.strip())
-        if not match:
-            raise UserError("", self.text, "is not a GKE version", "use a form like 1.31 or 1.31.2-gke.1115000")
-        major, minor, patch, build = (int(part) if part else 0 for part in match.groups())
-        return major, minor, patch, build
-
-    def __lt__(self, other: GkeVersion) -> bool:
-        return self.key < other.key
-
-    @property
-    def minor_alias(self) -> str:
-        """`1.33` for `1.33.3-gke.1136000`: the version alias GKE resolves at create time to "the highest
-        valid patch+gke.N patch in the 1.X version" (Cluster.initialClusterVersion, GKE API reference,
-        https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster)."""
-        major, minor, _, _ = self.key
-        return f"{major}.{minor}"
-
-
-def gke_version(text: str) -> GkeVersion:
-    """Parse and check a GKE version string (raises UserError when it is not one)."""
-    version = GkeVersion(text=text)
-    _ = version.key
-    return version
 
 
 class MinimumVersion(_Frozen):
