@@ -436,7 +436,7 @@ def test_the_decision_layer_imports_no_provider_sdk():
         (GEMMA, {"gsa_name": "WI_Jetstream"}, "jetstream.gsa_name: 'WI_Jetstream' is not a valid service account id"),
         (GEMMA, {"namespace": "Serving"}, "jetstream.namespace: 'Serving' is not a valid Kubernetes name"),
         (GEMMA, {"topology": "3x3"}, "jetstream.topology: '3x3' is not a v5e topology"),
-        (GEMMA, {"hf_token": None}, "hfToken: '<missing>' is required: google/gemma-7b-it is gated on Hugging Face"),
+        (GEMMA, {"hf_token": None}, "hf_token is required: google/gemma-7b-it is gated on Hugging Face"),
         (GEMMA, {"zone": None}, "jetstream.zone is required: cluster us-west4 is regional"),
         (
             GEMMA,
