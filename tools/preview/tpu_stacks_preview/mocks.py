@@ -40,6 +40,10 @@ class OfflineMocks(Mocks):
         super().__init__(config.values, preview=preview, seed=config.project)
         self.config = config
 
+    def setting(self, key: str) -> str | None:
+        """The stack's config value (`gcp:project`), read when asked: a caller may swap the config."""
+        return self.config.get(key)
+
     def plain(self, value: Any) -> Any:
         """Wire values (secrets and outputs tagged, unknowns as the sentinel) as plain ones."""
         return unwrap(value)
