@@ -437,6 +437,8 @@ def test_the_decision_layer_imports_no_provider_sdk():
         (GEMMA, {"namespace": "Serving"}, "jetstream.namespace: 'Serving' is not a valid Kubernetes name"),
         (GEMMA, {"topology": "3x3"}, "jetstream.topology: '3x3' is not a v5e topology"),
         (GEMMA, {"hf_token": None}, "hf_token is required: google/gemma-7b-it is gated on Hugging Face"),
+        # a slice too small is reported even without a token: the token must not hide it
+        (GEMMA, {"topology": "1x1", "hf_token": None}, "jetstream.topology: '1x1' cannot hold google/gemma-7b-it"),
         (GEMMA, {"zone": None}, "jetstream.zone is required: cluster us-west4 is regional"),
         (
             GEMMA,
