@@ -483,6 +483,7 @@ def test_the_decision_layer_imports_no_provider_sdk():
         "namespace",
         "topology",
         "token",
+        "fit-before-token",
         "zone",
         "tpu7x",
         "zone-elsewhere",
