@@ -193,8 +193,9 @@ def _scenario(name: str, sections: dict[str, str | None]) -> str:
     return name
 
 
-# Keys of a workload component's args that are not in its section (set by this program, never by a section).
-COMPONENT_KEYS = ("cluster", "hf_token", "api_key_secret")
+# Keys of a workload component's args that are not in its section (set by this program, never by a section),
+# in both spellings the components accept (`hfToken` is `hf_token` to them).
+COMPONENT_KEYS = ("cluster", "hf_token", "hfToken", "api_key_secret", "apiKeySecret")
 
 
 def _near_namespace(namespace: str) -> bool:

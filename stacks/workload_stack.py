@@ -7,7 +7,8 @@ from typing import Any
 
 import pulumi
 
-from stacks.config import LoadedStack, Secrets
+from stacks.config import NAMESPACE, LoadedStack, Secrets
+from tpu_stacks.errors import UserError
 from tpu_stacks.registry import Export, Workload
 
 
@@ -15,9 +16,22 @@ def build(workload: Workload, stack: LoadedStack, secrets: Secrets) -> None:
     args = stack.component_args(**{name: secrets.get(key) for name, key in workload.secrets})
     if workload.prepare_args is not None:
         args = workload.prepare_args.load()(args)
-    component = workload.component.load()(workload.name, args)
+    try:
+        component = workload.component.load()(workload.name, args)
+    except UserError as error:
+        raise as_config_error(error, workload) from None
     for export in workload.exports:
         pulumi.export(export.name, exported(component, export))
+
+
+def as_config_error(error: UserError, workload: Workload) -> UserError:
+    """A component's refusal of a secret input (`hf_token`, named as a library user writes it) as the
+    stack file's config key (`hfToken`) and the command that sets it; any other error as it is."""
+    for name, key in workload.secrets:
+        if error.key == name:
+            fix = f"set it as a secret: pulumi config set --secret {NAMESPACE}:{key} <value>"
+            return UserError(key, error.value, error.problem, fix)
+    return error
 
 
 def exported(component: Any, export: Export) -> Any:

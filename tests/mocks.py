@@ -23,25 +23,14 @@ def autonamed(resource_name: str) -> str:
 
 
 class RecordingMocks(OfflineMocks):
+    """The planner's mocks (which record every resource and invoke) with the tests' config."""
+
     def __init__(self, preview: bool = False) -> None:
         super().__init__(TEST_CONFIG, preview=preview)
-        self.resources: list[pulumi.runtime.MockResourceArgs] = []
-        self.calls: list[pulumi.runtime.MockCallArgs] = []
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        self.resources.append(args)
-        return super().new_resource(args)
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
-        self.calls.append(args)
-        return super().call(args)
 
     def calls_of(self, token: str) -> list[dict[str, Any]]:
         """The arguments of each invoke of `token`, as the engine received them."""
         return [dict(call.args) for call in self.calls if call.token == token]
-
-    def of_type(self, typ: str) -> list[pulumi.runtime.MockResourceArgs]:
-        return [r for r in self.resources if r.typ == typ]
 
     def named(self, typ: str, name: str) -> pulumi.runtime.MockResourceArgs:
         matches = [r for r in self.of_type(typ) if r.name == name]

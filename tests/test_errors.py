@@ -44,3 +44,16 @@ def test_a_missing_value_and_a_plain_one_read_as_before():
     assert str(UserError("scenario", "magic", "is not a scenario", "valid: vllm")) == (
         "scenario: 'magic' is not a scenario; valid: vllm"
     )
+
+
+def test_an_output_is_shown_as_an_output_never_as_its_str():
+    import pulumi
+
+    output = pulumi.Output.secret("hf_not_shown")
+    line = str(UserError("vllm.extra", output, "is not a known setting"))
+    assert line == "vllm.extra: <an Output> is not a known setting"
+    inside = str(UserError("vllm.labels", {"team": pulumi.Output.from_input("x")}, "is not accepted"))
+    assert inside == "vllm.labels: {'team': <an Output>} is not accepted"
+    assert "__str__" not in line + inside
+    # a mapping under a secret's name is redacted whole, whatever it holds
+    assert "hf_" not in str(UserError("vllm.hfToken", {"value": "hf_abcdefghijklmnop"}, "is not text"))

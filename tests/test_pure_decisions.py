@@ -8,7 +8,7 @@ another module) fails here. The modules are found by walking `components/tpu_sta
   the smoke test's);
 - the catalogue package;
 - the top-level modules (sizing and the rules: field_rules, validation, names, errors, exposure, ...),
-  except the builders, which declare resources;
+  except the builders, which use the SDK (they declare resources, or mock them for tests);
 - the connectivity contract: `k8s.connectivity` and the k8s modules that state flows with it and
   declare nothing (they import no SDK themselves; the probe holds them to that through their imports);
 - and everything those import from the package, wherever the import stands (what a decision imports
@@ -34,8 +34,9 @@ SDKS = ("pulumi", "pulumi_gcp", "pulumi_kubernetes")
 DECISION_STEMS = ("spec", "plan")
 CATALOGUE = "catalog"
 CONTRACT = "k8s.connectivity"
-BUILDERS = frozenset({"plugin", "workload"})
-"""Top-level modules that declare resources: the plugin registration and every workload's foundation."""
+BUILDERS = frozenset({"plugin", "testing", "workload"})
+"""Top-level modules that work with the SDK and decide nothing: the plugin registration, every workload's
+foundation, and the mocks for users' unit tests (a `pulumi.runtime.Mocks`)."""
 
 
 def _top(name: str) -> str:

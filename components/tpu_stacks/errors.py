@@ -61,10 +61,46 @@ def shorten(shown: str, length: int | None = None) -> str:
     return f"{shown[: LONGEST_SHOWN - 20]}… ({total} characters)"
 
 
+class _Shown:
+    """A stand-in that prints as its text: what an error line shows for a value it must not print."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+AN_OUTPUT = _Shown("<an Output>")
+"""How an error line shows a `pulumi.Output`: its value is not known when the line is written (and may be
+a secret), and `str()` of an Output is only pulumi's warning text, not a value."""
+
+
+def is_output(value: Any) -> bool:
+    """Whether `value` is a Pulumi Output (told by its class, so this pure module needs no pulumi import)."""
+    return any(cls.__module__ == "pulumi.output" and cls.__name__ == "Output" for cls in type(value).__mro__)
+
+
+def printable(value: Any) -> Any:
+    """`value` with every Output in it (inside lists and mappings too) replaced by `<an Output>`."""
+    if is_output(value):
+        return AN_OUTPUT
+    if isinstance(value, dict):
+        return {key: printable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(printable(item) for item in value)
+    return value
+
+
 def show(value: Any, key: str = "") -> str:
-    """How a value appears in an error line: redacted, visible, short."""
-    if isinstance(value, str) and value and secret_key(key) and not value.startswith("<"):
-        return REDACTED
+    """How a value appears in an error line: redacted, visible, short; an Output as `<an Output>`."""
+    if secret_key(key) and (
+        (isinstance(value, str) and value and not value.startswith("<")) or isinstance(value, (dict, list, tuple))
+    ):
+        return REDACTED  # text under a secret's key, or a mapping or list that may hold it
+    value = printable(value)
+    if value is AN_OUTPUT:
+        return repr(value)
     shown = visible(redact(repr(value) if isinstance(value, str) else str(value)))  # repr escapes controls
     return shorten(shown, len(value) if isinstance(value, str) else None)
 

@@ -18,6 +18,12 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, fiel
 
 from tpu_stacks.errors import MISSING, UserError, looks_secret, secret_key
 
+SECRET_INPUT_FIX = (
+    "remove it; a token is a secret input: hf_token or api_key_secret (hfToken, apiKeySecret) as a Pulumi "
+    "secret, in a stack file pulumi config set --secret tpu-stacks:hfToken (or vllmApiKey)"
+)
+"""Where a secret goes, for both kinds of user: a library user's component input, a stack file's config key."""
+
 
 class FieldProblem(ValueError):
     """A field validator's refusal: `parse` renders it as the field's one line (`KEY: VALUE problem; fix`)."""
@@ -55,7 +61,7 @@ def _check_text(value: str) -> None:
     if looks_secret(value):
         raise FieldProblem(
             "looks like a secret (a token or key) in plain config",
-            "remove it; secrets go in tpu-stacks:hfToken or tpu-stacks:vllmApiKey with pulumi config set --secret",
+            SECRET_INPUT_FIX,
         )
     for char in value:
         if ord(char) > 127:
@@ -201,7 +207,7 @@ def _secret_free_args(value: list[str]) -> list[str]:
         if arg.startswith("-") and secret_key(flag):
             raise FieldProblem(
                 f"passes a secret flag ({arg.split('=', 1)[0]}) in plain config",
-                "give the token as tpu-stacks:hfToken (or vllmApiKey) with pulumi config set --secret",
+                SECRET_INPUT_FIX,
                 where=f"[{index}]",
                 value=arg,
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import typing
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -105,12 +106,33 @@ def _fix(error: dict[str, Any], model: type[BaseModel]) -> str:
     return error["msg"].lower()
 
 
-def parse_section(model: type[Model], args: dict[str, Any], section: str) -> Model:
+def camel(name: str) -> str:
+    """`hf_token` -> `hfToken`: a field's spelling in a stack file and in other languages' SDKs."""
+    first, *rest = name.split("_")
+    return first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def component_inputs(model: type[BaseModel], args: Mapping[str, Any]) -> dict[str, Any]:
+    """A component's args with each of its own inputs (the spec's `INPUTS`: the cluster, the secrets) under
+    its Python name, given in either spelling: `hfToken` is `hf_token`, as `maxModelLen` is `max_model_len`
+    for the section's fields. Both spellings at once is a mistake (which one is meant?)."""
+    inputs = dict(args)
+    for item in getattr(model, "INPUTS", ()):
+        other = camel(item.name)
+        if other == item.name or other not in inputs:
+            continue
+        if item.name in inputs:
+            raise UserError(other, MISSING, f"is given twice, also as {item.name}", "give it once")
+        inputs[item.name] = inputs.pop(other)
+    return inputs
+
+
+def parse_section(model: type[Model], args: Mapping[str, Any], section: str) -> Model:
     """Validate a component's args as its section spec: every key but the component's own inputs (the
     spec's `INPUTS`: the cluster and secrets, parsed elsewhere) belongs to `model`, in either spelling
     (`max_model_len` from another language's SDK, `maxModelLen` from a stack file), so a misspelled key,
     or a secret the component does not take, is refused with a did-you-mean rather than dropped."""
-    outside = {item.name for item in getattr(model, "INPUTS", ())}
+    outside = {name for item in getattr(model, "INPUTS", ()) for name in (item.name, camel(item.name))}
     return parse(model, {key: value for key, value in args.items() if key not in outside}, section)
 
 

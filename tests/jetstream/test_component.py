@@ -436,7 +436,9 @@ def test_the_decision_layer_imports_no_provider_sdk():
         (GEMMA, {"gsa_name": "WI_Jetstream"}, "jetstream.gsa_name: 'WI_Jetstream' is not a valid service account id"),
         (GEMMA, {"namespace": "Serving"}, "jetstream.namespace: 'Serving' is not a valid Kubernetes name"),
         (GEMMA, {"topology": "3x3"}, "jetstream.topology: '3x3' is not a v5e topology"),
-        (GEMMA, {"hf_token": None}, "hfToken: '<missing>' is required: google/gemma-7b-it is gated on Hugging Face"),
+        (GEMMA, {"hf_token": None}, "hf_token is required: google/gemma-7b-it is gated on Hugging Face"),
+        # a slice too small is reported even without a token: the token must not hide it
+        (GEMMA, {"topology": "1x1", "hf_token": None}, "jetstream.topology: '1x1' cannot hold google/gemma-7b-it"),
         (GEMMA, {"zone": None}, "jetstream.zone is required: cluster us-west4 is regional"),
         (
             GEMMA,
@@ -481,6 +483,7 @@ def test_the_decision_layer_imports_no_provider_sdk():
         "namespace",
         "topology",
         "token",
+        "fit-before-token",
         "zone",
         "tpu7x",
         "zone-elsewhere",

@@ -185,7 +185,7 @@ def test_a_regional_cluster_needs_the_pools_zone_and_a_gated_model_a_token():
     regional = ClusterSpec(project="proj", location="us-west4")
     with pytest.raises(UserError, match=r"^jetstream.zone is required: cluster us-west4 is regional"):
         plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", topology="2x4"), regional, True)
-    with pytest.raises(UserError, match=r"^hfToken: '<missing>' is required: google/gemma-7b-it is gated"):
+    with pytest.raises(UserError, match=r"^hf_token is required: google/gemma-7b-it is gated"):
         plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", zone="us-west4-a"), regional, False)
 
 

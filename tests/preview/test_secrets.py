@@ -94,8 +94,8 @@ def test_cli_refuses_a_gated_model_without_a_token() -> None:
     result = _cli("--stack", "vllm")
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        "tpu-stacks: tpu-stacks:hfToken: '<missing>' is required: meta-llama/Llama-3.1-70B is gated on "
-        "Hugging Face; set it as a secret: pulumi config set --secret tpu-stacks:hfToken hf_..."
+        "tpu-stacks: tpu-stacks:hfToken is required: meta-llama/Llama-3.1-70B is gated on "
+        "Hugging Face; set it as a secret: pulumi config set --secret tpu-stacks:hfToken <value>"
     )
     assert "Traceback" not in result.stdout + result.stderr
 

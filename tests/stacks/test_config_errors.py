@@ -120,7 +120,8 @@ CASES = [
             "tpu-stacks:cluster": CLUSTER,
             "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-70B"},
         },
-        "tpu-stacks:hfToken: '<missing>' is required: meta-llama/Llama-3.1-70B is gated on Hugging Face",
+        "tpu-stacks:hfToken is required: meta-llama/Llama-3.1-70B is gated on Hugging Face; "
+        "set it as a secret: pulumi config set --secret tpu-stacks:hfToken <value>",
     ),
     (
         "plaintoken",
@@ -134,6 +135,16 @@ CASES = [
     ),
     (
         "fit",
+        {
+            "tpu-stacks:scenario": "vllm",
+            "tpu-stacks:cluster": CLUSTER,
+            "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-70B", "topology": "2x2"},
+        },
+        "tpu-stacks:vllm.topology: '2x2' cannot hold meta-llama/Llama-3.1-70B",
+    ),
+    (
+        # the same without a token: the fit is still what is reported (a missing token must not hide it)
+        "fitnotoken",
         {
             "tpu-stacks:scenario": "vllm",
             "tpu-stacks:cluster": CLUSTER,

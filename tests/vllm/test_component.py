@@ -212,11 +212,11 @@ def test_artifact_registry_remote_repository_serves_the_pinned_image():
     [
         ({"topology": "2x2"}, "vllm.topology: '2x2' cannot hold meta-llama/Llama-3.1-70B: needs"),
         ({"model": "acme/unknown-70b"}, "vllm.model: 'acme/unknown-70b' is not in the model catalogue"),
-        ({"hf_token": None}, "hfToken: '<missing>' is required: meta-llama/Llama-3.1-70B is gated"),
+        ({"hf_token": None}, "hf_token is required: meta-llama/Llama-3.1-70B is gated"),
         ({"image": "vllm/vllm-tpu:latest"}, "vllm.image: 'vllm/vllm-tpu:latest' is not pinned"),
         ({"exposure": "public"}, "vllm.sourceRanges: [] is empty for a public endpoint"),
         ({"exposure": "public", "source_ranges": ["0.0.0.0/0"]}, "opens the endpoint to the whole internet"),
-        ({"api_key": True}, "vllmApiKey: '<missing>' is required when vllm.apiKey is true"),
+        ({"api_key": True}, "api_key_secret is required when vllm.apiKey is true"),
         ({"tpu_generation": "v5e", "model": "meta-llama/Llama-3.1-405B"}, "is a multi-host slice"),
         ({"max_model_len": 0}, "vllm.max_model_len: 0 is not accepted"),
         # the derived slice's refusals name the vllm key the user wrote, not cluster.slices[0]
@@ -299,3 +299,49 @@ def test_ready_replicas_is_a_readiness_output():
 
     capture(Reader)
     assert values == [0]
+
+
+def test_secret_inputs_are_accepted_in_camel_case_as_every_other_input():
+    token = "hf_camel_case_token_value"
+    mocks = capture(
+        lambda: VllmStack(
+            "vllm",
+            {
+                **TUTORIAL,
+                "hfToken": pulumi.Output.secret(token),
+                "apiKey": True,
+                "apiKeySecret": pulumi.Output.secret("k"),
+            },
+        )
+    )
+    secret = one(mocks, "kubernetes:core/v1:Secret", "vllm-secret")
+    assert token in json.dumps(secret["stringData"])  # the token reached the Kubernetes Secret
+
+
+def test_a_secret_input_given_in_both_spellings_is_refused():
+    message = refused(
+        lambda: VllmStack(
+            "vllm", {**TUTORIAL, "hf_token": pulumi.Output.secret("a"), "hfToken": pulumi.Output.secret("b")}
+        )
+    )
+    assert message == "hfToken is given twice, also as hf_token; give it once"
+
+
+def test_an_output_in_a_refused_setting_is_never_stringified():
+    message = refused(
+        lambda: VllmStack(
+            "vllm", {**TUTORIAL, "hf_token": pulumi.Output.secret("a"), "hfTokn": pulumi.Output.secret("x")}
+        )
+    )
+    assert message.startswith("vllm.hfTokn: <an Output> is not a known setting")
+    assert "__str__" not in message and "Output[T]" not in message
+    message = refused(lambda: VllmStack("vllm", {**TUTORIAL, "model": pulumi.Output.from_input("meta-llama/x")}))
+    assert message.startswith("vllm.model: <an Output> is not accepted"), message
+
+
+def test_a_model_that_does_not_fit_is_reported_before_a_missing_token():
+    """Llama 3.1 70B forced onto a 2x2 without a token: the fit is the fundamental error, not the token."""
+    message = refused(lambda: VllmStack("vllm", {**TUTORIAL, "topology": "2x2"}))
+    assert message.startswith("vllm.topology: '2x2' cannot hold meta-llama/Llama-3.1-70B"), message
+    # with the fit fixed, the token is still required
+    assert refused(lambda: VllmStack("vllm", dict(TUTORIAL))).startswith("hf_token is required")

@@ -158,11 +158,11 @@ def test_an_hpa_only_when_replicas_may_change():
 
 
 def test_secrets_a_setting_needs_are_required():
-    with pytest.raises(UserError, match=r"^hfToken: '<missing>' is required: meta-llama/Llama-3.1-70B is gated"):
+    with pytest.raises(UserError, match=r"^hf_token is required: meta-llama/Llama-3.1-70B is gated"):
         plan_vllm(VllmSpec(model="meta-llama/Llama-3.1-70B"), CLUSTER, hf_token_given=False, api_key_given=False)
     qwen = VllmSpec(model="Qwen/Qwen2.5-1.5B-Instruct")  # open weights: no token needed
     assert plan_vllm(qwen, CLUSTER, hf_token_given=False, api_key_given=False).shape.topology == "1x1"
-    with pytest.raises(UserError, match=r"^vllmApiKey: '<missing>' is required when vllm.apiKey is true"):
+    with pytest.raises(UserError, match=r"^api_key_secret is required when vllm.apiKey is true"):
         plan(api_key=True)
     assert plan_vllm(
         VllmSpec(model="meta-llama/Llama-3.1-70B", api_key=True), CLUSTER, hf_token_given=True, api_key_given=True

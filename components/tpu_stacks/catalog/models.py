@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tpu_stacks.errors import UserError
+from tpu_stacks.errors import MISSING, UserError
 
 Dtype = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 BYTES_PER_DTYPE: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
@@ -280,14 +280,17 @@ class ResolvedModel(BaseModel):
         return self.architecture.params
 
     def require_token(self, hf_token_given: bool) -> None:
-        """Refuse a gated model without a Hugging Face token (`tpu-stacks:hfToken`): the server could not
-        download it once the slice is up. The one rule the serving engines (vLLM, JetStream) share."""
+        """Refuse a gated model without a Hugging Face token (the component's secret input `hf_token`): the
+        server could not download it once the slice is up. The one rule the serving engines (vLLM,
+        JetStream) share. The error names the input a library user writes; a stack file's program names
+        its config key instead (stacks/workload_stack.py)."""
         if self.architecture.gated and not hf_token_given:
             raise UserError(
-                "hfToken",
-                "<missing>",
+                "hf_token",
+                MISSING,
                 f"is required: {self.id} is gated on Hugging Face",
-                "set it as a secret: pulumi config set --secret tpu-stacks:hfToken hf_...",
+                "give the Hugging Face token as a secret input (hf_token, hfToken in other languages): "
+                'pulumi.Output.secret(...) or config.require_secret("hfToken")',
             )
 
 

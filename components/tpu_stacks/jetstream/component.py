@@ -12,7 +12,7 @@ Service, and the outputs a user needs to call it.
 """
 
 import json
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -36,7 +36,7 @@ from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.k8s.platform_flows import smoke_test_group
 from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.smoke_plan import SmokeTest, read_metrics, server_fingerprint
-from tpu_stacks.validation import parse, parse_section
+from tpu_stacks.validation import component_inputs, parse, parse_section
 from tpu_stacks.workload import declare_foundation
 
 TYPE = "tpu-stacks:index:JetStreamStack"
@@ -75,8 +75,9 @@ class JetStreamStack(pulumi.ComponentResource):
     """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
 
     def __init__(self, name: str, args: JetStreamStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        args = cast(Any, component_inputs(JetStreamSpec, args))  # `hfToken` is `hf_token`, as in other languages
         plan = plan_jetstream(
-            parse_section(JetStreamSpec, dict(args), "jetstream"),
+            parse_section(JetStreamSpec, args, "jetstream"),
             parse(ClusterSpec, dict(args["cluster"]), "cluster"),
             hf_token_given="hf_token" in args,
         )  # every refusal happens here, before the first resource

@@ -296,7 +296,6 @@ def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bo
     model = lookup_model(spec.model, key="jetstream.model")
     names = jetstream_model(model, needs_converter=spec.flow == "converter")
     _check_flow_keys(spec)
-    model.require_token(hf_token_given)
     server_image, http_image = FLOW_IMAGES[spec.flow]
     server_image, http_image = spec.server_image or server_image, spec.http_image or http_image
     defaults = (*FLOW_IMAGES[spec.flow], CONVERTER_IMAGE)
@@ -306,6 +305,8 @@ def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bo
     request = _request(spec, model)
     verdict = _verdict(spec, request)
     _check_heads(model, verdict.shape)
+    cluster_plan = _plan_cluster(spec, cluster, verdict.shape)
+    model.require_token(hf_token_given)  # last: a missing token must not hide a setting that is wrong
     return JetStreamPlan(
         spec=spec,
         model=model,
@@ -314,5 +315,5 @@ def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bo
         verdict=verdict,
         server_image=server_image,
         http_image=http_image,
-        cluster=_plan_cluster(spec, cluster, verdict.shape),
+        cluster=cluster_plan,
     )

@@ -8,7 +8,7 @@ the metrics adapter and the HPA, and the outputs a user needs to call the API.
 """
 
 import json
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import pulumi
 import pulumi_gcp as gcp
@@ -27,7 +27,7 @@ from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.k8s.platform_flows import smoke_test_group
 from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
-from tpu_stacks.validation import parse, parse_section
+from tpu_stacks.validation import component_inputs, parse, parse_section
 from tpu_stacks.vllm.args import VllmStackArgs
 from tpu_stacks.vllm.monitoring import vllm_target
 from tpu_stacks.vllm.network import SERVICE, network
@@ -103,8 +103,9 @@ class VllmStack(pulumi.ComponentResource):
     """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
 
     def __init__(self, name: str, args: VllmStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        args = cast(Any, component_inputs(VllmSpec, args))  # `hfToken` is `hf_token`, as in other languages
         plan = plan_vllm(
-            parse_section(VllmSpec, dict(args), "vllm"),
+            parse_section(VllmSpec, args, "vllm"),
             parse(ClusterSpec, dict(args["cluster"]), "cluster"),
             hf_token_given="hf_token" in args,
             api_key_given="api_key_secret" in args,

@@ -12,7 +12,7 @@ from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec
-from tpu_stacks.errors import UserError
+from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID
@@ -104,14 +104,6 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     """Size the slice and check every setting; raises UserError before any resource exists."""
     model = lookup_model(spec.model, key="vllm.model")
     gen = generation(spec.tpu_generation, key="vllm.tpuGeneration")
-    model.require_token(hf_token_given)
-    if spec.api_key and not api_key_given:
-        raise UserError(
-            "vllmApiKey",
-            "<missing>",
-            "is required when vllm.apiKey is true",
-            "set it as a secret: pulumi config set --secret tpu-stacks:vllmApiKey ...",
-        )
     if spec.replicas.min > spec.replicas.max:
         raise UserError(
             "vllm.replicas", f"{spec.replicas.min}..{spec.replicas.max}", "has min above max", "set min <= max"
@@ -150,6 +142,15 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     _check_parallelism(spec, verdict.shape, tp)
     weights = verdict.memory.part("weights")
     cluster_plan = _plan_cluster(spec, cluster, verdict.shape)
+    # The secrets last: a missing token must not hide that the model does not fit (or any other setting).
+    model.require_token(hf_token_given)
+    if spec.api_key and not api_key_given:
+        raise UserError(
+            "api_key_secret",
+            MISSING,
+            "is required when vllm.apiKey is true",
+            "give vLLM's API key as a secret input (api_key_secret, apiKeySecret in other languages)",
+        )
     return VllmPlan(
         spec=_with_repository(spec, cluster_plan),
         model=model,
