@@ -40,15 +40,30 @@ class TensorParallelFlag:
 
 @dataclass(frozen=True)
 class Parallelism:
-    """What the arguments must say for `devices` devices, and the tensor-parallel flags that do not."""
+    """What the arguments must say for `devices` devices, and the flags that do not."""
 
-    expected: int
-    """The tensor-parallel size that uses every device (devices / pipeline stages)."""
+    devices: int
     pipeline: int
+    """The pipeline stages the last pipeline-parallel flag asks for (1 without one)."""
     wrong: tuple[TensorParallelFlag, ...]
+    """Tensor-parallel flags whose value is not `expected`."""
+    pipeline_flag: TensorParallelFlag | None = None
+    """The pipeline-parallel flag that counts (the last one), as written; None: one stage."""
+
+    @property
+    def pipeline_fits(self) -> bool:
+        """Whether the stages divide the devices: otherwise no tensor-parallel size uses them all."""
+        return self.pipeline >= 1 and self.devices % self.pipeline == 0
+
+    @property
+    def expected(self) -> int:
+        """The tensor-parallel size that uses every device (devices / pipeline stages)."""
+        return self.devices // self.pipeline if self.pipeline_fits else self.devices
 
     @property
     def fix(self) -> str:
+        if not self.pipeline_fits:
+            return f"use a pipeline-parallel size that divides {self.devices}"
         stages = f" (with pipeline parallel {self.pipeline})" if self.pipeline > 1 else ""
         return f"set it to {self.expected}{stages}"
 
@@ -58,10 +73,17 @@ def tensor_parallel_flags(text: str) -> list[TensorParallelFlag]:
     return [TensorParallelFlag(m.group(0), int(m.group(1)), m.start()) for m in TP_FLAG.finditer(text)]
 
 
+def pipeline_parallel_flags(text: str) -> list[TensorParallelFlag]:
+    """Every pipeline-parallel flag of `text`, in order (the same record: flag, value, where)."""
+    return [TensorParallelFlag(m.group(0), int(m.group(1)), m.start()) for m in PP_FLAG.finditer(text)]
+
+
 def check_parallelism(text: str, devices: int) -> Parallelism:
-    """The rule: tensor parallel x pipeline parallel = `devices`; flags in `text` that break it."""
-    found = PP_FLAG.search(text)
-    pipeline = int(found.group(1)) if found else 1
-    expected = devices // pipeline if pipeline and devices % pipeline == 0 else devices
-    wrong = tuple(flag for flag in tensor_parallel_flags(text) if flag.value != expected)
-    return Parallelism(expected=expected, pipeline=pipeline, wrong=wrong)
+    """The rule: tensor parallel x pipeline parallel = `devices`; flags in `text` that break it. The last
+    occurrence of each flag is the one vLLM's argparse keeps."""
+    pipelines = pipeline_parallel_flags(text)
+    last = pipelines[-1] if pipelines else None
+    rule = Parallelism(devices=devices, pipeline=last.value if last else 1, wrong=(), pipeline_flag=last)
+    flags = tensor_parallel_flags(text)
+    wrong = tuple(flag for flag in flags[-1:] if flag.value != rule.expected)
+    return Parallelism(devices=devices, pipeline=rule.pipeline, wrong=wrong, pipeline_flag=last)

@@ -59,6 +59,12 @@ def _tensor_parallel(template: PodTemplate, notes: dict[str, Any], granted: int,
     """vLLM/JetStream shard over every device the workload gets: the rule of tpu_stacks.parallel_flags, which
     VllmStack's plan applies to its extraArgs too."""
     rule = check_parallelism(template.arg_text(), granted)
+    if rule.pipeline_flag is not None and not rule.pipeline_fits:
+        flag = rule.pipeline_flag
+        return [
+            f"container arg {flag.written} asks for {rule.pipeline} pipeline stages but the workload gets "
+            f"{granted} devices ({per_pod}); {rule.fix}"
+        ]
     sources = [(f"annotation {keys.TENSOR_PARALLEL}", as_str(notes.get(keys.TENSOR_PARALLEL)))]
     sources += [(f"container arg {flag.name}", str(flag.value)) for flag in rule.wrong]
     return [

@@ -139,9 +139,15 @@ def test_pipeline_parallelism_divides_the_devices():
     assert check(pod(V6E, "2x4", 8, args=["-tp", "2", "-pp", "4"])) == []
     (problem,) = check(pod(V6E, "2x4", 8, args=["--tensor-parallel-size=8", "--pipeline_parallel_size", "2"]))
     assert problem.endswith("set it to 4 (with pipeline parallel 2)")
-    # a pipeline size that does not divide the devices leaves tp = devices
-    (problem,) = check(pod(V6E, "2x4", 8, args=["--tensor-parallel-size=2", "--pipeline-parallel-size=3"]))
-    assert problem.endswith("set it to 8 (with pipeline parallel 3)")
+    # a pipeline size that does not divide the devices is the fault, whatever tp says (tp 8 used to pass)
+    for tp in ("2", "8"):
+        args = [f"--tensor-parallel-size={tp}", "--pipeline-parallel-size=3"]
+        (problem,) = check(pod(V6E, "2x4", 8, args=args))
+        assert "asks for 3 pipeline stages" in problem and problem.endswith(
+            "use a pipeline-parallel size that divides 8"
+        )
+    # the last flag counts, as in argparse: pp 2 here, so tp 4 is right
+    assert check(pod(V6E, "2x4", 8, args=["-pp", "1", "-tp", "4", "-pp", "2"])) == []
     assert check(pod(V6E, "2x4", 8, args=["--tensor-parallel-size=8", "--pipeline-parallel-size=1"])) == []
 
 

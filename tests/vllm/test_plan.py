@@ -237,3 +237,28 @@ def test_pipeline_parallel_alone_would_overcommit_the_slice():
         r"asks for 16 devices.*add --tensor-parallel-size=4 with it",
     ):
         plan(extra_args=["-pp", "2"])
+
+
+def test_the_last_pipeline_flag_counts_as_in_argparse():
+    """`-pp 1 -tp 4 -pp 2`: vLLM keeps the last -pp (2), so -tp 4 uses all 8 devices."""
+    assert plan(extra_args=["-pp", "1", "-tp", "4", "-pp", "2"]).engine_args()[-6:] == [
+        "-pp",
+        "1",
+        "-tp",
+        "4",
+        "-pp",
+        "2",
+    ]
+    with pytest.raises(UserError, match=r"^vllm.extraArgs\[2\]: '-tp 8' sets tensor parallelism 8"):
+        plan(extra_args=["-pp", "2", "-tp", "8"])
+
+
+def test_pipeline_stages_that_do_not_divide_the_slice_are_refused():
+    with pytest.raises(UserError) as refused:
+        plan(extra_args=["-pp", "3", "-tp", "8"])
+    assert str(refused.value) == (
+        "vllm.extraArgs[0]: '-pp 3' asks for 3 pipeline stages, which do not divide the 8 devices of the v6e 2x4 "
+        "slice the model is sized for; use a pipeline-parallel size that divides 8"
+    )
+    with pytest.raises(UserError, match=r"'-pp 0' asks for 0 pipeline stages"):
+        plan(extra_args=["-pp", "0"])

@@ -16,7 +16,7 @@ from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID
-from tpu_stacks.parallel_flags import PP_FLAG, check_parallelism, tensor_parallel_flags
+from tpu_stacks.parallel_flags import check_parallelism, tensor_parallel_flags
 from tpu_stacks.sizing import ServingRequest, choose_slice, file_cache_gib, slice_refusal, tensor_parallel_size
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
@@ -174,6 +174,15 @@ def _check_parallelism(spec: VllmSpec, shape: SliceShape, devices: int) -> None:
     def key(start: int) -> str:
         return f"vllm.extraArgs[{max(i for i, at in enumerate(starts) if at <= start)}]"
 
+    pipeline = rule.pipeline_flag
+    if pipeline is not None and not rule.pipeline_fits:
+        raise UserError(
+            key(pipeline.start),
+            pipeline.written,
+            f"asks for {rule.pipeline} pipeline stages, which do not divide the {devices} devices of the "
+            f"{shape.generation} {shape.topology} slice the model is sized for",
+            rule.fix,
+        )
     if rule.wrong:
         flag = rule.wrong[0]
         raise UserError(
@@ -182,11 +191,10 @@ def _check_parallelism(spec: VllmSpec, shape: SliceShape, devices: int) -> None:
             f"sets tensor parallelism {flag.value}, but {slice_name}",
             f"{rule.fix}, or leave it out (the stack sets --tensor-parallel-size={rule.expected})",
         )
-    pipeline = PP_FLAG.search(text)
-    if pipeline and rule.pipeline > 1 and not tensor_parallel_flags(text):
+    if pipeline is not None and rule.pipeline > 1 and not tensor_parallel_flags(text):
         raise UserError(
-            key(pipeline.start()),
-            pipeline.group(0),
+            key(pipeline.start),
+            pipeline.written,
             f"with the stack's --tensor-parallel-size={devices} asks for {devices * rule.pipeline} devices, but "
             f"{slice_name}",
             f"add --tensor-parallel-size={rule.expected} with it, or leave it out",
