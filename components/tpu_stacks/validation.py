@@ -116,6 +116,10 @@ def component_inputs(model: type[BaseModel], args: Mapping[str, Any]) -> dict[st
     """A component's args with each of its own inputs (the spec's `INPUTS`: the cluster, the secrets) under
     its Python name, given in either spelling: `hfToken` is `hf_token`, as `maxModelLen` is `max_model_len`
     for the section's fields. Both spellings at once is a mistake (which one is meant?)."""
+    if not isinstance(args, Mapping):
+        raise UserError(
+            "args", _shown(args), "is not a mapping of the component's inputs", "pass a dict (or the Args TypedDict)"
+        )
     inputs = dict(args)
     for item in getattr(model, "INPUTS", ()):
         other = camel(item.name)
@@ -154,3 +158,21 @@ def parse(model: type[Model], data: Any, prefix: str = "") -> Model:
             value = error.get("input") if problem.value is MISSING else problem.value
             raise UserError(key + problem.where, value, problem.problem, problem.fix) from None
         raise UserError(key, error.get("input"), "is not accepted", _fix(error, model)) from None
+
+
+def _shown(value: Any) -> Any:
+    """A value for a message: the type's name for what is not plain data (an Output, an object)."""
+    return value if isinstance(value, (str, int, float, bool, list, tuple)) or value is None else type(value).__name__
+
+
+def cluster_of(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The component's `cluster` input as a mapping, or one line naming it (a missing cluster, or one given
+    as a string or an Output: it sizes the pools at construction, so it must be plain data)."""
+    if "cluster" not in args:
+        raise UserError("cluster", MISSING, "is required", "pass cluster={'project': ..., 'location': ...}")
+    cluster = args["cluster"]
+    if not isinstance(cluster, Mapping):
+        raise UserError(
+            "cluster", _shown(cluster), "is not a mapping", "pass the cluster's settings as a plain dict, not an Output"
+        )
+    return dict(cluster)

@@ -11,6 +11,7 @@ import pytest
 from tests.cluster.test_component import CLUSTER, build
 from tests.mocks import capture
 from tests.shipped import shipped
+from tpu_stacks.catalog.gke_versions import gke_version
 from tpu_stacks.cluster.component import TpuCluster, cluster_ignore_changes
 from tpu_stacks.cluster.plan import plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
@@ -117,7 +118,9 @@ def test_with_a_floor_the_component_asks_gke_for_the_locations_versions_with_no_
     assert args.get("location") == "us-central1-c" and args.get("project") == "proj"
     assert not args.get("versionPrefix")  # a newer minor meets the floor too
     default, _ = OFFERED_CHANNELS["REGULAR"]
-    assert default < "1.34.3"  # the mocks' REGULAR default is below this floor: the second rule decides
+    assert gke_version(default) < gke_version(
+        "1.34.3"
+    )  # the mocks' REGULAR default is below this floor: the second rule decides
     # ... so REGULAR's newest, which the channel certainly offers, is sent.
     assert mocks.of_type(CLUSTER)[0].inputs["minMasterVersion"] == OFFERED_CHANNELS["REGULAR"][1][0]
 
@@ -158,12 +161,24 @@ def test_a_floor_the_location_does_not_reach_fails_the_run_in_one_line():
 
 
 def test_the_plan_document_shows_the_chosen_version_and_the_ignore():
-    """The shipped vllm-fallback stack through the offline engine: RAPID's default in the mocks' offer
-    meets its 1.33.3-gke.1136000 floor and is what the Cluster is created at."""
-    capture_ = shipped("vllm-fallback", preview=True)
+    """The shipped vllm-fallback stack through the offline engine. The version query waits for the Kubernetes
+    Engine API the stack enables (a fresh project refuses getServerConfig until then), so a preview cannot
+    know the version; the up run sees RAPID's default in the mocks' offer, which meets the 1.33.3 floor."""
+    preview = shipped("vllm-fallback", preview=True)
+    assert preview.error is None, preview.error
+    (planned,) = [r for r in preview.sorted_resources() if r.type == CLUSTER]
+    assert "minMasterVersion" in planned.options_document()["ignoreChanges"]
+    assert planned.inputs.get("minMasterVersion") != OFFERED_CHANNELS["RAPID"][0]  # unknown until the API is on
+    capture_ = shipped("vllm-fallback", preview=False)
     assert capture_.error is None, capture_.error
     (cluster,) = [r for r in capture_.sorted_resources() if r.type == CLUSTER]
     assert cluster.inputs["minMasterVersion"] == OFFERED_CHANNELS["RAPID"][0]
-    assert "minMasterVersion" in cluster.options_document()["ignoreChanges"]
     (invoke,) = [i for i in capture_.invokes if i.token == ENGINE_VERSIONS]
     assert invoke.args.get("location") == "us-east5-b" and invoke.args.get("project") == "my-tpu-project"
+
+
+def test_a_build_without_a_patch_is_not_a_gke_version():
+    """GKE writes `1.33.3-gke.1136000` or `1.33`; `1.33-gke.5` is neither, and was read as 1.33.0-gke.5."""
+    with pytest.raises(UserError):
+        gke_version("1.33-gke.5")
+    assert gke_version("1.33") < gke_version("1.33.0-gke.1")

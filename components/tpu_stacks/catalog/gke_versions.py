@@ -22,7 +22,7 @@ class GkeVersion(_Frozen):
 
     @cached_property
     def key(self) -> tuple[int, int, int, int]:
-        match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?(?:-gke\.(\d+))?", self.text.strip())
+        match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?", self.text.strip())
         if not match:
             raise UserError("", self.text, "is not a GKE version", "use a form like 1.31 or 1.31.2-gke.1115000")
         major, minor, patch, build = (int(part) if part else 0 for part in match.groups())

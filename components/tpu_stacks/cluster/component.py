@@ -135,17 +135,21 @@ def _fallback_autoscaling(plan: ClusterPlan) -> gcp.container.ClusterClusterAuto
     return gcp.container.ClusterClusterAutoscalingArgs(autoscaling_profile=FALLBACK_AUTOSCALING_PROFILE)
 
 
-def create_version_output(plan: ClusterPlan, parent: pulumi.Resource) -> pulumi.Output[str] | None:
+def create_version_output(
+    plan: ClusterPlan, parent: pulumi.Resource, after: list[pulumi.Resource]
+) -> pulumi.Output[str] | None:
     """The concrete version to create the cluster at (`cluster.versions.create_version`), from what GKE
     offers in the cluster's location now (`getEngineVersions`, no prefix: a newer minor also meets the
     floor); None without a floor, so GKE creates at the channel's default as before. A floor nothing
-    reaches fails the run with the one-line UserError (RunError: Pulumi prints it without a traceback)."""
+    reaches fails the run with the one-line UserError (RunError: Pulumi prints it without a traceback).
+    `after`: the APIs the stack enables; `getServerConfig` is a Kubernetes Engine API call, refused in a
+    fresh project until that API is on, so the query waits for it (and is unknown in a first preview)."""
     floor = plan.version_floor
     if floor is None:
         return None
     spec = plan.spec
     found = gcp.container.get_engine_versions_output(
-        location=spec.location, project=spec.project, opts=pulumi.InvokeOutputOptions(parent=parent)
+        location=spec.location, project=spec.project, opts=pulumi.InvokeOutputOptions(parent=parent, depends_on=after)
     )
 
     def choose(result: gcp.container.GetEngineVersionsResult) -> str:
@@ -296,7 +300,7 @@ class TpuCluster(pulumi.ComponentResource):
             nodes_account, grants = node_service_account(plan, name, self, after=self.apis)
             cluster = gcp.container.Cluster(
                 name,
-                _cluster_args(plan, nodes_account, create_version_output(plan, self)),
+                _cluster_args(plan, nodes_account, create_version_output(plan, self, self.apis)),
                 opts=pulumi.ResourceOptions(
                     parent=self, ignore_changes=cluster_ignore_changes(plan), depends_on=[*self.apis, *grants]
                 ),

@@ -36,7 +36,7 @@ from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.k8s.platform_flows import smoke_test_group
 from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.smoke_plan import SmokeTest, read_metrics, server_fingerprint
-from tpu_stacks.validation import component_inputs, parse, parse_section
+from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
 from tpu_stacks.workload import declare_foundation
 
 TYPE = "tpu-stacks:index:JetStreamStack"
@@ -78,7 +78,7 @@ class JetStreamStack(pulumi.ComponentResource):
         args = cast(Any, component_inputs(JetStreamSpec, args))  # `hfToken` is `hf_token`, as in other languages
         plan = plan_jetstream(
             parse_section(JetStreamSpec, args, "jetstream"),
-            parse(ClusterSpec, dict(args["cluster"]), "cluster"),
+            parse(ClusterSpec, cluster_of(args), "cluster"),
             hf_token_given="hf_token" in args,
         )  # every refusal happens here, before the first resource
         monitoring = plan_monitoring(jetstream_target(plan, APP, APP, METRICS_PORT), "jetstream")

@@ -29,7 +29,7 @@ from tpu_stacks.raytrain.outputs import TrainingSlice
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
 from tpu_stacks.raytrain.pods import head_template, submitter_template, worker_template
 from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_VERSION, RayTrainSpec
-from tpu_stacks.validation import parse, parse_section
+from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
 from tpu_stacks.workload import declare_foundation
 
 TYPE = "tpu-stacks:index:RayTrainStack"
@@ -77,7 +77,8 @@ class RayTrainStack(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: RayTrainStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_raytrain(
-            parse_section(RayTrainSpec, dict(args), "raytrain"), parse(ClusterSpec, dict(args["cluster"]), "cluster")
+            parse_section(RayTrainSpec, component_inputs(RayTrainSpec, args), "raytrain"),
+            parse(ClusterSpec, cluster_of(args), "cluster"),
         )  # every refusal happens here, before the first resource
         monitoring = plan_monitoring(raytrain_target(plan, "ray-worker"), "raytrain")
         super().__init__(TYPE, name, {}, opts)

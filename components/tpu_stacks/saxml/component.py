@@ -45,7 +45,7 @@ from tpu_stacks.saxml.servers import (
 )
 from tpu_stacks.saxml.spec import HTTP_PORT, SAMPLE_QUERY, SaxmlSpec
 from tpu_stacks.smoke_plan import REQUEST_WINDOW_MINUTES, SmokeTest, server_fingerprint
-from tpu_stacks.validation import parse, parse_section
+from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
 from tpu_stacks.workload import READ_ROLE, declare_foundation
 
 TYPE = "tpu-stacks:index:SaxmlStack"
@@ -77,7 +77,8 @@ class SaxmlStack(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: SaxmlStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         plan = plan_saxml(
-            parse_section(SaxmlSpec, dict(args), "saxml"), parse(ClusterSpec, dict(args["cluster"]), "cluster")
+            parse_section(SaxmlSpec, component_inputs(SaxmlSpec, args), "saxml"),
+            parse(ClusterSpec, cluster_of(args), "cluster"),
         )  # every refusal happens here, before the first resource
         monitoring = plan_monitoring(saxml_target(plan, JOBSET_NAME, REPLICATED_JOB), "saxml")
         smoke = smoke_test(plan, monitoring)  # its ports: network policies

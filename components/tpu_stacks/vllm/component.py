@@ -27,7 +27,7 @@ from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.k8s.platform_flows import smoke_test_group
 from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
-from tpu_stacks.validation import component_inputs, parse, parse_section
+from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
 from tpu_stacks.vllm.args import VllmStackArgs
 from tpu_stacks.vllm.monitoring import vllm_target
 from tpu_stacks.vllm.network import SERVICE, network
@@ -106,7 +106,7 @@ class VllmStack(pulumi.ComponentResource):
         args = cast(Any, component_inputs(VllmSpec, args))  # `hfToken` is `hf_token`, as in other languages
         plan = plan_vllm(
             parse_section(VllmSpec, args, "vllm"),
-            parse(ClusterSpec, dict(args["cluster"]), "cluster"),
+            parse(ClusterSpec, cluster_of(args), "cluster"),
             hf_token_given="hf_token" in args,
             api_key_given="api_key_secret" in args,
         )  # every refusal happens here, before the first resource
