@@ -1,6 +1,5 @@
 """Run by `make` with the interpreter that is about to build venv/: refuse an old Python in one line, and
-clear a venv/ that cannot be finished (made by an old Python, its interpreter gone, or an install that
-never reached its stamp) so that the next install starts clean instead of failing the same way again.
+clear a venv/ that cannot be finished (made by an old Python, or its interpreter gone) so that the next install starts clean instead of failing the same way again.
 
 The minimum is read from components/pyproject.toml `requires-python` (the one place it is written; pip
 refuses an older interpreter there, but only after a screen of resolver errors). This file must itself
@@ -61,8 +60,8 @@ def stale_reason(venv: str, needed: tuple) -> str:
         return "%s/ was made by Python %d.%d" % ((venv,) + made_with)
     if not os.path.exists(os.path.join(venv, "bin", "python")):  # follows the link: a removed interpreter
         return "%s/bin/python is missing or points at a removed interpreter" % venv
-    if not os.path.exists(os.path.join(venv, STAMP)):
-        return "%s/ has no %s stamp (an install that did not finish)" % (venv, STAMP)
+    # A venv/ without the stamp is kept: `pulumi install` makes one (README), and an interrupted install is
+    # finished by the stamp rule's `pip install -r`, which installs only what is missing.
     return ""
 
 

@@ -57,3 +57,13 @@ def test_an_output_is_shown_as_an_output_never_as_its_str():
     assert "__str__" not in line + inside
     # a mapping under a secret's name is redacted whole, whatever it holds
     assert "hf_" not in str(UserError("vllm.hfToken", {"value": "hf_abcdefghijklmnop"}, "is not text"))
+
+
+def test_any_value_under_a_secret_key_is_redacted_but_the_markers():
+    from tpu_stacks.errors import show
+
+    assert show(12345678901234, "vllmApiKey") == "<redacted>"  # a number is no less a secret
+    assert show("<sneaky-password>", "dbPassword") == "<redacted>"  # nor text that starts with '<'
+    assert show("<set>", "hfToken") == "'<set>'" and show("<plain text>", "hfToken") == "'<plain text>'"
+    pair = __import__("collections").namedtuple("Pair", "a b")
+    assert show(pair(1, 2), "x") == "[1, 2]"  # no TypeError on a namedtuple

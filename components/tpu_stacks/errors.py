@@ -88,16 +88,18 @@ def printable(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: printable(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(printable(item) for item in value)
+        return [printable(item) for item in value]  # a plain list: a namedtuple takes no generator
     return value
+
+
+SHOWN_UNDER_SECRET_KEYS = (None, "", "<set>", "<plain text>", "<missing>")
+"""What a message may show under a secret's key: nothing given, or the marker that says one is given."""
 
 
 def show(value: Any, key: str = "") -> str:
     """How a value appears in an error line: redacted, visible, short; an Output as `<an Output>`."""
-    if secret_key(key) and (
-        (isinstance(value, str) and value and not value.startswith("<")) or isinstance(value, (dict, list, tuple))
-    ):
-        return REDACTED  # text under a secret's key, or a mapping or list that may hold it
+    if secret_key(key) and value not in SHOWN_UNDER_SECRET_KEYS and not isinstance(value, bool):
+        return REDACTED  # any value under a secret's key (text, a number, a mapping...) but the markers below
     value = printable(value)
     if value is AN_OUTPUT:
         return repr(value)

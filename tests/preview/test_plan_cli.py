@@ -121,6 +121,8 @@ def test_a_crd_directory_without_the_crds_is_one_notice(capsys: pytest.CaptureFi
         (["--stack", "dev", "--cwd", str(RAW), "--policy-config", "x.json"], 2, "--policy-config: 'x.json' needs"),
         # Pulumi's own spelling (`pulumi preview --policy-pack-config`) is accepted and named as written
         (["--stack", "dev", "--cwd", str(RAW), "--policy-pack-config", "x.json"], 2, "--policy-pack-config: 'x.json'"),
+        # an output path that cannot be written: one line, not an OSError's traceback
+        (["--stack", "dev", "--cwd", str(RAW), "--json", "/proc/x/plan.json"], 2, "cannot write /proc/x"),
     ],
 )
 def test_errors_are_one_line_with_the_right_exit_code(

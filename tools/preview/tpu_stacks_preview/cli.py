@@ -120,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
     except UserError as error:
         print(f"tpu-stacks: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # an output path (--json, --manifests, --diagram) that cannot be written
+        where = f" {error.filename}" if error.filename else ""
+        print(f"tpu-stacks: cannot write{where}: {error.strerror or error}; choose a writable path", file=sys.stderr)
+        return 2
 
 
 @contextmanager
