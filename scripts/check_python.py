@@ -1,5 +1,6 @@
 """Run by `make` with the interpreter that is about to build venv/: refuse an old Python in one line, and
-clear a venv/ that cannot be finished (made by an old Python, or its interpreter gone) so that the next install starts clean instead of failing the same way again.
+clear a venv/ that cannot be finished (made by an old Python, or its interpreter gone) so that the next
+install starts clean instead of failing the same way again.
 
 The minimum is read from components/pyproject.toml `requires-python` (the one place it is written; pip
 refuses an older interpreter there, but only after a screen of resolver errors). This file must itself

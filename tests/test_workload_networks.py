@@ -32,7 +32,7 @@ def _vllm(**spec):
     from tests.vllm.test_plan import plan
     from tpu_stacks.vllm.network import network
 
-    return network(plan(**spec), {"app": "vllm"})
+    return network(plan(**spec), {"app": "vllm"}, [8000])
 
 
 def test_vllm_behind_an_internal_load_balancer_takes_every_outside_client_and_the_smoke_test():
@@ -60,7 +60,7 @@ def _saxml(**spec):
     from tpu_stacks.saxml.plan import plan_saxml
     from tpu_stacks.saxml.spec import SaxmlSpec
 
-    return _by_name(network(plan_saxml(SaxmlSpec(**spec), CLUSTER)))
+    return _by_name(network(plan_saxml(SaxmlSpec(**spec), CLUSTER), [8888]))
 
 
 def test_saxml_host_network_servers_are_hosts_peers_and_have_no_group_of_their_own():
@@ -105,7 +105,15 @@ def _jetstream(**spec):
 
     cluster = ClusterSpec(project="proj", location="us-west4", system_pool={"machine_type": "e2-standard-4"})
     plan = plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", zone="us-west4-a", **spec), cluster, True)
-    return _by_name(network(plan, {"app": "jetstream"}))
+    # the ports the component's smoke test calls, as the component hands them over
+    from tpu_stacks.gcp.monitoring.plan import plan_monitoring
+    from tpu_stacks.jetstream.component import APP, smoke_test
+    from tpu_stacks.jetstream.monitoring import jetstream_target
+    from tpu_stacks.jetstream.spec import METRICS_PORT
+
+    monitoring = plan_monitoring(jetstream_target(plan, APP, APP, METRICS_PORT), "jetstream")
+    smoke = smoke_test(plan, monitoring) if plan.spec.smoke_test else None  # as JetStreamStack decides it
+    return _by_name(network(plan, {"app": "jetstream"}, smoke.ports if smoke else ()))
 
 
 def test_jetstream_scrapes_and_smoke_tests_the_metrics_port_only_when_the_engine_serves_it():
@@ -166,3 +174,17 @@ def test_every_workload_states_its_contract_in_a_network_module_of_the_same_name
     for workload in ("vllm", "saxml", "jetstream", "raytrain"):
         module = importlib.import_module(f"tpu_stacks.{workload}.network")
         assert callable(module.network), workload
+
+
+def test_without_a_smoke_test_no_server_admits_smoke_test_pods():
+    """`smokeTest: false`: no Job, so no rule for its pods (the analyzer would report a peer matching no pod)."""
+    from tests.vllm.test_plan import plan
+    from tpu_stacks.saxml.network import network as saxml_network
+    from tpu_stacks.saxml.plan import plan_saxml
+    from tpu_stacks.saxml.spec import SaxmlSpec
+    from tpu_stacks.vllm.network import network as vllm_network
+
+    groups = [*vllm_network(plan(), {"app": "vllm"}), *saxml_network(plan_saxml(SaxmlSpec(), CLUSTER))]
+    assert not [f for g in groups for f in g.flows if getattr(f.peer, "labels", None) == SMOKE_TEST_LABELS]
+    off = _jetstream(smoke_test=False)["jetstream-server"]
+    assert (Pods("jetstream", SMOKE_TEST_LABELS), 8000) not in _ingress(off)

@@ -145,7 +145,7 @@ class JetStreamStack(pulumi.ComponentResource):
             ),
         )
         service = self._service(name, plan, labels, ns_opts)
-        groups = network(plan, labels)
+        groups = network(plan, labels, smoke.ports if smoke else ())
         if smoke is not None:  # the smoke-test pod's own contract: DNS and the server's ports
             groups = (*groups, smoke_test_group(spec.namespace, labels, smoke.ports))
         declare_network_policies(name, spec.namespace, groups, ns_opts)

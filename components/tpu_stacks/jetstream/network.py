@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tpu_stacks.jetstream.converter import converter_labels
 from tpu_stacks.jetstream.plan import JetStreamPlan
 from tpu_stacks.jetstream.pod import exports_metrics
@@ -20,12 +22,13 @@ from tpu_stacks.k8s.platform_flows import scrape, smoke_test_clients, workload_e
 SERVICE = "jetstream-svc"
 
 
-def network(plan: JetStreamPlan, labels: dict[str, str]) -> tuple[Group, ...]:
+def network(plan: JetStreamPlan, labels: dict[str, str], smoke_ports: Sequence[int] = ()) -> tuple[Group, ...]:
+    """`smoke_ports`: the ports the stack's smoke-test Job calls (`SmokeTest.ports`); none when it is off."""
     namespace = plan.spec.namespace
     metrics = [METRICS_PORT] if exports_metrics(plan) else []
     server = (
         *ingress(Pods("*", {}), [HTTP_PORT], "the HTTP gateway through the ClusterIP Service"),
-        *smoke_test_clients(namespace, [HTTP_PORT, *metrics]),
+        *smoke_test_clients(namespace, smoke_ports),
         *scrape(metrics),
         *workload_egress(tpu=True),
     )

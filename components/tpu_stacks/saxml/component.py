@@ -135,7 +135,7 @@ class SaxmlStack(pulumi.ComponentResource):
         )
         http = http_server(f"{name}-http-server", plan, sax_root, k8s_opts)
         service = http_service(f"{name}-http-service", plan, k8s_opts)
-        groups = network(plan)
+        groups = network(plan, smoke.ports if smoke else ())
         if smoke is not None:  # the smoke-test pod's own contract: DNS and sax-http's port
             groups = (*groups, smoke_test_group(spec.namespace, pod_labels(HTTP_NAME), smoke.ports))
         declare_network_policies(name, spec.namespace, groups, k8s_opts)

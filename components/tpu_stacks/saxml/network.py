@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tpu_stacks.k8s.connectivity import Flow, Group, Hosts, Peer, Pods, egress, ingress, unique
 from tpu_stacks.k8s.platform_flows import load_balancer_clients, smoke_test_clients, workload_egress
 from tpu_stacks.saxml.jobset import POD_LABELS as MODEL_LABELS
@@ -24,7 +26,7 @@ from tpu_stacks.saxml.servers import ADMIN_NAME, HTTP_NAME, SERVICE_NAME, pod_la
 from tpu_stacks.saxml.spec import ADMIN_PORT, HTTP_PORT, MODEL_PORT, MULTI_HOST_PORT
 
 
-def _clients(plan: SaxmlPlan) -> tuple[Flow, ...]:
+def _clients(plan: SaxmlPlan, smoke_ports: Sequence[int]) -> tuple[Flow, ...]:
     spec = plan.spec
     namespace = spec.namespace
     if spec.exposure == "cluster":
@@ -32,10 +34,11 @@ def _clients(plan: SaxmlPlan) -> tuple[Flow, ...]:
     else:
         outside = load_balancer_clients(HTTP_PORT, spec.source_ranges, SERVICE_NAME)
     publisher = ingress(Pods(namespace, dict(PUBLISHER_LABELS)), [HTTP_PORT], "the publisher calls /publish")
-    return (*outside, *publisher, *smoke_test_clients(namespace, [HTTP_PORT]))
+    return (*outside, *publisher, *smoke_test_clients(namespace, smoke_ports))
 
 
-def network(plan: SaxmlPlan) -> tuple[Group, ...]:
+def network(plan: SaxmlPlan, smoke_ports: Sequence[int] = ()) -> tuple[Group, ...]:
+    """`smoke_ports`: the ports the stack's smoke-test Job calls (`SmokeTest.ports`); none when it is off."""
     namespace = plan.spec.namespace
     admin, http = Pods(namespace, pod_labels(ADMIN_NAME)), Pods(namespace, pod_labels(HTTP_NAME))
     models: Peer = Hosts("Saxml model servers (host network)") if plan.host_network else Pods(namespace, MODEL_LABELS)
@@ -59,7 +62,7 @@ def network(plan: SaxmlPlan) -> tuple[Group, ...]:
             pod_labels(HTTP_NAME),
             unique(
                 (
-                    *_clients(plan),
+                    *_clients(plan, smoke_ports),
                     *workload_egress(tpu=False),
                     *egress(admin, [ADMIN_PORT], "model locations"),
                     *egress(models, [MODEL_PORT], "inference RPCs"),

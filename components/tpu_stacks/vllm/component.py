@@ -163,7 +163,7 @@ class VllmStack(pulumi.ComponentResource):
             ),
         )
         service = self._service(name, spec, labels, ns_opts)
-        groups = network(plan, labels)
+        groups = network(plan, labels, smoke.ports if smoke else ())
         if smoke is not None:  # the smoke-test pod's own contract: DNS and the server's ports
             groups = (*groups, smoke_test_group(spec.namespace, labels, smoke.ports))
         declare_network_policies(name, spec.namespace, groups, ns_opts)
@@ -366,6 +366,6 @@ def _ready_replicas(status: Any) -> int:
 
 
 def _curl(base_url: str, plan: VllmPlan) -> str:
-    body = json.dumps({"model": plan.model.id, **SAMPLE_PROMPT})
+    body = json.dumps({"model": served_model_name(plan), **SAMPLE_PROMPT})  # the name vLLM answers to
     auth = ' -H "Authorization: Bearer $VLLM_API_KEY"' if plan.spec.api_key else ""
     return f"curl {base_url}/completions -H 'Content-Type: application/json'{auth} -d '{body}'"

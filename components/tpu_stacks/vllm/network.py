@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tpu_stacks.k8s.connectivity import Group, Pods, ingress, unique
 from tpu_stacks.k8s.platform_flows import load_balancer_clients, scrape, smoke_test_clients, workload_egress
 from tpu_stacks.vllm.plan import VllmPlan
@@ -18,11 +20,12 @@ from tpu_stacks.vllm.spec import PORT
 SERVICE = "vllm-service"
 
 
-def network(plan: VllmPlan, labels: dict[str, str]) -> tuple[Group, ...]:
+def network(plan: VllmPlan, labels: dict[str, str], smoke_ports: Sequence[int] = ()) -> tuple[Group, ...]:
+    """`smoke_ports`: the ports the stack's smoke-test Job calls (`SmokeTest.ports`); none when it is off."""
     spec = plan.spec
     if spec.exposure == "cluster":
         clients = ingress(Pods("*", {}), [PORT], f"the API through the ClusterIP Service {SERVICE}")
     else:
         clients = load_balancer_clients(PORT, spec.source_ranges, SERVICE)
-    flows = (*clients, *smoke_test_clients(spec.namespace, [PORT]), *scrape([PORT]), *workload_egress(tpu=True))
+    flows = (*clients, *smoke_test_clients(spec.namespace, smoke_ports), *scrape([PORT]), *workload_egress(tpu=True))
     return (Group("vllm-server", spec.namespace, dict(labels), unique(flows)),)
