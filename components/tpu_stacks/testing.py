@@ -53,12 +53,14 @@ and reaching every floor the catalogue names (tpu7x's 1.34.3-gke.1318000 the hig
 `cluster.minVersion` resolves as on a real `up`. The real answer moves every week: that is why `up` asks
 GKE instead of the plan deciding the version."""
 OFFERED_CHANNELS = {
-    # channel: (default, valid versions newest first). REGULAR's default sits below a 1.34.3 floor and
-    # STABLE's below a 1.33.6 one: a floor there picks the channel's newest.
+    # channel: (default, valid versions newest first). Every channel's newest reaches every floor the
+    # catalogue names (tests/cluster/test_versions.py checks it), so the offline plan refuses no floor a
+    # real channel could serve; REGULAR's, STABLE's and EXTENDED's defaults sit below some floors, so the
+    # second rule (the channel's newest) shows up too.
     "RAPID": ("1.35.0-gke.2398000", OFFERED_MASTER_VERSIONS[:4]),
     "REGULAR": ("1.34.1-gke.3971000", OFFERED_MASTER_VERSIONS[2:7]),
-    "STABLE": ("1.33.5-gke.1308000", OFFERED_MASTER_VERSIONS[5:9]),
-    "EXTENDED": ("1.32.9-gke.1010000", OFFERED_MASTER_VERSIONS[4:]),
+    "STABLE": ("1.33.5-gke.1308000", OFFERED_MASTER_VERSIONS[3:9]),
+    "EXTENDED": ("1.32.9-gke.1010000", OFFERED_MASTER_VERSIONS[3:]),
 }
 
 

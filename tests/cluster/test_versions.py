@@ -182,3 +182,22 @@ def test_a_build_without_a_patch_is_not_a_gke_version():
     with pytest.raises(UserError):
         gke_version("1.33-gke.5")
     assert gke_version("1.33") < gke_version("1.33.0-gke.1")
+
+
+def test_the_offline_offer_reaches_every_floor_the_catalogue_names_in_every_channel():
+    """Otherwise `tpu-stacks plan` would refuse, as if GKE did, a floor a real channel serves."""
+    from tpu_stacks.catalog import capacity
+    from tpu_stacks.catalog.tpu import GENERATIONS
+
+    floors = {m.version for g in GENERATIONS for m in (g.min_gke_standard, g.min_gke_autopilot)}
+    floors |= {v.version for v in vars(capacity).values() if type(v).__name__ == "MinimumVersion"}
+    assert "1.34.3-gke.1318000" in floors  # tpu7x's, the highest today
+    for channel, (default, valid) in OFFERED_CHANNELS.items():
+        offered = OfferedVersions(
+            location="us-central1-c",
+            valid_master=valid,
+            channel_defaults={channel: default},
+            channel_latest={channel: valid[0]},
+        )
+        for floor in floors:
+            assert not gke_version(create_version(floor, channel, offered)) < gke_version(floor), (channel, floor)
