@@ -21,7 +21,7 @@ from tpu_stacks.gcp.universe import resolve as resolve_universe
 from tpu_stacks.gcp.universe import universe
 from tpu_stacks.names import PROJECT_NUMBER, is_zone_of
 from tpu_stacks.registry import workloads
-from tpu_stacks.validation import parse
+from tpu_stacks.validation import camel, parse
 
 NAMESPACE = "tpu-stacks"
 SECRET_KEYS = tuple(dict.fromkeys(key for workload in workloads() for key in workload.secret_keys))
@@ -193,9 +193,19 @@ def _scenario(name: str, sections: dict[str, str | None]) -> str:
     return name
 
 
-# Keys of a workload component's args that are not in its section (set by this program, never by a section),
-# in both spellings the components accept (`hfToken` is `hf_token` to them).
-COMPONENT_KEYS = ("cluster", "hf_token", "hfToken", "api_key_secret", "apiKeySecret")
+def component_keys(scenario: str) -> dict[str, str | None]:
+    """Keys of the scenario's component args that are not in its section (its spec's `INPUTS`: the cluster
+    and the secrets this program sets, never a section), in both spellings the components accept, each with
+    the stack-config key that sets it when it is a secret (`hf_token` -> `hfToken`)."""
+    found: dict[str, str | None] = {}
+    for workload in workloads():
+        if workload.name != scenario:
+            continue
+        secrets = dict(workload.secrets)
+        for item in getattr(workload.spec.load(), "INPUTS", ()):
+            for spelling in (item.name, camel(item.name)):
+                found[spelling] = secrets.get(item.name) if item.secret else None
+    return found
 
 
 def _near_namespace(namespace: str) -> bool:
@@ -260,7 +270,8 @@ def _load(config: pulumi.Config, sections: dict[str, str | None]) -> LoadedStack
         raise UserError(key, MISSING, f"is required for scenario {chosen}", f"see docs/{chosen}.md")
     if not isinstance(section, dict):
         raise UserError(key, section, "is not a mapping", "write it as a YAML mapping of settings")
-    for reserved in COMPONENT_KEYS:
+    for reserved, secret in component_keys(chosen).items():
         if reserved in section:
-            raise UserError(f"{key}.{reserved}", "<set>", "is not a known setting", "remove it")
+            fix = f"a secret is not a section setting: set it with pulumi config set --secret {NAMESPACE}:{secret}"
+            raise UserError(f"{key}.{reserved}", "<set>", "is not a known setting", fix if secret else "remove it")
     return LoadedStack(config=common, scenario=chosen, section=section, origins=origins)

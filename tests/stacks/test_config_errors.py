@@ -124,6 +124,16 @@ CASES = [
         "set it as a secret: pulumi config set --secret tpu-stacks:hfToken <value>",
     ),
     (
+        "tokeninsection",  # the secret written inside the section: say how a secret is set, not just "remove it"
+        {
+            "tpu-stacks:scenario": "vllm",
+            "tpu-stacks:cluster": CLUSTER,
+            "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-70B", "hfToken": "hf_abc"},
+        },
+        "tpu-stacks:vllm.hfToken: '<set>' is not a known setting; a secret is not a section setting: "
+        "set it with pulumi config set --secret tpu-stacks:hfToken",
+    ),
+    (
         "plaintoken",
         {
             "tpu-stacks:scenario": "vllm",
