@@ -300,7 +300,7 @@ class TpuCluster(pulumi.ComponentResource):
             nodes_account, grants = node_service_account(plan, name, self, after=self.apis)
             cluster = gcp.container.Cluster(
                 name,
-                _cluster_args(plan, nodes_account, create_version_output(plan, self, self.apis)),
+                _cluster_args(plan, nodes_account, create_version_output(plan, self, list(self.apis))),
                 opts=pulumi.ResourceOptions(
                     parent=self, ignore_changes=cluster_ignore_changes(plan), depends_on=[*self.apis, *grants]
                 ),
