@@ -289,6 +289,10 @@ def test_candidate_and_result_as_dict():
         "headroom_bytes": 28_800_000_000 - memory.total_bytes,
         "hourly_usd": 2.7,
         "tensor_parallel_size": 1,
+        "hosts": 1,
+        "chips_per_host": 1,
+        "tensor_parallel": 1,
+        "pipeline_parallel": 1,
     }
     document = result.as_dict()
     assert (document["model"], document["generation"], document["workload"], document["params"]) == (

@@ -131,6 +131,7 @@ class Candidate(_Frozen):
             "headroom_bytes": self.headroom_bytes,
             "hourly_usd": self.shape.hourly_usd,
             "tensor_parallel_size": self.tensor_parallel_size,
+            **(serving_parallelism(self.shape).as_dict() if self.tensor_parallel_size else {}),
         }
 
 
@@ -261,6 +262,39 @@ def training_memory(request: TrainingRequest, shape: SliceShape) -> MemoryEstima
 def tensor_parallel_size(shape: SliceShape) -> int:
     """Serving engines shard the model over every device of the slice (2 per tpu7x chip)."""
     return shape.jax_devices
+
+
+class Parallelism(_Frozen):
+    """How one serving replica spreads over its slice: the names `size --json`, the plans and the pack share.
+
+    One replica is one slice. Tensor parallelism spans every device of the slice, across hosts too on a
+    multi-host slice (vLLM TPU's Ray executor shards one model over the slice's chips); pipeline
+    parallelism is 1 until an engine documents a multi-host split by stages for TPU.
+    """
+
+    hosts: int
+    chips_per_host: int
+    tensor_parallel: int
+    pipeline_parallel: int = 1
+
+    @property
+    def multi_host(self) -> bool:
+        return self.hosts > 1
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "hosts": self.hosts,
+            "chips_per_host": self.chips_per_host,
+            "tensor_parallel": self.tensor_parallel,
+            "pipeline_parallel": self.pipeline_parallel,
+        }
+
+
+def serving_parallelism(shape: SliceShape) -> Parallelism:
+    """The parallelism a serving replica on `shape` runs with (one source for every caller)."""
+    return Parallelism(
+        hosts=shape.nodes, chips_per_host=shape.chips_per_vm, tensor_parallel=tensor_parallel_size(shape)
+    )
 
 
 def judge(request: ServingRequest | TrainingRequest, shape: SliceShape) -> Candidate:

@@ -113,3 +113,27 @@ def test_a_model_no_slice_holds_is_told_in_one_unit():
     assert "GiB" in line and "v5e 14.9 GiB (Google documents 16 GB)" in line
     unquoted = line.replace("(Google documents 16 GB)", "").replace("(Google documents 32 GB)", "")
     assert " GB" not in unquoted, line
+
+
+def test_a_model_no_host_holds_is_planned_across_the_slice():
+    """Llama 3.1 405B in bf16 outgrows a v6e host: the answer is one replica over a multi-host slice."""
+    result = run("meta-llama/Llama-3.1-405B-Instruct", "--tpu", "v6e", "--json")
+    assert result.returncode == 0, result.stderr
+    recommended = json.loads(result.stdout)["recommended"]
+    assert (recommended["topology"], recommended["nodes"]) == ("4x8", 8)
+    assert (recommended["hosts"], recommended["chips_per_host"]) == (8, 4)
+    assert (recommended["tensor_parallel"], recommended["pipeline_parallel"]) == (32, 1)
+    assert recommended["hosts"] * recommended["chips_per_host"] == recommended["chips"]
+    table = run("meta-llama/Llama-3.1-405B-Instruct", "--tpu", "v6e").stdout
+    assert "Parallelism: 8 hosts x 4 chips, one replica across the slice; tensor-parallel size 32" in table
+
+
+def test_a_single_host_model_keeps_one_host():
+    document = json.loads(run("meta-llama/Llama-3.1-70B", "--tpu", "v6e", "--json").stdout)
+    assert {k: document["recommended"][k] for k in ("hosts", "chips_per_host", "tensor_parallel")} == {
+        "hosts": 1,
+        "chips_per_host": 8,
+        "tensor_parallel": 8,
+    }
+    trained = json.loads(run("meta-llama/Meta-Llama-3-8B", "--tpu", "v6e", "--workload", "train", "--json").stdout)
+    assert "tensor_parallel" not in trained["recommended"]  # training shards by MaxText's own flags

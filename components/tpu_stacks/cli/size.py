@@ -10,7 +10,18 @@ from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import generation, generation_names
 from tpu_stacks.errors import UserError
-from tpu_stacks.sizing import Candidate, Engine, ServingRequest, SizingResult, TrainingRequest, breakdown, gib, size
+from tpu_stacks.sizing import (
+    Candidate,
+    Engine,
+    Parallelism,
+    ServingRequest,
+    SizingResult,
+    TrainingRequest,
+    breakdown,
+    gib,
+    serving_parallelism,
+    size,
+)
 from tpu_stacks.sources import addresses, footnotes
 
 # Defaults that match the tutorials: vLLM's max-model-len 8192 (serve), MaxText's max_target_length 4096 (train).
@@ -180,7 +191,7 @@ def render(result: SizingResult) -> str:
     ]
     lines += _capacity_lines(result.generation, recommended.shape.chips)
     if recommended.tensor_parallel_size:
-        lines.append(f"Tensor-parallel size: {recommended.tensor_parallel_size}")
+        lines.append(_parallelism_line(serving_parallelism(recommended.shape)))
     lines.append(f"Memory: {breakdown(recommended.memory)} = {gib(recommended.memory.total_bytes)}")
     for part in recommended.memory.parts:
         lines.append(f"  {part.name:<12} {gib(part.bytes):>11}  {part.how}")
@@ -190,6 +201,17 @@ def render(result: SizingResult) -> str:
     cited = footnotes("\n".join(lines))  # a reader without this repository can open every key shown
     lines += ["Sources:", *(f"  {note}" for note in cited)] if cited else []
     return "\n".join(lines)
+
+
+def _parallelism_line(plan: Parallelism) -> str:
+    """One replica's layout: one host, or a multi-host slice served as one model (docs/vllm.md)."""
+    layout = (
+        f"{plan.hosts} hosts x {plan.chips_per_host} chips, one replica across the slice"
+        if plan.multi_host
+        else f"1 host x {plan.chips_per_host} chips"
+    )
+    sizes = f"tensor-parallel size {plan.tensor_parallel}, pipeline-parallel size {plan.pipeline_parallel}"
+    return f"Parallelism: {layout}; {sizes}"
 
 
 def _capacity_lines(generation_name: str, chips: int) -> list[str]:
