@@ -15,7 +15,9 @@ from the load balancer. All of it is visible in the plan, from the pool and the 
   is identified by image or command through the engine catalogue, and JetStream's HTTP server does not;
 - an HTTPRoute `backendRef` of kind InferencePool must name a pool of the stack.
 
-Values unknown at preview are skipped, never guessed.
+Values unknown at preview are skipped, never guessed; so is what a Helm v3 `Release` in the pool's namespace
+may hold (its objects are not resources of the stack): a selector or picker the stack shows nothing for is then
+not refused.
 """
 
 from __future__ import annotations
@@ -24,13 +26,15 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from tpu_policies.serving_pods import ServingPod, namespace_of, same_namespace, serving_pods
+from tpu_policies.serving_pods import DEFAULT_NAMESPACE, ServingPod, namespace_of, same_namespace, serving_pods
 from tpu_policies.stack import Item, read_stack
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_list, as_str, dig
 from tpu_policies.workloads import kind_of, name_of
 from tpu_stacks.catalog.inference_gateway import INFERENCE_POOL_GROUP, serving_api
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+"""Its chart's objects are not resources of the stack: the pack cannot see the pods or Services it makes."""
 
 
 def _group(item: Item) -> str:
@@ -133,7 +137,17 @@ def _protocol_problems(matched: list[ServingPod]) -> list[str]:
     return problems
 
 
-def check_pool(pool: Item, pods: list[ServingPod], services: list[Item]) -> list[str]:
+def _opaque(items: list[Item], namespace: Any) -> bool:
+    """A Helm v3 Release installs into this namespace: absent pods or Services may be in its chart."""
+    for item in items:
+        if item.type == HELM_RELEASE:
+            given = item.props.get("namespace")
+            if same_namespace(given if given is UNKNOWN else (as_str(given) or DEFAULT_NAMESPACE), namespace):
+                return True
+    return False
+
+
+def check_pool(pool: Item, pods: list[ServingPod], services: list[Item], opaque: bool = False) -> list[str]:
     """Every way one InferencePool cannot serve, one line each, without the pool's name."""
     namespace = namespace_of(pool.props)
     problems = []
@@ -141,12 +155,12 @@ def check_pool(pool: Item, pods: list[ServingPod], services: list[Item]) -> list
     if isinstance(selector, dict) and selector and UNKNOWN not in selector.values():
         here = [p for p in pods if same_namespace(p.namespace, namespace)]
         matched = [p for p in here if p.matches(selector)]
-        if not matched:
-            problems.append(_selector_problem(selector, here))
-        else:
+        if matched:
             problems += _port_problems(matched, pool.props)
             problems += _protocol_problems(matched)
-    picker = _picker_problem(pool.props, namespace, services)
+        elif not opaque:
+            problems.append(_selector_problem(selector, here))
+    picker = None if opaque else _picker_problem(pool.props, namespace, services)
     if picker:
         problems.append(picker)
     return [p for p in problems if p]
@@ -192,7 +206,8 @@ def _validate(args: StackValidationArgs, report_violation: ReportViolation) -> N
     pods = serving_pods(stack)
     services = _services(stack.items)
     for pool in pools:
-        for problem in check_pool(pool, pods, services):
+        opaque = _opaque(stack.items, namespace_of(pool.props))
+        for problem in check_pool(pool, pods, services, opaque):
             report_violation(f"InferencePool {name_of(pool.props, pool.name)}: {problem}", pool.urn)
     for route in _of_kind(stack.items, "HTTPRoute", GATEWAY_GROUP):
         for problem in route_problems(route, every_pool):

@@ -16,7 +16,9 @@ what each serving kind's controller puts on its pods:
   `app.kubernetes.io/created-by=kuberay-operator`, and the generated cluster's `ray.io/cluster` and
   `ray.io/identifier`; the template's labels override all but node-type, group and cluster; `ray.io/serve`
   follows the Serve proxy's health (ray-project/kuberay v1.7.0 ray-operator/controllers/ray/common/pod.go
-  `labelPod`, utils/constant.go).
+  `labelPod`, utils/constant.go). Every Ray pod of a RayService runs a Serve HTTP proxy on its container port
+  named `serve`, 8000 without one (the same pod.go probes workers' proxies there: `FindContainerPort(...,
+  ServingPortName, DefaultServingPort)`).
 
 A label whose value is only known on the cluster (or unknown at preview) matches any selector value.
 """
@@ -60,6 +62,7 @@ class ServingPod:
     """One pod template of a serving workload, as its controller will label it."""
 
     item: Item
+    kind: str
     template: PodTemplate
     namespace: Any
     labels: dict[str, Any]
@@ -100,6 +103,10 @@ class ServingPod:
                     return None
                 if as_int(number) is not None:
                     ports.add(as_int(number))
+        if self.kind == "RayService":
+            named = [dig(p, "name") for c in self.template.containers(init=False) for p in as_list(c.get("ports"))]
+            if "serve" not in named:
+                ports.add(serving_api("ray").default_port or 0)
         engine = self.engine
         if engine is not None:
             api = serving_api(engine)
@@ -185,5 +192,5 @@ def serving_pods(stack: Stack) -> list[ServingPod]:
                     any_value.add(_LWS_WORKER_INDEX)  # 1..size-1, and 0 too when no leader template is given
             if own is UNKNOWN:
                 any_value |= {"*"}
-            pods.append(ServingPod(item, template, namespace_of(item.props), labels, any_value))
+            pods.append(ServingPod(item, kind, template, namespace_of(item.props), labels, any_value))
     return pods

@@ -246,3 +246,51 @@ def test_values_unknown_at_preview_are_skipped_not_guessed():
     assert of(run([*resources, unknown_pool]), POLICY) == []
     unknown_pool.props["spec"]["selector"]["matchLabels"] = {"app": "nope"}
     assert len(of(run([*resources, unknown_pool]), POLICY)) == 1
+
+
+def test_ray_serve_listens_on_its_serve_port_without_one_declared():
+    """Every RayService pod runs a Serve proxy on 8000 (KubeRay's default serving port) even when no container
+    port says so and the image is not a catalogued engine."""
+
+    def head_without_ports(port):
+        def make():
+            o.CustomResource(
+                "llm",
+                api_version="ray.io/v1",
+                kind="RayService",
+                metadata={"name": "llm", "namespace": "serving"},
+                spec={
+                    "rayClusterConfig": {
+                        "headGroupSpec": {
+                            "rayStartParams": {},
+                            "template": {
+                                "spec": {"containers": [{"name": "ray-head", "image": "rayproject/ray:2.49.1"}]}
+                            },
+                        }
+                    }
+                },
+            )
+            picker_service()
+            pool(labels={"ray.io/node-type": "head"}, port=port)
+
+        return make
+
+    assert problems(head_without_ports(8000)) == []
+    assert (
+        "spec.targetPorts[0].number 8001 is not a port the matched servers listen on (they listen on 8000)"
+        in (problems(head_without_ports(8001))[0])
+    )
+
+
+def test_a_helm_release_in_the_namespace_may_hold_the_servers_and_the_picker():
+    """A Helm v3 Release's objects are not stack resources: absent pods or picker are then not refused."""
+
+    def build(namespace):
+        def make():
+            k8s.helm.v3.Release("epp", chart="inferencepool", version="v1.5.0", namespace=namespace)
+            pool(picker="vllm-epp-chart", labels={"app": "from-chart"})
+
+        return make
+
+    assert problems(build("serving")) == []
+    assert len(problems(build("elsewhere"))) == 2  # the selector and the picker, both refused
