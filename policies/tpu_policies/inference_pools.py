@@ -55,6 +55,11 @@ def _services(stack_items: list[Item]) -> list[Item]:
     return [i for i in stack_items if kind_of(i.type, i.props) == "Service" and _group(i) == ""]
 
 
+def _name(item: Item) -> str:
+    """An object's name as written; Pulumi autonames one without (resource name and a random suffix)."""
+    return as_str(dig(item.props, "metadata", "name")) or f"{item.name}-<random suffix>"
+
+
 def _shown(selector: dict[str, Any]) -> str:
     return "{" + ", ".join(f"{k}: {v}" for k, v in selector.items()) + "}"
 
@@ -103,7 +108,7 @@ def _picker_problem(pool: dict[str, Any], namespace: Any, services: list[Item]) 
         return None
     named = [s for s in here if dig(s.props, "metadata", "name") == name]
     if not named:
-        known = ", ".join(sorted(str(dig(s.props, "metadata", "name")) for s in here)) or "none"
+        known = ", ".join(sorted(_name(s) for s in here)) or "none"
         return (
             f"spec.endpointPickerRef.name {name} names no Service in namespace {namespace} (Services there: {known}); "
             "name the endpoint picker's Service"
@@ -122,10 +127,10 @@ def _picker_problem(pool: dict[str, Any], namespace: Any, services: list[Item]) 
 
 
 def _protocol_problems(matched: list[ServingPod]) -> list[str]:
-    problems = []
+    problems: list[str] = []
     for pod in matched:
         engine = pod.engine
-        if engine is None:
+        if engine is None or any(pod.item.label in p for p in problems):
             continue
         api = serving_api(engine)
         if not api.openai:
@@ -191,7 +196,7 @@ def route_problems(route: Item, pools: list[Item]) -> list[str]:
                     f"{_group(named[0])}"
                 )
             else:
-                known = ", ".join(sorted(str(dig(p.props, "metadata", "name")) for p in same)) or "none"
+                known = ", ".join(sorted(_name(p) for p in same)) or "none"
                 problems.append(
                     f"{where} names InferencePool {name}, which this stack does not declare in namespace {wanted} "
                     f"(pools there: {known}); name one of them or declare the pool"
