@@ -114,6 +114,11 @@ def _picker_problem(pool: dict[str, Any], namespace: Any, services: list[Item]) 
             "name the endpoint picker's Service"
         )
     port = dig(ref, "port", "number")
+    if port is None:  # the CRD's CEL rule, which the offline schema check cannot run
+        return (
+            f"spec.endpointPickerRef.port is required when kind is Service (the CRD's validation rule); set "
+            f"port.number to Service {name}'s ext-proc port (9002 by default)"
+        )
     if port is UNKNOWN or as_int(port) is None:
         return None
     ports = [dig(p, "port") for p in as_list(dig(named[0].props, "spec", "ports"))]

@@ -294,3 +294,25 @@ def test_a_helm_release_in_the_namespace_may_hold_the_servers_and_the_picker():
 
     assert problems(build("serving")) == []
     assert len(problems(build("elsewhere"))) == 2  # the selector and the picker, both refused
+
+
+def test_a_picker_reference_without_a_port_breaks_the_crds_rule_the_schema_check_cannot_run():
+    """`port is required when kind is 'Service'` is a CEL rule (x-kubernetes-validations): the pack checks it."""
+
+    def portless():
+        o.CustomResource(
+            "vllm-pool",
+            api_version=INFERENCE_POOL_API_VERSION,
+            kind="InferencePool",
+            metadata={"name": "vllm-pool", "namespace": "serving"},
+            spec={
+                "selector": {"matchLabels": {"app": "vllm-tpu"}},
+                "targetPorts": [{"number": 8000}],
+                "endpointPickerRef": {"name": "vllm-epp"},
+            },
+        )
+
+    assert problems(program(None, portless)) == [
+        "InferencePool serving/vllm-pool: spec.endpointPickerRef.port is required when kind is Service (the CRD's "
+        "validation rule); set port.number to Service vllm-epp's ext-proc port (9002 by default)"
+    ]
