@@ -17,6 +17,7 @@ from tpu_policies import (
     exposure,
     fit,
     images,
+    inference_pools,
     matching,
     pod_security,
     pools,
@@ -31,7 +32,8 @@ DESCRIPTION = (
     "TPU guardrails for GKE: models fit the slice, node pools and workloads agree on the slice shape, "
     "GKE versions support the TPU generation, TPU pools only in zones that offer them, Workload Identity, "
     "least-privilege storage, no plaintext secrets, pulumi up waits as long as the probes allow, HPAs scale "
-    "on metrics the engine exports, no privileged pods without a reason, no privilege escalation, seccomp on; "
+    "on metrics the engine exports, InferencePools route to OpenAI servers they select, no privileged pods "
+    "without a reason, no privilege escalation, seccomp on; "
     "advisory: no public endpoints, pinned images, unsizable models, uncatalogued TPU zones, least-privilege "
     "pods, a restricted control plane."
 )
@@ -53,6 +55,7 @@ POLICIES: list[Policy] = [
     privilege.POLICY,
     awaits.POLICY,
     autoscaling.POLICY,
+    inference_pools.POLICY,
     fit.UNSIZED_POLICY,
     zones.CATALOGUED_POLICY,
     pod_security.HARDENED_POLICY,

@@ -122,6 +122,21 @@ def _engine(images: list[str], tokens: list[str]) -> EngineVersion | None:
     return None
 
 
+def engine_of_template(template: PodTemplate) -> EngineVersion | None:
+    """The catalogued engine a pod template runs: by a container's image (any catalogued engine), else by its
+    command (vLLM's entrypoints, MaxText's base config); None when neither says, or the command is unknown."""
+    for container in template.containers(init=False):
+        image = as_str(container.get("image"))
+        found = engine_of_image(image) if image else None
+        if found is not None:
+            return found
+    try:
+        images, tokens = _tokens(template, [])
+    except _Unknown:
+        return None
+    return _engine(images, tokens)
+
+
 def _number(flags: dict[str, str], name: str, default: str | None, kind: type = int) -> Any:
     value = flags.get(name, default)
     if value is None:

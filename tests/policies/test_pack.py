@@ -46,7 +46,7 @@ def test_defaults_mandatory_except_the_advisory_rules():
     info = Pack().info
     assert info.name == PACK_NAME
     levels = {name: level for name, (level, _) in Pack().config.items()}
-    assert len(levels) == len(POLICIES) == 21
+    assert len(levels) == len(POLICIES) == 22
     assert {name for name, level in levels.items() if level == "advisory"} == ADVISORY
     assert {level for name, level in levels.items() if name not in ADVISORY} == {"mandatory"}
 

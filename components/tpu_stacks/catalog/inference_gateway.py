@@ -1,0 +1,107 @@
+"""GKE Inference Gateway facts: the pinned Gateway API Inference Extension release, its API groups, and which
+catalogued engines speak the protocol its endpoint picker (EPP) needs.
+
+Why here: the component that declares the pool and the picker, the policy pack that judges pools (ours and
+hand-written) and the offline schema check (the vendored CRDs' `bundle-version`, tests/preview) must agree on
+one release and one list of servers the picker can route to. Pure data: no provider SDK.
+
+Sources:
+- The release: kubernetes-sigs/gateway-api-inference-extension v1.5.0 (df9f8909, 2026-04-18), the newest
+  release that publishes the endpoint picker image: its `config/charts/inferencepool/values.yaml` pins
+  `registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0`. v1.6.0 builds only the lightweight picker
+  (`lwepp`, its cloudbuild.yaml) and removed InferenceObjective: the EPP and InferenceObjective moved to
+  llm-d/llm-d-inference-scheduler (upstream commits c489161c "Added a note regarding the code move" and
+  88fd4792 "Remove inference objective, model rewrite and endpoint picker config APIs").
+- The protocol: v1.5.0 docs/proposals/003-model-server-protocol/README.md: "The model server MUST implement
+  OpenAI's Completions and Chat APIs" and export queue, running-request and KV-cache gauges (vLLM, Triton
+  TensorRT-LLM, trtllm-serve and SGLang are its table's servers).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from tpu_stacks.catalog.engines import EngineName, EngineVersion
+
+INFERENCE_EXTENSION_VERSION = "v1.5.0"
+"""The Gateway API Inference Extension release: CRDs vendored for the plan, and the picker image's tag."""
+EPP_IMAGE = f"registry.k8s.io/gateway-api-inference-extension/epp:{INFERENCE_EXTENSION_VERSION}"
+INFERENCE_POOL_GROUP = "inference.networking.k8s.io"
+INFERENCE_POOL_API_VERSION = f"{INFERENCE_POOL_GROUP}/v1"
+INFERENCE_OBJECTIVE_API_VERSION = "inference.networking.x-k8s.io/v1alpha2"
+"""Where v1.5.0 serves InferenceObjective (config/crd/bases/inference.networking.x-k8s.io_inferenceobjectives.yaml);
+after the move to llm-d it lives in that project's own group."""
+GATEWAY_API_VERSION = "v1.0.0"
+"""Gateway API release of the vendored Gateway and HTTPRoute CRDs (standard channel): the newest CRD version GKE's
+GatewayClass capabilities page lists (https://cloud.google.com/kubernetes-engine/docs/how-to/gatewayclass-capabilities)."""
+
+
+class ServingApi(BaseModel):
+    """What an engine's server speaks over HTTP, and the port it listens on unless told otherwise."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    engine: EngineName
+    openai: bool
+    """Serves OpenAI's Completions and Chat APIs: the picker parses those bodies and routes them."""
+    port_flag: str | None
+    """The flag that sets its HTTP port (None: the image or a sidecar decides it)."""
+    default_port: int | None
+    """The port without `port_flag` (None: no HTTP server of its own)."""
+    why: str
+    source: str
+
+
+SERVING_APIS: tuple[ServingApi, ...] = (
+    ServingApi(
+        engine="vllm",
+        openai=True,
+        port_flag="--port",
+        default_port=8000,
+        why="`vllm serve` is vLLM's OpenAI-compatible server (/v1/completions, /v1/chat/completions, /metrics)",
+        source="vllm-project/vllm vllm/entrypoints/openai/cli_args.py (`--port`, default 8000); "
+        "docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
+    ),
+    ServingApi(
+        engine="jetstream",
+        openai=False,
+        port_flag=None,
+        default_port=None,
+        why="JetStream serves gRPC (Orchestrator/Decode); its HTTP front ends take `/generate` (the jetstream-http "
+        "image) or `/v1/generate` and `/v1/health` (jetstream/entrypoints/http/api_server.py), not OpenAI's "
+        "Completions or Chat, and it exports none of the protocol's gauges",
+        source="https://github.com/AI-Hypercomputer/JetStream/blob/07fe623b5637c7e3b17f501a1e4b5ebd04a6ae49/"
+        "jetstream/entrypoints/http/api_server.py; [K-JETSTREAM] (jetstream-http `/generate`)",
+    ),
+    ServingApi(
+        engine="saxml",
+        openai=False,
+        port_flag=None,
+        default_port=None,
+        why="a Saxml model server answers its admin server's gRPC (saxutil, the Sax HTTP client), not OpenAI's APIs",
+        source="[K-SAX]",
+    ),
+    ServingApi(
+        engine="maxtext",
+        openai=False,
+        port_flag=None,
+        default_port=None,
+        why="MaxText here is a trainer: it serves no requests",
+        source="[K-RAY]",
+    ),
+    ServingApi(
+        engine="ray",
+        openai=True,
+        port_flag=None,
+        default_port=8000,
+        why="Ray Serve LLM's `ray.serve.llm:build_openai_app` serves OpenAI's Completions and Chat on Serve's HTTP "
+        "port (8000 unless `http_options.port` says otherwise)",
+        source="https://docs.ray.io/en/latest/serve/llm/serving-llms.html; Ray Serve `HTTPOptions.port` (default 8000)",
+    ),
+)
+
+
+def serving_api(engine: EngineVersion | EngineName) -> ServingApi:
+    """The serving API of a catalogued engine (every catalogued engine has one; a test checks it)."""
+    name = engine if isinstance(engine, str) else engine.engine
+    return next(api for api in SERVING_APIS if api.engine == name)

@@ -1,0 +1,22 @@
+"""The Inference Gateway catalogue: every catalogued engine says whether the endpoint picker can route to it."""
+
+from tpu_stacks.catalog.engines import ENGINES, JETSTREAM, VLLM, EngineName
+from tpu_stacks.catalog.inference_gateway import EPP_IMAGE, INFERENCE_EXTENSION_VERSION, SERVING_APIS, serving_api
+
+
+def test_every_catalogued_engine_has_one_serving_api():
+    names = [api.engine for api in SERVING_APIS]
+    assert sorted(names) == sorted(set(names)) == sorted({e.engine for e in ENGINES})
+    assert set(EngineName.__args__) == set(names)
+
+
+def test_vllm_speaks_openai_on_the_port_it_serves_metrics_on_and_jetstream_does_not():
+    """vLLM's OpenAI server answers /metrics on its API port, so the two catalogued ports are one fact."""
+    api = serving_api(VLLM)
+    assert api.openai and api.port_flag == "--port" and api.default_port == VLLM.metrics_port
+    assert not any(serving_api(version).openai for version in JETSTREAM)
+
+
+def test_the_picker_image_is_tagged_with_the_pinned_release():
+    assert EPP_IMAGE.endswith(f"/gateway-api-inference-extension/epp:{INFERENCE_EXTENSION_VERSION}")
+    assert INFERENCE_EXTENSION_VERSION.startswith("v") and "latest" not in EPP_IMAGE

@@ -1,0 +1,149 @@
+"""The Inference Gateway CRDs ship with the preview package: InferencePool and InferenceObjective (gateway-api-
+inference-extension), Gateway and HTTPRoute (Gateway API, standard channel) and GKE's HealthCheckPolicy and
+GCPBackendPolicy. Each validates a well-formed object in upstream's shape and refuses a misspelled field; the
+vendored files carry the release the catalogue pins."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import yaml
+
+from tpu_stacks.catalog.inference_gateway import (
+    GATEWAY_API_VERSION,
+    INFERENCE_EXTENSION_VERSION,
+    INFERENCE_OBJECTIVE_API_VERSION,
+    INFERENCE_POOL_API_VERSION,
+)
+from tpu_stacks_preview.schema import VENDORED_CRDS, validate_objects
+
+META = {"name": "vllm", "namespace": "serving"}
+POOL_REF = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "vllm"}
+# Shapes from upstream's manifests: gateway-api-inference-extension v1.5.0 config/manifests/inferencepool-resources.yaml
+# and config/charts/inferencepool/templates/{inferencepool,gke}.yaml; GKE's Inference Gateway guide for the route.
+INFERENCE_POOL = {
+    "apiVersion": INFERENCE_POOL_API_VERSION,
+    "kind": "InferencePool",
+    "metadata": META,
+    "spec": {
+        "selector": {"matchLabels": {"app": "vllm"}},
+        "targetPorts": [{"number": 8000}],
+        "endpointPickerRef": {"name": "vllm-epp", "port": {"number": 9002}, "failureMode": "FailClose"},
+    },
+}
+INFERENCE_OBJECTIVE = {
+    "apiVersion": INFERENCE_OBJECTIVE_API_VERSION,
+    "kind": "InferenceObjective",
+    "metadata": META,
+    "spec": {"priority": 10, "poolRef": {"name": "vllm"}},
+}
+GATEWAY = {
+    "apiVersion": "gateway.networking.k8s.io/v1",
+    "kind": "Gateway",
+    "metadata": META,
+    "spec": {"gatewayClassName": "gke-l7-rilb", "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]},
+}
+HTTP_ROUTE = {
+    "apiVersion": "gateway.networking.k8s.io/v1",
+    "kind": "HTTPRoute",
+    "metadata": META,
+    "spec": {
+        "parentRefs": [{"name": "vllm"}],
+        "rules": [
+            {
+                "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                "backendRefs": [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "vllm"}],
+            }
+        ],
+    },
+}
+HEALTH_CHECK_POLICY = {
+    "apiVersion": "networking.gke.io/v1",
+    "kind": "HealthCheckPolicy",
+    "metadata": META,
+    "spec": {
+        "targetRef": POOL_REF,
+        "default": {
+            "timeoutSec": 2,
+            "checkIntervalSec": 2,
+            "config": {"type": "HTTP", "httpHealthCheck": {"requestPath": "/health", "port": 8000}},
+        },
+    },
+}
+BACKEND_POLICY = {
+    "apiVersion": "networking.gke.io/v1",
+    "kind": "GCPBackendPolicy",
+    "metadata": META,
+    "spec": {
+        "targetRef": POOL_REF,
+        "default": {"timeoutSec": 300, "logging": {"enabled": True}, "securityPolicy": "vllm-allow-ranges"},
+    },
+}
+
+
+def rename(path: list[str], old: str, new: str) -> Callable[[dict[str, Any]], None]:
+    def apply(obj: dict[str, Any]) -> None:
+        node = obj
+        for step in path:
+            node = node[step] if isinstance(node, dict) else node[int(step)]
+        node[new] = node.pop(old)
+
+    return apply
+
+
+CASES = [
+    (INFERENCE_POOL, rename(["spec"], "targetPorts", "targetPort"), "spec"),
+    (INFERENCE_OBJECTIVE, rename(["spec", "poolRef"], "name", "nmae"), "spec/poolRef"),
+    (GATEWAY, rename(["spec"], "gatewayClassName", "gatewayClass"), "spec"),
+    (HTTP_ROUTE, rename(["spec", "rules", "0", "backendRefs", "0"], "kind", "kidn"), "spec/rules/0/backendRefs/0"),
+    (HEALTH_CHECK_POLICY, rename(["spec", "default"], "checkIntervalSec", "checkInterval"), "spec/default"),
+    (BACKEND_POLICY, rename(["spec", "default"], "securityPolicy", "securityPolicyName"), "spec/default"),
+]
+
+
+@pytest.mark.parametrize(("good", "misspell", "where"), CASES, ids=[c[0]["kind"] for c in CASES])
+def test_a_well_formed_object_validates_and_a_misspelled_field_does_not(
+    monkeypatch: pytest.MonkeyPatch, good: dict[str, Any], misspell: Callable[[dict[str, Any]], None], where: str
+) -> None:
+    monkeypatch.delenv("TPU_STACKS_CRDS", raising=False)
+    report = validate_objects([good])
+    assert report.problems == [] and report.validated == 1
+    bad = copy.deepcopy(good)
+    misspell(bad)
+    problems = validate_objects([bad]).problems
+    assert where in [p.path for p in problems], problems
+    assert any("was unexpected" in p.message for p in problems if p.path == where)
+
+
+def test_the_schemas_refuse_values_outside_what_upstream_and_gke_allow() -> None:
+    """Not only field names: the vendored rules on values hold too (enums, ranges, required fields)."""
+    bad_mode = copy.deepcopy(INFERENCE_POOL)
+    bad_mode["spec"]["endpointPickerRef"]["failureMode"] = "FailSilently"
+    no_selector = copy.deepcopy(INFERENCE_POOL)
+    del no_selector["spec"]["selector"]
+    slow_check = copy.deepcopy(HEALTH_CHECK_POLICY)
+    slow_check["spec"]["default"]["checkIntervalSec"] = 301
+    no_target = copy.deepcopy(BACKEND_POLICY)
+    del no_target["spec"]["targetRef"]
+    for obj in (bad_mode, no_selector, slow_check, no_target):
+        assert validate_objects([obj]).problems, obj
+
+
+def _bundle_version(file: str, annotation: str) -> str:
+    crd = yaml.safe_load((VENDORED_CRDS / file).read_text())
+    return crd["metadata"]["annotations"][annotation]
+
+
+def test_the_vendored_crds_are_the_releases_the_catalogue_pins() -> None:
+    """One version: the picker image's tag (catalog.inference_gateway) is the release the CRDs come from."""
+    for file in (
+        "inference.networking.k8s.io_inferencepools.yaml",
+        "inference.networking.x-k8s.io_inferenceobjectives.yaml",
+    ):
+        assert _bundle_version(file, "inference.networking.k8s.io/bundle-version") == INFERENCE_EXTENSION_VERSION
+    for file in ("gateway.networking.k8s.io_gateways.yaml", "gateway.networking.k8s.io_httproutes.yaml"):
+        assert _bundle_version(file, "gateway.networking.k8s.io/bundle-version") == GATEWAY_API_VERSION
+        assert _bundle_version(file, "gateway.networking.k8s.io/channel") == "standard"
