@@ -144,3 +144,22 @@ def slice_prices(generation_name: str, chips: int) -> list[dict[str, object]]:
         }
         for price in kind_prices(generation_name)
     ]
+
+
+PRICING_MODEL_KIND: dict[str, KindName | None] = {
+    "on-demand": "onDemand",
+    "spot": "spot",
+    "1-year-cud": "reservation",
+    "3-years-cud": None,
+}
+"""GKE Inference Quickstart's pricing model names (gkerecommender.proto `Cost.pricing_model`) and the capacity kind
+whose price each is. A 1-year CUD is what a TPU reservation is paid at (`Generation.commitment_price`); no
+source gives a 3-year TPU commitment price here, so it stays unknown."""
+
+
+def pricing_model_price(generation_name: str, pricing: str) -> KindPrice:
+    """The price per chip-hour of a GIQ pricing model, unknown (None) where no source gives it."""
+    kind = PRICING_MODEL_KIND[pricing]
+    if kind is None:
+        return KindPrice("reservation", None, UNKNOWN_SOURCE, None)
+    return next(price for price in kind_prices(generation_name) if price.kind == kind)
