@@ -36,7 +36,7 @@ from tpu_stacks.traffic.target import DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKEN
 TARGET_ONLY = ("ntpot_ms", "ttft_ms", "input_tokens", "output_tokens", "pricing", "region", "profiles")
 PRICING_NOTE = (
     f"Pricing: {{pricing}} (ours defaults to {DEFAULT_PRICING}; GKE Inference Quickstart defaults to "
-    f"{GIQ_DEFAULT_PRICING}). Cost per million tokens as GIQ defines it (gkerecommender.proto Cost): "
+    f"{GIQ_DEFAULT_PRICING}). Cost per million tokens as GIQ defines it ([GIQ] Cost): "
     f"$/output token = $/s / (input tok/s / {OUTPUT_INPUT_COST_RATIO:g} + output tok/s), "
     f"$/input token = $/output token / {OUTPUT_INPUT_COST_RATIO:g}."
 )

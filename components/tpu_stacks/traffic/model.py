@@ -40,7 +40,7 @@ tpu_stacks.catalog.throughput_measurements; tests/traffic/test_calibration.py re
 
 MAX_BATCH = 256
 """Sequences one replica decodes at most: Google's vLLM TPU recipe starts vLLM with `--max-num-seqs 256`
-(AI-Hypercomputer/tpu-recipes inference/trillium/vLLM/Llama3.1/README.md). `--batch` sets another cap."""
+([REC-VLLM]). `--batch` sets another cap."""
 
 
 @dataclass(frozen=True)
