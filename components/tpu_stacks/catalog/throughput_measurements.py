@@ -61,7 +61,9 @@ class Measurement(BaseModel):
     input_tokens: int = Field(gt=0)
     output_tokens: int = Field(gt=0)
     batch: int | None
-    """Sequences decoded together; None when the engine's scheduler chose it (its cap is in `note`)."""
+    """Sequences decoded together; None when the engine's scheduler chose it under `batch_cap`."""
+    batch_cap: int | None = None
+    """The engine's cap on sequences (vLLM --max-num-seqs) when `batch` is None."""
     max_model_len: int
     """Tokens per sequence the engine was started with (vLLM max-model-len, JetStream cache length)."""
     output_tokens_per_second: float = Field(gt=0)
@@ -179,6 +181,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         input_tokens=1800,
         output_tokens=128,
         batch=None,
+        batch_cap=512,
         max_model_len=2048,
         output_tokens_per_second=945.80,
         date="2025-04-11",
