@@ -98,6 +98,7 @@ class TrafficCandidate:
             self.total_chips if unknown else self.price_per_hour,
             self.cost_per_million_output_tokens or 0.0,
             self.total_chips,
+            self.hosts,  # on a tie, one VM per replica over several (ct6e-standard-8t over two 4t VMs)
             self.generation,
             self.chips_per_replica,
             self.machine_type,
@@ -218,14 +219,26 @@ def _per_replica(point: OperatingPoint) -> PerReplica:
 
 
 def _measured(
-    row: Measurement, model: ResolvedModel, shape: SliceShape, workload: Workload, target: TrafficTarget
+    row: Measurement,
+    model: ResolvedModel,
+    shape: SliceShape,
+    workload: Workload,
+    target: TrafficTarget,
+    max_batch: int,
 ) -> _Served | None:
     """The published throughput at the row's batch; latencies from the row, else modelled at that batch.
 
-    None when the row's load misses a latency limit: the measurement says nothing about a smaller batch."""
-    batch = row.batch or choose(model, shape, workload, ntpot_ms=None, ttft_ms=None, max_batch=MAX_BATCH).point
-    batch_size = batch if isinstance(batch, int) else (batch.batch if batch else None)
-    if batch_size is None:
+    None when the row ran more sequences than the cap allows, or its load misses a latency limit: the
+    measurement says nothing about a smaller batch."""
+    if row.batch is not None:
+        batch_size = row.batch
+    else:  # the engine's scheduler chose it: as many as the KV cache holds, under the row's cap
+        cap = row.batch_cap or MAX_BATCH
+        chosen = choose(model, shape, workload, ntpot_ms=None, ttft_ms=None, max_batch=cap).point
+        if chosen is None:
+            return None
+        batch_size = chosen.batch
+    if batch_size > max_batch:
         return None
     modelled = operating_point(model, shape, workload, batch_size)
     ntpot = row.ntpot_ms if row.ntpot_ms is not None else modelled.ntpot_ms
@@ -272,7 +285,7 @@ def evaluate_slice(
         served = _from_profile(profile, target, profile.label)
     if served is None:
         row = matching_measurement(model, shape, workload)
-        served = _measured(row, model, shape, workload, target) if row else None
+        served = _measured(row, model, shape, workload, target, max_batch) if row else None
     if served is None:
         served = _modelled(model, shape, workload, target, max_batch)
     plan = serving_parallelism(shape)
