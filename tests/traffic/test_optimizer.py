@@ -122,6 +122,8 @@ def test_a_published_measurement_is_the_basis_where_it_matches():
     measured = evaluate_slice(model, shape, TrafficTarget(output_tokens_per_second=1800))
     assert measured.basis == "measured" and VLLM_TPU_V6E_8B in measured.source
     assert measured.per_replica.output_tokens_per_second == 945.80 and measured.replicas == 2
+    assert measured.measured_figures == ("output_tokens_per_second",)  # its batch and latencies are modelled
+    assert "batch 47 (modelled)" in measured.source
     # Outside the row's request shape, another dtype or another engine: the model speaks instead.
     long_prompts = TrafficTarget(output_tokens_per_second=1800, input_tokens=8000)
     assert evaluate_slice(model, shape, long_prompts).basis == "model"
@@ -142,12 +144,13 @@ def test_a_jetstream_measurement_matches_the_jetstream_engine():
     )
     assert candidate.basis == "measured" and candidate.per_replica.output_tokens_per_second == 8249
     assert candidate.replicas == 3 and candidate.per_replica.batch == 128
+    assert candidate.measured_figures == ("output_tokens_per_second", "batch")
 
 
 def test_a_measurement_whose_load_misses_the_latency_limit_is_not_used():
     model = lookup_model("meta-llama/Llama-3.1-8B")
     strict = evaluate_slice(model, slice_shape("v6e", "1x1"), TrafficTarget(output_tokens_per_second=900, ntpot_ms=30))
-    assert strict.basis == "model" and strict.per_replica.ntpot_ms <= 30
+    assert strict.basis == "model" and strict.per_replica.ntpot_ms <= 30 and strict.measured_figures == ()
 
 
 def test_candidates_that_fail_say_why():

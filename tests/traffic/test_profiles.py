@@ -52,6 +52,19 @@ def test_a_matching_profile_changes_the_answer():
     assert choice.per_replica.input_tokens_per_second == pytest.approx(4500)
     assert choice.price_per_hour < without.choice.price_per_hour
     assert "GIQ profile vllm v0.23.0" in choice.source
+    assert choice.measured_figures == ("output_tokens_per_second", "ntpot_ms", "ttft_ms")
+    assert choice.binding_limit == "ntpot-target"  # the busier point (5,100 tok/s) is at 62 ms
+
+
+def test_without_a_latency_limit_the_busiest_profile_point_is_used_and_nothing_binds():
+    candidate = evaluate_slice(
+        lookup_model("meta-llama/Llama-3.1-8B"),
+        slice_shape("v6e", "1x1"),
+        TrafficTarget(output_tokens_per_second=10000),
+        profiles=read_profiles(FIXTURE),
+    )
+    assert candidate.per_replica.output_tokens_per_second == 5100 and candidate.replicas == 2
+    assert candidate.binding_limit is None
 
 
 def test_a_profile_covers_only_its_model_server_and_slice():

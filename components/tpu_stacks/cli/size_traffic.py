@@ -185,6 +185,9 @@ def _row(candidate: TrafficCandidate, chosen: bool) -> str:
     )
 
 
+_FIGURES = ("output_tokens_per_second", "input_tokens_per_second", "ntpot_ms", "ttft_ms", "batch")
+
+
 def render(result: TrafficAnswer) -> str:
     target = result.target
     limits = ", ".join(
@@ -213,9 +216,14 @@ def render(result: TrafficAnswer) -> str:
         lines += [
             "",
             f"Choice: {choice.replicas} x {choice.generation} {choice.topology} on {choice.machine_type}"
-            f" ({choice.chips_per_replica} chips, {choice.hosts} host{'s' if choice.hosts > 1 else ''} per replica;"
+            f" ({choice.chips_per_replica} chip{'s' if choice.chips_per_replica > 1 else ''},"
+            f" {choice.hosts} host{'s' if choice.hosts > 1 else ''} per replica;"
             f" tensor-parallel {choice.tensor_parallel}, pipeline-parallel {choice.pipeline_parallel})",
             f"  {choice.basis}: {choice.source}",
+            "  measured: "
+            + (", ".join(choice.measured_figures) or "none")
+            + "; modelled or derived: "
+            + (", ".join(f for f in _FIGURES if f not in choice.measured_figures) or "none"),
             f"  price: {_money(choice.price_per_hour)} $/hour ({choice.price_source}"
             + (f", {choice.price_as_of})" if choice.price_as_of else ")"),
         ]

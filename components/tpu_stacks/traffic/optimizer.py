@@ -79,6 +79,8 @@ class TrafficCandidate:
     per_replica: PerReplica
     basis: str
     source: str
+    measured_figures: tuple[str, ...]
+    """Which `per_replica` figures a measurement or profile gave (the others are modelled or derived)."""
     binding_limit: Limit | None
     price_per_hour: float | None
     price_source: str
@@ -120,6 +122,7 @@ class TrafficCandidate:
             "per_replica": self.per_replica.as_dict(),
             "basis": self.basis,
             "source": self.source,
+            "measured_figures": list(self.measured_figures),
             "binding_limit": self.binding_limit,
             "price_per_hour": self.price_per_hour,
             "price_source": self.price_source,
@@ -172,6 +175,12 @@ class _Served:
     source: str
     limit: Limit | None
     why: str = ""
+    measured: tuple[str, ...] = ()
+    """The per-replica figures a measurement or profile gave; the others are modelled or derived."""
+
+
+def _given(**figures: float | None) -> tuple[str, ...]:
+    return tuple(name for name, value in figures.items() if value is not None)
 
 
 def _from_profile(profile: Profile, target: TrafficTarget, label: str) -> _Served:
@@ -192,12 +201,21 @@ def _from_profile(profile: Profile, target: TrafficTarget, label: str) -> _Serve
             "no operating point of the GIQ profile meets the latency limits",
         )
     best = max(usable, key=lambda p: p.output_tokens_per_second)
+    busier = [p for p in profile.points if p.output_tokens_per_second > best.output_tokens_per_second]
+    limit: Limit | None = None  # the profile's busiest point: nothing measured beyond it
+    if busier:
+        nearest = min(busier, key=lambda p: p.output_tokens_per_second)
+        missed_ttft = target.ttft_ms is not None and (nearest.ttft_ms is None or nearest.ttft_ms > target.ttft_ms)
+        limit = "ttft-target" if missed_ttft else "ntpot-target"
     derived = best.queries_per_second * target.input_tokens if best.queries_per_second else None
     return _Served(
         PerReplica(best.output_tokens_per_second, derived, best.ntpot_ms, best.ttft_ms, None),
         "profile",
         label,
-        "ntpot-target" if target.ntpot_ms is not None else None,
+        limit,
+        measured=_given(
+            output_tokens_per_second=best.output_tokens_per_second, ntpot_ms=best.ntpot_ms, ttft_ms=best.ttft_ms
+        ),
     )
 
 
@@ -248,12 +266,14 @@ def _measured(
     ):
         return None
     output = row.output_tokens_per_second
-    source = f"{row.engine_build}, {row.input_tokens}/{row.output_tokens} tokens, batch {batch_size}: {row.source}"
+    shown_batch = f"batch {batch_size}" if row.batch is not None else f"batch {batch_size} (modelled)"
+    source = f"{row.engine_build}, {row.input_tokens}/{row.output_tokens} tokens, {shown_batch}: {row.source}"
     return _Served(
         PerReplica(output, output * workload.input_tokens / workload.output_tokens, ntpot, ttft, batch_size),
         "measured",
         source,
         modelled.bound,
+        measured=_given(output_tokens_per_second=output, ntpot_ms=row.ntpot_ms, ttft_ms=row.ttft_ms, batch=row.batch),
     )
 
 
@@ -316,6 +336,7 @@ def evaluate_slice(
         per_replica=per,
         basis=served.basis,
         source=served.source,
+        measured_figures=served.measured,
         binding_limit=served.limit,
         price_per_hour=round(price.usd_per_hour * replicas, 4) if price.usd_per_hour is not None and replicas else None,
         price_source=price.source,
