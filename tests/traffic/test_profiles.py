@@ -2,7 +2,13 @@
 
 The fixture's numbers are invented to show the effect; its shape is the proto's (googleapis/googleapis
 google/cloud/gkerecommender/v1/gkerecommender.proto): lowerCamelCase names, int64 `Amount.units` once as a
-string and once as a number, and a GPU profile that must be ignored."""
+string and once as a number, and a GPU profile that must be ignored.
+
+Checked against Google's own client when written (2026-11-26): google-cloud-gkerecommender 0.3.2 parses the
+fixture strictly (`FetchProfilesResponse.from_json(text, ignore_unknown_fields=False)`, and as a
+`FetchBenchmarkingDataResponse`), reading the same values this reader reads, and the snake_case document below
+too; its `to_json` writes `Amount.units` as the string "1". That client is not a test dependency: it needs
+protobuf >= 6.33.5 and the Pulumi SDKs pin protobuf 5.29.6."""
 
 import json
 from pathlib import Path
