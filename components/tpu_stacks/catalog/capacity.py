@@ -28,7 +28,8 @@ Sources (read 2026-11-23):
   `tpu.count` = chips of one node (8 on ct6e-standard-8t, 4 on the v5p 2x2x4 multi-host class) with
   `machineType`; an earlier version of its v5e class: "TPU currently only supports Specific affinity".
 - Prices: [NEO], [SB]; cloud.google.com/tpu/pricing as stored gives no Trillium,
-  spot or flex-start figure, so those are unknown here.
+  spot or flex-start figure, so those are unknown here, and no 3-year commitment figure for any generation
+  (GIQ's `3-years-cud` pricing model is unknown; its `1-year-cud` is `Generation.commitment_price`).
 """
 
 from __future__ import annotations
