@@ -28,7 +28,8 @@ Sources (read 2026-11-23):
   `tpu.count` = chips of one node (8 on ct6e-standard-8t, 4 on the v5p 2x2x4 multi-host class) with
   `machineType`; an earlier version of its v5e class: "TPU currently only supports Specific affinity".
 - Prices: [NEO], [SB]; cloud.google.com/tpu/pricing as stored gives no Trillium,
-  spot or flex-start figure, so those are unknown here.
+  spot or flex-start figure, so those are unknown here, and no 3-year commitment figure for any generation
+  (GIQ's `3-years-cud` pricing model is unknown; its `1-year-cud` is `Generation.commitment_price`).
 """
 
 from __future__ import annotations
@@ -144,3 +145,22 @@ def slice_prices(generation_name: str, chips: int) -> list[dict[str, object]]:
         }
         for price in kind_prices(generation_name)
     ]
+
+
+PRICING_MODEL_KIND: dict[str, KindName | None] = {
+    "on-demand": "onDemand",
+    "spot": "spot",
+    "1-year-cud": "reservation",
+    "3-years-cud": None,
+}
+"""GKE Inference Quickstart's pricing model names ([GIQ] `Cost.pricing_model`) and the capacity kind
+whose price each is. A 1-year CUD is what a TPU reservation is paid at (`Generation.commitment_price`); no
+source gives a 3-year TPU commitment price here, so it stays unknown."""
+
+
+def pricing_model_price(generation_name: str, pricing: str) -> KindPrice:
+    """The price per chip-hour of a GIQ pricing model, unknown (None) where no source gives it."""
+    kind = PRICING_MODEL_KIND[pricing]
+    if kind is None:
+        return KindPrice("reservation", None, UNKNOWN_SOURCE, None)
+    return next(price for price in kind_prices(generation_name) if price.kind == kind)

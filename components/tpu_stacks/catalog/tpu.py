@@ -138,6 +138,10 @@ class Generation(_Frozen):
     hbm_per_chip_as_documented: str
     hbm_bandwidth_bytes_per_s: int
     peak_bf16_flops: float
+    peak_int8_ops: float | None = None
+    """Peak int8 operations per second per chip; None where the generation's page gives no int8 figure."""
+    performance_source: str = ""
+    """Where the HBM bandwidth and peak bf16/int8 figures of this record come from (the traffic model reads them)."""
     ici_dims: Literal[2, 3]
     max_shape: tuple[int, ...]
     """The documented largest single slice; a valid shape is no larger on any sorted axis."""
@@ -245,6 +249,8 @@ GENERATIONS: tuple[Generation, ...] = (
         hbm_per_chip_as_documented="32 GiB",
         hbm_bandwidth_bytes_per_s=1200 * GB,
         peak_bf16_flops=275e12,
+        peak_int8_ops=275e12,
+        performance_source="[D-v4] (bf16 275 TFLOP/s, int8 275 TOPS, HBM 1200 GB/s per chip)",
         ici_dims=3,
         max_shape=(12, 16, 16),  # "largest v4 topology is 12x16x16" [D-GKE-TPU]
         machine_types=(_mt("ct4p-hightpu-4t", 4, "2x2x1", True, "[XPK], [CTK], [D-GKE-MS]"),),
@@ -265,6 +271,8 @@ GENERATIONS: tuple[Generation, ...] = (
         hbm_per_chip_as_documented="16 GB",
         hbm_bandwidth_bytes_per_s=819 * GB,
         peak_bf16_flops=197e12,
+        peak_int8_ops=393e12,
+        performance_source="[D-v5e] (bf16 197 TFLOP/s, int8 393 TOPS, HBM 819 GB/s per chip)",
         ici_dims=2,
         max_shape=(16, 16),
         machine_types=(
@@ -290,6 +298,11 @@ GENERATIONS: tuple[Generation, ...] = (
         hbm_per_chip_as_documented="95 GiB",
         hbm_bandwidth_bytes_per_s=2765 * GB,
         peak_bf16_flops=459e12,
+        peak_int8_ops=918e12,
+        performance_source=(
+            "[D-v5p] (bf16 459 TFLOP/s, fp8 459 TFLOP/s, HBM 2765 GB/s per chip; no int8 figure);"
+            " int8 918 TOPS from [SB] tpus.md"
+        ),
         ici_dims=3,
         max_shape=(16, 16, 24),  # 6144 chips [D-v5p], [D-GKE-TPU]
         machine_types=(_mt("ct5p-hightpu-4t", 4, "2x2x1", True, "[D-v5p], [XPK]"),),
@@ -310,6 +323,8 @@ GENERATIONS: tuple[Generation, ...] = (
         hbm_per_chip_as_documented="32 GB",
         hbm_bandwidth_bytes_per_s=1640 * GB,
         peak_bf16_flops=918e12,
+        peak_int8_ops=1836e12,
+        performance_source="[D-v6e] (bf16 918 TFLOP/s, int8 1836 TOPS, HBM 1640 GB/s per chip; one edition 1600)",
         ici_dims=2,
         max_shape=(16, 16),
         machine_types=(
@@ -340,6 +355,7 @@ GENERATIONS: tuple[Generation, ...] = (
         hbm_per_chip_as_documented="192 GiB",
         hbm_bandwidth_bytes_per_s=7380 * GB,
         peak_bf16_flops=2307e12,
+        performance_source="[D-7x] (bf16 2307 TFLOP/s, fp8 4614 TFLOP/s and no int8 figure, HBM 7380 GB/s per chip)",
         ici_dims=3,
         max_shape=(16, 24, 24),  # 9216 chips [XPK]; [MT] lists tpu7x:16x24x24
         extra_topologies=("1x1x1",),  # tpu7x-standard-1t, [XPK] only

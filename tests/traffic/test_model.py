@@ -1,0 +1,81 @@
+"""The roofline by hand: a decode step is the bytes read over the bandwidth, a prefill the FLOPs over the peak,
+both at the engine's efficiency; the batch grows until the KV cache, the cap or a latency limit stops it."""
+
+import pytest
+
+from tpu_stacks.catalog.models import lookup_model
+from tpu_stacks.catalog.tpu import generation, slice_shape
+from tpu_stacks.traffic.model import ENGINE_EFFICIENCY, Workload, choose, kv_capacity, operating_point
+
+LLAMA_8B = lookup_model("meta-llama/Llama-3.1-8B")
+V6E_1 = slice_shape("v6e", "1x1")
+KV_PER_TOKEN = 2 * 2 * 128 * 8 * 32  # K and V, bf16, head_dim 128, 8 KV heads, 32 layers
+
+
+def test_a_decode_heavy_step_is_weights_and_kv_over_the_bandwidth():
+    # One input token, many output tokens: the prefill share vanishes and the step is the bytes read.
+    workload = Workload(engine="vllm", input_tokens=1, output_tokens=1000)
+    point = operating_point(LLAMA_8B, V6E_1, workload, 1)
+    bandwidth = generation("v6e").hbm_bandwidth_bytes_per_s * ENGINE_EFFICIENCY["vllm"]
+    step = (LLAMA_8B.params * 2 + KV_PER_TOKEN * (1 + 500)) / bandwidth
+    prefill = LLAMA_8B.params * 2 / bandwidth  # one token: bound by reading the weights once
+    itl = step + prefill / 1000
+    assert point.output_tokens_per_second == pytest.approx(1 / itl, rel=1e-6)
+    assert point.bound == "hbm-bandwidth"
+
+
+def test_a_prefill_is_flops_over_the_peak():
+    workload = Workload(engine="vllm", input_tokens=4000, output_tokens=1)
+    point = operating_point(LLAMA_8B, V6E_1, workload, 1)
+    compute = generation("v6e").peak_bf16_flops * ENGINE_EFFICIENCY["vllm"]
+    prefill = 2 * LLAMA_8B.architecture.active_params * 4000 / compute
+    step = (LLAMA_8B.params * 2 + KV_PER_TOKEN * 4000) / (
+        generation("v6e").hbm_bandwidth_bytes_per_s * ENGINE_EFFICIENCY["vllm"]
+    )
+    assert point.ttft_ms == pytest.approx((prefill + step) * 1000, rel=1e-6)
+    assert point.bound == "compute"
+
+
+def test_int8_weights_use_the_int8_peak_and_read_half_the_bytes():
+    bf16 = operating_point(LLAMA_8B, V6E_1, Workload(engine="vllm", input_tokens=1, output_tokens=1000), 1)
+    int8 = operating_point(
+        LLAMA_8B, V6E_1, Workload(engine="vllm", input_tokens=1, output_tokens=1000, weight_dtype="int8"), 1
+    )
+    assert 1.8 < int8.output_tokens_per_second / bf16.output_tokens_per_second < 2.0  # KV reads stay bf16
+    long_prompt = Workload(engine="vllm", input_tokens=8000, output_tokens=1)
+    assert operating_point(
+        LLAMA_8B, V6E_1, long_prompt.__class__(**{**long_prompt.__dict__, "weight_dtype": "int8"}), 1
+    ).ttft_ms < (operating_point(LLAMA_8B, V6E_1, long_prompt, 1).ttft_ms)
+
+
+def test_more_sequences_raise_throughput_and_latency():
+    workload = Workload(engine="vllm", input_tokens=1800, output_tokens=128)
+    points = [operating_point(LLAMA_8B, V6E_1, workload, b) for b in (1, 8, 32, 64)]
+    rates = [p.output_tokens_per_second for p in points]
+    latencies = [p.ntpot_ms for p in points]
+    assert rates == sorted(rates) and latencies == sorted(latencies)
+
+
+def test_the_kv_cache_bounds_the_batch_and_jetstream_reserves_a_full_cache_per_slot():
+    vllm = Workload(engine="vllm", input_tokens=1000, output_tokens=24, max_model_len=8192)
+    jetstream = Workload(engine="jetstream", input_tokens=1000, output_tokens=24, max_model_len=8192)
+    activations = 8192 * (4096 + 14336) * 2 * 2  # one 8k-token prefill step, as sizing counts it
+    free = V6E_1.hbm_bytes * 0.9 - LLAMA_8B.params * 2 - 512 * 1024**2 - activations
+    assert kv_capacity(LLAMA_8B, V6E_1, vllm) == pytest.approx(free // (KV_PER_TOKEN * 1024), abs=2)
+    assert kv_capacity(LLAMA_8B, V6E_1, jetstream) == pytest.approx(free // (KV_PER_TOKEN * 8192), abs=1)
+    chosen = choose(LLAMA_8B, V6E_1, jetstream, ntpot_ms=None, ttft_ms=None)
+    assert chosen.limit == "kv-capacity" and chosen.point.batch == kv_capacity(LLAMA_8B, V6E_1, jetstream)
+
+
+def test_the_cap_and_the_latency_limit_stop_the_batch():
+    workload = Workload(engine="vllm", input_tokens=100, output_tokens=500)
+    shape = slice_shape("v6e", "2x4")
+    capped = choose(LLAMA_8B, shape, workload, ntpot_ms=None, ttft_ms=None, max_batch=16)
+    assert capped.point.batch == 16 and capped.limit in ("hbm-bandwidth", "compute")
+    limited = choose(LLAMA_8B, shape, workload, ntpot_ms=3, ttft_ms=None)
+    assert limited.limit == "ntpot-target" and limited.point.ntpot_ms <= 3 and limited.point.batch > 1
+    assert operating_point(LLAMA_8B, shape, workload, limited.point.batch + 1).ntpot_ms > 3
+    slow_prefill = choose(
+        LLAMA_8B, V6E_1, Workload(engine="vllm", input_tokens=8000, output_tokens=10), ntpot_ms=None, ttft_ms=20
+    )
+    assert slow_prefill.point is None and slow_prefill.limit == "ttft-target" and "TTFT" in slow_prefill.why
