@@ -165,8 +165,9 @@ def test_a_custom_model_needs_its_attention_shape(capsys):
     assert code == 0 and "Choice:" in out
 
 
-def test_a_bad_profiles_file_is_one_line(capsys, tmp_path):
-    path = tmp_path / "giq.json"
+def test_a_bad_profiles_file_is_one_line(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a short relative path: a long one is elided in the line (errors.shorten)
+    path = Path("giq.json")
     path.write_text('{"profiles": []}')
     code, out, err = size(
         capsys, "meta-llama/Llama-3.1-8B", "--output-tokens-per-second", "100", "--profiles", str(path)
