@@ -22,6 +22,7 @@ from tpu_policies import (
     pools,
     privilege,
     secrets,
+    slo,
     storage,
     zones,
 )
@@ -31,9 +32,10 @@ DESCRIPTION = (
     "TPU guardrails for GKE: models fit the slice, node pools and workloads agree on the slice shape, "
     "GKE versions support the TPU generation, TPU pools only in zones that offer them, Workload Identity, "
     "least-privilege storage, no plaintext secrets, pulumi up waits as long as the probes allow, HPAs scale "
-    "on metrics the engine exports, no privileged pods without a reason, no privilege escalation, seccomp on; "
-    "advisory: no public endpoints, pinned images, unsizable models, uncatalogued TPU zones, least-privilege "
-    "pods, a restricted control plane."
+    "on metrics the engine exports, serving stacks carry their traffic target (measured figures), no privileged "
+    "pods without a reason, no privilege escalation, seccomp on; advisory: no public endpoints, pinned images, "
+    "traffic targets on modelled figures, unsizable models, uncatalogued TPU zones, least-privilege pods, a "
+    "restricted control plane."
 )
 
 POLICIES: list[Policy] = [
@@ -53,7 +55,9 @@ POLICIES: list[Policy] = [
     privilege.POLICY,
     awaits.POLICY,
     autoscaling.POLICY,
+    slo.POLICY,
     fit.UNSIZED_POLICY,
+    slo.MODELLED_POLICY,
     zones.CATALOGUED_POLICY,
     pod_security.HARDENED_POLICY,
     pod_security.LEAST_PRIVILEGE_POLICY,
