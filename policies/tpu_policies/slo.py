@@ -27,6 +27,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackVali
 from tpu_policies.engine_args import infer
 from tpu_policies.fit import granted_shape, request_from
 from tpu_policies.replicas import most_replicas
+from tpu_policies.settings import Setting, config_schema
 from tpu_policies.stack import Item, Stack, read_stack
 from tpu_policies.values import UNKNOWN
 from tpu_policies.workloads import PodTemplate, workload_annotations
@@ -34,13 +35,20 @@ from tpu_stacks import annotations as keys
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import ServingRequest
 from tpu_stacks.slo.plan import size_command
-from tpu_stacks.traffic import TrafficTarget, evaluate_slice
+from tpu_stacks.traffic import Profile, TrafficTarget, evaluate_slice, read_profiles
 from tpu_stacks.traffic.model import MAX_BATCH
 
 TRUSTED_BASES = ("measured", "profile")
 """Bases the mandatory policy judges; the rest (the roofline's `model`) the advisory one."""
 TRAFFIC_ENGINES = ("vllm", "jetstream")
 """Engines the traffic model evaluates (`evaluate_slice(engine=...)`)."""
+PROFILES = Setting(
+    "profiles",
+    [],
+    "Saved GKE Inference Quickstart FetchProfiles/FetchBenchmarkingData responses (JSON paths; absolute, or "
+    "relative to where the Pulumi CLI runs) the traffic model uses for what they cover: the stack's slo.profiles. "
+    "Set the same list on both tpu-slo-capacity rules.",
+)
 MAX_NUM_SEQS = re.compile(r"(?<![\w-])--max-num-seqs[=\s]+(\d+)")
 
 
@@ -96,7 +104,9 @@ def batch_cap(request: ServingRequest, template: PodTemplate) -> int:
     return int(found[-1]) if found else MAX_BATCH
 
 
-def _judge(item: Item, template: PodTemplate, target: TrafficTarget, stack: Stack) -> Finding | None:
+def _judge(
+    item: Item, template: PodTemplate, target: TrafficTarget, stack: Stack, profiles: tuple[Profile, ...]
+) -> Finding | None:
     notes = workload_annotations(item.props)
     request = _request(notes, template, item.props)
     shape = granted_shape(template)
@@ -111,6 +121,7 @@ def _judge(item: Item, template: PodTemplate, target: TrafficTarget, stack: Stac
         kv_dtype=request.kv_dtype,
         max_model_len=request.context,
         max_batch=batch_cap(request, template),
+        profiles=profiles,
     )
     trusted = candidate.basis in TRUSTED_BASES
     where = f"{shape.generation} {shape.topology}"
@@ -137,7 +148,7 @@ def _judge(item: Item, template: PodTemplate, target: TrafficTarget, stack: Stac
     )
 
 
-def findings(stack: Stack) -> list[tuple[Item, Finding]]:
+def findings(stack: Stack, profiles: tuple[Profile, ...] = ()) -> list[tuple[Item, Finding]]:
     """Every workload with a target that cannot carry it (one finding per workload)."""
     result: list[tuple[Item, Finding]] = []
     for item, templates in stack.tpu_workloads():
@@ -148,7 +159,7 @@ def findings(stack: Stack) -> list[tuple[Item, Finding]]:
             target = target_from(notes)
             if target is None:
                 continue
-            found = next((f for t in templates if (f := _judge(item, t, target, stack)) is not None), None)
+            found = next((f for t in templates if (f := _judge(item, t, target, stack, profiles)) is not None), None)
         except UserError as error:
             found = Finding(f"{item.label}: cannot judge its traffic target: {error}", True)
         if found is not None:
@@ -158,7 +169,12 @@ def findings(stack: Stack) -> list[tuple[Item, Finding]]:
 
 def _reporter(trusted: bool) -> Any:
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        for item, finding in findings(read_stack(args)):
+        try:
+            profiles = tuple(p for path in PROFILES.read(args) for p in read_profiles(str(path)))
+        except UserError as error:
+            report_violation(f"setting {PROFILES.key}: {error}", None)
+            return
+        for item, finding in findings(read_stack(args), profiles):
             if finding.trusted == trusted:
                 report_violation(finding.message, item.urn)
 
@@ -173,6 +189,7 @@ POLICY = StackValidationPolicy(
     validate=_reporter(trusted=True),
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
+    config_schema=config_schema(PROFILES),
 )
 
 MODELLED_POLICY = StackValidationPolicy(
@@ -182,4 +199,5 @@ MODELLED_POLICY = StackValidationPolicy(
     validate=_reporter(trusted=False),
     enforcement_level=EnforcementLevel.ADVISORY,
     severity=Severity.MEDIUM,
+    config_schema=config_schema(PROFILES),
 )

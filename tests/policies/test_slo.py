@@ -5,6 +5,8 @@ Deployment, a JetStream server and a RayService, each violating and passing.
 The expected replica counts are the traffic model's own answer for the same slice, asked here; the
 workloads' annotated predictions are never what the pack reads (one test lies in them on purpose)."""
 
+from pathlib import Path
+
 import pulumi_kubernetes as k8s
 import pytest
 import yaml
@@ -205,7 +207,9 @@ def test_a_rayservice_is_judged_on_its_serve_max_replicas():
                         "llm_configs": [
                             {
                                 "model_loading_config": {"model_id": LLAMA_70B},
-                                "deployment_config": {"autoscaling_config": {"min_replicas": 1, "max_replicas": maximum}},
+                                "deployment_config": {
+                                    "autoscaling_config": {"min_replicas": 1, "max_replicas": maximum}
+                                },
                             }
                         ]
                     },
@@ -246,3 +250,30 @@ def test_a_target_that_is_not_a_number_is_named(value):
 
 def test_workloads_without_a_target_are_not_judged():
     assert judged(lambda: [vllm_deployment(LLAMA_8B, "1x1", 1, {}), hpa(1)]) == ([], [])
+
+
+# -- GIQ profiles (the pack's `profiles` setting) --------------------------------------------------------------
+
+FIXTURE = Path(__file__).parents[1] / "slo" / "giq_profiles.json"
+
+
+def test_a_profile_in_the_pack_config_makes_the_finding_mandatory():
+    """The same workload: advisory on the roofline's figure, mandatory on the GIQ profile's (700 tokens/s a replica
+    within 30 ms NTPOT, so 8 replicas for 5000; the HPA allows 5)."""
+    slo = target_notes(5000, ntpot=30)
+    resources = capture(lambda: [vllm_deployment(LLAMA_8B, "1x1", 1, slo), hpa(5)])
+    plain = run(resources)
+    assert of(plain, MANDATORY) == [] and len(of(plain, ADVISORY)) == 1
+    config = {policy: {"profiles": [str(FIXTURE)]} for policy in (MANDATORY, ADVISORY)}
+    profiled = run(resources, config)
+    (problem,) = of(profiled, MANDATORY)
+    assert of(profiled, ADVISORY) == []
+    assert "raise it to 8" in problem.message and "profile: GIQ profile vllm" in problem.message
+    assert of(run(capture(lambda: [vllm_deployment(LLAMA_8B, "1x1", 1, slo), hpa(8)]), config), MANDATORY) == []
+
+
+def test_an_unreadable_profiles_setting_is_reported():
+    slo = target_notes(5000)
+    resources = capture(lambda: [vllm_deployment(LLAMA_8B, "1x1", 1, slo), hpa(64)])
+    (problem,) = of(run(resources, {MANDATORY: {"profiles": ["/nonexistent/giq.json"]}}), MANDATORY)
+    assert problem.message.startswith("setting profiles: --profiles: '/nonexistent/giq.json' cannot be read")

@@ -4,6 +4,9 @@ refusals in one line before any resource, and the prediction the workload's anno
 Expected counts are not typed here: each test asks the traffic model (`evaluate_slice`) for the same slice and
 target and checks the plan followed it, with targets chosen so the answer differs from the defaults."""
 
+import math
+from pathlib import Path
+
 import pytest
 
 from tpu_stacks import annotations as keys
@@ -238,3 +241,32 @@ def test_replica_range_rule():
     assert replica_range("k", prediction, 1, need) == (1, need)
     with pytest.raises(UserError, match=r"^k: "):
         replica_range("k", prediction, 1, need - 1)
+
+
+# -- GIQ profiles ---------------------------------------------------------------------------------------------------
+
+FIXTURE = Path(__file__).with_name("giq_profiles.json")
+"""A FetchProfiles response in the proto's JSON shape (int64 `units` as a string); the figures are invented for
+the test: they only have to differ from the traffic model's."""
+
+
+def test_a_profile_replaces_the_model_for_the_slice_it_covers():
+    slo = {"outputTokensPerSecond": 5000, "ntpotMs": 30}
+    modelled = vllm(slo=slo)
+    profiled = vllm(slo={**slo, "profiles": str(FIXTURE)})
+    assert modelled.slo.basis == "model" and profiled.slo.basis == "profile"
+    # The fixture's best point within 30 ms NTPOT carries 700 tokens/s (its 1100 tokens/s point takes 45 ms).
+    assert profiled.slo.replica_output_tokens_per_second == 700
+    assert profiled.spec.replicas.max == math.ceil(5000 / 700) != modelled.spec.replicas.max
+    assert profiled.slo.source.startswith("GIQ profile vllm v0.0.0-fixture meta-llama/Llama-3.1-8B")
+
+
+def test_a_profile_of_another_slice_changes_nothing():
+    slo = {"outputTokensPerSecond": 5000, "ntpotMs": 50, "profiles": str(FIXTURE)}
+    assert vllm(LLAMA_70B, slo=slo).slo.basis == "model"  # the fixture covers 8B on v6e 1x1 only
+
+
+def test_an_unreadable_profiles_file_is_refused_under_the_sections_key(tmp_path):
+    with pytest.raises(UserError) as error:
+        vllm(slo={"outputTokensPerSecond": 5000, "profiles": str(tmp_path / "missing.json")})
+    assert one_line(error).startswith(f"vllm.slo.profiles: '{tmp_path / 'missing.json'}' cannot be read")

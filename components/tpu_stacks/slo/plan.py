@@ -25,7 +25,7 @@ from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.errors import UserError
 from tpu_stacks.slo.spec import SloSpec
-from tpu_stacks.traffic import TrafficCandidate, TrafficTarget, evaluate_slice
+from tpu_stacks.traffic import Profile, TrafficCandidate, TrafficTarget, evaluate_slice, read_profiles
 
 LARGEST_REPLICAS = 64
 """Most replicas one serving stack runs (VllmSpec.replicas.max and JetStreamSpec.replicas cap it too)."""
@@ -86,12 +86,23 @@ def target_of(slo: SloSpec) -> TrafficTarget:
     )
 
 
-def size_command(model: ResolvedModel, target: TrafficTarget, engine: str) -> str:
-    """The CLI command that ranks every slice for this target (issue: `size --output-tokens-per-second`)."""
+def read_slo_profiles(section: str, slo: SloSpec) -> tuple[Profile, ...]:
+    """The GIQ profiles `slo.profiles` names (none when unset); a bad file is refused under the section's key."""
+    if slo.profiles is None:
+        return ()
+    try:
+        return read_profiles(slo.profiles)
+    except UserError as error:
+        raise UserError(f"{section}.slo.profiles", error.value, error.problem, error.fix) from None
+
+
+def size_command(model: ResolvedModel, target: TrafficTarget, engine: str, profiles: str | None = None) -> str:
+    """The `tpu-stacks size --output-tokens-per-second` command that ranks every slice for this target."""
     parts = [f"tpu-stacks size {model.id} --output-tokens-per-second {target.output_tokens_per_second:g}"]
     parts += [f"--ntpot-ms {target.ntpot_ms:g}"] if target.ntpot_ms else []
     parts += [f"--ttft-ms {target.ttft_ms:g}"] if target.ttft_ms else []
     parts += [f"--input-tokens {target.input_tokens} --output-tokens {target.output_tokens} --engine {engine}"]
+    parts += [f"--profiles {profiles}"] if profiles else []
     return " ".join(parts)
 
 
@@ -139,8 +150,9 @@ def predict(
         kv_dtype=kv_dtype,
         max_model_len=context,
         max_batch=max_batch,
+        profiles=read_slo_profiles(section, slo),
     )
-    where = f"{shape.generation} {shape.topology}"
+    where, command = f"{shape.generation} {shape.topology}", size_command(model, target, engine, slo.profiles)
     replicas, replica = candidate.replicas, candidate.per_replica
     if not candidate.meets or replicas is None or replica.output_tokens_per_second is None:
         key, value = _missed_limit(section, slo, candidate)
@@ -151,7 +163,7 @@ def predict(
             f"cannot be met by one replica of {where} at any load ({candidate.why})"
             if latency
             else f"cannot serve one of the slo's requests at any load ({candidate.why})",
-            f"find a slice that meets it with `{size_command(model, target, engine)}` and set "
+            f"find a slice that meets it with `{command}` and set "
             f"{section}.tpuGeneration and {section}.topology to it, or relax the limit",
         )
     if replicas > LARGEST_REPLICAS:
@@ -160,7 +172,7 @@ def predict(
             slo.output_tokens_per_second,
             f"needs {replicas} replicas of {where} ({replica.output_tokens_per_second:g} tokens/s each), "
             f"more than the {LARGEST_REPLICAS} one stack serves",
-            f"choose a larger slice (`{size_command(model, target, engine)}`), or split the traffic over stacks",
+            f"choose a larger slice (`{command}`), or split the traffic over stacks",
         )
     return SloPrediction(
         output_tokens_per_second=target.output_tokens_per_second,

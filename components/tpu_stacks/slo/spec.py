@@ -30,3 +30,7 @@ class SloSpec(SpecModel):
     output_tokens: int | None = Field(default=None, gt=0, alias="outputTokens")
     """Output tokens of a typical request (default: the traffic model's); sets how many requests share a
     replica and the input tokens per second that come with the output rate."""
+    profiles: str | None = None
+    """A saved GKE Inference Quickstart `FetchProfiles` or `FetchBenchmarkingData` response (JSON; a path relative to
+    the Pulumi project): its measurements replace the traffic model's for the model, server and slice they cover
+    (basis `profile`). Give the pack's `tpu-slo-capacity` rules the same file (their `profiles` setting)."""
