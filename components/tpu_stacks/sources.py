@@ -217,6 +217,26 @@ SOURCES = (
         "pulumi/pulumi-gcp sdk/python/pulumi_gcp/container/_inputs.py, version 01316f36",
         "https://github.com/pulumi/pulumi-gcp/blob/01316f36/sdk/python/pulumi_gcp/container/_inputs.py",
     ),
+    # -- sizing for traffic: GIQ's API, Google's serving recipes and published TPU measurements --------
+    Source(
+        "GIQ",
+        "googleapis/googleapis google/cloud/gkerecommender/v1/gkerecommender.proto (GKE Inference Quickstart), "
+        "commit 731d7f2a",
+        "https://github.com/googleapis/googleapis/blob/731d7f2ab6e4e2ea15030c95039e2cb66174d4fb/google/cloud/"
+        "gkerecommender/v1/gkerecommender.proto",
+    ),
+    Source(
+        "REC-VLLM",
+        "AI-Hypercomputer/tpu-recipes inference/trillium/vLLM/Llama3.1/README.md, commit 51a4773b",
+        "https://github.com/AI-Hypercomputer/tpu-recipes/blob/51a4773b471442d6f97b760e6b85a1eb8f758f05/inference/"
+        "trillium/vLLM/Llama3.1/README.md",
+    ),
+    Source(
+        "JSPT-BENCH",
+        "AI-Hypercomputer/jetstream-pytorch benchmarks/summary.md, commit 2ba0dd8b",
+        "https://github.com/AI-Hypercomputer/jetstream-pytorch/blob/2ba0dd8bd3725d8ec6173261ab0016f9f336eeb8/"
+        "benchmarks/summary.md",
+    ),
     # -- books and articles ------------------------------------------------------------------------
     Source(
         "SB",

@@ -152,7 +152,7 @@ PRICING_MODEL_KIND: dict[str, KindName | None] = {
     "1-year-cud": "reservation",
     "3-years-cud": None,
 }
-"""GKE Inference Quickstart's pricing model names (gkerecommender.proto `Cost.pricing_model`) and the capacity kind
+"""GKE Inference Quickstart's pricing model names ([GIQ] `Cost.pricing_model`) and the capacity kind
 whose price each is. A 1-year CUD is what a TPU reservation is paid at (`Generation.commitment_price`); no
 source gives a 3-year TPU commitment price here, so it stays unknown."""
 

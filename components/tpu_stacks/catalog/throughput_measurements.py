@@ -13,10 +13,10 @@ output tokens per second the whole slice produced. Latencies are kept only where
 steady state at that load (a benchmark that sends every request at once measures its queue, not the server).
 
 Sources (read 2026-11-26):
-- JetStream-PyTorch benchmark summary, AI-Hypercomputer/jetstream-pytorch benchmarks/summary.md at commit
-  2ba0dd8b: TPU v5e-8, ShareGPT, `max input length 1024, max output length 1024`, cache length 2048,
-  "throughput (token/s)" per model, dtype and batch size; the serving benchmark it runs
-  (JetStream benchmarks/benchmark_serving.py) reports output tokens per second as its throughput.
+- JetStream-PyTorch benchmark summary ([JSPT-BENCH]): TPU v5e-8, ShareGPT, max input and output
+  length 1024, cache length 2048, "throughput (token/s)" per model, dtype and batch size. Read here as
+  output tokens per second: JetStream's benchmark_serving.py prints input and output token throughput
+  apart (PR 83 below) and the summary names one throughput; that reading is an assumption, not stated there.
 - The ShareGPT request lengths that benchmark sends are not in the summary; JetStream's own run of the same
   script on Llama 3 (AI-Hypercomputer/JetStream pull request 83, 2024-05-17) sent 214,914 input and 415,416
   output tokens over 1,780 requests: 121 and 233 tokens on average, used here for every JetStream row.
@@ -61,7 +61,9 @@ class Measurement(BaseModel):
     input_tokens: int = Field(gt=0)
     output_tokens: int = Field(gt=0)
     batch: int | None
-    """Sequences decoded together; None when the engine's scheduler chose it (its cap is in `note`)."""
+    """Sequences decoded together; None when the engine's scheduler chose it under `batch_cap`."""
+    batch_cap: int | None = None
+    """The engine's cap on sequences (vLLM --max-num-seqs) when `batch` is None."""
     max_model_len: int
     """Tokens per sequence the engine was started with (vLLM max-model-len, JetStream cache length)."""
     output_tokens_per_second: float = Field(gt=0)
@@ -179,6 +181,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         input_tokens=1800,
         output_tokens=128,
         batch=None,
+        batch_cap=512,
         max_model_len=2048,
         output_tokens_per_second=945.80,
         date="2025-04-11",

@@ -299,7 +299,10 @@ GENERATIONS: tuple[Generation, ...] = (
         hbm_bandwidth_bytes_per_s=2765 * GB,
         peak_bf16_flops=459e12,
         peak_int8_ops=918e12,
-        performance_source="[D-v5p] (bf16 459 TFLOP/s, int8 918 TOPS, HBM 2765 GB/s per chip)",
+        performance_source=(
+            "[D-v5p] (bf16 459 TFLOP/s, fp8 459 TFLOP/s, HBM 2765 GB/s per chip; no int8 figure);"
+            " int8 918 TOPS from [SB] tpus.md"
+        ),
         ici_dims=3,
         max_shape=(16, 16, 24),  # 6144 chips [D-v5p], [D-GKE-TPU]
         machine_types=(_mt("ct5p-hightpu-4t", 4, "2x2x1", True, "[D-v5p], [XPK]"),),
@@ -321,7 +324,7 @@ GENERATIONS: tuple[Generation, ...] = (
         hbm_bandwidth_bytes_per_s=1640 * GB,
         peak_bf16_flops=918e12,
         peak_int8_ops=1836e12,
-        performance_source="[D-v6e] (bf16 918 TFLOP/s, int8 1836 TOPS, HBM 1640 GB/s per chip)",
+        performance_source="[D-v6e] (bf16 918 TFLOP/s, int8 1836 TOPS, HBM 1640 GB/s per chip; one edition 1600)",
         ici_dims=2,
         max_shape=(16, 16),
         machine_types=(

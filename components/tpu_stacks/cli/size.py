@@ -9,7 +9,8 @@ from typing import get_args
 from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import generation, generation_names
-from tpu_stacks.errors import UserError
+from tpu_stacks.cli import size_traffic
+from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.sizing import (
     Candidate,
     Engine,
@@ -46,14 +47,18 @@ def _positive_int():
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", nargs="?", help="Hugging Face id, Saxml model path or alias (omit with --params)")
-    parser.add_argument("--tpu", required=True, help=f"TPU generation: {', '.join(generation_names())}")
+    parser.add_argument(
+        "--tpu", help=f"TPU generation: {', '.join(generation_names())} (optional with --output-tokens-per-second)"
+    )
     parser.add_argument("--workload", choices=["serve", "train"], default="serve")
     parser.add_argument("--engine", choices=list(get_args(Engine)), default="vllm")
     parser.add_argument(
         "--context", type=_positive_int(), help="tokens per sequence (serve: max model length; train: sequence length)"
     )
     parser.add_argument(
-        "--batch", type=_positive_int(), default=1, help="serve: sequences held at once; train: per-device batch"
+        "--batch",
+        type=_positive_int(),
+        help="serve: sequences held at once (1; with a traffic target the most per replica); train: per-device batch",
     )
     parser.add_argument("--dtype", choices=["bf16", "int8", "int4"], default="bf16", help="serving weight dtype")
     parser.add_argument("--kv-dtype", choices=["bf16", "int8"], default="bf16")
@@ -62,6 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kv-heads", type=_positive_int())
     parser.add_argument("--head-dim", type=_positive_int())
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    size_traffic.add_arguments(parser)
 
 
 def _catalogue_name(name: str) -> bool:
@@ -111,6 +117,7 @@ def resolve_model(args: argparse.Namespace) -> ResolvedModel:
 def compute(args: argparse.Namespace) -> SizingResult:
     model = resolve_model(args)
     gen = generation(args.tpu, key="--tpu")
+    batch = args.batch or 1
     context = args.context or DEFAULT_CONTEXT[args.workload]
     request: ServingRequest | TrainingRequest
     if args.workload == "serve":
@@ -120,15 +127,19 @@ def compute(args: argparse.Namespace) -> SizingResult:
             weight_dtype=args.dtype,
             kv_dtype=args.kv_dtype,
             context=context,
-            batch=args.batch,
-            prefill_tokens=min(context * args.batch, 8192),
+            batch=batch,
+            prefill_tokens=min(context * batch, 8192),
         )
     else:
-        request = TrainingRequest(model=model, per_device_batch=args.batch, seq_len=context)
+        request = TrainingRequest(model=model, per_device_batch=batch, seq_len=context)
     return size(request, gen)
 
 
 def run(args: argparse.Namespace) -> int:
+    if size_traffic.wanted(args):  # a throughput target: cli/size_traffic.py answers
+        return size_traffic.run(args, resolve_model(args))
+    if args.tpu is None:
+        raise UserError("--tpu", MISSING, "is required", f"name a generation ({', '.join(generation_names())})")
     result = compute(args)
     if result.recommended is None:
         largest = result.candidates[-1]

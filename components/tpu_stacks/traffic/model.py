@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from tpu_stacks.catalog.models import ResolvedModel, dtype_bytes
@@ -34,13 +35,13 @@ from tpu_stacks.sizing import ServingRequest, judge, serving_memory, usable_byte
 
 Limit = Literal["hbm-bandwidth", "compute", "kv-capacity", "ntpot-target", "ttft-target"]
 
-ENGINE_EFFICIENCY: dict[str, float] = {"vllm": 0.51, "jetstream": 0.15}
+ENGINE_EFFICIENCY: dict[str, float] = {"vllm": 0.57, "jetstream": 0.15}
 """Fraction of the roofline each engine reaches, fitted (least squares on log error) to the published rows of
 tpu_stacks.catalog.throughput_measurements; tests/traffic/test_calibration.py refits and compares."""
 
 MAX_BATCH = 256
 """Sequences one replica decodes at most: Google's vLLM TPU recipe starts vLLM with `--max-num-seqs 256`
-(AI-Hypercomputer/tpu-recipes inference/trillium/vLLM/Llama3.1/README.md). `--batch` sets another cap."""
+([REC-VLLM]). `--batch` sets another cap."""
 
 
 @dataclass(frozen=True)
@@ -85,36 +86,29 @@ def _peak_ops(shape: SliceShape, weight_dtype: str) -> float:
     return per_chip * shape.chips
 
 
-def _kv_bytes_per_token(model: ResolvedModel, shape: SliceShape, workload: Workload) -> float:
-    """KV bytes one token of one sequence keeps on the slice, KV heads replicated as sizing replicates them."""
-    request = ServingRequest(
+def _request(model: ResolvedModel, workload: Workload, context: int) -> ServingRequest:
+    """The sizing request for one sequence of `context` tokens (the memory model is tpu_stacks.sizing's)."""
+    return ServingRequest(
         model=model,
-        engine=_sizing_engine(workload),
+        engine="jetstream" if workload.engine == "jetstream" else "vllm",
         weight_dtype=workload.weight_dtype,
         kv_dtype=workload.kv_dtype,
-        context=1,
+        context=context,
         batch=1,
-        prefill_tokens=1,
+        prefill_tokens=min(context, 8192),
     )
-    return serving_memory(request, shape).part("kv_cache")
 
 
-def _sizing_engine(workload: Workload):  # noqa: ANN202 - the sizing Engine literal
-    return "jetstream" if workload.engine == "jetstream" else "vllm"
+@lru_cache(maxsize=4096)
+def _kv_bytes(model: ResolvedModel, shape: SliceShape, workload: Workload, tokens: int) -> int:
+    """KV bytes one sequence of `tokens` keeps on the slice (windowed layers and replicated KV heads as sizing
+    counts them)."""
+    return serving_memory(_request(model, workload, max(1, tokens)), shape).part("kv_cache")
 
 
 def fits(model: ResolvedModel, shape: SliceShape, workload: Workload) -> tuple[bool, str]:
     """Whether one sequence of the workload's context fits beside the weights (tpu_stacks.sizing decides)."""
-    request = ServingRequest(
-        model=model,
-        engine=_sizing_engine(workload),
-        weight_dtype=workload.weight_dtype,
-        kv_dtype=workload.kv_dtype,
-        context=workload.context,
-        batch=1,
-        prefill_tokens=min(workload.context, 8192),
-    )
-    verdict = judge(request, shape)
+    verdict = judge(_request(model, workload, workload.context), shape)
     if verdict.fits:
         return True, ""
     need = verdict.memory.total_bytes / 1024**3
@@ -123,21 +117,14 @@ def fits(model: ResolvedModel, shape: SliceShape, workload: Workload) -> tuple[b
 
 
 def kv_capacity(model: ResolvedModel, shape: SliceShape, workload: Workload) -> int:
-    """Sequences whose KV cache fits beside the weights and overhead (0 when not even one does)."""
-    request = ServingRequest(
-        model=model,
-        engine=_sizing_engine(workload),
-        weight_dtype=workload.weight_dtype,
-        kv_dtype=workload.kv_dtype,
-        context=workload.context,
-        batch=1,
-        prefill_tokens=min(workload.context, 8192),
-    )
-    memory = serving_memory(request, shape)
+    """Sequences whose KV cache fits beside the weights and overhead (0 when not even one does).
+
+    vLLM's pages hold the tokens a sequence has (prompt + output); JetStream reserves a full cache length
+    per slot ([SB] inference.md; tpu_stacks.sizing counts JetStream the same way)."""
+    memory = serving_memory(_request(model, workload, workload.context), shape)
     free = usable_bytes(shape) - memory.part("weights") - memory.part("overhead")
-    # vLLM pages hold the tokens a sequence has (prompt + output); JetStream reserves a full cache per slot.
     tokens = workload.context if workload.engine == "jetstream" else workload.input_tokens + workload.output_tokens
-    per_sequence = _kv_bytes_per_token(model, shape, workload) * tokens
+    per_sequence = _kv_bytes(model, shape, workload, tokens)
     if per_sequence <= 0:
         return MAX_BATCH
     return max(0, int(free // per_sequence))
@@ -151,18 +138,19 @@ def operating_point(model: ResolvedModel, shape: SliceShape, workload: Workload,
     weights = arch.params * dtype_bytes(workload.weight_dtype, "--dtype")
     bandwidth = gen.hbm_bandwidth_bytes_per_s * shape.chips * eff
     compute = _peak_ops(shape, workload.weight_dtype) * eff
-    mean_context = workload.input_tokens + workload.output_tokens / 2
-    kv_read = _kv_bytes_per_token(model, shape, workload) * mean_context * batch
-    memory_time = (weights + kv_read) / bandwidth
+    # A decode step reads every weight once and every cached token of every sequence (at half its output).
+    mean_context = workload.input_tokens + workload.output_tokens // 2
+    memory_time = (weights + batch * _kv_bytes(model, shape, workload, mean_context)) / bandwidth
     compute_time = 2 * arch.active_params * batch / compute
     step = max(memory_time, compute_time)
+    # A prefill multiplies every weight with every prompt token, and reads the weights at least once.
     prefill = max(2 * arch.active_params * workload.input_tokens / compute, weights / bandwidth)
-    itl = step + batch / workload.output_tokens * prefill
+    prefill_per_step = batch / workload.output_tokens * prefill
+    itl = step + prefill_per_step
     output_rate = batch / itl
     ttft = prefill + step
     ntpot = (ttft + (workload.output_tokens - 1) * itl) / workload.output_tokens
-    prefill_share = batch / workload.output_tokens * prefill
-    bound: Limit = "compute" if max(compute_time, 0) >= memory_time or prefill_share > step else "hbm-bandwidth"
+    bound: Limit = "hbm-bandwidth" if memory_time >= compute_time and memory_time >= prefill_per_step else "compute"
     return OperatingPoint(
         batch=batch,
         output_tokens_per_second=output_rate,

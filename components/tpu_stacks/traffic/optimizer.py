@@ -79,6 +79,8 @@ class TrafficCandidate:
     per_replica: PerReplica
     basis: str
     source: str
+    measured_figures: tuple[str, ...]
+    """Which `per_replica` figures a measurement or profile gave (the others are modelled or derived)."""
     binding_limit: Limit | None
     price_per_hour: float | None
     price_source: str
@@ -98,6 +100,7 @@ class TrafficCandidate:
             self.total_chips if unknown else self.price_per_hour,
             self.cost_per_million_output_tokens or 0.0,
             self.total_chips,
+            self.hosts,  # on a tie, one VM per replica over several (ct6e-standard-8t over two 4t VMs)
             self.generation,
             self.chips_per_replica,
             self.machine_type,
@@ -119,6 +122,7 @@ class TrafficCandidate:
             "per_replica": self.per_replica.as_dict(),
             "basis": self.basis,
             "source": self.source,
+            "measured_figures": list(self.measured_figures),
             "binding_limit": self.binding_limit,
             "price_per_hour": self.price_per_hour,
             "price_source": self.price_source,
@@ -171,6 +175,12 @@ class _Served:
     source: str
     limit: Limit | None
     why: str = ""
+    measured: tuple[str, ...] = ()
+    """The per-replica figures a measurement or profile gave; the others are modelled or derived."""
+
+
+def _given(**figures: float | None) -> tuple[str, ...]:
+    return tuple(name for name, value in figures.items() if value is not None)
 
 
 def _from_profile(profile: Profile, target: TrafficTarget, label: str) -> _Served:
@@ -191,12 +201,21 @@ def _from_profile(profile: Profile, target: TrafficTarget, label: str) -> _Serve
             "no operating point of the GIQ profile meets the latency limits",
         )
     best = max(usable, key=lambda p: p.output_tokens_per_second)
+    busier = [p for p in profile.points if p.output_tokens_per_second > best.output_tokens_per_second]
+    limit: Limit | None = None  # the profile's busiest point: nothing measured beyond it
+    if busier:
+        nearest = min(busier, key=lambda p: p.output_tokens_per_second)
+        missed_ttft = target.ttft_ms is not None and (nearest.ttft_ms is None or nearest.ttft_ms > target.ttft_ms)
+        limit = "ttft-target" if missed_ttft else "ntpot-target"
     derived = best.queries_per_second * target.input_tokens if best.queries_per_second else None
     return _Served(
         PerReplica(best.output_tokens_per_second, derived, best.ntpot_ms, best.ttft_ms, None),
         "profile",
         label,
-        "ntpot-target" if target.ntpot_ms is not None else None,
+        limit,
+        measured=_given(
+            output_tokens_per_second=best.output_tokens_per_second, ntpot_ms=best.ntpot_ms, ttft_ms=best.ttft_ms
+        ),
     )
 
 
@@ -218,14 +237,26 @@ def _per_replica(point: OperatingPoint) -> PerReplica:
 
 
 def _measured(
-    row: Measurement, model: ResolvedModel, shape: SliceShape, workload: Workload, target: TrafficTarget
+    row: Measurement,
+    model: ResolvedModel,
+    shape: SliceShape,
+    workload: Workload,
+    target: TrafficTarget,
+    max_batch: int,
 ) -> _Served | None:
     """The published throughput at the row's batch; latencies from the row, else modelled at that batch.
 
-    None when the row's load misses a latency limit: the measurement says nothing about a smaller batch."""
-    batch = row.batch or choose(model, shape, workload, ntpot_ms=None, ttft_ms=None, max_batch=MAX_BATCH).point
-    batch_size = batch if isinstance(batch, int) else (batch.batch if batch else None)
-    if batch_size is None:
+    None when the row ran more sequences than the cap allows, or its load misses a latency limit: the
+    measurement says nothing about a smaller batch."""
+    if row.batch is not None:
+        batch_size = row.batch
+    else:  # the engine's scheduler chose it: as many as the KV cache holds, under the row's cap
+        cap = row.batch_cap or MAX_BATCH
+        chosen = choose(model, shape, workload, ntpot_ms=None, ttft_ms=None, max_batch=cap).point
+        if chosen is None:
+            return None
+        batch_size = chosen.batch
+    if batch_size > max_batch:
         return None
     modelled = operating_point(model, shape, workload, batch_size)
     ntpot = row.ntpot_ms if row.ntpot_ms is not None else modelled.ntpot_ms
@@ -235,12 +266,14 @@ def _measured(
     ):
         return None
     output = row.output_tokens_per_second
-    source = f"{row.engine_build}, {row.input_tokens}/{row.output_tokens} tokens, batch {batch_size}: {row.source}"
+    shown_batch = f"batch {batch_size}" if row.batch is not None else f"batch {batch_size} (modelled)"
+    source = f"{row.engine_build}, {row.input_tokens}/{row.output_tokens} tokens, {shown_batch}: {row.source}"
     return _Served(
         PerReplica(output, output * workload.input_tokens / workload.output_tokens, ntpot, ttft, batch_size),
         "measured",
         source,
         modelled.bound,
+        measured=_given(output_tokens_per_second=output, ntpot_ms=row.ntpot_ms, ttft_ms=row.ttft_ms, batch=row.batch),
     )
 
 
@@ -272,7 +305,7 @@ def evaluate_slice(
         served = _from_profile(profile, target, profile.label)
     if served is None:
         row = matching_measurement(model, shape, workload)
-        served = _measured(row, model, shape, workload, target) if row else None
+        served = _measured(row, model, shape, workload, target, max_batch) if row else None
     if served is None:
         served = _modelled(model, shape, workload, target, max_batch)
     plan = serving_parallelism(shape)
@@ -303,6 +336,7 @@ def evaluate_slice(
         per_replica=per,
         basis=served.basis,
         source=served.source,
+        measured_figures=served.measured,
         binding_limit=served.limit,
         price_per_hour=round(price.usd_per_hour * replicas, 4) if price.usd_per_hour is not None and replicas else None,
         price_source=price.source,

@@ -2,10 +2,9 @@
 
 The price of a chip-hour comes from the capacity catalogue (tpu_stacks.catalog.capacity), with its source
 and date; a price no source gives stays unknown (None) and is never treated as free. The cost per token
-follows GKE Inference Quickstart's definition (googleapis/googleapis, google/cloud/gkerecommender/v1/
-gkerecommender.proto, message `Cost`): "$/output token = GPU $/s / (1/output-to-input-cost-ratio * input
-tokens/s + output tokens/s)" and "$/input token = ($/output token) / output-to-input-cost-ratio", the
-ratio 4 unless given.
+follows GKE Inference Quickstart's definition ([GIQ], message `Cost`):
+"$/output token = GPU $/s / (1/output-to-input-cost-ratio * input tokens/s + output tokens/s)" and
+"$/input token = ($/output token) / output-to-input-cost-ratio", the ratio 4 unless given.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """GKE Inference Quickstart profiles in: measurements Google published for a model server on an accelerator.
 
 `gcloud container ai profiles ...` and the `gkerecommender.googleapis.com` API answer `FetchProfiles` and
-`FetchBenchmarkingData` with `{"profile": [Profile, ...]}` (googleapis/googleapis,
-google/cloud/gkerecommender/v1/gkerecommender.proto at commit 731d7f2a). A saved response is read here in the
+`FetchBenchmarkingData` with `{"profile": [Profile, ...]}` ([GIQ]). A saved response is read here in the
 proto's JSON mapping: lowerCamelCase names (`modelServerInfo`, `acceleratorType`, `tpuTopology`,
 `instanceType`, `resourcesUsed.acceleratorCount`, `performanceStats[]` with `queriesPerSecond`,
 `outputTokensPerSecond`, `ntpotMilliseconds`, `ttftMilliseconds`, `cost[]`), the original snake_case names
@@ -26,7 +25,7 @@ from tpu_stacks.catalog.tpu import SliceShape, generation, generation_of_acceler
 from tpu_stacks.errors import UserError
 
 KEY = "--profiles"
-PROTO = "googleapis/googleapis google/cloud/gkerecommender/v1/gkerecommender.proto"
+PROTO = "[GIQ]"
 
 
 @dataclass(frozen=True)

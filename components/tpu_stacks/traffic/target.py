@@ -11,24 +11,23 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Pricing = Literal["on-demand", "spot", "1-year-cud", "3-years-cud"]
-"""GKE Inference Quickstart's pricing model names (gkerecommender.proto `Cost.pricing_model`)."""
+"""GKE Inference Quickstart's pricing model names ([GIQ] `Cost.pricing_model`)."""
 PRICING_MODELS: tuple[Pricing, ...] = ("on-demand", "spot", "1-year-cud", "3-years-cud")
 
 DEFAULT_PRICING: Pricing = "on-demand"
 """Ours is on-demand: the price anyone can get without a commitment or preemption. GIQ's is `spot`
-(gkerecommender.proto: "If not provided, `spot` will be used"), and no primary source gives a TPU spot
+([GIQ]: "If not provided, `spot` will be used"), and no primary source gives a TPU spot
 price here, so a spot answer would be unknown for every slice."""
 GIQ_DEFAULT_PRICING: Pricing = "spot"
 
 DEFAULT_INPUT_TOKENS = 1800
 DEFAULT_OUTPUT_TOKENS = 128
-"""The request shape of Google's vLLM TPU recipe benchmark (AI-Hypercomputer/tpu-recipes,
-inference/trillium/vLLM/Llama3.1/README.md: `MAX_INPUT_LEN=1800`, `MAX_OUTPUT_LEN=128`). GIQ's API carries no
-request lengths (its profiles have none), so there is no GIQ default to follow; give yours with
---input-tokens/--output-tokens: the answer depends on them."""
+"""The request shape of Google's vLLM TPU recipe benchmark ([REC-VLLM]: `MAX_INPUT_LEN=1800`,
+`MAX_OUTPUT_LEN=128`). GIQ's API carries no request lengths (its profiles have none), so there is no
+GIQ default to follow; give yours with --input-tokens/--output-tokens: the answer depends on them."""
 
 OUTPUT_INPUT_COST_RATIO = 4.0
-"""gkerecommender.proto `Cost.output_input_cost_ratio`: "If not provided, `4.0` is used"."""
+"""[GIQ] `Cost.output_input_cost_ratio`: "If not provided, `4.0` is used"."""
 
 
 class TrafficTarget(BaseModel):

@@ -1,0 +1,200 @@
+"""`tpu-stacks size MODEL --output-tokens-per-second N`: the table, the JSON, the conflicts and bad inputs.
+
+Most cases call the CLI's `main` in-process (same parser, same error handling as the console script); one
+runs the installed console script end to end."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tpu_stacks.cli.main import main
+
+FIXTURE = Path(__file__).resolve().parents[1] / "traffic" / "fixtures" / "giq_fetch_profiles.json"
+SCRIPT = shutil.which("tpu-stacks", path=str(Path(sys.executable).parent)) or "tpu-stacks"
+
+
+def size(capsys, *args):
+    code = main(["size", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_console_script_json_has_the_issue_shape():
+    result = subprocess.run(
+        [
+            SCRIPT,
+            "size",
+            "meta-llama/Llama-3.1-70B",
+            "--output-tokens-per-second",
+            "5000",
+            "--ntpot-ms",
+            "50",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["model"] == "meta-llama/Llama-3.1-70B"
+    assert document["target"]["output_tokens_per_second"] == 5000 and document["target"]["pricing"] == "on-demand"
+    assert document["pricing_default"] == {"ours": "on-demand", "gke_inference_quickstart": "spot"}
+    choice = document["choice"]
+    assert choice["meets"] and choice["replicas"] * choice["per_replica"]["output_tokens_per_second"] >= 5000
+    assert choice in document["candidates"] and document["candidates"][0] == choice
+    assert {c["generation"] for c in document["candidates"]} == {"v4", "v5e", "v5p", "v6e", "tpu7x"}
+    assert "NEO" in document["sources"]  # the price's source key resolves to its address
+
+
+def test_the_table_shows_every_candidate_and_the_pricing_defaults(capsys):
+    code, out, _ = size(capsys, "meta-llama/Llama-3.1-8B", "--output-tokens-per-second", "900", "--tpu", "v6e")
+    assert code == 0
+    assert "ours defaults to on-demand; GKE Inference Quickstart defaults to spot" in out
+    assert "$/output token = $/s / (input tok/s / 4 + output tok/s)" in out
+    rows = [line for line in out.splitlines() if line[:2] in ("> ", "  ") and " v6e " in line]
+    assert len(rows) == 9  # every v6e (topology, machine type) up to 256 chips
+    chosen = [line for line in rows if line.startswith("> ")]
+    assert len(chosen) == 1 and " measured " in chosen[0] and "1x1" in chosen[0]
+    assert "no: does not fit" not in out  # an 8B model fits every v6e slice
+    assert "Choice: 1 x v6e 1x1 on ct6e-standard-1t" in out
+    assert "https://github.com/vllm-project/vllm/pull/16458" in out
+    assert "[NEO] Neowin" in out  # the price's source resolved under Sources
+
+
+def test_failing_candidates_say_why_in_the_table(capsys):
+    code, out, _ = size(
+        capsys, "meta-llama/Llama-3.1-70B", "--output-tokens-per-second", "100", "--tpu", "v5e", "--ntpot-ms", "60"
+    )
+    assert code == 0
+    assert "no: does not fit: needs" in out
+
+
+def test_profiles_change_the_answer(capsys):
+    args = ("meta-llama/Llama-3.1-8B", "--output-tokens-per-second", "3000", "--ntpot-ms", "40", "--json")
+    _, without, _ = size(capsys, *args)
+    code, with_profiles, _ = size(capsys, *args, "--profiles", str(FIXTURE))
+    assert code == 0
+    before, after = json.loads(without)["choice"], json.loads(with_profiles)["choice"]
+    assert (before["basis"], after["basis"]) == ("model", "profile")
+    assert (after["generation"], after["topology"], after["replicas"]) == ("v6e", "1x1", 1)
+    assert after["price_per_hour"] < before["price_per_hour"]
+
+
+def test_without_a_target_size_is_unchanged(capsys):
+    code, out, _ = size(capsys, "meta-llama/Llama-3.1-70B", "--tpu", "v6e", "--json")
+    document = json.loads(out)
+    assert code == 0 and document["recommended"]["topology"] == "2x4" and "choice" not in document
+
+
+def test_no_candidate_meeting_the_target_prints_the_table_and_exits_nonzero(capsys):
+    code, out, err = size(
+        capsys, "meta-llama/Llama-3.1-70B", "--output-tokens-per-second", "100", "--ntpot-ms", "0.01", "--json"
+    )
+    assert code == 2 and json.loads(out)["choice"] is None
+    assert err.strip() == "tpu-stacks: --ntpot-ms: 0.01 is met by no candidate slice; allow a longer NTPOT"
+
+
+REFUSED = [
+    (
+        ["--ntpot-ms", "50"],
+        "tpu-stacks: --ntpot-ms: 50.0 needs a traffic target; add --output-tokens-per-second N, or drop it",
+    ),
+    (
+        ["--tpu", "v6e", "--profiles", "giq.json"],
+        "tpu-stacks: --profiles: 'giq.json' needs a traffic target; add --output-tokens-per-second N, or drop it",
+    ),
+    (
+        ["--output-tokens-per-second", "100", "--workload", "train"],
+        "tpu-stacks: --workload: 'train' cannot carry a serving traffic target; drop --workload train",
+    ),
+    (
+        ["--output-tokens-per-second", "100", "--engine", "saxml"],
+        "tpu-stacks: --engine: 'saxml' has no calibrated performance model; use vllm or jetstream",
+    ),
+    (
+        ["--output-tokens-per-second", "100", "--context", "1024"],
+        "tpu-stacks: --context: 1024 is shorter than a request (1800 input + 128 output tokens); "
+        "give --context 1928 or more, or shorter requests",
+    ),
+    (
+        ["--output-tokens-per-second", "100", "--profiles", "/nonexistent/giq.json"],
+        "tpu-stacks: --profiles: '/nonexistent/giq.json' cannot be read (No such file or directory); "
+        "give a readable file",
+    ),
+    (
+        ["--output-tokens-per-second", "100", "--tpu", "v9"],
+        "tpu-stacks: --tpu: 'v9' is not a TPU generation on GKE; valid: v4, v5e, v5p, v6e, tpu7x",
+    ),
+]
+
+
+@pytest.mark.parametrize(("extra", "line"), REFUSED, ids=[" ".join(r[0][:2]) + " " + r[0][-1] for r in REFUSED])
+def test_conflicts_and_bad_inputs_are_one_line(capsys, extra, line):
+    code, out, err = size(capsys, "meta-llama/Llama-3.1-8B", *extra)
+    assert code == 2 and out == "" and err.strip() == line
+
+
+def test_a_custom_model_needs_its_attention_shape(capsys):
+    code, _, err = size(capsys, "--params", "13B", "--output-tokens-per-second", "100")
+    assert code == 2
+    assert err.strip() == (
+        "tpu-stacks: --params: '13B' has no attention shape, and the KV cache sets how many requests a replica "
+        "holds; give --layers, --kv-heads and --head-dim too"
+    )
+    code, out, _ = size(
+        capsys,
+        "--params",
+        "13B",
+        "--layers",
+        "40",
+        "--kv-heads",
+        "8",
+        "--head-dim",
+        "128",
+        "--output-tokens-per-second",
+        "100",
+        "--tpu",
+        "v6e",
+    )
+    assert code == 0 and "Choice:" in out
+
+
+def test_a_bad_profiles_file_is_one_line(capsys, tmp_path):
+    path = tmp_path / "giq.json"
+    path.write_text('{"profiles": []}')
+    code, out, err = size(
+        capsys, "meta-llama/Llama-3.1-8B", "--output-tokens-per-second", "100", "--profiles", str(path)
+    )
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"tpu-stacks: --profiles: '{path}' is not a GIQ FetchProfiles/FetchBenchmarkingData")
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--output-tokens-per-second", "-5"), ("--output-tokens-per-second", "lots"), ("--pricing", "free")],
+)
+def test_argparse_refuses_bad_values_in_one_line(capsys, flag, value):
+    with pytest.raises(SystemExit) as caught:
+        main(["size", "meta-llama/Llama-3.1-8B", flag, value])
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and len(err.strip().splitlines()) == 1 and flag in err
+
+
+def test_batch_caps_the_concurrency_and_dtype_applies(capsys):
+    base = ("meta-llama/Llama-3.1-8B", "--output-tokens-per-second", "20000", "--tpu", "v6e", "--json")
+    _, out, _ = size(capsys, *base, "--batch", "16")
+    assert all((c["per_replica"]["batch"] or 0) <= 16 for c in json.loads(out)["candidates"])
+    _, bf16, _ = size(capsys, *base)
+    _, int8, _ = size(capsys, *base, "--dtype", "int8")
+    assert json.loads(int8)["choice"]["price_per_hour"] <= json.loads(bf16)["choice"]["price_per_hour"]
+
+
+def test_tpu_is_still_required_without_a_target(capsys):
+    code, _, err = size(capsys, "meta-llama/Llama-3.1-8B")
+    assert code == 2 and err.strip() == "tpu-stacks: --tpu is required; name a generation (v4, v5e, v5p, v6e, tpu7x)"

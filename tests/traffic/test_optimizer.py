@@ -1,0 +1,217 @@
+"""The traffic sizer picks the cheapest slice and replicas: checked against a brute force over the catalogue,
+for monotonicity in the traffic, and for the basis (measured, model) each figure stands on."""
+
+import math
+
+import pytest
+
+from tpu_stacks.catalog.models import lookup_model
+from tpu_stacks.catalog.throughput_measurements import VLLM_TPU_V6E_8B
+from tpu_stacks.catalog.tpu import GENERATIONS, all_slice_shapes, generation, slice_shape
+from tpu_stacks.traffic import MAX_REPLICA_CHIPS, TrafficTarget, evaluate_slice, size_for_traffic
+from tpu_stacks.traffic.model import MAX_BATCH, Workload, fits, kv_capacity, operating_point
+
+CASES = [
+    ("meta-llama/Llama-3.1-8B", "vllm", TrafficTarget(output_tokens_per_second=3000, ntpot_ms=40)),
+    ("meta-llama/Llama-3.1-70B", "vllm", TrafficTarget(output_tokens_per_second=5000, ntpot_ms=50, ttft_ms=400)),
+    (
+        "google/gemma-2-9b",
+        "jetstream",
+        TrafficTarget(output_tokens_per_second=800, input_tokens=512, output_tokens=512),
+    ),
+    ("meta-llama/Llama-3.1-405B", "vllm", TrafficTarget(output_tokens_per_second=1000, ntpot_ms=80)),
+]
+
+
+def brute_force_cheapest(model, engine, target):
+    """Every (generation, slice, batch, replicas) the catalogue offers, priced from the catalogue's on-demand
+    chip price; the cheapest that carries the target within its limits (None: no priced one does)."""
+    workload = Workload(engine=engine, input_tokens=target.input_tokens, output_tokens=target.output_tokens)
+    best = None
+    for gen in GENERATIONS:
+        if gen.price is None:
+            continue
+        for shape in all_slice_shapes(gen):
+            if shape.chips > MAX_REPLICA_CHIPS or not fits(model, shape, workload)[0]:
+                continue
+            for batch in range(1, min(kv_capacity(model, shape, workload), MAX_BATCH) + 1):
+                point = operating_point(model, shape, workload, batch)
+                if target.ntpot_ms is not None and point.ntpot_ms > target.ntpot_ms:
+                    continue
+                if target.ttft_ms is not None and point.ttft_ms > target.ttft_ms:
+                    continue
+                replicas = math.ceil(target.output_tokens_per_second / point.output_tokens_per_second)
+                price = gen.price.usd_per_chip_hour * shape.chips * replicas
+                if best is None or price < best[0] - 1e-9:
+                    best = (price, shape, batch, replicas)
+    return best
+
+
+@pytest.mark.parametrize(("model_name", "engine", "target"), CASES, ids=[c[0] for c in CASES])
+def test_the_choice_is_as_cheap_as_a_brute_force_over_the_catalogue(model_name, engine, target):
+    model = lookup_model(model_name)
+    answer = size_for_traffic(model, target, engine=engine)
+    best = brute_force_cheapest(model, engine, target)
+    assert best is not None and answer.choice is not None
+    assert answer.choice.price_per_hour == pytest.approx(best[0])
+    assert answer.choice.meets and answer.choice.replicas * answer.choice.per_replica.output_tokens_per_second >= (
+        target.output_tokens_per_second
+    )
+    if target.ntpot_ms is not None:
+        assert answer.choice.per_replica.ntpot_ms <= target.ntpot_ms
+    if target.ttft_ms is not None:
+        assert answer.choice.per_replica.ttft_ms <= target.ttft_ms
+
+
+def test_every_slice_considered_is_in_the_answer_once():
+    answer = size_for_traffic(lookup_model("meta-llama/Llama-3.1-8B"), TrafficTarget(output_tokens_per_second=10))
+    seen = [(c.generation, c.topology, c.machine_type) for c in answer.candidates]
+    expected = [
+        (s.generation, s.topology, s.machine_type)
+        for g in GENERATIONS
+        for s in all_slice_shapes(g)
+        if s.chips <= MAX_REPLICA_CHIPS
+    ]
+    assert sorted(seen) == sorted(expected) and len(set(seen)) == len(seen)
+
+
+def test_tpu_restricts_the_candidates_to_one_generation():
+    answer = size_for_traffic(
+        lookup_model("meta-llama/Llama-3.1-8B"), TrafficTarget(output_tokens_per_second=10), generations=["trillium"]
+    )
+    assert {c.generation for c in answer.candidates} == {"v6e"}
+
+
+TRAFFIC = [50, 200, 1000, 3000, 8000, 20000, 60000, 150000]
+
+
+@pytest.mark.parametrize("model_name", ["meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B"])
+def test_more_traffic_never_costs_less(model_name):
+    model = lookup_model(model_name)
+    prices = []
+    for traffic in TRAFFIC:
+        choice = size_for_traffic(model, TrafficTarget(output_tokens_per_second=traffic, ntpot_ms=60)).choice
+        assert choice is not None
+        prices.append(choice.price_per_hour)
+    assert prices == sorted(prices) and prices[0] < prices[-1]
+
+
+@pytest.mark.parametrize(("gen", "topology"), [("v6e", "2x4"), ("v5e", "4x4"), ("v5p", "2x2x2")])
+def test_within_one_topology_more_traffic_never_needs_fewer_replicas(gen, topology):
+    model = lookup_model("meta-llama/Llama-3.1-70B")
+    shape = slice_shape(gen, topology)
+    replicas = [
+        evaluate_slice(model, shape, TrafficTarget(output_tokens_per_second=t, ntpot_ms=80)).replicas for t in TRAFFIC
+    ]
+    assert all(r is not None for r in replicas)
+    assert replicas == sorted(replicas) and replicas[0] < replicas[-1]
+
+
+def test_a_tighter_latency_limit_never_costs_less():
+    model = lookup_model("meta-llama/Llama-3.1-70B")
+    prices = [
+        size_for_traffic(model, TrafficTarget(output_tokens_per_second=4000, ntpot_ms=limit)).choice.price_per_hour
+        for limit in (200, 80, 50, 35, 25)
+    ]
+    assert prices == sorted(prices) and prices[0] < prices[-1]
+
+
+def test_a_published_measurement_is_the_basis_where_it_matches():
+    model = lookup_model("meta-llama/Llama-3.1-8B-Instruct")
+    shape = slice_shape("v6e", "1x1")
+    measured = evaluate_slice(model, shape, TrafficTarget(output_tokens_per_second=1800))
+    assert measured.basis == "measured" and VLLM_TPU_V6E_8B in measured.source
+    assert measured.per_replica.output_tokens_per_second == 945.80 and measured.replicas == 2
+    assert measured.measured_figures == ("output_tokens_per_second",)  # its batch and latencies are modelled
+    assert "batch 47 (modelled)" in measured.source
+    # Outside the row's request shape, another dtype or another engine: the model speaks instead.
+    long_prompts = TrafficTarget(output_tokens_per_second=1800, input_tokens=8000)
+    assert evaluate_slice(model, shape, long_prompts).basis == "model"
+    assert evaluate_slice(model, shape, TrafficTarget(output_tokens_per_second=1800), weight_dtype="int8").basis == (
+        "model"
+    )
+    assert evaluate_slice(model, shape, TrafficTarget(output_tokens_per_second=1800), engine="jetstream").basis == (
+        "model"
+    )
+
+
+def test_a_jetstream_measurement_matches_the_jetstream_engine():
+    candidate = evaluate_slice(
+        lookup_model("meta-llama/Meta-Llama-3-8B"),
+        slice_shape("v5e", "2x4", "ct5lp-hightpu-8t"),
+        TrafficTarget(output_tokens_per_second=20000, input_tokens=128, output_tokens=256),
+        engine="jetstream",
+    )
+    assert candidate.basis == "measured" and candidate.per_replica.output_tokens_per_second == 8249
+    assert candidate.replicas == 3 and candidate.per_replica.batch == 128
+    assert candidate.measured_figures == ("output_tokens_per_second", "batch")
+
+
+def test_a_measurement_whose_load_misses_the_latency_limit_is_not_used():
+    model = lookup_model("meta-llama/Llama-3.1-8B")
+    strict = evaluate_slice(model, slice_shape("v6e", "1x1"), TrafficTarget(output_tokens_per_second=900, ntpot_ms=30))
+    assert strict.basis == "model" and strict.per_replica.ntpot_ms <= 30 and strict.measured_figures == ()
+
+
+def test_candidates_that_fail_say_why():
+    model = lookup_model("meta-llama/Llama-3.1-70B")
+    too_small = evaluate_slice(model, slice_shape("v5e", "1x1"), TrafficTarget(output_tokens_per_second=100))
+    assert not too_small.meets and too_small.replicas is None and too_small.price_per_hour is None
+    assert too_small.why.startswith("does not fit") and too_small.binding_limit == "kv-capacity"
+    too_fast = evaluate_slice(model, slice_shape("v6e", "2x4"), TrafficTarget(output_tokens_per_second=100, ntpot_ms=1))
+    assert not too_fast.meets and "even at batch 1" in too_fast.why and too_fast.binding_limit == "ntpot-target"
+    answer = size_for_traffic(model, TrafficTarget(output_tokens_per_second=100, ttft_ms=0.5))
+    assert answer.choice is None and all(not c.meets and c.why for c in answer.candidates)
+
+
+def test_the_json_shape_keeps_the_issue_names():
+    answer = size_for_traffic(lookup_model("meta-llama/Llama-3.1-8B"), TrafficTarget(output_tokens_per_second=100))
+    document = answer.as_dict()
+    assert set(document) == {"model", "target", "choice", "candidates"}
+    assert set(document["target"]) == {
+        "output_tokens_per_second",
+        "ntpot_ms",
+        "ttft_ms",
+        "input_tokens",
+        "output_tokens",
+        "pricing",
+    }
+    required = {
+        "generation",
+        "topology",
+        "machine_type",
+        "chips_per_replica",
+        "hosts",
+        "chips_per_host",
+        "tensor_parallel",
+        "pipeline_parallel",
+        "replicas",
+        "meets",
+        "why",
+        "per_replica",
+        "basis",
+        "source",
+        "price_per_hour",
+        "cost_per_million_output_tokens",
+        "cost_per_million_input_tokens",
+    }
+    for candidate in [document["choice"], *document["candidates"]]:
+        assert required <= set(candidate)
+        assert set(candidate["per_replica"]) == {
+            "output_tokens_per_second",
+            "input_tokens_per_second",
+            "ntpot_ms",
+            "ttft_ms",
+            "batch",
+        }
+        assert candidate["basis"] in {"measured", "profile", "model"}
+
+
+def test_multi_host_candidates_carry_the_sizing_parallelism():
+    candidate = evaluate_slice(
+        lookup_model("meta-llama/Llama-3.1-405B"),
+        slice_shape("v5p", "2x4x4"),
+        TrafficTarget(output_tokens_per_second=50),
+    )
+    assert (candidate.hosts, candidate.chips_per_host, candidate.tensor_parallel) == (8, 4, 32)
+    assert generation(candidate.generation).name == "v5p"

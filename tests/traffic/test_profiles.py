@@ -1,0 +1,171 @@
+"""GIQ profiles in: a FetchProfiles response in the proto's JSON mapping changes the answer where it matches.
+
+The fixture's numbers are invented to show the effect; its shape is the proto's (googleapis/googleapis
+google/cloud/gkerecommender/v1/gkerecommender.proto): lowerCamelCase names, int64 `Amount.units` once as a
+string and once as a number, and a GPU profile that must be ignored."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tpu_stacks.catalog.models import lookup_model
+from tpu_stacks.catalog.tpu import slice_shape
+from tpu_stacks.errors import UserError
+from tpu_stacks.traffic import TrafficTarget, evaluate_slice, read_profiles, size_for_traffic
+
+FIXTURE = Path(__file__).parent / "fixtures" / "giq_fetch_profiles.json"
+TARGET = TrafficTarget(output_tokens_per_second=3000, ntpot_ms=40)
+
+
+def test_reads_every_profile_and_its_operating_points():
+    profiles = read_profiles(FIXTURE)
+    assert len(profiles) == 2
+    tpu = profiles[0]
+    assert (tpu.model, tpu.model_server, tpu.model_server_version) == (
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "vllm",
+        "v0.23.0",
+    )
+    assert (tpu.accelerator_type, tpu.tpu_topology, tpu.instance_type, tpu.accelerator_count) == (
+        "tpu-v6e-slice",
+        "1x1",
+        "ct6e-standard-1t",
+        1,
+    )
+    assert [p.output_tokens_per_second for p in tpu.points] == [1600, 3200, 5100]
+    assert [p.cost_per_million_output_tokens for p in tpu.points] == [pytest.approx(0.31), pytest.approx(1.05), None]
+    assert tpu.generation_name() == "v6e" and profiles[1].generation_name() is None
+
+
+def test_a_matching_profile_changes_the_answer():
+    model = lookup_model("meta-llama/Llama-3.1-8B")
+    without = size_for_traffic(model, TARGET)
+    with_profiles = size_for_traffic(model, TARGET, profiles=read_profiles(FIXTURE))
+    assert without.choice is not None and with_profiles.choice is not None
+    assert (without.choice.generation, without.choice.topology) != ("v6e", "1x1")
+    choice = with_profiles.choice
+    assert (choice.generation, choice.topology, choice.basis, choice.replicas) == ("v6e", "1x1", "profile", 1)
+    # The busiest operating point within NTPOT 40 ms: 3,200 tok/s at 35 ms (5,100 at 62 ms is over the limit).
+    assert choice.per_replica.output_tokens_per_second == 3200 and choice.per_replica.ntpot_ms == 35
+    # Input throughput derived from QPS x the target's input length: 2.5 x 1,800.
+    assert choice.per_replica.input_tokens_per_second == pytest.approx(4500)
+    assert choice.price_per_hour < without.choice.price_per_hour
+    assert "GIQ profile vllm v0.23.0" in choice.source
+    assert choice.measured_figures == ("output_tokens_per_second", "ntpot_ms", "ttft_ms")
+    assert choice.binding_limit == "ntpot-target"  # the busier point (5,100 tok/s) is at 62 ms
+
+
+def test_without_a_latency_limit_the_busiest_profile_point_is_used_and_nothing_binds():
+    candidate = evaluate_slice(
+        lookup_model("meta-llama/Llama-3.1-8B"),
+        slice_shape("v6e", "1x1"),
+        TrafficTarget(output_tokens_per_second=10000),
+        profiles=read_profiles(FIXTURE),
+    )
+    assert candidate.per_replica.output_tokens_per_second == 5100 and candidate.replicas == 2
+    assert candidate.binding_limit is None
+
+
+def test_a_profile_covers_only_its_model_server_and_slice():
+    profiles = read_profiles(FIXTURE)
+    model = lookup_model("meta-llama/Llama-3.1-8B")
+    assert evaluate_slice(model, slice_shape("v6e", "1x1"), TARGET, engine="jetstream", profiles=profiles).basis == (
+        "model"
+    )
+    assert evaluate_slice(model, slice_shape("v6e", "2x2"), TARGET, profiles=profiles).basis == "model"
+    other_model = lookup_model("google/gemma-2-9b")
+    assert evaluate_slice(other_model, slice_shape("v6e", "1x1"), TARGET, profiles=profiles).basis != "profile"
+
+
+def test_no_qps_means_no_input_throughput_and_cost_on_output_alone(tmp_path):
+    document = json.loads(FIXTURE.read_text())
+    for point in document["profile"][0]["performanceStats"]:
+        del point["queriesPerSecond"]
+    path = tmp_path / "no-qps.json"
+    path.write_text(json.dumps(document))
+    candidate = evaluate_slice(
+        lookup_model("meta-llama/Llama-3.1-8B"), slice_shape("v6e", "1x1"), TARGET, profiles=read_profiles(path)
+    )
+    assert candidate.basis == "profile" and candidate.per_replica.input_tokens_per_second is None
+    # $2.70/hour over 3,200 output tokens/s alone.
+    assert candidate.cost_per_million_output_tokens == pytest.approx(2.70 / 3600 / 3200 * 1e6)
+
+
+def test_a_profile_whose_points_all_miss_the_limit_fails_the_candidate():
+    candidate = evaluate_slice(
+        lookup_model("meta-llama/Llama-3.1-8B"),
+        slice_shape("v6e", "1x1"),
+        TrafficTarget(output_tokens_per_second=3000, ntpot_ms=10),
+        profiles=read_profiles(FIXTURE),
+    )
+    assert not candidate.meets and candidate.basis == "profile" and "GIQ profile meets" in candidate.why
+
+
+def test_snake_case_names_and_numeric_int64_are_read_too(tmp_path):
+    path = tmp_path / "snake.json"
+    path.write_text(
+        json.dumps(
+            {
+                "profile": [
+                    {
+                        "model_server_info": {"model": "meta-llama/Llama-3.1-8B-Instruct", "model_server": "vllm"},
+                        "accelerator_type": "tpu-v6e-slice",
+                        "tpu_topology": "2x2",
+                        "resources_used": {"accelerator_count": "4"},
+                        "performance_stats": [
+                            {
+                                "output_tokens_per_second": 9000,
+                                "ntpot_milliseconds": 30,
+                                "cost": [{"cost_per_million_output_tokens": {"units": 2, "nanos": 0}}],
+                            }
+                        ],
+                    }
+                ]
+            }
+        )
+    )
+    (profile,) = read_profiles(path)
+    assert (profile.tpu_topology, profile.accelerator_count, profile.points[0].cost_per_million_output_tokens) == (
+        "2x2",
+        4,
+        2.0,
+    )
+
+
+BAD = {
+    "not-json.json": "{ profile: oops",
+    "no-list.json": json.dumps({"profiles": []}),
+    "no-model.json": json.dumps({"profile": [{"modelServerInfo": {}, "performanceStats": [{}]}]}),
+    "no-stats.json": json.dumps({"profile": [{"modelServerInfo": {"model": "m"}, "performanceStats": []}]}),
+    "bad-number.json": json.dumps(
+        {"profile": [{"modelServerInfo": {"model": "m"}, "performanceStats": [{"outputTokensPerSecond": "fast"}]}]}
+    ),
+    "bad-units.json": json.dumps(
+        {
+            "profile": [
+                {
+                    "modelServerInfo": {"model": "m"},
+                    "performanceStats": [
+                        {"outputTokensPerSecond": 1, "cost": [{"costPerMillionOutputTokens": {"units": "one"}}]}
+                    ],
+                }
+            ]
+        }
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_a_bad_file_is_one_line_naming_the_flag(tmp_path, name):
+    path = tmp_path / name
+    path.write_text(BAD[name])
+    with pytest.raises(UserError) as caught:
+        read_profiles(path)
+    message = str(caught.value)
+    assert message.startswith(f"--profiles: '{path}'") and "\n" not in message and "[GIQ]" in message
+
+
+def test_a_missing_file_is_one_line():
+    with pytest.raises(UserError, match=r"^--profiles: '/nonexistent/giq.json' cannot be read"):
+        read_profiles("/nonexistent/giq.json")
