@@ -146,13 +146,14 @@ def test_a_raw_program_without_the_sizing_contract_is_read_from_its_arguments():
 
 def test_a_jetstream_server_on_the_published_gemma_row():
     lengths = {"input_tokens": SHAREGPT_INPUT_TOKENS, "output_tokens": SHAREGPT_OUTPUT_TOKENS}
-    answer = need("google/gemma-7b-it", "2x4", "v5e", "jetstream", 2048, 32, output_tokens_per_second=9000, **lengths)
+    # The published row ran batch 96: a server started with that batch is judged on it (a smaller batch is modelled).
+    answer = need("google/gemma-7b-it", "2x4", "v5e", "jetstream", 2048, 96, output_tokens_per_second=9000, **lengths)
     assert answer.basis == "measured" and answer.replicas > 1
     slo = target_notes(9000, inputs=SHAREGPT_INPUT_TOKENS, outputs=SHAREGPT_OUTPUT_TOKENS)
     args = [
         "--size=7b",
         "--model_name=gemma",
-        "--batch_size=32",
+        "--batch_size=96",
         "--max_cache_length=2048",
         "--tokenizer_path=/models/pytorch/gemma-7b-it/final/bf16/tokenizer.model",
         "--checkpoint_path=/models/pytorch/gemma-7b-it/final/bf16/model.safetensors",

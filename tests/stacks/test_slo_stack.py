@@ -67,7 +67,7 @@ def test_vllm_stack_with_slo_sizes_hpa_and_pool_and_passes_the_pack(project):
 
 def test_jetstream_stack_with_slo_sets_the_fixed_replicas(project):
     slo = {"outputTokensPerSecond": 9000, "inputTokens": SHAREGPT_INPUT_TOKENS, "outputTokens": SHAREGPT_OUTPUT_TOKENS}
-    name = stack_file(project, "slo-jetstream", "jetstream-gemma", "jetstream", replicas=None, slo=slo)
+    name = stack_file(project, "slo-jetstream", "jetstream-gemma", "jetstream", replicas=None, batchSize=96, slo=slo)
     capture = run_program(project, name, preview=False)
     assert capture.ok, capture.error
     deployment = serving(capture)
@@ -75,7 +75,7 @@ def test_jetstream_stack_with_slo_sets_the_fixed_replicas(project):
     assert need > 2 and deployment["spec"]["replicas"] == need
     pool = next(r.inputs for r in capture.of_type("gcp:container/nodePool:NodePool") if "tpu-nodepool" in r.name)
     assert pool["nodeCount"] == need
-    assert deployment["metadata"]["annotations"][keys.SLO_BASIS] == "measured"  # the published gemma-7b row
+    assert deployment["metadata"]["annotations"][keys.SLO_BASIS] == "measured"  # the published gemma-7b row (batch 96)
     result = run_policy_pack(ROOT / "policies", capture, transport="in-process")
     assert [v for v in result.violations if v.policy in SLO_POLICIES] == []
 
