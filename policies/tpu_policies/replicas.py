@@ -5,9 +5,12 @@
   (https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#how-does-a-horizontalpodautoscaler-work).
 - Otherwise its own `spec.replicas`, 1 when absent (the API's default, apps/v1 DeploymentSpec).
 - A RayService: the Ray Serve LLM application's `max_replicas` in each `deployment_config.autoscaling_config`
-  (or a fixed `num_replicas`), inside the `serveConfigV2` YAML text (Ray Serve's config file format,
-  https://docs.ray.io/en/latest/serve/production-guide/config.html, and `LLMConfig.deployment_config`,
-  https://docs.ray.io/en/latest/serve/llm/index.html). Each Serve LLM replica is one engine on one slice.
+  (or a fixed integer `num_replicas`; `auto` is not a count), summed over its `llm_configs`, inside the
+  `serveConfigV2` YAML text (Serve's config file, https://docs.ray.io/en/latest/serve/production-guide/config.html;
+  `LLMConfig.deployment_config` holds the Serve deployment options, num_replicas and autoscaling_config,
+  https://docs.ray.io/en/master/serve/llm/user-guides/configuration.html and
+  https://docs.ray.io/en/latest/serve/configure-serve-deployment.html). Each Serve LLM replica is one engine on
+  one slice.
 
 A count not known at preview is None: the rule then says nothing rather than guess.
 """

@@ -6,6 +6,7 @@ target and checks the plan followed it, with targets chosen so the answer differ
 
 import math
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
@@ -19,7 +20,7 @@ from tpu_stacks.slo.plan import replica_range
 from tpu_stacks.traffic import TrafficTarget, evaluate_slice
 from tpu_stacks.validation import parse_section
 from tpu_stacks.vllm.plan import plan_vllm
-from tpu_stacks.vllm.spec import VllmSpec
+from tpu_stacks.vllm.spec import AutoscalingSpec, VllmSpec
 
 CLUSTER = ClusterSpec(project="proj", location="us-central1-b")
 JETSTREAM_CLUSTER = ClusterSpec(project="proj", location="us-west4-a")
@@ -270,3 +271,36 @@ def test_an_unreadable_profiles_file_is_refused_under_the_sections_key(tmp_path)
     with pytest.raises(UserError) as error:
         vllm(slo={"outputTokensPerSecond": 5000, "profiles": str(tmp_path / "missing.json")})
     assert one_line(error).startswith(f"vllm.slo.profiles: '{tmp_path / 'missing.json'}' cannot be read")
+
+
+# -- the HPA's signal under a latency limit ---------------------------------------------------------------------
+
+LATENCY = {"outputTokensPerSecond": 5000, "ntpotMs": 50, "ttftMs": 2000}
+
+
+def test_a_latency_limit_caps_the_batch_and_sets_the_waiting_target():
+    decided = vllm(LLAMA_70B, slo=LATENCY)
+    slo = decided.slo
+    assert slo.batch < 128  # below the default maxNumSeqs: the cap is the limit's, not the default
+    assert decided.spec.max_num_seqs == slo.batch and f"--max-num-seqs={slo.batch}" in decided.engine_args()
+    slot_ms = slo.output_tokens * slo.replica_ntpot_ms / slo.batch
+    assert decided.spec.autoscaling.target == max(1, int((2000 - slo.replica_ttft_ms) // slot_ms)) != 10
+    looser = vllm(LLAMA_70B, slo={**LATENCY, "ttftMs": 6000})
+    assert looser.spec.autoscaling.target > decided.spec.autoscaling.target  # more TTFT budget: a longer queue
+
+
+def test_the_users_batch_cap_and_hpa_target_win():
+    decided = vllm(LLAMA_70B, slo=LATENCY, maxNumSeqs=100, autoscaling={"target": 4})
+    assert decided.spec.max_num_seqs == 100 and decided.spec.autoscaling.target == 4
+
+
+def test_without_a_latency_limit_the_engine_and_hpa_settings_stay():
+    decided = vllm(LLAMA_70B, slo={"outputTokensPerSecond": 5000})
+    assert decided.spec.max_num_seqs == 128 and decided.spec.autoscaling.target == 10
+
+
+def test_a_cache_metric_keeps_its_default_target():
+    """Only a waiting-requests target is a queue length; the cache metric's target is a fraction."""
+    (cache,) = [m for m in get_args(AutoscalingSpec.model_fields["metric"].annotation) if m != "num_requests_waiting"]
+    decided = vllm(LLAMA_70B, slo=LATENCY, autoscaling={"metric": cache})
+    assert decided.spec.autoscaling.target == AutoscalingSpec.model_fields["target"].default

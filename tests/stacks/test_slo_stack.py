@@ -48,7 +48,11 @@ def serving(capture):
 
 
 def test_vllm_stack_with_slo_sizes_hpa_and_pool_and_passes_the_pack(project):
-    name = stack_file(project, "slo-vllm", "vllm", "vllm", replicas={"min": 1}, slo={"outputTokensPerSecond": 4000})
+    slo = {"outputTokensPerSecond": 4000, "ntpotMs": 50, "ttftMs": 2000}
+    # The shipped file sets maxNumSeqs and the HPA target, which would win: this stack leaves them to the slo.
+    name = stack_file(
+        project, "slo-vllm", "vllm", "vllm", replicas={"min": 1}, maxNumSeqs=None, autoscaling=None, slo=slo
+    )
     capture = run_program(project, name, preview=False)
     assert capture.ok, capture.error
     deployment = serving(capture)
@@ -57,6 +61,9 @@ def test_vllm_stack_with_slo_sizes_hpa_and_pool_and_passes_the_pack(project):
     assert need > 2  # the shipped maximum was 2: the target moved it
     hpa = only(capture, "kubernetes:autoscaling/v2:HorizontalPodAutoscaler")["spec"]
     assert (hpa["minReplicas"], hpa["maxReplicas"]) == (1, need)
+    # The latency limits cap the engine's batch and give the HPA a queue length to scale on (docs/vllm.md).
+    (seqs,) = [a for a in deployment["spec"]["template"]["spec"]["containers"][0]["args"] if "--max-num-seqs" in a]
+    assert int(seqs.split("=")[1]) < 128 and hpa["metrics"][0]["pods"]["target"]["averageValue"] != "10"
     pool = next(r.inputs for r in capture.of_type("gcp:container/nodePool:NodePool") if "vllm-pool" in r.name)
     assert pool["autoscaling"]["maxNodeCount"] == need
     assert notes[keys.SLO_OUTPUT_TOKENS_PER_SECOND] == "4000" and notes[keys.SLO_BASIS] in ("measured", "model")

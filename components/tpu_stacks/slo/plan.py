@@ -13,10 +13,17 @@ that can. `replica_range` then applies the one rule both engines share:
   the target however the autoscaler behaves; a larger one is kept: headroom is the user's call);
 - the minimum stays the user's (default 1): below the target the HPA scales in, and the pool with it.
 
+With a latency limit, an autoscaled engine also needs a signal that fires before the limit is broken:
+`latency_batch` is the most sequences a replica may run and keep the limits (the engine's cap, so requests
+beyond it wait instead of slowing everyone), and `waiting_target` the waiting requests per replica that still
+start within the TTFT limit, the HPA's per-pod target on a waiting-requests metric.
+
 Pure: no provider SDK.
 """
 
 from __future__ import annotations
+
+import math
 
 from pydantic import BaseModel, ConfigDict
 
@@ -189,6 +196,27 @@ def predict(
         basis=candidate.basis,
         source=candidate.source,
     )
+
+
+def latency_batch(prediction: SloPrediction) -> int | None:
+    """The batch to cap the engine at: the predicted batch when a latency limit is set (None: no limit, or a
+    profile's point, which gives no batch). A larger batch would serve more tokens per step but each slower."""
+    if prediction.ntpot_ms is None and prediction.ttft_ms is None:
+        return None
+    return prediction.batch
+
+
+def waiting_target(prediction: SloPrediction) -> int | None:
+    """Waiting requests per replica that still get their first token within the TTFT limit (None without one).
+
+    A replica at its batch B frees a slot every `output_tokens x NTPOT / B` ms on average (each request holds
+    a slot for its whole decode), so the q-th waiting request starts after about q times that; it may spend
+    the TTFT limit less the predicted TTFT of its own prefill. At least 1: an HPA on a zero target never rests."""
+    batch, ntpot, ttft = prediction.batch, prediction.replica_ntpot_ms, prediction.replica_ttft_ms
+    if prediction.ttft_ms is None or not batch or not ntpot or ttft is None:
+        return None
+    slot_ms = prediction.output_tokens * ntpot / batch
+    return max(1, math.floor((prediction.ttft_ms - ttft) / slot_ms))
 
 
 def replica_range(key: str, prediction: SloPrediction, minimum: int, maximum: int | None) -> tuple[int, int]:

@@ -18,7 +18,7 @@ from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID
 from tpu_stacks.parallel_flags import check_parallelism, tensor_parallel_flags
 from tpu_stacks.sizing import ServingRequest, choose_slice, file_cache_gib, slice_refusal, tensor_parallel_size
-from tpu_stacks.slo.plan import SloPrediction, predict, replica_range
+from tpu_stacks.slo.plan import SloPrediction, latency_batch, predict, replica_range, waiting_target
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
 POOL = "vllm-pool"
@@ -187,7 +187,19 @@ def _with_slo(spec: VllmSpec, request: ServingRequest, shape: SliceShape) -> tup
     )
     given = None if _slo_sets_max(spec) else spec.replicas.max
     low, high = replica_range("vllm.replicas.max", prediction, spec.replicas.min, given)
-    return spec.model_copy(update={"replicas": spec.replicas.model_copy(update={"min": low, "max": high})}), prediction
+    updates: dict[str, object] = {"replicas": spec.replicas.model_copy(update={"min": low, "max": high})}
+    # With a latency limit: cap the batch there, so excess requests wait, and scale on the waiting (yours win).
+    cap, waiting = latency_batch(prediction), waiting_target(prediction)
+    if cap is not None and cap < spec.max_num_seqs and "max_num_seqs" not in spec.model_fields_set:
+        updates["max_num_seqs"] = cap
+    autoscaling = spec.autoscaling
+    if (
+        waiting is not None
+        and autoscaling.metric == "num_requests_waiting"
+        and "target" not in autoscaling.model_fields_set
+    ):
+        updates["autoscaling"] = autoscaling.model_copy(update={"target": float(waiting)})
+    return spec.model_copy(update=updates), prediction
 
 
 def _check_parallelism(spec: VllmSpec, shape: SliceShape, devices: int) -> None:
