@@ -84,7 +84,7 @@ class VllmStackArgs(TypedDict):
     slo: NotRequired[SloArgs]
     """A traffic target the replicas are sized for (docs/vllm.md): `replicas.max` defaults to the replicas it needs
     on the stack's slice, a `replicas.max` below that is refused, and so is a slice that cannot keep a latency
-    limit at any load."""
+    limit at any load; with a latency limit it also sets `maxNumSeqs` and the HPA's waiting target unless you do."""
     exposure: NotRequired[str]
     """internal (a GKE internal load balancer), public (needs `sourceRanges`) or cluster (ClusterIP only). Default:
     internal."""
