@@ -85,6 +85,7 @@ def test_jetstream_stack_with_slo_sets_the_fixed_replicas(project):
     assert deployment["metadata"]["annotations"][keys.SLO_BASIS] == "measured"  # the published gemma-7b row (batch 96)
     result = run_policy_pack(ROOT / "policies", capture, transport="in-process")
     assert [v for v in result.violations if v.policy in SLO_POLICIES] == []
+    assert result.mandatory == []  # the source annotation (a URL with a commit) is no secret to the pack
 
 
 @pytest.mark.parametrize(
