@@ -54,6 +54,7 @@ def _pairs(args_module: str, spec_module: str, names: list[tuple[str, str]]) -> 
 
 SHARED_PAIRS: list[Pair] = [
     *_pairs("tpu_stacks.gcp.monitoring.args", "tpu_stacks.gcp.monitoring.spec", [("MonitoringArgs", "MonitoringSpec")]),
+    *_pairs("tpu_stacks.slo.args", "tpu_stacks.slo.spec", [("SloArgs", "SloSpec")]),
     *_pairs(
         "tpu_stacks.cluster.args",
         "tpu_stacks.cluster.spec",

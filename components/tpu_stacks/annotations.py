@@ -79,3 +79,44 @@ def for_training(request: TrainingRequest, parallelism: dict[str, int]) -> dict[
 
 API_TOKEN_REASON = f"{PREFIX}/api-token-reason"
 """Pod-template annotation: why the pod keeps its Kubernetes API token (policy `pods-least-privilege`)."""
+
+
+# A traffic target (`slo:` of a serving section) and the traffic model's prediction for one replica.
+# The pack recomputes the prediction from the workload's own facts (the slice it selects, the model
+# above); it reads the target from here and the basis only to show what the stack assumed.
+SLO_OUTPUT_TOKENS_PER_SECOND = f"{PREFIX}/slo-output-tokens-per-second"
+"""The target: output tokens per second all replicas together must carry."""
+SLO_NTPOT_MS = f"{PREFIX}/slo-ntpot-ms"
+"""The target's limit on normalized time per output token (ms); absent: no limit."""
+SLO_TTFT_MS = f"{PREFIX}/slo-ttft-ms"
+"""The target's limit on time to first token (ms); absent: no limit."""
+SLO_INPUT_TOKENS = f"{PREFIX}/slo-input-tokens"
+"""Prompt tokens of a typical request the target assumes."""
+SLO_OUTPUT_TOKENS = f"{PREFIX}/slo-output-tokens"
+"""Output tokens of a typical request the target assumes."""
+SLO_REPLICAS = f"{PREFIX}/slo-replicas"
+"""Prediction: replicas the target needs."""
+SLO_REPLICA_OUTPUT_TOKENS_PER_SECOND = f"{PREFIX}/slo-replica-output-tokens-per-second"
+"""Prediction: output tokens per second one replica carries within the limits."""
+SLO_REPLICA_NTPOT_MS = f"{PREFIX}/slo-replica-ntpot-ms"
+"""Prediction: one replica's NTPOT at the load it is assumed to carry."""
+SLO_REPLICA_TTFT_MS = f"{PREFIX}/slo-replica-ttft-ms"
+"""Prediction: one replica's TTFT at the load it is assumed to carry."""
+SLO_BASIS = f"{PREFIX}/slo-basis"
+"""Prediction: measured, profile or model."""
+SLO_SOURCE = f"{PREFIX}/slo-source"
+"""Prediction: where the figure comes from (a measurement row, a profile, the roofline)."""
+
+
+def _number(value: float | int) -> str:
+    """Two decimals at most, no exponent: `1234.5`, not `1234.5000001` or `1.2e+03`."""
+    return f"{value:.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+
+
+def for_slo(target: dict[str, float | int | None], prediction: dict[str, float | int | str | None]) -> dict[str, str]:
+    """A serving workload's target and prediction as annotations (strings; unset limits left out)."""
+    return {
+        key: value if isinstance(value, str) else _number(value)
+        for key, value in {**target, **prediction}.items()
+        if value is not None
+    }

@@ -23,6 +23,7 @@ from tpu_policies import (
     pools,
     privilege,
     secrets,
+    slo,
     storage,
     zones,
 )
@@ -32,10 +33,10 @@ DESCRIPTION = (
     "TPU guardrails for GKE: models fit the slice, node pools and workloads agree on the slice shape, "
     "GKE versions support the TPU generation, TPU pools only in zones that offer them, Workload Identity, "
     "least-privilege storage, no plaintext secrets, pulumi up waits as long as the probes allow, HPAs scale "
-    "on metrics the engine exports, InferencePools route to OpenAI servers they select, no privileged pods "
-    "without a reason, no privilege escalation, seccomp on; "
-    "advisory: no public endpoints, pinned images, unsizable models, uncatalogued TPU zones, least-privilege "
-    "pods, a restricted control plane."
+    "on metrics the engine exports, InferencePools route to OpenAI servers they select, serving stacks carry "
+    "their traffic target (measured figures), no privileged pods without a reason, no privilege escalation, "
+    "seccomp on; advisory: no public endpoints, pinned images, traffic targets on modelled figures, unsizable "
+    "models, uncatalogued TPU zones, least-privilege pods, a restricted control plane."
 )
 
 POLICIES: list[Policy] = [
@@ -56,7 +57,9 @@ POLICIES: list[Policy] = [
     awaits.POLICY,
     autoscaling.POLICY,
     inference_pools.POLICY,
+    slo.POLICY,
     fit.UNSIZED_POLICY,
+    slo.MODELLED_POLICY,
     zones.CATALOGUED_POLICY,
     pod_security.HARDENED_POLICY,
     pod_security.LEAST_PRIVILEGE_POLICY,

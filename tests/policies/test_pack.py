@@ -25,6 +25,7 @@ ADVISORY = {
     "no-public-endpoint",
     "pinned-images",
     "tpu-model-sizable",
+    "tpu-slo-capacity-modelled",
     "pods-least-privilege",
     "control-plane-restricted",
     "tpu-zone-catalogued",
@@ -46,7 +47,7 @@ def test_defaults_mandatory_except_the_advisory_rules():
     info = Pack().info
     assert info.name == PACK_NAME
     levels = {name: level for name, (level, _) in Pack().config.items()}
-    assert len(levels) == len(POLICIES) == 22
+    assert len(levels) == len(POLICIES) == 24
     assert {name for name, level in levels.items() if level == "advisory"} == ADVISORY
     assert {level for name, level in levels.items() if name not in ADVISORY} == {"mandatory"}
 

@@ -11,6 +11,7 @@ import pulumi
 
 from tpu_stacks.cluster.args import TpuClusterArgs
 from tpu_stacks.gcp.monitoring.args import MonitoringArgs
+from tpu_stacks.slo.args import SloArgs
 
 
 class JetStreamResourcesArgs(TypedDict):
@@ -58,7 +59,12 @@ class JetStreamStackArgs(TypedDict):
     zone: NotRequired[str]
     """Zone of the TPU pool (required for a regional Standard cluster)."""
     replicas: NotRequired[int]
-    """Server replicas; the TPU pool gets one node per replica. Default: 2."""
+    """Server replicas; the TPU pool gets one node per replica. With `slo` the default is the replicas the target
+    needs, and a smaller count is refused. Default: 2."""
+    slo: NotRequired[SloArgs]
+    """A traffic target the replicas are sized for (docs/jetstream.md): `replicas` defaults to the count it needs on
+    the stack's slice, a smaller `replicas` is refused, and so is a slice that cannot keep a latency limit at any
+    load."""
     batch_size: NotRequired[int]
     """Decode batch (`--batch_size`/`--override_batch_size`); sizes the KV cache (default: 32; download flow: 30)."""
     max_cache_length: NotRequired[int]

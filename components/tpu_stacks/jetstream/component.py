@@ -123,7 +123,10 @@ class JetStreamStack(pulumi.ComponentResource):
                 name=APP,
                 namespace=spec.namespace,
                 labels=labels,
-                annotations=annotations.for_serving(plan.request, plan.tensor_parallel_size),
+                annotations={
+                    **annotations.for_serving(plan.request, plan.tensor_parallel_size),
+                    **(plan.slo.annotations() if plan.slo else {}),
+                },
             ),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=spec.replicas,

@@ -43,6 +43,7 @@ from tpu_stacks.jetstream.spec import (
 )
 from tpu_stacks.names import is_region
 from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, judge, size, tensor_parallel_size
+from tpu_stacks.slo.plan import SloPrediction, predict, replica_range
 
 POOL = "tpu-nodepool"  # the tutorial's node pool name ([D-GKE-JETSTREAM])
 SLICE_KEYS = {
@@ -65,6 +66,8 @@ class JetStreamPlan(WorkloadPlan):
     request: ServingRequest
     server_image: str
     http_image: str
+    slo: SloPrediction | None = None
+    """The traffic model's prediction for `spec.slo` (`spec.replicas` is already sized from it)."""
 
     @property
     def converter_flow(self) -> bool:
@@ -305,6 +308,7 @@ def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bo
     request = _request(spec, model)
     verdict = _verdict(spec, request)
     _check_heads(model, verdict.shape)
+    spec, slo = _with_slo(spec, request, verdict.shape)
     cluster_plan = _plan_cluster(spec, cluster, verdict.shape)
     model.require_token(hf_token_given)  # last: a missing token must not hide a setting that is wrong
     return JetStreamPlan(
@@ -316,4 +320,27 @@ def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bo
         server_image=server_image,
         http_image=http_image,
         cluster=cluster_plan,
+        slo=slo,
     )
+
+
+def _with_slo(
+    spec: JetStreamSpec, request: ServingRequest, shape: SliceShape
+) -> tuple[JetStreamSpec, SloPrediction | None]:
+    """The spec with `replicas` sized for `slo` (slo/plan.py's rule: a fixed count is its own maximum)."""
+    if spec.slo is None:
+        return spec, None
+    prediction = predict(
+        "jetstream",
+        spec.slo,
+        request.model,
+        shape,
+        "jetstream",
+        weight_dtype=request.weight_dtype,
+        kv_dtype=request.kv_dtype,
+        context=request.context,
+        max_batch=request.batch,
+    )
+    given = spec.replicas if "replicas" in spec.model_fields_set else None
+    _, replicas = replica_range("jetstream.replicas", prediction, 1, given)
+    return spec.model_copy(update={"replicas": replicas}), prediction

@@ -19,6 +19,7 @@ from tpu_stacks.catalog.tpu import names_text
 from tpu_stacks.cluster.spec import workload_cluster
 from tpu_stacks.field_rules import ComponentInput, K8sName, Quantity, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+from tpu_stacks.slo.spec import SloSpec
 
 # Pinned upstream images ([K-JETSTREAM-CONV], [K-JETSTREAM]). Tags only: upstream publishes no digests.
 REGISTRY = "us-docker.pkg.dev/cloud-tpu-images/inference"
@@ -105,7 +106,12 @@ class JetStreamSpec(_Spec):
     zone: str | None = None
     """Zone of the TPU pool (required for a regional Standard cluster)."""
     replicas: int = Field(default=2, ge=1, le=64)
-    """Server replicas; the TPU pool gets one node per replica."""
+    """Server replicas; the TPU pool gets one node per replica. With `slo` the default is the replicas the target
+    needs, and a smaller count is refused."""
+    slo: SloSpec | None = None
+    """A traffic target the replicas are sized for (docs/jetstream.md): `replicas` defaults to the count it needs on
+    the stack's slice, a smaller `replicas` is refused, and so is a slice that cannot keep a latency limit at
+    any load."""
     batch_size: int | None = Field(default=None, gt=0, le=4096, alias="batchSize")
     """Decode batch (`--batch_size`/`--override_batch_size`); sizes the KV cache (default: 32; download flow: 30)."""
     max_cache_length: int = Field(default=2048, gt=0, alias="maxCacheLength")

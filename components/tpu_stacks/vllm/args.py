@@ -11,6 +11,7 @@ import pulumi
 
 from tpu_stacks.cluster.args import TpuClusterArgs
 from tpu_stacks.gcp.monitoring.args import MonitoringArgs
+from tpu_stacks.slo.args import SloArgs
 
 
 class ReplicaArgs(TypedDict):
@@ -80,6 +81,10 @@ class VllmStackArgs(TypedDict):
     autoscaling: NotRequired[HpaArgs]
     """The HPA's metric and per-pod target (used only when `replicas.min` is below `replicas.max`). Default: metric
     num_requests_waiting, target 10."""
+    slo: NotRequired[SloArgs]
+    """A traffic target the replicas are sized for (docs/vllm.md): `replicas.max` defaults to the replicas it needs
+    on the stack's slice, a `replicas.max` below that is refused, and so is a slice that cannot keep a latency
+    limit at any load; with a latency limit it also sets `maxNumSeqs` and the HPA's waiting target unless you do."""
     exposure: NotRequired[str]
     """internal (a GKE internal load balancer), public (needs `sourceRanges`) or cluster (ClusterIP only). Default:
     internal."""

@@ -18,6 +18,7 @@ from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID
 from tpu_stacks.parallel_flags import check_parallelism, tensor_parallel_flags
 from tpu_stacks.sizing import ServingRequest, choose_slice, file_cache_gib, slice_refusal, tensor_parallel_size
+from tpu_stacks.slo.plan import SloPrediction, latency_batch, predict, replica_range, waiting_target
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
 POOL = "vllm-pool"
@@ -38,6 +39,8 @@ class VllmPlan(WorkloadPlan):
     spec: VllmSpec
     request: ServingRequest
     cache_gib: int
+    slo: SloPrediction | None = None
+    """The traffic model's prediction for `spec.slo` (the replicas in `spec` are already sized from it)."""
 
     @property
     def autoscales(self) -> bool:
@@ -104,7 +107,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     """Size the slice and check every setting; raises UserError before any resource exists."""
     model = lookup_model(spec.model, key="vllm.model")
     gen = generation(spec.tpu_generation, key="vllm.tpuGeneration")
-    if spec.replicas.min > spec.replicas.max:
+    if spec.replicas.min > spec.replicas.max and not _slo_sets_max(spec):
         raise UserError(
             "vllm.replicas", f"{spec.replicas.min}..{spec.replicas.max}", "has min above max", "set min <= max"
         )
@@ -140,6 +143,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
             "set vllm.topology to one whose chip count divides the head count",
         )
     _check_parallelism(spec, verdict.shape, tp)
+    spec, slo = _with_slo(spec, request, verdict.shape)
     weights = verdict.memory.part("weights")
     cluster_plan = _plan_cluster(spec, cluster, verdict.shape)
     # The secrets last: a missing token must not hide that the model does not fit (or any other setting).
@@ -158,7 +162,44 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
         verdict=verdict,
         cache_gib=file_cache_gib(weights),
         cluster=cluster_plan,
+        slo=slo,
     )
+
+
+def _slo_sets_max(spec: VllmSpec) -> bool:
+    return spec.slo is not None and "max" not in spec.replicas.model_fields_set
+
+
+def _with_slo(spec: VllmSpec, request: ServingRequest, shape: SliceShape) -> tuple[VllmSpec, SloPrediction | None]:
+    """The spec with its replica range sized for `slo` (slo/plan.py's rule), and the prediction."""
+    if spec.slo is None:
+        return spec, None
+    prediction = predict(
+        "vllm",
+        spec.slo,
+        request.model,
+        shape,
+        "vllm",
+        weight_dtype=request.weight_dtype,
+        kv_dtype=request.kv_dtype,
+        context=spec.max_model_len,
+        max_batch=spec.max_num_seqs,
+    )
+    given = None if _slo_sets_max(spec) else spec.replicas.max
+    low, high = replica_range("vllm.replicas.max", prediction, spec.replicas.min, given)
+    updates: dict[str, object] = {"replicas": spec.replicas.model_copy(update={"min": low, "max": high})}
+    # With a latency limit: cap the batch there, so excess requests wait, and scale on the waiting (yours win).
+    cap, waiting = latency_batch(prediction), waiting_target(prediction)
+    if cap is not None and cap < spec.max_num_seqs and "max_num_seqs" not in spec.model_fields_set:
+        updates["max_num_seqs"] = cap
+    autoscaling = spec.autoscaling
+    if (
+        waiting is not None
+        and autoscaling.metric == "num_requests_waiting"
+        and "target" not in autoscaling.model_fields_set
+    ):
+        updates["autoscaling"] = autoscaling.model_copy(update={"target": float(waiting)})
+    return spec.model_copy(update=updates), prediction
 
 
 def _check_parallelism(spec: VllmSpec, shape: SliceShape, devices: int) -> None:

@@ -142,4 +142,5 @@ def pod_template(
 
 def workload_annotations(plan: VllmPlan) -> dict[str, str]:
     """What the policy pack needs to re-check the fit at preview."""
-    return annotations.for_serving(plan.request, plan.tensor_parallel_size)
+    slo = plan.slo.annotations() if plan.slo else {}
+    return {**annotations.for_serving(plan.request, plan.tensor_parallel_size), **slo}

@@ -15,6 +15,7 @@ from tpu_stacks.catalog.tpu import generation_names, names_text
 from tpu_stacks.cluster.spec import workload_cluster
 from tpu_stacks.field_rules import ComponentInput, EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+from tpu_stacks.slo.spec import SloSpec
 
 # The last immutable upstream tag that matches today's args ([K-VLLM] history, commit 5a8378ff).
 VLLM_IMAGE = "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
@@ -105,6 +106,10 @@ class VllmSpec(_Spec):
     """Server replica range: the HPA's bounds and the TPU node pool's autoscaling range (one node per replica)."""
     autoscaling: AutoscalingSpec = Field(default_factory=AutoscalingSpec)
     """The HPA's metric and per-pod target (used only when `replicas.min` is below `replicas.max`)."""
+    slo: SloSpec | None = None
+    """A traffic target the replicas are sized for (docs/vllm.md): `replicas.max` defaults to the replicas it needs
+    on the stack's slice, a `replicas.max` below that is refused, and so is a slice that cannot keep a latency
+    limit at any load; with a latency limit it also sets `maxNumSeqs` and the HPA's waiting target unless you do."""
     exposure: Literal["internal", "public", "cluster"] = "internal"
     """internal (a GKE internal load balancer), public (needs `sourceRanges`) or cluster (ClusterIP only)."""
     source_ranges: list[str] = Field(default_factory=list, alias="sourceRanges")

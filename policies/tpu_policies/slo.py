@@ -1,0 +1,203 @@
+"""Rule 18: a serving workload with a traffic target can carry it.
+
+A workload annotated with a target (`tpu-stacks.dev/slo-*`, the contract in tpu_stacks.annotations; a
+stack's `slo:` writes it) is judged again here, from its own facts and not from the numbers its
+annotations predict: the slice from its nodeSelector and chips (fit.granted_shape), the model and its
+settings from the annotation contract or, without it, from the engine's arguments (engine_args), and the
+traffic model the CLI and the plan use (`tpu_stacks.traffic.evaluate_slice`). It is refused when
+
+- the slice cannot keep the target's latency limits (NTPOT, TTFT) at any load, or
+- its most replicas (HPA maxReplicas, else spec.replicas; a RayService's Serve max_replicas: replicas.py)
+  times what one replica carries within the limits is below the target.
+
+How far to trust the figure is the traffic model's `basis`: a measured row or a GKE Inference Quickstart
+profile is evidence, so `tpu-slo-capacity` is mandatory; a roofline estimate is not, so the same finding
+on a modelled figure is `tpu-slo-capacity-modelled`, advisory. Enforcement is per policy in the Policy
+SDK (`ResourceValidationPolicy.enforcement_level`), hence two policies over one check.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
+
+from tpu_policies.engine_args import infer
+from tpu_policies.fit import granted_shape, request_from
+from tpu_policies.replicas import most_replicas
+from tpu_policies.settings import Setting, config_schema
+from tpu_policies.stack import Item, Stack, read_stack
+from tpu_policies.values import UNKNOWN
+from tpu_policies.workloads import PodTemplate, workload_annotations
+from tpu_stacks import annotations as keys
+from tpu_stacks.errors import UserError
+from tpu_stacks.sizing import ServingRequest
+from tpu_stacks.slo.plan import size_command
+from tpu_stacks.traffic import Profile, TrafficTarget, evaluate_slice, read_profiles
+from tpu_stacks.traffic.model import MAX_BATCH
+
+TRUSTED_BASES = ("measured", "profile")
+"""Bases the mandatory policy judges; the rest (the roofline's `model`) the advisory one."""
+TRAFFIC_ENGINES = ("vllm", "jetstream")
+"""Engines the traffic model evaluates (`evaluate_slice(engine=...)`)."""
+PROFILES = Setting(
+    "profiles",
+    [],
+    "Saved GKE Inference Quickstart FetchProfiles/FetchBenchmarkingData responses (JSON paths; absolute, or "
+    "relative to where the Pulumi CLI runs) the traffic model uses for what they cover: the stack's slo.profiles. "
+    "Set the same list on both tpu-slo-capacity rules.",
+)
+MAX_NUM_SEQS = re.compile(r"(?<![\w-])--max-num-seqs[=\s]+(\d+)")
+
+
+@dataclass(frozen=True)
+class Finding:
+    message: str
+    trusted: bool
+    """The figure is measured or from a profile: the mandatory policy reports it."""
+
+
+def _number(notes: dict[str, Any], key: str, whole: bool = False) -> float | None:
+    value = notes.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.fullmatch(r"\s*\d+\s*" if whole else r"\s*\d+(\.\d+)?\s*", value):
+        raise UserError(key, value, "is not a number as text", 'write it as digits, quoted: "1200"')
+    return float(value)
+
+
+def target_from(notes: dict[str, Any]) -> TrafficTarget | None:
+    """The annotated target; None when the workload has none."""
+    rate = _number(notes, keys.SLO_OUTPUT_TOKENS_PER_SECOND)
+    if rate is None:
+        return None
+    lengths = {
+        name: int(value)
+        for name, key in (("input_tokens", keys.SLO_INPUT_TOKENS), ("output_tokens", keys.SLO_OUTPUT_TOKENS))
+        if (value := _number(notes, key, whole=True)) is not None
+    }
+    return TrafficTarget(
+        output_tokens_per_second=rate,
+        ntpot_ms=_number(notes, keys.SLO_NTPOT_MS),
+        ttft_ms=_number(notes, keys.SLO_TTFT_MS),
+        **lengths,
+    )
+
+
+def _request(notes: dict[str, Any], template: PodTemplate, props: dict[str, Any]) -> ServingRequest | None:
+    """The model and its settings: the annotation contract, else the engine's own arguments."""
+    request = request_from(notes) if keys.MODEL in notes or keys.PARAMS in notes else None
+    if request is None:
+        found = infer(template, props)
+        request = found.request if found is not None else None
+    return request if isinstance(request, ServingRequest) else None
+
+
+def batch_cap(request: ServingRequest, template: PodTemplate) -> int:
+    """Sequences the engine decodes together at most: JetStream's fixed batch (the request's, from the annotation
+    or `--batch_size`), vLLM's last `--max-num-seqs` (absent: the traffic model's own cap), as the plan uses."""
+    if request.engine == "jetstream":
+        return request.batch
+    found = MAX_NUM_SEQS.findall(template.arg_text())
+    return int(found[-1]) if found else MAX_BATCH
+
+
+def _judge(
+    item: Item, template: PodTemplate, target: TrafficTarget, stack: Stack, profiles: tuple[Profile, ...]
+) -> Finding | None:
+    notes = workload_annotations(item.props)
+    request = _request(notes, template, item.props)
+    shape = granted_shape(template)
+    if request is None or shape is None or request.engine not in TRAFFIC_ENGINES:
+        return None  # not a model on a slice the traffic model knows: tpu-model-sizable names what is missing
+    candidate = evaluate_slice(
+        request.model,
+        shape,
+        target,
+        engine=request.engine,
+        weight_dtype=request.weight_dtype,
+        kv_dtype=request.kv_dtype,
+        max_model_len=request.context,
+        max_batch=batch_cap(request, template),
+        profiles=profiles,
+    )
+    trusted = candidate.basis in TRUSTED_BASES
+    where = f"{shape.generation} {shape.topology}"
+    figure = f"{candidate.basis}: {candidate.source}"
+    command = size_command(request.model, target, request.engine)
+    if not candidate.meets:
+        return Finding(
+            f"{item.label}: one replica of {where} cannot meet the target's latency limits at any load "
+            f"({candidate.why}; {figure}); find a slice that does with `{command}`",
+            trusted,
+        )
+    most = most_replicas(stack, item)
+    if most is None:
+        return None
+    replica = candidate.per_replica.output_tokens_per_second
+    if most.count >= candidate.replicas:
+        return None
+    return Finding(
+        f"{item.label}: its most replicas ({most.field} = {most.count}) carry {most.count * replica:g} output "
+        f"tokens/s on {where} ({replica:g} each within the limits; {figure}), below the annotated target of "
+        f"{target.output_tokens_per_second:g}; raise it to {candidate.replicas}, or find a larger slice with "
+        f"`{command}`",
+        trusted,
+    )
+
+
+def findings(stack: Stack, profiles: tuple[Profile, ...] = ()) -> list[tuple[Item, Finding]]:
+    """Every workload with a target that cannot carry it (one finding per workload)."""
+    result: list[tuple[Item, Finding]] = []
+    for item, templates in stack.tpu_workloads():
+        notes = workload_annotations(item.props)
+        if any(value is UNKNOWN for key, value in notes.items() if key.startswith(keys.PREFIX)):
+            continue  # a sizing input is known only after apply
+        try:
+            target = target_from(notes)
+            if target is None:
+                continue
+            found = next((f for t in templates if (f := _judge(item, t, target, stack, profiles)) is not None), None)
+        except UserError as error:
+            found = Finding(f"{item.label}: cannot judge its traffic target: {error}", True)
+        if found is not None:
+            result.append((item, found))
+    return result
+
+
+def _reporter(trusted: bool) -> Any:
+    def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+        try:
+            profiles = tuple(p for path in PROFILES.read(args) for p in read_profiles(str(path)))
+        except UserError as error:
+            report_violation(f"setting {PROFILES.key}: {error}", None)
+            return
+        for item, finding in findings(read_stack(args), profiles):
+            if finding.trusted == trusted:
+                report_violation(finding.message, item.urn)
+
+    return validate
+
+
+POLICY = StackValidationPolicy(
+    name="tpu-slo-capacity",
+    description="A serving workload with a traffic target (tpu-stacks.dev/slo-* annotations) can carry it: its slice "
+    "keeps the latency limits at some load and its most replicas carry the output tokens/s, judged by the traffic "
+    "model from a measured or profiled figure.",
+    validate=_reporter(trusted=True),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    severity=Severity.HIGH,
+    config_schema=config_schema(PROFILES),
+)
+
+MODELLED_POLICY = StackValidationPolicy(
+    name="tpu-slo-capacity-modelled",
+    description="The same check as tpu-slo-capacity where the traffic model's figure is a roofline estimate, not a "
+    "measurement: advisory, since the estimate may be off (docs/sizing-for-traffic.md states its error on every row).",
+    validate=_reporter(trusted=False),
+    enforcement_level=EnforcementLevel.ADVISORY,
+    severity=Severity.MEDIUM,
+    config_schema=config_schema(PROFILES),
+)
