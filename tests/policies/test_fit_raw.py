@@ -7,7 +7,7 @@ from tpu_stacks.annotations import MODEL
 
 FIT, SIZABLE = "tpu-model-fits-slice", "tpu-model-sizable"
 V5E, V6E = "tpu-v5-lite-podslice", "tpu-v6e-slice"
-VLLM_IMAGE = "vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
+VLLM_IMAGE = "vllm/vllm-tpu:v0.23.0"
 JETSTREAM_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pytorch-server:v0.2.3"
 MAXTEXT_IMAGE = "us-docker.pkg.dev/my-proj/images/maxtext:2025-10-01"
 
@@ -84,7 +84,7 @@ def test_vllm_serve_with_a_positional_model_and_any_image():
 def test_an_unknown_model_is_an_advisory_not_a_silent_pass():
     fit, (advisory,) = found(vllm("2x2", 4, vllm_args(model="acme/unheard-of-70b", tp=4)))
     assert fit == [] and advisory.level == "advisory"
-    assert "runs vllm 73aa7041bfee but --model: 'acme/unheard-of-70b' is not in the model catalogue" in advisory.message
+    assert "runs vllm v0.23.0 but --model: 'acme/unheard-of-70b' is not in the model catalogue" in advisory.message
     assert "the model's fit is not checked" in advisory.message
 
 
