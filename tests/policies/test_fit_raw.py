@@ -1,6 +1,8 @@
 """tpu-model-fits-slice on raw programs: no project components, no tpu-stacks.dev annotations; the model and
 its sizing inputs are read from the engine's own arguments (engine catalogue), judged by the same sizing code."""
 
+import pytest
+
 from tests.policies import objects as o
 from tests.policies.harness import UNKNOWN_STRING, capture, of, raw, run
 from tpu_stacks.annotations import MODEL
@@ -88,9 +90,10 @@ def test_an_unknown_model_is_an_advisory_not_a_silent_pass():
     assert "the model's fit is not checked" in advisory.message
 
 
-def test_a_quantization_the_memory_model_cannot_size_is_an_advisory():
-    fit, (advisory,) = found(vllm("2x2", 4, vllm_args(tp=4) + ["--quantization=awq"]))
-    assert fit == [] and "--quantization awq is not one the memory model sizes" in advisory.message
+@pytest.mark.parametrize("method", ["awq", "tpu_int8"])  # tpu_int8: torch_xla's, not a method of v0.23.0
+def test_a_quantization_the_memory_model_cannot_size_is_an_advisory(method):
+    fit, (advisory,) = found(vllm("2x2", 4, vllm_args(tp=4) + [f"--quantization={method}"]))
+    assert fit == [] and f"--quantization {method} is not one the memory model sizes (fp8)" in advisory.message
 
 
 def test_annotations_win_over_the_engine_arguments():
