@@ -47,7 +47,7 @@ class Inferred:
     request: ServingRequest | TrainingRequest | None
     problem: str | None = None
     tensor_parallel: int | None = None
-    """vLLM `--tensor-parallel-size`: the chips the model is sharded over (None: not given)."""
+    """vLLM `--tensor-parallel-size`: the JAX devices the model is sharded over, 2 per tpu7x chip (None: not given)."""
 
     @property
     def label(self) -> str:
