@@ -176,9 +176,9 @@ def test_the_same_stack_gets_the_same_name_and_a_change_of_what_it_tests_a_new_o
     )
     changed = {
         "model": vllm_job(model="google/gemma-7b", hf_token=pulumi.Output.secret("t")),
-        "image": vllm_job(image="docker.io/vllm/vllm-tpu:v0.9.2"),
+        "image": vllm_job(image="docker.io/vllm/vllm-tpu:v0.22.1"),
         "server flags": vllm_job(max_model_len=2048),
-        "the HPA's metric": vllm_job(autoscaling={"metric": "gpu_cache_usage_perc"}),
+        "the HPA's metric": vllm_job(autoscaling={"metric": "kv_cache_usage_perc"}),
         "the dashboard's presence": vllm_job(monitoring={"enabled": False}),
     }
     for what, job in changed.items():

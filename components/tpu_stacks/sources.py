@@ -131,6 +131,18 @@ SOURCES = (
         f"{_KES}/a3f1a42367565b53aaf1e8300b12ac65a06178f9/ai-ml/vllm-tpu",
     ),
     Source(
+        "VLLM-TPU",
+        "vllm-project/tpu-inference v0.23.0, the TPU backend of the vllm/vllm-tpu:v0.23.0 image (docker/Dockerfile, "
+        "tpu_inference/envs.py, runner/compilation_manager.py, worker/tpu_worker.py)",
+        "https://github.com/vllm-project/tpu-inference/tree/v0.23.0",
+    ),
+    Source(
+        "VLLM-SRC",
+        "vllm-project/vllm v0.23.0, the vLLM of the vllm/vllm-tpu:v0.23.0 image (vllm/v1/metrics/loggers.py, "
+        "vllm/envs.py, vllm/engine/arg_utils.py; the same tree is PyPI's vllm-tpu 0.23.0 sdist)",
+        "https://github.com/vllm-project/vllm/tree/v0.23.0",
+    ),
+    Source(
         "ADAPTER",
         "Custom Metrics Stackdriver Adapter manifest (GoogleCloudPlatform/k8s-stackdriver), commit 0857364d",
         "https://github.com/GoogleCloudPlatform/k8s-stackdriver/blob/0857364d151373fb985599f4ddee6504166de939/"

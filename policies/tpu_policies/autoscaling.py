@@ -3,8 +3,9 @@
 An HPA on a misspelled or retired metric is accepted by Kubernetes and never scales: the Custom
 Metrics Stackdriver Adapter answers "no metrics returned" and the HPA sits at its minimum
 (the GKE vLLM tutorial's older `vllm:avg_generation_throughput_toks_per_s` is not exported by the
-V1 engine the pinned image runs). The metric names each catalogued engine exports, as Managed
-Prometheus names them (`prometheus.googleapis.com|<metric>|<kind>`), are in
+V1 engine the pinned image runs, and its `vllm:gpu_cache_usage_perc` is `vllm:kv_cache_usage_perc` since
+vLLM 0.9: the catalogue's `renamed` list names the new name). The metric names each catalogued
+engine exports, as Managed Prometheus names them (`prometheus.googleapis.com|<metric>|<kind>`), are in
 `tpu_stacks.catalog.engines`; a `pods`, `object` or `external` metric that carries an engine's
 prefix (`vllm:`) must be one of them, with its kind. Metrics of engines the catalogue has no list
 for pass; names a team exports itself go in `allowedMetrics`.
@@ -64,6 +65,13 @@ def metric_problem(name: str, allowed: list[str]) -> str | None:
     exported: dict[str, Metric] = {m.name: m for e in versions for m in e.metrics}
     pinned = ", ".join(e.version[:12] for e in versions)
     found = exported.get(metric)
+    renamed = next((r for e in versions if (r := e.renamed_to(metric)) is not None and r.new in exported), None)
+    if found is None and renamed is not None:
+        new = exported[renamed.new].managed_prometheus
+        return (
+            f"{metric} was renamed {renamed.new} in {owner.engine} {renamed.since}; {owner.engine} {pinned} exports "
+            f"only the new name, so the HPA would never scale; use {new}"
+        )
     if found is None:
         close = difflib.get_close_matches(metric, list(exported), n=1)
         hint = f"did you mean {exported[close[0]].managed_prometheus}?" if close else "use one it exports"

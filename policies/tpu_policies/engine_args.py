@@ -24,12 +24,13 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.jetstream.models import MODELS as JETSTREAM_MODELS
 from tpu_stacks.sizing import ServingRequest, TrainingRequest
 
-# vLLM `--dtype`, `--kv-cache-dtype` and `--quantization` values -> the sizing dtypes (vllm/config.py,
-# vllm/engine/arg_utils.py). "auto" is the model's dtype: bf16 for every catalogued model.
+# vLLM `--dtype`, `--kv-cache-dtype` and `--quantization` values -> the sizing dtypes (vllm/config/model.py,
+# vllm/config/cache.py at the pinned v0.23.0). "auto" is the model's dtype: bf16 for every catalogued model.
+# torch_xla's `tpu_int8` is not a method of the tpu-inference image (catalog/engines.py, the flag's note).
 VLLM_DTYPES = {"auto": "bf16", "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16"}
 VLLM_DTYPES |= {"float32": "fp32", "float": "fp32"}
 VLLM_KV_DTYPES = {"auto": None, "bfloat16": "bf16", "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
-VLLM_QUANTIZATION = {"fp8": "fp8", "tpu_int8": "int8"}
+VLLM_QUANTIZATION = {"fp8": "fp8"}
 """Quantization methods whose weight size the memory model knows (others: advisory)."""
 MAXTEXT_WEIGHT_DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
 # Without --max-model-len vLLM takes the model's own context, at least the sizing default for every catalogued
@@ -46,7 +47,7 @@ class Inferred:
     request: ServingRequest | TrainingRequest | None
     problem: str | None = None
     tensor_parallel: int | None = None
-    """vLLM `--tensor-parallel-size`: the chips the model is sharded over (None: not given)."""
+    """vLLM `--tensor-parallel-size`: the JAX devices the model is sharded over, 2 per tpu7x chip (None: not given)."""
 
     @property
     def label(self) -> str:

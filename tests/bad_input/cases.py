@@ -354,6 +354,12 @@ SILENT_ACCEPTS = [
     ),
     Case("exposure", vllm(exposure="open"), "tpu-stacks:vllm.exposure"),
     Case("autoscaling-metric", vllm(autoscaling={"metric": "cpu"}), "tpu-stacks:vllm.autoscaling.metric"),
+    Case(
+        "autoscaling-metric-renamed",
+        vllm(autoscaling={"metric": "gpu_cache_usage_perc"}),
+        "tpu-stacks:vllm.autoscaling.metric",
+        also=("'gpu_cache_usage_perc'", "renamed kv_cache_usage_perc", "write kv_cache_usage_perc"),
+    ),
     Case("jetstream-flow", jetstream(flow="convert"), "tpu-stacks:jetstream.flow"),
     Case("release-channel-case", cluster(releaseChannel="rapid"), "tpu-stacks:cluster.releaseChannel"),
     Case("cluster-mode", cluster(mode="Autopilot"), "tpu-stacks:cluster.mode"),

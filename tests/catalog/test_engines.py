@@ -36,19 +36,41 @@ def test_every_entry_cites_its_source(entry):
 def test_vllm_hpa_metrics_come_from_the_catalogue():
     assert HPA_METRICS == {
         "num_requests_waiting": "prometheus.googleapis.com|vllm:num_requests_waiting|gauge",
-        "gpu_cache_usage_perc": "prometheus.googleapis.com|vllm:gpu_cache_usage_perc|gauge",
+        "kv_cache_usage_perc": "prometheus.googleapis.com|vllm:kv_cache_usage_perc|gauge",
     }
     for name in HPA_METRICS.values():
         metric = engines.VLLM.metric(name.split("|")[1])
         assert metric is not None and metric.managed_prometheus == name
+    # the list's source is the engine's own logger at the pinned tag, the tag the image runs
+    assert engines.VLLM.metrics_source == (
+        f"https://github.com/vllm-project/vllm/blob/{engines.VLLM.version}/vllm/v1/metrics/loggers.py"
+    )
 
 
-def test_retired_and_later_metrics_are_not_in_the_pinned_vllm():
+def test_the_pinned_vllm_is_the_tpu_inference_release():
+    assert engines.VLLM.version == "v0.23.0"
+    assert VLLM_IMAGE == "docker.io/vllm/vllm-tpu:v0.23.0"
+    assert "[VLLM-TPU]" in engines.VLLM.source and "[VLLM-SRC]" in engines.VLLM.source
+
+
+def test_retired_and_renamed_metrics_are_not_in_the_pinned_vllm():
     assert engines.VLLM.metric("vllm:avg_generation_throughput_toks_per_s") is None  # V0 only
-    assert engines.VLLM.metric("vllm:kv_cache_usage_perc") is None  # v0.9 and later
     with pytest.raises(KeyError):
         engines.managed_prometheus_name(engines.VLLM, "vllm:avg_generation_throughput_toks_per_s")
     assert engines.VLLM.metric("vllm:prompt_tokens_total").kind == "counter"
+    # the GKE tutorial's HPA metric and the dashboards' old names: gone from v0.23.0, each with its new name
+    renamed = {r.old: r.new for r in engines.VLLM.renamed}
+    assert renamed == {
+        "vllm:gpu_cache_usage_perc": "vllm:kv_cache_usage_perc",
+        "vllm:gpu_prefix_cache_queries_total": "vllm:prefix_cache_queries_total",
+        "vllm:gpu_prefix_cache_hits_total": "vllm:prefix_cache_hits_total",
+        "vllm:time_per_output_token_seconds": "vllm:inter_token_latency_seconds",
+    }
+    kinds = {"vllm:kv_cache_usage_perc": "gauge", "vllm:inter_token_latency_seconds": "histogram"}
+    for old, new in renamed.items():
+        assert engines.VLLM.metric(old) is None
+        assert engines.VLLM.metric(new).kind == kinds.get(new, "counter")
+    assert engines.VLLM.renamed_to("vllm:num_requests_waiting") is None
 
 
 def test_flags_that_size_each_engine():

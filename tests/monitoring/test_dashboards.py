@@ -44,7 +44,7 @@ def test_the_queue_line_is_the_spec_target_the_hpa_uses(target):
 
 
 def test_an_hpa_on_the_kv_cache_draws_its_target_on_the_cache_chart_and_has_no_queue_alert():
-    planned = vllm(autoscaling={"metric": "gpu_cache_usage_perc", "target": 0.8})
+    planned = vllm(autoscaling={"metric": "kv_cache_usage_perc", "target": 0.8})
     assert chart(planned, "Requests waiting").thresholds == ()
     (line,) = chart(planned, "KV cache usage").thresholds
     assert line.value == 0.8

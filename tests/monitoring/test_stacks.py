@@ -96,6 +96,8 @@ def test_every_widget_metric_is_exported_by_the_pinned_engine_or_gke(planned, st
     missing = [n for n in names if not exported(n, PINNED[stack])]
     assert not missing
     assert "vllm:avg_generation_throughput_toks_per_s" not in names  # the tutorial's query: gone in V1
+    # names the pinned vLLM renamed (catalogue `renamed`): the dashboards read only the new ones
+    assert not {r.old for r in engines.VLLM.renamed} & set(names)
 
 
 def test_vllm_dashboard_shows_queue_running_cache_latency_tokens_and_replicas(planned):
@@ -104,9 +106,9 @@ def test_vllm_dashboard_shows_queue_running_cache_latency_tokens_and_replicas(pl
     for metric in (
         "vllm:num_requests_waiting",
         "vllm:num_requests_running",
-        "vllm:gpu_cache_usage_perc",
+        "vllm:kv_cache_usage_perc",
         "vllm:time_to_first_token_seconds_bucket",
-        "vllm:time_per_output_token_seconds_bucket",
+        "vllm:inter_token_latency_seconds_bucket",
         "vllm:generation_tokens_total",
         "kube_horizontalpodautoscaler_status_current_replicas",
         "kube_horizontalpodautoscaler_status_desired_replicas",

@@ -34,8 +34,18 @@ def test_a_misspelled_vllm_metric_is_refused_with_the_right_name():
     (problem,) = check(hpa("prometheus.googleapis.com|vllm:num_request_waiting|gauge"))
     assert problem.level == "mandatory"
     assert "HorizontalPodAutoscaler serving/vllm-hpa spec.metrics[0].pods.metric.name" in problem.message
-    assert "vllm:num_request_waiting is not a metric vllm 73aa7041bfee exports" in problem.message
+    assert "vllm:num_request_waiting is not a metric vllm v0.23.0 exports" in problem.message
     assert f"did you mean {TUTORIAL}?" in problem.message
+
+
+def test_the_tutorials_renamed_cache_metric_is_refused_with_its_new_name():
+    """[K-VLLM] vllm-hpa.yaml scales on vllm:gpu_cache_usage_perc, which vLLM renamed in 0.9 (catalogue `renamed`)."""
+    (problem,) = check(hpa("prometheus.googleapis.com|vllm:gpu_cache_usage_perc|gauge"))
+    assert problem.level == "mandatory"
+    assert "vllm:gpu_cache_usage_perc was renamed vllm:kv_cache_usage_perc in vllm 0.9" in problem.message
+    assert "use prometheus.googleapis.com|vllm:kv_cache_usage_perc|gauge" in problem.message
+    (dashboards,) = check(hpa("prometheus.googleapis.com|vllm:time_per_output_token_seconds|histogram"))
+    assert "renamed vllm:inter_token_latency_seconds in vllm 0.11" in dashboards.message
 
 
 def test_the_retired_throughput_metric_is_refused():

@@ -170,13 +170,14 @@ def test_alert_policy_queries_are_checked_and_engines_come_from_the_plans_images
     )
     bad = record(
         "gcp:monitoring/alertPolicy:AlertPolicy",
-        {"conditions": [{"conditionPrometheusQueryLanguage": {"query": 'vllm:kv_cache_usage_perc{a="b"} > 0.9'}}]},
+        {"conditions": [{"conditionPrometheusQueryLanguage": {"query": 'vllm:gpu_cache_usage_perc{a="b"} > 0.9'}}]},
         "bad",
     )
     capture = Capture(config=None, preview=False, resources=[deployment, alert, bad])  # type: ignore[arg-type]
     assert engines_in(capture) == [VLLM]
     (problem,) = check_monitoring(capture)
-    assert problem.object_id.endswith(" bad") and "vllm:kv_cache_usage_perc" in problem.message
+    assert problem.object_id.endswith(" bad") and "vllm:gpu_cache_usage_perc is not exported" in problem.message
+    assert "renamed vllm:kv_cache_usage_perc in vllm 0.9" in problem.message  # the catalogue's rename
 
 
 def test_a_legend_naming_a_label_the_query_drops_is_reported():

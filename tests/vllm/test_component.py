@@ -90,7 +90,7 @@ def test_deployment_is_derived_from_the_catalogue(mocks):
     assert "--model=meta-llama/Llama-3.1-70B" in container["args"] and "--max-model-len=4096" in container["args"]
     assert container["resources"]["requests"]["google.com/tpu"] == "8"
     assert container["resources"]["limits"]["google.com/tpu"] == "8"
-    assert container["image"] == "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
+    assert container["image"] == "docker.io/vllm/vllm-tpu:v0.23.0"
     assert container["startupProbe"]["httpGet"] == {"path": "/health", "port": 8000}
     assert container["startupProbe"]["failureThreshold"] * container["startupProbe"]["periodSeconds"] >= 30 * 60
     assert container["readinessProbe"]["httpGet"]["path"] == "/health"
@@ -116,7 +116,7 @@ def test_compile_cache_is_local_per_pod_and_keyed(mocks):
     env = {e["name"]: e.get("value") for e in server(mocks)["env"]}
     assert env["VLLM_XLA_CACHE_PATH"] == "/xla-cache"  # never the shared FUSE mount
     restore, upload = spec["initContainers"]
-    key = "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/73aa7041bfee4358"
+    key = "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/v0.23.0"
     assert key in restore["command"][2] and key in upload["command"][2]
     assert "--no-clobber" in upload["command"][2]
     assert upload["restartPolicy"] == "Always"  # a native sidecar
@@ -198,10 +198,7 @@ def test_artifact_registry_remote_repository_serves_the_pinned_image():
     (container,) = mocks.named("kubernetes:apps/v1:Deployment", "reg-deployment").inputs["spec"]["template"]["spec"][
         "containers"
     ]
-    assert (
-        container["image"]
-        == "us-central1-docker.pkg.dev/proj/vllm-tpu-tpu-cluster/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
-    )
+    assert container["image"] == "us-central1-docker.pkg.dev/proj/vllm-tpu-tpu-cluster/vllm/vllm-tpu:v0.23.0"
     (pull,) = mocks.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
     assert pull.inputs["role"] == "roles/artifactregistry.reader"
     assert pull.inputs["member"] == "serviceAccount:tpu-cluster-nodes@proj.iam.gserviceaccount.com"
@@ -286,6 +283,26 @@ def test_the_await_budget_follows_startup_minutes_and_replicas():
         {**TUTORIAL, "hf_token": pulumi.Output.secret("t"), "startup_minutes": 90, "replicas": {"min": 1, "max": 1}}
     )
     assert resources["vllm-deployment"].custom_timeouts == {"create": "115m", "update": "115m"}
+    # the engine's own wait for its core (vLLM's default 600 s) is the probe's budget, not shorter
+    (container,) = resources["vllm-deployment"].props["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    probe = container["startupProbe"]
+    assert int(env["VLLM_ENGINE_READY_TIMEOUT_S"]) == 90 * 60 == probe["periodSeconds"] * probe["failureThreshold"]
+
+
+def test_the_engine_env_is_the_pinned_releases(mocks):
+    """v0.23.0 has no VLLM_USE_V1 (vLLM warns of unknown VLLM_* variables); the compile cache variable stays."""
+    env = {e["name"]: e.get("value") for e in server(mocks)["env"]}
+    assert "VLLM_USE_V1" not in env
+    assert env["VLLM_XLA_CACHE_PATH"] == "/xla-cache" and "VLLM_DISABLE_COMPILE_CACHE" not in env
+    assert env["VLLM_ENGINE_READY_TIMEOUT_S"] == str(40 * 60)
+    without = {
+        e["name"]: e.get("value")
+        for e in tutorial(compile_cache=False)
+        .named("kubernetes:apps/v1:Deployment", "vllm-deployment")
+        .inputs["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+    assert without["VLLM_DISABLE_COMPILE_CACHE"] == "1" and "VLLM_XLA_CACHE_PATH" not in without
 
 
 def test_ready_replicas_is_a_readiness_output():

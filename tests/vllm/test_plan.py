@@ -144,8 +144,8 @@ def test_the_file_cache_holds_the_weights_plus_ten_percent():
 
 
 def test_the_compile_cache_key_names_model_slice_tp_and_build():
-    # the default image's tag (a commit) cut to 16 characters
-    assert plan().compile_cache_prefix == "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/73aa7041bfee4358"
+    # the default image's tag (a longer tag, such as a commit, is cut to 16 characters)
+    assert plan().compile_cache_prefix == "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/v0.23.0"
     standard = plan(registry={"mode": "standard", "image": "vllm-tpu:v0.9.2"})
     assert standard.compile_cache_prefix == "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/v0.9.2"
 

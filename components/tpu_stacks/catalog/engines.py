@@ -84,6 +84,18 @@ class Served(BaseModel):
     source: str
 
 
+class Renamed(BaseModel):
+    """A metric the engine exported under another name before the pinned version (a user's old HPA or query)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    old: str
+    new: str
+    since: str
+    """The engine version that deprecated the old name (it was hidden, then removed, after it)."""
+    source: str
+
+
 EngineName = Literal["vllm", "jetstream", "maxtext", "saxml", "ray"]
 """The catalogued engines, for the type checker (a test checks it against `ENGINES`)."""
 
@@ -104,6 +116,8 @@ class EngineVersion(BaseModel):
     metrics: tuple[Metric, ...] = ()
     metrics_source: str | None = None
     """Where the metric names of this version are defined (a URL at the pinned revision where one exists)."""
+    renamed: tuple[Renamed, ...] = ()
+    """Metric names earlier versions exported that this one exports under a new name only."""
     metrics_port: int | None = None
     """The port its pods serve Prometheus metrics on, `/metrics` (None: it serves none at this version)."""
     user: ImageUser | None = None
@@ -142,6 +156,10 @@ class EngineVersion(BaseModel):
     def metric(self, name: str) -> Metric | None:
         return next((m for m in self.metrics if m.name == name), None)
 
+    def renamed_to(self, name: str) -> Renamed | None:
+        """The rename of an old metric name this version no longer exports (None: never renamed)."""
+        return next((r for r in self.renamed if r.old == name), None)
+
 
 def _gauges(*names: str) -> tuple[Metric, ...]:
     return tuple(Metric(name=n, kind="gauge") for n in names)
@@ -155,15 +173,31 @@ def _histograms(*names: str) -> tuple[Metric, ...]:
     return tuple(Metric(name=n, kind="histogram") for n in names)
 
 
+_VLLM_TAG = "v0.23.0"
+_VLLM_LOGGERS = f"https://github.com/vllm-project/vllm/blob/{_VLLM_TAG}/vllm/v1/metrics/loggers.py"
+_VLLM_RENAMES = (
+    "vllm/v1/metrics/loggers.py of v0.9 to v0.12 ('Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc')"
+)
+
 VLLM = EngineVersion(
     engine="vllm",
-    # The tutorial manifest's last immutable tag ([K-VLLM] history, kubernetes-engine-samples 5a8378ff,
-    # 2025-04-08): vLLM main of early April 2025, V1 engine (VLLM_USE_V1=1), between v0.8.3 and v0.8.5.
-    version="73aa7041bfee43581314e6f34e9a657137ecc092",
+    # The released vLLM TPU image built on tpu-inference ([VLLM-TPU]; vLLM PR #27997 moved the vllm-tpu image build
+    # there): vLLM v0.23.0 with tpu-inference v0.23.0 (PyPI vllm-tpu 0.23.0 requires tpu-inference==0.23.0). GKE's
+    # multi-host Ray Serve sample builds on this tag (kubernetes-engine-samples ai-ml/gke-ray/rayserve/llm/tpu/
+    # Dockerfile, `FROM vllm/vllm-tpu:v0.23.0`). One image serves single-host (the Deployment) and multi-host slices
+    # (tpu-inference's Ray executor, `TPU_MULTIHOST_BACKEND=ray`, tpu_inference/envs.py).
+    version=_VLLM_TAG,
     images=("docker.io/vllm/vllm-tpu", "vllm/vllm-tpu"),
     flags=(
         Flag(name="--model", meaning="model", note="Hugging Face id; `vllm serve <model>` gives it positionally"),
-        Flag(name="--tensor-parallel-size", meaning="tensor_parallel", default="1"),
+        Flag(
+            name="--tensor-parallel-size",
+            meaning="tensor_parallel",
+            default="1",
+            note="JAX devices, not chips: tpu-inference shards over jax.devices()[:tensor parallel x other axes] "
+            "(tpu_inference/worker/tpu_worker.py), 2 per tpu7x chip (its GKE example runs --tensor-parallel-size 8 "
+            "on a 4-chip tpu7x 2x2x1 host, examples/offload/gke/benchmarks/deploy-baseline.yaml)",
+        ),
         Flag(
             name="--max-model-len",
             meaning="context",
@@ -177,25 +211,41 @@ VLLM = EngineVersion(
         Flag(name="--max-num-batched-tokens", meaning="prefill_tokens", note="tokens per engine step"),
         Flag(name="--kv-cache-dtype", meaning="kv_dtype", default="auto", note="auto: the model dtype"),
         Flag(name="--dtype", meaning="weight_dtype", default="auto", note="auto: bf16 for the catalogued models"),
-        Flag(name="--quantization", meaning="quantization", note="-q; a method the catalogue cannot size is advisory"),
+        Flag(
+            name="--quantization",
+            meaning="quantization",
+            note="-q; tpu-inference maps fp8, awq, compressed-tensors, mxfp4, nvfp4 "
+            "(tpu_inference/layers/vllm/quantization/__init__.py); torch_xla's tpu_int8 is gone; a method the "
+            "catalogue cannot size is advisory",
+        ),
     ),
     metric_prefix="vllm:",
-    # vllm/v1/metrics/loggers.py (PrometheusStatLogger) of April 2025 and docs.vllm.ai/en/v0.8.5/serving/metrics.html.
-    # `vllm:avg_generation_throughput_toks_per_s` (the V0 logger's, used by older tutorials) is not exported by V1;
-    # `vllm:kv_cache_usage_perc` replaced gpu_cache_usage_perc only in v0.9 (later than this pin).
+    # PrometheusStatLogger at v0.23.0 (the tree of PyPI's vllm-tpu 0.23.0 sdist): what it registers unconditionally,
+    # plus cache_config_info (log_metrics_info) and lora_requests_info (with LoRA). Not catalogued: corrupted_requests
+    # (VLLM_COMPUTE_NANS_IN_LOGITS only), kv_block_* (--kv-cache-metrics only), spec-decode and KV-connector series.
+    # tpu-inference is a platform plugin: the API server and its /metrics are vLLM's own ([VLLM-TPU] README: "keep
+    # the same user experience, telemetry, and interface").
     metrics=(
         *_gauges(
             "vllm:num_requests_running",
             "vllm:num_requests_waiting",
-            "vllm:gpu_cache_usage_perc",
+            "vllm:num_requests_waiting_by_reason",
+            "vllm:engine_sleep_state",
+            "vllm:kv_cache_usage_perc",
             "vllm:cache_config_info",
             "vllm:lora_requests_info",
         ),
         *_counters(
-            "vllm:gpu_prefix_cache_queries_total",
-            "vllm:gpu_prefix_cache_hits_total",
+            "vllm:prefix_cache_queries_total",
+            "vllm:prefix_cache_hits_total",
+            "vllm:external_prefix_cache_queries_total",
+            "vllm:external_prefix_cache_hits_total",
+            "vllm:mm_cache_queries_total",
+            "vllm:mm_cache_hits_total",
             "vllm:num_preemptions_total",
             "vllm:prompt_tokens_total",
+            "vllm:prompt_tokens_by_source_total",
+            "vllm:prompt_tokens_cached_total",
             "vllm:generation_tokens_total",
             "vllm:request_success_total",
         ),
@@ -207,26 +257,54 @@ VLLM = EngineVersion(
             "vllm:request_params_n",
             "vllm:request_params_max_tokens",
             "vllm:time_to_first_token_seconds",
-            "vllm:time_per_output_token_seconds",
+            "vllm:inter_token_latency_seconds",
+            "vllm:request_time_per_output_token_seconds",
             "vllm:e2e_request_latency_seconds",
             "vllm:request_queue_time_seconds",
             "vllm:request_inference_time_seconds",
             "vllm:request_prefill_time_seconds",
             "vllm:request_decode_time_seconds",
+            "vllm:request_prefill_kv_computed_tokens",
         ),
     ),
-    metrics_source="https://github.com/vllm-project/vllm/blob/73aa7041bfee43581314e6f34e9a657137ecc092/vllm/v1/"
-    "metrics/loggers.py",
+    metrics_source=_VLLM_LOGGERS,
+    # vLLM's deprecation policy (docs/usage/metrics.md at v0.23.0): deprecated in X.Y, hidden in X.Y+1, removed in
+    # X.Y+2. The April 2025 image this replaced exported the old names; v0.23.0 registers none of them.
+    renamed=(
+        Renamed(old="vllm:gpu_cache_usage_perc", new="vllm:kv_cache_usage_perc", since="0.9", source=_VLLM_RENAMES),
+        Renamed(
+            old="vllm:gpu_prefix_cache_queries_total",
+            new="vllm:prefix_cache_queries_total",
+            since="0.9",
+            source=_VLLM_RENAMES,
+        ),
+        Renamed(
+            old="vllm:gpu_prefix_cache_hits_total",
+            new="vllm:prefix_cache_hits_total",
+            since="0.9",
+            source=_VLLM_RENAMES,
+        ),
+        Renamed(
+            old="vllm:time_per_output_token_seconds",
+            new="vllm:inter_token_latency_seconds",
+            since="0.11",
+            source="vllm/v1/metrics/loggers.py of v0.11 ('Deprecated in 0.11 - Renamed as "
+            "vllm:inter_token_latency_seconds')",
+        ),
+    ),
     metrics_port=8000,  # `vllm serve --port` (default 8000): the OpenAI API server serves /metrics on its own port
     user=ImageUser(
         NONROOT_UID,
-        "vllm-project/vllm docker/Dockerfile.tpu sets no USER (root by default); the server only writes "
-        "HOME (~/.cache, ~/.config/vllm), /tmp (libtpu logs and lock), /dev/shm and the XLA cache, all "
-        "emptyDirs here, and the weights mount, which GCS FUSE mounts as this uid",
+        "the image is built from tpu-inference's docker/Dockerfile (python:3.12-slim-bookworm, no USER: root by "
+        "default, WORKDIR /workspace); the server writes HOME (~/.cache/vllm, ~/.config/vllm, the Hugging Face "
+        "config files), /tmp (libtpu logs, tpu-inference's /tmp/lock), /dev/shm and the JAX compile cache "
+        "(VLLM_XLA_CACHE_PATH), all emptyDirs here, and the weights mount, which GCS FUSE mounts as this uid",
     ),
-    source="[K-VLLM] vllm-llama3-70b.yaml (args, image), vllm-hpa.yaml (HPA metric); vllm-project/vllm "
-    "vllm/engine/arg_utils.py (flag defaults) and vllm/v1/metrics/loggers.py (metric names); "
-    "docs.vllm.ai/en/v0.8.5/serving/metrics.html",
+    source="[VLLM-TPU] docker/Dockerfile (image), tpu_inference/envs.py (TPU_MULTIHOST_BACKEND), "
+    "runner/compilation_manager.py (VLLM_XLA_CACHE_PATH is JAX's compilation cache dir); [VLLM-SRC] "
+    "vllm/engine/arg_utils.py (flags and defaults), vllm/v1/metrics/loggers.py (metric names), vllm/envs.py; "
+    "[K-VLLM] vllm-hpa.yaml (the HPA's metric as the adapter names it); github.com/GoogleCloudPlatform/"
+    "kubernetes-engine-samples ai-ml/gke-ray/rayserve/llm/tpu/Dockerfile (the tag)",
 )
 
 _JETSTREAM_FLAGS = (

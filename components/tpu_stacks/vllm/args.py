@@ -24,10 +24,9 @@ class ReplicaArgs(TypedDict):
 
 class HpaArgs(TypedDict):
     metric: NotRequired[str]
-    """The vLLM metric the HPA scales on: num_requests_waiting or gpu_cache_usage_perc. Default:
-    num_requests_waiting."""
+    """The vLLM metric the HPA scales on: num_requests_waiting or kv_cache_usage_perc. Default: num_requests_waiting."""
     target: NotRequired[float]
-    """Average value per pod (waiting requests; or the cache fraction 0..1 for gpu_cache_usage_perc). Default: 10."""
+    """Average value per pod (waiting requests; or the cache fraction 0..1 for kv_cache_usage_perc). Default: 10."""
 
 
 class RegistryArgs(TypedDict):
@@ -37,7 +36,7 @@ class RegistryArgs(TypedDict):
     """Artifact Registry repository id, created in the cluster's region (modes `remote` and `standard`); default
     `vllm-tpu-<cluster name>`, one per stack, so two stacks in a project never share one."""
     image: NotRequired[str]
-    """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.9.2`."""
+    """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.23.0`."""
 
 
 class ServerResourcesArgs(TypedDict):
@@ -71,7 +70,7 @@ class VllmStackArgs(TypedDict):
     """More vLLM server flags, appended after the ones the stack sets."""
     image: NotRequired[str]
     """Pinned vLLM TPU image; registry mode `remote` pulls it through the registry, `standard` runs `registry.image`.
-    Default: docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092."""
+    Default: docker.io/vllm/vllm-tpu:v0.23.0."""
     registry: NotRequired[RegistryArgs]
     """Optional Artifact Registry for the server image: a Docker Hub pull-through or a repository you push to.
     Default: mode none."""

@@ -85,7 +85,8 @@ def _check_registry(spec: VllmSpec) -> None:
                 "vllm.registry.image",
                 "<missing>",
                 "is required with mode standard",
-                "name the image you push, e.g. vllm-tpu:v0.9.2 (build Dockerfile.tpu, push it to the repository)",
+                "name the image you push, e.g. vllm-tpu:v0.23.0 (build tpu-inference's docker/Dockerfile, push it to "
+                "the repository)",
             )
         _check_image(registry.image, "vllm.registry.image")
     if registry.mode != "none" and registry.repository is not None:

@@ -1,8 +1,8 @@
 """The vLLM server's pod template: engine container, weights on GCS FUSE, a safe compile cache.
 
-vLLM writes XLA programs to `VLLM_XLA_CACHE_PATH`; the tutorial points that at the shared GCS FUSE
-mount, which breaks with two replicas. Here it is a local directory per pod, kept in GCS per model,
-slice and vLLM build by `k8s.compile_cache` (see there why a second replica cannot break).
+The engine writes compiled programs to `VLLM_XLA_CACHE_PATH` (vllm/engine_env.py); the tutorial points that
+at the shared GCS FUSE mount, which breaks with two replicas. Here it is a local directory per pod, kept in
+GCS per model, slice and vLLM build by `k8s.compile_cache` (see there why a second replica cannot break).
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, startup_probe
 from tpu_stacks.k8s.security import harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
+from tpu_stacks.vllm.engine_env import XLA_CACHE_DIR, engine_env
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.spec import PORT
 
 HF_SECRET_KEY = "hf_api_token"  # the tutorial's key name in Secret hf-secret
 API_KEY_SECRET_KEY = "api_key"
-LOCAL_CACHE = "/xla-cache"
+LOCAL_CACHE = XLA_CACHE_DIR
 XLA_CACHE_GIB = 20
 USER = VLLM.image_user()
 # The server downloads the weights into the mount on first start: the files belong to its user.
@@ -34,8 +35,7 @@ OWNER_OPTIONS = (f"uid={USER.uid}", f"gid={USER.uid}")
 
 def _env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
     env = [
-        k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=LOCAL_CACHE if plan.spec.compile_cache else ""),
-        k8s.core.v1.EnvVarArgs(name="VLLM_USE_V1", value="1"),  # as the tutorial; a no-op on V1-only releases
+        *(k8s.core.v1.EnvVarArgs(name=name, value=value) for name, value in engine_env(plan.spec).items()),
         # Weights go to --download-dir (the bucket); only config and tokenizer files reach HOME (k8s.huggingface).
         *hf_env(),
     ]

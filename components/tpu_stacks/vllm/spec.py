@@ -8,22 +8,22 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from tpu_stacks.catalog.engines import VLLM, managed_prometheus_name
 from tpu_stacks.catalog.tpu import generation_names, names_text
 from tpu_stacks.cluster.spec import workload_cluster
-from tpu_stacks.field_rules import ComponentInput, EngineArgs, ImageName, K8sName, Quantity, SpecModel
+from tpu_stacks.field_rules import ComponentInput, EngineArgs, FieldProblem, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 from tpu_stacks.slo.spec import SloSpec
 
-# The last immutable upstream tag that matches today's args ([K-VLLM] history, commit 5a8378ff).
-VLLM_IMAGE = "docker.io/vllm/vllm-tpu:73aa7041bfee43581314e6f34e9a657137ecc092"
+# The released vLLM TPU image on tpu-inference the engine catalogue pins (catalog/engines.py `VLLM`: why this tag).
+VLLM_IMAGE = f"docker.io/vllm/vllm-tpu:{VLLM.version}"
 PORT = VLLM.scrape_port()  # `vllm serve --port`: the API, and /metrics on the same port (catalog/engines.py)
 HPA_METRICS = {
     # The HPA's metric names as Managed Prometheus serves them, from the engine catalogue ([K-VLLM] vllm-hpa.yaml).
     short: managed_prometheus_name(VLLM, f"vllm:{short}")
-    for short in ("num_requests_waiting", "gpu_cache_usage_perc")
+    for short in ("num_requests_waiting", "kv_cache_usage_perc")
 }
 
 
@@ -43,10 +43,23 @@ class ReplicaSpec(_Spec):
 class AutoscalingSpec(_Spec):
     ARGS: ClassVar[str] = "HpaArgs"
 
-    metric: Literal["num_requests_waiting", "gpu_cache_usage_perc"] = "num_requests_waiting"
-    """The vLLM metric the HPA scales on: num_requests_waiting or gpu_cache_usage_perc."""
+    metric: Literal["num_requests_waiting", "kv_cache_usage_perc"] = "num_requests_waiting"
+    """The vLLM metric the HPA scales on: num_requests_waiting or kv_cache_usage_perc."""
     target: float = Field(default=10, gt=0)
-    """Average value per pod (waiting requests; or the cache fraction 0..1 for gpu_cache_usage_perc)."""
+    """Average value per pod (waiting requests; or the cache fraction 0..1 for kv_cache_usage_perc)."""
+
+    @field_validator("metric", mode="before")
+    @classmethod
+    def _renamed(cls, value: object) -> object:
+        """An old name the pinned engine no longer exports (`gpu_cache_usage_perc`), refused with its new one."""
+        renamed = VLLM.renamed_to(f"vllm:{value}") if isinstance(value, str) else None
+        if renamed is not None:
+            new = renamed.new.removeprefix("vllm:")
+            raise FieldProblem(
+                f"is a metric vLLM renamed {new} in {renamed.since}; the pinned vllm {VLLM.version} exports only {new}",
+                f"write {new}",
+            )
+        return value
 
 
 class RegistrySpec(_Spec):
@@ -59,7 +72,7 @@ class RegistrySpec(_Spec):
     """Artifact Registry repository id, created in the cluster's region (modes `remote` and `standard`);
     default `vllm-tpu-<cluster name>`, one per stack, so two stacks in a project never share one."""
     image: ImageName | None = None
-    """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.9.2`."""
+    """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.23.0`."""
 
 
 class ResourcesSpec(_Spec):

@@ -21,7 +21,7 @@ from typing import Any
 
 import jsonschema
 
-from tpu_stacks.catalog.engines import RAY, EngineVersion, engine_of_image
+from tpu_stacks.catalog.engines import RAY, EngineVersion, engine_of_image, metric_owner
 from tpu_stacks.catalog.gke_metrics import SYSTEM_METRICS
 from tpu_stacks.catalog.published import prometheus_names, publisher
 from tpu_stacks_preview.capture import Capture, ResourceRecord
@@ -105,8 +105,11 @@ def _check_metrics(
             problems.append(SchemaProblem(object_id, path, "a query names no metric selector `name{...}`"))
         for name in names:
             if name not in known:
+                owner = metric_owner(name)
+                renamed = owner.renamed_to(name) if owner is not None else None
+                hint = f"; renamed {renamed.new} in {owner.engine} {renamed.since}" if owner and renamed else ""
                 problems.append(
-                    SchemaProblem(object_id, path, f"metric {name} is not exported by {where} (engine catalogue)")
+                    SchemaProblem(object_id, path, f"metric {name} is not exported by {where} (engine catalogue{hint})")
                 )
         return problems
     types = _METRIC_TYPE.findall(text)

@@ -77,7 +77,7 @@ def vllm_sections(t: Target) -> list[Section]:
         ),
         _chart(
             "KV cache usage",
-            (f"max by (pod) ({q.engine(v, 'vllm:gpu_cache_usage_perc', sel)})", "${pod}"),
+            (f"max by (pod) ({q.engine(v, 'vllm:kv_cache_usage_perc', sel)})", "${pod}"),
             thresholds=cache_threshold,
             unit="fraction",
         ),
@@ -95,7 +95,7 @@ def vllm_sections(t: Target) -> list[Section]:
         _chart(
             "Time per output token",
             *(
-                (q.quantile(v, "vllm:time_per_output_token_seconds", sel, p), f"p{int(p * 100)}")
+                (q.quantile(v, "vllm:inter_token_latency_seconds", sel, p), f"p{int(p * 100)}")
                 for p in (0.5, 0.9, 0.99)
             ),
             unit="s",
