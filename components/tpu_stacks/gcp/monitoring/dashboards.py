@@ -9,13 +9,12 @@ chart draws the HPA's own target, read from the same spec field the HPA is built
 from __future__ import annotations
 
 from tpu_stacks.gcp.monitoring import queries as q
+from tpu_stacks.gcp.monitoring import rayserve
 from tpu_stacks.gcp.monitoring.model import (
     Axis,
     Dashboard,
     DataSet,
-    Scorecard,
     Section,
-    Text,
     Threshold,
     TimeSeriesFilter,
     TimeSeriesQuery,
@@ -23,30 +22,12 @@ from tpu_stacks.gcp.monitoring.model import (
     XyChart,
 )
 from tpu_stacks.gcp.monitoring.targets import Target
+from tpu_stacks.gcp.monitoring.widgets import chart as _chart
+from tpu_stacks.gcp.monitoring.widgets import note as _note
+from tpu_stacks.gcp.monitoring.widgets import scorecard as _scorecard
 
 STEP_LOG_METRIC = "maxtext_step_seconds"
 """The log-based metric (per stack) that carries MaxText's `completed step: N, seconds: S` lines."""
-
-
-def _chart(title: str, *series: tuple[str, str], thresholds: tuple[Threshold, ...] = (), unit: str = "") -> Widget:
-    data = tuple(
-        DataSet(time_series_query=TimeSeriesQuery(prometheus_query=query), legend_template=legend or None)
-        for query, legend in series
-    )
-    return Widget(
-        title=title, xy_chart=XyChart(data_sets=data, thresholds=thresholds, y_axis=Axis(label=unit or title))
-    )
-
-
-def _scorecard(title: str, query: str, thresholds: tuple[Threshold, ...] = ()) -> Widget:
-    return Widget(
-        title=title,
-        scorecard=Scorecard(time_series_query=TimeSeriesQuery(prometheus_query=query), thresholds=thresholds),
-    )
-
-
-def _note(title: str, text: str) -> Widget:
-    return Widget(title=title, text=Text(content=text))
 
 
 def vllm_sections(t: Target) -> list[Section]:
@@ -311,6 +292,7 @@ SECTIONS = {
     "jetstream": jetstream_sections,
     "saxml": saxml_sections,
     "raytrain": raytrain_sections,
+    "vllm-multihost": rayserve.sections,
 }
 
 
@@ -345,6 +327,8 @@ def status_section(t: Target) -> Section:
         if t.hpa is not None and t.hpa.metric == "vllm:num_requests_waiting":
             line = (Threshold(value=t.hpa.target, label="HPA target", color="YELLOW"),)
         cards.append(_scorecard("Requests waiting (average per pod)", f"avg({waiting})", line))
+    if t.kind == "vllm-multihost":
+        cards += rayserve.status_cards(t)
     if t.kind == "jetstream" and t.exports_metrics:
         backlog = q.engine(t.engine, "jetstream_prefill_backlog_size", t.scope.prometheus())
         cards.append(_scorecard("Prefill backlog", f"sum({backlog})"))

@@ -15,7 +15,9 @@ from tpu_stacks.catalog.engines import EngineVersion
 from tpu_stacks.gcp.monitoring.queries import Scope
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
-Kind = Literal["vllm", "jetstream", "saxml", "raytrain"]
+Kind = Literal["vllm", "vllm-multihost", "jetstream", "saxml", "raytrain"]
+"""`vllm-multihost`: vLLM across a multi-host slice under Ray Serve LLM (a RayService), watched through Ray's
+metrics (gcp/monitoring/rayserve.py)."""
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,22 @@ class Hpa:
     target: float
     min_replicas: int
     max_replicas: int
+
+
+@dataclass(frozen=True)
+class Serve:
+    """A Ray Serve LLM application: one replica is one slice, scaled by Serve's autoscaler in whole slices."""
+
+    application: str
+    """The Serve application's name (serveConfigV2 `applications[].name`): its requests carry it as `application`."""
+    min_replicas: int
+    max_replicas: int
+    target_ongoing_requests: float | None = None
+    """`autoscaling_config.target_ongoing_requests` per replica (None: no autoscaling, or Serve's default)."""
+
+    @property
+    def autoscales(self) -> bool:
+        return self.max_replicas > self.min_replicas
 
 
 @dataclass(frozen=True)
@@ -53,6 +71,8 @@ class Target:
     """Where Managed Prometheus scrapes the engine (None: the engine exports nothing at its pinned version)."""
     slices: int = 1
     hosts_per_slice: int = 1
+    serve: Serve | None = None
+    """The Ray Serve application (multi-host vLLM only)."""
 
     @property
     def cluster(self) -> str:
