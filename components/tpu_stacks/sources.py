@@ -166,7 +166,7 @@ SOURCES = (
         f"{_KES}/7fd2a646e542c5fb5ae1f53f5a5b40de3d5345e9/ai-ml/gke-ray/rayserve/llm/tpu",
     ),
     Source(
-        "TPUI-0.23",
+        "TPUI",
         "vllm-project/tpu-inference v0.23.0 support matrices (docs/includes/core_features.md, parallelism.md, "
         "model_support.md)",
         "https://github.com/vllm-project/tpu-inference/tree/v0.23.0/docs/includes",
