@@ -37,7 +37,7 @@ def multihost_target(
         raise ValueError(f"{plan.shape.generation} {plan.shape.topology} is one host: use vllm_target")
     spec = plan.spec
     return Target(
-        kind="vllm-multihost",
+        kind="vllm",  # one workload; `serve` says which charts and alerts apply
         title=f"vLLM {plan.model.id} on {plan.shape.generation} {plan.shape.topology} "
         f"({parallelism.hosts} hosts per replica)",
         engine=RAY_SERVE,

@@ -31,6 +31,8 @@ STEP_LOG_METRIC = "maxtext_step_seconds"
 
 
 def vllm_sections(t: Target) -> list[Section]:
+    if t.serve is not None:  # multi-host: a RayService, watched through Ray
+        return rayserve.sections(t)
     sel = t.scope.prometheus()
     v = t.engine
     hpa = t.hpa
@@ -292,7 +294,6 @@ SECTIONS = {
     "jetstream": jetstream_sections,
     "saxml": saxml_sections,
     "raytrain": raytrain_sections,
-    "vllm-multihost": rayserve.sections,
 }
 
 
@@ -321,14 +322,14 @@ def status_section(t: Target) -> Section:
                 (Threshold(value=t.slices - 1, label=f"fewer than {t.slices}", color="RED", direction="BELOW"),),
             )
         )
-    if t.kind == "vllm":
+    if t.serve is not None:
+        cards += rayserve.status_cards(t)
+    elif t.kind == "vllm":
         waiting = q.engine(t.engine, "vllm:num_requests_waiting", t.scope.prometheus())
         line = ()
         if t.hpa is not None and t.hpa.metric == "vllm:num_requests_waiting":
             line = (Threshold(value=t.hpa.target, label="HPA target", color="YELLOW"),)
         cards.append(_scorecard("Requests waiting (average per pod)", f"avg({waiting})", line))
-    if t.kind == "vllm-multihost":
-        cards += rayserve.status_cards(t)
     if t.kind == "jetstream" and t.exports_metrics:
         backlog = q.engine(t.engine, "jetstream_prefill_backlog_size", t.scope.prometheus())
         cards.append(_scorecard("Prefill backlog", f"sum({backlog})"))

@@ -51,7 +51,7 @@ def engine_metric(*names: str) -> str:
 
 def _serve(t: Target) -> Serve:
     if t.serve is None:
-        raise ValueError(f"a {t.kind} target names no Serve application")
+        raise ValueError(f"the {t.kind} target of {t.title} names no Serve application")
     return t.serve
 
 
@@ -215,7 +215,7 @@ def alerts(t: Target) -> list[Alert]:
     """The multi-host mode's serving alerts; none for other targets."""
     from tpu_stacks.gcp.monitoring.alerts import Alert
 
-    if t.kind != "vllm-multihost":
+    if t.serve is None:
         return []
     serve = _serve(t)
     healthy = _m(t, "ray_serve_deployment_replica_healthy", _replicas(t))

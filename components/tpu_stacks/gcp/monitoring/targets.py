@@ -15,9 +15,7 @@ from tpu_stacks.catalog.engines import EngineVersion
 from tpu_stacks.gcp.monitoring.queries import Scope
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
-Kind = Literal["vllm", "vllm-multihost", "jetstream", "saxml", "raytrain"]
-"""`vllm-multihost`: vLLM across a multi-host slice under Ray Serve LLM (a RayService), watched through Ray's
-metrics (gcp/monitoring/rayserve.py)."""
+Kind = Literal["vllm", "jetstream", "saxml", "raytrain"]
 
 
 @dataclass(frozen=True)
@@ -72,7 +70,8 @@ class Target:
     slices: int = 1
     hosts_per_slice: int = 1
     serve: Serve | None = None
-    """The Ray Serve application (multi-host vLLM only)."""
+    """The Ray Serve application: set for vLLM across a multi-host slice (a RayService), which is watched through
+    Ray's metrics instead of the vLLM pod's (gcp/monitoring/rayserve.py)."""
 
     @property
     def cluster(self) -> str:
