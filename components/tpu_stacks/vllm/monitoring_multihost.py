@@ -30,6 +30,9 @@ def multihost_target(
     `worker_container`: the Ray container of the TPU worker group (its accelerator metrics are charted, its pods
     counted as slice hosts); `application`: serveConfigV2 `applications[].name`; `target_ongoing_requests`: the
     Serve autoscaling_config's target per replica, drawn on the in-flight chart and alerted on at max replicas.
+    None: the config sets none, so Ray Serve LLM's default applies, 1e9 per replica (Ray 2.60.0
+    python/ray/llm/_internal/serve/constants.py DEFAULT_MAX_TARGET_ONGOING_REQUESTS), which never scales on
+    load: no line is drawn and no queue alert declared.
     Refuses a plan whose slice is one host (ValueError): that stack is watched by `vllm_target`.
     """
     parallelism = serving_parallelism(plan.shape)
