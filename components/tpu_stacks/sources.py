@@ -172,6 +172,18 @@ SOURCES = (
         f"{_KES}/0a556a677481b5f5b3e9d81cb286082057c3fc7f/ai-ml/gke-ray/raytrain/maxtext",
     ),
     Source(
+        "K-RAY-SERVE-TPU",
+        "kubernetes-engine-samples ai-ml/gke-ray/rayserve/llm/tpu (Dockerfile FROM vllm/vllm-tpu:v0.23.0, "
+        "ray-service.tpu-v6e-multihost.yaml, serve_tpu_multihost.py), commit 7fd2a646",
+        f"{_KES}/7fd2a646e542c5fb5ae1f53f5a5b40de3d5345e9/ai-ml/gke-ray/rayserve/llm/tpu",
+    ),
+    Source(
+        "TPUI",
+        "vllm-project/tpu-inference v0.23.0 support matrices (docs/includes/core_features.md, parallelism.md, "
+        "model_support.md)",
+        "https://github.com/vllm-project/tpu-inference/tree/v0.23.0/docs/includes",
+    ),
+    Source(
         "GCSFUSE",
         'GKE "Configure the sidecar container of the Cloud Storage FUSE CSI driver" (volume attributes, '
         "sidecar annotations, reserved volumes)",

@@ -16,6 +16,7 @@ which the Custom Metrics Stackdriver Adapter spells `prometheus.googleapis.com|<
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -458,7 +459,71 @@ RAY = EngineVersion(
     "[K-RAY] (rayproject/ray:2.49.1-py312)",
 )
 
-ENGINES: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML, RAY)
+RAY_METRIC_NAMESPACE = "ray"
+"""Ray's Prometheus namespace: its metrics agent exports every metric as `ray_<name>` (Ray 2.60.0
+python/ray/_private/telemetry/open_telemetry_metric_recorder.py `NAMESPACE`, metrics_agent.py), and a counter
+with `_total` appended (the OpenMetrics rule prometheus_client applies)."""
+
+
+def through_ray(metric: Metric) -> Metric:
+    """The name a vLLM metric is exported under when Ray Serve LLM runs the engine (`log_engine_metrics`, on by
+    default from Ray 2.51): vLLM's RayPrometheusStatLogger registers each metric with Ray after replacing every
+    character outside [a-zA-Z0-9_] by `_` (vllm/v1/metrics/ray_wrappers.py `_get_sanitized_opentelemetry_name`),
+    and Ray prefixes its namespace, so `vllm:kv_cache_usage_perc` is `ray_vllm_kv_cache_usage_perc` and the counter
+    `vllm:prompt_tokens_total` is `ray_vllm_prompt_tokens_total` (the names Ray's own Serve LLM Grafana dashboard
+    queries: python/ray/dashboard/modules/metrics/dashboards/serve_llm_dashboard_panels.py, Ray 2.60.0)."""
+    return Metric(name=f"{RAY_METRIC_NAMESPACE}_{re.sub(r'[^a-zA-Z0-9_]', '_', metric.name)}", kind=metric.kind)
+
+
+RAY_SERVE = EngineVersion(
+    engine="ray",
+    # The Ray that serves multi-host vLLM TPU (Ray Serve LLM on KubeRay). The GKE sample installs a Ray master wheel
+    # ([K-RAY-SERVE-TPU] Dockerfile); Ray's TPU guide asks for "a released Ray version ... that contains TPU topology
+    # support". Every name below was read in the ray-2.60.0 wheel from PyPI (python/ray/serve/_private/).
+    version="2.60.0",
+    images=(),  # Ray and ray[llm] are installed into the vLLM TPU image (the engine's own image user applies)
+    metric_prefix="ray_",
+    metrics=(
+        # Serve's HTTP proxy (request_ingress_metrics.py: `serve_num_{http}_requests` ...; tags route, method,
+        # application, status_code / error_code) and its replicas, routers and controller (replica.py, router.py,
+        # deployment_state.py, autoscaling_state.py).
+        *_counters(
+            "ray_serve_num_http_requests_total",
+            "ray_serve_num_http_error_requests_total",
+            "ray_serve_num_deployment_http_error_requests_total",
+            "ray_serve_deployment_request_counter_total",
+            "ray_serve_deployment_error_counter_total",
+            "ray_serve_deployment_replica_starts_total",
+        ),
+        *_gauges(
+            "ray_serve_num_ongoing_http_requests",
+            "ray_serve_deployment_replica_healthy",
+            "ray_serve_replica_processing_queries",
+            "ray_serve_deployment_queued_queries",
+            "ray_serve_num_ongoing_requests_at_replicas",
+            "ray_serve_autoscaling_target_replicas",
+            "ray_serve_autoscaling_desired_replicas",
+        ),
+        *_histograms(
+            "ray_serve_http_request_latency_ms",
+            "ray_serve_deployment_processing_latency_ms",
+            "ray_serve_replica_startup_latency_ms",
+        ),
+        # The pinned vLLM's own metrics, as Ray exports them (one list: VLLM's, renamed by `through_ray`).
+        *(through_ray(m) for m in VLLM.metrics),
+    ),
+    metrics_source="https://docs.ray.io/en/releases-2.60.0/serve/monitoring.html",
+    metrics_port=8080,  # KubeRay's DefaultMetricsPort (container port `metrics`), Ray's --metrics-export-port
+    source="github.com/ray-project/ray @ ray-2.60.0: python/ray/serve/_private/request_ingress_metrics.py, replica.py, "
+    "router.py, deployment_state.py, autoscaling_state.py (Serve metric names, kinds and tags), "
+    "python/ray/llm/_internal/serve/core/configs/llm_config.py (`log_engine_metrics`, default True) and "
+    "engines/vllm/vllm_engine.py (RayPrometheusStatLogger); doc/source/serve/monitoring.md and "
+    "doc/source/serve/llm/user-guides/observability.md; vllm-project/vllm vllm/v1/metrics/ray_wrappers.py",
+)
+"""Ray Serve's metrics and the engine's metrics exported through Ray: what a multi-host vLLM stack (a RayService)
+is watched by. Its pods serve them on every Ray node's metrics port, not on the vLLM API port."""
+
+ENGINES: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML, RAY, RAY_SERVE)
 MAXTEXT_CONFIG_SUFFIX = "configs/base.yml"
 """MaxText's first argument is its base config; a container running it is recognised by this path."""
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import jsonschema
 
-from tpu_stacks.catalog.engines import RAY, EngineVersion, engine_of_image, metric_owner
+from tpu_stacks.catalog.engines import RAY, RAY_SERVE, EngineVersion, engine_of_image, metric_owner
 from tpu_stacks.catalog.gke_metrics import SYSTEM_METRICS
 from tpu_stacks.catalog.published import prometheus_names, publisher
 from tpu_stacks_preview.capture import Capture, ResourceRecord
@@ -45,7 +45,8 @@ def dashboard_validator() -> jsonschema.Draft202012Validator:
 
 
 def engines_in(capture: Capture) -> list[EngineVersion]:
-    """The catalogued engine versions the plan runs: by the images of its containers, Ray by its RayCluster."""
+    """The catalogued engine versions the plan runs: by the images of its containers, Ray by its RayCluster,
+    Ray Serve (with the engine's metrics exported through Ray) by its RayService."""
     found: dict[str, EngineVersion] = {}
     for record in capture.resources:
         for image in _images(record.inputs):
@@ -54,6 +55,8 @@ def engines_in(capture: Capture) -> list[EngineVersion]:
                 found[f"{engine.engine}:{engine.version}"] = engine
         if record.type.endswith(":RayCluster"):
             found[f"ray:{RAY.version}"] = RAY
+        if record.type.endswith(":RayService"):
+            found[f"ray:{RAY_SERVE.version}"] = RAY_SERVE
     return [found[key] for key in sorted(found)]
 
 

@@ -169,7 +169,9 @@ def _jobset(t: Target) -> list[Alert]:
 
 
 def all_alerts(t: Target) -> list[Alert]:
-    found = [_not_ready(t), _queue_at_max(t), _hbm(t), _restarts(t), *_training(t), *_jobset(t)]
+    from tpu_stacks.gcp.monitoring import rayserve  # it builds `Alert`s: imported here, after this module
+
+    found = [_not_ready(t), _queue_at_max(t), *rayserve.alerts(t), _hbm(t), _restarts(t), *_training(t), *_jobset(t)]
     return [a for a in found if a is not None]
 
 

@@ -9,13 +9,12 @@ chart draws the HPA's own target, read from the same spec field the HPA is built
 from __future__ import annotations
 
 from tpu_stacks.gcp.monitoring import queries as q
+from tpu_stacks.gcp.monitoring import rayserve
 from tpu_stacks.gcp.monitoring.model import (
     Axis,
     Dashboard,
     DataSet,
-    Scorecard,
     Section,
-    Text,
     Threshold,
     TimeSeriesFilter,
     TimeSeriesQuery,
@@ -23,33 +22,17 @@ from tpu_stacks.gcp.monitoring.model import (
     XyChart,
 )
 from tpu_stacks.gcp.monitoring.targets import Target
+from tpu_stacks.gcp.monitoring.widgets import chart as _chart
+from tpu_stacks.gcp.monitoring.widgets import note as _note
+from tpu_stacks.gcp.monitoring.widgets import scorecard as _scorecard
 
 STEP_LOG_METRIC = "maxtext_step_seconds"
 """The log-based metric (per stack) that carries MaxText's `completed step: N, seconds: S` lines."""
 
 
-def _chart(title: str, *series: tuple[str, str], thresholds: tuple[Threshold, ...] = (), unit: str = "") -> Widget:
-    data = tuple(
-        DataSet(time_series_query=TimeSeriesQuery(prometheus_query=query), legend_template=legend or None)
-        for query, legend in series
-    )
-    return Widget(
-        title=title, xy_chart=XyChart(data_sets=data, thresholds=thresholds, y_axis=Axis(label=unit or title))
-    )
-
-
-def _scorecard(title: str, query: str, thresholds: tuple[Threshold, ...] = ()) -> Widget:
-    return Widget(
-        title=title,
-        scorecard=Scorecard(time_series_query=TimeSeriesQuery(prometheus_query=query), thresholds=thresholds),
-    )
-
-
-def _note(title: str, text: str) -> Widget:
-    return Widget(title=title, text=Text(content=text))
-
-
 def vllm_sections(t: Target) -> list[Section]:
+    if t.serve is not None:  # multi-host: a RayService, watched through Ray
+        return rayserve.sections(t)
     sel = t.scope.prometheus()
     v = t.engine
     hpa = t.hpa
@@ -339,7 +322,9 @@ def status_section(t: Target) -> Section:
                 (Threshold(value=t.slices - 1, label=f"fewer than {t.slices}", color="RED", direction="BELOW"),),
             )
         )
-    if t.kind == "vllm":
+    if t.serve is not None:
+        cards += rayserve.status_cards(t)
+    elif t.kind == "vllm":
         waiting = q.engine(t.engine, "vllm:num_requests_waiting", t.scope.prometheus())
         line = ()
         if t.hpa is not None and t.hpa.metric == "vllm:num_requests_waiting":

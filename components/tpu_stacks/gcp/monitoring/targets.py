@@ -29,6 +29,22 @@ class Hpa:
 
 
 @dataclass(frozen=True)
+class Serve:
+    """A Ray Serve LLM application: one replica is one slice, scaled by Serve's autoscaler in whole slices."""
+
+    application: str
+    """The Serve application's name (serveConfigV2 `applications[].name`): its requests carry it as `application`."""
+    min_replicas: int
+    max_replicas: int
+    target_ongoing_requests: float | None = None
+    """`autoscaling_config.target_ongoing_requests` per replica (None: no autoscaling, or Serve's default)."""
+
+    @property
+    def autoscales(self) -> bool:
+        return self.max_replicas > self.min_replicas
+
+
+@dataclass(frozen=True)
 class Target:
     kind: Kind
     title: str
@@ -53,6 +69,9 @@ class Target:
     """Where Managed Prometheus scrapes the engine (None: the engine exports nothing at its pinned version)."""
     slices: int = 1
     hosts_per_slice: int = 1
+    serve: Serve | None = None
+    """The Ray Serve application: set for vLLM across a multi-host slice (a RayService), which is watched through
+    Ray's metrics instead of the vLLM pod's (gcp/monitoring/rayserve.py)."""
 
     @property
     def cluster(self) -> str:
