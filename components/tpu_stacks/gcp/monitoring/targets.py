@@ -53,6 +53,9 @@ class Target:
     """Where Managed Prometheus scrapes the engine (None: the engine exports nothing at its pinned version)."""
     slices: int = 1
     hosts_per_slice: int = 1
+    picker: EngineVersion | None = None
+    """GKE Inference Gateway's endpoint picker in front of the servers (catalog/engines.py EPP), whose pool and
+    scheduling metrics the dashboard adds; None without a gateway."""
 
     @property
     def cluster(self) -> str:
