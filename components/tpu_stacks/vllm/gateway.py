@@ -222,7 +222,13 @@ def _pool_ref() -> dict[str, str]:
 
 
 def _security_policy(
-    name: str, plan: GatewayPlan, project: str, region: str, parent: pulumi.Resource, policy_name: str
+    name: str,
+    plan: GatewayPlan,
+    project: str,
+    region: str,
+    parent: pulumi.Resource,
+    policy_name: str,
+    after: list[pulumi.Resource],
 ) -> gcp.compute.RegionSecurityPolicy:
     """Cloud Armor for a public gateway: allow `vllm.sourceRanges` (10 ranges per rule), deny everything else."""
     ranges = list(plan.source_ranges)
@@ -254,7 +260,7 @@ def _security_policy(
                 rule("deny(403)", DEFAULT_RULE_PRIORITY, ["*"], "everything else"),
             ],
         ),
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=after),  # the Compute Engine API first
     )
 
 
@@ -302,8 +308,10 @@ def declare_gateway(
     region: str,
     parent: pulumi.Resource,
     opts: pulumi.ResourceOptions,
+    apis: list[pulumi.Resource],
 ) -> DeclaredGateway:
-    """Every gateway resource; `opts` carries the cluster's provider and the namespace dependency."""
+    """Every gateway resource; `opts` carries the cluster's provider and the namespace dependency, `apis` the
+    APIs the cluster enabled (Cloud Armor is a Compute Engine API object)."""
     picker = _picker(name, plan, opts)
 
     def custom(
@@ -324,7 +332,7 @@ def declare_gateway(
         )
     armor = None
     if plan.public:
-        armor = _security_policy(name, plan, project, region, parent, f"{cluster_name}-vllm-gateway")
+        armor = _security_policy(name, plan, project, region, parent, f"{cluster_name}-vllm-gateway", apis)
     custom("health-check-policy", GKE_POLICY_API, "HealthCheckPolicy", POOL_NAME, health_check_policy(port))
     k8s.apiextensions.CustomResource(
         f"{name}-backend-policy",
