@@ -309,3 +309,30 @@ def test_the_dashboard_draws_the_pickers_metrics_only_behind_a_gateway():
     assert publisher("inference_pool_made_up", [EPP]) is None
     without = vllm_sections(vllm_target(plan(), "vllm-hpa", "vllm-tpu", "vllm-tpu"))
     assert "Inference Gateway" not in [section.title for section in without]
+
+
+def test_an_adopted_proxy_only_subnet_is_not_created_and_its_range_reaches_the_policy():
+    cluster = {
+        **PUBLIC["cluster"],
+        "mode": "autopilot",
+        "location": "us-central1",
+        "gateway_api": {"proxy_only_subnet": {"existing": "shared-proxy", "range": "10.129.0.0/23"}},
+    }
+    args = {"cluster": cluster, "model": "meta-llama/Llama-3.1-70B", "gateway": {"enabled": True}}
+    mocks = capture(lambda: VllmStack("vllm", {**args, "hf_token": pulumi.Output.secret("hf_x")}))
+    assert _inputs(mocks, "gcp:compute/subnetwork:Subnetwork") == []
+    (cluster_inputs,) = _inputs(mocks, "gcp:container/cluster:Cluster")
+    assert cluster_inputs["enableAutopilot"] and cluster_inputs["gatewayApiConfig"] == {"channel": "CHANNEL_STANDARD"}
+    assert cluster_inputs["addonsConfig"]["httpLoadBalancing"] == {"disabled": False}
+    server = next(
+        p
+        for p in _inputs(mocks, "kubernetes:networking.k8s.io/v1:NetworkPolicy")
+        if p["metadata"]["name"] == "vllm-server"
+    )
+    blocks = {
+        peer["ipBlock"]["cidr"]
+        for rule in server["spec"]["ingress"]
+        for peer in rule.get("from", [])
+        if "ipBlock" in peer
+    }
+    assert "10.129.0.0/23" in blocks and "192.168.64.0/23" not in blocks
