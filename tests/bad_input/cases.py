@@ -431,6 +431,7 @@ EXPOSURE = [
         "tpu-stacks:cluster.gatewayApi.proxyOnlySubnet.range",
     ),
     Case("gateway-floor", section("vllm-gateway", "cluster", minVersion=None), "tpu-stacks:cluster.minVersion"),
+    Case("gateway-off-class", vllm(gateway={"className": "gke-l7-rilb"}), "tpu-stacks:vllm.gateway.enabled"),
 ]
 
 # --- Secrets: never echoed, never written --------------------------------------------------------------

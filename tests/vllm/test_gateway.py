@@ -82,6 +82,8 @@ def test_the_spec_offers_exactly_the_documented_classes():
             "vllm.gateway.objectives[1].name",
         ),
         ({"exposure": "public"}, "vllm.sourceRanges"),  # public still needs source ranges
+        ({"gateway": {"className": "gke-l7-rilb"}}, "vllm.gateway.enabled"),  # settings of a gateway that is off
+        ({"gateway": {"objectives": [{"name": "a"}]}}, "vllm.gateway.enabled"),
     ],
 )
 def test_settings_the_gateway_cannot_serve_are_refused_naming_the_key(kwargs, key):

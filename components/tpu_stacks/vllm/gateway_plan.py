@@ -144,6 +144,14 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
     Gateway API turned on. Runs before the slice is sized and the cluster planned."""
     gateway = spec.gateway
     if not gateway.enabled:
+        given = [key for key, value in (("className", gateway.class_name), ("objectives", gateway.objectives)) if value]
+        if given:  # settings of a gateway that is off would be ignored without a word
+            raise UserError(
+                "vllm.gateway.enabled",
+                False,
+                f"is off, so vllm.gateway.{given[0]} would be ignored",
+                f"set vllm.gateway.enabled: true, or remove vllm.gateway.{given[0]}",
+            )
         return cluster
     if spec.exposure == "cluster":
         raise UserError(
