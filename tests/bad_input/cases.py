@@ -423,6 +423,21 @@ EXPOSURE = [
     Case("no-prefix", vllm(exposure="public", sourceRanges=["203.0.113.7"]), "tpu-stacks:vllm.sourceRanges[0]"),
     Case("empty", vllm(exposure="public"), "tpu-stacks:vllm.sourceRanges"),
     Case("host-bits", saxml(exposure="public", sourceRanges=["300.0.0.0/8"]), "tpu-stacks:saxml.sourceRanges[0]"),
+    # Inference Gateway (vllm.gateway): an L7 load balancer, a documented class per exposure, GKE's CRD floor.
+    Case("gateway-cluster", section("vllm-gateway", "vllm", exposure="cluster"), "tpu-stacks:vllm.exposure"),
+    Case(
+        "gateway-class",
+        section("vllm-gateway", "vllm", gateway={"enabled": True, "className": "gke-l7-regional-external-managed"}),
+        "tpu-stacks:vllm.gateway.className",
+    ),
+    Case("gateway-public-open", section("vllm-gateway", "vllm", exposure="public"), "tpu-stacks:vllm.sourceRanges"),
+    Case(
+        "gateway-proxy-range",
+        section("vllm-gateway", "cluster", gatewayApi={"proxyOnlySubnet": {"range": "8.8.8.0/24"}}),
+        "tpu-stacks:cluster.gatewayApi.proxyOnlySubnet.range",
+    ),
+    Case("gateway-floor", section("vllm-gateway", "cluster", minVersion=None), "tpu-stacks:cluster.minVersion"),
+    Case("gateway-off-class", vllm(gateway={"className": "gke-l7-rilb"}), "tpu-stacks:vllm.gateway.enabled"),
 ]
 
 # --- Secrets: never echoed, never written --------------------------------------------------------------

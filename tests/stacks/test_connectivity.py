@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from scripts import security_flows
+from tests.shipped import shipped
 from tests.stacks.test_security import WORKLOAD_STACKS, objects, pods, policies, selects
 
 PRIVATE = [ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
@@ -54,13 +55,22 @@ def test_1_saxml_host_network_model_servers_reach_admin_and_http_through_port_on
 @pytest.mark.parametrize("stack", WORKLOAD_STACKS)
 def test_no_ip_block_pretends_to_match_pods_or_nodes(stack):
     """A private range in an ipBlock (the old model's way of reaching nodes and pods) matches nothing of
-    the cluster on Cilium; only outside ranges (minus the private ones) and link-local addresses remain."""
+    the cluster on Cilium; only outside ranges (minus the private ones) and link-local addresses remain.
+    One private range is neither pods nor nodes: the proxy-only subnet the stack itself declares, where a
+    regional load balancer's Envoy proxies connect from (https://cloud.google.com/load-balancing/docs/proxy-only-subnets)."""
+    proxies = {
+        ipaddress.ip_network(r.inputs["ipCidrRange"])
+        for r in shipped(stack).resources
+        if r.type == "gcp:compute/subnetwork:Subnetwork" and r.inputs.get("purpose") == "REGIONAL_MANAGED_PROXY"
+    }
     for found in policies(stack):
         spec = found["spec"]
         for rule in (*spec.get("ingress", []), *spec.get("egress", [])):
             for peer in (*rule.get("from", []), *rule.get("to", [])):
                 if "ipBlock" in peer:
                     block = ipaddress.ip_network(peer["ipBlock"]["cidr"])
+                    if block in proxies:
+                        continue
                     assert not any(block.subnet_of(p) for p in PRIVATE), (stack, found["metadata"]["name"], block)
 
 

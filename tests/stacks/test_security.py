@@ -24,7 +24,10 @@ ALLOWED_VOLUMES = {
 }
 """The volume types Pod Security `restricted` allows (kubernetes.io/docs/concepts/security/pod-security-standards)."""
 SMOKE_TEST = {"matchLabels": {"app.kubernetes.io/component": "smoke-test"}}
-API_TOKEN_PODS = {"custom-metrics-stackdriver-adapter"}  # serves an aggregated API and reads pods
+API_TOKEN_PODS = {
+    "custom-metrics-stackdriver-adapter",  # serves an aggregated API and reads pods
+    "vllm-epp",  # the Inference Gateway picker watches its InferencePool, objectives and the pool's pods
+}
 
 
 @cache

@@ -97,7 +97,7 @@ class Renamed(BaseModel):
     source: str
 
 
-EngineName = Literal["vllm", "jetstream", "maxtext", "saxml", "ray"]
+EngineName = Literal["vllm", "jetstream", "maxtext", "saxml", "ray", "epp"]
 """The catalogued engines, for the type checker (a test checks it against `ENGINES`)."""
 
 
@@ -523,7 +523,49 @@ RAY_SERVE = EngineVersion(
 """Ray Serve's metrics and the engine's metrics exported through Ray: what a multi-host vLLM stack (a RayService)
 is watched by. Its pods serve them on every Ray node's metrics port, not on the vLLM API port."""
 
-ENGINES: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML, RAY, RAY_SERVE)
+EPP_REPOSITORY = "https://github.com/kubernetes-sigs/gateway-api-inference-extension"
+EPP = EngineVersion(
+    engine="epp",
+    # The last release that builds the endpoint picker in this repository (v1.6.0 keeps only the API and a
+    # lightweight picker; llm-d's GKE guide pins GAIE_VERSION=v1.5.0, https://llm-d.ai/docs/resources/gateway/gke).
+    version="v1.5.0",
+    images=("registry.k8s.io/gateway-api-inference-extension/epp",),
+    metric_prefix="inference_",
+    # pkg/epp/metrics/metrics.go @ v1.5.0: subsystems inference_objective, inference_pool, inference_extension,
+    # no namespace; the pool gauges are labelled `name` (the pool), the objective series `model_name`.
+    metrics=(
+        *_gauges(
+            "inference_pool_average_kv_cache_utilization",
+            "inference_pool_average_queue_size",
+            "inference_pool_average_running_requests",
+            "inference_pool_ready_pods",
+            "inference_objective_running_requests",
+        ),
+        *_counters(
+            "inference_objective_request_total",
+            "inference_objective_request_error_total",
+            "inference_extension_scheduler_attempts_total",
+        ),
+        *_histograms(
+            "inference_objective_request_duration_seconds",
+            "inference_extension_scheduler_e2e_duration_seconds",
+        ),
+    ),
+    metrics_source=f"{EPP_REPOSITORY}/blob/v1.5.0/pkg/epp/metrics/metrics.go",
+    metrics_port=9090,  # `--metrics-port` default (pkg/epp/server/options.go @ v1.5.0)
+    user=ImageUser(
+        NONROOT_UID,
+        "the epp Dockerfile @ v1.5.0 builds FROM gcr.io/distroless/static:nonroot (USER nonroot, 65532); "
+        "the picker writes nothing but a self-signed certificate it keeps in memory",
+        login="nonroot",
+    ),
+    source=f"{EPP_REPOSITORY} @ v1.5.0: pkg/epp/server/options.go (flags, ports 9002/9003/9090), "
+    "config/charts/epplib (Deployment, RBAC), pkg/epp/metrics/metrics.go (metric names)",
+)
+"""GKE Inference Gateway's endpoint picker: not a model server, but a pod whose image the plan pins and
+whose Prometheus metrics the vLLM dashboard draws (catalog/inference_gateway.py holds its other facts)."""
+
+ENGINES: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML, RAY, RAY_SERVE, EPP)
 MAXTEXT_CONFIG_SUFFIX = "configs/base.yml"
 """MaxText's first argument is its base config; a container running it is recognised by this path."""
 

@@ -45,3 +45,13 @@ def gke_version(text: str) -> GkeVersion:
     version = GkeVersion(text=text)
     _ = version.key
     return version
+
+
+INFERENCE_GATEWAY_CRDS_FLOOR = "1.34.0-gke.1626000"
+"""From this GKE version on, GKE installs the GA CRDs of the Gateway API and of the Gateway API Inference
+Extension (`InferencePool`, `inference.networking.k8s.io/v1`) itself: "GKE automatically installs all GA CRDs for
+Gateway API and Gateway API Inference Extension on GKE versions 1.34.0-gke.1626000 or later"
+(https://llm-d.ai/docs/infrastructure/gateway/gke, following
+https://cloud.google.com/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway). A new cluster with
+`vllm.gateway` is created at or above it (vllm/gateway_plan.py); below it the CRDs would have to be declared by
+the stack, which it does not do. The alpha `InferenceObjective` CRD is not GA, so it is not among them."""

@@ -15,17 +15,22 @@ Sources:
 - The protocol: v1.5.0 docs/proposals/003-model-server-protocol/README.md: "The model server MUST implement
   OpenAI's Completions and Chat APIs" and export queue, running-request and KV-cache gauges (vLLM, Triton
   TensorRT-LLM, trtllm-serve and SGLang are its table's servers).
+
+- The gateway's own facts (the picker's ports, RBAC, classes, health-check ranges): the same release
+  (EPP_REPOSITORY @ v1.5.0): api/v1 (InferencePool), apix/v1alpha2 (InferenceObjective),
+  apix/config/v1alpha1 (EndpointPickerConfig), config/charts/epplib and config/charts/inferencepool (the
+  Deployment, Service, RBAC and GKE policies the chart renders for `provider: gke`).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from tpu_stacks.catalog.engines import EngineName, EngineVersion
+from tpu_stacks.catalog.engines import EPP, EPP_REPOSITORY, EngineName, EngineVersion
 
-INFERENCE_EXTENSION_VERSION = "v1.5.0"
+INFERENCE_EXTENSION_VERSION = EPP.version
 """The Gateway API Inference Extension release: CRDs vendored for the plan, and the picker image's tag."""
-EPP_IMAGE = f"registry.k8s.io/gateway-api-inference-extension/epp:{INFERENCE_EXTENSION_VERSION}"
+EPP_IMAGE = f"{EPP.images[0]}:{INFERENCE_EXTENSION_VERSION}"
 INFERENCE_POOL_GROUP = "inference.networking.k8s.io"
 INFERENCE_POOL_API_VERSION = f"{INFERENCE_POOL_GROUP}/v1"
 INFERENCE_OBJECTIVE_API_VERSION = "inference.networking.x-k8s.io/v1alpha2"
@@ -90,6 +95,15 @@ SERVING_APIS: tuple[ServingApi, ...] = (
         source="[K-RAY]",
     ),
     ServingApi(
+        engine="epp",
+        openai=False,
+        port_flag=None,
+        default_port=None,
+        why="the endpoint picker is the gateway's ext-proc gRPC service (port 9002): it picks a server for a request "
+        "and serves none itself",
+        source=f"{EPP_REPOSITORY}/tree/v1.5.0/config/charts/epplib (`extProcPort`)",
+    ),
+    ServingApi(
         engine="ray",
         openai=True,
         port_flag=None,
@@ -105,3 +119,46 @@ def serving_api(engine: EngineVersion | EngineName) -> ServingApi:
     """The serving API of a catalogued engine (every catalogued engine has one; a test checks it)."""
     name = engine if isinstance(engine, str) else engine.engine
     return next(api for api in SERVING_APIS if api.engine == name)
+
+
+PICKER_CONFIG_API = "inference.networking.x-k8s.io/v1alpha1"
+"""EndpointPickerConfig, the picker's `--config-file` (apix/config/v1alpha1/endpointpickerconfig_types.go)."""
+GATEWAY_API = "gateway.networking.k8s.io/v1"
+GKE_POLICY_API = "networking.gke.io/v1"
+"""HealthCheckPolicy and GCPBackendPolicy (https://googlecloudplatform.github.io/gke-gateway-api)."""
+
+EXT_PROC_PORT = 9002
+"""The picker's ext-proc gRPC port (`--grpc-port` default; the chart's `extProcPort`), which the pool's
+endpointPickerRef names and the load balancer's Service Extension calls."""
+HEALTH_PORT = 9003
+"""gRPC health (`--grpc-health-port`), service `inference-extension` for one replica (epplib _deployment.yaml)."""
+METRICS_PORT = EPP.scrape_port()
+OBJECTIVE_HEADER = "x-gateway-inference-objective"
+"""The request header that names an InferenceObjective (pkg/epp/metadata/consts.go `ObjectiveKey` @ v1.5.0)."""
+FAILURE_MODE = "FailOpen"
+"""The chart's default: when the picker is down the gateway still routes (to any pool endpoint)."""
+
+PICKER_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("", ("pods",)),
+    ("inference.networking.k8s.io", ("inferencepools",)),
+    ("inference.networking.x-k8s.io", ("inferenceobjectives", "inferencemodelrewrites")),
+)
+"""What the picker reads in its namespace, get/watch/list: its pool, the pool's pods, objectives and rewrites
+(config/charts/epplib/templates/_rbac.yaml and config/charts/inferencepool/templates/rbac.yaml @ v1.5.0; its
+controllers watch exactly these, pkg/epp/controller). No leader election with one replica, so no leases."""
+PICKER_VERBS = ("get", "watch", "list")
+
+INTERNAL_CLASS = "gke-l7-rilb"
+EXTERNAL_CLASS = "gke-l7-regional-external-managed"
+CLASSES = {"internal": INTERNAL_CLASS, "public": EXTERNAL_CLASS}
+"""The documented Inference Gateway classes by exposure: both are regional Application Load Balancers, so both
+need a proxy-only subnet (https://cloud.google.com/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway;
+https://cloud.google.com/kubernetes-engine/docs/concepts/gateway-api#gatewayclass)."""
+HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
+"""Google Cloud's health-check probe ranges (https://cloud.google.com/load-balancing/docs/health-check-concepts
+#ip-ranges). Regional Envoy-based load balancers may also probe from the proxy-only subnet (distributed Envoy
+health checks), which the proxies' own flow already admits."""
+BACKEND_TIMEOUT_SECONDS = 300
+"""GCPBackendPolicy timeoutSec: the chart's `provider: gke` default (inferencepool templates/gke.yaml @ v1.5.0); a
+completion of thousands of tokens outlasts the load balancer's 30 s default."""
+CHART_SOURCE = f"{EPP_REPOSITORY}/tree/{INFERENCE_EXTENSION_VERSION}/config/charts"

@@ -98,6 +98,22 @@ class ControlPlaneArgs(TypedDict):
     """privateEndpoint only: a /28 for the control plane's private addresses (default: chosen by GKE)."""
 
 
+class ProxyOnlySubnetArgs(TypedDict):
+    range: NotRequired[str]
+    """Its IPv4 range (the new subnet's, or the existing one's): the servers' NetworkPolicy admits the proxies from
+    it. Default: a /23 (what Google recommends) outside the 10.0.0.0/8 GKE and auto-mode subnets draw from.
+    Default: 192.168.64.0/23."""
+    existing: NotRequired[str]
+    """Adopt this existing proxy-only subnet of the cluster's region and network instead of creating one."""
+
+
+class GatewayApiArgs(TypedDict):
+    enabled: NotRequired[bool]
+    """Turn on the Gateway API (a workload with `gateway.enabled` turns it on). Default: false."""
+    proxy_only_subnet: NotRequired[ProxyOnlySubnetArgs]
+    """The region's proxy-only subnet, created with the cluster or adopted. Default: range 192.168.64.0/23."""
+
+
 class TpuClusterArgs(TypedDict):
     project: str
     """Google Cloud project id."""
@@ -137,6 +153,9 @@ class TpuClusterArgs(TypedDict):
     control_plane: NotRequired[ControlPlaneArgs]
     """Authorized networks and a private endpoint for the control plane (new clusters only). Default: privateEndpoint
     false."""
+    gateway_api: NotRequired[GatewayApiArgs]
+    """GKE's Gateway API and the proxy-only subnet of regional Gateways (docs/vllm.md, "Inference Gateway"). Default:
+    enabled false."""
     dataplane_v2: NotRequired[bool]
     """GKE Dataplane V2, which enforces the workloads' NetworkPolicies (Autopilot always has it). Immutable: turning
     it on for a Standard cluster created without it replaces the cluster; set false to keep such a cluster.

@@ -17,10 +17,11 @@ from tpu_stacks.cluster.kubeconfig import gke_kubeconfig
 from tpu_stacks.cluster.node_pools import CLOUD_PLATFORM_SCOPE, node_service_account, system_node_pool, tpu_node_pool
 from tpu_stacks.cluster.outputs import SliceInfo
 from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan, plan_cluster
+from tpu_stacks.cluster.proxy_subnet import DEFAULT_NETWORK, declare_proxy_subnet
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.cluster.versions import OfferedVersions, create_version
 from tpu_stacks.errors import UserError
-from tpu_stacks.gcp.apis import CLUSTER_APIS, MONITORING_APIS, enable_apis_by_name
+from tpu_stacks.gcp.apis import CLUSTER_APIS, GATEWAY_APIS, MONITORING_APIS, enable_apis_by_name
 from tpu_stacks.k8s.compute_class import declare_compute_class
 from tpu_stacks.validation import parse
 
@@ -35,7 +36,20 @@ def _addons(plan: ClusterPlan) -> gcp.container.ClusterAddonsConfigArgs:
     return gcp.container.ClusterAddonsConfigArgs(
         gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=addons.gcs_fuse),
         ray_operator_configs=[_RAY_OPERATOR] if addons.ray_operator else None,
+        http_load_balancing=_HTTP_LOAD_BALANCING if plan.spec.gateway_api.enabled else None,
     )
+
+
+_HTTP_LOAD_BALANCING = gcp.container.ClusterAddonsConfigHttpLoadBalancingArgs(disabled=False)
+"""GKE's Gateway controller needs the HttpLoadBalancing add-on on (on by default; stated so nothing turns it off):
+https://cloud.google.com/kubernetes-engine/docs/how-to/deploying-gateways#requirements."""
+
+
+def _gateway_api(plan: ClusterPlan) -> gcp.container.ClusterGatewayApiConfigArgs | None:
+    """The Gateway API's standard channel (the GA Gateway, HTTPRoute and GKE's classes), when a workload asks."""
+    if not plan.spec.gateway_api.enabled:
+        return None
+    return gcp.container.ClusterGatewayApiConfigArgs(channel="CHANNEL_STANDARD")
 
 
 def _control_plane(plan: ClusterPlan) -> dict[str, object]:
@@ -85,14 +99,18 @@ def _cluster_args(
             ),
         ),
         ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(),  # VPC-native (alias IPs)
+        gateway_api_config=_gateway_api(plan),
         deletion_protection=spec.deletion_protection,
         # cluster.allowUncatalogued let a location or machine type through: said in the plan document too.
         resource_labels={"managed-by": "tpu-stacks", **({UNCATALOGUED_LABEL: "true"} if plan.beyond_catalogue else {})},
     )
     if plan.autopilot:
         ray = (
-            gcp.container.ClusterAddonsConfigArgs(ray_operator_configs=[_RAY_OPERATOR])
-            if spec.addons.ray_operator
+            gcp.container.ClusterAddonsConfigArgs(
+                ray_operator_configs=[_RAY_OPERATOR] if spec.addons.ray_operator else None,
+                http_load_balancing=_HTTP_LOAD_BALANCING if spec.gateway_api.enabled else None,
+            )
+            if spec.addons.ray_operator or spec.gateway_api.enabled
             else None
         )
         defaults = gcp.container.ClusterClusterAutoscalingArgs(
@@ -229,7 +247,11 @@ def cluster_apis(plan: ClusterPlan) -> tuple[str, ...]:
     """What creating this cluster calls: GKE, Compute Engine, IAM; Monitoring with Managed Prometheus.
     Enabled only in Google Cloud's own universe: another universe's service names are not verified here
     (docs/sovereign.md), and a wrong name would stop the first `up`."""
-    return (*CLUSTER_APIS, *(MONITORING_APIS if plan.spec.addons.managed_prometheus else ()))
+    return (
+        *CLUSTER_APIS,
+        *(MONITORING_APIS if plan.spec.addons.managed_prometheus else ()),
+        *(GATEWAY_APIS if plan.spec.gateway_api.enabled else ()),
+    )
 
 
 class TpuCluster(pulumi.ComponentResource):
@@ -290,6 +312,7 @@ class TpuCluster(pulumi.ComponentResource):
             location: pulumi.Output[str] = pulumi.Output.from_input(existing.location)
             endpoint = found.endpoint
             ca_certificate = found.master_auths.apply(lambda auths: auths[0].cluster_ca_certificate)
+            self.proxy_subnet = declare_proxy_subnet(name, plan, found.network, self, [])
         else:
             self.enabled_apis = (
                 enable_apis_by_name(name, plan.spec.project, cluster_apis(plan), self)
@@ -298,11 +321,16 @@ class TpuCluster(pulumi.ComponentResource):
             )
             self.apis = list(self.enabled_apis.values())
             nodes_account, grants = node_service_account(plan, name, self, after=self.apis)
+            # Before the cluster, whose pod and Service ranges GKE then picks around it (cluster/proxy_subnet.py).
+            self.proxy_subnet = declare_proxy_subnet(name, plan, DEFAULT_NETWORK, self, self.apis)
+            subnet = [self.proxy_subnet] if self.proxy_subnet else []
             cluster = gcp.container.Cluster(
                 name,
                 _cluster_args(plan, nodes_account, create_version_output(plan, self, list(self.apis))),
                 opts=pulumi.ResourceOptions(
-                    parent=self, ignore_changes=cluster_ignore_changes(plan), depends_on=[*self.apis, *grants]
+                    parent=self,
+                    ignore_changes=cluster_ignore_changes(plan),
+                    depends_on=[*self.apis, *grants, *subnet],
                 ),
             )
             if not (plan.autopilot or plan.spec.dataplane_v2):

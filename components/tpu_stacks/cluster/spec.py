@@ -156,6 +156,40 @@ class ControlPlaneSpec(_Spec):
         return value
 
 
+class ProxyOnlySubnetSpec(_Spec):
+    """The proxy-only subnet (`purpose: REGIONAL_MANAGED_PROXY`, role ACTIVE) a regional Gateway's Envoy proxies take
+    their addresses from (https://cloud.google.com/load-balancing/docs/proxy-only-subnets). A VPC network holds one
+    active subnet per region: create it here, or name the one the network already has."""
+
+    range: str = "192.168.64.0/23"
+    """Its IPv4 range (the new subnet's, or the existing one's): the servers' NetworkPolicy admits the proxies from it.
+    Default: a /23 (what Google recommends) outside the 10.0.0.0/8 GKE and auto-mode subnets draw from."""
+    existing: str | None = None
+    """Adopt this existing proxy-only subnet of the cluster's region and network instead of creating one."""
+
+    @field_validator("range")
+    @classmethod
+    def _range(cls, value: str) -> str:
+        try:
+            network = ipaddress.ip_network(value, strict=True)
+        except ValueError:
+            raise PydanticCustomError(
+                "cidr", "write an IPv4 CIDR range with its network address, like 192.168.64.0/23"
+            ) from None
+        if network.version != 4 or "/" not in value or not network.is_private or network.prefixlen > 26:
+            raise PydanticCustomError("cidr", "write a private IPv4 range of /26 or larger, like 192.168.64.0/23")
+        return value
+
+
+class GatewayApiSpec(_Spec):
+    """GKE's Gateway API controller (release channel CHANNEL_STANDARD) and what its regional classes need."""
+
+    enabled: bool = False
+    """Turn on the Gateway API (a workload with `gateway.enabled` turns it on)."""
+    proxy_only_subnet: ProxyOnlySubnetSpec = Field(default_factory=ProxyOnlySubnetSpec, alias="proxyOnlySubnet")
+    """The region's proxy-only subnet, created with the cluster or adopted."""
+
+
 class ClusterSpec(_Spec):
     """A GKE cluster with TPU slices: what users write as `cluster` (config) or TpuCluster args."""
 
@@ -198,6 +232,8 @@ class ClusterSpec(_Spec):
     zone it does not list for the slice's TPU generation: for one newer than the catalogue. The plan records it."""
     control_plane: ControlPlaneSpec = Field(default_factory=ControlPlaneSpec, alias="controlPlane")
     """Authorized networks and a private endpoint for the control plane (new clusters only)."""
+    gateway_api: GatewayApiSpec = Field(default_factory=GatewayApiSpec, alias="gatewayApi")
+    """GKE's Gateway API and the proxy-only subnet of regional Gateways (docs/vllm.md, "Inference Gateway")."""
     dataplane_v2: bool = Field(default=True, alias="dataplaneV2")
     """GKE Dataplane V2, which enforces the workloads' NetworkPolicies (Autopilot always has it). Immutable: turning
     it on for a Standard cluster created without it replaces the cluster; set false to keep such a cluster."""

@@ -26,6 +26,10 @@ MONITORING_APIS = ("monitoring",)
 LOGGING_APIS = ("logging",)
 """Log-based metrics (`gcp.logging.Metric`): Ray Train's step time from MaxText's log line."""
 BUILD_APIS = ("cloudbuild",)
+GATEWAY_APIS = ("networkservices",)
+"""GKE Inference Gateway's Service Extensions (the load balancer's call to the endpoint picker) are Network Services
+API objects; Compute Engine (load balancers, the proxy-only subnet, Cloud Armor) is already a cluster API
+(https://cloud.google.com/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway, "Before you begin")."""
 
 
 def service_name(api: str, domain: str = "googleapis.com") -> str:

@@ -46,6 +46,23 @@ class ServerResourcesArgs(TypedDict):
     """Memory request and limit of the vLLM server container (a Kubernetes quantity). Default: 64Gi."""
 
 
+class InferenceObjectiveArgs(TypedDict):
+    name: str
+    """The InferenceObjective's name, which a request names in the `x-gateway-inference-objective` header."""
+    priority: NotRequired[int]
+    """Higher is served first when the picker queues requests; requests naming no objective have 0. Default: 0."""
+
+
+class InferenceGatewayArgs(TypedDict):
+    enabled: NotRequired[bool]
+    """Route through the gateway, which picks the replica by its queue, KV cache and prefix cache. Default: false."""
+    class_name: NotRequired[str]
+    """The Gateway's class: gke-l7-rilb (exposure internal, the default) or gke-l7-regional-external-managed
+    (exposure public, behind a Cloud Armor policy that admits only sourceRanges)."""
+    objectives: NotRequired[list[InferenceObjectiveArgs]]
+    """InferenceObjectives (name, priority) requests may name; needs the InferenceObjective CRD on the cluster."""
+
+
 class VllmStackArgs(TypedDict):
     cluster: TpuClusterArgs
     """Where to run: a new Standard or Autopilot cluster, or `existing` (slices are derived)."""
@@ -89,6 +106,9 @@ class VllmStackArgs(TypedDict):
     internal."""
     source_ranges: NotRequired[list[str]]
     """CIDRs allowed to reach a public load balancer (required with `exposure: public`; `0.0.0.0/0` is refused)."""
+    gateway: NotRequired[InferenceGatewayArgs]
+    """GKE Inference Gateway in front of the replicas (off: the Service's load balancer spreads requests evenly).
+    Default: enabled false."""
     api_key: NotRequired[bool]
     """Require vLLM's API key, given as the secret `api_key_secret` input (config: `tpu-stacks:vllmApiKey`). Default:
     false."""

@@ -29,6 +29,8 @@ from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
 from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
 from tpu_stacks.vllm.args import VllmStackArgs
+from tpu_stacks.vllm.gateway import declare_gateway
+from tpu_stacks.vllm.gateway_plan import GATEWAY_NAME, LISTENER_PORT
 from tpu_stacks.vllm.monitoring import vllm_target
 from tpu_stacks.vllm.network import SERVICE, network
 from tpu_stacks.vllm.outputs import ServedSlice
@@ -162,7 +164,11 @@ class VllmStack(pulumi.ComponentResource):
                 custom_timeouts=budget.custom_timeouts(),
             ),
         )
-        service = self._service(name, spec, labels, ns_opts)
+        service = self._service(name, plan, labels, ns_opts)
+        if plan.gateway is not None:  # GKE Inference Gateway in front of the replicas (vllm/gateway.py)
+            declare_gateway(
+                name, plan.gateway, labels, PORT, cluster_spec.name, project, region, self, ns_opts, cluster.apis
+            )
         groups = network(plan, labels, smoke.ports if smoke else ())
         if smoke is not None:  # the smoke-test pod's own contract: DNS and the server's ports
             groups = (*groups, smoke_test_group(spec.namespace, labels, smoke.ports))
@@ -170,9 +176,10 @@ class VllmStack(pulumi.ComponentResource):
         self._monitoring(name, plan, labels, deployment, cluster_spec, ns_opts, cluster.pool_ready)
         if smoke is not None:
             smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*depends, deployment, service])
-        address = self._address(service, spec)
+        address = self._address(service, plan)
         self.service_address = address
-        self.base_url = address.apply(lambda host: f"http://{host}:{PORT}/v1")
+        port = LISTENER_PORT if plan.gateway else PORT
+        self.base_url = address.apply(lambda host: f"http://{host}:{port}/v1")
         self.model_id = pulumi.Output.from_input(plan.model.id)
         self.served_slice = pulumi.Output.from_input(
             ServedSlice(
@@ -230,22 +237,25 @@ class VllmStack(pulumi.ComponentResource):
         return SECRET_NAME
 
     def _service(
-        self, name: str, spec: VllmSpec, labels: dict[str, str], opts: pulumi.ResourceOptions
+        self, name: str, plan: VllmPlan, labels: dict[str, str], opts: pulumi.ResourceOptions
     ) -> k8s.core.v1.Service:
-        """Internal load balancer by default; public only on request and then only to source ranges."""
+        """Internal load balancer by default; public only on request and then only to source ranges. Behind the
+        gateway the Service is ClusterIP: the Gateway is the load balancer (the smoke test still calls the Service)."""
+        spec = plan.spec
+        exposure = "cluster" if plan.gateway else spec.exposure
         return k8s.core.v1.Service(
             f"{name}-service",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=SERVICE,
                 namespace=spec.namespace,
-                annotations=INTERNAL_LB_ANNOTATION if spec.exposure == "internal" else None,
+                annotations=INTERNAL_LB_ANNOTATION if exposure == "internal" else None,
             ),
             spec=k8s.core.v1.ServiceSpecArgs(
-                type=service_type(spec.exposure),
-                external_traffic_policy=external_traffic_policy(spec.exposure),
+                type=service_type(exposure),
+                external_traffic_policy=external_traffic_policy(exposure),
                 selector=labels,
                 ports=[k8s.core.v1.ServicePortArgs(name="http", port=PORT, target_port=PORT, protocol="TCP")],
-                load_balancer_source_ranges=spec.source_ranges or None,
+                load_balancer_source_ranges=(spec.source_ranges or None) if exposure != "cluster" else None,
             ),
             opts=opts,
         )
@@ -323,7 +333,15 @@ class VllmStack(pulumi.ComponentResource):
         )
 
     @staticmethod
-    def _address(service: k8s.core.v1.Service, spec: VllmSpec) -> pulumi.Output[str]:
+    def _address(service: k8s.core.v1.Service, plan: VllmPlan) -> pulumi.Output[str]:
+        spec = plan.spec
+        if plan.gateway is not None:
+            # GKE writes the load balancer's address to the Gateway's status, which a CustomResource does not
+            # read back: the output says where to find it.
+            status = "{.status.addresses[0].value}"
+            return pulumi.Output.from_input(
+                f"$(kubectl get gateway {GATEWAY_NAME} -n {spec.namespace} -o jsonpath='{status}')"
+            )
         if spec.exposure == "cluster":
             return pulumi.Output.from_input(in_cluster_host(spec))
 

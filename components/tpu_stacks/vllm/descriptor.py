@@ -32,7 +32,7 @@ WORKLOAD = Workload(
         Export("monitoring", "monitoring"),
     ),
     secrets=(("hf_token", "hfToken"), ("api_key_secret", "vllmApiKey")),
-    engines=("vllm",),
+    engines=("vllm", "epp"),  # the endpoint picker runs with vllm.gateway
     sizing_engine="vllm",
     example_stack="vllm",
 )

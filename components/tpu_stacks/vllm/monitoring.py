@@ -6,7 +6,7 @@ Deployment and the HPA are built from (`vllm.spec`), so the charts and the alert
 
 from __future__ import annotations
 
-from tpu_stacks.catalog.engines import VLLM
+from tpu_stacks.catalog.engines import EPP, VLLM
 from tpu_stacks.gcp.monitoring.targets import Hpa, Target, stack_fields
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.spec import PORT
@@ -33,5 +33,6 @@ def vllm_target(plan: VllmPlan, hpa_name: str, deployment: str, container: str) 
         hpa=hpa,
         startup_minutes=spec.startup_minutes,
         metrics_port=PORT,  # the API server serves /metrics on its own port
+        picker=EPP if plan.gateway is not None else None,
         **stack_fields(plan),
     )

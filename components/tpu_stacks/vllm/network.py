@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from tpu_stacks.k8s.connectivity import Group, Pods, ingress, unique
 from tpu_stacks.k8s.platform_flows import load_balancer_clients, scrape, smoke_test_clients, workload_egress
+from tpu_stacks.vllm.gateway_network import picker_group, server_flows
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.spec import PORT
 
@@ -23,9 +24,14 @@ SERVICE = "vllm-service"
 def network(plan: VllmPlan, labels: dict[str, str], smoke_ports: Sequence[int] = ()) -> tuple[Group, ...]:
     """`smoke_ports`: the ports the stack's smoke-test Job calls (`SmokeTest.ports`); none when it is off."""
     spec = plan.spec
-    if spec.exposure == "cluster":
+    if plan.gateway is not None:  # the Gateway is the load balancer (vllm/gateway_network.py)
+        clients = server_flows(plan.gateway, PORT)
+    elif spec.exposure == "cluster":
         clients = ingress(Pods("*", {}), [PORT], f"the API through the ClusterIP Service {SERVICE}")
     else:
         clients = load_balancer_clients(PORT, spec.source_ranges, SERVICE)
     flows = (*clients, *smoke_test_clients(spec.namespace, smoke_ports), *scrape([PORT]), *workload_egress(tpu=True))
-    return (Group("vllm-server", spec.namespace, dict(labels), unique(flows)),)
+    server = Group("vllm-server", spec.namespace, dict(labels), unique(flows))
+    if plan.gateway is None:
+        return (server,)
+    return (server, picker_group(plan.gateway, labels, PORT))

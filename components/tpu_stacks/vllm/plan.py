@@ -19,6 +19,7 @@ from tpu_stacks.names import REPOSITORY_ID
 from tpu_stacks.parallel_flags import check_parallelism, tensor_parallel_flags
 from tpu_stacks.sizing import ServingRequest, choose_slice, file_cache_gib, slice_refusal, tensor_parallel_size
 from tpu_stacks.slo.plan import SloPrediction, latency_batch, predict, replica_range, waiting_target
+from tpu_stacks.vllm.gateway_plan import GatewayPlan, check_gateway, check_single_host, plan_gateway
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
 POOL = "vllm-pool"
@@ -41,6 +42,8 @@ class VllmPlan(WorkloadPlan):
     cache_gib: int
     slo: SloPrediction | None = None
     """The traffic model's prediction for `spec.slo` (the replicas in `spec` are already sized from it)."""
+    gateway: GatewayPlan | None = None
+    """GKE Inference Gateway in front of the replicas (vllm/gateway_plan.py), when `vllm.gateway.enabled`."""
 
     @property
     def autoscales(self) -> bool:
@@ -115,6 +118,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     _check_image(spec.image)
     _check_registry(spec)
     _check_exposure(spec)
+    cluster = check_gateway(spec, cluster)
     request = ServingRequest(
         model=model,
         engine="vllm",
@@ -123,6 +127,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
         prefill_tokens=spec.max_num_batched_tokens,
     )
     verdict = choose_slice(request, gen, spec.topology, "vllm")
+    check_single_host(spec, verdict.shape)
     if verdict.shape.multi_host:
         raise slice_refusal(
             "vllm",
@@ -164,6 +169,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
         cache_gib=file_cache_gib(weights),
         cluster=cluster_plan,
         slo=slo,
+        gateway=plan_gateway(spec, cluster_plan),
     )
 
 

@@ -84,6 +84,32 @@ class ResourcesSpec(_Spec):
     """Memory request and limit of the vLLM server container (a Kubernetes quantity)."""
 
 
+class ObjectiveSpec(_Spec):
+    ARGS: ClassVar[str] = "InferenceObjectiveArgs"
+
+    name: K8sName
+    """The InferenceObjective's name, which a request names in the `x-gateway-inference-objective` header."""
+    priority: int = Field(default=0, ge=-1000, le=1000)
+    """Higher is served first when the picker queues requests; requests naming no objective have 0."""
+
+
+class GatewaySpec(_Spec):
+    """GKE Inference Gateway in front of the servers: an InferencePool, its endpoint picker, a Gateway and an
+    HTTPRoute to the pool, with GKE's health-check and backend policies (docs/vllm.md, "Inference Gateway")."""
+
+    ARGS: ClassVar[str] = "InferenceGatewayArgs"
+
+    enabled: bool = False
+    """Route through the gateway, which picks the replica by its queue, KV cache and prefix cache."""
+    class_name: Literal["gke-l7-rilb", "gke-l7-regional-external-managed"] | None = Field(
+        default=None, alias="className"
+    )
+    """The Gateway's class: gke-l7-rilb (exposure internal, the default) or gke-l7-regional-external-managed
+    (exposure public, behind a Cloud Armor policy that admits only sourceRanges)."""
+    objectives: list[ObjectiveSpec] = Field(default_factory=list)
+    """InferenceObjectives (name, priority) requests may name; needs the InferenceObjective CRD on the cluster."""
+
+
 class VllmSpec(_Spec):
     ARGS: ClassVar[str] = "VllmStackArgs"
     INPUTS: ClassVar[tuple[ComponentInput, ...]] = (
@@ -127,6 +153,8 @@ class VllmSpec(_Spec):
     """internal (a GKE internal load balancer), public (needs `sourceRanges`) or cluster (ClusterIP only)."""
     source_ranges: list[str] = Field(default_factory=list, alias="sourceRanges")
     """CIDRs allowed to reach a public load balancer (required with `exposure: public`; `0.0.0.0/0` is refused)."""
+    gateway: GatewaySpec = Field(default_factory=GatewaySpec)
+    """GKE Inference Gateway in front of the replicas (off: the Service's load balancer spreads requests evenly)."""
     api_key: bool = Field(default=False, alias="apiKey")
     """Require vLLM's API key, given as the secret `api_key_secret` input (config: `tpu-stacks:vllmApiKey`)."""
     namespace: K8sName = "vllm"

@@ -8,6 +8,7 @@ chart draws the HPA's own target, read from the same spec field the HPA is built
 
 from __future__ import annotations
 
+from tpu_stacks.catalog.engines import EngineVersion
 from tpu_stacks.gcp.monitoring import queries as q
 from tpu_stacks.gcp.monitoring import rayserve
 from tpu_stacks.gcp.monitoring.model import (
@@ -98,7 +99,50 @@ def vllm_sections(t: Target) -> list[Section]:
     return [
         Section(title="Serving", subtitle=t.title, widgets=tuple(first)),
         Section(title="Latency and throughput", widgets=tuple(latency)),
+        *([picker_section(t, t.picker)] if t.picker is not None else []),
     ]
+
+
+def picker_section(t: Target, epp: EngineVersion) -> Section:
+    """What GKE Inference Gateway's endpoint picker sees of the pool (its averages of the servers' own metrics,
+    the ready endpoints) and of its own work: requests per objective and how long a pick takes
+    (pkg/epp/metrics/metrics.go at the pinned version: catalog/engines.py EPP)."""
+    sel = t.scope.prometheus()
+    return Section(
+        title="Inference Gateway",
+        subtitle=f"endpoint picker {epp.version}",
+        widgets=(
+            _chart(
+                "Pool: average queue and running requests",
+                (f"max({q.engine(epp, 'inference_pool_average_queue_size', sel)})", "queued"),
+                (f"max({q.engine(epp, 'inference_pool_average_running_requests', sel)})", "running"),
+                unit="requests",
+            ),
+            _chart(
+                "Pool: average KV cache utilization",
+                (f"max({q.engine(epp, 'inference_pool_average_kv_cache_utilization', sel)})", "average"),
+                unit="fraction",
+            ),
+            _chart(
+                "Pool: ready endpoints",
+                (f"max({q.engine(epp, 'inference_pool_ready_pods', sel)})", "ready"),
+                unit="pods",
+            ),
+            _chart(
+                "Requests routed per second, by objective",
+                (q.rate(q.engine(epp, "inference_objective_request_total", sel), "model_name"), "${model_name}"),
+                unit="requests/s",
+            ),
+            _chart(
+                "Picking latency",
+                *(
+                    (q.quantile(epp, "inference_extension_scheduler_e2e_duration_seconds", sel, p), f"p{int(p * 100)}")
+                    for p in (0.5, 0.99)
+                ),
+                unit="s",
+            ),
+        ),
+    )
 
 
 def _replicas(t: Target) -> Widget:

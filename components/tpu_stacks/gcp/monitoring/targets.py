@@ -72,6 +72,9 @@ class Target:
     serve: Serve | None = None
     """The Ray Serve application: set for vLLM across a multi-host slice (a RayService), which is watched through
     Ray's metrics instead of the vLLM pod's (gcp/monitoring/rayserve.py)."""
+    picker: EngineVersion | None = None
+    """GKE Inference Gateway's endpoint picker in front of the servers (catalog/engines.py EPP), whose pool and
+    scheduling metrics the dashboard adds; None without a gateway."""
 
     @property
     def cluster(self) -> str:

@@ -1,0 +1,358 @@
+"""GKE Inference Gateway's resources for a VllmStack, built from the decided `GatewayPlan` (vllm/gateway_plan.py).
+
+The endpoint picker (EPP) of kubernetes-sigs/gateway-api-inference-extension at the pinned release, as its chart
+renders it for `provider: gke` (config/charts/epplib and config/charts/inferencepool @ v1.5.0): a ServiceAccount with
+the Role its controllers need, the EndpointPickerConfig in a ConfigMap, one replica (the prefix cache index lives in
+the picker's memory), a Service for ext-proc and metrics; then the InferencePool selecting the servers, the
+InferenceObjectives, GKE's HealthCheckPolicy and GCPBackendPolicy on the pool, a Gateway of the chosen class and an
+HTTPRoute from it to the pool (https://cloud.google.com/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway).
+A public gateway gets a Cloud Armor policy that admits only `vllm.sourceRanges`, attached by the backend policy.
+(No `from __future__ import annotations`: the module is loaded with the component.)
+"""
+
+from dataclasses import dataclass
+from typing import Optional
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from tpu_stacks.annotations import API_TOKEN_REASON
+from tpu_stacks.catalog.engines import EPP
+from tpu_stacks.catalog.inference_gateway import (
+    BACKEND_TIMEOUT_SECONDS,
+    EPP_IMAGE,
+    EXT_PROC_PORT,
+    FAILURE_MODE,
+    GATEWAY_API,
+    GKE_POLICY_API,
+    HEALTH_PORT,
+    INFERENCE_OBJECTIVE_API_VERSION,
+    INFERENCE_POOL_API_VERSION,
+    METRICS_PORT,
+    PICKER_RULES,
+    PICKER_VERBS,
+)
+from tpu_stacks.k8s.security import harden
+from tpu_stacks.vllm.gateway_plan import (
+    CONFIG_DIR,
+    CONFIG_FILE,
+    GATEWAY_NAME,
+    LISTENER_PORT,
+    PICKER_LABELS,
+    PICKER_NAME,
+    POOL_NAME,
+    ROUTE_NAME,
+    GatewayPlan,
+)
+
+POOL_GROUP = INFERENCE_POOL_API_VERSION.split("/")[0]
+PICKER_CPU = "1"
+PICKER_MEMORY = "1Gi"
+PICKER_CPU_LIMIT = "2"
+PICKER_MEMORY_LIMIT = "4Gi"
+"""The chart asks 4 CPUs and 8Gi and leaves CPU unlimited, "validated with scale testing at high QPS"
+(inferencepool values.yaml @ v1.5.0); that pod does not fit the system pool's e2-standard-4, and one pool of a
+few TPU replicas is far from that load. The limits keep a leak or a burst from starving the node's system pods."""
+CLOUD_ARMOR_RANGES_PER_RULE = 10
+"""A Cloud Armor rule's `srcIpRanges` holds at most 10 ranges (https://cloud.google.com/armor/quotas#limits)."""
+DEFAULT_RULE_PRIORITY = 2147483647
+"""The priority of a security policy's default rule, which matches every address
+(https://cloud.google.com/armor/docs/security-policy-overview#default-rule)."""
+
+
+@dataclass
+class DeclaredGateway:
+    gateway: k8s.apiextensions.CustomResource
+    picker: k8s.apps.v1.Deployment
+    pool: k8s.apiextensions.CustomResource
+
+
+def _metadata(name: str, plan: GatewayPlan, labels: Optional[dict[str, str]] = None) -> k8s.meta.v1.ObjectMetaArgs:
+    return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=plan.namespace, labels=labels)
+
+
+def _picker_rbac(name: str, plan: GatewayPlan, opts: pulumi.ResourceOptions) -> k8s.core.v1.ServiceAccount:
+    account = k8s.core.v1.ServiceAccount(f"{name}-epp-sa", metadata=_metadata(PICKER_NAME, plan), opts=opts)
+    k8s.rbac.v1.Role(
+        f"{name}-epp-role",
+        metadata=_metadata(PICKER_NAME, plan),
+        rules=[
+            k8s.rbac.v1.PolicyRuleArgs(api_groups=[group], resources=list(resources), verbs=list(PICKER_VERBS))
+            for group, resources in PICKER_RULES
+        ],
+        opts=opts,
+    )
+    k8s.rbac.v1.RoleBinding(
+        f"{name}-epp-role-binding",
+        metadata=_metadata(PICKER_NAME, plan),
+        subjects=[k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=PICKER_NAME, namespace=plan.namespace)],
+        role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=PICKER_NAME),
+        opts=opts,
+    )
+    return account
+
+
+def picker_pod(plan: GatewayPlan) -> k8s.core.v1.PodTemplateSpecArgs:
+    """The picker's pod: the pinned image, its flags, gRPC probes on the health port (epplib _deployment.yaml),
+    hardened like every pod here and keeping its API token (its controllers watch pods, the pool, objectives)."""
+    container = k8s.core.v1.ContainerArgs(
+        name="epp",
+        image=EPP_IMAGE,
+        args=plan.picker_args(),
+        ports=[
+            k8s.core.v1.ContainerPortArgs(name="grpc", container_port=EXT_PROC_PORT),
+            k8s.core.v1.ContainerPortArgs(name="grpc-health", container_port=HEALTH_PORT),
+            k8s.core.v1.ContainerPortArgs(name="metrics", container_port=METRICS_PORT),
+        ],
+        env=[
+            k8s.core.v1.EnvVarArgs(
+                name="NAMESPACE",
+                value_from=k8s.core.v1.EnvVarSourceArgs(
+                    field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="metadata.namespace")
+                ),
+            ),
+            k8s.core.v1.EnvVarArgs(
+                name="POD_NAME",
+                value_from=k8s.core.v1.EnvVarSourceArgs(
+                    field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="metadata.name")
+                ),
+            ),
+        ],
+        resources=k8s.core.v1.ResourceRequirementsArgs(
+            requests={"cpu": PICKER_CPU, "memory": PICKER_MEMORY},
+            limits={"cpu": PICKER_CPU_LIMIT, "memory": PICKER_MEMORY_LIMIT},
+        ),
+        liveness_probe=k8s.core.v1.ProbeArgs(
+            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service="inference-extension"),
+            initial_delay_seconds=5,
+            period_seconds=10,
+        ),
+        readiness_probe=k8s.core.v1.ProbeArgs(
+            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service="inference-extension"), period_seconds=2
+        ),
+        volume_mounts=[k8s.core.v1.VolumeMountArgs(name="picker-config", mount_path=CONFIG_DIR, read_only=True)],
+    )
+    spec = harden(
+        k8s.core.v1.PodSpecArgs(
+            service_account_name=PICKER_NAME,
+            # As the chart: the longest grace period of the pool's pods, so requests in flight finish.
+            termination_grace_period_seconds=130,
+            containers=[container],
+            volumes=[
+                k8s.core.v1.VolumeArgs(
+                    name="picker-config", config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=PICKER_NAME)
+                )
+            ],
+        ),
+        EPP.image_user(),
+        api_token=True,
+    )
+    reason = "the picker's controllers watch its InferencePool, InferenceObjectives and the pool's pods"
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(PICKER_LABELS), annotations={API_TOKEN_REASON: reason}),
+        spec=spec,
+    )
+
+
+def _picker(name: str, plan: GatewayPlan, opts: pulumi.ResourceOptions) -> k8s.apps.v1.Deployment:
+    account = _picker_rbac(name, plan, opts)
+    config = k8s.core.v1.ConfigMap(
+        f"{name}-epp-config",
+        metadata=_metadata(PICKER_NAME, plan),
+        data={CONFIG_FILE: plan.picker_config_text()},
+        opts=opts,
+    )
+    deployment = k8s.apps.v1.Deployment(
+        f"{name}-epp",
+        metadata=_metadata(PICKER_NAME, plan, dict(PICKER_LABELS)),
+        spec=k8s.apps.v1.DeploymentSpecArgs(
+            replicas=1,
+            # Recreate, as upstream: one active picker, whose replacement takes over at once.
+            strategy=k8s.apps.v1.DeploymentStrategyArgs(type="Recreate"),
+            selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(PICKER_LABELS)),
+            template=picker_pod(plan),
+        ),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[account, config])),
+    )
+    k8s.core.v1.Service(
+        f"{name}-epp-service",
+        metadata=_metadata(PICKER_NAME, plan),
+        spec=k8s.core.v1.ServiceSpecArgs(
+            type="ClusterIP",
+            selector=dict(PICKER_LABELS),
+            ports=[
+                k8s.core.v1.ServicePortArgs(name="grpc-ext-proc", port=EXT_PROC_PORT, protocol="TCP"),
+                k8s.core.v1.ServicePortArgs(name="http-metrics", port=METRICS_PORT, protocol="TCP"),
+            ],
+        ),
+        opts=opts,
+    )
+    k8s.apiextensions.CustomResource(
+        f"{name}-epp-pod-monitoring",
+        api_version="monitoring.googleapis.com/v1",
+        kind="PodMonitoring",
+        metadata=_metadata(f"{PICKER_NAME}-pod-monitoring", plan),
+        spec={
+            "selector": {"matchLabels": dict(PICKER_LABELS)},
+            "endpoints": [{"path": "/metrics", "port": METRICS_PORT, "interval": "15s"}],
+        },
+        opts=opts,
+    )
+    return deployment
+
+
+def pool_spec(plan: GatewayPlan, server_labels: dict[str, str], port: int) -> dict[str, object]:
+    """The InferencePool (api/v1/inferencepool_types.go @ v1.5.0): the servers by their labels, their port, and
+    the picker's Service on its ext-proc port."""
+    return {
+        "selector": {"matchLabels": dict(server_labels)},
+        "targetPorts": [{"number": port}],
+        "appProtocol": "http",
+        "endpointPickerRef": {
+            "name": PICKER_NAME,
+            "port": {"number": EXT_PROC_PORT},
+            "failureMode": FAILURE_MODE,
+        },
+    }
+
+
+def _pool_ref() -> dict[str, str]:
+    return {"group": POOL_GROUP, "kind": "InferencePool", "name": POOL_NAME}
+
+
+def _security_policy(
+    name: str,
+    plan: GatewayPlan,
+    project: str,
+    region: str,
+    parent: pulumi.Resource,
+    policy_name: str,
+    after: list[pulumi.Resource],
+) -> gcp.compute.RegionSecurityPolicy:
+    """Cloud Armor for a public gateway: allow `vllm.sourceRanges` (10 ranges per rule), deny everything else."""
+    ranges = list(plan.source_ranges)
+    chunks = [ranges[i : i + CLOUD_ARMOR_RANGES_PER_RULE] for i in range(0, len(ranges), CLOUD_ARMOR_RANGES_PER_RULE)]
+
+    def rule(
+        action: str, priority: int, cidrs: list[str], description: str
+    ) -> gcp.compute.RegionSecurityPolicyRuleArgs:
+        return gcp.compute.RegionSecurityPolicyRuleArgs(
+            action=action,
+            priority=priority,
+            description=description,
+            match=gcp.compute.RegionSecurityPolicyRuleMatchArgs(
+                versioned_expr="SRC_IPS_V1",
+                config=gcp.compute.RegionSecurityPolicyRuleMatchConfigArgs(src_ip_ranges=cidrs),
+            ),
+        )
+
+    return gcp.compute.RegionSecurityPolicy(
+        f"{name}-gateway-armor",
+        gcp.compute.RegionSecurityPolicyArgs(
+            name=policy_name,
+            project=project,
+            region=region,
+            type="CLOUD_ARMOR",
+            description="vLLM gateway: only vllm.sourceRanges (tpu-stacks)",
+            rules=[
+                *(rule("allow", 1000 + i, chunk, "vllm.sourceRanges") for i, chunk in enumerate(chunks)),
+                rule("deny(403)", DEFAULT_RULE_PRIORITY, ["*"], "everything else"),
+            ],
+        ),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=after),  # the Compute Engine API first
+    )
+
+
+def backend_policy(plan: GatewayPlan, security_policy: Optional[str]) -> dict[str, object]:
+    """GCPBackendPolicy on the pool (https://googlecloudplatform.github.io/gke-gateway-api): the chart's timeout
+    and request logging, and the Cloud Armor policy of a public gateway
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/configure-gateway-resources, "Configure Cloud Armor")."""
+    default: dict[str, object] = {"timeoutSec": BACKEND_TIMEOUT_SECONDS, "logging": {"enabled": True}}
+    if security_policy:
+        default["securityPolicy"] = security_policy
+    return {"targetRef": _pool_ref(), "default": default}
+
+
+def health_check_policy(port: int) -> dict[str, object]:
+    """HealthCheckPolicy on the pool: vLLM's /health on the serving port, every 2 s (the chart's `provider: gke`)."""
+    return {
+        "targetRef": _pool_ref(),
+        "default": {
+            "timeoutSec": 2,
+            "checkIntervalSec": 2,
+            "config": {"type": "HTTP", "httpHealthCheck": {"requestPath": "/health", "port": port}},
+        },
+    }
+
+
+def route_spec() -> dict[str, object]:
+    return {
+        "parentRefs": [{"name": GATEWAY_NAME}],
+        "rules": [
+            {
+                "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                "backendRefs": [{**_pool_ref()}],
+            }
+        ],
+    }
+
+
+def declare_gateway(
+    name: str,
+    plan: GatewayPlan,
+    server_labels: dict[str, str],
+    port: int,
+    cluster_name: str,
+    project: str,
+    region: str,
+    parent: pulumi.Resource,
+    opts: pulumi.ResourceOptions,
+    apis: list[pulumi.Resource],
+) -> DeclaredGateway:
+    """Every gateway resource; `opts` carries the cluster's provider and the namespace dependency, `apis` the
+    APIs the cluster enabled (Cloud Armor is a Compute Engine API object)."""
+    picker = _picker(name, plan, opts)
+
+    def custom(
+        suffix: str, api: str, kind: str, object_name: str, spec: dict[str, object]
+    ) -> k8s.apiextensions.CustomResource:
+        return k8s.apiextensions.CustomResource(
+            f"{name}-{suffix}", api_version=api, kind=kind, metadata=_metadata(object_name, plan), spec=spec, opts=opts
+        )
+
+    pool = custom(
+        "inference-pool", INFERENCE_POOL_API_VERSION, "InferencePool", POOL_NAME, pool_spec(plan, server_labels, port)
+    )
+    for objective in plan.objectives:
+        custom(
+            f"objective-{objective.name}",
+            INFERENCE_OBJECTIVE_API_VERSION,
+            "InferenceObjective",
+            objective.name,
+            {"priority": objective.priority, "poolRef": _pool_ref()},
+        )
+    armor = None
+    if plan.public:
+        armor = _security_policy(name, plan, project, region, parent, f"{cluster_name}-vllm-gateway", apis)
+    custom("health-check-policy", GKE_POLICY_API, "HealthCheckPolicy", POOL_NAME, health_check_policy(port))
+    k8s.apiextensions.CustomResource(
+        f"{name}-backend-policy",
+        api_version=GKE_POLICY_API,
+        kind="GCPBackendPolicy",
+        metadata=_metadata(POOL_NAME, plan),
+        spec=backend_policy(plan, f"{cluster_name}-vllm-gateway" if armor else None),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[armor] if armor else [])),
+    )
+    gateway = custom(
+        "gateway",
+        GATEWAY_API,
+        "Gateway",
+        GATEWAY_NAME,
+        {
+            "gatewayClassName": plan.class_name,
+            "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT}],
+        },
+    )
+    custom("http-route", GATEWAY_API, "HTTPRoute", ROUTE_NAME, route_spec())
+    return DeclaredGateway(gateway=gateway, picker=picker, pool=pool)

@@ -1,0 +1,231 @@
+"""Every decision of `vllm.gateway` (GKE Inference Gateway in front of the replicas), made before any resource:
+the class, the cluster's Gateway API and proxy-only subnet, the picker's configuration and the metric names it
+reads from the pinned vLLM. Pure: no provider SDK; vllm/gateway.py builds from it.
+
+What the gateway is for and what it costs: docs/vllm.md, "Inference Gateway".
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from tpu_stacks.catalog.engines import VLLM, EngineVersion
+from tpu_stacks.catalog.gke_versions import INFERENCE_GATEWAY_CRDS_FLOOR
+from tpu_stacks.catalog.inference_gateway import (
+    CLASSES,
+    EXT_PROC_PORT,
+    INFERENCE_POOL_API_VERSION,
+    OBJECTIVE_HEADER,
+    PICKER_CONFIG_API,
+)
+from tpu_stacks.catalog.tpu import SliceShape, gke_version
+from tpu_stacks.cluster.decided import ClusterPlan
+from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.vllm.spec import ObjectiveSpec, VllmSpec
+
+POOL_NAME = "vllm-inference-pool"
+PICKER_NAME = "vllm-epp"
+GATEWAY_NAME = "vllm-gateway"
+ROUTE_NAME = "vllm-route"
+PICKER_LABELS = {"app": PICKER_NAME}
+CONFIG_FILE = "picker-config.yaml"
+CONFIG_DIR = "/config"
+LISTENER_PORT = 80
+
+MODEL_SERVER_PROTOCOL: dict[str, tuple[str, ...]] = {
+    # The Model Server Protocol's metrics and their vLLM names (docs/proposals/003-model-server-protocol @ v1.5.0):
+    # the picker's core-metrics-extractor reads one name per role. The KV cache gauge was renamed in vLLM 0.9
+    # (`vllm:gpu_cache_usage_perc` -> `vllm:kv_cache_usage_perc`, the name tpu-inference builds export); the
+    # picker's built-in vLLM names are the new ones (pkg/epp/framework/plugins/datalayer/extractor/metrics/
+    # factories.go @ v1.5.0), so an older pinned vLLM needs its own name configured.
+    "queuedRequestsSpec": ("vllm:num_requests_waiting",),
+    "runningRequestsSpec": ("vllm:num_requests_running",),
+    "kvUsageSpec": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
+    "loraSpec": ("vllm:lora_requests_info",),
+    "cacheInfoSpec": ("vllm:cache_config_info",),
+}
+OPTIONAL_ROLES = ("loraSpec", "cacheInfoSpec")
+"""Roles the extractor accepts empty (upstream's own sglang and trtllm entries leave them empty)."""
+
+
+def picker_metrics(engine: EngineVersion = VLLM) -> dict[str, str]:
+    """The picker's metric name per Model Server Protocol role: the one the pinned engine's catalogue entry
+    exports. A required role the engine exports under none of its names is an error in the catalogue, not input."""
+    chosen: dict[str, str] = {}
+    for role, names in MODEL_SERVER_PROTOCOL.items():
+        found = next((name for name in names if engine.metric(name) is not None), None)
+        if found is None and role not in OPTIONAL_ROLES:
+            raise ValueError(f"{engine.engine} {engine.version} exports none of {names} ({role})")
+        chosen[role] = found or ""
+    return chosen
+
+
+class GatewayPlan(BaseModel):
+    """The gateway, decided."""
+
+    model_config = ConfigDict(frozen=True)
+
+    class_name: str
+    namespace: str
+    proxy_range: str
+    """The proxy-only subnet's range: where the gateway's Envoy proxies connect from."""
+    source_ranges: tuple[str, ...] = ()
+    """Public gateways: the only client ranges the Cloud Armor policy admits."""
+    objectives: tuple[ObjectiveSpec, ...] = ()
+    metrics: dict[str, str]
+
+    @property
+    def public(self) -> bool:
+        return bool(self.source_ranges)
+
+    def picker_config(self) -> dict[str, Any]:
+        """The EndpointPickerConfig: upstream chart's default scorers (queue 2, KV cache 2, prefix cache 3,
+        config/charts/epplib/templates/_config.yaml @ v1.5.0) with the pinned vLLM's metric names. The metric
+        flags (`--kv-cache-usage-percentage-metric`, ...) are refused at this version: "configure metrics via
+        engineConfigs in EndpointPickerConfig instead" (pkg/epp/server/options.go `Validate`)."""
+        return {
+            "apiVersion": PICKER_CONFIG_API,
+            "kind": "EndpointPickerConfig",
+            "plugins": [
+                {"type": "queue-scorer"},
+                {"type": "kv-cache-utilization-scorer"},
+                {"type": "prefix-cache-scorer"},
+                {"type": "metrics-data-source", "parameters": {"scheme": "http", "path": "/metrics"}},
+                {
+                    "type": "core-metrics-extractor",
+                    "parameters": {"engineConfigs": [{"name": "vllm", **self.metrics}]},
+                },
+            ],
+            "schedulingProfiles": [
+                {
+                    "name": "default",
+                    "plugins": [
+                        {"pluginRef": "queue-scorer", "weight": 2},
+                        {"pluginRef": "kv-cache-utilization-scorer", "weight": 2},
+                        {"pluginRef": "prefix-cache-scorer", "weight": 3},
+                    ],
+                }
+            ],
+        }
+
+    def picker_config_text(self) -> str:
+        """The config as the ConfigMap holds it (JSON is YAML; keys kept in order)."""
+        return json.dumps(self.picker_config(), indent=2)
+
+    def picker_args(self) -> list[str]:
+        """The picker's flags (pkg/epp/server/options.go @ v1.5.0). `--metrics-endpoint-auth=false`: Managed
+        Prometheus scrapes without a token, and the NetworkPolicy admits only its collectors to the port."""
+        return [
+            f"--pool-name={POOL_NAME}",
+            f"--pool-namespace={self.namespace}",
+            f"--pool-group={INFERENCE_POOL_API_VERSION.split('/')[0]}",
+            f"--config-file={CONFIG_DIR}/{CONFIG_FILE}",
+            "--zap-encoder=json",
+            "--tracing=false",
+            "--metrics-endpoint-auth=false",
+            f"--grpc-port={EXT_PROC_PORT}",
+        ]
+
+    @property
+    def objective_header(self) -> str:
+        return OBJECTIVE_HEADER
+
+
+def default_class(exposure: str) -> str | None:
+    return CLASSES.get(exposure)
+
+
+def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
+    """Refuse a gateway setting that cannot work, in one line naming the key; return the cluster with the
+    Gateway API turned on. Runs before the slice is sized and the cluster planned."""
+    gateway = spec.gateway
+    if not gateway.enabled:
+        given = [key for key, value in (("className", gateway.class_name), ("objectives", gateway.objectives)) if value]
+        if given:  # settings of a gateway that is off would be ignored without a word
+            raise UserError(
+                "vllm.gateway.enabled",
+                False,
+                f"is off, so vllm.gateway.{given[0]} would be ignored",
+                f"set vllm.gateway.enabled: true, or remove vllm.gateway.{given[0]}",
+            )
+        return cluster
+    if spec.exposure == "cluster":
+        raise UserError(
+            "vllm.exposure",
+            "cluster",
+            "has no load balancer, and the gateway is one (a regional Application Load Balancer)",
+            "use exposure internal (gke-l7-rilb), or public with sourceRanges, or turn vllm.gateway off",
+        )
+    expected = CLASSES[spec.exposure]
+    if gateway.class_name is not None and gateway.class_name != expected:
+        raise UserError(
+            "vllm.gateway.className",
+            gateway.class_name,
+            f"does not serve exposure {spec.exposure}",
+            f"use {expected} with exposure {spec.exposure}, or leave className out",
+        )
+    names = [objective.name for objective in gateway.objectives]
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            raise UserError(
+                f"vllm.gateway.objectives[{index}].name", name, "is given twice", "name each objective once"
+            )
+    _check_floor(cluster)
+    api = cluster.gateway_api
+    if "enabled" in api.model_fields_set and api.enabled is False:
+        raise UserError(
+            "cluster.gatewayApi.enabled", False, "is required by vllm.gateway", "remove it or set it to true"
+        )
+    return cluster.model_copy(update={"gateway_api": api.model_copy(update={"enabled": True})})
+
+
+def _check_floor(cluster: ClusterSpec) -> None:
+    """A new cluster is created at or above the version from which GKE installs the InferencePool CRD; an
+    existing cluster's version is not known offline (docs/vllm.md says to check it)."""
+    if cluster.existing is not None:
+        return
+    floor = gke_version(INFERENCE_GATEWAY_CRDS_FLOOR)
+    if cluster.min_version is None:
+        raise UserError(
+            "cluster.minVersion",
+            MISSING,
+            "is required for vllm.gateway: GKE installs the InferencePool CRD from " + INFERENCE_GATEWAY_CRDS_FLOOR,
+            f"set cluster.minVersion to {INFERENCE_GATEWAY_CRDS_FLOOR} or later",
+        )
+    if gke_version(cluster.min_version) < floor:
+        raise UserError(
+            "cluster.minVersion",
+            cluster.min_version,
+            f"is older than {INFERENCE_GATEWAY_CRDS_FLOOR}, from which GKE installs the InferencePool CRD",
+            f"set cluster.minVersion to {INFERENCE_GATEWAY_CRDS_FLOOR} or later, or turn vllm.gateway off",
+        )
+
+
+def check_single_host(spec: VllmSpec, shape: SliceShape) -> None:
+    """The gateway serves single-host replicas only: the picker scrapes vLLM's metrics on each pod the pool
+    selects, and a multi-host replica is a Ray cluster whose engine metrics Ray exports (its own port and names)."""
+    if spec.gateway.enabled and shape.multi_host:
+        raise UserError(
+            "vllm.gateway.enabled",
+            True,
+            f"needs single-host replicas, and {spec.model} is served from a multi-host {shape.topology} slice",
+            "turn vllm.gateway off for this model, or choose a tpuGeneration that holds it on one host",
+        )
+
+
+def plan_gateway(spec: VllmSpec, cluster: ClusterPlan) -> GatewayPlan | None:
+    """The gateway of a checked spec (check_gateway ran), or None when it is off."""
+    if not spec.gateway.enabled:
+        return None
+    return GatewayPlan(
+        class_name=spec.gateway.class_name or CLASSES[spec.exposure],
+        namespace=spec.namespace,
+        proxy_range=cluster.spec.gateway_api.proxy_only_subnet.range,
+        source_ranges=tuple(spec.source_ranges) if spec.exposure == "public" else (),
+        objectives=tuple(spec.gateway.objectives),
+        metrics=picker_metrics(),
+    )
