@@ -30,6 +30,7 @@ SERVERS = {  # the object each stack's server is awaited as, and its Service
     "dev": ("vllm-deployment", "vllm-service"),
     "vllm": ("vllm-deployment", "vllm-service"),
     "vllm-fallback": ("vllm-deployment", "vllm-service"),
+    "vllm-405b": ("vllm-rayservice", "vllm-service"),  # a multi-host slice: Ray Serve behind the same Service
     "saxml": ("saxml-publisher", "saxml-http-service"),
     "saxml-s3ns": ("saxml-publisher", "saxml-http-service"),
     "jetstream-gemma": ("jetstream-deployment", "jetstream-service"),

@@ -19,6 +19,7 @@ EXPECTED_ALERTS = {
     "dev": {"serving-pods-not-ready", "tpu-hbm-near-full", "pods-restarting"},  # fixed replicas: no HPA alert
     "vllm": {"serving-pods-not-ready", "queue-above-target-at-max", "tpu-hbm-near-full", "pods-restarting"},
     "vllm-fallback": {"serving-pods-not-ready", "queue-above-target-at-max", "tpu-hbm-near-full", "pods-restarting"},
+    "vllm-405b": {"serving-pods-not-ready", "tpu-hbm-near-full", "pods-restarting"},  # one slice: no scaling alert
     "jetstream-gemma": {"serving-pods-not-ready", "tpu-hbm-near-full", "pods-restarting"},
     "jetstream-llama3": {"serving-pods-not-ready", "tpu-hbm-near-full", "pods-restarting"},
     "saxml": {"serving-pods-not-ready", "jobset-restarting", "tpu-hbm-near-full", "pods-restarting"},
@@ -31,6 +32,7 @@ PINNED = {  # the engine each workload stack's images pin, found independently o
     "dev": [engines.VLLM],
     "vllm": [engines.VLLM],
     "vllm-fallback": [engines.VLLM],
+    "vllm-405b": [engines.VLLM],  # vLLM TPU with Ray Serve on top (vllm/ray_serve_image)
     "jetstream-gemma": [engines.JETSTREAM[0]],
     "jetstream-llama3": [engines.JETSTREAM[0]],
     "saxml": [],
