@@ -169,6 +169,7 @@ def test_the_contract_covers_head_workers_serve_and_the_operator():
         assert any(f.direction == "ingress" and f.port == 8000 for f in group.flows)  # Serve's proxy
         assert any(f.direction == "ingress" and f.port == 8080 for f in group.flows)  # Ray's metrics
     assert ("ingress", KUBERAY_OPERATOR, 8265) in flows(head)
+    assert ("ingress", KUBERAY_OPERATOR, 8000) in flows(head)  # the operator checks the head's Serve proxy
     assert ("ingress", KUBERAY_OPERATOR, 8265) not in flows(worker)
     assert any(f.port == 8353 for f in worker.flows) and not any(f.port == 8353 for f in head.flows)
     assert any(f.direction == "egress" and f.port == 443 for f in head.flows)  # the autoscaler's API calls

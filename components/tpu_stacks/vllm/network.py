@@ -10,9 +10,10 @@
 On a multi-host slice (a RayService, vllm.rayservice) the same clients reach Ray Serve's proxy on
 SERVE_PORT on the head and the TPU workers (the Service selects every pod whose proxy is healthy); the
 Ray pods reach each other on every port and the KubeRay operator reads the head's dashboard
-(k8s.ray_flows, shared with Ray Train); Managed Prometheus scrapes Ray's metrics port on every Ray pod
-(vLLM's engine metrics included); the workers reach the TPU runtime on their node, the head (with KubeRay's
-autoscaler) the Kubernetes API. The dashboard agent (52365) is probed by the kubelet only.
+(k8s.ray_flows, shared with Ray Train) and its Serve proxy's health; Managed Prometheus scrapes Ray's
+metrics port on every Ray pod (vLLM's engine metrics included); the workers reach the TPU runtime on
+their node, the head (with KubeRay's autoscaler) the Kubernetes API. The dashboard agent (52365) is
+probed by the kubelet only.
 """
 
 from __future__ import annotations
@@ -66,6 +67,9 @@ def _ray_service(plan: VllmPlan, labels: dict[str, str], smoke_ports: Sequence[i
         *ray,
         *serve,
         *operator_to_head(HEAD_PORTS["dashboard"], "the Serve applications' status"),
+        # KubeRay checks the head's Serve proxy itself (/-/healthz on the serving port) to label it serving
+        # (KubeRay v1.7.0 rayservice_controller.go: httpProxyClientFunc(headPod.Status.PodIP, ...)).
+        *operator_to_head(SERVE_PORT, "the head's Serve proxy health"),
         *workload_egress(tpu=False),
         *autoscaler,
     )
