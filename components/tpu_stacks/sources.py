@@ -160,6 +160,12 @@ SOURCES = (
         f"{_KES}/0a556a677481b5f5b3e9d81cb286082057c3fc7f/ai-ml/gke-ray/raytrain/maxtext",
     ),
     Source(
+        "K-RAYSERVE",
+        "kubernetes-engine-samples ai-ml/gke-ray/rayserve/llm/tpu (ray-service.tpu-v6e-multihost.yaml, Dockerfile, "
+        "serve_tpu_multihost.py): GKE's multi-host TPU serving with Ray Serve LLM, commit d52a455b",
+        f"{_KES}/d52a455bbe469d0d9dd7c330e55bc22092a05c23/ai-ml/gke-ray/rayserve/llm/tpu",
+    ),
+    Source(
         "GCSFUSE",
         'GKE "Configure the sidecar container of the Cloud Storage FUSE CSI driver" (volume attributes, '
         "sidecar annotations, reserved volumes)",

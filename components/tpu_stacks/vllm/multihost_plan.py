@@ -5,9 +5,8 @@ multi-host slice (`sizing.serving_parallelism(shape).multi_host`). vLLM TPU (tpu
 slice through its Ray executor, one Ray worker per host, tensor parallelism across every chip of the
 slice; GKE's documented path is Ray Serve LLM on KubeRay. Sources, as pinned here:
 - GKE, "Serve Gemma open models using multi-host TPUs on GKE with Ray"
-  (https://cloud.google.com/kubernetes-engine/docs/tutorials/serve-multi-host-tpu-llm) and its samples,
-  github.com/GoogleCloudPlatform/kubernetes-engine-samples ai-ml/gke-ray/rayserve/llm/tpu/
-  (ray-service.tpu-v6e-multihost.yaml at d52a455b, Dockerfile, serve_tpu_multihost.py): a RayService with
+  (https://cloud.google.com/kubernetes-engine/docs/tutorials/serve-multi-host-tpu-llm) and its samples
+  [K-RAYSERVE] (ray-service.tpu-v6e-multihost.yaml, Dockerfile, serve_tpu_multihost.py): a RayService with
   a CPU head and one TPU worker group of `numOfHosts` = hosts, `google.com/tpu` = chips per host, the
   worker env `TPU_MULTIHOST_BACKEND=ray`, `TPU_BACKEND_TYPE=jax`, `JAX_PLATFORMS=tpu,cpu`,
   `ENABLE_PJRT_COMPATIBILITY=true`, `VBAR_CONTROL_SERVICE_URL=$(NODE_IP):8353`; Serve on 8000.

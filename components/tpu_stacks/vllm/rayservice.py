@@ -1,8 +1,8 @@
 """The multi-host vLLM server as a KubeRay `RayService` (ray.io/v1): a CPU head and one TPU worker group.
 
 Decisions are in `vllm.multihost_plan` (the Serve config) and `vllm.plan` (the slice, the pools); this
-module builds the object. The shape follows GKE's multi-host sample (kubernetes-engine-samples
-ai-ml/gke-ray/rayserve/llm/tpu/ray-service.tpu-v6e-multihost.yaml) with this project's hardening
+module builds the object. The shape follows GKE's multi-host sample ([K-RAYSERVE]
+ray-service.tpu-v6e-multihost.yaml) with this project's hardening
 (k8s.security), the weights bucket through GCS FUSE and the per-pod XLA compile cache of the single-host
 server (vllm.pod), and KubeRay v1.7.0's fields (ray-operator/apis/ray/v1/rayservice_types.go,
 raycluster_types.go):
