@@ -93,6 +93,14 @@ def check_multihost(spec: VllmSpec, shape: SliceShape) -> None:
             "engine_kwargs in its config, not server flags",
             "remove extraArgs (maxModelLen, maxNumBatchedTokens and maxNumSeqs are set for you)",
         )
+    if "autoscaling" in spec.model_fields_set:
+        raise UserError(
+            "vllm.autoscaling",
+            spec.autoscaling.metric,
+            f"has no effect on the multi-host {shape.topology} slice: Ray Serve's autoscaler adds and removes whole "
+            "slices between vllm.replicas min and max, no HPA",
+            "remove autoscaling",
+        )
     if spec.api_key:
         raise UserError(
             "vllm.apiKey",
