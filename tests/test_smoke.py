@@ -31,6 +31,7 @@ SERVERS = {  # the object each stack's server is awaited as, and its Service
     "vllm": ("vllm-deployment", "vllm-service"),
     "vllm-fallback": ("vllm-deployment", "vllm-service"),
     "vllm-gateway": ("vllm-deployment", "vllm-service"),
+    "vllm-405b": ("vllm-rayservice", "vllm-service"),  # a multi-host slice: Ray Serve behind the same Service
     "saxml": ("saxml-publisher", "saxml-http-service"),
     "saxml-s3ns": ("saxml-publisher", "saxml-http-service"),
     "jetstream-gemma": ("jetstream-deployment", "jetstream-service"),

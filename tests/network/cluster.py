@@ -106,7 +106,12 @@ def _templates(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str,
             found.append(("submitter", spec["submitterPodTemplate"], job))
         return found
     if kind == "RayService":
-        return _ray_groups(spec["rayClusterConfig"], f"{name}-raycluster-xxxxx")
+        # KubeRay labels a RayService's pods `ray.io/serve`: "true" on workers (their readiness probe decides),
+        # on the head "true" once the operator finds its Serve proxy healthy (KubeRay v1.7.0
+        # ray-operator/controllers/ray/common/pod.go BuildPod, rayservice_controller.go): the serving state.
+        serving = {"ray.io/serve": "true"}
+        groups = _ray_groups(spec["rayClusterConfig"], f"{name}-raycluster-xxxxx")
+        return [(suffix, template, {**labels, **serving}) for suffix, template, labels in groups]
     return []
 
 

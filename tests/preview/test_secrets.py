@@ -119,7 +119,9 @@ def test_cli_with_placeholders_plans_every_shipped_stack_naming_only_the_secrets
     token = (
         "Secrets: tpu-stacks:hfToken is a placeholder (--placeholder-secrets); set it with pulumi config set --secret"
     )
-    assert _notes_by_stack(result.stdout) == dict.fromkeys([*GATED, "vllm-fallback", "vllm-gateway"], token)
+    assert _notes_by_stack(result.stdout) == dict.fromkeys(
+        [*GATED, "vllm-fallback", "vllm-gateway", "vllm-405b"], token
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"plan-{s}.json" for s in SHIPPED)
 
 

@@ -61,6 +61,14 @@ def pods(stack: str) -> list[tuple[str, str, dict[str, Any]]]:
             ]
         elif kind == "RayJob":
             templates = [spec["submitterPodTemplate"]]
+        elif kind == "RayService":
+            cluster = spec["rayClusterConfig"]
+            # KubeRay labels a RayService's serving pods `ray.io/serve: "true"` (KubeRay v1.7.0 common/pod.go
+            # BuildPod; the head's once its Serve proxy is healthy): the stack's Service selects that state.
+            templates = [
+                {**t, "metadata": {**t["metadata"], "labels": {**t["metadata"]["labels"], "ray.io/serve": "true"}}}
+                for t in [cluster["headGroupSpec"]["template"], *(g["template"] for g in cluster["workerGroupSpecs"])]
+            ]
         found += [(meta["name"], meta.get("namespace", "default"), t) for t in templates]
     return found
 

@@ -103,6 +103,7 @@ def test_tpu_workloads_wait_for_their_pools_and_for_as_long_as_their_probes_allo
     node pool exists: every object whose pods take TPU chips depends on the stack's TPU pools (dependsOn)
     and has create and update budgets (customTimeouts) that cover its probes, a node and the image."""
     from tpu_stacks.awaits import AWAITED_KINDS, IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, start_seconds
+    from tpu_stacks.pod_templates import pod_templates
 
     _, up = planned(stack)
     pools = {  # the TPU capacity: every pool but the CPU system pool, and the ComputeClasses GKE creates pools from
@@ -120,11 +121,8 @@ def test_tpu_workloads_wait_for_their_pools_and_for_as_long_as_their_probes_allo
         kind = workload.inputs.get("kind") or workload.type.rsplit(":", 1)[-1]
         awaited = kind in AWAITED_KINDS or "pulumi.com/waitFor" in workload.inputs["metadata"].get("annotations", {})
         assert awaited, f"{workload.name} would be reported ready at once"
-        templates = [workload.inputs["spec"].get("template")] + [
-            group["template"] for group in workload.inputs["spec"].get("workerGroupSpecs", [])
-        ]
-        templates += [job["template"]["spec"]["template"] for job in workload.inputs["spec"].get("replicatedJobs", [])]
-        longest = max(start_seconds(t) for t in templates if t)
+        templates = [found.template for found in pod_templates(kind, workload.inputs)]  # every kind's pods
+        longest = max(start_seconds(t) for t in templates)
         needed = NODE_PROVISIONING_MINUTES + IMAGE_PULL_MINUTES + -(-longest // 60)
         for operation in ("create", "update"):
             assert int(workload.options.custom_timeouts[operation].removesuffix("m")) >= needed, workload.name

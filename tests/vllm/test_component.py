@@ -214,7 +214,10 @@ def test_artifact_registry_remote_repository_serves_the_pinned_image():
         ({"exposure": "public"}, "vllm.sourceRanges: [] is empty for a public endpoint"),
         ({"exposure": "public", "source_ranges": ["0.0.0.0/0"]}, "opens the endpoint to the whole internet"),
         ({"api_key": True}, "api_key_secret is required when vllm.apiKey is true"),
-        ({"tpu_generation": "v5e", "model": "meta-llama/Llama-3.1-405B"}, "is a multi-host slice"),
+        (
+            {"tpu_generation": "v5e", "model": "meta-llama/Llama-3.1-405B"},
+            "runs the vLLM image docker.io/vllm/vllm-tpu:",
+        ),
         ({"max_model_len": 0}, "vllm.max_model_len: 0 is not accepted"),
         # the derived slice's refusals name the vllm key the user wrote, not cluster.slices[0]
         ({"reservation": "Bad_Res"}, "vllm.reservation: 'Bad_Res' is not a reservation name"),

@@ -169,9 +169,10 @@ def test_secrets_a_setting_needs_are_required():
     ).spec.api_key
 
 
-def test_one_vm_and_a_tensor_parallelism_that_divides_the_heads():
-    # v6e 4x4 is four ct6e-standard-4t VMs
-    with pytest.raises(UserError, match=r"^vllm.topology: '4x4' is a multi-host slice \(4 VMs\); VllmStack serves"):
+def test_a_tensor_parallelism_that_divides_the_heads():
+    # v6e 4x4 is four ct6e-standard-4t VMs: served by a RayService (tests/vllm/test_multihost.py), whose
+    # image must carry Ray Serve: the upstream vLLM image is refused in one line naming the registry mode
+    with pytest.raises(UserError, match=r"^vllm.registry.mode: 'none' runs the vLLM image .* on the multi-host 4x4"):
         plan(topology="4x4")
     # Qwen2.5 1.5B has 12 query heads: tp 8 (v6e 2x4) does not divide them, tp 4 (2x2) does
     qwen = {"model": "Qwen/Qwen2.5-1.5B-Instruct"}
@@ -180,14 +181,15 @@ def test_one_vm_and_a_tensor_parallelism_that_divides_the_heads():
     assert plan_vllm(VllmSpec(**qwen, topology="2x2"), CLUSTER, False, False).tensor_parallel_size == 4
 
 
-def test_a_sized_slice_is_named_as_derived_not_as_the_users_topology():
-    """No vllm.topology in the spec: the refusal names the model the user wrote and says the slice was sized."""
-    with pytest.raises(UserError) as refused:
-        plan_vllm(VllmSpec(model="meta-llama/Llama-3.1-405B", tpu_generation="v5e"), CLUSTER, True, False)
-    message = str(refused.value)
-    assert message.startswith("vllm.model: 'meta-llama/Llama-3.1-405B' is sized to v5e ")
-    assert "(derived, no vllm.topology): it is a multi-host slice" in message
-    assert "set vllm.tpuGeneration" in message and not message.startswith("vllm.topology")
+def test_a_forced_topology_is_named_as_the_users():
+    """A model sized to a multi-host slice is no longer refused for it (the RayService serves it); a forced
+    topology's refusal names vllm.topology, the key the user wrote."""
+    standard = {"mode": "standard", "image": "vllm-tpu:serve-ray2.60.0"}
+    v5e_zone = ClusterSpec(project="proj", location="us-east5-b")
+    sized = plan_vllm(
+        VllmSpec(model="meta-llama/Llama-3.1-405B", tpu_generation="v5e", registry=standard), v5e_zone, True, False
+    )
+    assert sized.multi_host and sized.shape.generation == "v5e" and sized.shape.nodes > 1
     # Qwen on v6e with no topology sizes 1x1: tp 1 divides; forced 2x4 is the user's and named so
     with pytest.raises(UserError, match=r"^vllm.topology: '2x4' gives tensor parallelism 8"):
         plan_vllm(VllmSpec(model="Qwen/Qwen2.5-1.5B-Instruct", topology="2x4"), CLUSTER, False, False)

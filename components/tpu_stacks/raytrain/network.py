@@ -15,26 +15,21 @@ their node.
 from __future__ import annotations
 
 from tpu_stacks.k8s.connectivity import Group, Pods, egress, ingress
-from tpu_stacks.k8s.platform_flows import KONNECTIVITY_AGENT, scrape, workload_egress
+from tpu_stacks.k8s.platform_flows import scrape, workload_egress
+from tpu_stacks.k8s.ray_flows import operator_to_head, within_cluster
 from tpu_stacks.raytrain.plan import RayTrainPlan
 from tpu_stacks.raytrain.pods import RAY_METRICS_PORT, pod_labels, submitter_labels
 from tpu_stacks.raytrain.spec import HEAD_PORTS
-
-KUBERAY_OPERATOR = Pods("*", {"app.kubernetes.io/component": "kuberay-operator"})
-"""KubeRay's operator pods as its own manifests label them (github.com/ray-project/kuberay
-ray-operator/config: the webhook Service selects `app.kubernetes.io/component: kuberay-operator`)."""
 
 
 def network(plan: RayTrainPlan) -> tuple[Group, ...]:
     namespace = plan.spec.namespace
     ray = Pods(namespace, pod_labels(plan))
-    why = "the pods of this Ray cluster, on every port"
-    cluster = (*ingress(ray, [None], why), *egress(ray, [None], why))
+    cluster = within_cluster(ray)
     dashboard = HEAD_PORTS["dashboard"]
     head_api = (
         *ingress(Pods(namespace, submitter_labels(plan)), [dashboard], "the RayJob's submitter: `ray job submit`"),
-        *ingress(KUBERAY_OPERATOR, [dashboard], "the KubeRay operator installed in the cluster: job status"),
-        *ingress(KONNECTIVITY_AGENT, [dashboard], "the KubeRay operator GKE hosts, through konnectivity-agent"),
+        *operator_to_head(dashboard, "job status"),
     )
     metrics = scrape([RAY_METRICS_PORT])
     head = (*cluster, *head_api, *metrics, *workload_egress(tpu=False))

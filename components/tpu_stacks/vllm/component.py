@@ -15,6 +15,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.awaits import pod_budget
+from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
 from tpu_stacks.gcp.monitoring.component import declare_monitoring
@@ -32,10 +33,13 @@ from tpu_stacks.vllm.args import VllmStackArgs
 from tpu_stacks.vllm.gateway import declare_gateway
 from tpu_stacks.vllm.gateway_plan import GATEWAY_NAME, LISTENER_PORT
 from tpu_stacks.vllm.monitoring import vllm_target
+from tpu_stacks.vllm.monitoring_multihost import multihost_target
+from tpu_stacks.vllm.multihost_plan import APP_NAME, SERVE_PORT
 from tpu_stacks.vllm.network import SERVICE, network
 from tpu_stacks.vllm.outputs import ServedSlice
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
 from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
+from tpu_stacks.vllm.rayservice import WORKER_CONTAINER, declare_ray_service
 from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmSpec
 from tpu_stacks.workload import declare_foundation
 
@@ -112,7 +116,12 @@ class VllmStack(pulumi.ComponentResource):
             hf_token_given="hf_token" in args,
             api_key_given="api_key_secret" in args,
         )  # every refusal happens here, before the first resource
-        monitoring = plan_monitoring(vllm_target(plan, HPA_NAME, APP, APP), "vllm")
+        target = (
+            multihost_target(plan, WORKER_CONTAINER, application=APP_NAME)
+            if plan.multi_host  # watched through Ray's metrics (vllm/monitoring_multihost.py)
+            else vllm_target(plan, HPA_NAME, APP, APP)
+        )
+        monitoring = plan_monitoring(target, "vllm")
         smoke = smoke_test(plan, monitoring) if plan.spec.smoke_test else None  # its ports: network policies
         super().__init__(TYPE, name, {}, opts)
         self._plan = plan
@@ -134,37 +143,25 @@ class VllmStack(pulumi.ComponentResource):
         secret_name = self._secret(name, args, plan, ns_opts)
         image = _image(plan, project, region, self, cluster.known_node_service_account)
         labels = {"app": APP}
-        template = pod_template(plan, pool, labels, bucket.name, spec.ksa_name, secret_name, image)
-        # `pulumi up` waits for every replica to be ready: as long as the template's probes allow, after
-        # a TPU node and the image (k8s/probes.py); a rollout restarts up to replicas.max one by one.
-        budget = pod_budget(template, rollout_waves=spec.replicas.max)
-        deployment = k8s.apps.v1.Deployment(
-            f"{name}-deployment",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=APP, namespace=spec.namespace, labels=labels, annotations=workload_annotations(plan)
-            ),
-            spec=k8s.apps.v1.DeploymentSpecArgs(
-                # With an HPA the replica count is its to own: declaring it would scale a serving
-                # replica down on every template change (server-side apply owns what it sets).
-                replicas=None if plan.autoscales else spec.replicas.min,
-                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
-                strategy=k8s.apps.v1.DeploymentStrategyArgs(
-                    # The pool has one TPU node per replica up to replicas.max: a surge pod could wait
-                    # forever for a node, so a rollout replaces one replica at a time instead.
-                    type="RollingUpdate",
-                    rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=0, max_unavailable=1),
+        selector = labels
+        if plan.multi_host:  # the slice decides the object: a RayService over whole multi-host slices
+            workload, selector = declare_ray_service(
+                name,
+                plan,
+                labels,
+                bucket.name,
+                secret_name,
+                image,
+                pulumi.ResourceOptions(
+                    parent=self, provider=cluster.provider, depends_on=[*depends, identity, *cluster.pools]
                 ),
-                template=template,
-            ),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                provider=cluster.provider,
-                # The TPU pool first: its nodes are then up when the await starts.
-                depends_on=[*depends, identity, *cluster.pools],
-                custom_timeouts=budget.custom_timeouts(),
-            ),
-        )
-        service = self._service(name, plan, labels, ns_opts)
+                pulumi.ResourceOptions.merge(ns_opts, pulumi.ResourceOptions(depends_on=cluster.pool_ready)),
+            )
+        else:
+            workload = self._deployment(
+                name, plan, pool, labels, bucket.name, secret_name, image, cluster, depends, identity
+            )
+        service = self._service(name, plan, selector, SERVE_PORT if plan.multi_host else PORT, ns_opts)
         if plan.gateway is not None:  # GKE Inference Gateway in front of the replicas (vllm/gateway.py)
             declare_gateway(
                 name, plan.gateway, labels, PORT, cluster_spec.name, project, region, self, ns_opts, cluster.apis
@@ -173,9 +170,10 @@ class VllmStack(pulumi.ComponentResource):
         if smoke is not None:  # the smoke-test pod's own contract: DNS and the server's ports
             groups = (*groups, smoke_test_group(spec.namespace, labels, smoke.ports))
         declare_network_policies(name, spec.namespace, groups, ns_opts)
-        self._monitoring(name, plan, labels, deployment, cluster_spec, ns_opts, cluster.pool_ready)
+        if not plan.multi_host:
+            self._monitoring(name, plan, labels, workload, cluster_spec, ns_opts, cluster.pool_ready)
         if smoke is not None:
-            smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*depends, deployment, service])
+            smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*depends, workload, service])
         address = self._address(service, plan)
         self.service_address = address
         port = LISTENER_PORT if plan.gateway else PORT
@@ -192,7 +190,12 @@ class VllmStack(pulumi.ComponentResource):
         )
         self.weights_bucket = bucket.name
         self.curl = self.base_url.apply(lambda url: _curl(url, plan))
-        self.ready_replicas = deployment.status.apply(_ready_replicas)
+        # A RayService reports no replica count Pulumi reads: the slices it started once Ready (awaited).
+        self.ready_replicas = (
+            workload.id.apply(lambda _: spec.replicas.min)
+            if plan.multi_host
+            else cast(k8s.apps.v1.Deployment, workload).status.apply(_ready_replicas)
+        )
         self.cluster = cluster
         self.monitoring = declare_monitoring(self, name, monitoring, cluster.enabled_apis)
         # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
@@ -218,6 +221,52 @@ class VllmStack(pulumi.ComponentResource):
     def plan(self) -> VllmPlan:
         return self._plan
 
+    def _deployment(
+        self,
+        name: str,
+        plan: VllmPlan,
+        pool: PoolPlan,
+        labels: dict[str, str],
+        bucket: pulumi.Input[str],
+        secret_name: Optional[str],
+        image: pulumi.Input[str],
+        cluster: Any,
+        depends: list[pulumi.Resource],
+        identity: pulumi.Resource,
+    ) -> k8s.apps.v1.Deployment:
+        """The single-host server: one pod per TPU node, awaited until every replica is ready."""
+        spec = plan.spec
+        template = pod_template(plan, pool, labels, bucket, spec.ksa_name, secret_name, image)
+        # `pulumi up` waits for every replica to be ready: as long as the template's probes allow, after
+        # a TPU node and the image (k8s/probes.py); a rollout restarts up to replicas.max one by one.
+        budget = pod_budget(template, rollout_waves=spec.replicas.max)
+        return k8s.apps.v1.Deployment(
+            f"{name}-deployment",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=APP, namespace=spec.namespace, labels=labels, annotations=workload_annotations(plan)
+            ),
+            spec=k8s.apps.v1.DeploymentSpecArgs(
+                # With an HPA the replica count is its to own: declaring it would scale a serving
+                # replica down on every template change (server-side apply owns what it sets).
+                replicas=None if plan.autoscales else spec.replicas.min,
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                strategy=k8s.apps.v1.DeploymentStrategyArgs(
+                    # The pool has one TPU node per replica up to replicas.max: a surge pod could wait
+                    # forever for a node, so a rollout replaces one replica at a time instead.
+                    type="RollingUpdate",
+                    rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=0, max_unavailable=1),
+                ),
+                template=template,
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=cluster.provider,
+                # The TPU pool first: its nodes are then up when the await starts.
+                depends_on=[*depends, identity, *cluster.pools],
+                custom_timeouts=budget.custom_timeouts(),
+            ),
+        )
+
     def _secret(self, name: str, args: VllmStackArgs, plan: VllmPlan, opts: pulumi.ResourceOptions) -> Optional[str]:
         """One Secret with the Hugging Face token and vLLM's API key, from Pulumi secrets only."""
         data: dict[str, pulumi.Input[str]] = {}
@@ -237,7 +286,7 @@ class VllmStack(pulumi.ComponentResource):
         return SECRET_NAME
 
     def _service(
-        self, name: str, plan: VllmPlan, labels: dict[str, str], opts: pulumi.ResourceOptions
+        self, name: str, plan: VllmPlan, labels: dict[str, str], target_port: int, opts: pulumi.ResourceOptions
     ) -> k8s.core.v1.Service:
         """Internal load balancer by default; public only on request and then only to source ranges. Behind the
         gateway the Service is ClusterIP: the Gateway is the load balancer (the smoke test still calls the Service)."""
@@ -254,7 +303,8 @@ class VllmStack(pulumi.ComponentResource):
                 type=service_type(exposure),
                 external_traffic_policy=external_traffic_policy(exposure),
                 selector=labels,
-                ports=[k8s.core.v1.ServicePortArgs(name="http", port=PORT, target_port=PORT, protocol="TCP")],
+                # One URL either way: to vLLM's API server, or to Ray Serve's proxy on a multi-host slice.
+                ports=[k8s.core.v1.ServicePortArgs(name="http", port=PORT, target_port=target_port, protocol="TCP")],
                 load_balancer_source_ranges=(spec.source_ranges or None) if exposure != "cluster" else None,
             ),
             opts=opts,
@@ -364,6 +414,19 @@ def served_model_name(plan: VllmPlan) -> str:
 def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:
     """One short completion (the tutorial's prompt) through the Service, then /metrics on the same port."""
     base = f"http://{in_cluster_host(plan.spec)}:{PORT}"
+    if plan.multi_host:
+        # Through the same Service to Ray Serve LLM's OpenAI app, which serves /v1/completions
+        # (ray.serve.llm build_openai_app, docs.ray.io serve/llm "Serving LLMs": the endpoints it supports).
+        # No /metrics there: Ray exports them per pod on its metrics port, which Managed Prometheus scrapes.
+        return SmokeTest(
+            engine="vllm",
+            namespace=plan.spec.namespace,
+            url=f"{base}/v1/completions",
+            body=json.dumps({"model": plan.model.id, **SAMPLE_PROMPT}, sort_keys=True),
+            image=PYTHON_IMAGE,
+            server=server_fingerprint(plan.spec),
+            ports=(SERVE_PORT,),
+        )
     return SmokeTest(
         engine="vllm",
         namespace=plan.spec.namespace,

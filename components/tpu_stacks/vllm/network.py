@@ -6,32 +6,81 @@
 - Managed Prometheus scrapes /metrics on the same port.
 - Egress: DNS, the metadata server, HTTPS outside the cluster (Hugging Face, GCS), the TPU runtime on the node.
 `kubectl port-forward` needs no allow (it enters the pod's network namespace through the kubelet).
+
+On a multi-host slice (a RayService, vllm.rayservice) the same clients reach Ray Serve's proxy on
+SERVE_PORT on the head and the TPU workers (the Service selects every pod whose proxy is healthy); the
+Ray pods reach each other on every port and the KubeRay operator reads the head's dashboard
+(k8s.ray_flows, shared with Ray Train) and its Serve proxy's health; Managed Prometheus scrapes Ray's
+metrics port on every Ray pod (vLLM's engine metrics included); the workers reach the TPU runtime on
+their node, the head (with KubeRay's autoscaler) the Kubernetes API. The dashboard agent (52365) is
+probed by the kubelet only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tpu_stacks.k8s.connectivity import Group, Pods, ingress, unique
-from tpu_stacks.k8s.platform_flows import load_balancer_clients, scrape, smoke_test_clients, workload_egress
+from tpu_stacks.catalog.engines import RAY
+from tpu_stacks.k8s.connectivity import Flow, Group, Pods, ingress, unique
+from tpu_stacks.k8s.platform_flows import (
+    api_endpoint,
+    load_balancer_clients,
+    scrape,
+    smoke_test_clients,
+    workload_egress,
+)
+from tpu_stacks.k8s.ray_flows import operator_to_head, within_cluster
+from tpu_stacks.raytrain.pods import ROLE_LABEL
+from tpu_stacks.raytrain.spec import HEAD_PORTS
 from tpu_stacks.vllm.gateway_network import picker_group, server_flows
+from tpu_stacks.vllm.multihost_plan import SERVE_PORT
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.spec import PORT
 
 SERVICE = "vllm-service"
 
 
+def _clients(plan: VllmPlan, port: int, smoke_ports: Sequence[int]) -> tuple[Flow, ...]:
+    spec = plan.spec
+    if plan.gateway is not None:  # the Gateway is the load balancer (vllm/gateway_network.py)
+        clients = server_flows(plan.gateway, port)
+    elif spec.exposure == "cluster":
+        clients = ingress(Pods("*", {}), [port], f"the API through the ClusterIP Service {SERVICE}")
+    else:
+        clients = load_balancer_clients(port, spec.source_ranges, SERVICE)
+    return (*clients, *smoke_test_clients(spec.namespace, smoke_ports))
+
+
 def network(plan: VllmPlan, labels: dict[str, str], smoke_ports: Sequence[int] = ()) -> tuple[Group, ...]:
     """`smoke_ports`: the ports the stack's smoke-test Job calls (`SmokeTest.ports`); none when it is off."""
     spec = plan.spec
-    if plan.gateway is not None:  # the Gateway is the load balancer (vllm/gateway_network.py)
-        clients = server_flows(plan.gateway, PORT)
-    elif spec.exposure == "cluster":
-        clients = ingress(Pods("*", {}), [PORT], f"the API through the ClusterIP Service {SERVICE}")
-    else:
-        clients = load_balancer_clients(PORT, spec.source_ranges, SERVICE)
-    flows = (*clients, *smoke_test_clients(spec.namespace, smoke_ports), *scrape([PORT]), *workload_egress(tpu=True))
+    if plan.multi_host:
+        return _ray_service(plan, labels, smoke_ports)
+    flows = (*_clients(plan, PORT, smoke_ports), *scrape([PORT]), *workload_egress(tpu=True))
     server = Group("vllm-server", spec.namespace, dict(labels), unique(flows))
     if plan.gateway is None:
         return (server,)
     return (server, picker_group(plan.gateway, labels, PORT))
+
+
+def _ray_service(plan: VllmPlan, labels: dict[str, str], smoke_ports: Sequence[int]) -> tuple[Group, ...]:
+    """The head and the TPU workers of the RayService (their labels: vllm.rayservice.pod_labels)."""
+    spec = plan.spec
+    ray = within_cluster(Pods(spec.namespace, dict(labels)))
+    serve = (*_clients(plan, SERVE_PORT, smoke_ports), *scrape([RAY.scrape_port()]))
+    autoscaler = api_endpoint() if spec.replicas.min < spec.replicas.max else ()
+    head = (
+        *ray,
+        *serve,
+        *operator_to_head(HEAD_PORTS["dashboard"], "the Serve applications' status"),
+        # KubeRay checks the head's Serve proxy itself (/-/healthz on the serving port) to label it serving
+        # (KubeRay v1.7.0 rayservice_controller.go: httpProxyClientFunc(headPod.Status.PodIP, ...)).
+        *operator_to_head(SERVE_PORT, "the head's Serve proxy health"),
+        *workload_egress(tpu=False),
+        *autoscaler,
+    )
+    worker = (*ray, *serve, *workload_egress(tpu=True))
+    return (
+        Group("vllm-ray-head", spec.namespace, {**labels, ROLE_LABEL: "head"}, unique(head)),
+        Group("vllm-ray-worker", spec.namespace, {**labels, ROLE_LABEL: "worker"}, unique(worker)),
+    )

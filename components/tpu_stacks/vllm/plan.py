@@ -17,9 +17,18 @@ from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID
 from tpu_stacks.parallel_flags import check_parallelism, tensor_parallel_flags
-from tpu_stacks.sizing import ServingRequest, choose_slice, file_cache_gib, slice_refusal, tensor_parallel_size
+from tpu_stacks.sizing import (
+    Parallelism,
+    ServingRequest,
+    choose_slice,
+    file_cache_gib,
+    serving_parallelism,
+    slice_refusal,
+    tensor_parallel_size,
+)
 from tpu_stacks.slo.plan import SloPrediction, latency_batch, predict, replica_range, waiting_target
 from tpu_stacks.vllm.gateway_plan import GatewayPlan, check_gateway, check_single_host, plan_gateway
+from tpu_stacks.vllm.multihost_plan import check_multihost
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
 POOL = "vllm-pool"
@@ -29,13 +38,15 @@ SLICE_KEYS = {
     "spot": "vllm.spot",
     "reservation": "vllm.reservation",
     "autoscaling": "vllm.replicas",
+    "count": "vllm.replicas",
     "capacity": "vllm.capacity",
 }
 """The derived slice's fields, as the user spells them in the vllm section."""
 
 
 class VllmPlan(WorkloadPlan):
-    """Everything decided for one vLLM deployment (one single-host slice; the pool scales with the HPA)."""
+    """Everything decided for one vLLM deployment: a Deployment on a single-host slice (the pool scales with
+    the HPA), or a RayService over multi-host slices (`multi_host`, vllm.multihost_plan)."""
 
     spec: VllmSpec
     request: ServingRequest
@@ -46,9 +57,19 @@ class VllmPlan(WorkloadPlan):
     """GKE Inference Gateway in front of the replicas (vllm/gateway_plan.py), when `vllm.gateway.enabled`."""
 
     @property
+    def parallelism(self) -> Parallelism:
+        return serving_parallelism(self.shape)
+
+    @property
+    def multi_host(self) -> bool:
+        """The slice decides the object: a RayService when one replica spans several TPU hosts."""
+        return self.parallelism.multi_host
+
+    @property
     def autoscales(self) -> bool:
-        """An HPA (and the metrics adapter it needs) only when the replica count may change."""
-        return self.spec.replicas.min < self.spec.replicas.max
+        """An HPA (and the metrics adapter it needs) only when the replica count may change; on multi-host
+        slices Ray Serve and KubeRay's autoscaler scale in whole slices instead (no HPA)."""
+        return not self.multi_host and self.spec.replicas.min < self.spec.replicas.max
 
     @property
     def compile_cache_prefix(self) -> str:
@@ -129,14 +150,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     verdict = choose_slice(request, gen, spec.topology, "vllm")
     check_single_host(spec, verdict.shape)
     if verdict.shape.multi_host:
-        raise slice_refusal(
-            "vllm",
-            spec.topology,
-            spec.model,
-            verdict.shape,
-            f"is a multi-host slice ({verdict.shape.nodes} VMs); VllmStack serves from one VM",
-            "set vllm.tpuGeneration to one with more HBM per chip, or choose a smaller model",
-        )
+        check_multihost(spec, verdict.shape)  # the mode is decided here: a RayService over whole slices
     heads = model.architecture.attention.query_heads if model.architecture.attention else None
     tp = tensor_parallel_size(verdict.shape)
     if heads and heads % tp:
@@ -166,7 +180,8 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
         model=model,
         request=request,
         verdict=verdict,
-        cache_gib=file_cache_gib(weights),
+        # Each TPU host loads its share of the weights: the file cache holds a host's share (all of it on one host).
+        cache_gib=file_cache_gib(weights // verdict.shape.nodes),
         cluster=cluster_plan,
         slo=slo,
         gateway=plan_gateway(spec, cluster_plan),
@@ -265,20 +280,34 @@ def _with_repository(spec: VllmSpec, cluster: ClusterPlan) -> VllmSpec:
     return spec.model_copy(update={"registry": registry.model_copy(update={"repository": repository})})
 
 
+def _autoscaling(spec: VllmSpec, shape: SliceShape) -> Autoscaling | None:
+    """A single-host pool scales node by node between the replica bounds. A multi-host slice is one node
+    pool that GKE scales atomically, from 0 to the whole slice (GKE, "About TPUs in GKE": multi-host
+    slices scale by node pool, https://cloud.google.com/kubernetes-engine/docs/concepts/tpus): one pool
+    per replica up to `replicas.max`, each fixed when the count is, else 0..hosts. A capacity fallback's
+    pools are created and sized by GKE from the pending replicas."""
+    if is_fallback(spec.capacity):
+        return None
+    if not shape.multi_host:
+        return Autoscaling(min_nodes=spec.replicas.min, max_nodes=spec.replicas.max)
+    if spec.replicas.min == spec.replicas.max:
+        return None
+    return Autoscaling(min_nodes=0, max_nodes=shape.nodes)
+
+
 def _plan_cluster(spec: VllmSpec, cluster: ClusterSpec, shape: SliceShape) -> ClusterPlan:
-    """One single-host slice, one node per replica: the pool scales between the replica bounds."""
+    """One node per replica on a single-host slice; one node pool (slice) per replica on a multi-host one."""
     pool = SliceSpec(
         generation=shape.generation,
         topology=shape.topology,
         machine_type=shape.machine_type,
         name=POOL,
-        # A capacity fallback's pools are created and sized by GKE from the pending replicas.
-        autoscaling=None
-        if is_fallback(spec.capacity)
-        else Autoscaling(min_nodes=spec.replicas.min, max_nodes=spec.replicas.max),
+        count=spec.replicas.max if shape.multi_host else 1,
+        autoscaling=_autoscaling(spec, shape),
         spot=spec.spot,
         reservation=spec.reservation,
         capacity=spec.capacity,
     )
-    cluster = require_addons(cluster, "VllmStack", "gcs_fuse", "managed_prometheus")
+    addons = ("gcs_fuse", "managed_prometheus", *(("ray_operator",) if shape.multi_host else ()))
+    cluster = require_addons(cluster, "VllmStack", *addons)  # KubeRay (GKE's Ray add-on) runs the RayService
     return plan_workload_cluster(cluster, pool, SLICE_KEYS, "vllm.model")

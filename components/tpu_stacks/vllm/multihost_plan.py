@@ -1,0 +1,179 @@
+"""Multi-host vLLM serving, decided: what a `RayService` serving one model over multi-host TPU slices runs.
+
+A model no single TPU host holds (Llama 3.1 405B: 811.7 GB in bf16, a v6e host has 256 GiB) is sized on a
+multi-host slice (`sizing.serving_parallelism(shape).multi_host`). vLLM TPU (tpu-inference) spans such a
+slice through its Ray executor, one Ray worker per host, tensor parallelism across every chip of the
+slice; GKE's documented path is Ray Serve LLM on KubeRay. Sources, as pinned here:
+- GKE, "Serve Gemma open models using multi-host TPUs on GKE with Ray"
+  (https://cloud.google.com/kubernetes-engine/docs/tutorials/serve-multi-host-tpu-llm) and its samples
+  [K-RAY-SERVE-TPU] (ray-service.tpu-v6e-multihost.yaml, Dockerfile, serve_tpu_multihost.py): a RayService with
+  a CPU head and one TPU worker group of `numOfHosts` = hosts, `google.com/tpu` = chips per host, the
+  worker env `TPU_MULTIHOST_BACKEND=ray`, `TPU_BACKEND_TYPE=jax`, `JAX_PLATFORMS=tpu,cpu`,
+  `ENABLE_PJRT_COMPATIBILITY=true`, `VBAR_CONTROL_SERVICE_URL=$(NODE_IP):8353`; Serve on 8000.
+- Ray Serve LLM's TPU guide (https://docs.ray.io/en/master/serve/llm/user-guides/tpu.html): with
+  `accelerator_config: {kind: tpu, topology}` one replica reserves one whole slice (a SlicePlacementGroup,
+  one bundle per host) and the tpu-inference executor starts one worker per bundle.
+- Ray 2.60.0 (the release pinned here, PyPI `ray==2.60.0`): python/ray/llm/_internal/serve/core/configs/
+  llm_config.py (LLMConfig: model_loading_config, accelerator_type, accelerator_config, engine_kwargs,
+  deployment_config, runtime_env, log_engine_metrics), core/configs/accelerators.py (TPUConfig: kind,
+  topology), core/ingress/builder.py (LLMServingArgs.llm_configs), engines/vllm/vllm_models.py (the
+  executor backend is forced to `ray`; a `model` in engine_kwargs is refused). The GKE sample installs a
+  Ray master wheel; 2.60.0 is the first release we found whose LLMConfig has the TPU `accelerator_config`.
+
+The server image must hold both vLLM TPU and `ray[serve]` at that release: no published image does, so
+the stack runs an image built from `ray_serve_image/` (FROM the pinned vLLM TPU image, the pinned Ray on
+top), pushed to the stack's registry (`vllm.registry.mode: standard`). Pure: no provider SDK.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from tpu_stacks.catalog.engines import RAY, VLLM, engine_of_image
+from tpu_stacks.catalog.tpu import SliceShape
+from tpu_stacks.errors import UserError
+from tpu_stacks.sizing import Parallelism, serving_parallelism
+from tpu_stacks.vllm.spec import VllmSpec
+
+RAY_SERVE_VERSION = "2.60.0"
+"""The Ray release whose Serve LLM takes a TPU topology (PyPI ray 2.60.0, see the module docstring)."""
+SERVE_PORT = 8000
+"""Ray Serve's HTTP proxy (`http_options.port`, Ray's default; KubeRay DefaultServingPort, v1.7.0
+ray-operator/controllers/ray/utils/constant.go)."""
+DASHBOARD_AGENT_PORT = 52365
+"""The dashboard agent (KubeRay DefaultDashboardAgentListenPort): the readiness probes KubeRay injects call it
+from the kubelet, on the pod itself (KubeRay v1.7.0 common/pod.go initLivenessAndReadinessProbe)."""
+APP_NAME = "llm"
+IMPORT_PATH = "ray.serve.llm:build_openai_app"
+"""Ray Serve LLM's OpenAI app, deployed from config with no Python file of ours (ray/serve/llm/__init__.py)."""
+SERVE_IMAGE_DIR = "components/tpu_stacks/vllm/ray_serve_image"
+"""The multi-host server image's folder (Dockerfile, cloudbuild.yaml) from the repository root."""
+WORKER_GROUP = "tpu-slice"
+"""The RayService's one TPU worker group: each of its replicas is one slice of `hosts` pods."""
+
+ENGINE_ENV = {
+    # tpu-inference's Ray executor across hosts, JAX backend (the GKE sample's worker env).
+    "TPU_MULTIHOST_BACKEND": "ray",
+    "TPU_BACKEND_TYPE": "jax",
+    "JAX_PLATFORMS": "tpu,cpu",
+    "ENABLE_PJRT_COMPATIBILITY": "true",
+}
+"""The engine's multi-host settings, in the Serve config's runtime_env: Ray applies them to the replica and
+every engine worker it starts (LLMConfig.runtime_env, "the model deployment replica and the engine workers")."""
+
+
+def parallelism(shape: SliceShape) -> Parallelism:
+    """One source: the sizing module's parallelism of a serving replica on `shape`."""
+    return serving_parallelism(shape)
+
+
+def accelerator_type(shape: SliceShape) -> str:
+    """Ray's accelerator type of the slice's generation (TPU-V6E for v6e), from the engine catalogue."""
+    platform = RAY.platform(shape.generation)
+    if platform is None:
+        raise UserError(
+            "vllm.tpuGeneration",
+            shape.generation,
+            f"has no Ray accelerator type, which the multi-host {shape.topology} slice's Ray Serve LLM needs",
+            f"use one of {', '.join(RAY.served_generations or ())}",
+        )
+    return platform
+
+
+def check_multihost(spec: VllmSpec, shape: SliceShape) -> None:
+    """What a multi-host slice needs from the vllm section, refused in one line before any resource."""
+    accelerator_type(shape)
+    if spec.extra_args:
+        raise UserError(
+            "vllm.extraArgs[0]",
+            spec.extra_args[0],
+            f"cannot be given on the multi-host {shape.topology} slice: Ray Serve LLM takes engine settings as "
+            "engine_kwargs in its config, not server flags",
+            "remove extraArgs (maxModelLen, maxNumBatchedTokens and maxNumSeqs are set for you)",
+        )
+    if "autoscaling" in spec.model_fields_set:
+        raise UserError(
+            "vllm.autoscaling",
+            spec.autoscaling.metric,
+            f"has no effect on the multi-host {shape.topology} slice: Ray Serve's autoscaler adds and removes whole "
+            "slices between vllm.replicas min and max, no HPA",
+            "remove autoscaling",
+        )
+    if spec.api_key:
+        raise UserError(
+            "vllm.apiKey",
+            True,
+            f"is not offered on the multi-host {shape.topology} slice: Ray Serve LLM's OpenAI app has no API key",
+            "remove apiKey and keep exposure internal or cluster",
+        )
+    image = spec.registry.image if spec.registry.mode == "standard" else spec.image
+    if spec.registry.mode != "standard" and engine_of_image(image or "") is VLLM:
+        raise UserError(
+            "vllm.registry.mode",
+            spec.registry.mode,
+            f"runs the vLLM image {image}, which has no Ray Serve LLM {RAY_SERVE_VERSION}, on the multi-host "
+            f"{shape.topology} slice",
+            f"build {SERVE_IMAGE_DIR} (its cloudbuild.yaml) and set registry mode standard with that image",
+        )
+
+
+def serve_config(
+    *,
+    model_id: str,
+    shape: SliceShape,
+    max_model_len: int,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    download_dir: str,
+    min_replicas: int,
+    max_replicas: int,
+    xla_cache: str | None,
+) -> dict[str, Any]:
+    """The RayService's Serve config: Ray Serve LLM's OpenAI app with one model, one replica per slice.
+
+    Tensor parallelism spans the slice's chips (pipeline 1: `Parallelism`); `accelerator_config`
+    reserves the whole slice per replica; `min/max_replicas` are whole slices. vLLM downloads the weights
+    into `download_dir`, the bucket's GCS FUSE mount, as the single-host server does."""
+    split = parallelism(shape)
+    env = dict(ENGINE_ENV)
+    if xla_cache:
+        env["VLLM_XLA_CACHE_PATH"] = xla_cache
+    llm_config: dict[str, Any] = {
+        "model_loading_config": {"model_id": model_id, "model_source": model_id},
+        "accelerator_type": accelerator_type(shape),
+        "accelerator_config": {"kind": "tpu", "topology": shape.topology},
+        "engine_kwargs": {
+            "tensor_parallel_size": split.tensor_parallel,
+            "pipeline_parallel_size": split.pipeline_parallel,
+            "max_model_len": max_model_len,
+            "max_num_batched_tokens": max_num_batched_tokens,
+            "max_num_seqs": max_num_seqs,
+            "download_dir": download_dir,
+            "distributed_executor_backend": "ray",
+        },
+        "deployment_config": {"autoscaling_config": {"min_replicas": min_replicas, "max_replicas": max_replicas}},
+        "runtime_env": {"env_vars": env},
+        # vLLM's engine metrics through Ray's metrics port (LLMConfig.log_engine_metrics, default true): explicit.
+        "log_engine_metrics": True,
+    }
+    return {
+        "http_options": {"host": "0.0.0.0", "port": SERVE_PORT},
+        "applications": [
+            {"name": APP_NAME, "route_prefix": "/", "import_path": IMPORT_PATH, "args": {"llm_configs": [llm_config]}}
+        ],
+    }
+
+
+def serve_config_yaml(config: dict[str, Any]) -> str:
+    """`serveConfigV2` is a YAML string (KubeRay RayServiceSpec.ServeConfigV2): sorted keys, so the same plan
+    always writes the same text."""
+    return yaml.safe_dump(config, sort_keys=True, default_flow_style=False)
+
+
+def image_build_command(image: str, vllm_image: str) -> str:
+    """`gcloud builds submit` of the server image folder (run from the repository root): `image` is the
+    reference the RayService pulls, built FROM the pinned `vllm_image` with Ray Serve at RAY_SERVE_VERSION."""
+    values = f"_IMAGE={image},_VLLM_IMAGE={vllm_image},_RAY_VERSION={RAY_SERVE_VERSION}"
+    return f"gcloud builds submit {SERVE_IMAGE_DIR} --config={SERVE_IMAGE_DIR}/cloudbuild.yaml --substitutions={values}"

@@ -1,0 +1,303 @@
+"""The multi-host vLLM server as a KubeRay `RayService` (ray.io/v1): a CPU head and one TPU worker group.
+
+Decisions are in `vllm.multihost_plan` (the Serve config) and `vllm.plan` (the slice, the pools); this
+module builds the object. The shape follows GKE's multi-host sample ([K-RAY-SERVE-TPU]
+ray-service.tpu-v6e-multihost.yaml) with this project's hardening
+(k8s.security), the weights bucket through GCS FUSE and the per-pod XLA compile cache of the single-host
+server (vllm.pod), and KubeRay v1.7.0's fields (ray-operator/apis/ray/v1/rayservice_types.go,
+raycluster_types.go):
+- `workerGroupSpecs[0]`: `numOfHosts` = the slice's hosts (one pod per TPU VM, every chip of it), its
+  `replicas`/`minReplicas`/`maxReplicas` = `vllm.replicas` in whole slices; KubeRay's in-tree autoscaler
+  (`enableInTreeAutoscaling`) adds and removes slices as Ray Serve's autoscaler asks, only when the range
+  is open. No HPA and no metrics adapter in this mode.
+- `upgradeStrategy: None`: the default `NewCluster` starts a second cluster, a second whole slice per
+  replica that the node pools do not have; a change of the cluster replaces the RayService instead
+  (`replace_on_changes`), a change of the Serve config is applied in place by KubeRay.
+- KubeRay injects the Ray pods' probes (dashboard agent and raylet health, and on RayService workers
+  Serve's proxy health, common/pod.go initLivenessAndReadinessProbe) and labels a pod `ray.io/serve=true`
+  while its proxy is healthy; the stack's Service selects those.
+- `pulumi up` waits for the RayService's `Ready` condition (serve endpoints > 0, rayservice_types.go
+  RayServiceReady) for a slice, the image and the engine's cold start (`vllm.startupMinutes`).
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, WAIT_FOR_ANNOTATION, AwaitBudget
+from tpu_stacks.catalog.engines import RAY
+from tpu_stacks.cluster.plan import PoolPlan
+from tpu_stacks.k8s.gcsfuse import sidecar_annotations
+from tpu_stacks.k8s.huggingface import hf_env
+from tpu_stacks.k8s.platform_flows import TPU_RUNTIME_PORT
+from tpu_stacks.k8s.security import container_security_context, harden
+from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
+from tpu_stacks.raytrain.pods import RAY_TMP_GIB, ROLE_LABEL
+from tpu_stacks.raytrain.spec import HEAD_PORTS
+from tpu_stacks.vllm.multihost_plan import (
+    RAY_SERVE_VERSION,
+    SERVE_PORT,
+    WORKER_GROUP,
+    image_build_command,
+    serve_config,
+    serve_config_yaml,
+)
+from tpu_stacks.vllm.plan import VllmPlan
+from tpu_stacks.vllm.pod import (
+    HF_SECRET_KEY,
+    LOCAL_CACHE,
+    USER,
+    _cache_containers,
+    _mounts,
+    _volumes,
+    workload_annotations,
+)
+
+API_VERSION = "ray.io/v1"
+NAME = "vllm-tpu"
+WORKER_CONTAINER = "ray-worker"
+"""The TPU worker group's container: the dashboard charts its accelerator and counts its pods as slice hosts."""
+SERVE_LABEL = "ray.io/serve"
+"""KubeRay's label on a Ray pod whose Serve proxy is healthy (utils.RayClusterServingServiceLabelKey)."""
+HEAD_CPU = "4"
+HEAD_MEMORY = "16Gi"
+"""The head runs Ray's GCS, dashboard, Serve's controller, proxy and OpenAI ingress, no engine (the sample's
+head asks 2 CPU and 16Gi; two more CPUs for the ingress replicas Serve LLM places per model replica)."""
+READY = {WAIT_FOR_ANNOTATION: "condition=Ready"}
+HEAD_VOLUMES = ("dshm", "hf-token")
+"""What the head mounts of the server's volumes: shared memory for Ray's object store, the token (the ingress
+reads the gated model's tokenizer)."""
+METRICS_PORT = RAY.scrape_port()
+"""Ray's metrics export port on every Ray pod (8080, KubeRay's default), where vLLM's engine metrics go too
+(`log_engine_metrics`)."""
+
+
+def pod_labels(base: dict[str, str], role: str) -> dict[str, str]:
+    """The stack's labels plus the Ray role (head | worker): the network policies select each role."""
+    return {**base, ROLE_LABEL: role}
+
+
+def _serve_config(plan: VllmPlan) -> str:
+    spec = plan.spec
+    return serve_config_yaml(
+        serve_config(
+            model_id=plan.model.id,
+            shape=plan.shape,
+            max_model_len=spec.max_model_len,
+            max_num_batched_tokens=spec.max_num_batched_tokens,
+            max_num_seqs=spec.max_num_seqs,
+            download_dir=spec.download_dir,
+            min_replicas=spec.replicas.min,
+            max_replicas=spec.replicas.max,
+            xla_cache=LOCAL_CACHE if spec.compile_cache else None,
+        )
+    )
+
+
+def _token_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
+    """Hugging Face's client bounds, and the gated model's token read from a file, never an env value."""
+    env = hf_env()
+    if secret_name and plan.model.architecture.gated:
+        env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=f"/var/run/secrets/huggingface/{HF_SECRET_KEY}"))
+    return env
+
+
+def _worker_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
+    """Per node: libtpu's runtime on this host (the sample's VBAR_CONTROL_SERVICE_URL); the engine's own
+    settings are in the Serve config's runtime_env (multihost_plan.ENGINE_ENV)."""
+    return [
+        k8s.core.v1.EnvVarArgs(
+            name="NODE_IP",
+            value_from=k8s.core.v1.EnvVarSourceArgs(
+                field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="status.hostIP")
+            ),
+        ),
+        k8s.core.v1.EnvVarArgs(name="VBAR_CONTROL_SERVICE_URL", value=f"$(NODE_IP):{TPU_RUNTIME_PORT}"),
+        *_token_env(plan, secret_name),
+    ]
+
+
+def _template(pod: k8s.core.v1.PodSpecArgs, labels: dict[str, str], cache_gib: int) -> k8s.core.v1.PodTemplateSpecArgs:
+    sidecar = sidecar_annotations(cache_gib, staged_gib=cache_gib, volumes=pod.volumes or [])
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar), spec=pod
+    )
+
+
+def head_template(
+    plan: VllmPlan, labels: dict[str, str], bucket: pulumi.Input[str], secret_name: str | None, image: pulumi.Input[str]
+) -> k8s.core.v1.PodTemplateSpecArgs:
+    """A CPU pod: Ray's GCS, dashboard and client ports, Serve's proxy, Ray's metrics; no TPU."""
+    ports = {**HEAD_PORTS, "serve": SERVE_PORT, "metrics": METRICS_PORT}
+    pod = harden(
+        k8s.core.v1.PodSpecArgs(
+            service_account_name=plan.spec.ksa_name,
+            containers=[
+                k8s.core.v1.ContainerArgs(
+                    name="ray-head",
+                    image=image,
+                    ports=[
+                        k8s.core.v1.ContainerPortArgs(name=name, container_port=port) for name, port in ports.items()
+                    ],
+                    resources=k8s.core.v1.ResourceRequirementsArgs(
+                        requests={"cpu": HEAD_CPU, "memory": HEAD_MEMORY},
+                        limits={"cpu": HEAD_CPU, "memory": HEAD_MEMORY},
+                    ),
+                    env=_token_env(plan, secret_name),
+                    volume_mounts=[m for m in _mounts(plan, secret_name) if m.name in HEAD_VOLUMES],
+                )
+            ],
+            volumes=[v for v in _volumes(plan, bucket, secret_name) if v.name in HEAD_VOLUMES],
+        ),
+        USER,
+        api_token=plan.spec.replicas.min < plan.spec.replicas.max,  # KubeRay's autoscaler sidecar calls the API
+        gib=RAY_TMP_GIB,  # /tmp: Ray's session directory (logs, spilled objects), as Ray Train's pods
+    )
+    # No weights mount: the engine and its downloads run on the TPU hosts (the placement group's nodes).
+    return k8s.core.v1.PodTemplateSpecArgs(metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels), spec=pod)
+
+
+def worker_template(
+    plan: VllmPlan,
+    pool: PoolPlan,
+    labels: dict[str, str],
+    bucket: pulumi.Input[str],
+    secret_name: str | None,
+    image: pulumi.Input[str],
+) -> k8s.core.v1.PodTemplateSpecArgs:
+    """One TPU VM of the slice: every chip, the slice's node selectors, the bucket, the compile cache."""
+    spec = plan.spec
+    pod = harden(
+        k8s.core.v1.PodSpecArgs(
+            service_account_name=spec.ksa_name,
+            node_selector=tpu_node_selector(pool),
+            init_containers=_cache_containers(plan, bucket) if spec.compile_cache else None,
+            containers=[
+                k8s.core.v1.ContainerArgs(
+                    name=WORKER_CONTAINER,
+                    image=image,
+                    ports=[
+                        k8s.core.v1.ContainerPortArgs(name="serve", container_port=SERVE_PORT),
+                        k8s.core.v1.ContainerPortArgs(name="metrics", container_port=METRICS_PORT),
+                    ],
+                    resources=tpu_resources(pool, spec.resources.cpu, spec.resources.memory),
+                    env=_worker_env(plan, secret_name),
+                    volume_mounts=_mounts(plan, secret_name),
+                )
+            ],
+            volumes=_volumes(plan, bucket, secret_name),
+            termination_grace_period_seconds=60,
+        ),
+        USER,
+        gib=RAY_TMP_GIB,
+    )
+    return _template(pod, labels, plan.cache_gib)
+
+
+def budget(plan: VllmPlan) -> AwaitBudget:
+    """A slice's nodes, the image, then the engine's cold start (weights and XLA compile) that
+    `vllm.startupMinutes` allows; a replacement (the only update of the cluster) starts it all again."""
+    minutes = NODE_PROVISIONING_MINUTES + IMAGE_PULL_MINUTES + plan.spec.startup_minutes
+    return AwaitBudget(create_minutes=minutes, update_minutes=minutes)
+
+
+def rayservice_spec(
+    plan: VllmPlan,
+    head: k8s.core.v1.PodTemplateSpecArgs,
+    workers: k8s.core.v1.PodTemplateSpecArgs,
+) -> dict[str, object]:
+    spec = plan.spec
+    autoscales = spec.replicas.min < spec.replicas.max
+    cluster: dict[str, object] = {
+        "rayVersion": RAY_SERVE_VERSION,
+        "enableInTreeAutoscaling": autoscales,
+        "headGroupSpec": {"rayStartParams": {}, "template": head},
+        "workerGroupSpecs": [
+            {
+                "groupName": WORKER_GROUP,
+                "replicas": spec.replicas.min,  # one replica is one slice ...
+                "minReplicas": spec.replicas.min,
+                "maxReplicas": spec.replicas.max,
+                "numOfHosts": plan.parallelism.hosts,  # ... of one pod per TPU host
+                "rayStartParams": {},
+                "template": workers,
+            }
+        ],
+    }
+    if autoscales:
+        # The autoscaler sidecar KubeRay adds to the head: hardened like the head's own container (the
+        # namespace enforces `restricted`), and slow to give a slice back (a new one costs a cold start).
+        cluster["autoscalerOptions"] = {
+            "idleTimeoutSeconds": 600,
+            "securityContext": container_security_context(USER),
+        }
+    return {
+        "serveConfigV2": _serve_config(plan),
+        "upgradeStrategy": {"type": "None"},
+        "rayClusterConfig": cluster,
+    }
+
+
+def rayservice(
+    resource: str,
+    plan: VllmPlan,
+    metadata: k8s.meta.v1.ObjectMetaArgs,
+    head: k8s.core.v1.PodTemplateSpecArgs,
+    workers: k8s.core.v1.PodTemplateSpecArgs,
+    opts: pulumi.ResourceOptions,
+) -> k8s.apiextensions.CustomResource:
+    """The RayService, awaited until Ready; a change of its cluster replaces it (delete first: the slices)."""
+    metadata.annotations = {**(metadata.annotations or {}), **READY}
+    return k8s.apiextensions.CustomResource(
+        resource,
+        api_version=API_VERSION,
+        kind="RayService",
+        metadata=metadata,
+        spec=rayservice_spec(plan, head, workers),
+        opts=pulumi.ResourceOptions.merge(
+            opts,
+            pulumi.ResourceOptions(
+                replace_on_changes=["spec.rayClusterConfig"],
+                delete_before_replace=True,
+                custom_timeouts=budget(plan).custom_timeouts(),
+            ),
+        ),
+    )
+
+
+def declare_ray_service(
+    name: str,
+    plan: VllmPlan,
+    labels: dict[str, str],
+    bucket: pulumi.Input[str],
+    secret_name: str | None,
+    image: pulumi.Input[str],
+    opts: pulumi.ResourceOptions,
+    scrape_opts: pulumi.ResourceOptions,
+) -> tuple[k8s.apiextensions.CustomResource, dict[str, str]]:
+    """The RayService and the PodMonitoring of its Ray pods; returns it and the selector of the stack's
+    Service (the Ray pods whose Serve proxy is healthy)."""
+    spec = plan.spec
+    pulumi.Output.from_input(image).apply(
+        lambda reference: pulumi.log.info(f"the multi-host server image: {image_build_command(reference, spec.image)}")
+    )
+    head = head_template(plan, pod_labels(labels, "head"), bucket, secret_name, image)
+    workers = worker_template(plan, plan.pool, pod_labels(labels, "worker"), bucket, secret_name, image)
+    metadata = k8s.meta.v1.ObjectMetaArgs(
+        name=NAME, namespace=spec.namespace, labels=labels, annotations=workload_annotations(plan)
+    )
+    service = rayservice(f"{name}-rayservice", plan, metadata, head, workers, opts)
+    # Managed Prometheus scrapes Ray's metrics port on every Ray pod: Ray Serve's and vLLM's engine metrics.
+    k8s.apiextensions.CustomResource(
+        f"{name}-pod-monitoring",
+        api_version="monitoring.googleapis.com/v1",
+        kind="PodMonitoring",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name="vllm-pod-monitoring", namespace=spec.namespace),
+        spec={
+            "selector": {"matchLabels": labels},
+            "endpoints": [{"path": "/metrics", "port": METRICS_PORT, "interval": "15s"}],
+        },
+        opts=scrape_opts,
+    )
+    return service, {**labels, SERVE_LABEL: "true"}

@@ -1,0 +1,212 @@
+"""VllmStack on a multi-host slice: the slice decides the object (a KubeRay RayService instead of the
+Deployment), replicas are whole slices, and the Serve config is Ray Serve LLM's, parsed back as YAML."""
+
+import pulumi
+import pytest
+import yaml
+
+from tests.mocks import capture, refused
+from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.errors import UserError
+from tpu_stacks.k8s.connectivity import Pods
+from tpu_stacks.k8s.ray_flows import KUBERAY_OPERATOR
+from tpu_stacks.vllm.component import VllmStack
+from tpu_stacks.vllm.multihost_plan import IMPORT_PATH, RAY_SERVE_VERSION, SERVE_IMAGE_DIR, image_build_command
+from tpu_stacks.vllm.network import network
+from tpu_stacks.vllm.plan import plan_vllm
+from tpu_stacks.vllm.spec import VLLM_IMAGE, VllmSpec
+
+MODEL = "meta-llama/Llama-3.1-405B-Instruct"
+BUILT = {"mode": "standard", "image": "vllm-tpu:serve-ray2.60.0"}
+CLUSTER = {"project": "proj", "location": "us-central1-b", "release_channel": "RAPID"}
+
+
+def stack(**overrides):
+    args = {"cluster": dict(CLUSTER), "model": MODEL, "tpu_generation": "v6e", "registry": dict(BUILT)}
+    args["hf_token"] = pulumi.Output.secret("hf_dummy_token_value")
+    args.update(overrides)
+    return capture(lambda: VllmStack("vllm", args))
+
+
+def plan(**spec):
+    fields = {"model": MODEL, "registry": BUILT, **spec}
+    return plan_vllm(VllmSpec(**fields), ClusterSpec(**CLUSTER), hf_token_given=True, api_key_given=False)
+
+
+ONE_SLICE = {"min": 1, "max": 1}
+
+
+@pytest.fixture(scope="module")
+def fixed():
+    return stack(replicas=ONE_SLICE)
+
+
+@pytest.fixture(scope="module")
+def ranged():
+    return stack(replicas={"min": 1, "max": 3})
+
+
+def kinds(mocks) -> set[str]:
+    return {r.inputs.get("kind") for r in mocks.resources if isinstance(r.inputs, dict)}
+
+
+def ray_service(mocks):
+    (found,) = [r.inputs for r in mocks.resources if r.inputs.get("kind") == "RayService"]
+    return found
+
+
+def workers(mocks):
+    (group,) = ray_service(mocks)["spec"]["rayClusterConfig"]["workerGroupSpecs"]
+    return group
+
+
+def serve(mocks):
+    return yaml.safe_load(ray_service(mocks)["spec"]["serveConfigV2"])
+
+
+def test_a_single_host_model_keeps_the_deployment():
+    single = stack(model="meta-llama/Llama-3.1-70B", registry={"mode": "none"})
+    assert {"Deployment", "HorizontalPodAutoscaler"} <= kinds(single) and "RayService" not in kinds(single)
+    assert not plan(model="meta-llama/Llama-3.1-70B").multi_host
+
+
+def test_405b_is_a_ray_service_over_one_v6e_4x8_slice(fixed):
+    assert "RayService" in kinds(fixed) and "Deployment" not in kinds(fixed)
+    assert not {"HorizontalPodAutoscaler", "APIService"} & kinds(fixed)  # no HPA, no metrics adapter
+    service = ray_service(fixed)
+    group = workers(fixed)
+    assert group["numOfHosts"] == 8
+    (worker,) = group["template"]["spec"]["containers"]
+    assert worker["resources"]["limits"]["google.com/tpu"] == "4"
+    assert group["template"]["spec"]["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+        "cloud.google.com/gke-tpu-topology": "4x8",
+    }
+    head = service["spec"]["rayClusterConfig"]["headGroupSpec"]["template"]["spec"]
+    (head_container,) = head["containers"]
+    assert "google.com/tpu" not in head_container["resources"]["limits"]  # the head is a CPU pod
+    assert service["spec"]["rayClusterConfig"]["rayVersion"] == RAY_SERVE_VERSION
+    # hardened like every server pod; the head keeps no API token without the autoscaler
+    assert worker["securityContext"]["runAsNonRoot"] and head["automountServiceAccountToken"] is False
+    assert service["metadata"]["annotations"]["pulumi.com/waitFor"] == "condition=Ready"
+
+
+def test_the_serve_config_is_ray_serve_llms_openai_app_with_tensor_parallelism_32(fixed):
+    config = serve(fixed)
+    (app,) = config["applications"]
+    assert (app["import_path"], app["route_prefix"]) == (IMPORT_PATH, "/")
+    (llm,) = app["args"]["llm_configs"]
+    assert llm["model_loading_config"] == {"model_id": MODEL, "model_source": MODEL}
+    assert llm["accelerator_type"] == "TPU-V6E"
+    assert llm["accelerator_config"] == {"kind": "tpu", "topology": "4x8"}
+    kwargs = llm["engine_kwargs"]
+    assert (kwargs["tensor_parallel_size"], kwargs["pipeline_parallel_size"]) == (32, 1)
+    assert kwargs["max_model_len"] == 4096 and kwargs["distributed_executor_backend"] == "ray"
+    assert kwargs["download_dir"] == "/data"  # the weights bucket's GCS FUSE mount on every host
+    assert llm["deployment_config"]["autoscaling_config"] == {"min_replicas": 1, "max_replicas": 1}
+    assert llm["runtime_env"]["env_vars"]["TPU_MULTIHOST_BACKEND"] == "ray"
+    assert config["http_options"]["port"] == 8000
+
+
+def test_replicas_are_whole_slices(fixed, ranged):
+    # fixed: one node pool per slice, each the whole slice; no autoscaler
+    fixed_plan = plan(replicas=ONE_SLICE)
+    assert [(p.node_count, p.autoscaling_min, p.autoscaling_max) for p in fixed_plan.cluster.pools] == [(8, None, None)]
+    assert ray_service(fixed)["spec"]["rayClusterConfig"]["enableInTreeAutoscaling"] is False
+    # a range: a pool per possible slice, each scaling atomically 0..8; KubeRay's autoscaler in whole slices
+    pools = plan(replicas={"min": 1, "max": 3}).cluster.pools
+    assert [(p.node_count, p.autoscaling_min, p.autoscaling_max) for p in pools] == [(None, 0, 8)] * 3
+    cluster = ray_service(ranged)["spec"]["rayClusterConfig"]
+    group = workers(ranged)
+    assert (group["replicas"], group["minReplicas"], group["maxReplicas"], group["numOfHosts"]) == (1, 1, 3, 8)
+    assert cluster["enableInTreeAutoscaling"] is True
+    assert cluster["autoscalerOptions"]["securityContext"]["runAsNonRoot"] is True
+    assert cluster["headGroupSpec"]["template"]["spec"]["automountServiceAccountToken"] is True
+    assert serve(ranged)["applications"][0]["args"]["llm_configs"][0]["deployment_config"]["autoscaling_config"] == {
+        "min_replicas": 1,
+        "max_replicas": 3,
+    }
+    assert "HorizontalPodAutoscaler" not in kinds(ranged)
+
+
+def test_a_capacity_fallback_applies_through_one_compute_class():
+    """GKE's ComputeClasses take multi-host TPU slices (tpu count = chips per node, the slice's topology):
+    the worker group selects the class and GKE creates a slice's pool per pending replica."""
+    cluster = {**CLUSTER, "location": "us-east5-b", "min_version": "1.33.3-gke.1136000"}
+    mocks = stack(cluster=cluster, capacity=["spot", "onDemand"], replicas={"min": 1, "max": 2})
+    (compute_class,) = [r.inputs for r in mocks.resources if r.inputs.get("kind") == "ComputeClass"]
+    priorities = compute_class["spec"]["priorities"]
+    assert {p["tpu"]["topology"] for p in priorities} == {"4x8"} and {p["tpu"]["count"] for p in priorities} == {4}
+    selector = workers(mocks)["template"]["spec"]["nodeSelector"]
+    assert selector["cloud.google.com/compute-class"] == compute_class["metadata"]["name"]
+
+
+def test_the_service_and_its_exposure_are_unchanged(fixed):
+    (service,) = [r.inputs for r in fixed.resources if r.inputs.get("kind") == "Service"]
+    assert service["metadata"]["name"] == "vllm-service"
+    assert service["metadata"]["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
+    assert service["spec"]["type"] == "LoadBalancer"
+    assert service["spec"]["ports"] == [{"name": "http", "port": 8000, "targetPort": 8000, "protocol": "TCP"}]
+    # the Ray pods whose Serve proxy KubeRay marks healthy
+    assert service["spec"]["selector"] == {"app": "vllm-tpu", "ray.io/serve": "true"}
+    public = stack(exposure="public", source_ranges=["203.0.113.0/24"])
+    (open_service,) = [r.inputs for r in public.resources if r.inputs.get("kind") == "Service"]
+    assert open_service["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
+
+
+def test_the_contract_covers_head_workers_serve_and_the_operator():
+    decided = plan(replicas={"min": 1, "max": 2})
+    head, worker = network(decided, {"app": "vllm-tpu"}, (8000,))
+    assert head.labels == {"app": "vllm-tpu", "tpu-stacks.dev/ray-node": "head"}
+    assert worker.labels == {"app": "vllm-tpu", "tpu-stacks.dev/ray-node": "worker"}
+    ray_pods = Pods("vllm", {"app": "vllm-tpu"})
+
+    def flows(group):
+        return {(f.direction, f.peer, f.port) for f in group.flows}
+
+    for group in (head, worker):
+        assert {("ingress", ray_pods, None), ("egress", ray_pods, None)} <= flows(group)  # GCS, raylets, ...
+        assert any(f.direction == "ingress" and f.port == 8000 for f in group.flows)  # Serve's proxy
+        assert any(f.direction == "ingress" and f.port == 8080 for f in group.flows)  # Ray's metrics
+    assert ("ingress", KUBERAY_OPERATOR, 8265) in flows(head)
+    assert ("ingress", KUBERAY_OPERATOR, 8000) in flows(head)  # the operator checks the head's Serve proxy
+    assert ("ingress", KUBERAY_OPERATOR, 8265) not in flows(worker)
+    assert any(f.port == 8353 for f in worker.flows) and not any(f.port == 8353 for f in head.flows)
+    assert any(f.direction == "egress" and f.port == 443 for f in head.flows)  # the autoscaler's API calls
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            {"registry": {"mode": "none"}},
+            f"vllm.registry.mode: 'none' runs the vLLM image {VLLM_IMAGE}, which has no Ray Serve LLM",
+        ),
+        ({"extra_args": ["--enforce-eager"]}, "vllm.extraArgs[0]: '--enforce-eager' cannot be given on the multi-host"),
+        ({"api_key": True}, "vllm.apiKey: True is not offered on the multi-host 4x8 slice"),
+        ({"autoscaling": {"target": 5}}, "vllm.autoscaling: 'num_requests_waiting' has no effect on the multi-host"),
+        ({"tpu_generation": "tpu7x"}, "vllm.tpuGeneration: 'tpu7x' has no Ray accelerator type"),
+    ],
+)
+def test_what_the_multi_host_mode_cannot_take_is_refused_in_one_line(spec, message):
+    with pytest.raises(UserError) as error:
+        plan(**spec)
+    assert str(error.value).startswith(message) and "\n" not in str(error.value)
+    overrides = {"registry": spec["registry"]} if "registry" in spec else {}
+    if "registry" in spec:
+        assert message in refused(lambda: VllmStack("bad", {**_args(), **overrides}))
+
+
+def _args():
+    return {
+        "cluster": dict(CLUSTER),
+        "model": MODEL,
+        "hf_token": pulumi.Output.secret("t"),
+        "registry": dict(BUILT),
+    }
+
+
+def test_the_image_build_command_carries_the_pins():
+    command = image_build_command("r/p/vllm-tpu:serve-ray2.60.0", VLLM_IMAGE)
+    assert command.startswith(f"gcloud builds submit {SERVE_IMAGE_DIR} --config={SERVE_IMAGE_DIR}/cloudbuild.yaml")
+    assert f"_VLLM_IMAGE={VLLM_IMAGE}" in command and f"_RAY_VERSION={RAY_SERVE_VERSION}" in command
