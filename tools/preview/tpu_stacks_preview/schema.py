@@ -28,6 +28,7 @@ from referencing import Registry, Resource
 
 from tpu_stacks.errors import UserError
 from tpu_stacks_preview.manifests import Manifest
+from tpu_stacks_preview.serve_schema import serve_config_problems
 
 DEFAULT_KUBERNETES_VERSION = "1.33"
 CRDS_ENV = "TPU_STACKS_CRDS"
@@ -324,6 +325,8 @@ def validate_objects(
             continue
         if "metadata" in obj:
             report.problems += _errors(_metadata_validator(version), obj["metadata"], object_id, "metadata")
+        if (group, manifest.kind) == ("ray.io", "RayService"):  # its Serve config is a string the CRD cannot see into
+            report.problems += [SchemaProblem(object_id, path, text) for path, text in serve_config_problems(obj)]
         if group in builtin_groups(version):
             report.problems.append(
                 SchemaProblem(object_id, "(root)", f"no {manifest.api_version} {manifest.kind} in Kubernetes {version}")
