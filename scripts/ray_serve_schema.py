@@ -98,9 +98,25 @@ def generate(version: str, work: Path) -> dict[str, object]:
     return data
 
 
+def without_descriptions(node: object, in_properties: bool = False) -> object:
+    """The schema without pydantic's `description` texts: validation does not read them, and they quote Ray's
+    docstrings (`[DEPRECATED]` markers, links) that are no part of this repository. A property that happens
+    to be named `description` is kept."""
+    if isinstance(node, list):
+        return [without_descriptions(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: without_descriptions(value, key in ("properties", "$defs"))
+        for key, value in node.items()
+        if in_properties or not (key == "description" and isinstance(value, str))
+    }
+
+
 def write(data: dict[str, object], out: Path) -> Path:
     import json
 
+    data = {key: without_descriptions(value) for key, value in data.items()}
     out.mkdir(parents=True, exist_ok=True)
     version = str(data["ray_version"])
     path = out / f"ray-serve-{version}.json"

@@ -8,7 +8,7 @@ take `args.llm_configs[]`, each an `LLMConfig` with `model_loading_config` (`mod
 `engine_kwargs` (vLLM's engine arguments: `tensor_parallel_size`, `pipeline_parallel_size`,
 `max_model_len`, ...), `accelerator_type` and `accelerator_config` (`{kind: tpu, topology: 4x4}`)
 (python/ray/llm/_internal/serve/core/configs/llm_config.py at the release
-tpu_stacks.catalog.ray_serve pins; https://docs.ray.io/en/master/serve/llm/user-guides/tpu.html).
+tpu_stacks.catalog.ray_serve pins; [RAY-SERVE-TPU]).
 
 Here: parse the string once, list the LLM configs with where they are, and spell their engine
 arguments as vLLM flags, so the pack sizes them with the same code as a vLLM command line

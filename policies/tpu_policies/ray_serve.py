@@ -6,7 +6,7 @@ entry names the model (`model_loading_config`), vLLM's engine arguments (`engine
 pipeline parallel, `max_model_len`, dtypes) and the slice one replica reserves (`accelerator_type`,
 `accelerator_config.topology`). Ray Serve LLM asks for `tensor_parallel_size x pipeline_parallel_size` TPU
 chips per replica and, with a topology, one placement-group bundle per host of that slice
-(https://docs.ray.io/en/master/serve/llm/user-guides/tpu.html); the worker group supplies them
+([RAY-SERVE-TPU]); the worker group supplies them
 (`numOfHosts` pods of `google.com/tpu` chips, node selectors naming the slice).
 
 This module gives the two rules that read it the same view:

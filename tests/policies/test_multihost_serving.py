@@ -5,7 +5,7 @@ tpu-workload-matches-pool, the check every kind gets), its Serve config must sha
 devices and ask Ray for that slice (tpu-workload-matches-pool, read from serveConfigV2), and the slice must
 hold the model the Serve config names at its max_model_len (tpu-model-fits-slice; an uncatalogued model is
 the advisory tpu-model-sizable). The Serve config is Ray Serve LLM's OpenAI app
-(https://docs.ray.io/en/master/serve/llm/user-guides/tpu.html).
+([RAY-SERVE-TPU]).
 """
 
 from __future__ import annotations

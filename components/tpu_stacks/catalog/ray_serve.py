@@ -9,7 +9,7 @@ Why 2.60.0: the newest Ray on PyPI (`pip index versions ray`, November 2026) and
 Serve LLM's TPU support: `LLMConfig.accelerator_config` with `{"kind": "tpu", "topology": ...}`
 (ray-project/ray#61906, merged 2026-04-25), which places one bundle per TPU host on one slice
 (`ray.util.tpu.SlicePlacementGroup`), is in its wheel (ray/llm/_internal/serve/core/configs/accelerators.py).
-Ray's TPU serving guide documents it: https://docs.ray.io/en/master/serve/llm/user-guides/tpu.html
+Ray's TPU serving guide documents it: [RAY-SERVE-TPU]
 (doc/source/serve/llm/user-guides/tpu.md, ray-project/ray#65026). The GKE multi-host sample predates a
 release with it and installs a Ray master wheel instead (GoogleCloudPlatform/kubernetes-engine-samples
 ai-ml/gke-ray/rayserve/llm/tpu/Dockerfile @ 744e5b3c); a pinned release replaces that here.

@@ -4,7 +4,8 @@ Built-in kinds are checked against kubernetes-validate's bundled `-local-strict`
 one minor version; custom resources (JobSet, LeaderWorkerSet, KubeRay, PodMonitoring...) against
 the upstream CRDs' `openAPIV3Schema`, converted to JSON Schema with the API server's rules
 (nullable, int-or-string, unknown fields rejected unless preserved). CRDs declare `metadata` as a
-bare object, so it is checked separately against the strict ObjectMeta schema. Every error is
+bare object, so it is checked separately against the strict ObjectMeta schema; a RayService's
+`serveConfigV2`, a string to its CRD, against the pinned Ray Serve schema (serve_schema.py). Every error is
 reported (`iter_errors`), not only jsonschema's best match, and a kind with no schema anywhere is a
 problem, never a silent pass: a typo must fail the plan.
 """
