@@ -84,9 +84,11 @@ def group_of(template: PodTemplate) -> str:
 def runs_on(app: LlmApp, template: PodTemplate) -> bool:
     """Whether Ray places this LLM config's replicas on this worker group: its topology and accelerator type,
     when it gives them, are the group's (Ray reserves a slice of that topology, on nodes of that type)."""
+    if not isinstance(template.topology, str) or not isinstance(template.accelerator, str):
+        return True  # unknown at preview (or not selected: the selector check reports that): not refused
     if app.topology is not None and app.topology != template.topology:
         return False
-    gen = generation_of_accelerator(template.accelerator) if isinstance(template.accelerator, str) else None
+    gen = generation_of_accelerator(template.accelerator)
     wanted = RAY_ACCELERATOR.get(gen.name) if gen is not None else None
     return app.accelerator_type is None or wanted is None or app.accelerator_type.upper() == wanted
 

@@ -221,3 +221,12 @@ def test_a_v5p_service_is_judged_with_its_own_generation():
     config = llm_config(tp=8, topology="2x2x2")
     config["accelerator_type"] = "TPU-V5P"
     assert verdicts(service(serve(config), topology="2x2x2", hosts=2, accelerator=V5P))[MATCH] == []
+
+
+def test_a_worker_group_whose_slice_is_unknown_at_preview_is_not_refused():
+    """A topology computed by the program (unknown at preview): Ray's placement cannot be judged yet."""
+    worker = o.pod(V6E, UNKNOWN_STRING, 4)
+    spec = {"serveConfigV2": serve(llm_config(tp=16)), "rayClusterConfig": o.ray_cluster_spec(worker, 8)}
+    props = {"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "s"}, "spec": spec}
+    diagnostics = run([raw("kubernetes:ray.io/v1:RayService", "s", props)])
+    assert not [d for d in diagnostics if d.policy in (FIT, MATCH) or "can't run policy" in d.message]
