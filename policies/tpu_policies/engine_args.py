@@ -49,6 +49,8 @@ class Inferred:
     """vLLM `--tensor-parallel-size`: the chips the model is sharded over (None: not given)."""
     arguments: str = ""
     """Where the settings were read, for messages ("" : the engine's container arguments)."""
+    tp_name: str = "--tensor-parallel-size"
+    """What sets `tensor_parallel`, as the user wrote it."""
 
     @property
     def label(self) -> str:

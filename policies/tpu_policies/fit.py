@@ -161,7 +161,12 @@ def _annotated(notes: dict[str, Any]) -> bool:
 
 
 def _judge(
-    label: str, request: ServingRequest | TrainingRequest, template: PodTemplate, source: str, tp: int | None = None
+    label: str,
+    request: ServingRequest | TrainingRequest,
+    template: PodTemplate,
+    source: str,
+    tp: int | None = None,
+    tp_name: str = "--tensor-parallel-size",
 ) -> tuple[str | None, str | None]:
     """(a message when the model does not fit the template's chips, a sizing error)."""
     shape = granted_shape(template)
@@ -177,7 +182,7 @@ def _judge(
         return None, None
     count = template.pods_per_slice
     pods = f"{count} pods x {template.chips}" if count != 1 else f"1 pod x {template.chips}"
-    sharded = f", sharded over --tensor-parallel-size={tp}" if tp is not None and tp == shape.chips else ""
+    sharded = f", sharded over {tp_name}={tp}" if tp is not None and tp == shape.chips else ""
     return (
         f"{label}: {request.model.id} needs {gib(verdict.memory.total_bytes)} of HBM "
         f"({breakdown(verdict.memory)}{source}) but {template.where or 'the pod'} gets {shape.chips} "
@@ -220,7 +225,7 @@ def _inferred(resource_type: str, props: dict[str, Any], label: str) -> list[tup
                 continue
             arguments = found.arguments or f"its {found.engine.engine} arguments"
             source = f"; read from {arguments}, no tpu-stacks.dev annotations"
-            message, error = _judge(label, found.request, template, source, found.tensor_parallel)
+            message, error = _judge(label, found.request, template, source, found.tensor_parallel, found.tp_name)
             result = (
                 message,
                 error.replace(": cannot size", f": runs {found.label} but cannot size") if error else None,

@@ -117,7 +117,8 @@ def _sized(app: LlmApp) -> Inferred:
             problem = f"its engine_kwargs are not a valid sizing input: {error}".splitlines()[0]
             return Inferred(VLLM, None, problem, arguments=arguments)
         devices = (found.tensor_parallel or 1) * pipeline
-        return dataclasses.replace(found, tensor_parallel=devices, arguments=arguments)
+        tp_name = "tensor_parallel_size x pipeline_parallel_size" if pipeline > 1 else "tensor_parallel_size"
+        return dataclasses.replace(found, tensor_parallel=devices, arguments=arguments, tp_name=tp_name)
     return Inferred(VLLM, None, str(first), arguments=arguments)
 
 

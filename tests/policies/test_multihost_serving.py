@@ -167,7 +167,8 @@ def test_405b_on_a_slice_too_small_is_refused_from_the_serve_config():
     (message,) = found[FIT]
     assert message.startswith(f"RayService serving/llama-405b: {LLAMA_405B} needs ")
     assert "read from its serveConfigV2 applications[0].args.llm_configs[0], no tpu-stacks.dev annotations" in message
-    assert "gets 16 v6e chips on 4x4 (4 pods x 4 google.com/tpu" in message and "use v6e 4x8" in message
+    assert "gets 16 v6e chips on 4x4 (4 pods x 4 google.com/tpu, sharded over tensor_parallel_size=16)" in message
+    assert "use v6e 4x8" in message
 
 
 def test_max_model_len_is_read_from_engine_kwargs():
