@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY
+from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, OPENAI_APP_IMPORT_PATH
 
 SERVE_CONFIG_FIELD = "serveConfigV2"
 
@@ -98,6 +98,12 @@ class LlmApp:
         return names
 
 
+def is_openai_app(import_path: Any) -> bool:
+    """Whether an application's `import_path` is Ray Serve LLM's OpenAI builder (`module:attr` or `module.attr`,
+    both of which Serve accepts), whose `args` are `LLMServingArgs`."""
+    return isinstance(import_path, str) and import_path.replace(":", ".") == OPENAI_APP_IMPORT_PATH.replace(":", ".")
+
+
 def llm_apps(config: dict[str, Any]) -> list[LlmApp]:
     """Every `args.llm_configs[]` mapping of every application (a path to a YAML file is not readable here)."""
     found: list[LlmApp] = []
@@ -112,25 +118,28 @@ def llm_apps(config: dict[str, Any]) -> list[LlmApp]:
 
 
 def cli_text(config: dict[str, Any]) -> list[tuple[str, str]]:
-    """(`applications[i].args`, text) of applications that pass vLLM command-line style arguments: every
-    string in their `args` that starts with `-`, joined, in order (a custom builder's `--tensor-parallel-size=16`)."""
+    """(`applications[i].args`, text) of applications that pass vLLM command-line style arguments, joined in
+    order: a list of strings with a flag in it, whole (`["--tensor-parallel-size", "16"]`: values kept), and
+    any other string that starts with `-` (a custom builder's `"--tensor-parallel-size=16"`)."""
     found: list[tuple[str, str]] = []
     applications = config.get("applications")
     for index, application in enumerate(applications if isinstance(applications, list) else []):
         args = application.get("args") if isinstance(application, dict) else None
-        strings = [s for s in _strings(args) if s.lstrip().startswith("-")]
-        if strings:
-            found.append((f"applications[{index}].args", " ".join(strings)))
+        parts = _flag_text(args)
+        if parts:
+            found.append((f"applications[{index}].args", " ".join(parts)))
     return found
 
 
-def _strings(value: Any) -> list[str]:
+def _flag_text(value: Any) -> list[str]:
     if isinstance(value, str):
-        return [value]
+        return [value] if value.lstrip().startswith("-") else []
     if isinstance(value, dict):
-        return [s for item in value.values() for s in _strings(item)]
+        return [s for item in value.values() for s in _flag_text(item)]
     if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]
+        if value and all(isinstance(item, str) for item in value):
+            return list(value) if any(item.lstrip().startswith("-") for item in value) else []
+        return [s for item in value for s in _flag_text(item)]
     return []
 
 

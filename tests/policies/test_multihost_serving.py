@@ -136,6 +136,9 @@ def test_vllm_command_line_arguments_of_an_application_are_read_too():
         "RayService serving/llama-405b: serveConfigV2 applications[0].args passes --tensor-parallel-size=8 but "
         f"{GROUP} forms v6e 4x8 = 32 devices per replica; set it to 32"
     )
+    spaced = serve(args={"model": LLAMA_405B, "engine_args": ["--tensor-parallel-size", "16"]})
+    (message,) = verdicts(service(spaced))[MATCH]
+    assert "passes --tensor-parallel-size 16 but" in message
     good = serve(args={"model": LLAMA_405B, "engine_args": ["--tensor-parallel-size", "32"]})
     assert verdicts(service(good))[MATCH] == []
 

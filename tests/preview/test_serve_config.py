@@ -158,3 +158,25 @@ def test_the_generator_writes_the_file_and_replaces_its_provenance_row(tmp_path:
         (row,) = list(csv.DictReader(table, delimiter="\t"))
     assert row["sha256 prefix"] == "sha256:" + hashlib.sha256(second.read_bytes()).hexdigest()[:16]
     assert row["version"] == "9.9.9" and row["source"].startswith("pypi ray[serve]==9.9.9")
+
+
+def test_only_ray_serve_llms_builder_has_its_args_checked_as_llm_serving_args() -> None:
+    own = copy.deepcopy(SERVE)
+    own["applications"][0]["import_path"] = "my_app.serve:build"  # its own builder may take any args
+    own["applications"][0]["args"]["replicas"] = 2
+    assert problems(own) == []
+    dotted = copy.deepcopy(SERVE)
+    dotted["applications"][0]["import_path"] = "ray.serve.llm.build_openai_app"  # Serve accepts either form
+    dotted["applications"][0]["args"]["replicas"] = 2
+    assert [p for p, _ in problems(dotted)] == ["spec/serveConfigV2/applications/0/args"]
+
+
+def test_an_llm_config_given_as_a_file_path_is_not_read() -> None:
+    serve = copy.deepcopy(SERVE)
+    serve["applications"][0]["args"]["llm_configs"] = ["/home/ray/llm_config.yaml", 7]
+    assert problems(serve) == [
+        (
+            "spec/serveConfigV2/applications/0/args/llm_configs/1",
+            f"7 is not of type 'object' (Ray Serve {RAY_SERVE_VERSION} schema)",
+        )
+    ]

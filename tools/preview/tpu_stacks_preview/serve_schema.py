@@ -7,8 +7,9 @@ it is parsed (tpu_stacks.serve_config) and checked against JSON schemas generate
 scripts/ray_serve_schema.py; ray_serve/PROVENANCE.tsv says from what):
 
 - the whole config against `ServeDeploySchema`;
-- each `applications[].args` of an application that lists `llm_configs` against `LLMServingArgs`'s
-  fields, each `llm_configs[]` entry against `LLMConfig`, its `model_loading_config` against
+- each `applications[].args` of an application built by `ray.serve.llm:build_openai_app` against
+  `LLMServingArgs`'s fields, each `llm_configs[]` mapping against `LLMConfig` (a string is a path to a
+  YAML file in the image, not readable here), its `model_loading_config` against
   `ModelLoadingConfig` (LLMConfig's validator does that in Ray), its `deployment_config` keys against
   the parameters of `ray.serve.deployment` (which they are passed to) and its `autoscaling_config`
   against Serve's `AutoscalingConfig`.
@@ -31,7 +32,7 @@ from typing import Any
 import jsonschema
 
 from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, RAY_SERVE_VERSION
-from tpu_stacks.serve_config import SERVE_CONFIG_FIELD, ServeConfigError, parse
+from tpu_stacks.serve_config import SERVE_CONFIG_FIELD, ServeConfigError, is_openai_app, parse
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "ray_serve"
 
@@ -105,13 +106,16 @@ def serve_config_problems(obj: dict[str, Any], version: str = RAY_SERVE_VERSION)
     problems = _errors("serve", config, base, version)
     applications = config.get("applications")
     for index, application in enumerate(applications if isinstance(applications, list) else []):
-        args = application.get("args") if isinstance(application, dict) else None
-        if not isinstance(args, dict) or not isinstance(args.get(LLM_CONFIG_KEY), list):
-            continue
+        if not isinstance(application, dict) or not is_openai_app(application.get("import_path")):
+            continue  # an application of its own code: its args are its builder's own
+        args = application.get("args")
         where = f"{base}/applications/{index}/args"
-        problems += _errors("llm_serving_args", args, where, version)
-        for position, llm_config in enumerate(args[LLM_CONFIG_KEY]):
+        problems += _errors("llm_serving_args", args if args is not None else {}, where, version)
+        configs = args.get(LLM_CONFIG_KEY) if isinstance(args, dict) else None
+        for position, llm_config in enumerate(configs if isinstance(configs, list) else []):
             at = f"{where}/{LLM_CONFIG_KEY}/{position}"
+            if isinstance(llm_config, str):
+                continue  # a path to an LLMConfig YAML file inside the image: not readable here
             problems += _errors("llm_config", llm_config, at, version)
             if not isinstance(llm_config, dict):
                 continue
