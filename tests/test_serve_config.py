@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tpu_stacks.serve_config import ServeConfigError, cli_text, engine_flags, is_openai_app, llm_apps, parse
+from tpu_stacks.serve_config import LlmApp, ServeConfigError, cli_text, engine_flags, is_openai_app, llm_apps, parse
 
 CONFIG = """
 applications:
@@ -72,3 +72,36 @@ def test_a_config_that_is_not_a_yaml_mapping_is_one_line(text: str, message: str
     with pytest.raises(ServeConfigError) as raised:
         parse(text)
     assert str(raised.value) == message
+
+
+def test_a_character_yaml_refuses_is_named_on_one_line():
+    with pytest.raises(ServeConfigError) as raised:
+        parse("applications: \x07")
+    assert str(raised.value) == "is not YAML: unacceptable character #x0007: special characters are not allowed"
+
+
+def _app(**config) -> LlmApp:
+    return LlmApp("applications[0].args.llm_configs[0]", config)
+
+
+def test_empty_or_non_text_values_name_nothing():
+    assert _app(accelerator_type="").accelerator_type is None
+    assert _app(accelerator_config={"kind": "tpu", "topology": ""}).topology is None
+    assert _app(accelerator_config={"topology": 4}).topology is None
+    assert _app(accelerator_config={"topology": "2x2x2"}).topology == "2x2x2"  # kind defaults to a TPU here
+    assert _app(model_loading_config={"model_id": "", "model_source": ""}).model_names() == []
+    assert _app(model_loading_config={"model_id": 5}).model_names() == []
+
+
+@pytest.mark.parametrize(
+    ("source", "tail"),
+    [
+        ("meta-llama/Llama-3.1-8B", None),  # a Hugging Face id, not a path: no second guess
+        ("/data", None),  # one part: nothing to read as org/name
+        ("/meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+        ("gs://bucket/models/meta-llama/Llama-3.1-8B/", "meta-llama/Llama-3.1-8B"),
+    ],
+)
+def test_a_paths_last_two_parts_are_tried_only_for_a_path(source: str, tail: str | None):
+    names = [name for _, name in _app(model_loading_config={"model_source": source}).model_names()]
+    assert names == [source] + ([tail] if tail else [])

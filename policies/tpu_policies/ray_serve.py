@@ -86,11 +86,10 @@ def runs_on(app: LlmApp, template: PodTemplate) -> bool:
     when it gives them, are the group's (Ray reserves a slice of that topology, on nodes of that type)."""
     if not isinstance(template.topology, str) or not isinstance(template.accelerator, str):
         return True  # unknown at preview (or not selected: the selector check reports that): not refused
-    if app.topology is not None and app.topology != template.topology:
-        return False
     gen = generation_of_accelerator(template.accelerator)
     wanted = RAY_ACCELERATOR.get(gen.name) if gen is not None else None
-    return app.accelerator_type is None or wanted is None or app.accelerator_type.upper() == wanted
+    same_type = app.accelerator_type is None or wanted is None or app.accelerator_type.upper() == wanted
+    return same_type and app.topology in (None, template.topology)
 
 
 def _sized(app: LlmApp) -> Inferred:
@@ -116,7 +115,7 @@ def _sized(app: LlmApp) -> Inferred:
         except ValueError as error:  # a request the sizing model refuses (e.g. a zero length)
             problem = f"its engine_kwargs are not a valid sizing input: {error}".splitlines()[0]
             return Inferred(VLLM, None, problem, arguments=arguments)
-        devices = (found.tensor_parallel or 1) * pipeline
+        devices = int(flags.get(TP, "1")) * pipeline  # vLLM's default: one device
         tp_name = "tensor_parallel_size x pipeline_parallel_size" if pipeline > 1 else "tensor_parallel_size"
         return dataclasses.replace(found, tensor_parallel=devices, arguments=arguments, tp_name=tp_name)
     return Inferred(VLLM, None, str(first), arguments=arguments)
@@ -140,8 +139,8 @@ def _slice(template: PodTemplate) -> SliceShape | None:
     hosts check of matching.py reports it, or a value is unknown at preview)."""
     accelerator, topology, pods = template.accelerator, template.topology, template.pods_per_slice
     gen = generation_of_accelerator(accelerator) if isinstance(accelerator, str) else None
-    if gen is None or not isinstance(topology, str) or pods is None or not template.chips_known:
-        return None
+    if gen is None or not isinstance(topology, str):
+        return None  # unknown at preview, or not a TPU slice: matching.py's selector check reports it
     try:
         machines = [m for m in gen.machine_types_for(gen.topology(topology)) if m.chips_per_vm == template.chips]
         shape = slice_shape(gen, topology, machines[0].name) if machines else None
@@ -207,7 +206,7 @@ def serve_problems(resource_type: str, props: dict[str, Any], template: PodTempl
         return []
     groups = tpu_templates(resource_type, props)
     problems: list[str] = []
-    if groups and template.where == groups[0].where:  # said once per object, on its first TPU group
+    if template.where == groups[0].where:  # said once per object, on its first TPU group (this one is among them)
         problems += [message for app in config.apps if (message := _placed(app, groups))]
     shape = _slice(template)
     if shape is None:

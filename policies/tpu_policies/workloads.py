@@ -32,7 +32,7 @@ class PodTemplate:
     group_field: str | None
     """The field that sets `pods_per_slice` (`parallelism`, `numOfHosts`, `size`)."""
     name: str = ""
-    """The group's own name where the kind gives one (a Ray worker group's `groupName`)."""
+    """The walker's short name for it: a Ray worker group's `groupName`, `head`, a replicated Job's name."""
 
     def containers(self, init: bool = True) -> list[dict[str, Any]]:
         keys = ("containers", "initContainers", "ephemeralContainers") if init else ("containers",)

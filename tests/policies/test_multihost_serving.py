@@ -234,3 +234,46 @@ def test_a_worker_group_whose_slice_is_unknown_at_preview_is_not_refused():
     props = {"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "s"}, "spec": spec}
     diagnostics = run([raw("kubernetes:ray.io/v1:RayService", "s", props)])
     assert not [d for d in diagnostics if d.policy in (FIT, MATCH) or "can't run policy" in d.message]
+
+
+def test_settings_the_memory_model_cannot_size_are_advisories():
+    nameless = llm_config()
+    nameless["model_loading_config"] = {}
+    (advisory,) = verdicts(service(serve(nameless)))[SIZABLE]
+    assert "applications[0].args.llm_configs[0] names no model_loading_config.model_id" in advisory
+    (advisory,) = verdicts(service(serve(llm_config(max_model_len="long"))))[SIZABLE]
+    assert "--max-model-len: 'long' is not a number" in advisory
+    (advisory,) = verdicts(service(serve(llm_config(max_model_len=0))))[SIZABLE]
+    assert "its engine_kwargs are not a valid sizing input" in advisory and "\n" not in advisory
+
+
+def test_an_unset_tensor_parallel_size_shards_the_model_over_one_device():
+    (message,) = verdicts(service(serve(llm_config(tp=None))))[FIT]
+    assert "gets 1 v6e chips on 4x8" in message
+
+
+def test_the_fit_message_names_tensor_and_pipeline_parallel_when_both_shard():
+    config = llm_config(tp=8, topology="4x4", pipeline_parallel_size=2)
+    (message,) = verdicts(service(serve(config), topology="4x4", hosts=4))[FIT]
+    assert "sharded over tensor_parallel_size x pipeline_parallel_size=16" in message
+
+
+def test_a_pipeline_flag_that_does_not_divide_the_slice_is_named():
+    config = serve(args={"model": LLAMA_405B, "engine_args": ["--pipeline-parallel-size=3"]})
+    (message,) = verdicts(service(config))[MATCH]
+    assert "passes --pipeline-parallel-size=3 but" in message
+    assert message.endswith("use a pipeline-parallel size that divides 32")
+
+
+def test_a_slice_no_group_forms_is_said_once_naming_every_group():
+    cluster = o.ray_cluster_spec(o.pod(V6E, "4x8", 4, image=IMAGE), 8)
+    second = copy.deepcopy(cluster["workerGroupSpecs"][0])
+    second.update(groupName="small", numOfHosts=4)
+    second["template"]["spec"]["nodeSelector"]["cloud.google.com/gke-tpu-topology"] = "4x4"
+    cluster["workerGroupSpecs"].append(second)
+    spec = {"serveConfigV2": serve(llm_config(topology="2x4", tp=8)), "rayClusterConfig": cluster}
+    props = {"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "s"}, "spec": spec}
+    (message,) = [d.message for d in of(run([raw("kubernetes:ray.io/v1:RayService", "s", props)]), MATCH)]
+    assert "accelerator_config.topology 2x4 but no TPU worker group provides it" in message
+    assert "worker group tpu-group (spec.rayClusterConfig.workerGroupSpecs[0]) selects tpu-v6e-slice 4x8" in message
+    assert "worker group small (spec.rayClusterConfig.workerGroupSpecs[1]) selects tpu-v6e-slice 4x4" in message
