@@ -92,7 +92,7 @@ class LlmApp:
         if isinstance(model_id, str) and model_id:
             names.append((f"{prefix}.model_id", model_id))
         if isinstance(source, str) and ("://" in source or source.startswith("/")):
-            parts = [p for p in source.split("://", 1)[-1].split("/") if p]
+            parts = [p for p in source.split("://")[-1].split("/") if p]
             if len(parts) >= 2:
                 names.append((f"{prefix}.model_source", "/".join(parts[-2:])))
         return names

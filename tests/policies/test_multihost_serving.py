@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.policies import objects as o
@@ -227,9 +228,10 @@ def test_a_v5p_service_is_judged_with_its_own_generation():
     assert verdicts(service(serve(config), topology="2x2x2", hosts=2, accelerator=V5P))[MATCH] == []
 
 
-def test_a_worker_group_whose_slice_is_unknown_at_preview_is_not_refused():
-    """A topology computed by the program (unknown at preview): Ray's placement cannot be judged yet."""
-    worker = o.pod(V6E, UNKNOWN_STRING, 4)
+@pytest.mark.parametrize(("accelerator", "topology"), [(V6E, UNKNOWN_STRING), (UNKNOWN_STRING, "4x8")])
+def test_a_worker_group_whose_slice_is_unknown_at_preview_is_not_refused(accelerator: str, topology: str):
+    """A selector computed by the program (unknown at preview): Ray's placement cannot be judged yet."""
+    worker = o.pod(accelerator, topology, 4)
     spec = {"serveConfigV2": serve(llm_config(tp=16)), "rayClusterConfig": o.ray_cluster_spec(worker, 8)}
     props = {"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "s"}, "spec": spec}
     diagnostics = run([raw("kubernetes:ray.io/v1:RayService", "s", props)])
@@ -277,3 +279,13 @@ def test_a_slice_no_group_forms_is_said_once_naming_every_group():
     assert "accelerator_config.topology 2x4 but no TPU worker group provides it" in message
     assert "worker group tpu-group (spec.rayClusterConfig.workerGroupSpecs[0]) selects tpu-v6e-slice 4x8" in message
     assert "worker group small (spec.rayClusterConfig.workerGroupSpecs[1]) selects tpu-v6e-slice 4x4" in message
+
+
+def test_with_a_pipeline_flag_that_fits_the_tensor_flag_is_the_one_named():
+    config = serve(
+        args={"model": LLAMA_405B, "engine_args": ["--pipeline-parallel-size=2", "--tensor-parallel-size=8"]}
+    )
+    (message,) = verdicts(service(config))[MATCH]
+    assert "passes --tensor-parallel-size=8 but" in message and message.endswith(
+        "set it to 16 (with pipeline parallel 2)"
+    )
