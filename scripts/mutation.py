@@ -66,6 +66,9 @@ MODULES: dict[str, list[str]] = {
         "tests/policies/test_matching.py",
         "tests/policies/test_matching_numbers.py",
     ],
+    # A RayService's Serve config: read once, judged against its TPU worker groups (fit and matching).
+    "components/tpu_stacks/serve_config.py": ["tests/test_serve_config.py", "tests/policies/test_multihost_serving.py"],
+    "policies/tpu_policies/ray_serve.py": ["tests/policies/test_multihost_serving.py"],
     "components/tpu_stacks/cluster/plan.py": [
         "tests/cluster/test_plan.py",
         "tests/cluster/test_capacity_fallback.py",  # capacity lists: pools become a ComputeClass

@@ -232,6 +232,11 @@ SOURCES = (
         "https://github.com/ray-project/ray/blob/4443b09d/doc/source/cluster/kubernetes/user-guides/gcp-gke-tpu-cluster.md",
     ),
     Source(
+        "RAY-SERVE-TPU",
+        'Ray Serve LLM "TPU serving" guide (doc/source/serve/llm/user-guides/tpu.md), commit 4d566857',
+        "https://github.com/ray-project/ray/blob/4d566857fd741029a3f14eb80c6fd9e766e67667/doc/source/serve/llm/user-guides/tpu.md",
+    ),
+    Source(
         "TF",
         "hashicorp/terraform-provider-google container_node_pool docs, version 020ce19e",
         "https://github.com/hashicorp/terraform-provider-google/blob/020ce19e/website/docs/r/container_node_pool.html.markdown",

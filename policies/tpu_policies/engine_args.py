@@ -48,6 +48,10 @@ class Inferred:
     problem: str | None = None
     tensor_parallel: int | None = None
     """vLLM `--tensor-parallel-size`: the JAX devices the model is sharded over, 2 per tpu7x chip (None: not given)."""
+    arguments: str = ""
+    """Where the settings were read, for messages ("" : the engine's container arguments)."""
+    tp_name: str = "--tensor-parallel-size"
+    """What sets `tensor_parallel`, as the user wrote it."""
 
     @property
     def label(self) -> str:
@@ -159,6 +163,12 @@ def _vllm(flags: dict[str, str], tokens: list[str]) -> Inferred:
         model_name = served[0] if served else None
     if not model_name:
         return Inferred(VLLM, None, "names no --model, so the pack cannot size it")
+    return vllm_request(flags, model_name, "--model")
+
+
+def vllm_request(flags: dict[str, str], model_name: str, model_key: str) -> Inferred:
+    """The sizing request of vLLM's flags (`--max-model-len`, `--dtype`, ...) for a model named under
+    `model_key` (`--model`, or a Serve config's `model_loading_config.model_id`); refusals raise UserError."""
     weight = VLLM_DTYPES.get(flags.get("--dtype", "auto").lower())
     method = flags.get("--quantization", flags.get("-q"))
     if method is not None:
@@ -169,7 +179,7 @@ def _vllm(flags: dict[str, str], tokens: list[str]) -> Inferred:
     kv_flag = flags.get("--kv-cache-dtype", "auto").lower()
     if weight is None or kv_flag not in VLLM_KV_DTYPES:
         return Inferred(VLLM, None, f"--dtype/--kv-cache-dtype {flags.get('--dtype')}/{kv_flag} is not sizable")
-    model = lookup_model(model_name, "--model")
+    model = lookup_model(model_name, model_key)
     request = ServingRequest(
         model=model,
         engine="vllm",

@@ -3,7 +3,8 @@
 "Will it fit?" is otherwise answered by an out-of-memory crash after a slice has been provisioned
 (NVIDIA-NeMo/Automodel#1592, marin#7204). The workload's `tpu-stacks.dev/*` annotations carry the
 model and its sizing inputs; a workload without them (a program that does not use our components)
-is sized from its engine's own arguments (engine_args.py, per the engine catalogue). Annotations,
+is sized from its engine's own arguments (engine_args.py, per the engine catalogue; a RayService's
+from its Serve config's LLM configs, ray_serve.py). Annotations,
 when present, win. The memory model is the one the CLI and components use (sizing.py), against
 chips per pod x pods per slice x HBM per chip of the selected generation. A recognised engine whose
 model or settings cannot be sized is reported by the advisory `tpu-model-sizable`: never a silent pass.
@@ -17,7 +18,7 @@ from typing import Any, get_args
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 from pydantic import ValidationError
 
-from tpu_policies.engine_args import infer
+from tpu_policies.ray_serve import engine_requests
 from tpu_policies.values import UNKNOWN, as_str, plain
 from tpu_policies.workloads import PodTemplate, kind_of, name_of, tpu_templates, workload_annotations
 from tpu_stacks import annotations as keys
@@ -160,7 +161,12 @@ def _annotated(notes: dict[str, Any]) -> bool:
 
 
 def _judge(
-    label: str, request: ServingRequest | TrainingRequest, template: PodTemplate, source: str, tp: int | None = None
+    label: str,
+    request: ServingRequest | TrainingRequest,
+    template: PodTemplate,
+    source: str,
+    tp: int | None = None,
+    tp_name: str = "--tensor-parallel-size",
 ) -> tuple[str | None, str | None]:
     """(a message when the model does not fit the template's chips, a sizing error)."""
     shape = granted_shape(template)
@@ -176,7 +182,7 @@ def _judge(
         return None, None
     count = template.pods_per_slice
     pods = f"{count} pods x {template.chips}" if count != 1 else f"1 pod x {template.chips}"
-    sharded = f", sharded over --tensor-parallel-size={tp}" if tp is not None and tp == shape.chips else ""
+    sharded = f", sharded over {tp_name}={tp}" if tp is not None and tp == shape.chips else ""
     return (
         f"{label}: {request.model.id} needs {gib(verdict.memory.total_bytes)} of HBM "
         f"({breakdown(verdict.memory)}{source}) but {template.where or 'the pod'} gets {shape.chips} "
@@ -211,17 +217,21 @@ def _inferred(resource_type: str, props: dict[str, Any], label: str) -> list[tup
     """(fit problem, advisory) per TPU template of a workload without annotations, sized from its engine's flags."""
     results: list[tuple[str | None, str | None]] = []
     for template in tpu_templates(resource_type, props):
-        found = infer(template, props)
-        if found is None:
-            continue
-        if found.request is None:
-            results.append((None, f"{label}: runs {found.label} but {found.problem}; the model's fit is not checked"))
-            continue
-        source = f"; read from its {found.engine.engine} arguments, no tpu-stacks.dev annotations"
-        message, error = _judge(label, found.request, template, source, found.tensor_parallel)
-        result = (message, error.replace(": cannot size", f": runs {found.label} but cannot size") if error else None)
-        if result not in results:
-            results.append(result)
+        for found in engine_requests(resource_type, props, template):
+            if found.request is None:
+                advisory = f"{label}: runs {found.label} but {found.problem}; the model's fit is not checked"
+                if (None, advisory) not in results:
+                    results.append((None, advisory))
+                continue
+            arguments = found.arguments or f"its {found.engine.engine} arguments"
+            source = f"; read from {arguments}, no tpu-stacks.dev annotations"
+            message, error = _judge(label, found.request, template, source, found.tensor_parallel, found.tp_name)
+            result = (
+                message,
+                error.replace(": cannot size", f": runs {found.label} but cannot size") if error else None,
+            )
+            if result not in results:
+                results.append(result)
     return results
 
 

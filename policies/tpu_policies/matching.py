@@ -3,7 +3,9 @@
 A pod whose selectors name a slice no pool provides stays Pending forever; a pod that asks for 8
 chips on 4-chip hosts never schedules (marin#2781); a JobSet with fewer pods than the slice has
 hosts hangs at TPU initialisation; a tensor-parallel size or MaxText mesh that does not match the
-chips crashes after minutes of model loading. All of it is visible in the plan.
+chips crashes after minutes of model loading; a RayService whose Serve config shards over fewer devices
+than its worker group's slice, or asks Ray for a slice no group forms, fails the same way (ray_serve.py).
+All of it is visible in the plan.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
+from tpu_policies.ray_serve import serve_problems
 from tpu_policies.slices import PoolSlice
 from tpu_policies.stack import read_stack
 from tpu_policies.values import UNKNOWN, as_str
@@ -156,14 +159,17 @@ def _validate(args: StackValidationArgs, report_violation: ReportViolation) -> N
     for item, templates in stack.tpu_workloads():
         notes = workload_annotations(item.props)
         for template in templates:
-            for problem in check_template(template, notes, stack.tpu_pools, need_pool):
+            problems = check_template(template, notes, stack.tpu_pools, need_pool)
+            problems += serve_problems(item.type, item.props, template)  # a RayService's Serve config
+            for problem in problems:
                 report_violation(f"{item.label}: {problem}", item.urn)
 
 
 POLICY = StackValidationPolicy(
     name="tpu-workload-matches-pool",
     description="TPU pods select a slice some node pool provides, request all chips of a node, run one pod per host "
-    "of the slice, and their tensor-parallel size / MaxText ici_* mesh matches the chips they get.",
+    "of the slice, and their tensor-parallel size / MaxText ici_* mesh (a RayService: its Serve config's "
+    "tensor x pipeline parallel and slice) matches the chips they get.",
     validate=_validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,

@@ -31,6 +31,8 @@ class PodTemplate:
     """Pods of this template that together use one slice; None when the kind does not say."""
     group_field: str | None
     """The field that sets `pods_per_slice` (`parallelism`, `numOfHosts`, `size`)."""
+    name: str = ""
+    """The walker's short name for it: a Ray worker group's `groupName`, `head`, a replicated Job's name."""
 
     def containers(self, init: bool = True) -> list[dict[str, Any]]:
         keys = ("containers", "initContainers", "ephemeralContainers") if init else ("containers",)
@@ -116,7 +118,7 @@ def name_of(props: dict[str, Any], fallback: str) -> str:
 def _adopted(found: Found, pods: int | None = None) -> PodTemplate:
     pods = found.pods if pods is None else pods
     annotations = as_dict(dig(found.template, "metadata", "annotations"))
-    return PodTemplate(found.where, found.template["spec"], annotations, pods, found.group_field)
+    return PodTemplate(found.where, found.template["spec"], annotations, pods, found.group_field, found.name)
 
 
 def _lws(props: dict[str, Any], found: list[Found]) -> list[PodTemplate]:

@@ -78,25 +78,43 @@ def jobset(name: str, spec: dict[str, Any], parallelism: int, notes: dict[str, s
     )
 
 
-def raycluster(name: str, worker: dict[str, Any], hosts: int, notes: dict[str, str] | None = None) -> CustomResource:
+def ray_cluster_spec(worker: dict[str, Any], hosts: int) -> dict[str, Any]:
+    """A RayCluster's spec: a CPU head and one TPU worker group `tpu-group` of `hosts` pods per slice."""
     head = {"containers": [{"name": "ray-head", "image": "rayproject/ray:2.49.1-py312"}]}
+    return {
+        "headGroupSpec": {"rayStartParams": {}, "template": {"spec": head}},
+        "workerGroupSpecs": [
+            {
+                "groupName": "tpu-group",
+                "replicas": 1,
+                "numOfHosts": hosts,
+                "rayStartParams": {},
+                "template": {"spec": worker},
+            }
+        ],
+    }
+
+
+def raycluster(name: str, worker: dict[str, Any], hosts: int, notes: dict[str, str] | None = None) -> CustomResource:
     return CustomResource(
         name,
         api_version="ray.io/v1",
         kind="RayCluster",
         metadata={"name": name, "annotations": notes},
-        spec={
-            "headGroupSpec": {"rayStartParams": {}, "template": {"spec": head}},
-            "workerGroupSpecs": [
-                {
-                    "groupName": "tpu-group",
-                    "replicas": 1,
-                    "numOfHosts": hosts,
-                    "rayStartParams": {},
-                    "template": {"spec": worker},
-                }
-            ],
-        },
+        spec=ray_cluster_spec(worker, hosts),
+    )
+
+
+def rayservice(
+    name: str, worker: dict[str, Any], hosts: int, serve: str, notes: dict[str, str] | None = None
+) -> CustomResource:
+    """A RayService: a RayCluster's spec under `rayClusterConfig`, and its Serve config as a YAML string."""
+    return CustomResource(
+        name,
+        api_version="ray.io/v1",
+        kind="RayService",
+        metadata={"name": name, "namespace": "serving", "annotations": notes},
+        spec={"serveConfigV2": serve, "rayClusterConfig": ray_cluster_spec(worker, hosts)},
     )
 
 

@@ -24,6 +24,13 @@ RAYCLUSTER = {
     "spec": {"headGroupSpec": {"rayStartParams": {}, "template": {"spec": {
         "containers": [{"name": "head", "image": "rayproject/ray:2.49.0"}]}}}},
 }  # fmt: skip
+RAYSERVICE = {
+    "apiVersion": "ray.io/v1",
+    "kind": "RayService",
+    "metadata": {"name": "rs", "namespace": "ns"},
+    "spec": {"serveConfigV2": "applications: []\n", "rayClusterConfig": {"headGroupSpec": {"rayStartParams": {},
+        "template": {"spec": {"containers": [{"name": "head", "image": "rayproject/ray:2.60.0"}]}}}}},
+}  # fmt: skip
 PODMONITORING = {
     "apiVersion": "monitoring.googleapis.com/v1",
     "kind": "PodMonitoring",
@@ -42,9 +49,10 @@ def test_the_default_crd_directory_is_the_shipped_one(monkeypatch: pytest.Monkey
     [
         (JOBSET, lambda o: o["spec"].__setitem__("replicatedJob", o["spec"].pop("replicatedJobs")), "spec"),
         (RAYCLUSTER, lambda o: o["spec"]["headGroupSpec"].__setitem__("rayStartParam", {}), "spec/headGroupSpec"),
+        (RAYSERVICE, lambda o: o["spec"].__setitem__("serveConfigV3", "{}"), "spec"),
         (PODMONITORING, lambda o: o["spec"]["endpoints"][0].__setitem__("intervall", "15s"), "spec/endpoints/0"),
     ],
-    ids=["JobSet", "RayCluster", "PodMonitoring"],
+    ids=["JobSet", "RayCluster", "RayService", "PodMonitoring"],
 )
 def test_a_misspelled_field_is_a_schema_error_with_no_shared_folder(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, good: dict, misspell, where: str

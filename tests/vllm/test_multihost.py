@@ -6,12 +6,14 @@ import pytest
 import yaml
 
 from tests.mocks import capture, refused
+from tpu_stacks.catalog.ray_serve import OPENAI_APP_IMPORT_PATH as IMPORT_PATH
+from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.k8s.connectivity import Pods
 from tpu_stacks.k8s.ray_flows import KUBERAY_OPERATOR
 from tpu_stacks.vllm.component import VllmStack
-from tpu_stacks.vllm.multihost_plan import IMPORT_PATH, RAY_SERVE_VERSION, SERVE_IMAGE_DIR, image_build_command
+from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, image_build_command
 from tpu_stacks.vllm.network import network
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import VLLM_IMAGE, VllmSpec

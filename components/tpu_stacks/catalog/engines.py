@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.image_users import HELPER_IMAGE_USERS, NONROOT_UID, ImageUser
+from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
 
 MetricKind = Literal["gauge", "counter", "histogram"]
 Meaning = Literal[
@@ -480,7 +481,7 @@ RAY_SERVE = EngineVersion(
     # The Ray that serves multi-host vLLM TPU (Ray Serve LLM on KubeRay). The GKE sample installs a Ray master wheel
     # ([K-RAY-SERVE-TPU] Dockerfile); Ray's TPU guide asks for "a released Ray version ... that contains TPU topology
     # support". Every name below was read in the ray-2.60.0 wheel from PyPI (python/ray/serve/_private/).
-    version="2.60.0",
+    version=RAY_SERVE_VERSION,  # catalog/ray_serve.py: one pin for the image, the serve config schema and these names
     images=(),  # Ray and ray[llm] are installed into the vLLM TPU image (the engine's own image user applies)
     metric_prefix="ray_",
     metrics=(

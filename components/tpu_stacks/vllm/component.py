@@ -117,7 +117,9 @@ class VllmStack(pulumi.ComponentResource):
             api_key_given="api_key_secret" in args,
         )  # every refusal happens here, before the first resource
         target = (
-            multihost_target(plan, WORKER_CONTAINER, application=APP_NAME)
+            multihost_target(
+                plan, WORKER_CONTAINER, application=APP_NAME, target_ongoing_requests=plan.spec.max_num_seqs
+            )
             if plan.multi_host  # watched through Ray's metrics (vllm/monitoring_multihost.py)
             else vllm_target(plan, HPA_NAME, APP, APP)
         )

@@ -32,13 +32,12 @@ from typing import Any
 import yaml
 
 from tpu_stacks.catalog.engines import RAY, VLLM, engine_of_image
+from tpu_stacks.catalog.ray_serve import OPENAI_APP_IMPORT_PATH, RAY_SERVE_VERSION
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import Parallelism, serving_parallelism
 from tpu_stacks.vllm.spec import VllmSpec
 
-RAY_SERVE_VERSION = "2.60.0"
-"""The Ray release whose Serve LLM takes a TPU topology (PyPI ray 2.60.0, see the module docstring)."""
 SERVE_PORT = 8000
 """Ray Serve's HTTP proxy (`http_options.port`, Ray's default; KubeRay DefaultServingPort, v1.7.0
 ray-operator/controllers/ray/utils/constant.go)."""
@@ -46,8 +45,6 @@ DASHBOARD_AGENT_PORT = 52365
 """The dashboard agent (KubeRay DefaultDashboardAgentListenPort): the readiness probes KubeRay injects call it
 from the kubelet, on the pod itself (KubeRay v1.7.0 common/pod.go initLivenessAndReadinessProbe)."""
 APP_NAME = "llm"
-IMPORT_PATH = "ray.serve.llm:build_openai_app"
-"""Ray Serve LLM's OpenAI app, deployed from config with no Python file of ours (ray/serve/llm/__init__.py)."""
 SERVE_IMAGE_DIR = "components/tpu_stacks/vllm/ray_serve_image"
 """The multi-host server image's folder (Dockerfile, cloudbuild.yaml) from the repository root."""
 WORKER_GROUP = "tpu-slice"
@@ -129,17 +126,19 @@ def serve_config(
     download_dir: str,
     min_replicas: int,
     max_replicas: int,
-    xla_cache: str | None,
+    engine_env: dict[str, str],
 ) -> dict[str, Any]:
     """The RayService's Serve config: Ray Serve LLM's OpenAI app with one model, one replica per slice.
 
     Tensor parallelism spans the slice's chips (pipeline 1: `Parallelism`); `accelerator_config`
-    reserves the whole slice per replica; `min/max_replicas` are whole slices. vLLM downloads the weights
-    into `download_dir`, the bucket's GCS FUSE mount, as the single-host server does."""
+    reserves the whole slice per replica; `min/max_replicas` are whole slices, scaled on the requests in
+    flight per replica with `max_num_seqs` as the target: beyond it requests wait in the engine, so another
+    slice helps (Ray Serve LLM's own default target, 1e9 per replica, would never scale on load: Ray 2.60.0
+    python/ray/llm/_internal/serve/constants.py DEFAULT_MAX_TARGET_ONGOING_REQUESTS). vLLM downloads the
+    weights into `download_dir`, the bucket's GCS FUSE mount, as the single-host server does. `engine_env`:
+    the engine's own variables (vllm/engine_env.py, the same as a single-host pod's)."""
     split = parallelism(shape)
-    env = dict(ENGINE_ENV)
-    if xla_cache:
-        env["VLLM_XLA_CACHE_PATH"] = xla_cache
+    env = {**engine_env, **ENGINE_ENV}
     llm_config: dict[str, Any] = {
         "model_loading_config": {"model_id": model_id, "model_source": model_id},
         "accelerator_type": accelerator_type(shape),
@@ -153,7 +152,13 @@ def serve_config(
             "download_dir": download_dir,
             "distributed_executor_backend": "ray",
         },
-        "deployment_config": {"autoscaling_config": {"min_replicas": min_replicas, "max_replicas": max_replicas}},
+        "deployment_config": {
+            "autoscaling_config": {
+                "min_replicas": min_replicas,
+                "max_replicas": max_replicas,
+                "target_ongoing_requests": max_num_seqs,
+            }
+        },
         "runtime_env": {"env_vars": env},
         # vLLM's engine metrics through Ray's metrics port (LLMConfig.log_engine_metrics, default true): explicit.
         "log_engine_metrics": True,
@@ -161,7 +166,12 @@ def serve_config(
     return {
         "http_options": {"host": "0.0.0.0", "port": SERVE_PORT},
         "applications": [
-            {"name": APP_NAME, "route_prefix": "/", "import_path": IMPORT_PATH, "args": {"llm_configs": [llm_config]}}
+            {
+                "name": APP_NAME,
+                "route_prefix": "/",
+                "import_path": OPENAI_APP_IMPORT_PATH,
+                "args": {"llm_configs": [llm_config]},
+            }
         ],
     }
 

@@ -35,6 +35,7 @@ from tpu_stacks.k8s.security import container_security_context, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.raytrain.pods import RAY_TMP_GIB, ROLE_LABEL
 from tpu_stacks.raytrain.spec import HEAD_PORTS
+from tpu_stacks.vllm.engine_env import engine_env
 from tpu_stacks.vllm.multihost_plan import (
     RAY_SERVE_VERSION,
     SERVE_PORT,
@@ -46,7 +47,6 @@ from tpu_stacks.vllm.multihost_plan import (
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.pod import (
     HF_SECRET_KEY,
-    LOCAL_CACHE,
     USER,
     _cache_containers,
     _mounts,
@@ -90,7 +90,7 @@ def _serve_config(plan: VllmPlan) -> str:
             download_dir=spec.download_dir,
             min_replicas=spec.replicas.min,
             max_replicas=spec.replicas.max,
-            xla_cache=LOCAL_CACHE if spec.compile_cache else None,
+            engine_env=engine_env(spec),
         )
     )
 

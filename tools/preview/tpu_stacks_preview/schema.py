@@ -4,7 +4,8 @@ Built-in kinds are checked against kubernetes-validate's bundled `-local-strict`
 one minor version; custom resources (JobSet, LeaderWorkerSet, KubeRay, PodMonitoring...) against
 the upstream CRDs' `openAPIV3Schema`, converted to JSON Schema with the API server's rules
 (nullable, int-or-string, unknown fields rejected unless preserved). CRDs declare `metadata` as a
-bare object, so it is checked separately against the strict ObjectMeta schema. Every error is
+bare object, so it is checked separately against the strict ObjectMeta schema; a RayService's
+`serveConfigV2`, a string to its CRD, against the pinned Ray Serve schema (serve_schema.py). Every error is
 reported (`iter_errors`), not only jsonschema's best match, and a kind with no schema anywhere is a
 problem, never a silent pass: a typo must fail the plan.
 """
@@ -28,6 +29,7 @@ from referencing import Registry, Resource
 
 from tpu_stacks.errors import UserError
 from tpu_stacks_preview.manifests import Manifest
+from tpu_stacks_preview.serve_schema import serve_config_problems
 
 DEFAULT_KUBERNETES_VERSION = "1.33"
 CRDS_ENV = "TPU_STACKS_CRDS"
@@ -324,6 +326,8 @@ def validate_objects(
             continue
         if "metadata" in obj:
             report.problems += _errors(_metadata_validator(version), obj["metadata"], object_id, "metadata")
+        if (group, manifest.kind) == ("ray.io", "RayService"):  # its Serve config is a string the CRD cannot see into
+            report.problems += [SchemaProblem(object_id, path, text) for path, text in serve_config_problems(obj)]
         if group in builtin_groups(version):
             report.problems.append(
                 SchemaProblem(object_id, "(root)", f"no {manifest.api_version} {manifest.kind} in Kubernetes {version}")

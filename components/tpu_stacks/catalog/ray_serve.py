@@ -1,0 +1,28 @@
+"""The Ray release the multi-host serving mode pins, and what that release's Serve config accepts.
+
+One constant, `RAY_SERVE_VERSION`: the planner validates every RayService's `serveConfigV2` against the
+Serve config schema generated from this release (tools/preview/tpu_stacks_preview/ray_serve/, written by
+scripts/ray_serve_schema.py), and the pack reads the same config's keys. Change the version here, rerun
+the script, commit both.
+
+Why 2.60.0: the newest Ray on PyPI (`pip index versions ray`, November 2026) and a release with Ray
+Serve LLM's TPU support: `LLMConfig.accelerator_config` with `{"kind": "tpu", "topology": ...}`
+(ray-project/ray#61906, merged 2026-04-25), which places one bundle per TPU host on one slice
+(`ray.util.tpu.SlicePlacementGroup`), is in its wheel (ray/llm/_internal/serve/core/configs/accelerators.py).
+Ray's TPU serving guide documents it: [RAY-SERVE-TPU]
+(doc/source/serve/llm/user-guides/tpu.md, ray-project/ray#65026). The GKE multi-host sample predates a
+release with it and installs a Ray master wheel instead (GoogleCloudPlatform/kubernetes-engine-samples
+ai-ml/gke-ray/rayserve/llm/tpu/Dockerfile @ 744e5b3c); a pinned release replaces that here.
+"""
+
+from __future__ import annotations
+
+RAY_SERVE_VERSION = "2.60.0"
+"""The Ray release of the multi-host serving mode (Ray Serve, Ray Serve LLM)."""
+
+OPENAI_APP_IMPORT_PATH = "ray.serve.llm:build_openai_app"
+"""Ray Serve LLM's OpenAI-compatible application builder: its `args` are `LLMServingArgs`
+(`llm_configs`: a list of `LLMConfig`), python/ray/serve/llm/__init__.py at the pinned release."""
+
+LLM_CONFIG_KEY = "llm_configs"
+"""Where the builder's arguments list the models it serves."""
