@@ -284,3 +284,17 @@ def test_a_changed_pod_failure_policy_gives_a_new_name(monkeypatch):
     name = test.name
     monkeypatch.setattr(smoke_plan, "IGNORED_POD_CONDITIONS", ("DisruptionTarget", "ConfigIssue"))
     assert test.name != name
+
+
+def test_the_server_fingerprint_follows_the_server_not_unset_optional_keys():
+    """The Job is named by the server's settings: a changed setting renames it (a new test runs), an optional key
+    left unset (a key a later release adds) does not, so upgrading does not re-run every stack's smoke test."""
+    from tpu_stacks.smoke_plan import server_fingerprint
+    from tpu_stacks.vllm.spec import VllmSpec
+
+    base = VllmSpec(model="meta-llama/Llama-3.1-70B")
+    assert base.slo is None and '"slo"' not in server_fingerprint(base)
+    assert server_fingerprint(base) == server_fingerprint(VllmSpec(model="meta-llama/Llama-3.1-70B"))
+    assert server_fingerprint(base) != server_fingerprint(base.model_copy(update={"max_model_len": 8192}))
+    with_slo = VllmSpec.model_validate({"model": "meta-llama/Llama-3.1-70B", "slo": {"outputTokensPerSecond": 100}})
+    assert server_fingerprint(with_slo) != server_fingerprint(base)

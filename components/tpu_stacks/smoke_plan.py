@@ -98,8 +98,9 @@ def read_metrics(monitoring: MonitoringPlan) -> tuple[str, ...]:
 
 def server_fingerprint(spec: Any) -> str:
     """The server's settings: the workload section as validated, without what does not change the server
-    (its monitoring block and the smoke-test switch itself)."""
-    document = spec.model_dump(mode="json", by_alias=True, exclude={"monitoring", "smoke_test"})
+    (its monitoring block and the smoke-test switch itself) and without unset optional settings, so a release
+    that adds an optional key (`slo`, `gateway`...) does not rename every stack's smoke test."""
+    document = spec.model_dump(mode="json", by_alias=True, exclude={"monitoring", "smoke_test"}, exclude_none=True)
     return json.dumps(document, sort_keys=True, separators=(",", ":"))
 
 

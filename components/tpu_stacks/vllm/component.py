@@ -26,6 +26,7 @@ from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
 from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.k8s.platform_flows import smoke_test_group
+from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
 from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
@@ -325,17 +326,7 @@ class VllmStack(pulumi.ComponentResource):
         """Managed Prometheus scrapes /metrics; the HPA scales on vLLM's queue through the adapter
         (neither the HPA nor the adapter when the replica count is fixed: there is nothing to scale)."""
         spec = plan.spec
-        k8s.apiextensions.CustomResource(
-            f"{name}-pod-monitoring",
-            api_version="monitoring.googleapis.com/v1",
-            kind="PodMonitoring",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name="vllm-pod-monitoring", namespace=spec.namespace),
-            spec={
-                "selector": {"matchLabels": labels},
-                "endpoints": [{"path": "/metrics", "port": PORT, "interval": "15s"}],
-            },
-            opts=opts,
-        )
+        pod_monitoring(f"{name}-pod-monitoring", "vllm-pod-monitoring", spec.namespace, labels, PORT, opts)
         if not plan.autoscales:
             return
         adapter: list[pulumi.Resource] = []

@@ -33,6 +33,7 @@ from tpu_stacks.catalog.inference_gateway import (
     PICKER_RULES,
     PICKER_VERBS,
 )
+from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 from tpu_stacks.k8s.security import harden
 from tpu_stacks.vllm.gateway_plan import (
     CONFIG_DIR,
@@ -188,16 +189,13 @@ def _picker(name: str, plan: GatewayPlan, opts: pulumi.ResourceOptions) -> k8s.a
         ),
         opts=opts,
     )
-    k8s.apiextensions.CustomResource(
+    pod_monitoring(
         f"{name}-epp-pod-monitoring",
-        api_version="monitoring.googleapis.com/v1",
-        kind="PodMonitoring",
-        metadata=_metadata(f"{PICKER_NAME}-pod-monitoring", plan),
-        spec={
-            "selector": {"matchLabels": dict(PICKER_LABELS)},
-            "endpoints": [{"path": "/metrics", "port": METRICS_PORT, "interval": "15s"}],
-        },
-        opts=opts,
+        f"{PICKER_NAME}-pod-monitoring",
+        plan.namespace,
+        dict(PICKER_LABELS),
+        METRICS_PORT,
+        opts,
     )
     return deployment
 

@@ -31,6 +31,7 @@ from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.gcsfuse import sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.platform_flows import TPU_RUNTIME_PORT
+from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 from tpu_stacks.k8s.security import container_security_context, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.raytrain.pods import RAY_TMP_GIB, ROLE_LABEL
@@ -289,15 +290,5 @@ def declare_ray_service(
     )
     service = rayservice(f"{name}-rayservice", plan, metadata, head, workers, opts)
     # Managed Prometheus scrapes Ray's metrics port on every Ray pod: Ray Serve's and vLLM's engine metrics.
-    k8s.apiextensions.CustomResource(
-        f"{name}-pod-monitoring",
-        api_version="monitoring.googleapis.com/v1",
-        kind="PodMonitoring",
-        metadata=k8s.meta.v1.ObjectMetaArgs(name="vllm-pod-monitoring", namespace=spec.namespace),
-        spec={
-            "selector": {"matchLabels": labels},
-            "endpoints": [{"path": "/metrics", "port": METRICS_PORT, "interval": "15s"}],
-        },
-        opts=scrape_opts,
-    )
+    pod_monitoring(f"{name}-pod-monitoring", "vllm-pod-monitoring", spec.namespace, labels, METRICS_PORT, scrape_opts)
     return service, {**labels, SERVE_LABEL: "true"}

@@ -17,6 +17,7 @@ from tpu_stacks.gcp.apis import LOGGING_APIS, MONITORING_APIS, enable_apis_by_na
 from tpu_stacks.gcp.monitoring.links import dashboard_url, first_links
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
 from tpu_stacks.gcp.universe import universe
+from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 
 STEP_LINE = r"completed step: \d+, seconds: ([0-9.]+)"
 """MaxText's per-step log line (MaxText/metric_logger.py `log_metrics`: `completed step: {step}, seconds: {t:.3f},
@@ -30,16 +31,8 @@ def declare_pod_monitoring(
     t = plan.target
     if not (plan.enabled and t.exports_metrics):
         return None
-    return k8s.apiextensions.CustomResource(
-        f"{name}-pod-monitoring",
-        api_version="monitoring.googleapis.com/v1",
-        kind="PodMonitoring",
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{t.kind}-pod-monitoring", namespace=t.namespace),
-        spec={
-            "selector": {"matchLabels": match_labels},
-            "endpoints": [{"port": t.metrics_port, "path": "/metrics", "interval": "30s"}],
-        },
-        opts=opts,
+    return pod_monitoring(
+        f"{name}-pod-monitoring", f"{t.kind}-pod-monitoring", t.namespace, match_labels, t.metrics_port, opts, "30s"
     )
 
 
