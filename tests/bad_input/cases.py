@@ -436,7 +436,11 @@ EXPOSURE = [
         section("vllm-gateway", "cluster", gatewayApi={"proxyOnlySubnet": {"range": "8.8.8.0/24"}}),
         "tpu-stacks:cluster.gatewayApi.proxyOnlySubnet.range",
     ),
-    Case("gateway-floor", section("vllm-gateway", "cluster", minVersion=None), "tpu-stacks:cluster.minVersion"),
+    Case(
+        "gateway-floor",
+        section("vllm-gateway", "cluster", minVersion="1.33.3-gke.1136000"),
+        "tpu-stacks:cluster.minVersion",
+    ),
     Case("gateway-off-class", vllm(gateway={"className": "gke-l7-rilb"}), "tpu-stacks:vllm.gateway.enabled"),
 ]
 

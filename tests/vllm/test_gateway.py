@@ -93,11 +93,12 @@ def test_settings_the_gateway_cannot_serve_are_refused_naming_the_key(kwargs, ke
 
 def test_the_cluster_floor_is_where_gke_installs_the_pool_crd():
     no_floor = ClusterSpec(project="proj", location="us-central1-b")
-    assert refusal(cluster=no_floor, gateway=ON).key == "cluster.minVersion"
+    # unset: the plan decides the floor itself
+    assert plan(cluster=no_floor, gateway=ON).cluster.spec.min_version == INFERENCE_GATEWAY_CRDS_FLOOR
     low = no_floor.model_copy(update={"min_version": "1.33.3-gke.1136000"})
     error = refusal(cluster=low, gateway=ON)
     assert error.key == "cluster.minVersion" and INFERENCE_GATEWAY_CRDS_FLOOR in str(error)
-    plan(cluster=no_floor)  # without the gateway no floor is asked
+    assert plan(cluster=no_floor).cluster.spec.min_version is None  # without the gateway no floor is set
     existing = ClusterSpec(
         project="proj", location="us-central1-b", existing={"name": "c", "location": "us-central1-b"}
     )

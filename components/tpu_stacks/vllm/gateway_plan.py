@@ -24,7 +24,7 @@ from tpu_stacks.catalog.inference_gateway import (
 from tpu_stacks.catalog.tpu import SliceShape, gke_version
 from tpu_stacks.cluster.decided import ClusterPlan
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.errors import UserError
 from tpu_stacks.vllm.spec import ObjectiveSpec, VllmSpec
 
 POOL_NAME = "vllm-inference-pool"
@@ -174,7 +174,7 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
             raise UserError(
                 f"vllm.gateway.objectives[{index}].name", name, "is given twice", "name each objective once"
             )
-    _check_floor(cluster)
+    cluster = _with_floor(cluster)
     api = cluster.gateway_api
     if "enabled" in api.model_fields_set and api.enabled is False:
         raise UserError(
@@ -183,26 +183,23 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
     return cluster.model_copy(update={"gateway_api": api.model_copy(update={"enabled": True})})
 
 
-def _check_floor(cluster: ClusterSpec) -> None:
-    """A new cluster is created at or above the version from which GKE installs the InferencePool CRD; an
-    existing cluster's version is not known offline (docs/vllm.md says to check it)."""
+def _with_floor(cluster: ClusterSpec) -> ClusterSpec:
+    """A new cluster is created at or above the version from which GKE installs the InferencePool CRD: the floor
+    when `cluster.minVersion` is unset (decided here, so nobody has to know it), refused in one line when it is
+    set below. An existing cluster's version is not known offline (docs/vllm.md says to check it)."""
     if cluster.existing is not None:
-        return
-    floor = gke_version(INFERENCE_GATEWAY_CRDS_FLOOR)
+        return cluster
     if cluster.min_version is None:
-        raise UserError(
-            "cluster.minVersion",
-            MISSING,
-            "is required for vllm.gateway: GKE installs the InferencePool CRD from " + INFERENCE_GATEWAY_CRDS_FLOOR,
-            f"set cluster.minVersion to {INFERENCE_GATEWAY_CRDS_FLOOR} or later",
-        )
-    if gke_version(cluster.min_version) < floor:
+        return cluster.model_copy(update={"min_version": INFERENCE_GATEWAY_CRDS_FLOOR})
+    if gke_version(cluster.min_version) < gke_version(INFERENCE_GATEWAY_CRDS_FLOOR):
         raise UserError(
             "cluster.minVersion",
             cluster.min_version,
             f"is older than {INFERENCE_GATEWAY_CRDS_FLOOR}, from which GKE installs the InferencePool CRD",
-            f"set cluster.minVersion to {INFERENCE_GATEWAY_CRDS_FLOOR} or later, or turn vllm.gateway off",
+            f"set cluster.minVersion to {INFERENCE_GATEWAY_CRDS_FLOOR} or later (or remove it: the gateway sets it), "
+            "or turn vllm.gateway off",
         )
+    return cluster
 
 
 def check_single_host(spec: VllmSpec, shape: SliceShape) -> None:
