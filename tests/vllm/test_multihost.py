@@ -105,7 +105,16 @@ def test_the_serve_config_is_ray_serve_llms_openai_app_with_tensor_parallelism_3
     assert (kwargs["tensor_parallel_size"], kwargs["pipeline_parallel_size"]) == (32, 1)
     assert kwargs["max_model_len"] == 4096 and kwargs["distributed_executor_backend"] == "ray"
     assert kwargs["download_dir"] == "/data"  # the weights bucket's GCS FUSE mount on every host
-    assert llm["deployment_config"]["autoscaling_config"] == {"min_replicas": 1, "max_replicas": 1}
+    # scaled on requests in flight per replica, the engine's batch as the target (Ray Serve LLM's own default
+    # target is 1e9: it would never scale on load)
+    assert llm["deployment_config"]["autoscaling_config"] == {
+        "min_replicas": 1,
+        "max_replicas": 1,
+        "target_ongoing_requests": 128,
+    }
+    assert llm["runtime_env"]["env_vars"]["VLLM_ENGINE_READY_TIMEOUT_S"] == str(
+        40 * 60
+    )  # startupMinutes, as single-host
     assert llm["runtime_env"]["env_vars"]["TPU_MULTIHOST_BACKEND"] == "ray"
     assert config["http_options"]["port"] == 8000
 
@@ -127,6 +136,7 @@ def test_replicas_are_whole_slices(fixed, ranged):
     assert serve(ranged)["applications"][0]["args"]["llm_configs"][0]["deployment_config"]["autoscaling_config"] == {
         "min_replicas": 1,
         "max_replicas": 3,
+        "target_ongoing_requests": 128,
     }
     assert "HorizontalPodAutoscaler" not in kinds(ranged)
 
