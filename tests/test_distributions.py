@@ -39,3 +39,16 @@ def test_the_repo_environment_takes_its_pins_from_the_planner_only():
     pins = [line for line in lines if "==" in line]
     assert "-e ./components[components]" in lines and "-e ./tools/preview" in lines
     assert {pin.split("==")[0] for pin in pins} <= {"pytest", "pytest-xdist", "execnet", "ruff", "check-jsonschema"}
+
+
+def test_the_library_ships_the_crds_its_components_declare():
+    """VllmStack reads InferenceObjective's CRD from tpu_stacks/k8s/crds at run time, and the planner validates
+    objectives against it: the library's package data must carry every file of that folder."""
+    from fnmatch import fnmatch
+
+    data = tomllib.loads((ROOT / "components" / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = data["tool"]["setuptools"]["package-data"]["tpu_stacks.k8s"]
+    folder = ROOT / "components" / "tpu_stacks" / "k8s" / "crds"
+    files = [path.relative_to(folder.parent).as_posix() for path in folder.iterdir()]
+    assert "crds/inference.networking.x-k8s.io_inferenceobjectives.yaml" in files
+    assert all(any(fnmatch(file, pattern) for pattern in patterns) for file in files), (files, patterns)

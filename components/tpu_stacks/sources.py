@@ -59,6 +59,11 @@ SOURCES = (
     Source("D-TPU-CONS", 'Cloud TPU "Consumption options"', "https://cloud.google.com/tpu/docs/consumption-options"),
     Source("D-GKE-TPU", 'GKE "About TPUs in GKE"', "https://cloud.google.com/kubernetes-engine/docs/concepts/tpus"),
     Source(
+        "D-GKE-GATEWAYCLASS",
+        'GKE "GatewayClass capabilities" (Gateway API versions per GKE version; services per class)',
+        "https://cloud.google.com/kubernetes-engine/docs/how-to/gatewayclass-capabilities",
+    ),
+    Source(
         "D-GKE-NAP",
         'GKE "About node pool auto-creation"',
         "https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning",

@@ -7,8 +7,9 @@ from the load balancer. All of it is visible in the plan, from the pool and the 
 
 - `spec.selector.matchLabels` must match a serving pod of the stack in the pool's namespace (Deployment,
   StatefulSet, LeaderWorkerSet, RayService pods, labelled as their controllers label them: serving_pods.py);
-- every `spec.targetPorts[].number` must be a port a matched server listens on: a container port, or the
-  engine's HTTP port read from its arguments (`--port`), the engine catalogue's default when it has none;
+- every `spec.targetPorts[].number` must be a port every matched server listens on (the pool's endpoints are
+  each matched pod at each target port): a container port, or the engine's HTTP port read from its arguments
+  (`--port`), the engine catalogue's default when it has none;
 - `spec.endpointPickerRef.name` must name a Service in the pool's namespace, with `port.number` among its ports;
 - the matched servers must speak what the picker needs: OpenAI's Completions and Chat APIs (the Model Server
   Protocol of gateway-api-inference-extension v1.5.0, docs/proposals/003-model-server-protocol): the engine
@@ -79,21 +80,30 @@ def _selector_problem(selector: dict[str, Any], pods: list[ServingPod]) -> str |
 
 
 def _port_problems(matched: list[ServingPod], pool: dict[str, Any]) -> list[str]:
-    listening: set[int] = set()
+    """Each target port must be one every matched server listens on: "Every port will be treated as a distinctive
+    endpoint by EPP, addressable as a 'podIP:portNumber' combination" (api/v1/inferencepool_types.go @ v1.5.0), so
+    a port only some matched pods open is an endpoint that refuses connections."""
+    listening: list[tuple[ServingPod, set[int]]] = []
     for pod in matched:
         ports = pod.ports()
         if ports is None:
             return []
-        listening |= ports
+        listening.append((pod, ports))
     problems = []
     for index, port in enumerate(as_list(dig(pool, "spec", "targetPorts"))):
-        number = dig(port, "number")
-        if number is UNKNOWN or as_int(number) is None or as_int(number) in listening:
+        given = dig(port, "number")
+        number = None if given is UNKNOWN else as_int(given)
+        if number is None:
             continue
-        have = ", ".join(str(p) for p in sorted(listening)) or "none"
+        missing = [(pod, ports) for pod, ports in listening if number not in ports]
+        if not missing:
+            continue
+        pod, ports = missing[0]
+        have = ", ".join(str(p) for p in sorted(ports)) or "none"
         problems.append(
-            f"spec.targetPorts[{index}].number {as_int(number)} is not a port the matched servers listen on "
-            f"(they listen on {have}); set it to the engine's HTTP port"
+            f"spec.targetPorts[{index}].number {number} is not a port every matched server listens on "
+            f"({pod.item.label} listens on {have}); set it to the engine's HTTP port, and select only the servers "
+            "that serve on it"
         )
     return problems
 

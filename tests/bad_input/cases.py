@@ -432,6 +432,11 @@ EXPOSURE = [
     ),
     Case("gateway-public-open", section("vllm-gateway", "vllm", exposure="public"), "tpu-stacks:vllm.sourceRanges"),
     Case(
+        "gateway-public",
+        section("vllm-gateway", "vllm", exposure="public", sourceRanges=["203.0.113.0/24"]),
+        "tpu-stacks:vllm.exposure",
+    ),
+    Case(
         "gateway-proxy-range",
         section("vllm-gateway", "cluster", gatewayApi={"proxyOnlySubnet": {"range": "8.8.8.0/24"}}),
         "tpu-stacks:cluster.gatewayApi.proxyOnlySubnet.range",

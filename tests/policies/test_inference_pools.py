@@ -122,9 +122,46 @@ def test_a_pool_in_another_namespace_than_its_servers_matches_nothing():
 def test_a_target_port_the_server_does_not_listen_on_is_refused():
     (message,) = problems(program(None, lambda: pool(port=8080)))
     assert message == (
-        "InferencePool serving/vllm-pool: spec.targetPorts[0].number 8080 is not a port the matched servers listen "
-        "on (they listen on 8000); set it to the engine's HTTP port"
+        "InferencePool serving/vllm-pool: spec.targetPorts[0].number 8080 is not a port every matched server listens "
+        "on (Deployment serving/vllm-tpu listens on 8000); set it to the engine's HTTP port, and select only the "
+        "servers that serve on it"
     )
+
+
+def _labelled(name: str, spec: dict[str, Any]) -> k8s.apps.v1.Deployment:
+    """A Deployment whose pods carry `tier: llm` beside their own `app` label."""
+    labels = {"app": name, "tier": "llm"}
+    return k8s.apps.v1.Deployment(
+        name,
+        metadata={"name": name, "namespace": "serving"},
+        spec={"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": spec}},
+    )
+
+
+def test_a_target_port_only_some_matched_servers_listen_on_is_refused():
+    """The pool's endpoints are every matched pod at every target port: vLLM (8000) and another server on 9000
+    under one selector, with targetPorts 9000, sends part of the traffic to a port vLLM does not open."""
+    other = vllm_pod(["--port=9000"])
+
+    def build(target: int, both: bool = True):
+        def make():
+            _labelled("vllm-a", vllm_pod(["--port=8000"]))
+            _labelled("vllm-b", other)
+            picker_service()
+            pool(labels={"tier": "llm"} if both else {"app": "vllm-b"}, port=target)
+
+        return make
+
+    (message,) = problems(build(9000))
+    assert (
+        message.startswith(
+            "InferencePool serving/vllm-pool: spec.targetPorts[0].number 9000 is not a port every matched server "
+            "listens on (Deployment serving/vllm-a"
+        )
+        and "listens on 8000" in message
+    )
+    assert problems(build(9000, both=False)) == []  # the pool that selects only the server on 9000
+    assert len(problems(build(8000))) == 1  # and 8000 is refused the other way round
 
 
 def test_the_engine_port_comes_from_its_flag_or_the_catalogue_default():
@@ -277,7 +314,7 @@ def test_ray_serve_listens_on_its_serve_port_without_one_declared():
 
     assert problems(head_without_ports(8000)) == []
     assert (
-        "spec.targetPorts[0].number 8001 is not a port the matched servers listen on (they listen on 8000)"
+        "spec.targetPorts[0].number 8001 is not a port every matched server listens on (RayService serving/llm listens on 8000)"
         in (problems(head_without_ports(8001))[0])
     )
 

@@ -1,7 +1,8 @@
 """The Inference Gateway CRDs ship with the preview package: InferencePool and InferenceObjective (gateway-api-
 inference-extension), Gateway and HTTPRoute (Gateway API, standard channel) and GKE's HealthCheckPolicy and
 GCPBackendPolicy. Each validates a well-formed object in upstream's shape and refuses a misspelled field; the
-vendored files carry the release the catalogue pins."""
+vendored files carry the release the catalogue pins. InferenceObjective's CRD ships with the library (stacks
+declare it; tpu_stacks/k8s/crds), and the planner reads it from there."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from tpu_stacks.catalog.inference_gateway import (
     INFERENCE_OBJECTIVE_API_VERSION,
     INFERENCE_POOL_API_VERSION,
 )
+from tpu_stacks.k8s.crd_files import INFERENCE_OBJECTIVE_CRD, crd_document
+from tpu_stacks.vllm.gateway import health_check_policy
 from tpu_stacks_preview.schema import VENDORED_CRDS, validate_objects
 
 META = {"name": "vllm", "namespace": "serving"}
@@ -139,11 +142,43 @@ def _bundle_version(file: str, annotation: str) -> str:
 
 def test_the_vendored_crds_are_the_releases_the_catalogue_pins() -> None:
     """One version: the picker image's tag (catalog.inference_gateway) is the release the CRDs come from."""
-    for file in (
-        "inference.networking.k8s.io_inferencepools.yaml",
-        "inference.networking.x-k8s.io_inferenceobjectives.yaml",
-    ):
-        assert _bundle_version(file, "inference.networking.k8s.io/bundle-version") == INFERENCE_EXTENSION_VERSION
+    pool = _bundle_version(
+        "inference.networking.k8s.io_inferencepools.yaml", "inference.networking.k8s.io/bundle-version"
+    )
+    objective = crd_document(INFERENCE_OBJECTIVE_CRD)["metadata"][
+        "annotations"
+    ]  # the library ships it: stacks declare it
+    assert pool == objective["inference.networking.k8s.io/bundle-version"] == INFERENCE_EXTENSION_VERSION
     for file in ("gateway.networking.k8s.io_gateways.yaml", "gateway.networking.k8s.io_httproutes.yaml"):
         assert _bundle_version(file, "gateway.networking.k8s.io/bundle-version") == GATEWAY_API_VERSION
         assert _bundle_version(file, "gateway.networking.k8s.io/channel") == "standard"
+
+
+def _health_check_port_rules() -> list[str]:
+    crd = yaml.safe_load((VENDORED_CRDS / "networking.gke.io_healthcheckpolicies.yaml").read_text())
+    config = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["default"]
+    http = config["properties"]["config"]["properties"]["httpHealthCheck"]
+    return [" ".join(rule["rule"].split()) for rule in http["x-kubernetes-validations"]]
+
+
+def _port_rules_hold(check: dict[str, Any]) -> bool:
+    """GKE's three CEL rules on a health check's port, as the vendored CRD states them (the test below pins the
+    text): the offline validator checks the OpenAPI schema, not CEL, so this is the part it cannot see."""
+    spec = check.get("portSpecification")
+    fixed = spec != "USE_FIXED_PORT" or ("port" in check and "portName" not in check)
+    named = spec != "USE_NAMED_PORT" or ("port" not in check and "portName" in check)
+    serving = not (spec == "USE_SERVING_PORT" or spec is None) or ("port" not in check and "portName" not in check)
+    return fixed and named and serving
+
+
+def test_our_health_check_port_satisfies_gkes_cel_rules_that_the_charts_does_not() -> None:
+    assert _health_check_port_rules() == [
+        "self.portSpecification == 'USE_FIXED_PORT' ? has(self.port) && !has(self.portName) : true",
+        "self.portSpecification == 'USE_NAMED_PORT' ? !has(self.port) && has(self.portName) : true",
+        "self.portSpecification == 'USE_SERVING_PORT' || !has(self.portSpecification) ? !has(self.port) && "
+        "!has(self.portName) : true",
+    ]
+    ours = health_check_policy(8000)["default"]["config"]["httpHealthCheck"]
+    assert _port_rules_hold(ours)
+    chart = HEALTH_CHECK_POLICY["spec"]["default"]["config"]["httpHealthCheck"]  # a port, no portSpecification
+    assert not _port_rules_hold(chart)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
 
-from tpu_stacks_preview.schema import VENDORED_CRDS, resolve_crd_dir, validate_objects
+from tpu_stacks_preview.schema import LIBRARY_CRDS, VENDORED_CRDS, resolve_crd_dir, validate_objects
 
 JOBSET = {
     "apiVersion": "jobset.x-k8s.io/v1alpha2",
@@ -66,15 +67,38 @@ def test_a_misspelled_field_is_a_schema_error_with_no_shared_folder(
     assert "was unexpected" in problems[0].message
 
 
-def test_every_vendored_crd_matches_its_recorded_provenance() -> None:
-    with (VENDORED_CRDS / "PROVENANCE.tsv").open(encoding="utf-8") as table:
+@pytest.mark.parametrize("folder", [VENDORED_CRDS, LIBRARY_CRDS], ids=["planner", "library"])
+def test_every_vendored_crd_matches_its_recorded_provenance(folder: Path) -> None:
+    with (folder / "PROVENANCE.tsv").open(encoding="utf-8") as table:
         rows = list(csv.DictReader(table, delimiter="\t"))
-    assert {row["file"] for row in rows} == {path.name for path in VENDORED_CRDS.glob("*.yaml")}
+    assert {row["file"] for row in rows} == {path.name for path in folder.glob("*.yaml")}
     for row in rows:
-        digest = hashlib.sha256((VENDORED_CRDS / row["file"]).read_bytes()).hexdigest()
+        digest = hashlib.sha256((folder / row["file"]).read_bytes()).hexdigest()
         assert row["sha256 prefix"] == f"sha256:{digest[:16]}", row["file"]
         if row["upstream repository"].startswith("written here from"):
             # No upstream CRD exists (GKE's ComputeClass): the row names the documentation it is written from.
             assert row["upstream path"].startswith("cloud.google.com/"), row["file"]
             continue
-        assert row["upstream repository"] and row["tag"].startswith("v") and len(row["commit"]) == 40
+        # A release tag, or "-" where upstream tags no release of its current CRDs (gke-gateway-api's last tag,
+        # v1.4.0, is from 2024): then the commit alone pins the file.
+        assert row["upstream repository"] and (row["tag"].startswith("v") or row["tag"] == "-"), row["file"]
+        assert re.fullmatch(r"[0-9a-f]{40}", row["commit"]), row["file"]
+
+
+def test_objects_of_a_kind_the_library_declares_validate_against_its_crd(tmp_path: Path) -> None:
+    """InferenceObjective's CRD ships with the library (stacks declare it), not in the planner's folder: a
+    hand-written objective still validates strictly, even with --crds pointing at another folder."""
+    objective = {
+        "apiVersion": "inference.networking.x-k8s.io/v1alpha2",
+        "kind": "InferenceObjective",
+        "metadata": {"name": "o", "namespace": "ns"},
+        "spec": {"priority": 1, "poolRef": {"name": "pool"}},
+    }
+    assert not (VENDORED_CRDS / "inference.networking.x-k8s.io_inferenceobjectives.yaml").exists()
+    other = tmp_path / "crds"
+    other.mkdir()
+    for crd_dir in (None, other):
+        report = validate_objects([objective], crd_dir=crd_dir)
+        assert report.problems == [] and report.validated == 1
+        bad = {**objective, "spec": {"priority": 1, "poolRef": {"nmae": "pool"}}}
+        assert {p.path for p in validate_objects([bad], crd_dir=crd_dir).problems} == {"spec/poolRef"}

@@ -2,19 +2,31 @@
 mocks (gateway.py, the cluster's Gateway API and proxy-only subnet). Refusals are tested with inputs that break
 each rule, and the resources against the objects they must agree with (pods, ports, Services)."""
 
+import shutil
+from pathlib import Path
+
 import pulumi
 import pytest
+import yaml
 
 from tests.mocks import capture
 from tests.shipped import shipped
 from tpu_stacks.catalog.engines import EPP, VLLM, EngineVersion, Metric
 from tpu_stacks.catalog.gke_versions import INFERENCE_GATEWAY_CRDS_FLOOR
-from tpu_stacks.catalog.inference_gateway import CLASSES, EXT_PROC_PORT, HEALTH_CHECK_RANGES, PICKER_CONFIG_API
+from tpu_stacks.catalog.inference_gateway import (
+    CLASSES,
+    EXT_PROC_PORT,
+    EXTERNAL_CLASS,
+    HEALTH_CHECK_RANGES,
+    INTERNAL_CLASS,
+    PICKER_CONFIG_API,
+)
 from tpu_stacks.catalog.published import publisher
 from tpu_stacks.catalog.tpu import slice_shape
 from tpu_stacks.cluster.spec import ClusterSpec, ProxyOnlySubnetSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.monitoring.dashboards import vllm_sections
+from tpu_stacks.k8s.crd_files import INFERENCE_OBJECTIVE_CRD, crd_document
 from tpu_stacks.vllm.component import VllmStack
 from tpu_stacks.vllm.gateway_plan import (
     MODEL_SERVER_PROTOCOL,
@@ -28,6 +40,9 @@ from tpu_stacks.vllm.monitoring import vllm_target
 from tpu_stacks.vllm.network import network
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import GatewaySpec, VllmSpec
+from tpu_stacks_preview.engine import run_program
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CLUSTER = ClusterSpec(project="proj", location="us-central1-b", min_version=INFERENCE_GATEWAY_CRDS_FLOOR)
 ON = {"enabled": True}
@@ -51,21 +66,25 @@ def refusal(**kwargs) -> UserError:
 def test_an_internal_gateway_is_gke_l7_rilb_and_turns_on_the_clusters_gateway_api():
     decided = plan(gateway=ON)
     assert decided.gateway.class_name == "gke-l7-rilb" == CLASSES["internal"]
-    assert not decided.gateway.public and decided.gateway.source_ranges == ()
     assert decided.cluster.spec.gateway_api.enabled
     assert decided.gateway.proxy_range == ProxyOnlySubnetSpec().range
     assert plan().gateway is None and not plan().cluster.spec.gateway_api.enabled  # off by default
 
 
-def test_a_public_gateway_is_regional_external_and_carries_the_source_ranges():
-    decided = plan(gateway=ON, exposure="public", source_ranges=["203.0.113.0/24"])
-    assert decided.gateway.class_name == "gke-l7-regional-external-managed"
-    assert decided.gateway.source_ranges == ("203.0.113.0/24",) and decided.gateway.public
+def test_a_public_gateway_is_refused_in_one_line_naming_both_ways_out():
+    """sourceRanges on an L7 gateway would need Cloud Armor, which GKE does not list for the regional external
+    class (catalog.inference_gateway.CLASSES): refused, not built unenforced."""
+    error = refusal(gateway=ON, exposure="public", source_ranges=["203.0.113.0/24"])
+    assert (error.key, error.value) == ("vllm.exposure", "public")
+    assert "exposure internal" in str(error) and "sourceRanges" in str(error) and "\n" not in str(error)
+    # the way out it names plans: the gateway off, the public L4 load balancer with the ranges
+    assert plan(exposure="public", source_ranges=["203.0.113.0/24"]).gateway is None
 
 
-def test_the_spec_offers_exactly_the_documented_classes():
+def test_the_spec_names_the_documented_classes_and_the_plan_offers_the_internal_one():
     field = GatewaySpec.model_fields["class_name"]
-    assert set(field.annotation.__args__[0].__args__) == set(CLASSES.values())
+    assert set(field.annotation.__args__[0].__args__) == {INTERNAL_CLASS, EXTERNAL_CLASS}
+    assert CLASSES == {"internal": INTERNAL_CLASS}
 
 
 @pytest.mark.parametrize(
@@ -74,8 +93,12 @@ def test_the_spec_offers_exactly_the_documented_classes():
         ({"exposure": "cluster"}, "vllm.exposure"),
         ({"gateway": {**ON, "className": "gke-l7-regional-external-managed"}}, "vllm.gateway.className"),
         (
-            {"gateway": {**ON, "className": "gke-l7-rilb"}, "exposure": "public", "source_ranges": ["203.0.113.0/24"]},
-            "vllm.gateway.className",
+            {
+                "gateway": {**ON, "className": "gke-l7-regional-external-managed"},
+                "exposure": "public",
+                "source_ranges": ["203.0.113.0/24"],
+            },
+            "vllm.exposure",
         ),
         (
             {"gateway": {**ON, "objectives": [{"name": "a"}, {"name": "a", "priority": 2}]}},
@@ -220,6 +243,7 @@ def test_route_gateway_and_gke_policies_point_at_the_pool(stack):
     health = _one(stack, "HealthCheckPolicy")["spec"]
     assert health["targetRef"]["kind"] == "InferencePool" and health["default"]["config"]["httpHealthCheck"] == {
         "requestPath": "/health",
+        "portSpecification": "USE_FIXED_PORT",
         "port": 8000,
     }
     backend = _one(stack, "GCPBackendPolicy")["spec"]
@@ -247,40 +271,48 @@ def test_the_vllm_stack_without_a_gateway_has_none_of_it():
     assert not types & {"InferencePool", "Gateway", "HTTPRoute", "Subnetwork", "GCPBackendPolicy"}
 
 
-PUBLIC = {
-    "cluster": {"project": "proj", "location": "us-central1-b", "min_version": INFERENCE_GATEWAY_CRDS_FLOOR},
-    "model": "meta-llama/Llama-3.1-70B",
-    "exposure": "public",
-    "source_ranges": [f"198.51.{i}.0/24" for i in range(12)],
-    "gateway": {"enabled": True, "objectives": [{"name": "interactive", "priority": 10}]},
-}
-
-
-@pytest.fixture(scope="module")
-def public():
-    return capture(lambda: VllmStack("vllm", {**PUBLIC, "hf_token": pulumi.Output.secret("hf_x")}))
+CLUSTER_ARGS = {"project": "proj", "location": "us-central1-b", "min_version": INFERENCE_GATEWAY_CRDS_FLOOR}
 
 
 def _inputs(mocks, typ):
     return [r.inputs for r in mocks.of_type(typ)]
 
 
-def test_a_public_gateway_admits_only_the_source_ranges_through_cloud_armor(public):
-    (armor,) = _inputs(public, "gcp:compute/regionSecurityPolicy:RegionSecurityPolicy")
-    rules = sorted(armor["rules"], key=lambda rule: rule["priority"])
-    allowed = [cidr for rule in rules if rule["action"] == "allow" for cidr in rule["match"]["config"]["srcIpRanges"]]
-    assert allowed == PUBLIC["source_ranges"] and all(len(r["match"]["config"]["srcIpRanges"]) <= 10 for r in rules)
-    assert rules[-1]["action"] == "deny(403)" and rules[-1]["match"]["config"]["srcIpRanges"] == ["*"]
-    backend = _inputs(public, "kubernetes:networking.gke.io/v1:GCPBackendPolicy")[0]
-    assert backend["spec"]["default"]["securityPolicy"] == armor["name"]
-    gateway = _inputs(public, "kubernetes:gateway.networking.k8s.io/v1:Gateway")[0]
-    assert gateway["spec"]["gatewayClassName"] == "gke-l7-regional-external-managed"
-    (objective,) = _inputs(public, "kubernetes:inference.networking.x-k8s.io/v1alpha2:InferenceObjective")
-    assert objective["apiVersion"] == "inference.networking.x-k8s.io/v1alpha2"
-    assert objective["spec"] == {
+def _with_objectives(tmp_path, objectives):
+    """The shipped vllm-gateway stack with `gateway.objectives` set, run as `tpu-stacks plan` runs it."""
+    for file in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / file, tmp_path / file)
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
+    document = yaml.safe_load((ROOT / "Pulumi.vllm-gateway.yaml").read_text())
+    document["config"]["tpu-stacks:vllm"]["gateway"]["objectives"] = objectives
+    (tmp_path / "Pulumi.objectives.yaml").write_text(yaml.safe_dump(document))
+    capture_ = run_program(tmp_path, "objectives", preview=False)
+    assert capture_.error is None, capture_.error
+    return capture_
+
+
+def test_objectives_come_with_their_crd_which_they_and_the_picker_wait_for(tmp_path):
+    capture_ = _with_objectives(tmp_path, [{"name": "interactive", "priority": 10}])
+    (crd,) = capture_.of_type("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition")
+    upstream = crd_document(INFERENCE_OBJECTIVE_CRD)
+    assert crd.inputs["metadata"]["name"] == upstream["metadata"]["name"]
+    assert crd.inputs["spec"]["versions"][0]["schema"] == upstream["spec"]["versions"][0]["schema"]  # unchanged
+    assert crd.options.retain_on_delete  # deleting a CRD deletes every object of its kind in the cluster
+    (objective,) = capture_.of_type("kubernetes:inference.networking.x-k8s.io/v1alpha2:InferenceObjective")
+    assert objective.inputs["spec"] == {
         "priority": 10,
         "poolRef": {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": POOL_NAME},
     }
+    assert crd.urn in objective.dependencies
+    (picker,) = [
+        r for r in capture_.of_type("kubernetes:apps/v1:Deployment") if r.inputs["metadata"]["name"] == PICKER_NAME
+    ]
+    assert crd.urn in picker.dependencies  # it discovers the kind only when it starts
+
+
+def test_without_objectives_no_crd_is_declared(stack):
+    assert stack.of_type("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition") == []
+    assert stack.of_type("kubernetes:inference.networking.x-k8s.io/v1alpha2:InferenceObjective") == []
 
 
 # -- connectivity and monitoring --------------------------------------------------------------------------------
@@ -316,7 +348,7 @@ def test_the_dashboard_draws_the_pickers_metrics_only_behind_a_gateway():
 
 def test_an_adopted_proxy_only_subnet_is_not_created_and_its_range_reaches_the_policy():
     cluster = {
-        **PUBLIC["cluster"],
+        **CLUSTER_ARGS,
         "mode": "autopilot",
         "location": "us-central1",
         "gateway_api": {"proxy_only_subnet": {"existing": "shared-proxy", "range": "10.129.0.0/23"}},

@@ -36,9 +36,12 @@ INFERENCE_POOL_API_VERSION = f"{INFERENCE_POOL_GROUP}/v1"
 INFERENCE_OBJECTIVE_API_VERSION = "inference.networking.x-k8s.io/v1alpha2"
 """Where v1.5.0 serves InferenceObjective (config/crd/bases/inference.networking.x-k8s.io_inferenceobjectives.yaml);
 after the move to llm-d it lives in that project's own group."""
-GATEWAY_API_VERSION = "v1.0.0"
-"""Gateway API release of the vendored Gateway and HTTPRoute CRDs (standard channel): the newest CRD version GKE's
-GatewayClass capabilities page lists (https://cloud.google.com/kubernetes-engine/docs/how-to/gatewayclass-capabilities)."""
+GATEWAY_API_VERSION = "v1.3.0"
+"""Gateway API release of the vendored Gateway and HTTPRoute CRDs (standard channel): the one GKE installs at the
+gateway's version floor (gke_versions.INFERENCE_GATEWAY_CRDS_FLOOR, 1.34.0-gke.1626000). GKE's GatewayClass
+capabilities page, "Gateway API versions": 1.33.2-gke.1335000 or later: 1.3.0; 1.34.1-gke.1822000 or later: 1.4.0;
+1.35.2-gke.1842000 or later: 1.5.0 ([D-GKE-GATEWAYCLASS]).
+Newer bundles add fields, so an object this schema admits is admitted by every cluster at or above the floor."""
 
 
 class ServingApi(BaseModel):
@@ -150,10 +153,18 @@ PICKER_VERBS = ("get", "watch", "list")
 
 INTERNAL_CLASS = "gke-l7-rilb"
 EXTERNAL_CLASS = "gke-l7-regional-external-managed"
-CLASSES = {"internal": INTERNAL_CLASS, "public": EXTERNAL_CLASS}
-"""The documented Inference Gateway classes by exposure: both are regional Application Load Balancers, so both
-need a proxy-only subnet (https://cloud.google.com/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway;
-https://cloud.google.com/kubernetes-engine/docs/concepts/gateway-api#gatewayclass)."""
+CLASSES = {"internal": INTERNAL_CLASS}
+"""The Inference Gateway class by exposure. The documented classes are `gke-l7-rilb` and
+`gke-l7-regional-external-managed`, both regional Application Load Balancers that need a proxy-only subnet
+(https://cloud.google.com/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway;
+https://cloud.google.com/kubernetes-engine/docs/concepts/gateway-api#gatewayclass). Only the internal one is
+offered. A public gateway must admit only `sourceRanges`; on an L7 load balancer that takes a Cloud Armor policy
+attached by GCPBackendPolicy `securityPolicy`, and nothing says GKE supports that on the regional external class:
+its GatewayClass capabilities page ([D-GKE-GATEWAYCLASS], "Additional services") is where a user found "Cloud
+Armour policies are not supported for regional external gateways"
+(https://discuss.google.dev/t/gateway-gcpbackendpolicy/148363), and no GKE page names a version from which they
+are. So vllm/gateway_plan.py refuses `exposure: public` with the gateway rather than build one whose ranges
+nothing enforces."""
 HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
 """Google Cloud's health-check probe ranges (https://cloud.google.com/load-balancing/docs/health-check-concepts
 #ip-ranges). Regional Envoy-based load balancers may also probe from the proxy-only subnet (distributed Envoy

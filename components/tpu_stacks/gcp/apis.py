@@ -28,7 +28,7 @@ LOGGING_APIS = ("logging",)
 BUILD_APIS = ("cloudbuild",)
 GATEWAY_APIS = ("networkservices",)
 """GKE Inference Gateway's Service Extensions (the load balancer's call to the endpoint picker) are Network Services
-API objects; Compute Engine (load balancers, the proxy-only subnet, Cloud Armor) is already a cluster API
+API objects; Compute Engine (load balancers, the proxy-only subnet) is already a cluster API
 (https://cloud.google.com/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway, "Before you begin")."""
 
 

@@ -57,8 +57,9 @@ class InferenceGatewayArgs(TypedDict):
     enabled: NotRequired[bool]
     """Route through the gateway, which picks the replica by its queue, KV cache and prefix cache. Default: false."""
     class_name: NotRequired[str]
-    """The Gateway's class: gke-l7-rilb (exposure internal, the default) or gke-l7-regional-external-managed
-    (exposure public, behind a Cloud Armor policy that admits only sourceRanges)."""
+    """The Gateway's class: gke-l7-rilb (exposure internal, the default and the only one offered). The other
+    documented class, gke-l7-regional-external-managed, is refused: GKE lists no Cloud Armor for it, so
+    sourceRanges could not be enforced (catalog.inference_gateway.CLASSES)."""
     objectives: NotRequired[list[InferenceObjectiveArgs]]
     """InferenceObjectives (name, priority) requests may name; needs the InferenceObjective CRD on the cluster."""
 

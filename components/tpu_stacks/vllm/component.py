@@ -166,9 +166,7 @@ class VllmStack(pulumi.ComponentResource):
             )
         service = self._service(name, plan, selector, SERVE_PORT if plan.multi_host else PORT, ns_opts)
         if plan.gateway is not None:  # GKE Inference Gateway in front of the replicas (vllm/gateway.py)
-            declare_gateway(
-                name, plan.gateway, labels, PORT, cluster_spec.name, project, region, self, ns_opts, cluster.apis
-            )
+            declare_gateway(name, plan.gateway, labels, PORT, ns_opts)
         groups = network(plan, labels, smoke.ports if smoke else ())
         if smoke is not None:  # the smoke-test pod's own contract: DNS and the server's ports
             groups = (*groups, smoke_test_group(spec.namespace, labels, smoke.ports))

@@ -6,7 +6,8 @@ the Role its controllers need, the EndpointPickerConfig in a ConfigMap, one repl
 the picker's memory), a Service for ext-proc and metrics; then the InferencePool selecting the servers, the
 InferenceObjectives, GKE's HealthCheckPolicy and GCPBackendPolicy on the pool, a Gateway of the chosen class and an
 HTTPRoute from it to the pool (https://cloud.google.com/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway).
-A public gateway gets a Cloud Armor policy that admits only `vllm.sourceRanges`, attached by the backend policy.
+The gateway is internal only (a public one is refused in vllm/gateway_plan.py: catalog.inference_gateway.CLASSES
+says why).
 (No `from __future__ import annotations`: the module is loaded with the component.)
 """
 
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
-import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.annotations import API_TOKEN_REASON
@@ -33,6 +33,7 @@ from tpu_stacks.catalog.inference_gateway import (
     PICKER_RULES,
     PICKER_VERBS,
 )
+from tpu_stacks.k8s.crd_files import INFERENCE_OBJECTIVE_CRD, crd_document
 from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 from tpu_stacks.k8s.security import harden
 from tpu_stacks.vllm.gateway_plan import (
@@ -55,11 +56,6 @@ PICKER_MEMORY_LIMIT = "4Gi"
 """The chart asks 4 CPUs and 8Gi and leaves CPU unlimited, "validated with scale testing at high QPS"
 (inferencepool values.yaml @ v1.5.0); that pod does not fit the system pool's e2-standard-4, and one pool of a
 few TPU replicas is far from that load. The limits keep a leak or a burst from starving the node's system pods."""
-CLOUD_ARMOR_RANGES_PER_RULE = 10
-"""A Cloud Armor rule's `srcIpRanges` holds at most 10 ranges (https://cloud.google.com/armor/quotas#limits)."""
-DEFAULT_RULE_PRIORITY = 2147483647
-"""The priority of a security policy's default rule, which matches every address
-(https://cloud.google.com/armor/docs/security-policy-overview#default-rule)."""
 
 
 @dataclass
@@ -219,67 +215,27 @@ def _pool_ref() -> dict[str, str]:
     return {"group": POOL_GROUP, "kind": "InferencePool", "name": POOL_NAME}
 
 
-def _security_policy(
-    name: str,
-    plan: GatewayPlan,
-    project: str,
-    region: str,
-    parent: pulumi.Resource,
-    policy_name: str,
-    after: list[pulumi.Resource],
-) -> gcp.compute.RegionSecurityPolicy:
-    """Cloud Armor for a public gateway: allow `vllm.sourceRanges` (10 ranges per rule), deny everything else."""
-    ranges = list(plan.source_ranges)
-    chunks = [ranges[i : i + CLOUD_ARMOR_RANGES_PER_RULE] for i in range(0, len(ranges), CLOUD_ARMOR_RANGES_PER_RULE)]
-
-    def rule(
-        action: str, priority: int, cidrs: list[str], description: str
-    ) -> gcp.compute.RegionSecurityPolicyRuleArgs:
-        return gcp.compute.RegionSecurityPolicyRuleArgs(
-            action=action,
-            priority=priority,
-            description=description,
-            match=gcp.compute.RegionSecurityPolicyRuleMatchArgs(
-                versioned_expr="SRC_IPS_V1",
-                config=gcp.compute.RegionSecurityPolicyRuleMatchConfigArgs(src_ip_ranges=cidrs),
-            ),
-        )
-
-    return gcp.compute.RegionSecurityPolicy(
-        f"{name}-gateway-armor",
-        gcp.compute.RegionSecurityPolicyArgs(
-            name=policy_name,
-            project=project,
-            region=region,
-            type="CLOUD_ARMOR",
-            description="vLLM gateway: only vllm.sourceRanges (tpu-stacks)",
-            rules=[
-                *(rule("allow", 1000 + i, chunk, "vllm.sourceRanges") for i, chunk in enumerate(chunks)),
-                rule("deny(403)", DEFAULT_RULE_PRIORITY, ["*"], "everything else"),
-            ],
-        ),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=after),  # the Compute Engine API first
-    )
-
-
-def backend_policy(plan: GatewayPlan, security_policy: Optional[str]) -> dict[str, object]:
-    """GCPBackendPolicy on the pool (https://googlecloudplatform.github.io/gke-gateway-api): the chart's timeout
-    and request logging, and the Cloud Armor policy of a public gateway
-    (https://cloud.google.com/kubernetes-engine/docs/how-to/configure-gateway-resources, "Configure Cloud Armor")."""
-    default: dict[str, object] = {"timeoutSec": BACKEND_TIMEOUT_SECONDS, "logging": {"enabled": True}}
-    if security_policy:
-        default["securityPolicy"] = security_policy
-    return {"targetRef": _pool_ref(), "default": default}
+def backend_policy() -> dict[str, object]:
+    """GCPBackendPolicy on the pool (config/crd/networking.gke.io_gcpbackendpolicies.yaml of
+    GoogleCloudPlatform/gke-gateway-api, vendored for the plan): the chart's timeout and request logging."""
+    return {"targetRef": _pool_ref(), "default": {"timeoutSec": BACKEND_TIMEOUT_SECONDS, "logging": {"enabled": True}}}
 
 
 def health_check_policy(port: int) -> dict[str, object]:
-    """HealthCheckPolicy on the pool: vLLM's /health on the serving port, every 2 s (the chart's `provider: gke`)."""
+    """HealthCheckPolicy on the pool: vLLM's /health on the serving port, every 2 s (the chart's `provider: gke`).
+    `portSpecification: USE_FIXED_PORT` with the port: GKE's CRD refuses a `port` without it ("port and portName
+    must be unset for portSpecification being USE_SERVING_PORT (which is the default)", an
+    x-kubernetes-validations rule of networking.gke.io_healthcheckpolicies.yaml, vendored for the plan), though
+    the chart at v1.5.0 still renders one."""
     return {
         "targetRef": _pool_ref(),
         "default": {
             "timeoutSec": 2,
             "checkIntervalSec": 2,
-            "config": {"type": "HTTP", "httpHealthCheck": {"requestPath": "/health", "port": port}},
+            "config": {
+                "type": "HTTP",
+                "httpHealthCheck": {"requestPath": "/health", "portSpecification": "USE_FIXED_PORT", "port": port},
+            },
         },
     }
 
@@ -296,21 +252,62 @@ def route_spec() -> dict[str, object]:
     }
 
 
+def objective_crd(name: str, opts: pulumi.ResourceOptions) -> k8s.apiextensions.v1.CustomResourceDefinition:
+    """InferenceObjective's CRD, upstream's v1.5.0 file (tpu_stacks/k8s/crds): GKE does not install this alpha
+    kind. Kept on destroy: deleting a CRD deletes every object of its kind in the whole cluster, other stacks'
+    and teams' included, so removing it is a person's decision, not a side effect of `pulumi destroy`."""
+    document = crd_document(INFERENCE_OBJECTIVE_CRD)
+    spec = document["spec"]
+    names = spec["names"]
+    versions = [
+        k8s.apiextensions.v1.CustomResourceDefinitionVersionArgs(
+            name=version["name"],
+            served=version["served"],
+            storage=version["storage"],
+            schema=k8s.apiextensions.v1.CustomResourceValidationArgs(
+                open_apiv3_schema=version["schema"]["openAPIV3Schema"]
+            ),
+            subresources=version.get("subresources"),
+            additional_printer_columns=[
+                k8s.apiextensions.v1.CustomResourceColumnDefinitionArgs(
+                    name=column["name"], type=column["type"], json_path=column["jsonPath"]
+                )
+                for column in version.get("additionalPrinterColumns", [])
+            ],
+        )
+        for version in spec["versions"]
+    ]
+    return k8s.apiextensions.v1.CustomResourceDefinition(
+        f"{name}-inference-objective-crd",
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=document["metadata"]["name"], annotations=document["metadata"].get("annotations")
+        ),
+        spec=k8s.apiextensions.v1.CustomResourceDefinitionSpecArgs(
+            group=spec["group"],
+            scope=spec["scope"],
+            names=k8s.apiextensions.v1.CustomResourceDefinitionNamesArgs(
+                kind=names["kind"], list_kind=names["listKind"], plural=names["plural"], singular=names["singular"]
+            ),
+            versions=versions,
+        ),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True)),
+    )
+
+
 def declare_gateway(
     name: str,
     plan: GatewayPlan,
     server_labels: dict[str, str],
     port: int,
-    cluster_name: str,
-    project: str,
-    region: str,
-    parent: pulumi.Resource,
     opts: pulumi.ResourceOptions,
-    apis: list[pulumi.Resource],
 ) -> DeclaredGateway:
-    """Every gateway resource; `opts` carries the cluster's provider and the namespace dependency, `apis` the
-    APIs the cluster enabled (Cloud Armor is a Compute Engine API object)."""
-    picker = _picker(name, plan, opts)
+    """Every gateway resource; `opts` carries the cluster's provider and the namespace dependency. With objectives,
+    their CRD first: the objectives need it, and the picker discovers the kind only when it starts
+    (pkg/epp/server/controller_config.go @ v1.5.0), so it starts after the CRD."""
+    after_crd = opts
+    if plan.objectives:
+        after_crd = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[objective_crd(name, opts)]))
+    picker = _picker(name, plan, after_crd)
 
     def custom(
         suffix: str, api: str, kind: str, object_name: str, spec: dict[str, object]
@@ -323,25 +320,16 @@ def declare_gateway(
         "inference-pool", INFERENCE_POOL_API_VERSION, "InferencePool", POOL_NAME, pool_spec(plan, server_labels, port)
     )
     for objective in plan.objectives:
-        custom(
-            f"objective-{objective.name}",
-            INFERENCE_OBJECTIVE_API_VERSION,
-            "InferenceObjective",
-            objective.name,
-            {"priority": objective.priority, "poolRef": _pool_ref()},
+        k8s.apiextensions.CustomResource(
+            f"{name}-objective-{objective.name}",
+            api_version=INFERENCE_OBJECTIVE_API_VERSION,
+            kind="InferenceObjective",
+            metadata=_metadata(objective.name, plan),
+            spec={"priority": objective.priority, "poolRef": _pool_ref()},
+            opts=after_crd,
         )
-    armor = None
-    if plan.public:
-        armor = _security_policy(name, plan, project, region, parent, f"{cluster_name}-vllm-gateway", apis)
     custom("health-check-policy", GKE_POLICY_API, "HealthCheckPolicy", POOL_NAME, health_check_policy(port))
-    k8s.apiextensions.CustomResource(
-        f"{name}-backend-policy",
-        api_version=GKE_POLICY_API,
-        kind="GCPBackendPolicy",
-        metadata=_metadata(POOL_NAME, plan),
-        spec=backend_policy(plan, f"{cluster_name}-vllm-gateway" if armor else None),
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[armor] if armor else [])),
-    )
+    custom("backend-policy", GKE_POLICY_API, "GCPBackendPolicy", POOL_NAME, backend_policy())
     gateway = custom(
         "gateway",
         GATEWAY_API,

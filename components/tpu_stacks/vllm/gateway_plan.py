@@ -73,14 +73,8 @@ class GatewayPlan(BaseModel):
     namespace: str
     proxy_range: str
     """The proxy-only subnet's range: where the gateway's Envoy proxies connect from."""
-    source_ranges: tuple[str, ...] = ()
-    """Public gateways: the only client ranges the Cloud Armor policy admits."""
     objectives: tuple[ObjectiveSpec, ...] = ()
     metrics: dict[str, str]
-
-    @property
-    def public(self) -> bool:
-        return bool(self.source_ranges)
 
     def picker_config(self) -> dict[str, Any]:
         """The EndpointPickerConfig: upstream chart's default scorers (queue 2, KV cache 2, prefix cache 3,
@@ -160,6 +154,15 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
             "has no load balancer, and the gateway is one (a regional Application Load Balancer)",
             "use exposure internal (gke-l7-rilb), or public with sourceRanges, or turn vllm.gateway off",
         )
+    if spec.exposure == "public":  # why: catalog.inference_gateway.CLASSES
+        raise UserError(
+            "vllm.exposure",
+            "public",
+            "cannot be enforced on the gateway: sourceRanges would need Cloud Armor, which GKE does not list for "
+            "gke-l7-regional-external-managed",
+            "use exposure internal (gke-l7-rilb), or turn vllm.gateway off and use the public L4 load balancer "
+            "with sourceRanges",
+        )
     expected = CLASSES[spec.exposure]
     if gateway.class_name is not None and gateway.class_name != expected:
         raise UserError(
@@ -222,7 +225,6 @@ def plan_gateway(spec: VllmSpec, cluster: ClusterPlan) -> GatewayPlan | None:
         class_name=spec.gateway.class_name or CLASSES[spec.exposure],
         namespace=spec.namespace,
         proxy_range=cluster.spec.gateway_api.proxy_only_subnet.range,
-        source_ranges=tuple(spec.source_ranges) if spec.exposure == "public" else (),
         objectives=tuple(spec.gateway.objectives),
         metrics=picker_metrics(),
     )

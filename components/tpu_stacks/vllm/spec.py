@@ -104,8 +104,9 @@ class GatewaySpec(_Spec):
     class_name: Literal["gke-l7-rilb", "gke-l7-regional-external-managed"] | None = Field(
         default=None, alias="className"
     )
-    """The Gateway's class: gke-l7-rilb (exposure internal, the default) or gke-l7-regional-external-managed
-    (exposure public, behind a Cloud Armor policy that admits only sourceRanges)."""
+    """The Gateway's class: gke-l7-rilb (exposure internal, the default and the only one offered). The other
+    documented class, gke-l7-regional-external-managed, is refused: GKE lists no Cloud Armor for it, so
+    sourceRanges could not be enforced (catalog.inference_gateway.CLASSES)."""
     objectives: list[ObjectiveSpec] = Field(default_factory=list)
     """InferenceObjectives (name, priority) requests may name; needs the InferenceObjective CRD on the cluster."""
 

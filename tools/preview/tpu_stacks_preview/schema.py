@@ -28,6 +28,7 @@ import yaml
 from referencing import Registry, Resource
 
 from tpu_stacks.errors import UserError
+from tpu_stacks.k8s.crd_files import CRD_DIR as LIBRARY_CRDS
 from tpu_stacks_preview.manifests import Manifest
 from tpu_stacks_preview.serve_schema import serve_config_problems
 
@@ -256,7 +257,11 @@ class CrdCatalogue:
 
 @functools.cache
 def _crd_validator(group: str, version: str, kind: str, directory: str) -> jsonschema.protocols.Validator | None:
+    """The kind's schema from `directory`, else from the CRDs the library itself declares (LIBRARY_CRDS: the
+    stacks install them, so their objects validate against what the cluster will hold, whatever --crds says)."""
     schema = _catalogue(directory).schema(group, version, kind)
+    if schema is None and LIBRARY_CRDS.is_dir():
+        schema = _catalogue(str(LIBRARY_CRDS)).schema(group, version, kind)
     return jsonschema.Draft202012Validator(schema) if schema is not None else None
 
 
@@ -343,7 +348,7 @@ def validate_objects(
                     object_id,
                     "(root)",
                     f"no schema for {manifest.api_version} {manifest.kind}: not built into Kubernetes {version} "
-                    f"and no CRD for it in {directory}",
+                    f"and no CRD for it in {directory} or {LIBRARY_CRDS}",
                 )
             )
             continue
