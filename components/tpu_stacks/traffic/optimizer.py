@@ -1,11 +1,11 @@
 """The cheapest (generation, topology, replicas) that carries a traffic target within its latency limits.
 
 Every slice shape of every generation considered is judged on its own (`evaluate_slice`): what one replica
-serves (a GIQ profile that matches, else a published measurement that matches, else the calibrated roofline
-of tpu_stacks.traffic.model), how many replicas the target needs, and what they cost on the target's pricing
-model. `size_for_traffic` ranks them: candidates that meet the target first; among those, priced before
-unknown, then by the price per hour of all replicas, then by cost per million output tokens; unknown prices
-by total chips. A price no source gives is never taken as free.
+serves (a GIQ profile that matches, else a published measurement of the pinned engine build that matches, with
+the roofline scaled to it, else the calibrated roofline of tpu_stacks.traffic.model), how many replicas the
+target needs, and what they cost on the target's pricing model. `size_for_traffic` ranks them: candidates
+that meet the target first; among those, priced before unknown, then by the price per hour of all replicas,
+then by cost per million output tokens; unknown prices by total chips. A price no source gives is never taken as free.
 """
 
 from __future__ import annotations
