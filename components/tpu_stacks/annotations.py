@@ -7,6 +7,8 @@ One module for the keys, so components and policies cannot disagree on a spellin
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.sizing import ServingRequest, TrainingRequest
 
@@ -109,8 +111,12 @@ SLO_SOURCE = f"{PREFIX}/slo-source"
 
 
 def _number(value: float | int) -> str:
-    """Two decimals at most, no exponent: `1234.5`, not `1234.5000001` or `1.2e+03`."""
-    return f"{value:.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+    """Two decimals at most, no exponent: `1234.5`, not `1234.5000001` or `1.2e+03`; a positive number below
+    0.005 keeps its digits (`0.001`), never rounded to a `0` the pack would read as no limit at all."""
+    if not isinstance(value, float):
+        return str(value)
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return format(Decimal(repr(value)), "f") if text in ("0", "-0") and value != 0 else text
 
 
 def for_slo(target: dict[str, float | int | None], prediction: dict[str, float | int | str | None]) -> dict[str, str]:

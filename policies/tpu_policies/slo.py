@@ -65,6 +65,8 @@ def _number(notes: dict[str, Any], key: str, whole: bool = False) -> float | Non
         return None
     if not isinstance(value, str) or not re.fullmatch(r"\s*\d+\s*" if whole else r"\s*\d+(\.\d+)?\s*", value):
         raise UserError(key, value, "is not a number as text", 'write it as digits, quoted: "1200"')
+    if float(value) <= 0:  # the pattern admits only finite, non-negative numbers: refuse zero here
+        raise UserError(key, value, "is not above zero", 'write a positive number, quoted: "1200"')
     return float(value)
 
 

@@ -57,14 +57,35 @@ def test_the_table_shows_every_candidate_and_the_pricing_defaults(capsys):
     assert code == 0
     assert "ours defaults to on-demand; GKE Inference Quickstart defaults to spot" in out
     assert "$/output token = $/s / (input tok/s / 4 + output tok/s)" in out
-    rows = [line for line in out.splitlines() if line[:2] in ("> ", "  ") and " v6e " in line]
+    rows = [
+        line for line in out.splitlines() if line[:2] in ("> ", "  ") and " v6e " in line and " price: " not in line
+    ]
     assert len(rows) == 9  # every v6e (topology, machine type) up to 256 chips
     chosen = [line for line in rows if line.startswith("> ")]
-    assert len(chosen) == 1 and " measured " in chosen[0] and "1x1" in chosen[0]
+    # No shipped row measures the pinned vLLM (tpu-inference): the roofline's figure, not the PyTorch/XLA row's.
+    assert len(chosen) == 1 and " model " in chosen[0] and "1x1" in chosen[0]
     assert "no: does not fit" not in out  # an 8B model fits every v6e slice
     assert "Choice: 1 x v6e 1x1 on ct6e-standard-1t" in out
-    assert "https://github.com/vllm-project/vllm/pull/16458" in out
+    assert "https://github.com/vllm-project/vllm/pull/16458" not in out
     assert "[NEO] Neowin" in out  # the price's source resolved under Sources
+
+
+def test_a_secondary_price_source_is_named_as_such(capsys):
+    """v5e and v5p list prices come from the scaling book, not Google's price list: the table and JSON say so."""
+    code, out, _ = size(
+        capsys, "meta-llama/Llama-3.1-8B", "--output-tokens-per-second", "900", "--tpu", "v5e", "--json"
+    )
+    assert code == 0
+    document = json.loads(out)
+    assert document["choice"]["generation"] == "v5e" and document["choice"]["price_per_hour"] is not None
+    assert document["choice"]["price_source"].startswith("secondary source: [SB]")
+    assert all(c["price_source"].startswith("secondary source:") for c in document["candidates"])
+    code, out, _ = size(capsys, "meta-llama/Llama-3.1-8B", "--output-tokens-per-second", "900")
+    assert code == 0
+    for name in ("v5e", "v5p"):
+        assert f"  {name} price: secondary source: [SB] applied-inference.md (not Google's price list), 2025-02" in out
+    assert "  v6e price: [NEO] quoting Google's GA announcement, 2024-12" in out
+    assert "price: " in out.split("Choice:")[1]
 
 
 def test_failing_candidates_say_why_in_the_table(capsys):

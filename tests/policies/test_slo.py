@@ -87,20 +87,21 @@ def judged(build):
     return of(diagnostics, MANDATORY), of(diagnostics, ADVISORY)
 
 
-# -- measured figures: mandatory -------------------------------------------------------------------------------
+# -- the pinned engines: no shipped row measures their build, so the roofline's figure is advisory ----------------
 
 
-def test_an_hpa_maximum_that_cannot_carry_a_measured_target_is_refused():
+def test_an_hpa_maximum_that_cannot_carry_the_target_is_reported_on_the_model_not_an_older_build():
+    """The only vLLM row ran vLLM's PyTorch/XLA backend; the pinned vLLM runs on tpu-inference: no evidence for it."""
     answer = need(LLAMA_8B, "1x1", output_tokens_per_second=5000)
-    assert answer.basis == "measured" and answer.replicas > 2
+    assert answer.basis == "model" and answer.replicas > 2
     slo = target_notes(5000)
-    (problem,), advisories = judged(lambda: [vllm_deployment(LLAMA_8B, "1x1", 1, slo), hpa(2)])
-    assert problem.level == "mandatory" and advisories == []
+    mandatory, (problem,) = judged(lambda: [vllm_deployment(LLAMA_8B, "1x1", 1, slo), hpa(2)])
+    assert problem.level == "advisory" and mandatory == []
     assert problem.message.startswith(
         "Deployment serving/vllm-tpu: its most replicas (HorizontalPodAutoscaler serving/vllm-hpa maxReplicas = 2)"
     )
     assert f"below the annotated target of 5000; raise it to {answer.replicas}" in problem.message
-    assert "measured: vLLM main 2025-04-11" in problem.message
+    assert "model: roofline model" in problem.message and "vLLM main 2025-04-11" not in problem.message
     assert "`tpu-stacks size meta-llama/Llama-3.1-8B --output-tokens-per-second 5000" in problem.message
 
 
@@ -118,20 +119,22 @@ def test_the_annotated_prediction_is_not_trusted():
         keys.SLO_REPLICA_OUTPUT_TOKENS_PER_SECOND: "99999",
         keys.SLO_BASIS: "measured",
     }
-    (problem,), _ = judged(lambda: [vllm_deployment(LLAMA_8B, "1x1", 1, lie), hpa(1)])
-    assert "maxReplicas = 1) carry 945.8 output tokens/s" in problem.message
+    rate = need(LLAMA_8B, "1x1", output_tokens_per_second=5000).per_replica.output_tokens_per_second
+    _, (problem,) = judged(lambda: [vllm_deployment(LLAMA_8B, "1x1", 1, lie), hpa(1)])
+    assert f"maxReplicas = 1) carry {rate:g} output tokens/s" in problem.message and rate < 5000
 
 
 def test_without_an_hpa_the_deployment_replicas_are_the_maximum():
     slo = target_notes(5000)
-    (problem,), _ = judged(lambda: vllm_deployment(LLAMA_8B, "1x1", 1, slo, replicas=2))
-    assert "its most replicas (spec.replicas = 2) carry 1891.6 output tokens/s" in problem.message
+    rate = need(LLAMA_8B, "1x1", output_tokens_per_second=5000).per_replica.output_tokens_per_second
+    _, (problem,) = judged(lambda: vllm_deployment(LLAMA_8B, "1x1", 1, slo, replicas=2))
+    assert f"its most replicas (spec.replicas = 2) carry {2 * rate:g} output tokens/s" in problem.message
 
 
 def test_an_hpa_of_another_namespace_does_not_count():
     slo = target_notes(5000)
     answer = need(LLAMA_8B, "1x1", output_tokens_per_second=5000)
-    (problem,), _ = judged(
+    _, (problem,) = judged(
         lambda: [vllm_deployment(LLAMA_8B, "1x1", 1, slo), hpa(answer.replicas, namespace="elsewhere")]
     )
     assert "(spec.replicas = 1)" in problem.message
@@ -140,15 +143,15 @@ def test_an_hpa_of_another_namespace_does_not_count():
 def test_a_raw_program_without_the_sizing_contract_is_read_from_its_arguments():
     """Only the target is annotated: model, context and batch cap come from vLLM's own flags."""
     slo = target_notes(5000)
-    (problem,), _ = judged(lambda: [vllm_deployment(LLAMA_8B, "1x1", 1, slo, contract=False), hpa(2)])
-    assert problem.level == "mandatory" and "maxReplicas = 2" in problem.message
+    _, (problem,) = judged(lambda: [vllm_deployment(LLAMA_8B, "1x1", 1, slo, contract=False), hpa(2)])
+    assert problem.level == "advisory" and "maxReplicas = 2" in problem.message
 
 
-def test_a_jetstream_server_on_the_published_gemma_row():
+def test_a_jetstream_server_on_the_published_gemma_row_shape():
+    """The Gemma row ran a JetStream-PyTorch build of 2024-05-10, not the pinned image: judged on the model."""
     lengths = {"input_tokens": SHAREGPT_INPUT_TOKENS, "output_tokens": SHAREGPT_OUTPUT_TOKENS}
-    # The published row ran batch 96: a server started with that batch is judged on it (a smaller batch is modelled).
     answer = need("google/gemma-7b-it", "2x4", "v5e", "jetstream", 2048, 96, output_tokens_per_second=9000, **lengths)
-    assert answer.basis == "measured" and answer.replicas > 1
+    assert answer.basis == "model" and answer.replicas > 1
     slo = target_notes(9000, inputs=SHAREGPT_INPUT_TOKENS, outputs=SHAREGPT_OUTPUT_TOKENS)
     args = [
         "--size=7b",
@@ -163,8 +166,8 @@ def test_a_jetstream_server_on_the_published_gemma_row():
         spec = o.pod(V5E, "2x4", 8, image=JETSTREAM_IMAGE, args=args)
         return lambda: o.deployment("jetstream", spec, slo, replicas=replicas)
 
-    (problem,), _ = judged(server(1))
-    assert problem.level == "mandatory" and f"raise it to {answer.replicas}" in problem.message
+    mandatory, (problem,) = judged(server(1))
+    assert mandatory == [] and problem.level == "advisory" and f"raise it to {answer.replicas}" in problem.message
     assert judged(server(answer.replicas)) == ([], [])
 
 
@@ -247,6 +250,17 @@ def test_a_target_that_is_not_a_number_is_named(value):
     assert f"cannot judge its traffic target: {keys.SLO_OUTPUT_TOKENS_PER_SECOND}: '{value}' is not a number" in (
         problem.message
     )
+
+
+@pytest.mark.parametrize(
+    "key", [keys.SLO_OUTPUT_TOKENS_PER_SECOND, keys.SLO_NTPOT_MS, keys.SLO_TTFT_MS, keys.SLO_INPUT_TOKENS]
+)
+@pytest.mark.parametrize("value", ["0", " 00 "])
+def test_a_zero_target_is_named_not_a_crash(key, value):
+    """A zero passes the number pattern; it is refused in one line instead of crashing the pack on the target."""
+    slo = {**target_notes(5000), key: value}
+    (problem,), _ = judged(lambda: [vllm_deployment(LLAMA_8B, "1x1", 1, slo), hpa(2)])
+    assert f"cannot judge its traffic target: {key}: '{value}' is not above zero" in problem.message
 
 
 def test_workloads_without_a_target_are_not_judged():

@@ -305,3 +305,12 @@ def test_a_cache_metric_keeps_its_default_target():
     (cache,) = [m for m in get_args(AutoscalingSpec.model_fields["metric"].annotation) if m != "num_requests_waiting"]
     decided = vllm(LLAMA_70B, slo=LATENCY, autoscaling={"metric": cache})
     assert decided.spec.autoscaling.target == AutoscalingSpec.model_fields["target"].default
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(0.001, "0.001"), (0.004, "0.004"), (0.0049, "0.0049"), (80.0, "80"), (1234.567, "1234.57")]
+)
+def test_an_annotated_number_is_never_rounded_to_zero(value, text):
+    """Two decimals at most, but a positive limit below 0.005 keeps its digits: `0` would read as a zero target."""
+    notes = keys.for_slo({keys.SLO_NTPOT_MS: value}, {keys.SLO_REPLICA_NTPOT_MS: value})
+    assert notes == {keys.SLO_NTPOT_MS: text, keys.SLO_REPLICA_NTPOT_MS: text}

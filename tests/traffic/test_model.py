@@ -5,7 +5,14 @@ import pytest
 
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import generation, slice_shape
-from tpu_stacks.traffic.model import ENGINE_EFFICIENCY, Workload, choose, kv_capacity, operating_point
+from tpu_stacks.traffic.model import (
+    ENGINE_EFFICIENCY,
+    Workload,
+    attention_flops,
+    choose,
+    kv_capacity,
+    operating_point,
+)
 
 LLAMA_8B = lookup_model("meta-llama/Llama-3.1-8B")
 V6E_1 = slice_shape("v6e", "1x1")
@@ -28,12 +35,39 @@ def test_a_prefill_is_flops_over_the_peak():
     workload = Workload(engine="vllm", input_tokens=4000, output_tokens=1)
     point = operating_point(LLAMA_8B, V6E_1, workload, 1)
     compute = generation("v6e").peak_bf16_flops * ENGINE_EFFICIENCY["vllm"]
-    prefill = 2 * LLAMA_8B.architecture.active_params * 4000 / compute
+    attention = LLAMA_8B.architecture.attention
+    width = attention.query_heads * attention.head_dim  # 32 x 128
+    # Causal: token i attends to i keys; QK^T and AV are 2 x keys x width multiply-adds: 4 x width x keys FLOPs.
+    causal = 4 * width * attention.layers * sum(range(1, 4001))
+    prefill = (2 * LLAMA_8B.architecture.active_params * 4000 + causal) / compute
     step = (LLAMA_8B.params * 2 + KV_PER_TOKEN * 4000) / (
         generation("v6e").hbm_bandwidth_bytes_per_s * ENGINE_EFFICIENCY["vllm"]
     )
     assert point.ttft_ms == pytest.approx((prefill + step) * 1000, rel=1e-6)
     assert point.bound == "compute"
+
+
+@pytest.mark.parametrize(("tokens", "share"), [(8192, 0.13), (32768, 0.53)])
+def test_causal_attention_adds_to_a_long_prefill(tokens, share):
+    """~2 x layers x n^2 x d over 2 x params x n: +13% at 8k tokens for Llama 3 8B, +53% at 32k (the issue's sizes)."""
+    weights = 2 * LLAMA_8B.architecture.active_params * tokens
+    assert attention_flops(LLAMA_8B, tokens) / weights == pytest.approx(share, abs=0.01)
+    assert attention_flops(LLAMA_8B, 1) / (2 * LLAMA_8B.architecture.active_params) < 1e-4  # a short prompt: negligible
+
+
+def test_a_windowed_layer_attends_to_its_window_only():
+    gemma2 = lookup_model("google/gemma-2-9b")
+    attention = gemma2.architecture.attention
+    assert attention.windowed_layers and attention.sliding_window == 4096
+    long = 16384
+    full_layers = attention.layers - attention.windowed_layers
+    width = attention.query_heads * attention.head_dim
+    per_layer_full = 4 * width * long * (long + 1) / 2
+    window = attention.sliding_window
+    per_layer_windowed = 4 * width * (window * (window + 1) / 2 + (long - window) * window)
+    assert attention_flops(gemma2, long) == pytest.approx(
+        full_layers * per_layer_full + attention.windowed_layers * per_layer_windowed
+    )
 
 
 def test_int8_weights_use_the_int8_peak_and_read_half_the_bytes():

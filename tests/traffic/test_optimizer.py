@@ -5,8 +5,9 @@ import math
 
 import pytest
 
+from tpu_stacks.catalog.engines import JETSTREAM, VLLM
 from tpu_stacks.catalog.models import lookup_model
-from tpu_stacks.catalog.throughput_measurements import VLLM_TPU_V6E_8B
+from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, VLLM_TPU_V6E_8B
 from tpu_stacks.catalog.tpu import GENERATIONS, all_slice_shapes, generation, slice_shape
 from tpu_stacks.traffic import MAX_REPLICA_CHIPS, TrafficTarget, evaluate_slice, size_for_traffic
 from tpu_stacks.traffic.model import MAX_BATCH, Workload, fits, kv_capacity, operating_point
@@ -116,35 +117,104 @@ def test_a_tighter_latency_limit_never_costs_less():
     assert prices == sorted(prices) and prices[0] < prices[-1]
 
 
-def test_a_published_measurement_is_the_basis_where_it_matches():
+def pinned(row):
+    """A shipped row as if it had measured the build the stacks pin (no shipped row does)."""
+    versions = {"vllm": VLLM.version, "jetstream": JETSTREAM[0].version}
+    return row.model_copy(update={"engine_version": versions[row.engine]})
+
+
+VLLM_ROW = next(row for row in MEASUREMENTS if row.engine == "vllm")
+JETSTREAM_LLAMA_BF16 = next(
+    row
+    for row in MEASUREMENTS
+    if row.engine == "jetstream" and row.model == "llama-3-8b" and row.weight_dtype == "bf16"
+)
+JETSTREAM_LLAMA_INT8_JULY = next(row for row in MEASUREMENTS if row.output_tokens_per_second == 8471.54)
+JETSTREAM_LLAMA_8B = lookup_model("meta-llama/Meta-Llama-3-8B")
+V5E_8 = slice_shape("v5e", "2x4", "ct5lp-hightpu-8t")
+
+
+def test_a_row_of_another_engine_build_is_no_evidence_for_the_pinned_engine():
+    """The vLLM row ran vLLM's PyTorch/XLA backend; the pinned vLLM runs on tpu-inference. The JetStream rows ran
+    dated JetStream-PyTorch builds, not the pinned images. Both stay calibration, not `measured`."""
+    assert all(row.engine_version is None for row in MEASUREMENTS)
+    model = lookup_model("meta-llama/Llama-3.1-8B-Instruct")
+    vllm = evaluate_slice(model, slice_shape("v6e", "1x1"), TrafficTarget(output_tokens_per_second=1800))
+    assert vllm.basis == "model" and VLLM_TPU_V6E_8B not in vllm.source and vllm.measured_figures == ()
+    target = TrafficTarget(output_tokens_per_second=20000, input_tokens=128, output_tokens=256)
+    jetstream = evaluate_slice(JETSTREAM_LLAMA_8B, V5E_8, target, engine="jetstream")
+    assert jetstream.basis == "model" and jetstream.per_replica.output_tokens_per_second != 8249
+
+
+def test_a_published_measurement_of_the_pinned_build_is_the_basis_where_it_matches():
     model = lookup_model("meta-llama/Llama-3.1-8B-Instruct")
     shape = slice_shape("v6e", "1x1")
-    measured = evaluate_slice(model, shape, TrafficTarget(output_tokens_per_second=1800))
+    rows = (pinned(VLLM_ROW),)
+    measured = evaluate_slice(model, shape, TrafficTarget(output_tokens_per_second=1800), measurements=rows)
     assert measured.basis == "measured" and VLLM_TPU_V6E_8B in measured.source
     assert measured.per_replica.output_tokens_per_second == 945.80 and measured.replicas == 2
     assert measured.measured_figures == ("output_tokens_per_second",)  # its batch and latencies are modelled
     assert "batch 47 (modelled)" in measured.source
     # Outside the row's request shape, another dtype or another engine: the model speaks instead.
     long_prompts = TrafficTarget(output_tokens_per_second=1800, input_tokens=8000)
-    assert evaluate_slice(model, shape, long_prompts).basis == "model"
-    assert evaluate_slice(model, shape, TrafficTarget(output_tokens_per_second=1800), weight_dtype="int8").basis == (
-        "model"
-    )
-    assert evaluate_slice(model, shape, TrafficTarget(output_tokens_per_second=1800), engine="jetstream").basis == (
-        "model"
-    )
+    assert evaluate_slice(model, shape, long_prompts, measurements=rows).basis == "model"
+    target = TrafficTarget(output_tokens_per_second=1800)
+    assert evaluate_slice(model, shape, target, weight_dtype="int8", measurements=rows).basis == "model"
+    assert evaluate_slice(model, shape, target, engine="jetstream", measurements=rows).basis == "model"
 
 
-def test_a_jetstream_measurement_matches_the_jetstream_engine():
+def test_a_jetstream_measurement_of_the_pinned_build_matches_the_jetstream_engine():
     candidate = evaluate_slice(
-        lookup_model("meta-llama/Meta-Llama-3-8B"),
-        slice_shape("v5e", "2x4", "ct5lp-hightpu-8t"),
+        JETSTREAM_LLAMA_8B,
+        V5E_8,
         TrafficTarget(output_tokens_per_second=20000, input_tokens=128, output_tokens=256),
         engine="jetstream",
+        measurements=(pinned(JETSTREAM_LLAMA_BF16),),
     )
     assert candidate.basis == "measured" and candidate.per_replica.output_tokens_per_second == 8249
     assert candidate.replicas == 3 and candidate.per_replica.batch == 128
     assert candidate.measured_figures == ("output_tokens_per_second", "batch")
+
+
+def _int8(ntpot_ms, rate=30000):
+    """The reviewer's case: Llama 3 8B on JetStream, int8, v5e 2x4, 128 in / 256 out, on the July int8 row."""
+    return evaluate_slice(
+        JETSTREAM_LLAMA_8B,
+        V5E_8,
+        TrafficTarget(output_tokens_per_second=rate, ntpot_ms=ntpot_ms, input_tokens=128, output_tokens=256),
+        engine="jetstream",
+        weight_dtype="int8",
+        kv_dtype="int8",
+        measurements=(pinned(JETSTREAM_LLAMA_INT8_JULY),),
+    )
+
+
+def test_a_measured_rate_comes_with_latencies_that_agree_with_it():
+    """256 sequences sharing 8471.5 tokens/s take ~30.2 ms a token each: the unscaled model's 20.7 ms contradicted it."""
+    loose = _int8(ntpot_ms=60)
+    per = loose.per_replica
+    assert loose.basis == "measured" and per.output_tokens_per_second == 8471.54 and per.batch == 256
+    per_token_ms = per.batch / per.output_tokens_per_second * 1000
+    outputs = 256
+    # NTPOT = (TTFT + (O - 1) x ITL) / O with ITL = batch / rate: at least (O - 1) / O of batch / rate.
+    assert per.ntpot_ms >= per_token_ms * (outputs - 1) / outputs
+    assert per.ntpot_ms == pytest.approx(per_token_ms, rel=0.02)
+    # At 25 ms the measured load misses the limit: a smaller batch of the model scaled to the row, not "measured".
+    tight = _int8(ntpot_ms=25)
+    assert tight.basis == "model" and "scaled by" in tight.source
+    assert tight.per_replica.ntpot_ms <= 25 and tight.per_replica.output_tokens_per_second < 8471.54
+
+
+@pytest.mark.parametrize("rate", [8000, 30000])
+def test_a_tighter_latency_limit_never_needs_fewer_replicas_across_the_measured_boundary(rate):
+    """At 30000 tokens/s the unscaled model gave 3 replicas at NTPOT 20.5 ms, the measurement 4 at 21 ms."""
+    limits = [18 + step / 2 for step in range(0, 60)]  # 18 ms to 47.5 ms
+    answers = [_int8(limit, rate) for limit in limits]
+    assert {a.basis for a in answers} == {"measured", "model"}  # the sweep crosses the boundary
+    for tighter, looser in zip(answers, answers[1:]):
+        assert tighter.replicas >= looser.replicas
+        assert tighter.per_replica.output_tokens_per_second <= looser.per_replica.output_tokens_per_second
+    assert all(a.per_replica.output_tokens_per_second <= 8471.54 for a in answers)
 
 
 def test_a_measurement_whose_load_misses_the_latency_limit_is_not_used():

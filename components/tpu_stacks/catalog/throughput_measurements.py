@@ -2,15 +2,21 @@
 
 Why: a throughput figure the project predicts is only worth as much as its error against what engines
 really did, so the rows it is checked on live here, with where each was published. The traffic sizer
-(tpu_stacks.traffic) reports a candidate as `measured` when a row matches it (same engine, model,
-generation, chips and weight dtype, input and output lengths within a factor of two), and docs/sizing-for-
-traffic.md states the model's error on every row (tests/traffic/test_calibration.py keeps that table equal to
-the model's output, so it cannot drift).
+(tpu_stacks.traffic) reports a candidate as `measured` when a row matches it (same engine at the version the
+catalogue pins, model, generation, chips and weight dtype, input and output lengths within a factor of two),
+and docs/sizing-for-traffic.md states the model's error on every row (tests/traffic/test_calibration.py keeps
+that table equal to the model's output, so it cannot drift).
 
 What a row is: the engine and its build, the model (a catalogue name), the slice, the dtypes, the request
 lengths, the concurrency (None when the engine's scheduler chose it under a cap given in `note`), and the
 output tokens per second the whole slice produced. Latencies are kept only where they describe the
 steady state at that load (a benchmark that sends every request at once measures its queue, not the server).
+
+No row here measures a pinned build (`engine_version` is None on every row): the JetStream rows ran
+JetStream-PyTorch builds of April to July 2024 named by date, not the v0.2.3/v0.2.4 images the JetStream stacks
+pin, and the vLLM row ran vLLM's PyTorch/XLA backend, which the pinned vLLM TPU image (built on tpu-inference,
+a JAX backend vLLM calls faster: https://blog.vllm.ai/2025/10/16/vllm-tpu.html) replaced. They calibrate the
+model; a stack's figure is `measured` only from a row of its own build, or `profile` from a GIQ profile.
 
 Sources (read 2026-11-26):
 - JetStream-PyTorch benchmark summary ([JSPT-BENCH]): TPU v5e-8, ShareGPT, max input and output
@@ -51,6 +57,10 @@ class Measurement(BaseModel):
     engine: str
     """`vllm` or `jetstream`, as the traffic sizer's `--engine` names them."""
     engine_build: str
+    engine_version: str | None
+    """The catalogued engine version (tpu_stacks.catalog.engines, `EngineVersion.version`) this row measured, or
+    None when it measured another build. Only a row of the build a stack runs is evidence for that stack
+    (basis `measured`); a row of another build still calibrates the model (ENGINE_EFFICIENCY)."""
     model: str
     """A catalogue model name (tpu_stacks.catalog.models)."""
     generation: str
@@ -80,6 +90,7 @@ _SHAREGPT = "ShareGPT; mean lengths from JetStream PR 83"
 MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(
         engine="jetstream",
+        engine_version=None,
         engine_build=f"{_JETSTREAM_BUILD} (2024-04-24)",
         model="llama-3-8b",
         generation="v5e",
@@ -98,6 +109,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     ),
     Measurement(
         engine="jetstream",
+        engine_version=None,
         engine_build=f"{_JETSTREAM_BUILD} (2024-04-24)",
         model="llama-3-8b",
         generation="v5e",
@@ -116,6 +128,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     ),
     Measurement(
         engine="jetstream",
+        engine_version=None,
         engine_build=f"{_JETSTREAM_BUILD} (2024-07-29, a regression its authors note)",
         model="llama-3-8b",
         generation="v5e",
@@ -134,6 +147,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     ),
     Measurement(
         engine="jetstream",
+        engine_version=None,
         engine_build=f"{_JETSTREAM_BUILD} (2024-05-10)",
         model="gemma-7b",
         generation="v5e",
@@ -152,6 +166,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     ),
     Measurement(
         engine="jetstream",
+        engine_version=None,
         engine_build=f"{_JETSTREAM_BUILD} (2024-05-10)",
         model="gemma-7b",
         generation="v5e",
@@ -171,6 +186,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     ),
     Measurement(
         engine="vllm",
+        engine_version=None,  # the pinned vLLM (catalog/engines.py VLLM) runs on tpu-inference, another backend
         engine_build="vLLM main 2025-04-11 (V1 engine, PyTorch/XLA TPU backend)",
         model="llama-3-8b",
         generation="v6e",

@@ -77,6 +77,11 @@ class MinimumVersion(_Frozen):
         return GkeVersion(text=self.version)
 
 
+SECONDARY_SB_PRICE = "secondary source: [SB] applied-inference.md (not Google's price list)"
+"""Where the v5e and v5p list prices come from: the scaling book, not cloud.google.com/tpu/pricing. Named as
+secondary wherever a price is shown (its `source`), as the traffic sizer's issue allows a secondary source."""
+
+
 class Price(_Frozen):
     """On-demand list price per chip-hour; region-dependent, check cloud.google.com/tpu/pricing."""
 
@@ -284,7 +289,7 @@ GENERATIONS: tuple[Generation, ...] = (
         # The Saxml tutorial: "GKE supports TPU v5e from version 1.27.2-gke.2100" [D-GKE-SAX].
         min_gke_standard=MinimumVersion(version="1.27.2-gke.2100", source="[D-GKE-SAX]", verified=True),
         min_gke_autopilot=_AUTOPILOT_TPU,
-        price=Price(usd_per_chip_hour=1.20, source="[SB] applied-inference.md", as_of="2025-02"),
+        price=Price(usd_per_chip_hour=1.20, source=SECONDARY_SB_PRICE, as_of="2025-02"),
         disk_types=("pd-balanced",),  # setup-persistent-disk: v5e Balanced Persistent Disk
         flex_start=True,
         sources="[D-v5e], [D-v6e], [SB], [XPK]",
@@ -309,7 +314,7 @@ GENERATIONS: tuple[Generation, ...] = (
         multi_host_placement="compact",
         min_gke_standard=MinimumVersion(version="1.28.3-gke.1024000", source="no primary source", verified=False),
         min_gke_autopilot=_AUTOPILOT_TPU,
-        price=Price(usd_per_chip_hour=4.20, source="[SB] applied-inference.md", as_of="2025-02"),
+        price=Price(usd_per_chip_hour=4.20, source=SECONDARY_SB_PRICE, as_of="2025-02"),
         disk_types=("pd-balanced",),  # setup-persistent-disk: v5p Balanced Persistent Disk
         flex_start=True,
         sources="[D-v5p], [D-7x], [SB], [XPK]",

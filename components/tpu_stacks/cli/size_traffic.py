@@ -211,6 +211,11 @@ def render(result: TrafficAnswer) -> str:
     ]
     lines += [_row(candidate, candidate == result.choice) for candidate in result.candidates]
     lines.append("  (per-replica figures; NTPOT and TTFT in ms; $/hour for all replicas)")
+    priced = {c.generation: c for c in result.candidates}  # one price source per generation and pricing model
+    lines += [
+        f"  {name} price: {c.price_source}" + (f", {c.price_as_of}" if c.price_as_of else "")
+        for name, c in priced.items()
+    ]
     choice = result.choice
     if choice is not None:
         lines += [
@@ -230,7 +235,7 @@ def render(result: TrafficAnswer) -> str:
     else:
         lines += ["", "No candidate meets the target."]
     lines.append(
-        "Basis: measured = a published run on the same engine, model, generation and chips"
+        "Basis: measured = a published run of the pinned engine build on the same model, generation and chips"
         " (tpu_stacks/catalog/throughput_measurements.py); profile = a GIQ profile from --profiles;"
         " model = the calibrated roofline (docs/sizing-for-traffic.md gives its error on every published row)."
     )

@@ -72,15 +72,16 @@ def fitted_efficiency(engine: str) -> float:
 
 def markdown_table() -> str:
     lines = [
-        "| Engine (build) | Model | Slice | Dtype | Input/output tokens | Batch | Measured out tok/s |"
-        " Modelled out tok/s | Error | Source |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| Engine (build) | Measures a pinned build | Model | Slice | Dtype | Input/output tokens | Batch |"
+        " Measured out tok/s | Modelled out tok/s | Error | Source |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in checks():
         row = c.row
         batch = f"{c.batch}" if row.batch is not None else f"{c.batch} (modelled; cap {row.batch_cap})"
         lines.append(
-            f"| {row.engine} ({row.engine_build}) | {row.model} | {row.generation} {row.topology} ({row.chips} chips)"
+            f"| {row.engine} ({row.engine_build}) | {row.engine_version or 'no'}"
+            f" | {row.model} | {row.generation} {row.topology} ({row.chips} chips)"
             f" | {row.weight_dtype} | {row.input_tokens}/{row.output_tokens} | {batch} |"
             f" {row.output_tokens_per_second:,.0f} | {c.predicted:,.0f} | {c.error:+.0%} | <{row.source}> |"
         )

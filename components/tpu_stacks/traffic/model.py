@@ -2,7 +2,8 @@
 
 Why a roofline: a decode step reads every weight and every cached token's K and V once, so it cannot be
 faster than those bytes over the slice's HBM bandwidth; a prefill multiplies every weight with every prompt
-token (2 x params x tokens FLOPs), so it cannot be faster than that over the slice's peak FLOP/s ([SB]
+token (2 x params x tokens FLOPs) and, in causal attention, every token with the keys before it
+(`attention_flops`), so it cannot be faster than that over the slice's peak FLOP/s ([SB]
 inference.md: "T_min = (B x KV + params) / total HBM BW"). Engines reach a fraction of either bound; that
 fraction, per engine, is the only fitted number, calibrated on the published rows of
 tpu_stacks.catalog.throughput_measurements (docs/sizing-for-traffic.md gives the error on each).
@@ -130,9 +131,34 @@ def kv_capacity(model: ResolvedModel, shape: SliceShape, workload: Workload) -> 
     return max(0, int(free // per_sequence))
 
 
-def operating_point(model: ResolvedModel, shape: SliceShape, workload: Workload, batch: int) -> OperatingPoint:
-    """The roofline at `batch` sequences: per-replica throughput and the latencies each request sees."""
-    eff = efficiency(workload.engine)
+def attention_flops(model: ResolvedModel, tokens: int) -> float:
+    """FLOPs of causal self-attention over one prompt of `tokens` tokens (QK^T and AV; the projections are in
+    2 x params x tokens).
+
+    Derivation: PaLM's FLOPs count (Chowdhery et al. 2022, appendix B, https://arxiv.org/abs/2204.02311) puts
+    attention at 12 x L x H x Q x T per token for training, a third of it forward: 4 x L x d x T with d = H x Q
+    (query heads x head dim) and T keys. Causally, token i sees i keys (a windowed layer at most its window),
+    so a prompt of n tokens costs 4 x d x (keys summed over tokens) per layer, ~2 x L x n^2 x d: +13% over
+    2 x params x n at 8k tokens for Llama 3 8B, +53% at 32k."""
+    attention = model.architecture.attention
+    if attention is None:
+        return 0.0
+    width = (attention.query_heads or attention.kv_heads) * attention.head_dim
+    window = attention.sliding_window or tokens
+    full = tokens * (tokens + 1) / 2
+    windowed = full if tokens <= window else window * (window + 1) / 2 + (tokens - window) * window
+    global_layers = attention.layers - attention.windowed_layers
+    return 4 * width * (global_layers * full + attention.windowed_layers * windowed)
+
+
+def operating_point(
+    model: ResolvedModel, shape: SliceShape, workload: Workload, batch: int, scale: float = 1.0
+) -> OperatingPoint:
+    """The roofline at `batch` sequences: per-replica throughput and the latencies each request sees.
+
+    `scale` multiplies the engine's efficiency (every modelled time scales with 1 / efficiency): a published
+    measurement of the pinned build on this slice scales the model to itself (tpu_stacks.traffic.optimizer)."""
+    eff = efficiency(workload.engine) * scale
     gen = generation(shape.generation)
     arch = model.architecture
     weights = arch.params * dtype_bytes(workload.weight_dtype, "--dtype")
@@ -143,8 +169,9 @@ def operating_point(model: ResolvedModel, shape: SliceShape, workload: Workload,
     memory_time = (weights + batch * _kv_bytes(model, shape, workload, mean_context)) / bandwidth
     compute_time = 2 * arch.active_params * batch / compute
     step = max(memory_time, compute_time)
-    # A prefill multiplies every weight with every prompt token, and reads the weights at least once.
-    prefill = max(2 * arch.active_params * workload.input_tokens / compute, weights / bandwidth)
+    # A prefill multiplies every weight with every prompt token, attends causally, and reads the weights once.
+    prefill_flops = 2 * arch.active_params * workload.input_tokens + attention_flops(model, workload.input_tokens)
+    prefill = max(prefill_flops / compute, weights / bandwidth)
     prefill_per_step = batch / workload.output_tokens * prefill
     itl = step + prefill_per_step
     output_rate = batch / itl
@@ -178,8 +205,10 @@ def choose(
     ntpot_ms: float | None,
     ttft_ms: float | None,
     max_batch: int = MAX_BATCH,
+    scale: float = 1.0,
 ) -> Choice:
-    """The largest batch the KV cache holds, the cap allows and the latency limits accept."""
+    """The largest batch the KV cache holds, the cap allows and the latency limits accept (`scale`: as in
+    `operating_point`)."""
     ok, why = fits(model, shape, workload)
     if not ok:
         return Choice(None, "kv-capacity", why)
@@ -191,7 +220,7 @@ def choose(
     def meets(point: OperatingPoint) -> bool:
         return (ntpot_ms is None or point.ntpot_ms <= ntpot_ms) and (ttft_ms is None or point.ttft_ms <= ttft_ms)
 
-    first = operating_point(model, shape, workload, 1)
+    first = operating_point(model, shape, workload, 1, scale)
     if not meets(first):
         missed = "ttft-target" if ttft_ms is not None and first.ttft_ms > ttft_ms else "ntpot-target"
         shown = (
@@ -204,13 +233,13 @@ def choose(
     low, high = 1, top
     while low < high:
         middle = (low + high + 1) // 2
-        if meets(operating_point(model, shape, workload, middle)):
+        if meets(operating_point(model, shape, workload, middle, scale)):
             low = middle
         else:
             high = middle - 1
-    point = operating_point(model, shape, workload, low)
+    point = operating_point(model, shape, workload, low, scale)
     if low < top:
-        latency_point = operating_point(model, shape, workload, low + 1)
+        latency_point = operating_point(model, shape, workload, low + 1, scale)
         missed_ttft = ttft_ms is not None and latency_point.ttft_ms > ttft_ms
         return Choice(point, "ttft-target" if missed_ttft else "ntpot-target")
     if low == capacity and capacity <= max_batch:

@@ -1,11 +1,11 @@
 """The cheapest (generation, topology, replicas) that carries a traffic target within its latency limits.
 
 Every slice shape of every generation considered is judged on its own (`evaluate_slice`): what one replica
-serves (a GIQ profile that matches, else a published measurement that matches, else the calibrated roofline
-of tpu_stacks.traffic.model), how many replicas the target needs, and what they cost on the target's pricing
-model. `size_for_traffic` ranks them: candidates that meet the target first; among those, priced before
-unknown, then by the price per hour of all replicas, then by cost per million output tokens; unknown prices
-by total chips. A price no source gives is never taken as free.
+serves (a GIQ profile that matches, else a published measurement of the pinned engine build that matches, with
+the roofline scaled to it, else the calibrated roofline of tpu_stacks.traffic.model), how many replicas the
+target needs, and what they cost on the target's pricing model. `size_for_traffic` ranks them: candidates
+that meet the target first; among those, priced before unknown, then by the price per hour of all replicas,
+then by cost per million output tokens; unknown prices by total chips. A price no source gives is never taken as free.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tpu_stacks.catalog.engines import JETSTREAM, VLLM
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement
 from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, all_slice_shapes, generation
@@ -148,16 +149,27 @@ class TrafficAnswer:
         }
 
 
-def matching_measurement(model: ResolvedModel, shape: SliceShape, workload: Workload) -> Measurement | None:
-    """The newest published row for this engine, model, generation, chips and dtype at a similar request shape."""
+PINNED_VERSIONS: dict[str, tuple[str, ...]] = {
+    "vllm": (VLLM.version,),
+    "jetstream": tuple(version.version for version in JETSTREAM),
+}
+"""The engine versions the stacks run (tpu_stacks.catalog.engines): a row is evidence only for its own build."""
+
+
+def matching_measurement(
+    model: ResolvedModel, shape: SliceShape, workload: Workload, rows: Sequence[Measurement] = MEASUREMENTS
+) -> Measurement | None:
+    """The newest published row of the pinned engine build, model, generation, chips and dtype at a similar
+    request shape (a row of another build calibrates the model but is no evidence for this stack)."""
 
     def near(a: int, b: int) -> bool:
         return max(a, b) / min(a, b) <= LENGTH_TOLERANCE
 
-    rows = [
+    found = [
         row
-        for row in MEASUREMENTS
+        for row in rows
         if row.engine == workload.engine
+        and row.engine_version in PINNED_VERSIONS.get(workload.engine, ())
         and row.model == model.architecture.name
         and row.generation == shape.generation
         and row.chips == shape.chips
@@ -165,7 +177,7 @@ def matching_measurement(model: ResolvedModel, shape: SliceShape, workload: Work
         and near(row.input_tokens, workload.input_tokens)
         and near(row.output_tokens, workload.output_tokens)
     ]
-    return max(rows, key=lambda row: row.date) if rows else None
+    return max(found, key=lambda row: row.date) if found else None
 
 
 @dataclass(frozen=True)
@@ -219,12 +231,25 @@ def _from_profile(profile: Profile, target: TrafficTarget, label: str) -> _Serve
     )
 
 
-def _modelled(model: ResolvedModel, shape: SliceShape, workload: Workload, target: TrafficTarget, cap: int) -> _Served:
-    choice = choose(model, shape, workload, ntpot_ms=target.ntpot_ms, ttft_ms=target.ttft_ms, max_batch=cap)
+def _modelled(
+    model: ResolvedModel,
+    shape: SliceShape,
+    workload: Workload,
+    target: TrafficTarget,
+    cap: int,
+    scale: float = 1.0,
+    row: Measurement | None = None,
+) -> _Served:
+    """The roofline's operating point; `scale` and `row` when a measurement of this slice scales it (below)."""
+    choice = choose(
+        model, shape, workload, ntpot_ms=target.ntpot_ms, ttft_ms=target.ttft_ms, max_batch=cap, scale=scale
+    )
     source = (
         f"roofline model ({workload.engine} at {ENGINE_EFFICIENCY[workload.engine]:.0%} of the HBM-bandwidth and"
         f" compute bounds; docs/sizing-for-traffic.md)"
     )
+    if row is not None:
+        source += f" scaled by {scale:.2f} to the measured {row.engine_build} row on this slice: {row.source}"
     if choice.point is None:
         return _Served(PerReplica(None, None, None, None, None), "model", source, choice.limit, choice.why)
     return _Served(_per_replica(choice.point), "model", source, choice.limit)
@@ -244,10 +269,15 @@ def _measured(
     target: TrafficTarget,
     max_batch: int,
 ) -> _Served | None:
-    """The published throughput at the row's batch; latencies from the row, else modelled at that batch.
+    """The published throughput at the row's batch, with latencies that agree with it; else the model scaled to it.
 
-    None when the row ran more sequences than the cap allows, or its load misses a latency limit: the
-    measurement says nothing about a smaller batch."""
+    The roofline is scaled by measured / modelled rate at the row's batch (every modelled time scales with
+    1 / that factor), so at the row's batch the model gives the measured rate and per-token time is batch /
+    measured rate, not the unscaled model's (which would contradict the measurement). The row's own latencies
+    win where it gives them. When the row's load misses a latency limit or runs more sequences than the cap
+    allows, the scaled model picks a smaller batch (nothing is measured beyond the row's batch): a tighter
+    limit then never yields more per replica than the measurement. None when the model cannot reach the row's
+    batch (the measurement does not fit the model's view of this slice)."""
     if row.batch is not None:
         batch_size = row.batch
     else:  # the engine's scheduler chose it: as many as the KV cache holds, under the row's cap
@@ -256,15 +286,24 @@ def _measured(
         if chosen is None:
             return None
         batch_size = chosen.batch
-    if batch_size > max_batch:
-        return None
-    modelled = operating_point(model, shape, workload, batch_size)
+    scale = row.output_tokens_per_second / operating_point(model, shape, workload, batch_size).output_tokens_per_second
+    modelled = operating_point(model, shape, workload, batch_size, scale=scale)
     ntpot = row.ntpot_ms if row.ntpot_ms is not None else modelled.ntpot_ms
     ttft = row.ttft_ms if row.ttft_ms is not None else modelled.ttft_ms
-    if (target.ntpot_ms is not None and ntpot > target.ntpot_ms) or (
+    misses = (target.ntpot_ms is not None and ntpot > target.ntpot_ms) or (
         target.ttft_ms is not None and ttft > target.ttft_ms
-    ):
-        return None
+    )
+    if misses or batch_size > max_batch:
+        cap = min(max_batch, batch_size - 1 if misses else batch_size)
+        if cap < 1:
+            return _Served(
+                PerReplica(None, None, None, None, None),
+                "measured",
+                row.source,
+                "ttft-target" if target.ttft_ms is not None and ttft > target.ttft_ms else "ntpot-target",
+                "the measured load misses the latency limits and no smaller batch is left",
+            )
+        return _modelled(model, shape, workload, target, cap, scale=scale, row=row)
     output = row.output_tokens_per_second
     shown_batch = f"batch {batch_size}" if row.batch is not None else f"batch {batch_size} (modelled)"
     source = f"{row.engine_build}, {row.input_tokens}/{row.output_tokens} tokens, {shown_batch}: {row.source}"
@@ -288,6 +327,7 @@ def evaluate_slice(
     max_model_len: int | None = None,
     max_batch: int = MAX_BATCH,
     profiles: Sequence[Profile] = (),
+    measurements: Sequence[Measurement] = MEASUREMENTS,
 ) -> TrafficCandidate:
     """Replicas of `shape` the target needs, whether they meet it (and why not), and what they cost."""
     efficiency(engine)  # refuses an engine without a calibrated model, before any work
@@ -304,7 +344,7 @@ def evaluate_slice(
     if profile is not None:
         served = _from_profile(profile, target, profile.label)
     if served is None:
-        row = matching_measurement(model, shape, workload)
+        row = matching_measurement(model, shape, workload, measurements)
         served = _measured(row, model, shape, workload, target, max_batch) if row else None
     if served is None:
         served = _modelled(model, shape, workload, target, max_batch)
