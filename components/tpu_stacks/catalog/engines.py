@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.image_users import HELPER_IMAGE_USERS, NONROOT_UID, ImageUser
-from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
+from tpu_stacks.catalog.ray_serve import RAY_LLM_VLLM, RAY_SERVE_VERSION
 
 MetricKind = Literal["gauge", "counter", "histogram"]
 Meaning = Literal[
@@ -175,7 +175,7 @@ def _histograms(*names: str) -> tuple[Metric, ...]:
     return tuple(Metric(name=n, kind="histogram") for n in names)
 
 
-_VLLM_TAG = "v0.29.0"
+_VLLM_TAG = f"v{RAY_LLM_VLLM}"  # one vLLM for both modes: the one the pinned Ray's Serve LLM pins
 _VLLM_LOGGERS = f"https://github.com/vllm-project/vllm/blob/{_VLLM_TAG}/vllm/v1/metrics/loggers.py"
 _VLLM_RENAMES = (
     "vllm/v1/metrics/loggers.py of v0.9 to v0.12 ('Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc')"
@@ -304,15 +304,16 @@ VLLM = EngineVersion(
     user=ImageUser(
         NONROOT_UID,
         "the image is built from tpu-inference's docker/Dockerfile (python:3.12-slim-bookworm, no USER: root by "
-        "default, WORKDIR /workspace); the server writes HOME (~/.cache/vllm, ~/.config/vllm, the Hugging Face "
+        "default, WORKDIR /workspace; read at tpu-inference v0.27.0: the Dockerfile is not in the 0.29.0 wheel); "
+        "the server writes HOME (~/.cache/vllm, ~/.config/vllm, the Hugging Face "
         "config files), /tmp (libtpu logs, tpu-inference's /tmp/lock), /dev/shm and the JAX compile cache "
         "(VLLM_XLA_CACHE_PATH), all emptyDirs here, and the weights mount, which GCS FUSE mounts as this uid",
     ),
     source="[VLLM-TPU] docker/Dockerfile (image), tpu_inference/envs.py (TPU_MULTIHOST_BACKEND), "
     "runner/compilation_manager.py (VLLM_XLA_CACHE_PATH is JAX's compilation cache dir); [VLLM-SRC] "
     "vllm/engine/arg_utils.py (flags and defaults), vllm/v1/metrics/loggers.py (metric names), vllm/envs.py; "
-    "[K-VLLM] vllm-hpa.yaml (the HPA's metric as the adapter names it); github.com/GoogleCloudPlatform/"
-    "kubernetes-engine-samples ai-ml/gke-ray/rayserve/llm/tpu/Dockerfile (the tag)",
+    "[K-VLLM] vllm-hpa.yaml (the HPA's metric as the adapter names it); the ray 2.60.0 wheel's METADATA on PyPI "
+    '(the tag: `Requires-Dist: vllm[audio]==0.29.0; extra == "llm"`)',
 )
 
 _JETSTREAM_FLAGS = (
@@ -488,7 +489,7 @@ RAY_SERVE = EngineVersion(
     # ([K-RAY-SERVE-TPU] Dockerfile); Ray's TPU guide asks for "a released Ray version ... that contains TPU topology
     # support". Every name below was read in the ray-2.60.0 wheel from PyPI (python/ray/serve/_private/).
     version=RAY_SERVE_VERSION,  # catalog/ray_serve.py: one pin for the image, the serve config schema and these names
-    images=(),  # Ray and ray[llm] are installed into the vLLM TPU image (the engine's own image user applies)
+    images=(),  # ray[serve] is installed into the vLLM TPU image (vllm/ray_serve_image; the engine image user applies)
     metric_prefix="ray_",
     metrics=(
         # Serve's HTTP proxy (request_ingress_metrics.py: `serve_num_{http}_requests` ...; tags route, method,
