@@ -9,7 +9,7 @@ from tpu_stacks.images import check_pinned, image_problem
 @pytest.mark.parametrize(
     "image,problem",
     [
-        ("docker.io/vllm/vllm-tpu:v0.23.0", None),
+        ("docker.io/vllm/vllm-tpu:v0.29.0", None),
         ("us-docker.pkg.dev/p/r/img@sha256:" + "a" * 64, None),
         ("localhost:5000/img:v1.2", None),
         ("vllm/vllm-tpu:latest", "uses the moving tag :latest"),

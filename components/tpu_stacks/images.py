@@ -45,7 +45,7 @@ def check_pinned(image: str, key: str, example: str) -> None:
 # `imagePullPolicy: Always` (k8s.security) makes a re-pushed tag visible at the next pod start.
 DIGEST_SOURCES: dict[str, str] = {
     "docker.io/vllm/vllm-tpu": "no digest published: the vLLM and tpu-inference release notes and docs name the "
-    "version tag only (v0.23.0)",
+    "version tag only (v0.29.0)",
     "us-docker.pkg.dev/cloud-tpu-images/inference": "no digest published: the Saxml and JetStream tutorials and "
     "the JetStream-PyTorch README name tags only ([K-SAX], [K-JETSTREAM])",
     "gcr.io/google.com/cloudsdktool/google-cloud-cli": "no digest published: the Cloud SDK release notes and the "

@@ -137,15 +137,16 @@ SOURCES = (
     ),
     Source(
         "VLLM-TPU",
-        "vllm-project/tpu-inference v0.23.0, the TPU backend of the vllm/vllm-tpu:v0.23.0 image (docker/Dockerfile, "
-        "tpu_inference/envs.py, runner/compilation_manager.py, worker/tpu_worker.py)",
-        "https://github.com/vllm-project/tpu-inference/tree/v0.23.0",
+        "vllm-project/tpu-inference v0.29.0, the TPU backend of the vllm/vllm-tpu:v0.29.0 image (docker/Dockerfile, "
+        "tpu_inference/envs.py, runner/compilation_manager.py, worker/tpu_worker.py; the same tree is PyPI's "
+        "tpu-inference 0.29.0 wheel)",
+        "https://github.com/vllm-project/tpu-inference/tree/v0.29.0",
     ),
     Source(
         "VLLM-SRC",
-        "vllm-project/vllm v0.23.0, the vLLM of the vllm/vllm-tpu:v0.23.0 image (vllm/v1/metrics/loggers.py, "
-        "vllm/envs.py, vllm/engine/arg_utils.py; the same tree is PyPI's vllm-tpu 0.23.0 sdist)",
-        "https://github.com/vllm-project/vllm/tree/v0.23.0",
+        "vllm-project/vllm v0.29.0, the vLLM of the vllm/vllm-tpu:v0.29.0 image (vllm/v1/metrics/loggers.py, "
+        "vllm/envs.py, vllm/engine/arg_utils.py; the same tree is PyPI's vllm-tpu 0.29.0 sdist)",
+        "https://github.com/vllm-project/vllm/tree/v0.29.0",
     ),
     Source(
         "ADAPTER",
@@ -184,9 +185,10 @@ SOURCES = (
     ),
     Source(
         "TPUI",
-        "vllm-project/tpu-inference v0.23.0 support matrices (docs/includes/core_features.md, parallelism.md, "
-        "model_support.md)",
-        "https://github.com/vllm-project/tpu-inference/tree/v0.23.0/docs/includes",
+        "vllm-project/tpu-inference v0.27.0 support matrices (docs/includes/core_features.md, parallelism.md, "
+        "model_support.md; .buildkite/features/multi-host.yml), the newest release tag whose docs were read: the "
+        "pinned v0.29.0's matrices were not",
+        "https://github.com/vllm-project/tpu-inference/tree/v0.27.0/docs/includes",
     ),
     Source(
         "GCSFUSE",

@@ -25,7 +25,7 @@ from tpu_stacks.jetstream.models import MODELS as JETSTREAM_MODELS
 from tpu_stacks.sizing import ServingRequest, TrainingRequest
 
 # vLLM `--dtype`, `--kv-cache-dtype` and `--quantization` values -> the sizing dtypes (vllm/config/model.py,
-# vllm/config/cache.py at the pinned v0.23.0). "auto" is the model's dtype: bf16 for every catalogued model.
+# vllm/config/cache.py at the pinned v0.29.0). "auto" is the model's dtype: bf16 for every catalogued model.
 # torch_xla's `tpu_int8` is not a method of the tpu-inference image (catalog/engines.py, the flag's note).
 VLLM_DTYPES = {"auto": "bf16", "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16"}
 VLLM_DTYPES |= {"float32": "fp32", "float": "fp32"}

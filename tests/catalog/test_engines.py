@@ -48,8 +48,8 @@ def test_vllm_hpa_metrics_come_from_the_catalogue():
 
 
 def test_the_pinned_vllm_is_the_tpu_inference_release():
-    assert engines.VLLM.version == "v0.23.0"
-    assert VLLM_IMAGE == "docker.io/vllm/vllm-tpu:v0.23.0"
+    assert engines.VLLM.version == "v0.29.0"
+    assert VLLM_IMAGE == "docker.io/vllm/vllm-tpu:v0.29.0"
     assert "[VLLM-TPU]" in engines.VLLM.source and "[VLLM-SRC]" in engines.VLLM.source
 
 
@@ -58,7 +58,7 @@ def test_retired_and_renamed_metrics_are_not_in_the_pinned_vllm():
     with pytest.raises(KeyError):
         engines.managed_prometheus_name(engines.VLLM, "vllm:avg_generation_throughput_toks_per_s")
     assert engines.VLLM.metric("vllm:prompt_tokens_total").kind == "counter"
-    # the GKE tutorial's HPA metric and the dashboards' old names: gone from v0.23.0, each with its new name
+    # the GKE tutorial's HPA metric and the dashboards' old names: gone from v0.29.0, each with its new name
     renamed = {r.old: r.new for r in engines.VLLM.renamed}
     assert renamed == {
         "vllm:gpu_cache_usage_perc": "vllm:kv_cache_usage_perc",
@@ -71,6 +71,12 @@ def test_retired_and_renamed_metrics_are_not_in_the_pinned_vllm():
         assert engines.VLLM.metric(old) is None
         assert engines.VLLM.metric(new).kind == kinds.get(new, "counter")
     assert engines.VLLM.renamed_to("vllm:num_requests_waiting") is None
+
+
+def test_the_pinned_vllm_lists_what_v0_29_0_added():
+    # vllm/v1/metrics/loggers.py at v0.29.0 registers a per-request preemption histogram that v0.23.0 did not
+    assert engines.VLLM.metric("vllm:request_num_preemptions").kind == "histogram"
+    assert engines.VLLM.metric("vllm:num_preemptions_total").kind == "counter"  # the engine-wide counter stays
 
 
 def test_flags_that_size_each_engine():

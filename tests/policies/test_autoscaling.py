@@ -34,7 +34,7 @@ def test_a_misspelled_vllm_metric_is_refused_with_the_right_name():
     (problem,) = check(hpa("prometheus.googleapis.com|vllm:num_request_waiting|gauge"))
     assert problem.level == "mandatory"
     assert "HorizontalPodAutoscaler serving/vllm-hpa spec.metrics[0].pods.metric.name" in problem.message
-    assert "vllm:num_request_waiting is not a metric vllm v0.23.0 exports" in problem.message
+    assert "vllm:num_request_waiting is not a metric vllm v0.29.0 exports" in problem.message
     assert f"did you mean {TUTORIAL}?" in problem.message
 
 

@@ -9,7 +9,7 @@ from tpu_stacks.annotations import MODEL
 
 FIT, SIZABLE = "tpu-model-fits-slice", "tpu-model-sizable"
 V5E, V6E = "tpu-v5-lite-podslice", "tpu-v6e-slice"
-VLLM_IMAGE = "vllm/vllm-tpu:v0.23.0"
+VLLM_IMAGE = "vllm/vllm-tpu:v0.29.0"
 JETSTREAM_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pytorch-server:v0.2.3"
 MAXTEXT_IMAGE = "us-docker.pkg.dev/my-proj/images/maxtext:2025-10-01"
 
@@ -86,11 +86,11 @@ def test_vllm_serve_with_a_positional_model_and_any_image():
 def test_an_unknown_model_is_an_advisory_not_a_silent_pass():
     fit, (advisory,) = found(vllm("2x2", 4, vllm_args(model="acme/unheard-of-70b", tp=4)))
     assert fit == [] and advisory.level == "advisory"
-    assert "runs vllm v0.23.0 but --model: 'acme/unheard-of-70b' is not in the model catalogue" in advisory.message
+    assert "runs vllm v0.29.0 but --model: 'acme/unheard-of-70b' is not in the model catalogue" in advisory.message
     assert "the model's fit is not checked" in advisory.message
 
 
-@pytest.mark.parametrize("method", ["awq", "tpu_int8"])  # tpu_int8: torch_xla's, not a method of v0.23.0
+@pytest.mark.parametrize("method", ["awq", "tpu_int8"])  # tpu_int8: torch_xla's, not a method of v0.29.0
 def test_a_quantization_the_memory_model_cannot_size_is_an_advisory(method):
     fit, (advisory,) = found(vllm("2x2", 4, vllm_args(tp=4) + [f"--quantization={method}"]))
     assert fit == [] and f"--quantization {method} is not one the memory model sizes (fp8)" in advisory.message

@@ -35,7 +35,7 @@ def test_latest_nightly_and_untagged_images():
 
 
 def test_version_tags_and_digests_pass():
-    assert check(with_image("vllm/vllm-tpu:v0.23.0")) == []
+    assert check(with_image("vllm/vllm-tpu:v0.29.0")) == []
     assert check(with_image("localhost:5000/vllm@sha256:" + "a" * 64)) == []
 
 

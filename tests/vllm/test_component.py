@@ -90,7 +90,7 @@ def test_deployment_is_derived_from_the_catalogue(mocks):
     assert "--model=meta-llama/Llama-3.1-70B" in container["args"] and "--max-model-len=4096" in container["args"]
     assert container["resources"]["requests"]["google.com/tpu"] == "8"
     assert container["resources"]["limits"]["google.com/tpu"] == "8"
-    assert container["image"] == "docker.io/vllm/vllm-tpu:v0.23.0"
+    assert container["image"] == "docker.io/vllm/vllm-tpu:v0.29.0"
     assert container["startupProbe"]["httpGet"] == {"path": "/health", "port": 8000}
     assert container["startupProbe"]["failureThreshold"] * container["startupProbe"]["periodSeconds"] >= 30 * 60
     assert container["readinessProbe"]["httpGet"]["path"] == "/health"
@@ -116,7 +116,7 @@ def test_compile_cache_is_local_per_pod_and_keyed(mocks):
     env = {e["name"]: e.get("value") for e in server(mocks)["env"]}
     assert env["VLLM_XLA_CACHE_PATH"] == "/xla-cache"  # never the shared FUSE mount
     restore, upload = spec["initContainers"]
-    key = "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/v0.23.0"
+    key = "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/v0.29.0"
     assert key in restore["command"][2] and key in upload["command"][2]
     assert "--no-clobber" in upload["command"][2]
     assert upload["restartPolicy"] == "Always"  # a native sidecar
@@ -198,7 +198,7 @@ def test_artifact_registry_remote_repository_serves_the_pinned_image():
     (container,) = mocks.named("kubernetes:apps/v1:Deployment", "reg-deployment").inputs["spec"]["template"]["spec"][
         "containers"
     ]
-    assert container["image"] == "us-central1-docker.pkg.dev/proj/vllm-tpu-tpu-cluster/vllm/vllm-tpu:v0.23.0"
+    assert container["image"] == "us-central1-docker.pkg.dev/proj/vllm-tpu-tpu-cluster/vllm/vllm-tpu:v0.29.0"
     (pull,) = mocks.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
     assert pull.inputs["role"] == "roles/artifactregistry.reader"
     assert pull.inputs["member"] == "serviceAccount:tpu-cluster-nodes@proj.iam.gserviceaccount.com"
@@ -294,7 +294,7 @@ def test_the_await_budget_follows_startup_minutes_and_replicas():
 
 
 def test_the_engine_env_is_the_pinned_releases(mocks):
-    """v0.23.0 has no VLLM_USE_V1 (vLLM warns of unknown VLLM_* variables); the compile cache variable stays."""
+    """v0.29.0 has no VLLM_USE_V1 (vLLM warns of unknown VLLM_* variables); the compile cache variable stays."""
     env = {e["name"]: e.get("value") for e in server(mocks)["env"]}
     assert "VLLM_USE_V1" not in env
     assert env["VLLM_XLA_CACHE_PATH"] == "/xla-cache" and "VLLM_DISABLE_COMPILE_CACHE" not in env

@@ -144,10 +144,15 @@ def test_the_file_cache_holds_the_weights_plus_ten_percent():
 
 
 def test_the_compile_cache_key_names_model_slice_tp_and_build():
-    # the default image's tag (a longer tag, such as a commit, is cut to 16 characters)
-    assert plan().compile_cache_prefix == "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/v0.23.0"
+    # the default image's tag (a longer tag is cut to 40 characters: a full commit id fits)
+    assert plan().compile_cache_prefix == "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/v0.29.0"
     standard = plan(registry={"mode": "standard", "image": "vllm-tpu:v0.9.2"})
     assert standard.compile_cache_prefix == "xla-cache/meta-llama-llama-3.1-70b/v6e-2x4-tp8/v0.9.2"
+    # the multi-host server image's tag keeps its vLLM part: a new vLLM under the same Ray is a new key
+    served = plan(registry={"mode": "standard", "image": "vllm-tpu:serve-ray2.60.0-vllm0.29.0"})
+    assert served.compile_cache_prefix.endswith("/v6e-2x4-tp8/serve-ray2.60.0-vllm0.29.0")
+    commit = plan(image="docker.io/vllm/vllm-tpu:" + "a" * 40 + "b" * 8)
+    assert commit.compile_cache_prefix.endswith("/" + "a" * 40)
 
 
 def test_an_hpa_only_when_replicas_may_change():

@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.image_users import HELPER_IMAGE_USERS, NONROOT_UID, ImageUser
-from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
+from tpu_stacks.catalog.ray_serve import RAY_LLM_VLLM, RAY_SERVE_VERSION
 
 MetricKind = Literal["gauge", "counter", "histogram"]
 Meaning = Literal[
@@ -175,7 +175,7 @@ def _histograms(*names: str) -> tuple[Metric, ...]:
     return tuple(Metric(name=n, kind="histogram") for n in names)
 
 
-_VLLM_TAG = "v0.23.0"
+_VLLM_TAG = f"v{RAY_LLM_VLLM}"  # one vLLM for both modes: the one the pinned Ray's Serve LLM pins
 _VLLM_LOGGERS = f"https://github.com/vllm-project/vllm/blob/{_VLLM_TAG}/vllm/v1/metrics/loggers.py"
 _VLLM_RENAMES = (
     "vllm/v1/metrics/loggers.py of v0.9 to v0.12 ('Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc')"
@@ -184,10 +184,14 @@ _VLLM_RENAMES = (
 VLLM = EngineVersion(
     engine="vllm",
     # The released vLLM TPU image built on tpu-inference ([VLLM-TPU]; vLLM PR #27997 moved the vllm-tpu image build
-    # there): vLLM v0.23.0 with tpu-inference v0.23.0 (PyPI vllm-tpu 0.23.0 requires tpu-inference==0.23.0). GKE's
-    # multi-host Ray Serve sample builds on this tag (kubernetes-engine-samples ai-ml/gke-ray/rayserve/llm/tpu/
-    # Dockerfile, `FROM vllm/vllm-tpu:v0.23.0`). One image serves single-host (the Deployment) and multi-host slices
-    # (tpu-inference's Ray executor, `TPU_MULTIHOST_BACKEND=ray`, tpu_inference/envs.py).
+    # there): vLLM v0.29.0 with tpu-inference v0.29.0 (PyPI vllm-tpu 0.29.0, requirements/tpu.txt:
+    # tpu-inference==0.29.0). The version is the one Ray Serve LLM pins: the ray 2.60.0 wheel (catalog/ray_serve.py)
+    # says `Requires-Dist: vllm[audio]==0.29.0; extra == "llm"`, and every `vllm.` module its
+    # ray/llm/_internal/serve imports exists in this tree (v0.23.0 lacks vllm.entrypoints.serve.engine.protocol,
+    # vllm.entrypoints.launchers.cli_args and vllm.renderers.online_renderer). One image serves single-host (the
+    # Deployment) and multi-host slices (tpu-inference's Ray executor, `TPU_MULTIHOST_BACKEND=ray`,
+    # tpu_inference/envs.py). The server command `python3 -m vllm.entrypoints.openai.api_server` still runs at this
+    # tag, with a DeprecationWarning naming `vllm serve` (vllm/entrypoints/openai/api_server.py).
     version=_VLLM_TAG,
     images=("docker.io/vllm/vllm-tpu", "vllm/vllm-tpu"),
     flags=(
@@ -216,13 +220,13 @@ VLLM = EngineVersion(
         Flag(
             name="--quantization",
             meaning="quantization",
-            note="-q; tpu-inference maps fp8, awq, compressed-tensors, mxfp4, nvfp4 "
+            note="-q; tpu-inference maps fp8, awq, compressed-tensors, mxfp4, nvfp4 and DeepSeek V4 fp8 "
             "(tpu_inference/layers/vllm/quantization/__init__.py); torch_xla's tpu_int8 is gone; a method the "
             "catalogue cannot size is advisory",
         ),
     ),
     metric_prefix="vllm:",
-    # PrometheusStatLogger at v0.23.0 (the tree of PyPI's vllm-tpu 0.23.0 sdist): what it registers unconditionally,
+    # PrometheusStatLogger at v0.29.0 (the tree of PyPI's vllm-tpu 0.29.0 sdist): what it registers unconditionally,
     # plus cache_config_info (log_metrics_info) and lora_requests_info (with LoRA). Not catalogued: corrupted_requests
     # (VLLM_COMPUTE_NANS_IN_LOGITS only), kv_block_* (--kv-cache-metrics only), spec-decode and KV-connector series.
     # tpu-inference is a platform plugin: the API server and its /metrics are vLLM's own ([VLLM-TPU] README: "keep
@@ -266,12 +270,14 @@ VLLM = EngineVersion(
             "vllm:request_inference_time_seconds",
             "vllm:request_prefill_time_seconds",
             "vllm:request_decode_time_seconds",
+            "vllm:request_num_preemptions",  # registered unconditionally at v0.29.0; not in the v0.23.0 list
             "vllm:request_prefill_kv_computed_tokens",
         ),
     ),
     metrics_source=_VLLM_LOGGERS,
-    # vLLM's deprecation policy (docs/usage/metrics.md at v0.23.0): deprecated in X.Y, hidden in X.Y+1, removed in
-    # X.Y+2. The April 2025 image this replaced exported the old names; v0.23.0 registers none of them.
+    # vLLM's deprecation policy (docs/usage/metrics.md at v0.29.0): deprecated in X.Y, hidden in X.Y+1, removed in
+    # X.Y+2. The April 2025 image this replaced exported the old names; v0.29.0 registers none of them, and every
+    # name of the v0.23.0 list above is still registered, under the same kind (no rename between 0.23 and 0.29).
     renamed=(
         Renamed(old="vllm:gpu_cache_usage_perc", new="vllm:kv_cache_usage_perc", since="0.9", source=_VLLM_RENAMES),
         Renamed(
@@ -298,15 +304,16 @@ VLLM = EngineVersion(
     user=ImageUser(
         NONROOT_UID,
         "the image is built from tpu-inference's docker/Dockerfile (python:3.12-slim-bookworm, no USER: root by "
-        "default, WORKDIR /workspace); the server writes HOME (~/.cache/vllm, ~/.config/vllm, the Hugging Face "
+        "default, WORKDIR /workspace; read at tpu-inference v0.27.0: the Dockerfile is not in the 0.29.0 wheel); "
+        "the server writes HOME (~/.cache/vllm, ~/.config/vllm, the Hugging Face "
         "config files), /tmp (libtpu logs, tpu-inference's /tmp/lock), /dev/shm and the JAX compile cache "
         "(VLLM_XLA_CACHE_PATH), all emptyDirs here, and the weights mount, which GCS FUSE mounts as this uid",
     ),
     source="[VLLM-TPU] docker/Dockerfile (image), tpu_inference/envs.py (TPU_MULTIHOST_BACKEND), "
     "runner/compilation_manager.py (VLLM_XLA_CACHE_PATH is JAX's compilation cache dir); [VLLM-SRC] "
     "vllm/engine/arg_utils.py (flags and defaults), vllm/v1/metrics/loggers.py (metric names), vllm/envs.py; "
-    "[K-VLLM] vllm-hpa.yaml (the HPA's metric as the adapter names it); github.com/GoogleCloudPlatform/"
-    "kubernetes-engine-samples ai-ml/gke-ray/rayserve/llm/tpu/Dockerfile (the tag)",
+    "[K-VLLM] vllm-hpa.yaml (the HPA's metric as the adapter names it); the ray 2.60.0 wheel's METADATA on PyPI "
+    '(the tag: `Requires-Dist: vllm[audio]==0.29.0; extra == "llm"`)',
 )
 
 _JETSTREAM_FLAGS = (
@@ -482,7 +489,7 @@ RAY_SERVE = EngineVersion(
     # ([K-RAY-SERVE-TPU] Dockerfile); Ray's TPU guide asks for "a released Ray version ... that contains TPU topology
     # support". Every name below was read in the ray-2.60.0 wheel from PyPI (python/ray/serve/_private/).
     version=RAY_SERVE_VERSION,  # catalog/ray_serve.py: one pin for the image, the serve config schema and these names
-    images=(),  # Ray and ray[llm] are installed into the vLLM TPU image (the engine's own image user applies)
+    images=(),  # ray[serve] is installed into the vLLM TPU image (vllm/ray_serve_image; the engine image user applies)
     metric_prefix="ray_",
     metrics=(
         # Serve's HTTP proxy (request_ingress_metrics.py: `serve_num_{http}_requests` ...; tags route, method,

@@ -20,6 +20,14 @@ from __future__ import annotations
 RAY_SERVE_VERSION = "2.60.0"
 """The Ray release of the multi-host serving mode (Ray Serve, Ray Serve LLM)."""
 
+RAY_LLM_VLLM = "0.29.0"
+"""The vLLM this Ray release's Serve LLM is built against: the ray 2.60.0 wheel's METADATA says
+`Requires-Dist: vllm[audio]==0.29.0; extra == "llm"`, and its ray/llm/_internal/serve imports vLLM modules
+that v0.23.0 lacks (vllm.entrypoints.launchers.cli_args, vllm.entrypoints.serve.engine.protocol,
+vllm.renderers.online_renderer). The engine catalogue's VLLM is this version (catalog/engines.py reads it
+here), and the server image's build checks the same pin against the image's vLLM
+(vllm/ray_serve_image/Dockerfile). Change it with RAY_SERVE_VERSION, after re-reading the new wheel."""
+
 OPENAI_APP_IMPORT_PATH = "ray.serve.llm:build_openai_app"
 """Ray Serve LLM's OpenAI-compatible application builder: its `args` are `LLMServingArgs`
 (`llm_configs`: a list of `LLMConfig`), python/ray/serve/llm/__init__.py at the pinned release."""

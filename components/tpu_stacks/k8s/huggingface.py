@@ -11,11 +11,11 @@ of the Hugging Face client would land there by default:
   download path's, the shard cache the upload path's). `HF_XET_CHUNK_CACHE_SIZE_BYTES=0` turns it
   off; hf-xet reads it from 1.0.1 (huggingface/xet-core chunk_cache/src/lib.rs `CHUNK_CACHE_SIZE_BYTES`
   through `configurable_constants!`, which reads `HF_XET_<NAME>`; 1.0.0 had a fixed 10 GiB). The
-  pinned vLLM image (v0.23.0, June 2026: tpu-inference's requirements.txt asks for transformers >= 5.8.0)
-  gets huggingface_hub and hf-xet through transformers 5.x, so its hf-xet is later than 1.0.1 (published on
-  PyPI on 2025-04-06) [I: from the release dates, not run here]. `HF_HUB_DISABLE_XET` exists only
-  from huggingface_hub 0.34.0, so it is not relied on. Nothing here uploads to Hugging Face, so the
-  shard cache stays empty.
+  pinned vLLM image (v0.29.0, September 2026: vLLM's requirements/common.txt asks for transformers >=
+  5.10.4 and huggingface_hub >= 1.28.0) gets huggingface_hub and hf-xet through them, so its hf-xet is
+  later than 1.0.1 (published on PyPI on 2025-04-06) [I: from the release dates, not run here].
+  `HF_HUB_DISABLE_XET` exists only from huggingface_hub 0.34.0, so it is not relied on. Nothing here
+  uploads to Hugging Face, so the shard cache stays empty.
 - The hub cache (`HF_HUB_CACHE`, by default `$HF_HOME/hub`): huggingface_hub before 0.23.0 downloads
   every file into a temporary file in the hub cache even when the caller asks for `local_dir`
   (file_download.py at v0.22.2: `NamedTemporaryFile(..., dir=cache_dir)`), and the converter's
@@ -27,7 +27,7 @@ disk), `HF_HOME` on that same volume, so the hub cache, the Xet cache and the lo
 there (a temporary file there is renamed, not copied). vLLM passes its `--download-dir` to
 huggingface_hub as `cache_dir` for the weights (vllm/model_executor/model_loader/weight_utils.py,
 `download_weights_from_hf`; tpu-inference's JAX models likewise, tpu_inference/models/jax/utils/weight_utils.py
-`get_model_weights_files` at v0.23.0), so only the config and tokenizer files (megabytes) reach HOME.
+`get_model_weights_files` at v0.29.0), so only the config and tokenizer files (megabytes) reach HOME.
 """
 
 from __future__ import annotations

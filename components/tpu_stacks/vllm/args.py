@@ -36,7 +36,7 @@ class RegistryArgs(TypedDict):
     """Artifact Registry repository id, created in the cluster's region (modes `remote` and `standard`); default
     `vllm-tpu-<cluster name>`, one per stack, so two stacks in a project never share one."""
     image: NotRequired[str]
-    """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.23.0`."""
+    """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.29.0`."""
 
 
 class ServerResourcesArgs(TypedDict):
@@ -88,7 +88,7 @@ class VllmStackArgs(TypedDict):
     """More vLLM server flags, appended after the ones the stack sets."""
     image: NotRequired[str]
     """Pinned vLLM TPU image; registry mode `remote` pulls it through the registry, `standard` runs `registry.image`.
-    Default: docker.io/vllm/vllm-tpu:v0.23.0."""
+    Default: docker.io/vllm/vllm-tpu:v0.29.0."""
     registry: NotRequired[RegistryArgs]
     """Optional Artifact Registry for the server image: a Docker Hub pull-through or a repository you push to.
     Default: mode none."""

@@ -1,6 +1,7 @@
 """The environment the pinned vLLM TPU engine reads, from the spec: one list for every pod that runs it.
 
-The engine is vLLM v0.23.0 on tpu-inference v0.23.0 (catalog/engines.py `VLLM`). What it reads, at that tag:
+The engine is vLLM v0.29.0 on tpu-inference v0.29.0 (catalog/engines.py `VLLM`). What it reads, at that tag
+(read again in PyPI's vllm-tpu 0.29.0 sdist and tpu-inference 0.29.0 wheel; unchanged since v0.23.0):
 
 - `VLLM_XLA_CACHE_PATH`: tpu-inference hands it to JAX as `jax_compilation_cache_dir` unless
   `VLLM_DISABLE_COMPILE_CACHE` is set (tpu_inference/runner/compilation_manager.py, `CompilationManager`,
@@ -14,7 +15,7 @@ The engine is vLLM v0.23.0 on tpu-inference v0.23.0 (catalog/engines.py `VLLM`).
   startup probe's budget: the engine gives up when Kubernetes would restart it anyway, not before.
   tpu-inference's own multi-host benchmark raises it to 10800 (scripts/multihost/nightly_benchmarking.sh).
 
-Gone: `VLLM_USE_V1` (the tutorial's). v0.23.0 has only the V1 engine and no such variable, and vLLM warns
+Gone: `VLLM_USE_V1` (the tutorial's). v0.29.0 has only the V1 engine and no such variable, and vLLM warns
 of every `VLLM_*` variable it does not know ("Unknown vLLM environment variable detected", vllm/envs.py
 `validate_environ`; an error with `--fail-on-environ-validation`). Pure: no provider SDK.
 """

@@ -73,10 +73,13 @@ class VllmPlan(WorkloadPlan):
 
     @property
     def compile_cache_prefix(self) -> str:
-        """Keyed by model, slice, tensor parallelism and vLLM build: a cache is only valid for all four."""
+        """Keyed by model, slice, tensor parallelism and vLLM build: a cache is only valid for all four.
+
+        The build is the image's tag, up to 40 characters: a full commit id, or the multi-host server
+        image's `serve-ray<ray>-vllm<vllm>` (Pulumi.vllm-405b.yaml), whose vLLM part a shorter cut lost."""
         model_slug = re.sub(r"[^a-z0-9.-]+", "-", self.model.id.lower()).strip("-")
         image = self.spec.registry.image if self.spec.registry.mode == "standard" else self.spec.image
-        build = re.sub(r"[^A-Za-z0-9.-]+", "-", (image or "").rsplit(":", 1)[-1])[:16]
+        build = re.sub(r"[^A-Za-z0-9.-]+", "-", (image or "").rsplit(":", 1)[-1])[:40]
         shape = f"{self.shape.generation}-{self.shape.topology}-tp{self.tensor_parallel_size}"
         return f"xla-cache/{model_slug}/{shape}/{build}"
 
@@ -109,7 +112,7 @@ def _check_registry(spec: VllmSpec) -> None:
                 "vllm.registry.image",
                 "<missing>",
                 "is required with mode standard",
-                "name the image you push, e.g. vllm-tpu:v0.23.0 (build tpu-inference's docker/Dockerfile, push it to "
+                "name the image you push, e.g. vllm-tpu:v0.29.0 (build tpu-inference's docker/Dockerfile, push it to "
                 "the repository)",
             )
         _check_image(registry.image, "vllm.registry.image")

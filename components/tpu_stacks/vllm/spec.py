@@ -72,7 +72,7 @@ class RegistrySpec(_Spec):
     """Artifact Registry repository id, created in the cluster's region (modes `remote` and `standard`);
     default `vllm-tpu-<cluster name>`, one per stack, so two stacks in a project never share one."""
     image: ImageName | None = None
-    """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.23.0`."""
+    """For `standard`: image name and tag inside the repository, e.g. `vllm-tpu:v0.29.0`."""
 
 
 class ResourcesSpec(_Spec):
