@@ -6,7 +6,8 @@ model and its sizing inputs; a workload without them (a program that does not us
 is sized from its engine's own arguments (engine_args.py, per the engine catalogue; a RayService's
 from its Serve config's LLM configs, ray_serve.py). Annotations, when present, win, except over a
 RayService's Serve config: that is what runs (Ray Serve LLM starts the engine from its `engine_kwargs`),
-so a readable Serve config is judged even when annotations say otherwise. The memory model is the one the CLI and components use (sizing.py), against
+so a readable Serve config is judged even when annotations say otherwise. The memory model is the one
+the CLI and components use (sizing.py), against
 chips per pod x pods per slice x HBM per chip of the selected generation. A recognised engine whose
 model or settings cannot be sized is reported by the advisory `tpu-model-sizable`: never a silent pass.
 """
