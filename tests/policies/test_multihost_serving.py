@@ -309,3 +309,21 @@ def test_with_a_pipeline_flag_that_fits_the_tensor_flag_is_the_one_named():
     assert "passes --tensor-parallel-size=8 but" in message and message.endswith(
         "set it to 16 (with pipeline parallel 2)"
     )
+
+
+@pytest.mark.parametrize(
+    ("model_id", "source"),
+    [
+        (LLAMA_405B, f"/data/{LLAMA_405B}"),  # ours: the download Job's folder on the mount
+        ("llama-405b", f"/data/{LLAMA_405B}"),  # a client-facing name: the path's last two parts name the model
+        ("llama-405b", f"gs://weights-bucket/models/{LLAMA_405B}"),  # a mirror's bucket_uri
+    ],
+)
+def test_a_model_loaded_from_a_path_is_still_sized(model_id: str, source: str):
+    config = llm_config(max_model_len=4096)
+    config["model_loading_config"] = {"model_id": model_id, "model_source": source}
+    assert verdicts(service(serve(config))) == CLEAN
+    config["engine_kwargs"]["max_model_len"] = 131072
+    found = verdicts(service(serve(config)))
+    (message,) = found[FIT]
+    assert "meta-llama/Llama-3.1-405B" in message and " needs " in message and found[SIZABLE] == []
