@@ -50,6 +50,7 @@ from tpu_stacks.vllm.multihost_plan import (
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.pod import (
     HF_SECRET_KEY,
+    OWNER_OPTIONS,
     USER,
     _cache_containers,
     _mounts,
@@ -72,7 +73,7 @@ HEAD_VOLUMES = ("dshm", "hf-token", "weights")
 """What the head mounts of the server's volumes: shared memory for Ray's object store, the token, and the
 weights read-only (GKE's sample mounts the bucket on the head too, [K-RAY-SERVE-TPU-DL]: `model_source` is a
 path there, which Ray Serve LLM may read on the head for the model's config and tokenizer)."""
-READ_ONLY_OPTIONS = "implicit-dirs,only-dir=weights"
+READ_ONLY_OPTIONS = ",".join(("implicit-dirs", "only-dir=weights", *OWNER_OPTIONS))
 """The head's weights mount: the same folder, no file cache (it reads a few small files)."""
 METRICS_PORT = RAY.scrape_port()
 """Ray's metrics export port on every Ray pod (8080, KubeRay's default), where vLLM's engine metrics go too
@@ -130,7 +131,7 @@ def _read_only_weights(
     """The server's volumes and mounts (`names` of them, or all) with the weights read-only: the download Job
     wrote them (vllm/weights_download.py), so no Ray pod writes the bucket and no two mounts race on a file.
     `cache`: the servers' file cache options (they read the weights); else none."""
-    options = mount_options(plan.cache_gib, only_dir="weights") if cache else READ_ONLY_OPTIONS
+    options = mount_options(plan.cache_gib, only_dir="weights", extra=OWNER_OPTIONS) if cache else READ_ONLY_OPTIONS
     volumes = [
         fuse_volume("weights", bucket, options, read_only=True) if v.name == "weights" else v
         for v in _volumes(plan, bucket, secret_name)
