@@ -184,6 +184,13 @@ SOURCES = (
         f"{_KES}/7fd2a646e542c5fb5ae1f53f5a5b40de3d5345e9/ai-ml/gke-ray/rayserve/llm/tpu",
     ),
     Source(
+        "K-RAY-SERVE-TPU-DL",
+        "kubernetes-engine-samples ai-ml/gke-ray/rayserve/llm/tpu at commit d9411e1c: the one-shot model "
+        "downloader Job (components/model-downloader-job.yaml) and MODEL_SOURCE from the mounted path "
+        "(serve_tpu_multihost.py)",
+        f"{_KES}/d9411e1c82307c3563cba247a2fbd79d3c5fbc50/ai-ml/gke-ray/rayserve/llm/tpu",
+    ),
+    Source(
         "TPUI",
         "vllm-project/tpu-inference v0.27.0 support matrices (docs/includes/core_features.md, parallelism.md, "
         "model_support.md; .buildkite/features/multi-host.yml), the newest release tag whose docs were read: the "

@@ -4,8 +4,10 @@
 (NVIDIA-NeMo/Automodel#1592, marin#7204). The workload's `tpu-stacks.dev/*` annotations carry the
 model and its sizing inputs; a workload without them (a program that does not use our components)
 is sized from its engine's own arguments (engine_args.py, per the engine catalogue; a RayService's
-from its Serve config's LLM configs, ray_serve.py). Annotations,
-when present, win. The memory model is the one the CLI and components use (sizing.py), against
+from its Serve config's LLM configs, ray_serve.py). Annotations, when present, win, except over a
+RayService's Serve config: that is what runs (Ray Serve LLM starts the engine from its `engine_kwargs`),
+so a readable Serve config is judged even when annotations say otherwise. The memory model is the one
+the CLI and components use (sizing.py), against
 chips per pod x pods per slice x HBM per chip of the selected generation. A recognised engine whose
 model or settings cannot be sized is reported by the advisory `tpu-model-sizable`: never a silent pass.
 """
@@ -18,7 +20,7 @@ from typing import Any, get_args
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 from pydantic import ValidationError
 
-from tpu_policies.ray_serve import engine_requests
+from tpu_policies.ray_serve import engine_requests, serve_config
 from tpu_policies.values import UNKNOWN, as_str, plain
 from tpu_policies.workloads import PodTemplate, kind_of, name_of, tpu_templates, workload_annotations
 from tpu_stacks import annotations as keys
@@ -160,6 +162,15 @@ def _annotated(notes: dict[str, Any]) -> bool:
     return any(key in notes for key in (keys.MODEL, keys.PARAMS))
 
 
+def _by_annotations(resource_type: str, props: dict[str, Any], notes: dict[str, Any]) -> bool:
+    """Size from the annotations: they are present and no Serve config says what actually runs (a Serve
+    config unknown at preview is not one: the annotations are judged until it is known)."""
+    if not _annotated(notes):
+        return False
+    config = serve_config(resource_type, props)
+    return config is None or (not config.apps and config.error is None)
+
+
 def _judge(
     label: str,
     request: ServingRequest | TrainingRequest,
@@ -195,7 +206,7 @@ def check_workload(resource_type: str, props: dict[str, Any], fallback: str) -> 
     """One message per TPU slice shape of this workload that cannot hold its model."""
     notes = workload_annotations(props)
     label = f"{kind_of(resource_type, props)} {name_of(props, fallback)}"
-    if not _annotated(notes):
+    if not _by_annotations(resource_type, props, notes):
         return [p for p, _ in _inferred(resource_type, props, label) if p]
     try:
         request = request_from(notes)
@@ -237,7 +248,7 @@ def _inferred(resource_type: str, props: dict[str, Any], label: str) -> list[tup
 
 def unsized_workload(resource_type: str, props: dict[str, Any], fallback: str) -> list[str]:
     """Advisories: a recognised engine whose model or settings the catalogue cannot size."""
-    if _annotated(workload_annotations(props)):
+    if _by_annotations(resource_type, props, workload_annotations(props)):
         return []
     label = f"{kind_of(resource_type, props)} {name_of(props, fallback)}"
     return [a for _, a in _inferred(resource_type, props, label) if a]

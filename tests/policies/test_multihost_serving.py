@@ -209,10 +209,30 @@ def test_a_serve_config_that_is_not_yaml_is_an_advisory_and_stops_nothing_else()
     assert found[FIT] == [] and len(found[MATCH]) == 1  # the hosts check still runs
 
 
-def test_annotations_win_over_the_serve_config():
-    """Our components annotate what they sized: the Serve config is then not read for the fit."""
-    notes = for_serving(ServingRequest(model=lookup_model("meta-llama/Llama-3.1-8B"), engine="vllm", context=4096), 32)
-    assert verdicts(service(serve(llm_config(max_model_len=131072)), notes=notes))[FIT] == []
+def _notes(context: int, model: str = LLAMA_405B) -> dict[str, str]:
+    return for_serving(ServingRequest(model=lookup_model(model), engine="vllm", context=context), 32)
+
+
+def test_the_serve_config_wins_over_annotations():
+    """The Serve config is what runs: annotations that say a small context (or a small model) do not pass a
+    Serve config whose engine_kwargs.max_model_len the slice cannot hold, and annotations that say too much do
+    not refuse a Serve config that fits."""
+    for notes in (_notes(4096), _notes(4096, "meta-llama/Llama-3.1-8B")):
+        (message,) = verdicts(service(serve(llm_config(max_model_len=131072)), notes=notes))[FIT]
+        assert message.startswith(f"RayService serving/llama-405b: {LLAMA_405B} needs ")
+        assert "read from its serveConfigV2 applications[0].args.llm_configs[0]" in message
+    assert verdicts(service(serve(llm_config(max_model_len=4096)), notes=_notes(131072)))[FIT] == []
+
+
+def test_annotations_are_judged_while_the_serve_config_is_unknown():
+    """At preview a computed Serve config is unknown: the annotations still say what was sized."""
+    spec = {"serveConfigV2": UNKNOWN_STRING, "rayClusterConfig": o.ray_cluster_spec(o.pod(V6E, "4x8", 4), 8)}
+    metadata = {"name": "s", "annotations": _notes(131072)}
+    props = {"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": metadata, "spec": spec}
+    (message,) = [d.message for d in of(run([raw("kubernetes:ray.io/v1:RayService", "s", props)]), FIT)]
+    assert f"{LLAMA_405B} needs " in message
+    metadata["annotations"] = _notes(4096)
+    assert not of(run([raw("kubernetes:ray.io/v1:RayService", "s", props)]), FIT)
 
 
 def test_a_serve_config_unknown_at_preview_is_skipped():
@@ -289,3 +309,21 @@ def test_with_a_pipeline_flag_that_fits_the_tensor_flag_is_the_one_named():
     assert "passes --tensor-parallel-size=8 but" in message and message.endswith(
         "set it to 16 (with pipeline parallel 2)"
     )
+
+
+@pytest.mark.parametrize(
+    ("model_id", "source"),
+    [
+        (LLAMA_405B, f"/data/{LLAMA_405B}"),  # ours: the download Job's folder on the mount
+        ("llama-405b", f"/data/{LLAMA_405B}"),  # a client-facing name: the path's last two parts name the model
+        ("llama-405b", f"gs://weights-bucket/models/{LLAMA_405B}"),  # a mirror's bucket_uri
+    ],
+)
+def test_a_model_loaded_from_a_path_is_still_sized(model_id: str, source: str):
+    config = llm_config(max_model_len=4096)
+    config["model_loading_config"] = {"model_id": model_id, "model_source": source}
+    assert verdicts(service(serve(config))) == CLEAN
+    config["engine_kwargs"]["max_model_len"] = 131072
+    found = verdicts(service(serve(config)))
+    (message,) = found[FIT]
+    assert "meta-llama/Llama-3.1-405B" in message and " needs " in message and found[SIZABLE] == []

@@ -10,7 +10,10 @@ The model of the client is written from its documentation and source, not from o
   releases before 1.2 (huggingface_hub environment_variables.md at v0.31.0);
 - a download with `local_dir` still goes through a temporary file in the hub cache in huggingface_hub
   before 0.23.0 (file_download.py at v0.22.2), so the hub cache must sit on the volume sized for the
-  download; vLLM hands its `--download-dir` to the client as the cache itself.
+  download; vLLM hands its `--download-dir` to the client as the cache itself. From 0.23.0 a `local_dir`
+  download keeps its temporary files and metadata in `<local_dir>/.cache/huggingface` (file_download.py
+  `_download_to_tmp_and_move`, huggingface_hub 1.33.0), so the multi-host stack's download Job, which runs
+  vLLM's own client (transformers 5.x, huggingface_hub 1.x), writes into its `local_dir` only.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ def download_target(container: dict[str, Any]) -> tuple[bool, str | None]:
         return True, _arg(container, "--working_dir")
     if "inference-checkpoint" in container["image"] and "-h=True" in (container.get("args") or []):
         return True, "/base"  # checkpoint_converter.sh: huggingface-cli download --local-dir /base/
+    command = container.get("command") or []
+    if command[:2] == ["python3", "-c"] and "snapshot_download(" in command[2]:
+        return True, command[4]  # the multi-host download Job: snapshot_download(local_dir=sys.argv[2])
     if container["name"] in ("ray-head", "ray-worker"):
         return True, None  # MaxText's tokenizers and `hf` datasets
     return False, None
@@ -85,6 +91,8 @@ def problems(template: dict[str, Any]) -> list[str]:
         hub = env.get("HF_HUB_CACHE", f"{hf_home}/hub")
         if "vllm.entrypoints.openai.api_server" in (container.get("command") or []):
             target = target or hub  # without --download-dir vLLM's weights go to the hub cache
+        elif (container.get("command") or [])[:2] == ["python3", "-c"]:
+            pass  # a local_dir download of huggingface_hub >= 0.23 writes nothing to the hub cache (above)
         elif target and volume_at(template, container, hub)[0] != volume_at(template, container, target)[0]:
             found.append(f"{container['name']}: the hub cache {hub} is not on the volume of {target}")
         if target:
@@ -172,4 +180,17 @@ def test_the_check_sees_vllm_weights_in_the_hub_cache_without_a_download_dir():
     server["args"] = [a for a in server["args"] if not a.startswith("--download-dir=")]
     assert problems(changed) == [
         "vllm-tpu: downloads into /home/app/.cache/huggingface/hub, on the home volume of 2 GiB"
+    ]
+
+
+def test_the_multi_host_download_job_writes_into_the_bucket_and_the_check_sees_a_small_target():
+    """The vllm-405b download Job: `local_dir` on the weights bucket passes; the same Job aimed at /tmp (a
+    2 GiB emptyDir) is reported."""
+    template = dict(downloading("vllm-405b"))["vllm-weights-download"]
+    assert problems(template) == []
+    small = copy.deepcopy(template)
+    (container,) = small["spec"]["containers"]
+    container["command"][4] = "/tmp/meta-llama/Llama-3.1-405B-Instruct"
+    assert problems(small) == [
+        "download: downloads into /tmp/meta-llama/Llama-3.1-405B-Instruct, on the tmp volume of 2 GiB"
     ]

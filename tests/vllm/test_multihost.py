@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from tests.mocks import capture, refused
+from tests.policies.harness import capture as capture_registrations
 from tpu_stacks.catalog.ray_serve import OPENAI_APP_IMPORT_PATH as IMPORT_PATH
 from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
 from tpu_stacks.cluster.spec import ClusterSpec
@@ -98,13 +99,14 @@ def test_the_serve_config_is_ray_serve_llms_openai_app_with_tensor_parallelism_3
     (app,) = config["applications"]
     assert (app["import_path"], app["route_prefix"]) == (IMPORT_PATH, "/")
     (llm,) = app["args"]["llm_configs"]
-    assert llm["model_loading_config"] == {"model_id": MODEL, "model_source": MODEL}
+    # loaded from the folder the download Job wrote on the bucket's mount: the engine downloads nothing
+    assert llm["model_loading_config"] == {"model_id": MODEL, "model_source": f"/data/{MODEL}"}
     assert llm["accelerator_type"] == "TPU-V6E"
     assert llm["accelerator_config"] == {"kind": "tpu", "topology": "4x8"}
     kwargs = llm["engine_kwargs"]
     assert (kwargs["tensor_parallel_size"], kwargs["pipeline_parallel_size"]) == (32, 1)
     assert kwargs["max_model_len"] == 4096 and kwargs["distributed_executor_backend"] == "ray"
-    assert kwargs["download_dir"] == "/data"  # the weights bucket's GCS FUSE mount on every host
+    assert "download_dir" not in kwargs
     # scaled on requests in flight per replica, the engine's batch as the target (Ray Serve LLM's own default
     # target is 1e9: it would never scale on load)
     assert llm["deployment_config"]["autoscaling_config"] == {
@@ -141,9 +143,10 @@ def test_replicas_are_whole_slices(fixed, ranged):
     assert "HorizontalPodAutoscaler" not in kinds(ranged)
 
 
-def test_a_capacity_fallback_applies_through_one_compute_class():
+def test_a_capacity_fallback_applies_through_one_compute_class_without_active_migration():
     """GKE's ComputeClasses take multi-host TPU slices (tpu count = chips per node, the slice's topology):
-    the worker group selects the class and GKE creates a slice's pool per pending replica."""
+    the worker group selects the class and GKE creates a slice's pool per pending replica. Active migration
+    is off: it would move the slice's hosts one by one, and one evicted host stops the whole Serve replica."""
     cluster = {**CLUSTER, "location": "us-east5-b", "min_version": "1.33.3-gke.1136000"}
     mocks = stack(cluster=cluster, capacity=["spot", "onDemand"], replicas={"min": 1, "max": 2})
     (compute_class,) = [r.inputs for r in mocks.resources if r.inputs.get("kind") == "ComputeClass"]
@@ -151,6 +154,7 @@ def test_a_capacity_fallback_applies_through_one_compute_class():
     assert {p["tpu"]["topology"] for p in priorities} == {"4x8"} and {p["tpu"]["count"] for p in priorities} == {4}
     selector = workers(mocks)["template"]["spec"]["nodeSelector"]
     assert selector["cloud.google.com/compute-class"] == compute_class["metadata"]["name"]
+    assert compute_class["spec"]["activeMigration"] == {"optimizeRulePriority": False}
 
 
 def test_the_service_and_its_exposure_are_unchanged(fixed):
@@ -168,7 +172,7 @@ def test_the_service_and_its_exposure_are_unchanged(fixed):
 
 def test_the_contract_covers_head_workers_serve_and_the_operator():
     decided = plan(replicas={"min": 1, "max": 2})
-    head, worker = network(decided, {"app": "vllm-tpu"}, (8000,))
+    head, worker, download = network(decided, {"app": "vllm-tpu"}, (8000,))
     assert head.labels == {"app": "vllm-tpu", "tpu-stacks.dev/ray-node": "head"}
     assert worker.labels == {"app": "vllm-tpu", "tpu-stacks.dev/ray-node": "worker"}
     ray_pods = Pods("vllm", {"app": "vllm-tpu"})
@@ -185,6 +189,11 @@ def test_the_contract_covers_head_workers_serve_and_the_operator():
     assert ("ingress", KUBERAY_OPERATOR, 8265) not in flows(worker)
     assert any(f.port == 8353 for f in worker.flows) and not any(f.port == 8353 for f in head.flows)
     assert any(f.direction == "egress" and f.port == 443 for f in head.flows)  # the autoscaler's API calls
+    # the download Job: its own labels (no Ray pod's, so no Ray flow reaches it), nothing in, DNS and HTTPS out
+    assert download.labels == {"app": "vllm-weights-download"}
+    assert not [f for f in download.flows if f.direction == "ingress"]
+    assert {(f.port, f.protocol) for f in download.flows} >= {(53, "UDP"), (53, "TCP"), (443, "TCP")}
+    assert ray_pods not in {f.peer for f in download.flows}
 
 
 @pytest.mark.parametrize(
@@ -222,3 +231,63 @@ def test_the_image_build_command_carries_the_pins():
     command = image_build_command("r/p/vllm-tpu:serve-ray2.60.0", VLLM_IMAGE)
     assert command.startswith(f"gcloud builds submit {SERVE_IMAGE_DIR} --config={SERVE_IMAGE_DIR}/cloudbuild.yaml")
     assert f"_VLLM_IMAGE={VLLM_IMAGE}" in command and f"_RAY_VERSION={RAY_SERVE_VERSION}" in command
+
+
+# The weights: one download Job, awaited before the RayService; the Ray pods only read them.
+
+
+def registrations(**overrides):
+    """Every registration of VllmStack('vllm', ...) with its options (dependencies, timeouts)."""
+    args = {"cluster": dict(CLUSTER), "model": MODEL, "tpu_generation": "v6e", "registry": dict(BUILT)}
+    args.update(hf_token=pulumi.Output.secret("t"), replicas=ONE_SLICE, **overrides)
+    return {r.name: r for r in capture_registrations(lambda: VllmStack("vllm", args))}
+
+
+def test_one_download_job_writes_the_weights_before_the_ray_service_starts():
+    resources = registrations()
+    job, service = resources["vllm-weights-download"], resources["vllm-rayservice"]
+    assert job.urn in service.dependencies  # pulumi up waits for the Job to complete first
+    spec = job.props["spec"]
+    pod = spec["template"]["spec"]
+    (container,) = pod["containers"]
+    # the stack's own pinned server image (vLLM's huggingface_hub), one python3 snapshot_download into the mount
+    assert (
+        container["image"]
+        == service.props["spec"]["rayClusterConfig"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
+    )
+    assert container["command"][:2] == ["python3", "-c"]
+    assert container["command"][3:] == [MODEL, f"/data/{MODEL}"]
+    assert "snapshot_download" in container["command"][2] and "'original/*'" in container["command"][2]
+    # hardened; the token read from the stack's Secret as a file, never an env value; no TPU
+    assert container["securityContext"]["runAsNonRoot"] and pod["automountServiceAccountToken"] is False
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["HF_TOKEN_PATH"] == "/var/run/secrets/huggingface/hf_api_token" and "HF_TOKEN" not in env
+    token = next(v for v in pod["volumes"] if v["name"] == "hf-token")
+    assert token["secret"]["secretName"] == "hf-secret"
+    assert "google.com/tpu" not in container["resources"]["limits"] and "nodeSelector" not in pod
+    weights = next(v for v in pod["volumes"] if v["name"] == "weights")
+    assert "only-dir=weights" in weights["csi"]["volumeAttributes"]["mountOptions"]
+    assert not weights["csi"].get("readOnly")
+    assert pod["restartPolicy"] == "Never" and spec["backoffLimit"] == 2
+    # budget from the size: 811.7 GB at the documented 100 MB/s = 136 min, plus a CPU node (15) and the image (10)
+    assert spec["activeDeadlineSeconds"] == (15 + 10 + 136) * 60
+    assert job.custom_timeouts == {"create": "163m", "update": "163m"}
+
+
+def test_the_ray_pods_mount_the_weights_read_only():
+    service = ray_service(stack(replicas=ONE_SLICE))
+    cluster = service["spec"]["rayClusterConfig"]
+    for template in (cluster["headGroupSpec"]["template"], cluster["workerGroupSpecs"][0]["template"]):
+        pod = template["spec"]
+        (weights,) = [v for v in pod["volumes"] if v["name"] == "weights"]
+        assert weights["csi"]["readOnly"] is True
+        (mount,) = [m for c in pod["containers"] for m in c["volumeMounts"] if m["name"] == "weights"]
+        assert mount == {"name": "weights", "mountPath": "/data", "readOnly": True}
+        assert template["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
+
+
+def test_a_single_host_stack_has_no_download_job():
+    """One host downloads alone, as before: the server's --download-dir, no Job."""
+    single = registrations(model="meta-llama/Llama-3.1-70B", registry={"mode": "none"}, smoke_test=False)
+    assert "vllm-deployment" in single and "vllm-weights-download" not in single
+    assert not [r for r in single.values() if r.type == "kubernetes:batch/v1:Job"]

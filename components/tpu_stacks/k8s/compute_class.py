@@ -5,7 +5,12 @@ TPU type is the accelerator label, the topology the slice's, `count` the chips o
 TPU classes count per node, [ACP]) and `machineType` the one the slice was sized on; nothing is typed
 by hand. GKE creates the node pools (`nodePoolAutoCreation`), tries the priorities in order, waits
 rather than leaving them (`whenUnsatisfiable: DoNotScaleUp`) and moves pods back to a preferred kind
-when it returns (`activeMigration`). Field names: GKE's ComputeClass CRD reference ([D-CCC]); the
+when it returns (`activeMigration`), except on a multi-host slice. Active migration moves running pods onto
+nodes of a preferred kind once GKE can create them, evicting them from the nodes they run on ([D-CCC],
+"Active migration"); the pods of a multi-host slice are one gang on a node pool GKE provisions and repairs
+as a unit ([D-GKE-TPU]), and one evicted host stops the whole Ray Serve replica or JobSet. The page does not
+say it moves a multi-host slice as a unit [I: not found there], so on such a slice it is off: a slice stays
+on the kind it started on until it ends. Field names: GKE's ComputeClass CRD reference ([D-CCC]); the
 offline planner validates the object against tools/preview/tpu_stacks_preview/crds/
 cloud.google.com_computeclasses.yaml, written from that reference.
 """
@@ -58,7 +63,7 @@ def compute_class_spec(pool: PoolPlan, autopilot: bool) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "priorities": [_rule(pool, kind) for kind in pool.capacity],
         "whenUnsatisfiable": WHEN_UNSATISFIABLE,
-        "activeMigration": {"optimizeRulePriority": True},
+        "activeMigration": {"optimizeRulePriority": not pool.shape.multi_host},
         "nodePoolConfig": {"nodeLabels": pool.node_labels()},
     }
     if not autopilot:

@@ -42,6 +42,7 @@ from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
 from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
 from tpu_stacks.vllm.rayservice import WORKER_CONTAINER, declare_ray_service
 from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmSpec
+from tpu_stacks.vllm.weights_download import weights_download_job
 from tpu_stacks.workload import declare_foundation
 
 TYPE = "tpu-stacks:index:VllmStack"
@@ -148,6 +149,10 @@ class VllmStack(pulumi.ComponentResource):
         labels = {"app": APP}
         selector = labels
         if plan.multi_host:  # the slice decides the object: a RayService over whole multi-host slices
+            # The weights first, once, by one Job: the slice's hosts then only read them (vllm/download_plan.py).
+            download = weights_download_job(
+                name, plan, bucket.name, secret_name, image, base.kubernetes_options(self, identity)
+            )
             workload, selector = declare_ray_service(
                 name,
                 plan,
@@ -156,7 +161,9 @@ class VllmStack(pulumi.ComponentResource):
                 secret_name,
                 image,
                 pulumi.ResourceOptions(
-                    parent=self, provider=cluster.provider, depends_on=[*depends, identity, *cluster.pools]
+                    parent=self,
+                    provider=cluster.provider,
+                    depends_on=[*depends, identity, *cluster.pools, download],
                 ),
                 pulumi.ResourceOptions.merge(ns_opts, pulumi.ResourceOptions(depends_on=cluster.pool_ready)),
             )

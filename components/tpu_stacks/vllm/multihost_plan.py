@@ -123,7 +123,7 @@ def serve_config(
     max_model_len: int,
     max_num_batched_tokens: int,
     max_num_seqs: int,
-    download_dir: str,
+    model_source: str,
     min_replicas: int,
     max_replicas: int,
     engine_env: dict[str, str],
@@ -134,13 +134,14 @@ def serve_config(
     reserves the whole slice per replica; `min/max_replicas` are whole slices, scaled on the requests in
     flight per replica with `max_num_seqs` as the target: beyond it requests wait in the engine, so another
     slice helps (Ray Serve LLM's own default target, 1e9 per replica, would never scale on load: Ray 2.60.0
-    python/ray/llm/_internal/serve/constants.py DEFAULT_MAX_TARGET_ONGOING_REQUESTS). vLLM downloads the
-    weights into `download_dir`, the bucket's GCS FUSE mount, as the single-host server does. `engine_env`:
-    the engine's own variables (vllm/engine_env.py, the same as a single-host pod's)."""
+    python/ray/llm/_internal/serve/constants.py DEFAULT_MAX_TARGET_ONGOING_REQUESTS). `model_source`: the
+    weights' folder on the bucket's GCS FUSE mount, written before by the download Job (vllm/download_plan.py):
+    the engine loads from it and downloads nothing. `engine_env`: the engine's own variables
+    (vllm/engine_env.py, the same as a single-host pod's)."""
     split = parallelism(shape)
     env = {**engine_env, **ENGINE_ENV}
     llm_config: dict[str, Any] = {
-        "model_loading_config": {"model_id": model_id, "model_source": model_id},
+        "model_loading_config": {"model_id": model_id, "model_source": model_source},
         "accelerator_type": accelerator_type(shape),
         "accelerator_config": {"kind": "tpu", "topology": shape.topology},
         "engine_kwargs": {
@@ -149,7 +150,6 @@ def serve_config(
             "max_model_len": max_model_len,
             "max_num_batched_tokens": max_num_batched_tokens,
             "max_num_seqs": max_num_seqs,
-            "download_dir": download_dir,
             "distributed_executor_backend": "ray",
         },
         "deployment_config": {

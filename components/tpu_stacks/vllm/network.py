@@ -13,7 +13,8 @@ Ray pods reach each other on every port and the KubeRay operator reads the head'
 (k8s.ray_flows, shared with Ray Train) and its Serve proxy's health; Managed Prometheus scrapes Ray's
 metrics port on every Ray pod (vLLM's engine metrics included); the workers reach the TPU runtime on
 their node, the head (with KubeRay's autoscaler) the Kubernetes API. The dashboard agent (52365) is
-probed by the kubelet only.
+probed by the kubelet only. The weights download Job (vllm.weights_download) accepts nothing and calls
+DNS, the metadata server (Workload Identity for the bucket) and HTTPS outside the cluster (Hugging Face, GCS).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tpu_stacks.k8s.platform_flows import (
 from tpu_stacks.k8s.ray_flows import operator_to_head, within_cluster
 from tpu_stacks.raytrain.pods import ROLE_LABEL
 from tpu_stacks.raytrain.spec import HEAD_PORTS
+from tpu_stacks.vllm.download_plan import JOB_NAME, LABELS
 from tpu_stacks.vllm.gateway_network import picker_group, server_flows
 from tpu_stacks.vllm.multihost_plan import SERVE_PORT
 from tpu_stacks.vllm.plan import VllmPlan
@@ -83,4 +85,5 @@ def _ray_service(plan: VllmPlan, labels: dict[str, str], smoke_ports: Sequence[i
     return (
         Group("vllm-ray-head", spec.namespace, {**labels, ROLE_LABEL: "head"}, unique(head)),
         Group("vllm-ray-worker", spec.namespace, {**labels, ROLE_LABEL: "worker"}, unique(worker)),
+        Group(JOB_NAME, spec.namespace, dict(LABELS), workload_egress(tpu=False)),
     )

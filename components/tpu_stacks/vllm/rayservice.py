@@ -3,7 +3,8 @@
 Decisions are in `vllm.multihost_plan` (the Serve config) and `vllm.plan` (the slice, the pools); this
 module builds the object. The shape follows GKE's multi-host sample ([K-RAY-SERVE-TPU]
 ray-service.tpu-v6e-multihost.yaml) with this project's hardening
-(k8s.security), the weights bucket through GCS FUSE and the per-pod XLA compile cache of the single-host
+(k8s.security), the weights bucket through GCS FUSE (read-only: one Job wrote the weights before,
+vllm.weights_download) and the per-pod XLA compile cache of the single-host
 server (vllm.pod), and KubeRay v1.7.0's fields (ray-operator/apis/ray/v1/rayservice_types.go,
 raycluster_types.go):
 - `workerGroupSpecs[0]`: `numOfHosts` = the slice's hosts (one pod per TPU VM, every chip of it), its
@@ -28,7 +29,7 @@ import pulumi_kubernetes as k8s
 from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, WAIT_FOR_ANNOTATION, AwaitBudget
 from tpu_stacks.catalog.engines import RAY
 from tpu_stacks.cluster.plan import PoolPlan
-from tpu_stacks.k8s.gcsfuse import sidecar_annotations
+from tpu_stacks.k8s.gcsfuse import fuse_volume, mount_options, sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.platform_flows import TPU_RUNTIME_PORT
 from tpu_stacks.k8s.pod_monitoring import pod_monitoring
@@ -36,6 +37,7 @@ from tpu_stacks.k8s.security import container_security_context, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.raytrain.pods import RAY_TMP_GIB, ROLE_LABEL
 from tpu_stacks.raytrain.spec import HEAD_PORTS
+from tpu_stacks.vllm.download_plan import model_path
 from tpu_stacks.vllm.engine_env import engine_env
 from tpu_stacks.vllm.multihost_plan import (
     RAY_SERVE_VERSION,
@@ -48,6 +50,7 @@ from tpu_stacks.vllm.multihost_plan import (
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.pod import (
     HF_SECRET_KEY,
+    OWNER_OPTIONS,
     USER,
     _cache_containers,
     _mounts,
@@ -66,9 +69,12 @@ HEAD_MEMORY = "16Gi"
 """The head runs Ray's GCS, dashboard, Serve's controller, proxy and OpenAI ingress, no engine (the sample's
 head asks 2 CPU and 16Gi; two more CPUs for the ingress replicas Serve LLM places per model replica)."""
 READY = {WAIT_FOR_ANNOTATION: "condition=Ready"}
-HEAD_VOLUMES = ("dshm", "hf-token")
-"""What the head mounts of the server's volumes: shared memory for Ray's object store, the token (the ingress
-reads the gated model's tokenizer)."""
+HEAD_VOLUMES = ("dshm", "hf-token", "weights")
+"""What the head mounts of the server's volumes: shared memory for Ray's object store, the token, and the
+weights read-only (GKE's sample mounts the bucket on the head too, [K-RAY-SERVE-TPU-DL]: `model_source` is a
+path there, which Ray Serve LLM may read on the head for the model's config and tokenizer)."""
+READ_ONLY_OPTIONS = ",".join(("implicit-dirs", "only-dir=weights", *OWNER_OPTIONS))
+"""The head's weights mount: the same folder, no file cache (it reads a few small files)."""
 METRICS_PORT = RAY.scrape_port()
 """Ray's metrics export port on every Ray pod (8080, KubeRay's default), where vLLM's engine metrics go too
 (`log_engine_metrics`)."""
@@ -88,7 +94,7 @@ def _serve_config(plan: VllmPlan) -> str:
             max_model_len=spec.max_model_len,
             max_num_batched_tokens=spec.max_num_batched_tokens,
             max_num_seqs=spec.max_num_seqs,
-            download_dir=spec.download_dir,
+            model_source=model_path(spec.download_dir, plan.model.id),
             min_replicas=spec.replicas.min,
             max_replicas=spec.replicas.max,
             engine_env=engine_env(spec),
@@ -96,7 +102,7 @@ def _serve_config(plan: VllmPlan) -> str:
     )
 
 
-def _token_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
+def token_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
     """Hugging Face's client bounds, and the gated model's token read from a file, never an env value."""
     env = hf_env()
     if secret_name and plan.model.architecture.gated:
@@ -115,8 +121,28 @@ def _worker_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.Env
             ),
         ),
         k8s.core.v1.EnvVarArgs(name="VBAR_CONTROL_SERVICE_URL", value=f"$(NODE_IP):{TPU_RUNTIME_PORT}"),
-        *_token_env(plan, secret_name),
+        *token_env(plan, secret_name),
     ]
+
+
+def _read_only_weights(
+    plan: VllmPlan, bucket: pulumi.Input[str], secret_name: str | None, names: tuple[str, ...] | None, cache: bool
+) -> tuple[list[k8s.core.v1.VolumeArgs], list[k8s.core.v1.VolumeMountArgs]]:
+    """The server's volumes and mounts (`names` of them, or all) with the weights read-only: the download Job
+    wrote them (vllm/weights_download.py), so no Ray pod writes the bucket and no two mounts race on a file.
+    `cache`: the servers' file cache options (they read the weights); else none."""
+    options = mount_options(plan.cache_gib, only_dir="weights", extra=OWNER_OPTIONS) if cache else READ_ONLY_OPTIONS
+    volumes = [
+        fuse_volume("weights", bucket, options, read_only=True) if v.name == "weights" else v
+        for v in _volumes(plan, bucket, secret_name)
+        if names is None or v.name in names
+    ]
+    mounts = [
+        k8s.core.v1.VolumeMountArgs(name=m.name, mount_path=m.mount_path, read_only=True) if m.name == "weights" else m
+        for m in _mounts(plan, secret_name)
+        if names is None or m.name in names
+    ]
+    return volumes, mounts
 
 
 def _template(pod: k8s.core.v1.PodSpecArgs, labels: dict[str, str], cache_gib: int) -> k8s.core.v1.PodTemplateSpecArgs:
@@ -131,6 +157,7 @@ def head_template(
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     """A CPU pod: Ray's GCS, dashboard and client ports, Serve's proxy, Ray's metrics; no TPU."""
     ports = {**HEAD_PORTS, "serve": SERVE_PORT, "metrics": METRICS_PORT}
+    volumes, mounts = _read_only_weights(plan, bucket, secret_name, HEAD_VOLUMES, cache=False)
     pod = harden(
         k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
@@ -145,18 +172,20 @@ def head_template(
                         requests={"cpu": HEAD_CPU, "memory": HEAD_MEMORY},
                         limits={"cpu": HEAD_CPU, "memory": HEAD_MEMORY},
                     ),
-                    env=_token_env(plan, secret_name),
-                    volume_mounts=[m for m in _mounts(plan, secret_name) if m.name in HEAD_VOLUMES],
+                    env=token_env(plan, secret_name),
+                    volume_mounts=mounts,
                 )
             ],
-            volumes=[v for v in _volumes(plan, bucket, secret_name) if v.name in HEAD_VOLUMES],
+            volumes=volumes,
         ),
         USER,
         api_token=plan.spec.replicas.min < plan.spec.replicas.max,  # KubeRay's autoscaler sidecar calls the API
         gib=RAY_TMP_GIB,  # /tmp: Ray's session directory (logs, spilled objects), as Ray Train's pods
     )
-    # No weights mount: the engine and its downloads run on the TPU hosts (the placement group's nodes).
-    return k8s.core.v1.PodTemplateSpecArgs(metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels), spec=pod)
+    sidecar = sidecar_annotations(0, staged_gib=0, volumes=pod.volumes or [])
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar), spec=pod
+    )
 
 
 def worker_template(
@@ -169,6 +198,7 @@ def worker_template(
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     """One TPU VM of the slice: every chip, the slice's node selectors, the bucket, the compile cache."""
     spec = plan.spec
+    volumes, mounts = _read_only_weights(plan, bucket, secret_name, None, cache=True)
     pod = harden(
         k8s.core.v1.PodSpecArgs(
             service_account_name=spec.ksa_name,
@@ -184,10 +214,10 @@ def worker_template(
                     ],
                     resources=tpu_resources(pool, spec.resources.cpu, spec.resources.memory),
                     env=_worker_env(plan, secret_name),
-                    volume_mounts=_mounts(plan, secret_name),
+                    volume_mounts=mounts,
                 )
             ],
-            volumes=_volumes(plan, bucket, secret_name),
+            volumes=volumes,
             termination_grace_period_seconds=60,
         ),
         USER,
