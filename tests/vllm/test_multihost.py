@@ -250,11 +250,11 @@ def test_one_download_job_writes_the_weights_before_the_ray_service_starts():
     spec = job.props["spec"]
     pod = spec["template"]["spec"]
     (container,) = pod["containers"]
-    # the stack's own pinned server image (vLLM's huggingface_hub), one python3 snapshot_download into the mount
-    assert (
-        container["image"]
-        == service.props["spec"]["rayClusterConfig"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
-    )
+    # the pinned upstream vLLM image (published: vLLM's own huggingface_hub), not the Ray Serve image the user
+    # builds during the first up, so the download never waits for that build; one snapshot_download into the mount
+    assert container["image"] == VLLM_IMAGE
+    head = service.props["spec"]["rayClusterConfig"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+    assert head["image"] != VLLM_IMAGE
     assert container["command"][:2] == ["python3", "-c"]
     assert container["command"][3:] == [MODEL, f"/data/{MODEL}"]
     assert "snapshot_download" in container["command"][2] and "'original/*'" in container["command"][2]
@@ -291,3 +291,30 @@ def test_a_single_host_stack_has_no_download_job():
     single = registrations(model="meta-llama/Llama-3.1-70B", registry={"mode": "none"}, smoke_test=False)
     assert "vllm-deployment" in single and "vllm-weights-download" not in single
     assert not [r for r in single.values() if r.type == "kubernetes:batch/v1:Job"]
+
+
+def _millicores(quantity: str) -> int:
+    return int(quantity[:-1]) if quantity.endswith("m") else int(float(quantity) * 1000)
+
+
+def test_the_cpu_pool_holds_the_ray_head_and_the_download_job():
+    """The default system pool (one e2-standard-4, about 3.9 allocatable vCPUs) holds neither the 4-CPU Ray head
+    nor the download Job, and a Standard cluster provisions no other CPU node: a multi-host stack gets a larger
+    one unless cluster.systemPool is given; a single-host stack keeps the default."""
+    decided = plan(replicas=ONE_SLICE).cluster.spec.system_pool
+    assert (decided.machine_type, decided.nodes) == ("n2-standard-16", 1)
+    assert plan(model="meta-llama/Llama-3.1-70B").cluster.spec.system_pool.machine_type == "e2-standard-4"
+    chosen = plan_vllm(
+        VllmSpec(model=MODEL, registry=BUILT),
+        ClusterSpec(**CLUSTER, systemPool={"machineType": "n2-standard-32", "nodes": 2}),
+        hf_token_given=True,
+        api_key_given=False,
+    ).cluster.spec.system_pool
+    assert (chosen.machine_type, chosen.nodes) == ("n2-standard-32", 2)  # yours wins
+    resources = registrations()
+    job = resources["vllm-weights-download"].props["spec"]["template"]["spec"]["containers"][0]
+    head = resources["vllm-rayservice"].props["spec"]["rayClusterConfig"]["headGroupSpec"]["template"]["spec"]
+    asked = _millicores(job["resources"]["requests"]["cpu"]) + _millicores(
+        head["containers"][0]["resources"]["requests"]["cpu"]
+    )
+    assert asked <= 16_000 - 2_000  # both, with room for kube-system, the sidecars and GKE's reservation

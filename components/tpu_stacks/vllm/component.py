@@ -150,8 +150,10 @@ class VllmStack(pulumi.ComponentResource):
         selector = labels
         if plan.multi_host:  # the slice decides the object: a RayService over whole multi-host slices
             # The weights first, once, by one Job: the slice's hosts then only read them (vllm/download_plan.py).
+            # It runs the pinned upstream vLLM image (published, with vLLM's own huggingface_hub), not the Ray
+            # Serve image the user builds during the first `up`: the download does not wait for that build.
             download = weights_download_job(
-                name, plan, bucket.name, secret_name, image, base.kubernetes_options(self, identity)
+                name, plan, bucket.name, secret_name, plan.spec.image, base.kubernetes_options(self, identity)
             )
             workload, selector = declare_ray_service(
                 name,

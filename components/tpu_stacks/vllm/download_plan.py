@@ -13,8 +13,9 @@ tpu-inference worker would call Hugging Face's `snapshot_download` into the same
   writers to one object are supported from the same mount only.
 GKE's multi-host Ray Serve sample downloads with a one-shot Job first and then points `model_source` at the
 mounted path ([K-RAY-SERVE-TPU-DL] components/model-downloader-job.yaml, serve_tpu_multihost.py
-`MODEL_SOURCE=/data/<model id>`). This stack does the same, hardened: the Job runs the stack's own pinned
-server image (which holds vLLM's own huggingface_hub and hf_xet, so the download is the one the engine would
+`MODEL_SOURCE=/data/<model id>`). This stack does the same, hardened: the Job runs the pinned upstream vLLM
+image (`vllm.image`: published, so the download need not wait for the Ray Serve image the user builds during
+the first `up`; it holds vLLM's own huggingface_hub and hf_xet, so the download is the one the engine would
 have made), downloads only what vLLM loads, and the RayService waits for it (`depends_on`).
 
 Pure: no provider SDK.
@@ -30,8 +31,10 @@ JOB_NAME = "vllm-weights-download"
 LABELS = {"app": JOB_NAME}
 """The Job's pod labels: not the server's `app: vllm-tpu`, so neither the Ray pods' contract nor the Service
 selects it (its own network policy selects exactly these)."""
-CPU = "4"
-MEMORY = "16Gi"
+CPU = "2"
+MEMORY = "8Gi"
+"""The download waits on the network, not the CPU: small enough to share the CPU pool's node with the Ray head
+(vllm/plan.py MULTI_HOST_SYSTEM_POOL)."""
 WORKERS = 4
 """Files downloaded at once (huggingface_hub's `max_workers`, 8 by default)."""
 SHARD_GIB = 5

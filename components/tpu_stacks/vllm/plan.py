@@ -11,7 +11,7 @@ from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
-from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec
+from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.exposure import check_source_ranges
 from tpu_stacks.images import check_pinned
@@ -32,6 +32,11 @@ from tpu_stacks.vllm.multihost_plan import check_multihost
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
 POOL = "vllm-pool"
+MULTI_HOST_SYSTEM_POOL = SystemPoolSpec(machine_type="n2-standard-16", nodes=1)
+"""The CPU pool of a multi-host stack, when cluster.systemPool is not given: the default e2-standard-4 (about
+3.9 allocatable vCPUs) holds neither the Ray head (4 CPUs, 16Gi, plus its GCS FUSE sidecar) nor the weights
+download Job, and a Standard cluster without ComputeClasses provisions no other CPU node; 16 vCPUs and 64 GB
+hold both with kube-system's pods (the Ray Train stack's own choice is alike: raytrain/plan.py SYSTEM_POOL)."""
 REPOSITORY = "vllm-tpu"
 """The default Artifact Registry repository id's prefix; the stack's cluster name follows it."""
 SLICE_KEYS = {
@@ -313,4 +318,6 @@ def _plan_cluster(spec: VllmSpec, cluster: ClusterSpec, shape: SliceShape) -> Cl
     )
     addons = ("gcs_fuse", "managed_prometheus", *(("ray_operator",) if shape.multi_host else ()))
     cluster = require_addons(cluster, "VllmStack", *addons)  # KubeRay (GKE's Ray add-on) runs the RayService
+    if shape.multi_host and "system_pool" not in cluster.model_fields_set:
+        cluster = cluster.model_copy(update={"system_pool": MULTI_HOST_SYSTEM_POOL})
     return plan_workload_cluster(cluster, pool, SLICE_KEYS, "vllm.model")
