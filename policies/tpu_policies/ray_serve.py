@@ -29,7 +29,7 @@ from typing import Any
 from tpu_policies.engine_args import Inferred, infer, vllm_request
 from tpu_policies.values import dig
 from tpu_policies.workloads import PodTemplate, kind_of, tpu_templates
-from tpu_stacks.catalog.engines import RAY, VLLM
+from tpu_stacks.catalog.engines import RAY_SERVE, VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation_of_accelerator, slice_shape
 from tpu_stacks.errors import UserError
@@ -46,7 +46,7 @@ from tpu_stacks.serve_config import (
 from tpu_stacks.sizing import serving_parallelism
 
 TP, PP = "--tensor-parallel-size", "--pipeline-parallel-size"
-RAY_ACCELERATOR = {served.generation: served.platform for served in RAY.serves if served.platform}
+RAY_ACCELERATOR = {served.generation: served.platform for served in RAY_SERVE.serves or () if served.platform}
 """Ray's accelerator type per TPU generation (`TPU-V6E`), from the engine catalogue."""
 
 

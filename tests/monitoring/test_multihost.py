@@ -203,10 +203,12 @@ def test_names_through_ray_are_the_ones_rays_own_dashboard_reads():
     assert publisher("ray_vllm:num_requests_waiting", [engines.RAY_SERVE]) is None
 
 
-def test_engine_metric_reads_the_first_name_the_pinned_vllm_exports():
-    assert rayserve.engine_metric("vllm:made_up", "vllm:num_requests_waiting") == "ray_vllm_num_requests_waiting"
+def test_engine_metric_names_what_the_pinned_vllm_exports_through_ray():
+    assert rayserve.engine_metric("vllm:num_requests_waiting") == "ray_vllm_num_requests_waiting"
     with pytest.raises(KeyError):
         rayserve.engine_metric("vllm:made_up")
-    cache = rayserve.engine_metric(*rayserve.KV_CACHE_USAGE)
-    assert cache in {"ray_vllm_kv_cache_usage_perc", "ray_vllm_gpu_cache_usage_perc"}
+    with pytest.raises(KeyError):  # renamed in vLLM 0.9: the pinned engine no longer exports it
+        rayserve.engine_metric("vllm:gpu_cache_usage_perc")
+    cache = rayserve.engine_metric(rayserve.KV_CACHE_USAGE)
+    assert cache == "ray_vllm_kv_cache_usage_perc"
     assert engines.RAY_SERVE.metric(cache) is not None

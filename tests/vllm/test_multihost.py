@@ -206,7 +206,7 @@ def test_the_contract_covers_head_workers_serve_and_the_operator():
         ({"extra_args": ["--enforce-eager"]}, "vllm.extraArgs[0]: '--enforce-eager' cannot be given on the multi-host"),
         ({"api_key": True}, "vllm.apiKey: True is not offered on the multi-host 4x8 slice"),
         ({"autoscaling": {"target": 5}}, "vllm.autoscaling: 'num_requests_waiting' has no effect on the multi-host"),
-        ({"tpu_generation": "tpu7x"}, "vllm.tpuGeneration: 'tpu7x' has no Ray accelerator type"),
+        ({"tpu_generation": "tpu7x"}, "vllm.tpuGeneration: 'tpu7x' is not offered for multi-host serving"),
     ],
 )
 def test_what_the_multi_host_mode_cannot_take_is_refused_in_one_line(spec, message):

@@ -522,6 +522,14 @@ RAY_SERVE = EngineVersion(
     ),
     metrics_source="https://docs.ray.io/en/releases-2.60.0/serve/monitoring.html",
     metrics_port=8080,  # KubeRay's DefaultMetricsPort (container port `metrics`), Ray's --metrics-export-port
+    # Ray Serve LLM's `accelerator_type` per generation: ray/util/accelerators/accelerators.py in the ray-2.60.0
+    # wheel names TPU-V4, TPU-V5LITEPOD, TPU-V5P, TPU-V6E and TPU-V7X. tpu7x is not offered: Ray Serve LLM
+    # counts tensor x pipeline parallelism in chips, our sizing in JAX devices (two per tpu7x chip), and nothing
+    # here checks which the engine reads on a multi-host tpu7x slice.
+    serves=tuple(
+        Served(generation=generation, platform=platform, source="ray/util/accelerators/accelerators.py (Ray 2.60.0)")
+        for generation, platform in (("v4", "TPU-V4"), ("v5e", "TPU-V5LITEPOD"), ("v5p", "TPU-V5P"), ("v6e", "TPU-V6E"))
+    ),
     source="github.com/ray-project/ray @ ray-2.60.0: python/ray/serve/_private/request_ingress_metrics.py, replica.py, "
     "router.py, deployment_state.py, autoscaling_state.py (Serve metric names, kinds and tags), "
     "python/ray/llm/_internal/serve/core/configs/llm_config.py (`log_engine_metrics`, default True) and "

@@ -38,13 +38,12 @@ LISTENER_PORT = 80
 
 MODEL_SERVER_PROTOCOL: dict[str, tuple[str, ...]] = {
     # The Model Server Protocol's metrics and their vLLM names (docs/proposals/003-model-server-protocol @ v1.5.0):
-    # the picker's core-metrics-extractor reads one name per role. The KV cache gauge was renamed in vLLM 0.9
-    # (`vllm:gpu_cache_usage_perc` -> `vllm:kv_cache_usage_perc`, the name tpu-inference builds export); the
-    # picker's built-in vLLM names are the new ones (pkg/epp/framework/plugins/datalayer/extractor/metrics/
-    # factories.go @ v1.5.0), so an older pinned vLLM needs its own name configured.
+    # the picker's core-metrics-extractor reads one name per role, here the one the pinned vLLM exports (a name
+    # vLLM renamed is the catalogue's to know: VLLM.renamed). The picker's built-in vLLM names are the same
+    # (pkg/epp/framework/plugins/datalayer/extractor/metrics/factories.go @ v1.5.0).
     "queuedRequestsSpec": ("vllm:num_requests_waiting",),
     "runningRequestsSpec": ("vllm:num_requests_running",),
-    "kvUsageSpec": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
+    "kvUsageSpec": ("vllm:kv_cache_usage_perc",),
     "loraSpec": ("vllm:lora_requests_info",),
     "cacheInfoSpec": ("vllm:cache_config_info",),
 }

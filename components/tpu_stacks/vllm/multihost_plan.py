@@ -31,14 +31,23 @@ from typing import Any
 
 import yaml
 
-from tpu_stacks.catalog.engines import RAY, VLLM, engine_of_image
-from tpu_stacks.catalog.ray_serve import OPENAI_APP_IMPORT_PATH, RAY_SERVE_VERSION
+from tpu_stacks.catalog.engines import RAY_SERVE, VLLM, engine_of_image
+from tpu_stacks.catalog.inference_gateway import serving_api
+from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, OPENAI_APP_IMPORT_PATH, RAY_SERVE_VERSION
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import Parallelism, serving_parallelism
 from tpu_stacks.vllm.spec import VllmSpec
 
-SERVE_PORT = 8000
+
+def _serve_port() -> int:
+    port = serving_api("ray").default_port
+    if port is None:  # the catalogue gives Ray Serve an HTTP port; a test keeps it so
+        raise RuntimeError("catalog/inference_gateway.py: Ray Serve has no default port")
+    return port
+
+
+SERVE_PORT = _serve_port()
 """Ray Serve's HTTP proxy (`http_options.port`, Ray's default; KubeRay DefaultServingPort, v1.7.0
 ray-operator/controllers/ray/utils/constant.go)."""
 DASHBOARD_AGENT_PORT = 52365
@@ -68,13 +77,14 @@ def parallelism(shape: SliceShape) -> Parallelism:
 
 def accelerator_type(shape: SliceShape) -> str:
     """Ray's accelerator type of the slice's generation (TPU-V6E for v6e), from the engine catalogue."""
-    platform = RAY.platform(shape.generation)
+    platform = RAY_SERVE.platform(shape.generation)
     if platform is None:
         raise UserError(
             "vllm.tpuGeneration",
             shape.generation,
-            f"has no Ray accelerator type, which the multi-host {shape.topology} slice's Ray Serve LLM needs",
-            f"use one of {', '.join(RAY.served_generations or ())}",
+            f"is not offered for multi-host serving with Ray Serve LLM {RAY_SERVE.version} (the {shape.topology} "
+            "slice spans hosts; catalog/engines.py RAY_SERVE says why)",
+            f"use one of {', '.join(RAY_SERVE.served_generations or ())}",
         )
     return platform
 
@@ -170,7 +180,7 @@ def serve_config(
                 "name": APP_NAME,
                 "route_prefix": "/",
                 "import_path": OPENAI_APP_IMPORT_PATH,
-                "args": {"llm_configs": [llm_config]},
+                "args": {LLM_CONFIG_KEY: [llm_config]},
             }
         ],
     }

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tpu_stacks.catalog.engines import RAY
+from tpu_stacks.catalog.engines import RAY_SERVE
 from tpu_stacks.k8s.connectivity import Flow, Group, Pods, ingress, unique
 from tpu_stacks.k8s.platform_flows import (
     api_endpoint,
@@ -69,7 +69,7 @@ def _ray_service(plan: VllmPlan, labels: dict[str, str], smoke_ports: Sequence[i
     """The head and the TPU workers of the RayService (their labels: vllm.rayservice.pod_labels)."""
     spec = plan.spec
     ray = within_cluster(Pods(spec.namespace, dict(labels)))
-    serve = (*_clients(plan, SERVE_PORT, smoke_ports), *scrape([RAY.scrape_port()]))
+    serve = (*_clients(plan, SERVE_PORT, smoke_ports), *scrape([RAY_SERVE.scrape_port()]))
     autoscaler = api_endpoint() if spec.replicas.min < spec.replicas.max else ()
     head = (
         *ray,

@@ -27,7 +27,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, WAIT_FOR_ANNOTATION, AwaitBudget
-from tpu_stacks.catalog.engines import RAY
+from tpu_stacks.catalog.engines import RAY_SERVE
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.gcsfuse import fuse_volume, mount_options, sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
@@ -75,7 +75,7 @@ weights read-only (GKE's sample mounts the bucket on the head too, [K-RAY-SERVE-
 path there, which Ray Serve LLM may read on the head for the model's config and tokenizer)."""
 READ_ONLY_OPTIONS = ",".join(("implicit-dirs", "only-dir=weights", *OWNER_OPTIONS))
 """The head's weights mount: the same folder, no file cache (it reads a few small files)."""
-METRICS_PORT = RAY.scrape_port()
+METRICS_PORT = RAY_SERVE.scrape_port()
 """Ray's metrics export port on every Ray pod (8080, KubeRay's default), where vLLM's engine metrics go too
 (`log_engine_metrics`)."""
 

@@ -32,21 +32,18 @@ ERROR_RATIO = 0.05
 """The share of 5xx answers over ten minutes above which `serve-errors` fires."""
 PERCENTILES = (0.5, 0.9, 0.99)
 
-# vLLM renamed two of the metrics charted here; the first name the pinned vLLM exports is read (catalog/engines.py
-# VLLM). vllm/v1/metrics/loggers.py: "Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc"; the per-request
-# TPOT histogram is `vllm:request_time_per_output_token_seconds` in later releases (the name Ray 2.60.0's Serve
-# LLM dashboard charts).
-KV_CACHE_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
-TIME_PER_OUTPUT_TOKEN = ("vllm:request_time_per_output_token_seconds", "vllm:time_per_output_token_seconds")
+# The per-request TPOT histogram (the name Ray 2.60.0's Serve LLM dashboard charts) and the KV cache gauge, as the
+# pinned vLLM exports them (catalog/engines.py VLLM; a renamed name is refused there, VLLM.renamed).
+KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
+TIME_PER_OUTPUT_TOKEN = "vllm:request_time_per_output_token_seconds"
 
 
-def engine_metric(*names: str) -> str:
-    """The Ray-exported name of the first of `names` the pinned vLLM exports (KeyError when it exports none)."""
-    for name in names:
-        metric = VLLM.metric(name)
-        if metric is not None:
-            return through_ray(metric).name
-    raise KeyError(f"vllm {VLLM.version} exports none of {', '.join(names)}")
+def engine_metric(name: str) -> str:
+    """The Ray-exported name of a metric the pinned vLLM exports (KeyError when it does not: a catalogue fault)."""
+    metric = VLLM.metric(name)
+    if metric is None:
+        raise KeyError(f"vllm {VLLM.version} does not export {name}")
+    return through_ray(metric).name
 
 
 def _serve(t: Target) -> Serve:
@@ -152,11 +149,11 @@ def _engine_charts(t: Target) -> tuple[Widget, ...]:
     workers = t.scope.prometheus(container=t.tpu_containers[0])
     wanted = _serve(t).min_replicas * t.hosts_per_slice
     ttft = engine_metric("vllm:time_to_first_token_seconds")
-    tpot = engine_metric(*TIME_PER_OUTPUT_TOKEN)
+    tpot = engine_metric(TIME_PER_OUTPUT_TOKEN)
     return (
         chart(
             "KV cache usage",
-            (f"max by (pod) ({_m(t, engine_metric(*KV_CACHE_USAGE), sel)})", "${pod}"),
+            (f"max by (pod) ({_m(t, engine_metric(KV_CACHE_USAGE), sel)})", "${pod}"),
             unit="fraction",
         ),
         chart(
