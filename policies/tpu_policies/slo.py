@@ -26,6 +26,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackVali
 
 from tpu_policies.engine_args import infer
 from tpu_policies.fit import granted_shape, request_from
+from tpu_policies.ray_serve import serve_config
 from tpu_policies.replicas import most_replicas
 from tpu_policies.settings import Setting, config_schema
 from tpu_policies.stack import Item, Stack, read_stack
@@ -33,6 +34,7 @@ from tpu_policies.values import UNKNOWN
 from tpu_policies.workloads import PodTemplate, workload_annotations
 from tpu_stacks import annotations as keys
 from tpu_stacks.errors import UserError
+from tpu_stacks.serve_config import engine_flags
 from tpu_stacks.sizing import ServingRequest
 from tpu_stacks.slo.plan import size_command
 from tpu_stacks.traffic import Profile, TrafficTarget, evaluate_slice, read_profiles
@@ -97,12 +99,19 @@ def _request(notes: dict[str, Any], template: PodTemplate, props: dict[str, Any]
     return request if isinstance(request, ServingRequest) else None
 
 
-def batch_cap(request: ServingRequest, template: PodTemplate) -> int:
+def batch_cap(request: ServingRequest, template: PodTemplate, item: Item) -> int:
     """Sequences the engine decodes together at most: JetStream's fixed batch (the request's, from the annotation
-    or `--batch_size`), vLLM's last `--max-num-seqs` (absent: the traffic model's own cap), as the plan uses."""
+    or `--batch_size`), vLLM's last `--max-num-seqs` (absent: the traffic model's own cap), as the plan uses. A
+    RayService's engine settings are its Serve config's `engine_kwargs`, read as vLLM's flags (ray_serve.py)."""
     if request.engine == "jetstream":
         return request.batch
-    found = MAX_NUM_SEQS.findall(template.arg_text())
+    config = serve_config(item.type, item.props)
+    text = template.arg_text()
+    if config is not None:
+        text = " ".join(
+            f"{flag}={value}" for app in config.apps for flag, value in engine_flags(app.engine_kwargs).items()
+        )
+    found = MAX_NUM_SEQS.findall(text)
     return int(found[-1]) if found else MAX_BATCH
 
 
@@ -122,7 +131,7 @@ def _judge(
         weight_dtype=request.weight_dtype,
         kv_dtype=request.kv_dtype,
         max_model_len=request.context,
-        max_batch=batch_cap(request, template),
+        max_batch=batch_cap(request, template, item),
         profiles=profiles,
     )
     trusted = candidate.basis in TRUSTED_BASES

@@ -200,7 +200,8 @@ def test_a_rayservice_is_judged_on_its_serve_max_replicas():
     assert answer.replicas > 1
     notes = {**o.serving_notes(LLAMA_70B, 8), **target_notes(4000, ntpot=60)}
 
-    def service(maximum):
+    def service(maximum, max_num_seqs=None):
+        engine = {"engine_kwargs": {"max_num_seqs": max_num_seqs}} if max_num_seqs else {}
         config = {
             "applications": [
                 {
@@ -211,6 +212,7 @@ def test_a_rayservice_is_judged_on_its_serve_max_replicas():
                         "llm_configs": [
                             {
                                 "model_loading_config": {"model_id": LLAMA_70B},
+                                **engine,
                                 "deployment_config": {
                                     "autoscaling_config": {"min_replicas": 1, "max_replicas": maximum}
                                 },
@@ -241,6 +243,12 @@ def test_a_rayservice_is_judged_on_its_serve_max_replicas():
     _, (advice,) = judged(service(1))
     assert "(serveConfigV2 max_replicas = 1)" in advice.message
     assert judged(service(answer.replicas)) == ([], [])
+    # the engine's batch is the Serve config's max_num_seqs (no container args): a smaller one needs more slices
+    small = need(LLAMA_70B, "2x4", output_tokens_per_second=4000, ntpot_ms=60, max_batch=16)
+    assert small.replicas > answer.replicas
+    _, (advice,) = judged(service(answer.replicas, max_num_seqs=16))
+    assert f"(serveConfigV2 max_replicas = {answer.replicas})" in advice.message
+    assert judged(service(small.replicas, max_num_seqs=16)) == ([], [])
 
 
 @pytest.mark.parametrize("value", ["fast", "1e3"])
