@@ -103,7 +103,8 @@ def _fix(error: dict[str, Any], model: type[BaseModel]) -> str:
         if "version" in str(error["loc"][-1]).lower():
             return 'quote it in the stack file ("1.30"): YAML reads an unquoted 1.30 as the number 1.3'
         return "quote it in the stack file: YAML reads it as a number, and this setting is text"
-    return error["msg"].lower()
+    message = error["msg"]  # pydantic's sentence, joined after `; `: only its first letter lowered (keys keep case)
+    return message[:1].lower() + message[1:]
 
 
 def camel(name: str) -> str:

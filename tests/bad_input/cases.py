@@ -442,6 +442,20 @@ EXPOSURE = [
         "tpu-stacks:cluster.gatewayApi.proxyOnlySubnet.range",
     ),
     Case(
+        "gateway-proxy-existing-no-range",
+        section("vllm-gateway", "cluster", gatewayApi={"proxyOnlySubnet": {"existing": "my-proxy-subnet"}}),
+        "tpu-stacks:cluster.gatewayApi.proxyOnlySubnet",
+    ),
+    Case(
+        "gateway-proxy-existing-name",
+        section(
+            "vllm-gateway",
+            "cluster",
+            gatewayApi={"proxyOnlySubnet": {"existing": "My Subnet!", "range": "10.129.0.0/23"}},
+        ),
+        "tpu-stacks:cluster.gatewayApi.proxyOnlySubnet.existing",
+    ),
+    Case(
         "gateway-floor",
         section("vllm-gateway", "cluster", minVersion="1.33.3-gke.1136000"),
         "tpu-stacks:cluster.minVersion",

@@ -55,12 +55,12 @@ def test_autopilot_is_left_to_its_own_dataplane_v2():
         (
             {"authorizedNetworks": [{"cidrBlock": "203.0.113.7"}]},
             "cluster.controlPlane.authorizedNetworks[0].cidrBlock: '203.0.113.7' is not accepted; "
-            "write an ipv4 cidr range with a prefix length",
+            "write an IPv4 CIDR range with a prefix length",
         ),
         (
             {"authorizedNetworks": [{"cidrBlock": "203.0.113.7/24"}]},
             "cluster.controlPlane.authorizedNetworks[0].cidrBlock: '203.0.113.7/24' is not accepted; "
-            "write an ipv4 cidr range with its network address",
+            "write an IPv4 CIDR range with its network address",
         ),
         (
             {"authorizedNetworks": [{"cidrBlock": "2001:db8::/32"}]},

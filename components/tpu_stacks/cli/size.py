@@ -10,6 +10,7 @@ from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import generation, generation_names
 from tpu_stacks.cli import size_traffic
+from tpu_stacks.cli.arguments import positive
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.sizing import (
     Candidate,
@@ -30,21 +31,6 @@ DEFAULT_CONTEXT = {"serve": 8192, "train": 4096}
 SHOWN_BEYOND_RECOMMENDED = 3
 
 
-def _positive_int():
-    """argparse type for a count; argparse itself names the flag in the error."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give a positive integer") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"{value} is not positive; give a positive integer")
-        return value
-
-    return parse
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", nargs="?", help="Hugging Face id, Saxml model path or alias (omit with --params)")
     parser.add_argument(
@@ -53,19 +39,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workload", choices=["serve", "train"], default="serve")
     parser.add_argument("--engine", choices=list(get_args(Engine)), default="vllm")
     parser.add_argument(
-        "--context", type=_positive_int(), help="tokens per sequence (serve: max model length; train: sequence length)"
+        "--context", type=positive(int), help="tokens per sequence (serve: max model length; train: sequence length)"
     )
     parser.add_argument(
         "--batch",
-        type=_positive_int(),
+        type=positive(int),
         help="serve: sequences held at once (1; with a traffic target the most per replica); train: per-device batch",
     )
     parser.add_argument("--dtype", choices=["bf16", "int8", "int4"], default="bf16", help="serving weight dtype")
     parser.add_argument("--kv-dtype", choices=["bf16", "int8"], default="bf16")
     parser.add_argument("--params", help="custom model: parameter count such as 7B")
-    parser.add_argument("--layers", type=_positive_int())
-    parser.add_argument("--kv-heads", type=_positive_int())
-    parser.add_argument("--head-dim", type=_positive_int())
+    parser.add_argument("--layers", type=positive(int))
+    parser.add_argument("--kv-heads", type=positive(int))
+    parser.add_argument("--head-dim", type=positive(int))
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     size_traffic.add_arguments(parser)
 

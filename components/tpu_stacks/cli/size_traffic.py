@@ -18,6 +18,7 @@ import argparse
 import json
 
 from tpu_stacks.catalog.models import ResolvedModel
+from tpu_stacks.cli.arguments import positive
 from tpu_stacks.errors import UserError
 from tpu_stacks.sources import addresses, footnotes
 from tpu_stacks.traffic import (
@@ -42,29 +43,14 @@ PRICING_NOTE = (
 )
 
 
-def _positive(kind: type):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a positive {kind.__name__}") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"{text} is not positive; give a positive {kind.__name__}")
-        return value
-
-    return parse
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("traffic target (size for throughput and latency, not only memory)")
-    group.add_argument("--output-tokens-per-second", type=_positive(float), help="output tokens/s to carry")
-    group.add_argument("--ntpot-ms", type=_positive(float), help="normalized time per output token limit (GIQ NTPOT)")
-    group.add_argument("--ttft-ms", type=_positive(float), help="time to first token limit")
+    group.add_argument("--output-tokens-per-second", type=positive(float), help="output tokens/s to carry")
+    group.add_argument("--ntpot-ms", type=positive(float), help="normalized time per output token limit (GIQ NTPOT)")
+    group.add_argument("--ttft-ms", type=positive(float), help="time to first token limit")
+    group.add_argument("--input-tokens", type=positive(int), help=f"prompt tokens per request ({DEFAULT_INPUT_TOKENS})")
     group.add_argument(
-        "--input-tokens", type=_positive(int), help=f"prompt tokens per request ({DEFAULT_INPUT_TOKENS})"
-    )
-    group.add_argument(
-        "--output-tokens", type=_positive(int), help=f"output tokens per request ({DEFAULT_OUTPUT_TOKENS})"
+        "--output-tokens", type=positive(int), help=f"output tokens per request ({DEFAULT_OUTPUT_TOKENS})"
     )
     group.add_argument("--pricing", choices=PRICING_MODELS, help=f"pricing model ({DEFAULT_PRICING}; GIQ's: spot)")
     group.add_argument("--region", help="recorded with the answer (catalogue prices are not per region)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 from typing import ClassVar, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from tpu_stacks.catalog.tpu import QUEUED_TPU_GENERATIONS, generation_names, names_text
@@ -164,8 +164,22 @@ class ProxyOnlySubnetSpec(_Spec):
     range: str = "192.168.64.0/23"
     """Its IPv4 range (the new subnet's, or the existing one's): the servers' NetworkPolicy admits the proxies from it.
     Default: a /23 (what Google recommends) outside the 10.0.0.0/8 GKE and auto-mode subnets draw from."""
-    existing: str | None = None
-    """Adopt this existing proxy-only subnet of the cluster's region and network instead of creating one."""
+    existing: str | None = Field(default=None, pattern=r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+    """Adopt this existing proxy-only subnet of the cluster's region and network instead of creating one (its
+    Compute Engine name); give its `range` too: the program cannot read it offline, and the NetworkPolicies
+    admit the proxies from it."""
+
+    @model_validator(mode="after")
+    def _existing_needs_its_range(self) -> ProxyOnlySubnetSpec:
+        if self.existing is not None and "range" not in self.model_fields_set:
+            raise PydanticCustomError(
+                "existing_range",
+                "adopts the subnet {existing} but gives no range: set proxyOnlySubnet.range to that subnet's range "
+                "(gcloud compute networks subnets describe {existing} --format='value(ipCidrRange)'), which the "
+                "NetworkPolicies admit the gateway's proxies from",
+                {"existing": self.existing},
+            )
+        return self
 
     @field_validator("range")
     @classmethod
