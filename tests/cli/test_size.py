@@ -76,7 +76,7 @@ def test_training_workload():
             ["llama3-8b", "--tpu", "v9"],
             f"--tpu: 'v9' is not a TPU generation on GKE; valid: {', '.join(generation_names())}",
         ),
-        (["llama3-8b", "--tpu", "v6e", "--context", "-5"], "argument --context: -5 is not positive"),
+        (["llama3-8b", "--tpu", "v6e", "--context", "-5"], "argument --context: -5 is not a positive whole number"),
         (["llama3-8b", "--tpu", "v6e", "--batch", "many"], "argument --batch: 'many' is not a whole number"),
         (["llama3-8b", "--tpu", "v6e", "--dtype", "fp64"], "argument --dtype: invalid choice"),
         (["--params", "10T", "--tpu", "v5e"], "fits no v5e slice"),

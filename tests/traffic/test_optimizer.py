@@ -71,7 +71,7 @@ def test_every_slice_considered_is_in_the_answer_once():
         (s.generation, s.topology, s.machine_type)
         for g in GENERATIONS
         for s in all_slice_shapes(g)
-        if s.chips <= MAX_REPLICA_CHIPS
+        if s.chips <= MAX_REPLICA_CHIPS and not (s.multi_host and s.generation == "tpu7x")  # Ray Serve: no tpu7x
     ]
     assert sorted(seen) == sorted(expected) and len(set(seen)) == len(seen)
 
@@ -285,3 +285,19 @@ def test_multi_host_candidates_carry_the_sizing_parallelism():
     )
     assert (candidate.hosts, candidate.chips_per_host, candidate.tensor_parallel) == (8, 4, 32)
     assert generation(candidate.generation).name == "v5p"
+
+
+def test_only_slices_the_engines_stack_deploys_are_candidates():
+    """JetStream's pinned images serve v5e hosts only (jetstream/plan.py refuses the rest); vLLM spans hosts only
+    where Ray Serve LLM takes the generation (no tpu7x): `size` never recommends what `plan` would refuse."""
+    from tpu_stacks.errors import UserError
+    from tpu_stacks.traffic.optimizer import candidate_shapes
+
+    jetstream = candidate_shapes(engine="jetstream")
+    assert jetstream and {s.generation for s in jetstream} == {"v5e"} and not any(s.multi_host for s in jetstream)
+    vllm = candidate_shapes()
+    assert any(s.multi_host and s.generation == "v6e" for s in vllm)
+    assert not any(s.multi_host and s.generation == "tpu7x" for s in vllm)
+    assert any(s.generation == "tpu7x" and not s.multi_host for s in vllm)  # one tpu7x host still serves
+    with pytest.raises(UserError, match=r"^--tpu: 'v6e' has no slice the jetstream stack deploys; use one of v5e$"):
+        candidate_shapes(["v6e"], engine="jetstream")

@@ -141,6 +141,20 @@ def test_snake_case_names_and_numeric_int64_are_read_too(tmp_path):
 
 BAD = {
     "not-json.json": "{ profile: oops",
+    # proto3 JSON writes NaN and Infinity as strings; neither is a throughput, nor is a negative latency
+    "nan.json": json.dumps(
+        {"profile": [{"modelServerInfo": {"model": "m"}, "performanceStats": [{"outputTokensPerSecond": "NaN"}]}]}
+    ),
+    "negative-latency.json": json.dumps(
+        {
+            "profile": [
+                {
+                    "modelServerInfo": {"model": "m"},
+                    "performanceStats": [{"outputTokensPerSecond": 100, "ntpotMilliseconds": -5}],
+                }
+            ]
+        }
+    ),
     "no-list.json": json.dumps({"profiles": []}),
     "no-model.json": json.dumps({"profile": [{"modelServerInfo": {}, "performanceStats": [{}]}]}),
     "no-stats.json": json.dumps({"profile": [{"modelServerInfo": {"model": "m"}, "performanceStats": []}]}),

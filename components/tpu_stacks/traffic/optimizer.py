@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tpu_stacks.catalog.engines import JETSTREAM, VLLM
+from tpu_stacks.catalog.engines import JETSTREAM, RAY_SERVE, VLLM
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement
 from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, all_slice_shapes, generation
+from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import Engine, serving_parallelism
 from tpu_stacks.traffic.model import (
     ENGINE_EFFICIENCY,
@@ -386,12 +387,36 @@ def evaluate_slice(
     )
 
 
-def candidate_shapes(generations: Sequence[str] | None = None) -> list[SliceShape]:
-    """Every slice shape a replica may run on: each (topology, machine type) up to MAX_REPLICA_CHIPS chips."""
+def deployable(shape: SliceShape, engine: Engine) -> bool:
+    """Whether the stacks can serve `engine` on `shape`, from the engine catalogue: JetStream on one host of a
+    generation its pinned images serve (jetstream/plan.py refuses the rest), vLLM on one host of any generation or
+    across the hosts of a slice Ray Serve LLM takes (vllm/multihost_plan.py)."""
+    if engine == "jetstream":
+        return not shape.multi_host and JETSTREAM[-1].serves_generation(shape.generation)
+    return not shape.multi_host or RAY_SERVE.serves_generation(shape.generation)
+
+
+def candidate_shapes(generations: Sequence[str] | None = None, engine: Engine = "vllm") -> list[SliceShape]:
+    """Every slice shape a replica may run on: each (topology, machine type) up to MAX_REPLICA_CHIPS chips that the
+    engine's stack can deploy; a `--tpu` the engine serves on no slice is refused in one line."""
     names = (
         [generation(name, key="--tpu").name for name in generations] if generations else [g.name for g in GENERATIONS]
     )
-    return [shape for name in names for shape in all_slice_shapes(name) if shape.chips <= MAX_REPLICA_CHIPS]
+    shapes = [
+        shape
+        for name in names
+        for shape in all_slice_shapes(name)
+        if shape.chips <= MAX_REPLICA_CHIPS and deployable(shape, engine)
+    ]
+    if generations and not shapes:
+        served = [g.name for g in GENERATIONS if any(deployable(s, engine) for s in all_slice_shapes(g.name))]
+        raise UserError(
+            "--tpu",
+            ", ".join(generations),
+            f"has no slice the {engine} stack deploys",
+            f"use one of {', '.join(served)}",
+        )
+    return shapes
 
 
 def size_for_traffic(
@@ -420,7 +445,7 @@ def size_for_traffic(
                 max_batch=max_batch,
                 profiles=profiles,
             )
-            for shape in candidate_shapes(generations)
+            for shape in candidate_shapes(generations, engine)
         ),
         key=TrafficCandidate.rank,
     )

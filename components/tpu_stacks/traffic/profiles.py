@@ -16,6 +16,7 @@ target's input length when it gives a QPS, else it is unknown (None) and GIQ's c
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,19 +94,19 @@ def _field(record: dict[str, Any], camel: str, snake: str, default: Any = None) 
 
 
 def _number(value: Any, where: str, path: str) -> float | None:
-    """A proto3 JSON number: a JSON number or a decimal string (int64 is written as a string)."""
+    """A proto3 JSON number: a JSON number or a decimal string (int64 is written as a string); finite and not
+    negative (proto3 JSON spells NaN and Infinity as strings; no throughput, latency or count is below zero)."""
     if value is None:
         return None
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise _bad(path, f"{where} is {value!r}, not a number")
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            raise _bad(path, f"{where} is {value!r}, not a number") from None
-    raise _bad(path, f"{where} is {value!r}, not a number")
+    try:
+        number = float(value)
+    except ValueError:
+        raise _bad(path, f"{where} is {value!r}, not a number") from None
+    if not math.isfinite(number) or number < 0:
+        raise _bad(path, f"{where} is {value!r}, not a finite number of zero or more")
+    return number
 
 
 def _bad(path: str, problem: str) -> UserError:
