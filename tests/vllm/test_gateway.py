@@ -41,6 +41,7 @@ from tpu_stacks.vllm.network import network
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import GatewaySpec, VllmSpec
 from tpu_stacks_preview.engine import run_program
+from tpu_stacks_preview.monitoring import promql_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -338,8 +339,11 @@ def test_the_dashboard_draws_the_pickers_metrics_only_behind_a_gateway():
     with_gateway = vllm_sections(vllm_target(plan(gateway=ON), "vllm-hpa", "vllm-tpu", "vllm-tpu"))
     assert with_gateway[-1].title == "Inference Gateway"
     queries = [ds.time_series_query.prometheus_query for w in with_gateway[-1].widgets for ds in w.xy_chart.data_sets]
-    names = {metric.name for metric in EPP.metrics if any(metric.name in query for query in queries)}
-    assert names and all(publisher(name, [EPP]) is not None for name in names)
+    # every selector of every query, read from the query text (not from the catalogue): each names a metric the
+    # pinned picker exports, and the section charts the pool's own gauges
+    names = {name for query in queries for name in promql_metrics(query)}
+    assert {"inference_pool_average_queue_size", "inference_pool_ready_pods"} <= names
+    assert all(publisher(name, [EPP]) is not None for name in names), names
     assert publisher("inference_pool_made_up", [EPP]) is None
     without = vllm_sections(vllm_target(plan(), "vllm-hpa", "vllm-tpu", "vllm-tpu"))
     assert "Inference Gateway" not in [section.title for section in without]
