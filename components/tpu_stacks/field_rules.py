@@ -43,6 +43,9 @@ class FieldProblem(ValueError):
 
 LARGEST_NUMBER = 1_000_000_000
 """No count, length or size of these stacks comes near a billion: beyond it a number is a typo (`1e20`)."""
+LARGEST_REPLICAS = 64
+"""The most server replicas one serving stack declares (its node pool's largest size; a traffic target that needs
+more is split over stacks): the vLLM and JetStream specs and the traffic sizing read it here."""
 
 
 def _plain_types(annotation: Any) -> set[type]:

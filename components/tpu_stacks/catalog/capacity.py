@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tpu_stacks.catalog.tpu import GENERATIONS, Generation, MinimumVersion, generation
+from tpu_stacks.catalog.tpu import GENERATIONS, Generation, MinimumVersion, generation, hourly_usd
 
 COMPUTE_CLASS_API_VERSION = "cloud.google.com/v1"
 COMPUTE_CLASS_KIND = "ComputeClass"
@@ -138,7 +138,7 @@ def slice_prices(generation_name: str, chips: int) -> list[dict[str, object]]:
     return [
         {
             "kind": price.kind,
-            "usd_per_hour": round(price.usd_per_chip_hour * chips, 4) if price.usd_per_chip_hour is not None else None,
+            "usd_per_hour": hourly_usd(price.usd_per_chip_hour, chips),
             "usd_per_chip_hour": price.usd_per_chip_hour,
             "source": price.source,
             "as_of": price.as_of,

@@ -90,6 +90,12 @@ class Price(_Frozen):
     as_of: str
 
 
+def hourly_usd(usd_per_chip_hour: float | None, chips: int) -> float | None:
+    """What `chips` chips cost per hour at a per-chip price (None: unknown, never free); one rounding for every
+    price `size`, the plans and the docs show."""
+    return None if usd_per_chip_hour is None else round(usd_per_chip_hour * chips, 4)
+
+
 class Topology(_Frozen):
     """A slice shape such as `2x4` or `2x2x1`: chips along each ICI axis."""
 
@@ -449,7 +455,7 @@ class SliceShape(_Frozen):
     @property
     def hourly_usd(self) -> float | None:
         price = generation(self.generation).price
-        return round(price.usd_per_chip_hour * self.chips, 4) if price else None
+        return hourly_usd(price.usd_per_chip_hour, self.chips) if price else None
 
     def node_selector(self) -> dict[str, str]:
         """The labels GKE puts on the slice's nodes, which a TPU pod must select ([D-GKE-TPU])."""

@@ -104,7 +104,9 @@ class ProxyOnlySubnetArgs(TypedDict):
     it. Default: a /23 (what Google recommends) outside the 10.0.0.0/8 GKE and auto-mode subnets draw from.
     Default: 192.168.64.0/23."""
     existing: NotRequired[str]
-    """Adopt this existing proxy-only subnet of the cluster's region and network instead of creating one."""
+    """Adopt this existing proxy-only subnet of the cluster's region and network instead of creating one (its Compute
+    Engine name); give its `range` too: the program cannot read it offline, and the NetworkPolicies admit the
+    proxies from it."""
 
 
 class GatewayApiArgs(TypedDict):

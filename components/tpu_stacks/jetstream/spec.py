@@ -17,7 +17,7 @@ from pydantic import ConfigDict, Field
 from tpu_stacks.catalog.engines import JETSTREAM
 from tpu_stacks.catalog.tpu import names_text
 from tpu_stacks.cluster.spec import workload_cluster
-from tpu_stacks.field_rules import ComponentInput, K8sName, Quantity, ServiceAccountId, SpecModel
+from tpu_stacks.field_rules import LARGEST_REPLICAS, ComponentInput, K8sName, Quantity, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 from tpu_stacks.slo.spec import SloSpec
 
@@ -105,7 +105,7 @@ class JetStreamSpec(_Spec):
     """The tutorial's single-host slice; `auto` picks the smallest single-host slice that fits."""
     zone: str | None = None
     """Zone of the TPU pool (required for a regional Standard cluster)."""
-    replicas: int = Field(default=2, ge=1, le=64)
+    replicas: int = Field(default=2, ge=1, le=LARGEST_REPLICAS)
     """Server replicas; the TPU pool gets one node per replica. With `slo` the default is the replicas the target
     needs, and a smaller count is refused."""
     slo: SloSpec | None = None

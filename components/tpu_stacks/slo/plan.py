@@ -31,11 +31,9 @@ from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.errors import UserError
+from tpu_stacks.field_rules import LARGEST_REPLICAS
 from tpu_stacks.slo.spec import SloSpec
 from tpu_stacks.traffic import Profile, TrafficCandidate, TrafficTarget, evaluate_slice, read_profiles
-
-LARGEST_REPLICAS = 64
-"""Most replicas one serving stack runs (VllmSpec.replicas.max and JetStreamSpec.replicas cap it too)."""
 
 
 class SloPrediction(BaseModel):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tpu_stacks.catalog.capacity import pricing_model_price
+from tpu_stacks.catalog.tpu import hourly_usd
 from tpu_stacks.traffic.target import OUTPUT_INPUT_COST_RATIO, Pricing
 
 
@@ -28,7 +29,7 @@ def hourly_price(generation_name: str, chips: int, pricing: Pricing) -> HourlyPr
     price = pricing_model_price(generation_name, pricing)
     if price.usd_per_chip_hour is None:
         return HourlyPrice(None, price.source, None)
-    return HourlyPrice(round(price.usd_per_chip_hour * chips, 4), price.source, price.as_of)
+    return HourlyPrice(hourly_usd(price.usd_per_chip_hour, chips), price.source, price.as_of)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,16 @@ from pydantic import ConfigDict, Field, field_validator
 from tpu_stacks.catalog.engines import VLLM, managed_prometheus_name
 from tpu_stacks.catalog.tpu import generation_names, names_text
 from tpu_stacks.cluster.spec import workload_cluster
-from tpu_stacks.field_rules import ComponentInput, EngineArgs, FieldProblem, ImageName, K8sName, Quantity, SpecModel
+from tpu_stacks.field_rules import (
+    LARGEST_REPLICAS,
+    ComponentInput,
+    EngineArgs,
+    FieldProblem,
+    ImageName,
+    K8sName,
+    Quantity,
+    SpecModel,
+)
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 from tpu_stacks.slo.spec import SloSpec
 
@@ -36,7 +45,7 @@ class _Spec(SpecModel):
 class ReplicaSpec(_Spec):
     min: int = Field(default=1, ge=1)
     """Fewest server replicas, one TPU node each; equal to `max`, a fixed count (no HPA, no metrics adapter)."""
-    max: int = Field(default=2, ge=1, le=64)
+    max: int = Field(default=2, ge=1, le=LARGEST_REPLICAS)
     """Most server replicas: the HPA's upper bound and the TPU node pool's largest size."""
 
 
