@@ -46,11 +46,14 @@ LEDGER_FILE = Path(__file__).with_name("upstream_ledger.toml")
 Kind = Literal["wheel", "source", "documented"]
 ROW_ID = re.compile(r"[a-z0-9][a-z0-9_-]*(?:\.[a-z0-9_-]+)+")
 """A row id: dotted lower-case words, the pin's name first (`ray.serve.http-port`)."""
+_GAP = r"[\s#]*"
+"""Between `ledger:` and an id, or a comma and the next id: spaces, and a line break into the next comment line."""
 REFERENCE = re.compile(
     r"""\b(?:fact|number|text)\(\s*["'](?P<call>[^"']+)["']\s*\)"""
-    rf"|\bledger: (?P<named>{ROW_ID.pattern}(?:, {ROW_ID.pattern})*)"
+    rf"|\bledger:{_GAP}(?P<named>{ROW_ID.pattern}(?:{_GAP},{_GAP}{ROW_ID.pattern})*)"
 )
-"""How code and prose name a row: a `fact("id")`, `number("id")` or `text("id")` call, or `ledger: id[, id...]`."""
+"""How code and prose name a row: a `fact("id")`, `number("id")` or `text("id")` call, or `ledger: id[, id...]`
+(the list may run over lines, comment lines included)."""
 
 
 class Pin(BaseModel):
@@ -162,7 +165,8 @@ class Row(BaseModel):
             return None
         expression = self.value_expr if self.value_expr is not None else default_expression(self.value, self.literal)
         if expression not in self.literal:
-            return f"expected value_expr {expression!r} in the literal, found {self.literal.strip()!r}"
+            what = f"value {self.value!r}" if self.value_expr is None else f"value_expr {expression!r}"
+            return f"expected {what} in the literal, found {self.literal.strip()!r}"
         found = evaluate(expression)
         same_kind = type(found) is type(self.value) or (_is_number(found) and _is_number(self.value))
         if not same_kind or found != self.value:
@@ -252,7 +256,7 @@ def references(text: str) -> set[str]:
         if match["call"]:
             found.add(match["call"])
         else:
-            found.update(name.strip() for name in match["named"].split(","))
+            found.update(ROW_ID.findall(match["named"]))
     return found
 
 
