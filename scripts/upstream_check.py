@@ -2,12 +2,12 @@
 
 Why: a row says "this upstream, at the version we pin, does X at file:line, where the text is L". A pin that moves,
 or a row typed wrong, must fail somewhere a person sees it. For each `wheel` pin this script downloads the pinned
-wheel (`pip download --no-deps`, into `.upstream-cache/`, reused when it is there), unpacks it without installing
-it, and checks every row: the file exists at `path`, line `line` (1-based) is `literal` once leading and trailing
-whitespace is stripped, and the row's `value` is what its literal says (`Row.value_problem`). `source` rows are
-read the same way from a local git clone (`--source NAME=GIT_DIR`, `git show <tag>:<path>`); without one they are
-listed as read by hand on their date. `documented` rows are counted: a cluster check settles them
-(docs/verify-on-a-cluster.md).
+wheel (`pip download --no-deps`, into `.upstream-cache/`, reused when it is there), reads it as the zip archive it
+is (never installing it), and checks every row: the file exists at `path`, line `line` (1-based) is `literal` once
+leading and trailing whitespace is stripped, and the row's `value` is what its literal says (`Row.value_problem`).
+`source` rows are read the same way from a local git clone (`--source NAME=GIT_DIR`, `git show <tag>:<path>`);
+without one they are listed as read by hand on their date. `documented` rows are counted: a cluster check settles
+them (docs/verify-on-a-cluster.md).
 
 One line per failing row, `row ID: pin NAME VERSION path:line: expected ..., found ...`, and exit status 1 on any.
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -33,9 +32,6 @@ from tpu_stacks.catalog.upstream import LEDGER_FILE, Ledger, Pin, Row, parse
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".upstream-cache"
-UNPACKED = "unpacked"
-COMPLETE = ".complete"
-"""Written last into an unpacked wheel's folder: a half-unpacked tree (an interrupted run) is unpacked again."""
 
 Reader = Callable[[str], "str | None"]
 """A pinned tree: the text of a file by its path in the tree, None when the tree has no such file."""
@@ -114,19 +110,19 @@ def download(pin: Pin, version: str, folder: Path) -> Path:
 
 
 def wheel_reader(pin: Pin, version: str, cache: Path) -> Reader:
-    """The unpacked pinned wheel (zipfile; nothing is installed), unpacked once per cache folder."""
-    folder = cache_folder(cache, pin, version)
-    unpacked = folder / UNPACKED
-    if not (unpacked / COMPLETE).is_file():
-        wheel = download(pin, version, folder)
-        shutil.rmtree(unpacked, ignore_errors=True)
-        try:
-            with zipfile.ZipFile(wheel) as archive:
-                archive.extractall(unpacked)
-        except zipfile.BadZipFile as error:
-            raise CheckError(f"{wheel} is not a wheel ({error}); remove it and run again") from error
-        (unpacked / COMPLETE).write_text(wheel.name + "\n")
-    return directory_reader(unpacked)
+    """The pinned wheel's files, read out of the archive (zipfile): nothing is installed, and nothing is extracted to
+    disk (a ray wheel unpacks to half a gigabyte; the rows need a few dozen files)."""
+    wheel = download(pin, version, cache_folder(cache, pin, version))
+    try:
+        archive = zipfile.ZipFile(wheel)
+    except zipfile.BadZipFile as error:
+        raise CheckError(f"{wheel} is not a wheel ({error}); remove it and run again") from error
+    names = set(archive.namelist())
+
+    def read(path: str) -> str | None:
+        return archive.read(path).decode("utf-8", errors="replace") if path in names else None
+
+    return read
 
 
 def check_row(row: Row, pin: Pin, version: str, read: Reader) -> Outcome:

@@ -165,9 +165,11 @@ FILES = {
 
 def _wheel(cache: Path) -> Path:
     """The pinned wheel where the checker would have downloaded it: it is used, never downloaded again."""
-    book = parse(SYNTHETIC)
-    folder = upstream_check.cache_folder(cache, book.pins["demo"], "1.0.0")
-    folder.mkdir(parents=True)
+    return _write_wheel(upstream_check.cache_folder(cache, parse(SYNTHETIC).pins["demo"], "1.0.0"))
+
+
+def _write_wheel(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
     wheel = folder / "demo_pkg-1.0.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         for name, content in FILES.items():
@@ -183,7 +185,7 @@ def _check(tmp_path: Path, ledger_text: str, repo: Path | None = None) -> tuple[
     return code, "\n".join(lines)
 
 
-def _edited(ledger_text: str, row_id: str, key: str, value: object) -> str:
+def edited(ledger_text: str, row_id: str, key: str, value: object) -> str:
     """The ledger with one field of one row replaced (its TOML line), as a person's edit would."""
     start = ledger_text.index(f'id = "{row_id}"')
     end = ledger_text.find("[[row]]", start)
@@ -206,12 +208,45 @@ def test_the_checker_passes_when_every_literal_is_at_its_line(tmp_path, cache):
     assert code == 0, out
     assert "pin demo 1.0.0: 2 of 2 rows hold" in out
     assert "row demo-src.port: pin demo-src v1.0.0 pkg/constant.go:2: read by hand on 2026-11-29" in out
-    assert (upstream_check.cache_folder(cache, parse(SYNTHETIC).pins["demo"], "1.0.0") / "unpacked").is_dir()
+
+
+def test_a_wheel_in_the_cache_is_used_and_a_missing_one_downloaded_with_pip(tmp_path, cache, monkeypatch):
+    def no_download(*args, **kwargs):
+        raise AssertionError(f"downloaded although the wheel is in the cache: {args}")
+
+    monkeypatch.setattr(upstream_check.subprocess, "run", no_download)
+    assert _check(tmp_path, SYNTHETIC)[0] == 0
+    commands = []
+
+    def pip(command, **kwargs):
+        commands.append(command)
+        _write_wheel(Path(command[command.index("-d") + 1]))  # what `pip download -d` leaves there
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(upstream_check.subprocess, "run", pip)
+    platform = 'version = "1.0.0"\ndownload_args = ["--platform", "manylinux2014_x86_64"]'
+    book = parse(SYNTHETIC.replace('version = "1.0.0"', platform, 1))
+    lines: list[str] = []
+    assert upstream_check.run(book, cache=tmp_path / "fresh", rows=("demo.timeout",), out=lines.append) == 0
+    (command,) = commands
+    folder = upstream_check.cache_folder(tmp_path / "fresh", book.pins["demo"], "1.0.0")
+    assert command[1:] == [
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "demo-pkg==1.0.0",
+        "--platform",
+        "manylinux2014_x86_64",
+        "--only-binary=:all:",
+        "-d",
+        str(folder),
+    ]
 
 
 def test_the_checker_fails_when_a_recorded_literal_is_edited(tmp_path, cache):
-    edited = _edited(SYNTHETIC, "demo.label", "literal", 'SERVE_LABEL = "demo.io/served"')
-    code, out = _check(tmp_path, edited)
+    changed = edited(SYNTHETIC, "demo.label", "literal", 'SERVE_LABEL = "demo.io/served"')
+    code, out = _check(tmp_path, changed)
     assert code == 1
     assert (
         "row demo.label: pin demo 1.0.0 demo/labels.py:1: expected 'SERVE_LABEL = \"demo.io/served\"', "
@@ -221,26 +256,26 @@ def test_the_checker_fails_when_a_recorded_literal_is_edited(tmp_path, cache):
 
 @pytest.mark.parametrize("row_id, value", [("demo.timeout", 3601), ("demo.label", "demo.io/other")])
 def test_the_checker_fails_when_a_recorded_value_is_edited(tmp_path, cache, row_id, value):
-    code, out = _check(tmp_path, _edited(SYNTHETIC, row_id, "value", value))
+    code, out = _check(tmp_path, edited(SYNTHETIC, row_id, "value", value))
     assert code == 1
     assert f"row {row_id}: pin demo 1.0.0" in out
     assert "expected value" in out
 
 
 def test_the_checker_fails_on_a_wrong_line_and_says_where_the_literal_is(tmp_path, cache):
-    code, out = _check(tmp_path, _edited(SYNTHETIC, "demo.timeout", "line", 2))
+    code, out = _check(tmp_path, edited(SYNTHETIC, "demo.timeout", "line", 2))
     assert code == 1
     assert "row demo.timeout: pin demo 1.0.0 demo/constants.py:2: expected" in out
     assert "found '' (the literal is at line 3)" in out
 
 
 def test_the_checker_fails_on_a_line_past_the_end(tmp_path, cache):
-    code, out = _check(tmp_path, _edited(SYNTHETIC, "demo.label", "line", 9))
+    code, out = _check(tmp_path, edited(SYNTHETIC, "demo.label", "line", 9))
     assert code == 1 and "found the end of the file (it has 1 lines)" in out
 
 
 def test_the_checker_fails_on_a_missing_file(tmp_path, cache):
-    code, out = _check(tmp_path, _edited(SYNTHETIC, "demo.label", "path", "demo/gone.py"))
+    code, out = _check(tmp_path, edited(SYNTHETIC, "demo.label", "path", "demo/gone.py"))
     assert code == 1
     assert (
         "row demo.label: pin demo 1.0.0 demo/gone.py:1: expected 'SERVE_LABEL = \"demo.io/serve\"', found no such file"
@@ -258,7 +293,7 @@ def test_the_checker_reads_source_rows_from_a_clone(tmp_path, cache):
         subprocess.run(["git", "-C", str(repo), *command], check=True)
     code, out = _check(tmp_path, SYNTHETIC, repo)
     assert code == 0 and "pin demo-src v1.0.0: 1 of 1 rows hold" in out, out
-    code, out = _check(tmp_path, _edited(SYNTHETIC, "demo-src.port", "value", 8001), repo)
+    code, out = _check(tmp_path, edited(SYNTHETIC, "demo-src.port", "value", 8001), repo)
     assert (
         code == 1
         and "row demo-src.port: pin demo-src v1.0.0 pkg/constant.go:2: expected value 8001 in the literal, found 'DefaultPort = 8000'"

@@ -433,7 +433,8 @@ RAY = EngineVersion(
     # Ray Train v2 (the JaxTrainer the tutorial runs) exports its controller state and worker-group timings
     # (doc/source/train/user-guides/monitor-your-application.rst, python/ray/train/v2/_internal/metrics/);
     # Ray Core's node gauges come from python/ray/dashboard/modules/reporter/reporter_agent.py. Every Ray
-    # pod serves them on KubeRay's default metrics port 8080 (container port `metrics`). MaxText's step time
+    # pod serves them on KubeRay's default metrics port 8080 (container port `metrics`; ledger: kuberay.port.metrics,
+    # kuberay.port-name.metrics). MaxText's step time
     # is not a Prometheus metric: it is the `completed step: N, seconds: S, ...` log line (gcp/monitoring).
     metrics=(
         *_gauges(

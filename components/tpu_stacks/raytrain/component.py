@@ -157,7 +157,8 @@ class RayTrainStack(pulumi.ComponentResource):
         self.training_slice = pulumi.Output.from_input(training_slice(plan))
         self.maxtext_args = pulumi.Output.from_input(plan.maxtext_args())
         self.cluster = cluster
-        # Ray's metrics (every Ray pod, KubeRay's default port 8080): Ray Train's controller state and timings.
+        # Ray's metrics (every Ray pod, KubeRay's default port 8080, ledger: kuberay.port.metrics): Ray Train's
+        # controller state and timings.
         declare_pod_monitoring(
             name,
             monitoring,

@@ -82,8 +82,8 @@ path there, which Ray Serve LLM may read on the head for the model's config and 
 READ_ONLY_OPTIONS = ",".join(("implicit-dirs", "only-dir=weights", *OWNER_OPTIONS))
 """The head's weights mount: the same folder, no file cache (it reads a few small files)."""
 METRICS_PORT = RAY_SERVE.scrape_port()
-"""Ray's metrics export port on every Ray pod (8080, KubeRay's default), where vLLM's engine metrics go too
-(`log_engine_metrics`)."""
+"""Ray's metrics export port on every Ray pod (8080, KubeRay's default, ledger: kuberay.port.metrics), where vLLM's
+engine metrics go too (`log_engine_metrics`)."""
 
 
 def pod_labels(base: dict[str, str], role: str) -> dict[str, str]:
