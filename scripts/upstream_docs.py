@@ -125,13 +125,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Write the page; with `--check`, exit 1 when the committed page is not what this writes."""
     argv = list(sys.argv[1:] if argv is None else argv)
     text = render()
+    shown = DOC.relative_to(ROOT) if DOC.is_relative_to(ROOT) else DOC
     if "--check" in argv:
         if not DOC.is_file() or DOC.read_text(encoding="utf-8") != text:
-            print(f"{DOC.relative_to(ROOT)} is stale: run `make upstream-docs` and commit it", file=sys.stderr)
+            print(f"{shown} is stale: run `make upstream-docs` and commit it", file=sys.stderr)
             return 1
         return 0
     DOC.write_text(text, encoding="utf-8")
-    print(f"wrote {DOC.relative_to(ROOT)}")
+    print(f"wrote {shown}")
     return 0
 
 
