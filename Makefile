@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 STAMP := $(VENV)/.installed
 
-.PHONY: plan plan-all test format bench clean policy-pack mutation diagrams security args
+.PHONY: plan plan-all test format bench clean policy-pack mutation diagrams security args upstream upstream-docs
 
 # PYTHON must be at least components/pyproject.toml's requires-python: scripts/check_python.py refuses an
 # older one in one line before venv/ is touched, and clears a venv/ that an older Python or an unfinished
@@ -46,6 +46,20 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q -n auto tests
 
+# The upstream ledger (components/tpu_stacks/catalog/upstream_ledger.toml) against the pinned upstreams: every
+# pinned wheel downloaded from PyPI into .upstream-cache/ (reused; never installed) and each row's file, line,
+# literal and value checked (scripts/upstream_check.py), then the tests that need those wheels (tests_upstream/,
+# not part of `test`, which stays offline). CI runs it after `test`. UPSTREAM_ARGS passes options, e.g.
+# `make upstream UPSTREAM_ARGS="--source kuberay=../kuberay"` to check KubeRay's rows against a clone.
+UPSTREAM_ARGS ?=
+upstream: $(STAMP)
+	$(BIN)/python scripts/upstream_check.py $(UPSTREAM_ARGS)
+	$(BIN)/python -m pytest -q tests_upstream
+
+# docs/upstream.md, the ledger as a page (tests/scripts/test_upstream_docs.py fails when it is stale).
+upstream-docs: $(STAMP)
+	$(BIN)/python scripts/upstream_docs.py
+
 # Mutation testing of the decision layer (sizing, catalogue, the pack's fit and matching checks, each
 # workload's plan): minutes, so not part of `test`; run it before a change to those modules lands.
 # One line per module `MODULE: killed/total = N%`, then the survivors (scripts/mutation.py).
@@ -58,7 +72,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/load_stack_files.py
 
 clean:
-	rm -rf $(VENV) manifests plan-*.json .pytest_cache dist
+	rm -rf $(VENV) manifests plan-*.json .pytest_cache dist .upstream-cache
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -201,3 +201,18 @@ def test_the_offline_gate_plans_every_stack_with_placeholders():
     makefile = (ROOT / "Makefile").read_text()
     plan_all = makefile.split("\nplan-all:", 1)[1].split("\n\n", 1)[0]
     assert "--all --policy-pack policies --placeholder-secrets" in plan_all
+
+
+def test_ci_runs_the_offline_suite_then_the_upstream_ledger():
+    """`make test` stays offline and runs `pytest tests` only; `make upstream` (network: the pinned wheels from
+    PyPI) runs the ledger's check and tests_upstream/, after it, in the workflow's test job and in .ci/run."""
+    runs = [step.get("run", "") for step in JOBS["test"]["steps"]]
+    assert runs.index("make test") < runs.index("make upstream")
+    makefile = (ROOT / "Makefile").read_text()
+    test = makefile.split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    upstream = makefile.split("\nupstream:", 1)[1].split("\n\n", 1)[0]
+    assert "pytest -q -n auto tests\n" in test + "\n" and "upstream" not in test
+    assert "scripts/upstream_check.py" in upstream and "pytest -q tests_upstream" in upstream
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("make ")]
+    assert ci == ["make test", "make upstream"]
+    assert (ROOT / "pytest.ini").read_text().count("testpaths = tests\n") == 1  # tests_upstream is never collected

@@ -18,7 +18,7 @@ what each serving kind's controller puts on its pods:
   follows the Serve proxy's health (ray-project/kuberay v1.7.0 ray-operator/controllers/ray/common/pod.go
   `labelPod`, utils/constant.go). Every Ray pod of a RayService runs a Serve HTTP proxy on its container port
   named `serve`, 8000 without one (the same pod.go probes workers' proxies there: `FindContainerPort(...,
-  ServingPortName, DefaultServingPort)`).
+  ServingPortName, DefaultServingPort)`; ledger: kuberay.port-name.serve, kuberay.port.serving).
 
 A label whose value is only known on the cluster (or unknown at preview) matches any selector value.
 """
@@ -35,6 +35,7 @@ from tpu_policies.values import UNKNOWN, as_dict, as_int, as_list, as_str, dig
 from tpu_policies.workloads import PodTemplate, kind_of, pod_templates
 from tpu_stacks.catalog.engines import EngineVersion
 from tpu_stacks.catalog.inference_gateway import serving_api
+from tpu_stacks.catalog.upstream import text
 from tpu_stacks.pod_templates import pod_templates as walk
 
 SERVING_KINDS = ("Deployment", "StatefulSet", "LeaderWorkerSet", "RayService")
@@ -52,8 +53,11 @@ _CLUSTER_ONLY = {
         "statefulset.kubernetes.io/pod-name",
         "apps.kubernetes.io/pod-index",
     ),
-    "RayService": ("ray.io/cluster", "ray.io/identifier", "ray.io/serve"),
+    "RayService": (text("kuberay.label.cluster"), text("kuberay.label.identifier"), text("kuberay.label.serve")),
 }
+_RAY_KEPT = (text("kuberay.label.node-type"), text("kuberay.label.group"))
+"""KubeRay's labels a template cannot override (and the cluster's, which it sets; ledger:
+kuberay.label.template-keeps)."""
 _LWS_WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
 
 
@@ -163,11 +167,13 @@ def _controller_labels(kind: str, props: dict[str, Any], name: str) -> dict[str,
     if kind == "RayService":
         head = name == "head"
         return {
-            "ray.io/is-ray-node": "yes",
-            "ray.io/node-type": "head" if head else "worker",
-            "ray.io/group": "headgroup" if head else name,
-            "app.kubernetes.io/name": "kuberay",
-            "app.kubernetes.io/created-by": "kuberay-operator",
+            text("kuberay.label.is-ray-node"): text("kuberay.label.is-ray-node-value"),
+            text("kuberay.label.node-type"): text("kuberay.node-type.head")
+            if head
+            else text("kuberay.node-type.worker"),
+            text("kuberay.label.group"): text("kuberay.label.head-group") if head else name,
+            "app.kubernetes.io/name": text("kuberay.label.app-name"),
+            "app.kubernetes.io/created-by": text("kuberay.label.created-by"),
         }
     return {}
 
@@ -183,7 +189,7 @@ def serving_pods(stack: Stack) -> list[ServingPod]:
         for lifted, template in zip(found, pod_templates(item.type, item.props), strict=True):
             own = dig(lifted.template, "metadata", "labels")
             labels = _controller_labels(kind, item.props, lifted.name)
-            fixed = {k: v for k, v in labels.items() if k in ("ray.io/node-type", "ray.io/group")}
+            fixed = {k: v for k, v in labels.items() if k in _RAY_KEPT}
             labels = {**labels, **as_dict(own), **fixed}
             any_value = set(_CLUSTER_ONLY.get(kind, ()))
             if kind == "LeaderWorkerSet":

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.image_users import HELPER_IMAGE_USERS, NONROOT_UID, ImageUser
 from tpu_stacks.catalog.ray_serve import RAY_LLM_VLLM, RAY_SERVE_VERSION
+from tpu_stacks.catalog.upstream import number, text
 
 MetricKind = Literal["gauge", "counter", "histogram"]
 Meaning = Literal[
@@ -230,7 +231,7 @@ VLLM = EngineVersion(
     # plus cache_config_info (log_metrics_info) and lora_requests_info (with LoRA). Not catalogued: corrupted_requests
     # (VLLM_COMPUTE_NANS_IN_LOGITS only), kv_block_* (--kv-cache-metrics only), spec-decode and KV-connector series.
     # tpu-inference is a platform plugin: the API server and its /metrics are vLLM's own ([VLLM-TPU] README: "keep
-    # the same user experience, telemetry, and interface").
+    # the same user experience, telemetry, and interface"). The server command: ledger: vllm.server.api-server-module.
     metrics=(
         *_gauges(
             "vllm:num_requests_running",
@@ -300,7 +301,9 @@ VLLM = EngineVersion(
             "vllm:inter_token_latency_seconds')",
         ),
     ),
-    metrics_port=8000,  # `vllm serve --port` (default 8000): the OpenAI API server serves /metrics on its own port
+    # `vllm serve --port` (default 8000): the OpenAI API server serves /metrics on its own port (ledger:
+    # vllm.server.metrics-route)
+    metrics_port=number("vllm.flag.port"),
     user=ImageUser(
         NONROOT_UID,
         "the image is built from tpu-inference's docker/Dockerfile (python:3.12-slim-bookworm, no USER: root by "
@@ -430,7 +433,8 @@ RAY = EngineVersion(
     # Ray Train v2 (the JaxTrainer the tutorial runs) exports its controller state and worker-group timings
     # (doc/source/train/user-guides/monitor-your-application.rst, python/ray/train/v2/_internal/metrics/);
     # Ray Core's node gauges come from python/ray/dashboard/modules/reporter/reporter_agent.py. Every Ray
-    # pod serves them on KubeRay's default metrics port 8080 (container port `metrics`). MaxText's step time
+    # pod serves them on KubeRay's default metrics port 8080 (container port `metrics`; ledger: kuberay.port.metrics,
+    # kuberay.port-name.metrics). MaxText's step time
     # is not a Prometheus metric: it is the `completed step: N, seconds: S, ...` log line (gcp/monitoring).
     metrics=(
         *_gauges(
@@ -444,7 +448,9 @@ RAY = EngineVersion(
         ),
     ),
     metrics_source="https://docs.ray.io/en/releases-2.49.1/train/user-guides/monitor-your-application.html",
-    metrics_port=8080,  # Ray's default --metrics-export-port (docs.ray.io, "Collecting and monitoring metrics")
+    # KubeRay's `--metrics-export-port` on every Ray node (Ray's own default is a random port); the names carry Ray's
+    # namespace (ledger: ray-train.metrics.namespace).
+    metrics_port=number("kuberay.port.metrics"),
     user=ImageUser(
         1000,  # upstream's multi-slice mount options use uid=1000,gid=1000
         "rayproject/ray images run as USER ray (uid 1000, [K-RAY] Dockerfile); below 10000, but the "
@@ -452,22 +458,23 @@ RAY = EngineVersion(
         home="/home/ray",
         login="ray",
     ),
-    # Ray's accelerator type per generation (ray.util.accelerators, Ray 2.49); Ray names no tpu7x type.
+    # Ray's accelerator type per generation (ray.util.accelerators, Ray 2.49); Ray names no tpu7x type. ledger:
+    # ray-train.accelerator-type.v4, ray-train.accelerator-type.v5e, ray-train.accelerator-type.v5p,
+    # ray-train.accelerator-type.v6e.
     serves=tuple(
-        Served(generation=generation, platform=platform, source="ray.util.accelerators (Ray 2.49)")
-        for generation, platform in (
-            ("v4", "TPU-V4"),
-            ("v5e", "TPU-V5LITEPOD"),
-            ("v5p", "TPU-V5P"),
-            ("v6e", "TPU-V6E"),
+        Served(
+            generation=generation,
+            platform=text(f"ray-train.accelerator-type.{generation}"),
+            source="ray.util.accelerators (Ray 2.49)",
         )
+        for generation in ("v4", "v5e", "v5p", "v6e")
     ),
     source="github.com/ray-project/ray doc/source/train/user-guides/monitor-your-application.rst (Ray Train "
     "metrics) and python/ray/dashboard/modules/reporter/reporter_agent.py (node gauges), Ray 2.49 docs; "
     "[K-RAY] (rayproject/ray:2.49.1-py312)",
 )
 
-RAY_METRIC_NAMESPACE = "ray"
+RAY_METRIC_NAMESPACE = text("ray.metrics.namespace")
 """Ray's Prometheus namespace: its metrics agent exports every metric as `ray_<name>` (Ray 2.60.0
 python/ray/_private/telemetry/open_telemetry_metric_recorder.py `NAMESPACE`, metrics_agent.py), and a counter
 with `_total` appended (the OpenMetrics rule prometheus_client applies)."""
@@ -479,7 +486,8 @@ def through_ray(metric: Metric) -> Metric:
     character outside [a-zA-Z0-9_] by `_` (vllm/v1/metrics/ray_wrappers.py `_get_sanitized_opentelemetry_name`),
     and Ray prefixes its namespace, so `vllm:kv_cache_usage_perc` is `ray_vllm_kv_cache_usage_perc` and the counter
     `vllm:prompt_tokens_total` is `ray_vllm_prompt_tokens_total` (the names Ray's own Serve LLM Grafana dashboard
-    queries: python/ray/dashboard/modules/metrics/dashboards/serve_llm_dashboard_panels.py, Ray 2.60.0)."""
+    queries: python/ray/dashboard/modules/metrics/dashboards/serve_llm_dashboard_panels.py, Ray 2.60.0). ledger:
+    vllm.metrics.ray-name, ray.serve-llm.log-engine-metrics."""
     return Metric(name=f"{RAY_METRIC_NAMESPACE}_{re.sub(r'[^a-zA-Z0-9_]', '_', metric.name)}", kind=metric.kind)
 
 
@@ -521,14 +529,19 @@ RAY_SERVE = EngineVersion(
         *(through_ray(m) for m in VLLM.metrics),
     ),
     metrics_source="https://docs.ray.io/en/releases-2.60.0/serve/monitoring.html",
-    metrics_port=8080,  # KubeRay's DefaultMetricsPort (container port `metrics`), Ray's --metrics-export-port
+    metrics_port=number("kuberay.port.metrics"),  # KubeRay's DefaultMetricsPort (container port `metrics`)
     # Ray Serve LLM's `accelerator_type` per generation: ray/util/accelerators/accelerators.py in the ray-2.60.0
     # wheel names TPU-V4, TPU-V5LITEPOD, TPU-V5P, TPU-V6E and TPU-V7X. tpu7x is not offered: Ray Serve LLM
     # counts tensor x pipeline parallelism in chips, our sizing in JAX devices (two per tpu7x chip), and nothing
     # here checks which the engine reads on a multi-host tpu7x slice.
+    # ledger: ray.accelerator-type.v4, ray.accelerator-type.v5e, ray.accelerator-type.v5p, ray.accelerator-type.v6e.
     serves=tuple(
-        Served(generation=generation, platform=platform, source="ray/util/accelerators/accelerators.py (Ray 2.60.0)")
-        for generation, platform in (("v4", "TPU-V4"), ("v5e", "TPU-V5LITEPOD"), ("v5p", "TPU-V5P"), ("v6e", "TPU-V6E"))
+        Served(
+            generation=generation,
+            platform=text(f"ray.accelerator-type.{generation}"),
+            source="ray/util/accelerators/accelerators.py (Ray 2.60.0)",
+        )
+        for generation in ("v4", "v5e", "v5p", "v6e")
     ),
     source="github.com/ray-project/ray @ ray-2.60.0: python/ray/serve/_private/request_ingress_metrics.py, replica.py, "
     "router.py, deployment_state.py, autoscaling_state.py (Serve metric names, kinds and tags), "
@@ -568,7 +581,7 @@ EPP = EngineVersion(
         ),
     ),
     metrics_source=f"{EPP_REPOSITORY}/blob/v1.5.0/pkg/epp/metrics/metrics.go",
-    metrics_port=9090,  # `--metrics-port` default (pkg/epp/server/options.go @ v1.5.0)
+    metrics_port=number("epp.port.metrics"),  # `--metrics-port` default (pkg/epp/server/options.go @ v1.5.0)
     user=ImageUser(
         NONROOT_UID,
         "the epp Dockerfile @ v1.5.0 builds FROM gcr.io/distroless/static:nonroot (USER nonroot, 65532); "

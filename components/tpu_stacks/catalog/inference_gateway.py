@@ -27,6 +27,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.engines import EPP, EPP_REPOSITORY, EngineName, EngineVersion
+from tpu_stacks.catalog.upstream import number, text
 
 INFERENCE_EXTENSION_VERSION = EPP.version
 """The Gateway API Inference Extension release: CRDs vendored for the plan, and the picker image's tag."""
@@ -65,7 +66,7 @@ SERVING_APIS: tuple[ServingApi, ...] = (
         engine="vllm",
         openai=True,
         port_flag="--port",
-        default_port=8000,
+        default_port=number("vllm.flag.port"),
         why="`vllm serve` is vLLM's OpenAI-compatible server (/v1/completions, /v1/chat/completions, /metrics)",
         source="vllm-project/vllm vllm/entrypoints/openai/cli_args.py (`--port`, default 8000); "
         "docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
@@ -110,7 +111,7 @@ SERVING_APIS: tuple[ServingApi, ...] = (
         engine="ray",
         openai=True,
         port_flag=None,
-        default_port=8000,
+        default_port=number("ray.serve.http-port"),
         why="Ray Serve LLM's `ray.serve.llm:build_openai_app` serves OpenAI's Completions and Chat on Serve's HTTP "
         "port (8000 unless `http_options.port` says otherwise)",
         source="https://docs.ray.io/en/latest/serve/llm/serving-llms.html; Ray Serve `HTTPOptions.port` (default 8000)",
@@ -130,15 +131,15 @@ GATEWAY_API = "gateway.networking.k8s.io/v1"
 GKE_POLICY_API = "networking.gke.io/v1"
 """HealthCheckPolicy and GCPBackendPolicy (https://googlecloudplatform.github.io/gke-gateway-api)."""
 
-EXT_PROC_PORT = 9002
+EXT_PROC_PORT = number("epp.port.ext-proc")
 """The picker's ext-proc gRPC port (`--grpc-port` default; the chart's `extProcPort`), which the pool's
 endpointPickerRef names and the load balancer's Service Extension calls."""
-HEALTH_PORT = 9003
+HEALTH_PORT = number("epp.port.grpc-health")
 """gRPC health (`--grpc-health-port`), service `inference-extension` for one replica (epplib _deployment.yaml)."""
 METRICS_PORT = EPP.scrape_port()
-OBJECTIVE_HEADER = "x-gateway-inference-objective"
+OBJECTIVE_HEADER = text("epp.header.objective")
 """The request header that names an InferenceObjective (pkg/epp/metadata/consts.go `ObjectiveKey` @ v1.5.0)."""
-FAILURE_MODE = "FailOpen"
+FAILURE_MODE = text("epp.chart.failure-mode")
 """The chart's default: when the picker is down the gateway still routes (to any pool endpoint)."""
 
 PICKER_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -148,7 +149,8 @@ PICKER_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 """What the picker reads in its namespace, get/watch/list: its pool, the pool's pods, objectives and rewrites
 (config/charts/epplib/templates/_rbac.yaml and config/charts/inferencepool/templates/rbac.yaml @ v1.5.0; its
-controllers watch exactly these, pkg/epp/controller). No leader election with one replica, so no leases."""
+controllers watch exactly these, pkg/epp/controller). No leader election with one replica, so no leases.
+ledger: epp.rbac.pods, epp.rbac.pools, epp.rbac.objectives, epp.rbac.verbs."""
 PICKER_VERBS = ("get", "watch", "list")
 
 INTERNAL_CLASS = "gke-l7-rilb"
@@ -169,7 +171,7 @@ HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
 """Google Cloud's health-check probe ranges (https://cloud.google.com/load-balancing/docs/health-check-concepts
 #ip-ranges). Regional Envoy-based load balancers may also probe from the proxy-only subnet (distributed Envoy
 health checks), which the proxies' own flow already admits."""
-BACKEND_TIMEOUT_SECONDS = 300
+BACKEND_TIMEOUT_SECONDS = number("epp.chart.backend-timeout")
 """GCPBackendPolicy timeoutSec: the chart's `provider: gke` default (inferencepool templates/gke.yaml @ v1.5.0); a
 completion of thousands of tokens outlasts the load balancer's 30 s default."""
 CHART_SOURCE = f"{EPP_REPOSITORY}/tree/{INFERENCE_EXTENSION_VERSION}/config/charts"

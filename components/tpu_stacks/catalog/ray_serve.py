@@ -30,7 +30,8 @@ here), and the server image's build checks the same pin against the image's vLLM
 
 OPENAI_APP_IMPORT_PATH = "ray.serve.llm:build_openai_app"
 """Ray Serve LLM's OpenAI-compatible application builder: its `args` are `LLMServingArgs`
-(`llm_configs`: a list of `LLMConfig`), python/ray/serve/llm/__init__.py at the pinned release."""
+(`llm_configs`: a list of `LLMConfig`), python/ray/serve/llm/__init__.py at the pinned release. ledger:
+ray.serve-llm.openai-app, ray.serve-llm.llm-configs."""
 
 LLM_CONFIG_KEY = "llm_configs"
 """Where the builder's arguments list the models it serves."""

@@ -14,6 +14,13 @@ Three kinds of row, by how they are checked:
 - `source`: a Go upstream (KubeRay, the endpoint picker, GKE's controllers): repository, tag, path and line, read
   by hand when the pin moves (no Go module source can be fetched here), with the date it was read.
   `scripts/upstream_check.py --source NAME=GIT_DIR` re-reads them from a local clone when one is at hand.
+- A row's `value`, when it has one, is checked offline too (tests/catalog/test_upstream_ledger.py): its
+  `value_expr` (the value's own text by default) is part of the literal and evaluates to it (`value_problem`).
+
+Naming a row: code that uses the value reads it (`fact("id")`, `number("id")`, `text("id")`); prose that relies on
+the behaviour names it as `ledger: id` (several: `ledger: id1, id2`). Every row is named so in at least one of its
+`relied_on_by` files, and every name resolves to a row (tests/catalog/test_upstream_ledger.py): a row nothing names
+any more is visible, and so is a name whose row is gone.
 - `documented`: a claim with no pinned source (the port GKE health-checks the endpoint picker on; which KubeRay
   GKE's Ray add-on runs): the document, its date, and the cluster check that settles it.
 
@@ -23,8 +30,11 @@ provider SDK, so the policy pack and the plans read it too.
 
 from __future__ import annotations
 
+import ast
 import datetime
 import importlib
+import operator
+import re
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -34,6 +44,16 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 LEDGER_FILE = Path(__file__).with_name("upstream_ledger.toml")
 Kind = Literal["wheel", "source", "documented"]
+ROW_ID = re.compile(r"[a-z0-9][a-z0-9_-]*(?:\.[a-z0-9_-]+)+")
+"""A row id: dotted lower-case words, the pin's name first (`ray.serve.http-port`)."""
+_GAP = r"[\s#]*"
+"""Between `ledger:` and an id, or a comma and the next id: spaces, and a line break into the next comment line."""
+REFERENCE = re.compile(
+    r"""\b(?:fact|number|text)\(\s*["'](?P<call>[^"']+)["']\s*\)"""
+    rf"|\bledger:{_GAP}(?P<named>{ROW_ID.pattern}(?:{_GAP},{_GAP}{ROW_ID.pattern})*)"
+)
+"""How code and prose name a row: a `fact("id")`, `number("id")` or `text("id")` call, or `ledger: id[, id...]`
+(the list may run over lines, comment lines included)."""
 
 
 class Pin(BaseModel):
@@ -74,6 +94,23 @@ class Pin(BaseModel):
         module, _, constant = self.version_from.rpartition(".")
         return str(getattr(importlib.import_module(module), constant))
 
+    def pin_file(self, root: Path) -> tuple[str, str]:
+        """Where the pin lives, repository-relative: the module of `version_from` and its constant, or this file's
+        `[pins.NAME]` table."""
+        if self.version_from is None:
+            return _relative(LEDGER_FILE, root), f"[pins.{self.name}]"
+        module, _, constant = self.version_from.rpartition(".")
+        return _relative(Path(str(importlib.import_module(module).__file__)), root), constant
+
+    def source_url(self, version: str, path: str, line: int) -> str | None:
+        """The public page of `path:line` at `version`: GitHub for a source pin, the release's PyPI page for a wheel
+        (PyPI shows no file inside a wheel), None for a documented pin."""
+        if self.kind == "source":
+            return f"https://github.com/{self.repository}/blob/{version}/{path}#L{line}"
+        if self.kind == "wheel":
+            return f"https://pypi.org/project/{self.package}/{version}/"
+        return None
+
 
 class Row(BaseModel):
     """One behaviour we rely on."""
@@ -107,13 +144,34 @@ class Row(BaseModel):
 
     @model_validator(mode="after")
     def _complete(self) -> Row:
+        if not ROW_ID.fullmatch(self.id):
+            raise ValueError(f"row {self.id!r}: an id is dotted lower-case words (`ray.serve.http-port`)")
         if self.url is None and (self.path is None or self.line is None or not self.literal):
             raise ValueError(f"row {self.id}: a wheel or source row has path, line and literal")
+        if self.line is not None and self.line < 1:
+            raise ValueError(f"row {self.id}: line is 1-based")
         if self.url is not None and (not self.quote or not self.settled_by):
             raise ValueError(f"row {self.id}: a documented row has url, quote and settled_by")
-        if self.value_expr is not None and (self.literal is None or self.value_expr not in self.literal):
-            raise ValueError(f"row {self.id}: value_expr must be part of the literal")
+        if self.value_expr is not None and self.value is None:
+            raise ValueError(f"row {self.id}: value_expr without a value")
         return self
+
+    def value_problem(self) -> str | None:
+        """Why the recorded value is not what the recorded literal says (None when it is, or there is no value to
+        check): `value_expr`, by default the value's text (a string's quoted form when the literal quotes it), must
+        be part of the literal and evaluate to `value` (numbers with + - * /, or a string literal; other text is
+        itself)."""
+        if self.value is None or self.literal is None:
+            return None
+        expression = self.value_expr if self.value_expr is not None else default_expression(self.value, self.literal)
+        if expression not in self.literal:
+            what = f"value {self.value!r}" if self.value_expr is None else f"value_expr {expression!r}"
+            return f"expected {what} in the literal, found {self.literal.strip()!r}"
+        found = evaluate(expression)
+        same_kind = type(found) is type(self.value) or (_is_number(found) and _is_number(self.value))
+        if not same_kind or found != self.value:
+            return f"expected value {self.value!r}, found {found!r} ({expression!r} in the literal)"
+        return None
 
 
 class Ledger(BaseModel):
@@ -136,11 +194,77 @@ class Ledger(BaseModel):
                 raise ValueError(f"row {row.id}: a {pin.kind} pin's row must be of that kind")
         return self
 
+    def rows_of(self, pin: str) -> tuple[Row, ...]:
+        return tuple(row for row in self.rows if row.pin == pin)
+
     def row(self, row_id: str) -> Row:
         for row in self.rows:
             if row.id == row_id:
                 return row
         raise KeyError(f"the upstream ledger has no row {row_id!r} (catalog/upstream_ledger.toml)")
+
+
+_OPERATORS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _arithmetic(node: ast.AST) -> int | float | str:
+    if isinstance(node, ast.Constant) and (_is_number(node.value) or isinstance(node.value, str)):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
+        operand = _arithmetic(node.operand)
+        if _is_number(operand):
+            return _OPERATORS[type(node.op)](operand)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _arithmetic(node.left), _arithmetic(node.right)
+        if _is_number(left) and _is_number(right):
+            return _OPERATORS[type(node.op)](left, right)
+    raise ValueError("not a numeric or string literal")
+
+
+def evaluate(expression: str) -> int | float | str:
+    """A `value_expr`'s value, never by `eval`: numeric literals with + - * / and parentheses (`60 * 60`,
+    `100.0`), or one string literal (`"ray.io/serve"`); any other text (`--port`, `ray.io/serve`) is itself."""
+    try:
+        return _arithmetic(ast.parse(expression.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError):
+        return expression
+
+
+def default_expression(value: int | float | str, literal: str) -> str:
+    """The part of the literal a value is looked for as when the row gives no `value_expr`: a number's text, a
+    string's quoted form where the literal quotes it (Python and Go: `"Ready"`), else its bare text."""
+    if not isinstance(value, str):
+        return str(value)
+    return next((quoted for quoted in (f'"{value}"', f"'{value}'") if quoted in literal), value)
+
+
+def references(text: str) -> set[str]:
+    """The row ids a file's text names (REFERENCE)."""
+    found: set[str] = set()
+    for match in REFERENCE.finditer(text):
+        if match["call"]:
+            found.add(match["call"])
+        else:
+            found.update(ROW_ID.findall(match["named"]))
+    return found
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def parse(text: str) -> Ledger:
@@ -164,4 +288,12 @@ def number(row_id: str) -> int:
     value = fact(row_id).value
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"upstream ledger row {row_id} records {value!r}, not a whole number")
+    return value
+
+
+def text(row_id: str) -> str:
+    """A row's text value (a label key, a condition type, a flag or metric name)."""
+    value = fact(row_id).value
+    if not isinstance(value, str):
+        raise TypeError(f"upstream ledger row {row_id} records {value!r}, not text")
     return value

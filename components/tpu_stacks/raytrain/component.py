@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
 from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, AwaitBudget, pod_budget
+from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_monitoring
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
@@ -34,7 +35,7 @@ from tpu_stacks.workload import declare_foundation
 
 TYPE = "tpu-stacks:index:RayTrainStack"
 WORKER_GROUP = "tpu-group"  # the tutorial's group name
-CLUSTER_SELECTOR = "ray.io/cluster"  # KubeRay's RayJobClusterSelectorKey
+CLUSTER_SELECTOR = text("kuberay.label.rayjob-cluster-selector")  # KubeRay's RayJobClusterSelectorKey
 # pulumi-kubernetes reports a custom resource ready at once unless it names what to wait for
 # (k8s/probes.py). KubeRay sets `status.state: ready` once every Ray pod runs and is ready (every
 # KubeRay version; v1.3+ also sets the RayClusterProvisioned condition, which older ones lack), and a
@@ -156,7 +157,8 @@ class RayTrainStack(pulumi.ComponentResource):
         self.training_slice = pulumi.Output.from_input(training_slice(plan))
         self.maxtext_args = pulumi.Output.from_input(plan.maxtext_args())
         self.cluster = cluster
-        # Ray's metrics (every Ray pod, KubeRay's default port 8080): Ray Train's controller state and timings.
+        # Ray's metrics (every Ray pod, KubeRay's default port 8080, ledger: kuberay.port.metrics): Ray Train's
+        # controller state and timings.
         declare_pod_monitoring(
             name,
             monitoring,

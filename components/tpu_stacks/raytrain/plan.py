@@ -18,6 +18,7 @@ import shlex
 from tpu_stacks.catalog.engines import RAY
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
+from tpu_stacks.catalog.upstream import number
 from tpu_stacks.cluster.capacity import is_fallback
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec, SystemPoolSpec
@@ -45,8 +46,8 @@ from tpu_stacks.sizing import (
 )
 
 # KubeRay: a RayCluster name has at most 53 characters, a RayJob's 6 fewer (utils/constant.go).
-MAX_RAYCLUSTER_NAME = 53
-MAX_RAYJOB_NAME = 47
+MAX_RAYCLUSTER_NAME = number("kuberay.name.raycluster-max")
+MAX_RAYJOB_NAME = MAX_RAYCLUSTER_NAME - number("kuberay.name.rayjob-margin")
 REPOSITORY = "ray-maxtext"
 """The default Artifact Registry repository id's prefix; the stack's cluster name follows it."""
 RAY_STORAGE = f"{DATA_MOUNT}/ray-train"

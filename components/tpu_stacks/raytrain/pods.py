@@ -55,7 +55,9 @@ RAY_TMP_GIB = 10
 """/tmp holds Ray's session directory (logs, and objects spilled from the object store)."""
 
 
-RAY_METRICS_PORT = RAY.scrape_port()  # KubeRay's default metrics port (catalog/engines.py, RAY)
+RAY_METRICS_PORT = (
+    RAY.scrape_port()
+)  # KubeRay's default metrics port (catalog/engines.py, RAY; ledger: kuberay.port.metrics)
 CLUSTER_LABEL = "tpu-stacks.dev/ray-cluster"
 ROLE_LABEL = "tpu-stacks.dev/ray-node"
 

@@ -407,7 +407,8 @@ def in_cluster_host(spec: VllmSpec) -> str:
 
 
 def served_model_name(plan: VllmPlan) -> str:
-    """The model name the API answers to: `--served-model-name` when the extra arguments set it, else `--model`."""
+    """The model name the API answers to: `--served-model-name` when the extra arguments set it, else `--model`
+    (ledger: vllm.flag.served-model-name)."""
     return flag_value(plan.engine_args(), "--served-model-name") or plan.model.id
 
 

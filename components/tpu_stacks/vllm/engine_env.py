@@ -5,9 +5,11 @@ The engine is vLLM v0.29.0 on tpu-inference v0.29.0 (catalog/engines.py `VLLM`).
 
 - `VLLM_XLA_CACHE_PATH`: tpu-inference hands it to JAX as `jax_compilation_cache_dir` unless
   `VLLM_DISABLE_COMPILE_CACHE` is set (tpu_inference/runner/compilation_manager.py, `CompilationManager`,
-  [VLLM-TPU]); the variable keeps its vLLM name although the compiler is JAX now, not torch_xla (the GKE
-  multi-host sample sets the same variable, ai-ml/gke-ray/rayserve/llm/tpu/Dockerfile). A local directory per
-  pod, kept in GCS per model, slice and vLLM build by `k8s.compile_cache` (vllm/pod.py says why).
+  [VLLM-TPU]; ledger: vllm.env.xla-cache-path, vllm.env.disable-compile-cache,
+  tpu-inference.compile-cache.enabled, tpu-inference.compile-cache.dir); the variable keeps its vLLM name
+  although the compiler is JAX now, not torch_xla (the GKE multi-host sample sets the same variable,
+  ai-ml/gke-ray/rayserve/llm/tpu/Dockerfile). A local directory per pod, kept in GCS per model, slice and vLLM
+  build by `k8s.compile_cache` (vllm/pod.py says why).
 - `VLLM_ENGINE_READY_TIMEOUT_S`: the API server waits this long (default 600 s) for the engine core's READY
   message, which the core sends only after it loaded the weights and compiled (vllm/v1/engine/core_client.py
   and core.py `EngineCoreProc`, vllm/envs.py: "often caused by slow weight loading for large models",

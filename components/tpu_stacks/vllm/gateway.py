@@ -133,7 +133,8 @@ def picker_pod(plan: GatewayPlan) -> k8s.core.v1.PodTemplateSpecArgs:
     spec = harden(
         k8s.core.v1.PodSpecArgs(
             service_account_name=PICKER_NAME,
-            # As the chart: the longest grace period of the pool's pods, so requests in flight finish.
+            # As the chart: the longest grace period of the pool's pods, so requests in flight finish
+            # (ledger: epp.chart.termination-grace).
             termination_grace_period_seconds=130,
             containers=[container],
             volumes=[
@@ -165,7 +166,8 @@ def _picker(name: str, plan: GatewayPlan, opts: pulumi.ResourceOptions) -> k8s.a
         metadata=_metadata(PICKER_NAME, plan, dict(PICKER_LABELS)),
         spec=k8s.apps.v1.DeploymentSpecArgs(
             replicas=1,
-            # Recreate, as upstream: one active picker, whose replacement takes over at once.
+            # Recreate, as upstream: one active picker, whose replacement takes over at once
+            # (ledger: epp.chart.recreate).
             strategy=k8s.apps.v1.DeploymentStrategyArgs(type="Recreate"),
             selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(PICKER_LABELS)),
             template=picker_pod(plan),
@@ -222,7 +224,9 @@ def backend_policy() -> dict[str, object]:
 
 
 def health_check_policy(port: int) -> dict[str, object]:
-    """HealthCheckPolicy on the pool: vLLM's /health on the serving port, every 2 s (the chart's `provider: gke`).
+    """HealthCheckPolicy on the pool: vLLM's /health on the serving port, every 2 s (the chart's `provider: gke`;
+    ledger: epp.chart.pool-health-path, epp.chart.pool-health-interval, epp.chart.pool-health-timeout,
+    gke-gateway-api.healthcheck.use-fixed-port, gke-gateway-api.healthcheck.port-needs-fixed).
     `portSpecification: USE_FIXED_PORT` with the port: GKE's CRD refuses a `port` without it ("port and portName
     must be unset for portSpecification being USE_SERVING_PORT (which is the default)", an
     x-kubernetes-validations rule of networking.gke.io_healthcheckpolicies.yaml, vendored for the plan), though

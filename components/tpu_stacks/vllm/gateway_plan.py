@@ -40,7 +40,12 @@ MODEL_SERVER_PROTOCOL: dict[str, tuple[str, ...]] = {
     # The Model Server Protocol's metrics and their vLLM names (docs/proposals/003-model-server-protocol @ v1.5.0):
     # the picker's core-metrics-extractor reads one name per role, here the one the pinned vLLM exports (a name
     # vLLM renamed is the catalogue's to know: VLLM.renamed). The picker's built-in vLLM names are the same
-    # (pkg/epp/framework/plugins/datalayer/extractor/metrics/factories.go @ v1.5.0).
+    # (pkg/epp/framework/plugins/datalayer/extractor/metrics/factories.go @ v1.5.0). The keys: ledger:
+    # epp.msp.key.engine-name, epp.msp.key.queued-requests, epp.msp.key.running-requests, epp.msp.key.kv-usage,
+    # epp.msp.key.lora, epp.msp.key.cache-info. The picker's built-in names: ledger: epp.msp.vllm.queued-requests,
+    # epp.msp.vllm.running-requests, epp.msp.vllm.kv-usage, epp.msp.vllm.lora, epp.msp.vllm.cache-info. vLLM's own:
+    # ledger: vllm.metric.num-requests-waiting, vllm.metric.num-requests-running, vllm.metric.kv-cache-usage-perc,
+    # vllm.metric.lora-requests-info, vllm.metric.cache-config-info.
     "queuedRequestsSpec": ("vllm:num_requests_waiting",),
     "runningRequestsSpec": ("vllm:num_requests_running",),
     "kvUsageSpec": ("vllm:kv_cache_usage_perc",),
@@ -79,7 +84,10 @@ class GatewayPlan(BaseModel):
         """The EndpointPickerConfig: upstream chart's default scorers (queue 2, KV cache 2, prefix cache 3,
         config/charts/epplib/templates/_config.yaml @ v1.5.0) with the pinned vLLM's metric names. The metric
         flags (`--kv-cache-usage-percentage-metric`, ...) are refused at this version: "configure metrics via
-        engineConfigs in EndpointPickerConfig instead" (pkg/epp/server/options.go `Validate`)."""
+        engineConfigs in EndpointPickerConfig instead" (pkg/epp/server/options.go `Validate`). The plugin types
+        (ledger: epp.plugin.queue-scorer, epp.plugin.kv-cache-utilization-scorer, epp.plugin.prefix-cache-scorer,
+        epp.plugin.metrics-data-source, epp.plugin.core-metrics-extractor); vLLM's metrics route (ledger:
+        vllm.server.metrics-route)."""
         return {
             "apiVersion": PICKER_CONFIG_API,
             "kind": "EndpointPickerConfig",
@@ -111,7 +119,9 @@ class GatewayPlan(BaseModel):
 
     def picker_args(self) -> list[str]:
         """The picker's flags (pkg/epp/server/options.go @ v1.5.0). `--metrics-endpoint-auth=false`: Managed
-        Prometheus scrapes without a token, and the NetworkPolicy admits only its collectors to the port."""
+        Prometheus scrapes without a token, and the NetworkPolicy admits only its collectors to the port.
+        ledger: epp.flag.pool-name, epp.flag.pool-namespace, epp.flag.pool-group, epp.flag.config-file,
+        epp.flag.zap-encoder, epp.flag.tracing, epp.flag.metrics-endpoint-auth, epp.flag.grpc-port."""
         return [
             f"--pool-name={POOL_NAME}",
             f"--pool-namespace={self.namespace}",

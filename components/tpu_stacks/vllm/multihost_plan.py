@@ -20,6 +20,10 @@ slice; GKE's documented path is Ray Serve LLM on KubeRay. Sources, as pinned her
   executor backend is forced to `ray`; a `model` in engine_kwargs is refused). The GKE sample installs a
   Ray master wheel; 2.60.0 is the first release we found whose LLMConfig has the TPU `accelerator_config`.
 
+What bounds a replica's start, left at Ray's defaults here: the engine's start (ledger:
+ray.serve-llm.engine-start-timeout), the slice's reservation (ledger: ray.tpu.head-reservation-timeout) and Serve's
+retries of a failed start (ledger: ray.serve.per-replica-retry-count, ray.serve.constructor-retry-count).
+
 The server image must hold both vLLM TPU and `ray[serve]` at that release: no published image does, so
 the stack runs an image built from `ray_serve_image/` (FROM the pinned vLLM TPU image, the pinned Ray on
 top), pushed to the stack's registry (`vllm.registry.mode: standard`). Pure: no provider SDK.
@@ -35,6 +39,7 @@ from tpu_stacks.catalog.engines import RAY_SERVE, VLLM, engine_of_image
 from tpu_stacks.catalog.inference_gateway import serving_api
 from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, OPENAI_APP_IMPORT_PATH, RAY_SERVE_VERSION
 from tpu_stacks.catalog.tpu import SliceShape
+from tpu_stacks.catalog.upstream import number, text
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import Parallelism, serving_parallelism
 from tpu_stacks.vllm.spec import VllmSpec
@@ -49,10 +54,11 @@ def _serve_port() -> int:
 
 SERVE_PORT = _serve_port()
 """Ray Serve's HTTP proxy (`http_options.port`, Ray's default; KubeRay DefaultServingPort, v1.7.0
-ray-operator/controllers/ray/utils/constant.go)."""
-DASHBOARD_AGENT_PORT = 52365
-"""The dashboard agent (KubeRay DefaultDashboardAgentListenPort): the readiness probes KubeRay injects call it
-from the kubelet, on the pod itself (KubeRay v1.7.0 common/pod.go initLivenessAndReadinessProbe)."""
+ray-operator/controllers/ray/utils/constant.go; ledger: kuberay.port.serving)."""
+DASHBOARD_AGENT_PORT = number("ray.port.dashboard-agent")
+"""The dashboard agent (KubeRay DefaultDashboardAgentListenPort, ledger: kuberay.port.dashboard-agent): the
+readiness probes KubeRay injects call it from the kubelet, on the pod itself (KubeRay v1.7.0 common/pod.go
+initLivenessAndReadinessProbe)."""
 APP_NAME = "llm"
 SERVE_IMAGE_DIR = "components/tpu_stacks/vllm/ray_serve_image"
 """The multi-host server image's folder (Dockerfile, cloudbuild.yaml) from the repository root."""
@@ -153,7 +159,8 @@ def serve_config(
     llm_config: dict[str, Any] = {
         "model_loading_config": {"model_id": model_id, "model_source": model_source},
         "accelerator_type": accelerator_type(shape),
-        "accelerator_config": {"kind": "tpu", "topology": shape.topology},
+        # One whole slice of this topology per replica (ledger: ray.serve-llm.tpu-topology).
+        "accelerator_config": {"kind": text("ray.serve-llm.tpu-kind"), "topology": shape.topology},
         "engine_kwargs": {
             "tensor_parallel_size": split.tensor_parallel,
             "pipeline_parallel_size": split.pipeline_parallel,

@@ -10,11 +10,12 @@
 On a multi-host slice (a RayService, vllm.rayservice) the same clients reach Ray Serve's proxy on
 SERVE_PORT on the head and the TPU workers (the Service selects every pod whose proxy is healthy); the
 Ray pods reach each other on every port and the KubeRay operator reads the head's dashboard
-(k8s.ray_flows, shared with Ray Train) and its Serve proxy's health; Managed Prometheus scrapes Ray's
-metrics port on every Ray pod (vLLM's engine metrics included); the workers reach the TPU runtime on
-their node, the head (with KubeRay's autoscaler) the Kubernetes API. The dashboard agent (52365) is
-probed by the kubelet only. The weights download Job (vllm.weights_download) accepts nothing and calls
-DNS, the metadata server (Workload Identity for the bucket) and HTTPS outside the cluster (Hugging Face, GCS).
+(k8s.ray_flows, shared with Ray Train; ledger: ray.port.dashboard) and its Serve proxy's health; Managed
+Prometheus scrapes Ray's metrics port on every Ray pod (vLLM's engine metrics included); the workers reach
+the TPU runtime on their node, the head (with KubeRay's autoscaler) the Kubernetes API. The dashboard agent
+(52365, ledger: ray.port.dashboard-agent) is probed by the kubelet only. The weights download Job
+(vllm.weights_download) accepts nothing and calls DNS, the metadata server (Workload Identity for the bucket)
+and HTTPS outside the cluster (Hugging Face, GCS).
 """
 
 from __future__ import annotations

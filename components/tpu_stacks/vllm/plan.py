@@ -90,7 +90,10 @@ class VllmPlan(WorkloadPlan):
 
     def engine_args(self) -> list[str]:
         spec = self.spec
-        # extraArgs that set it (checked equal to the slice's by plan_vllm) replace ours: one flag, one value
+        # extraArgs that set it (checked equal to the slice's by plan_vllm) replace ours: one flag, one value.
+        # The flags at the pinned vLLM: ledger: vllm.flag.host, vllm.flag.port, vllm.flag.tensor-parallel-size,
+        # vllm.flag.max-model-len, vllm.flag.model, vllm.flag.download-dir, vllm.flag.max-num-batched-tokens,
+        # vllm.flag.max-num-seqs.
         given = tensor_parallel_flags(" ".join(spec.extra_args))
         return [
             "--host=0.0.0.0",

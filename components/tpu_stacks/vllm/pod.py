@@ -21,7 +21,7 @@ from tpu_stacks.k8s.security import harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.vllm.engine_env import XLA_CACHE_DIR, engine_env
 from tpu_stacks.vllm.plan import VllmPlan
-from tpu_stacks.vllm.spec import PORT
+from tpu_stacks.vllm.spec import HEALTH_PATH, PORT
 
 HF_SECRET_KEY = "hf_api_token"  # the tutorial's key name in Secret hf-secret
 API_KEY_SECRET_KEY = "api_key"
@@ -43,6 +43,7 @@ def _env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs
         # The token is read from a file (HF_TOKEN_PATH), never exposed as an environment value.
         env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=f"/var/run/secrets/huggingface/{HF_SECRET_KEY}"))
     if secret_name and plan.spec.api_key:
+        # The server reads its key from the environment when no --api-key is given (ledger: vllm.env.api-key).
         env.append(
             k8s.core.v1.EnvVarArgs(
                 name="VLLM_API_KEY",
@@ -109,14 +110,14 @@ def pod_template(
     server = k8s.core.v1.ContainerArgs(
         name="vllm-tpu",
         image=image,
-        command=["python3", "-m", "vllm.entrypoints.openai.api_server"],
+        command=["python3", "-m", "vllm.entrypoints.openai.api_server"],  # ledger: vllm.server.api-server-module
         args=plan.engine_args(),
         env=_env(plan, secret_name),
         ports=[k8s.core.v1.ContainerPortArgs(name="http", container_port=PORT)],
         resources=tpu_resources(pool, spec.resources.cpu, spec.resources.memory),
-        startup_probe=startup_probe("/health", PORT, spec.startup_minutes),
-        readiness_probe=readiness_probe("/health", PORT),
-        liveness_probe=liveness_probe("/health", PORT),
+        startup_probe=startup_probe(HEALTH_PATH, PORT, spec.startup_minutes),
+        readiness_probe=readiness_probe(HEALTH_PATH, PORT),
+        liveness_probe=liveness_probe(HEALTH_PATH, PORT),
         volume_mounts=_mounts(plan, secret_name),
     )
     # Workload Identity needs no Kubernetes API token: the pod never calls the API.

@@ -28,6 +28,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, WAIT_FOR_ANNOTATION, AwaitBudget
 from tpu_stacks.catalog.engines import RAY_SERVE
+from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.gcsfuse import fuse_volume, mount_options, sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
@@ -62,13 +63,18 @@ API_VERSION = "ray.io/v1"
 NAME = "vllm-tpu"
 WORKER_CONTAINER = "ray-worker"
 """The TPU worker group's container: the dashboard charts its accelerator and counts its pods as slice hosts."""
-SERVE_LABEL = "ray.io/serve"
+SERVE_LABEL = text("kuberay.label.serve")
 """KubeRay's label on a Ray pod whose Serve proxy is healthy (utils.RayClusterServingServiceLabelKey)."""
+SERVING = text("kuberay.label.serve-true")
+"""Its value on such a pod."""
+SERVE_PORT_NAME = text("kuberay.port-name.serve")
+"""The container port KubeRay finds Serve's proxy by (its readiness probe, the head's proxy health check)."""
+METRICS_PORT_NAME = text("kuberay.port-name.metrics")
 HEAD_CPU = "4"
 HEAD_MEMORY = "16Gi"
 """The head runs Ray's GCS, dashboard, Serve's controller, proxy and OpenAI ingress, no engine (the sample's
 head asks 2 CPU and 16Gi; two more CPUs for the ingress replicas Serve LLM places per model replica)."""
-READY = {WAIT_FOR_ANNOTATION: "condition=Ready"}
+READY = {WAIT_FOR_ANNOTATION: f"condition={text('kuberay.rayservice.ready-condition')}"}
 HEAD_VOLUMES = ("dshm", "hf-token", "weights")
 """What the head mounts of the server's volumes: shared memory for Ray's object store, the token, and the
 weights read-only (GKE's sample mounts the bucket on the head too, [K-RAY-SERVE-TPU-DL]: `model_source` is a
@@ -76,8 +82,8 @@ path there, which Ray Serve LLM may read on the head for the model's config and 
 READ_ONLY_OPTIONS = ",".join(("implicit-dirs", "only-dir=weights", *OWNER_OPTIONS))
 """The head's weights mount: the same folder, no file cache (it reads a few small files)."""
 METRICS_PORT = RAY_SERVE.scrape_port()
-"""Ray's metrics export port on every Ray pod (8080, KubeRay's default), where vLLM's engine metrics go too
-(`log_engine_metrics`)."""
+"""Ray's metrics export port on every Ray pod (8080, KubeRay's default, ledger: kuberay.port.metrics), where vLLM's
+engine metrics go too (`log_engine_metrics`)."""
 
 
 def pod_labels(base: dict[str, str], role: str) -> dict[str, str]:
@@ -155,8 +161,10 @@ def _template(pod: k8s.core.v1.PodSpecArgs, labels: dict[str, str], cache_gib: i
 def head_template(
     plan: VllmPlan, labels: dict[str, str], bucket: pulumi.Input[str], secret_name: str | None, image: pulumi.Input[str]
 ) -> k8s.core.v1.PodTemplateSpecArgs:
-    """A CPU pod: Ray's GCS, dashboard and client ports, Serve's proxy, Ray's metrics; no TPU."""
-    ports = {**HEAD_PORTS, "serve": SERVE_PORT, "metrics": METRICS_PORT}
+    """A CPU pod: Ray's GCS, dashboard and client ports, Serve's proxy, Ray's metrics; no TPU. The head ports are
+    Ray 2.60.0's defaults as well (ledger: ray.port.gcs, ray.port.dashboard, ray.port.client; by KubeRay's names,
+    ledger: kuberay.port-name.dashboard)."""
+    ports = {**HEAD_PORTS, SERVE_PORT_NAME: SERVE_PORT, METRICS_PORT_NAME: METRICS_PORT}
     volumes, mounts = _read_only_weights(plan, bucket, secret_name, HEAD_VOLUMES, cache=False)
     pod = harden(
         k8s.core.v1.PodSpecArgs(
@@ -209,8 +217,8 @@ def worker_template(
                     name=WORKER_CONTAINER,
                     image=image,
                     ports=[
-                        k8s.core.v1.ContainerPortArgs(name="serve", container_port=SERVE_PORT),
-                        k8s.core.v1.ContainerPortArgs(name="metrics", container_port=METRICS_PORT),
+                        k8s.core.v1.ContainerPortArgs(name=SERVE_PORT_NAME, container_port=SERVE_PORT),
+                        k8s.core.v1.ContainerPortArgs(name=METRICS_PORT_NAME, container_port=METRICS_PORT),
                     ],
                     resources=tpu_resources(pool, spec.resources.cpu, spec.resources.memory),
                     env=_worker_env(plan, secret_name),
@@ -265,7 +273,7 @@ def rayservice_spec(
         }
     return {
         "serveConfigV2": _serve_config(plan),
-        "upgradeStrategy": {"type": "None"},
+        "upgradeStrategy": {"type": text("kuberay.rayservice.upgrade-none")},
         "rayClusterConfig": cluster,
     }
 
@@ -321,4 +329,4 @@ def declare_ray_service(
     service = rayservice(f"{name}-rayservice", plan, metadata, head, workers, opts)
     # Managed Prometheus scrapes Ray's metrics port on every Ray pod: Ray Serve's and vLLM's engine metrics.
     pod_monitoring(f"{name}-pod-monitoring", "vllm-pod-monitoring", spec.namespace, labels, METRICS_PORT, scrape_opts)
-    return service, {**labels, SERVE_LABEL: "true"}
+    return service, {**labels, SERVE_LABEL: SERVING}

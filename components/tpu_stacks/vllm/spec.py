@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from tpu_stacks.catalog.engines import VLLM, managed_prometheus_name
 from tpu_stacks.catalog.tpu import generation_names, names_text
+from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.spec import workload_cluster
 from tpu_stacks.field_rules import (
     LARGEST_REPLICAS,
@@ -29,8 +30,11 @@ from tpu_stacks.slo.spec import SloSpec
 # The released vLLM TPU image on tpu-inference the engine catalogue pins (catalog/engines.py `VLLM`: why this tag).
 VLLM_IMAGE = f"docker.io/vllm/vllm-tpu:{VLLM.version}"
 PORT = VLLM.scrape_port()  # `vllm serve --port`: the API, and /metrics on the same port (catalog/engines.py)
+HEALTH_PATH = text("vllm.server.health-route")
+"""The server's health route, on PORT: the pod's probes and the gateway's health check call it."""
 HPA_METRICS = {
     # The HPA's metric names as Managed Prometheus serves them, from the engine catalogue ([K-VLLM] vllm-hpa.yaml).
+    # ledger: vllm.metric.num-requests-waiting, vllm.metric.kv-cache-usage-perc
     short: managed_prometheus_name(VLLM, f"vllm:{short}")
     for short in ("num_requests_waiting", "kv_cache_usage_perc")
 }

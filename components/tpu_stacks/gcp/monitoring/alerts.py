@@ -70,6 +70,7 @@ def _slices_not_ready(t: Target) -> Alert:
 
 
 def _queue_at_max(t: Target) -> Alert | None:
+    # ledger: vllm.metric.num-requests-waiting
     if t.hpa is None or t.hpa.metric != "vllm:num_requests_waiting":
         return None
     waiting = q.engine(t.engine, t.hpa.metric, t.scope.prometheus())
@@ -119,6 +120,9 @@ def _restarts(t: Target) -> Alert:
 
 
 def _training(t: Target) -> list[Alert]:
+    # Ray Train v2's controller state, one series per state name (ledger: ray-train.metric.controller-state,
+    # ray-train.metric.controller-state-tag, ray-train.controller-state.errored, ray-train.controller-state.restarting,
+    # ray-train.controller-state.rescheduling).
     if t.kind != "raytrain":
         return []
     state = q.engine(

@@ -4,6 +4,16 @@ Top row: is it serving (or training) and is it keeping up; then latency and thro
 TPUs (TensorCore and duty cycle, HBM used against total, per pod and per slice); then pod health
 (restarts, pending). Every query names catalogued metrics only (queries.py), and the vLLM queue
 chart draws the HPA's own target, read from the same spec field the HPA is built from.
+
+Where the engines define the names read here: vLLM's (ledger: vllm.metric.num-requests-waiting,
+vllm.metric.num-requests-running, vllm.metric.kv-cache-usage-perc, vllm.metric.time-to-first-token-seconds,
+vllm.metric.inter-token-latency-seconds, vllm.metric.prompt-tokens, vllm.metric.generation-tokens,
+vllm.metric.request-success), the endpoint picker's (ledger: epp.metric.subsystem.objective,
+epp.metric.subsystem.pool, epp.metric.subsystem.extension, epp.metric.request-total,
+epp.metric.pool-average-queue-size, epp.metric.pool-average-running-requests,
+epp.metric.pool-average-kv-cache-utilization, epp.metric.pool-ready-pods, epp.metric.scheduler-e2e-duration-seconds)
+and Ray Train's (ledger: ray-train.metric.controller-state, ray-train.metric.controller-state-tag,
+ray-train.controller-state.running).
 """
 
 from __future__ import annotations

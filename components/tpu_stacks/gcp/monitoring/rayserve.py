@@ -11,6 +11,11 @@ node's metrics port beside Serve's own (catalog/engines.py RAY_SERVE). So the ch
 - the engine: KV cache usage, requests waiting and running, TTFT and TPOT, tokens per second;
 - the slice hosts: Ray TPU worker pods ready against the hosts the replicas need.
 Every name goes through `queries.engine` against RAY_SERVE, so a name Ray does not export fails the build.
+Where Ray and vLLM define them: ledger: ray.serve.metric.num-http-requests, ray.serve.metric.num-http-error-requests,
+ray.serve.metric.http-request-latency-ms, ray.serve.metric.replica-healthy,
+ray.serve.metric.autoscaling-target-replicas, ray.serve.metric.replica-processing-queries,
+vllm.metric.kv-cache-usage-perc, vllm.metric.request-time-per-output-token-seconds,
+vllm.metric.time-to-first-token-seconds, vllm.metric.prompt-tokens, vllm.metric.generation-tokens.
 """
 
 from __future__ import annotations
