@@ -42,7 +42,9 @@ from tpu_stacks.vllm.engine_env import engine_env
 from tpu_stacks.vllm.multihost_plan import (
     RAY_SERVE_VERSION,
     SERVE_PORT,
+    WORKER_ENV,
     WORKER_GROUP,
+    controller_env,
     image_build_command,
     serve_config,
     serve_config_yaml,
@@ -98,6 +100,7 @@ def _serve_config(plan: VllmPlan) -> str:
             min_replicas=spec.replicas.min,
             max_replicas=spec.replicas.max,
             engine_env=engine_env(spec),
+            startup_minutes=spec.startup_minutes,
         )
     )
 
@@ -111,9 +114,11 @@ def token_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVa
 
 
 def _worker_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
-    """Per node: libtpu's runtime on this host (the sample's VBAR_CONTROL_SERVICE_URL); the engine's own
-    settings are in the Serve config's runtime_env (multihost_plan.ENGINE_ENV)."""
+    """Per node: JAX's and libtpu's settings (multihost_plan.WORKER_ENV) and libtpu's runtime on this host (the
+    sample's VBAR_CONTROL_SERVICE_URL); the engine's own settings are in the Serve config's runtime_env
+    (multihost_plan.ENGINE_ENV)."""
     return [
+        *(k8s.core.v1.EnvVarArgs(name=name, value=value) for name, value in WORKER_ENV.items()),
         k8s.core.v1.EnvVarArgs(
             name="NODE_IP",
             value_from=k8s.core.v1.EnvVarSourceArgs(
@@ -172,7 +177,11 @@ def head_template(
                         requests={"cpu": HEAD_CPU, "memory": HEAD_MEMORY},
                         limits={"cpu": HEAD_CPU, "memory": HEAD_MEMORY},
                     ),
-                    env=token_env(plan, secret_name),
+                    # The Serve controller runs here (Ray's head resource): its retry budget (multihost_plan).
+                    env=[
+                        *(k8s.core.v1.EnvVarArgs(name=name, value=value) for name, value in controller_env().items()),
+                        *token_env(plan, secret_name),
+                    ],
                     volume_mounts=mounts,
                 )
             ],
