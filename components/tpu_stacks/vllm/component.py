@@ -40,7 +40,7 @@ from tpu_stacks.vllm.network import SERVICE, network
 from tpu_stacks.vllm.outputs import ServedSlice
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
 from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
-from tpu_stacks.vllm.rayservice import WORKER_CONTAINER, declare_ray_service
+from tpu_stacks.vllm.rayservice import WORKER_CONTAINER, declare_ray_service, pod_labels
 from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmSpec
 from tpu_stacks.vllm.weights_download import weights_download_job
 from tpu_stacks.workload import declare_foundation
@@ -178,7 +178,9 @@ class VllmStack(pulumi.ComponentResource):
             declare_gateway(name, plan.gateway, labels, PORT, ns_opts)
         groups = network(plan, labels, smoke.ports if smoke else ())
         if smoke is not None:  # the smoke-test pod's own contract: DNS and the server's ports
-            groups = (*groups, smoke_test_group(spec.namespace, labels, smoke.ports))
+            # (on a multi-host slice the Service's pod is the Ray head, vllm/rayservice.py)
+            server = pod_labels(labels, "head") if plan.multi_host else labels
+            groups = (*groups, smoke_test_group(spec.namespace, server, smoke.ports))
         declare_network_policies(name, spec.namespace, groups, ns_opts)
         if not plan.multi_host:
             self._monitoring(name, plan, labels, workload, cluster_spec, ns_opts, cluster.pool_ready)

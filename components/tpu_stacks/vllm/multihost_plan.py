@@ -39,7 +39,7 @@ from tpu_stacks.catalog.engines import RAY_SERVE, VLLM, engine_of_image
 from tpu_stacks.catalog.inference_gateway import serving_api
 from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, OPENAI_APP_IMPORT_PATH, RAY_SERVE_VERSION
 from tpu_stacks.catalog.tpu import SliceShape
-from tpu_stacks.catalog.upstream import number
+from tpu_stacks.catalog.upstream import fact, number
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import Parallelism, serving_parallelism
 from tpu_stacks.vllm.spec import VllmSpec
@@ -55,9 +55,21 @@ def _serve_port() -> int:
 SERVE_PORT = _serve_port()
 """Ray Serve's HTTP proxy (`http_options.port`, Ray's default; KubeRay DefaultServingPort, v1.7.0
 ray-operator/controllers/ray/utils/constant.go)."""
-DASHBOARD_AGENT_PORT = 52365
-"""The dashboard agent (KubeRay DefaultDashboardAgentListenPort): the readiness probes KubeRay injects call it
-from the kubelet, on the pod itself (KubeRay v1.7.0 common/pod.go initLivenessAndReadinessProbe)."""
+DASHBOARD_AGENT_PORT = number("kuberay.dashboard-agent-port")
+"""The dashboard agent (Ray's and KubeRay's default listen port): the readiness probes call it from the kubelet, on
+the pod itself. Its `/api/healthz` (raylet, and on the head the GCS) stays public with token authentication on (ray
+dashboard/http_server_agent.py PUBLIC_EXACT_PATHS, upstream ledger `ray.dashboard-agent.public-healthz`)."""
+NODE_HEALTH_PATH = str(fact("kuberay.node-health-path").value)
+"""KubeRay's own readiness check of a Ray >= 2.53 node (an HTTP GET of the agent's unified health endpoint)."""
+WORKER_READINESS = {
+    "initial_delay_seconds": number("kuberay.readiness.initial-delay"),
+    "timeout_seconds": number("kuberay.readiness.timeout"),
+    "period_seconds": number("kuberay.readiness.period"),
+    "failure_threshold": number("kuberay.readiness.failure-threshold"),
+}
+"""The TPU workers' readiness probe: KubeRay's node check and timings, without the Serve proxy check KubeRay adds on
+RayService workers (a worker runs a proxy only while it holds a Serve replica, so most hosts of a slice would never
+be Ready). KubeRay keeps a readiness probe the user sets (upstream ledger `kuberay.user-readiness-probe-kept`)."""
 APP_NAME = "llm"
 SERVE_IMAGE_DIR = "components/tpu_stacks/vllm/ray_serve_image"
 """The multi-host server image's folder (Dockerfile, cloudbuild.yaml) from the repository root."""

@@ -14,9 +14,21 @@ raycluster_types.go):
 - `upgradeStrategy: None`: the default `NewCluster` starts a second cluster, a second whole slice per
   replica that the node pools do not have; a change of the cluster replaces the RayService instead
   (`replace_on_changes`), a change of the Serve config is applied in place by KubeRay.
-- KubeRay injects the Ray pods' probes (dashboard agent and raylet health, and on RayService workers
-  Serve's proxy health, common/pod.go initLivenessAndReadinessProbe) and labels a pod `ray.io/serve=true`
-  while its proxy is healthy; the stack's Service selects those.
+- Probes: KubeRay injects the head's (the dashboard agent's node health) and the liveness probes, and on
+  RayService workers a readiness probe that also asks the node's Serve proxy (common/pod.go
+  initLivenessAndReadinessProbe). Ray Serve runs a proxy only on the head and on nodes that hold a Serve replica
+  (ray serve/_private/controller.py `_update_proxy_nodes`), so most hosts of a slice would never be Ready: the
+  workers get their own readiness probe, KubeRay's node check alone (multihost_plan.WORKER_READINESS), which KubeRay
+  keeps. Traffic goes to the head's proxy only: KubeRay labels the head `ray.io/serve=true` while its proxy answers
+  `/-/healthz` (rayservice_controller.go, the operator's check of the head pod), and the stack's Service selects
+  the head with that label. KubeRay's own `<name>-serve-svc` selects every pod labelled `ray.io/serve=true`, and
+  KubeRay labels workers so always: with Ready workers it lists them too, although they answer nothing on the
+  serving port. Use the stack's `vllm-service`; the RayService's `Ready` condition (serve endpoints > 0) still
+  requires every Serve application RUNNING, since that Service only exists then.
+- `authOptions: {mode: token}`: KubeRay generates a token Secret per RayCluster, gives it to every Ray container
+  (RAY_AUTH_MODE, RAY_AUTH_TOKEN) and sends it on its dashboard calls; Ray then refuses unauthenticated calls to
+  the dashboard, the agents and its gRPC servers. Serve's proxy on the serving port is not token-protected (Ray
+  2.60.0 serve/_private/proxy.py has no authentication), nor are the health endpoints the probes call.
 - `pulumi up` waits for the RayService's `Ready` condition (serve endpoints > 0, rayservice_types.go
   RayServiceReady) for a slice, the image and the engine's cold start (`vllm.startupMinutes`).
 """
@@ -28,6 +40,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, WAIT_FOR_ANNOTATION, AwaitBudget
 from tpu_stacks.catalog.engines import RAY_SERVE
+from tpu_stacks.catalog.upstream import fact
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.gcsfuse import fuse_volume, mount_options, sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
@@ -40,10 +53,13 @@ from tpu_stacks.raytrain.spec import HEAD_PORTS
 from tpu_stacks.vllm.download_plan import model_path
 from tpu_stacks.vllm.engine_env import engine_env
 from tpu_stacks.vllm.multihost_plan import (
+    DASHBOARD_AGENT_PORT,
+    NODE_HEALTH_PATH,
     RAY_SERVE_VERSION,
     SERVE_PORT,
     WORKER_ENV,
     WORKER_GROUP,
+    WORKER_READINESS,
     controller_env,
     image_build_command,
     serve_config,
@@ -64,8 +80,12 @@ API_VERSION = "ray.io/v1"
 NAME = "vllm-tpu"
 WORKER_CONTAINER = "ray-worker"
 """The TPU worker group's container: the dashboard charts its accelerator and counts its pods as slice hosts."""
-SERVE_LABEL = "ray.io/serve"
-"""KubeRay's label on a Ray pod whose Serve proxy is healthy (utils.RayClusterServingServiceLabelKey)."""
+SERVE_LABEL = str(fact("kuberay.serve-label").value)
+"""KubeRay's label on the head while its Serve proxy is healthy (utils.RayClusterServingServiceLabelKey; on workers
+always "true")."""
+AUTH_OPTIONS = {"mode": "token"}
+"""KubeRay token authentication, the mode explicit: KubeRay enables it only when `mode` is `token` (utils.go
+IsAuthEnabled), and refuses it without a rayVersion of 2.52.0 or later (upstream ledger `kuberay.auth-*`)."""
 HEAD_CPU = "4"
 HEAD_MEMORY = "16Gi"
 """The head runs Ray's GCS, dashboard, Serve's controller, proxy and OpenAI ingress, no engine (the sample's
@@ -222,6 +242,7 @@ def worker_template(
                         k8s.core.v1.ContainerPortArgs(name="metrics", container_port=METRICS_PORT),
                     ],
                     resources=tpu_resources(pool, spec.resources.cpu, spec.resources.memory),
+                    readiness_probe=worker_readiness(),
                     env=_worker_env(plan, secret_name),
                     volume_mounts=mounts,
                 )
@@ -233,6 +254,14 @@ def worker_template(
         gib=RAY_TMP_GIB,
     )
     return _template(pod, labels, plan.cache_gib)
+
+
+def worker_readiness() -> k8s.core.v1.ProbeArgs:
+    """Ready when the host's raylet is (KubeRay's node check, an HTTP GET of the dashboard agent): no Serve proxy."""
+    return k8s.core.v1.ProbeArgs(
+        http_get=k8s.core.v1.HTTPGetActionArgs(path=NODE_HEALTH_PATH, port=DASHBOARD_AGENT_PORT),
+        **WORKER_READINESS,
+    )
 
 
 def budget(plan: VllmPlan) -> AwaitBudget:
@@ -250,7 +279,8 @@ def rayservice_spec(
     spec = plan.spec
     autoscales = spec.replicas.min < spec.replicas.max
     cluster: dict[str, object] = {
-        "rayVersion": RAY_SERVE_VERSION,
+        "rayVersion": RAY_SERVE_VERSION,  # also what KubeRay's token authentication requires (>= 2.52.0)
+        "authOptions": dict(AUTH_OPTIONS),
         "enableInTreeAutoscaling": autoscales,
         "headGroupSpec": {"rayStartParams": {}, "template": head},
         "workerGroupSpecs": [
@@ -317,7 +347,7 @@ def declare_ray_service(
     scrape_opts: pulumi.ResourceOptions,
 ) -> tuple[k8s.apiextensions.CustomResource, dict[str, str]]:
     """The RayService and the PodMonitoring of its Ray pods; returns it and the selector of the stack's
-    Service (the Ray pods whose Serve proxy is healthy)."""
+    Service (the head, while KubeRay finds its Serve proxy healthy)."""
     spec = plan.spec
     pulumi.Output.from_input(image).apply(
         lambda reference: pulumi.log.info(f"the multi-host server image: {image_build_command(reference, spec.image)}")
@@ -330,4 +360,4 @@ def declare_ray_service(
     service = rayservice(f"{name}-rayservice", plan, metadata, head, workers, opts)
     # Managed Prometheus scrapes Ray's metrics port on every Ray pod: Ray Serve's and vLLM's engine metrics.
     pod_monitoring(f"{name}-pod-monitoring", "vllm-pod-monitoring", spec.namespace, labels, METRICS_PORT, scrape_opts)
-    return service, {**labels, SERVE_LABEL: "true"}
+    return service, {**pod_labels(labels, "head"), SERVE_LABEL: "true"}
