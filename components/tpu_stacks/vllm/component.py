@@ -160,7 +160,6 @@ class VllmStack(pulumi.ComponentResource):
                 plan,
                 labels,
                 bucket.name,
-                secret_name,
                 image,
                 pulumi.ResourceOptions(
                     parent=self,

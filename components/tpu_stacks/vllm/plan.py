@@ -56,6 +56,7 @@ class VllmPlan(WorkloadPlan):
     spec: VllmSpec
     request: ServingRequest
     cache_gib: int
+    """The GCS FUSE file cache of a single-host server, GiB (0 on multi-host slices: no file cache there)."""
     slo: SloPrediction | None = None
     """The traffic model's prediction for `spec.slo` (the replicas in `spec` are already sized from it)."""
     gateway: GatewayPlan | None = None
@@ -188,8 +189,10 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
         model=model,
         request=request,
         verdict=verdict,
-        # Each TPU host loads its share of the weights: the file cache holds a host's share (all of it on one host).
-        cache_gib=file_cache_gib(weights // verdict.shape.nodes),
+        # One host: the file cache holds the weights it reads. Across hosts every TPU host reads the whole
+        # checkpoint once per start and keeps only its own shards (tpu-inference under TPU_MULTIHOST_BACKEND=ray):
+        # no file cache, nothing would be read from it twice (vllm/rayservice.py READ_ONLY_OPTIONS).
+        cache_gib=0 if verdict.shape.multi_host else file_cache_gib(weights),
         cluster=cluster_plan,
         slo=slo,
         gateway=plan_gateway(spec, cluster_plan),

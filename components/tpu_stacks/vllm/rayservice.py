@@ -42,7 +42,7 @@ from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, WAI
 from tpu_stacks.catalog.engines import RAY_SERVE
 from tpu_stacks.catalog.upstream import fact
 from tpu_stacks.cluster.plan import PoolPlan
-from tpu_stacks.k8s.gcsfuse import fuse_volume, mount_options, sidecar_annotations
+from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.platform_flows import TPU_RUNTIME_PORT
 from tpu_stacks.k8s.pod_monitoring import pod_monitoring
@@ -91,12 +91,23 @@ HEAD_MEMORY = "16Gi"
 """The head runs Ray's GCS, dashboard, Serve's controller, proxy and OpenAI ingress, no engine (the sample's
 head asks 2 CPU and 16Gi; two more CPUs for the ingress replicas Serve LLM places per model replica)."""
 READY = {WAIT_FOR_ANNOTATION: "condition=Ready"}
-HEAD_VOLUMES = ("dshm", "hf-token", "weights")
-"""What the head mounts of the server's volumes: shared memory for Ray's object store, the token, and the
-weights read-only (GKE's sample mounts the bucket on the head too, [K-RAY-SERVE-TPU-DL]: `model_source` is a
-path there, which Ray Serve LLM may read on the head for the model's config and tokenizer)."""
+HEAD_VOLUMES = ("dshm", "weights")
+"""What the head mounts of the server's volumes: shared memory for Ray's object store and the weights read-only
+(GKE's sample mounts the bucket on the head too, [K-RAY-SERVE-TPU-DL]: `model_source` is a path there, which Ray
+Serve LLM may read on the head for the model's config and tokenizer). No Hugging Face token on any Ray pod: they load
+from that path and download nothing; the download Job alone holds the token (vllm/weights_download.py)."""
+WORKER_VOLUMES = ("dshm", "weights", "xla-cache")
+"""A TPU host's: shared memory, the weights (read-only, no file cache: see READ_ONLY_OPTIONS), the compile cache."""
 READ_ONLY_OPTIONS = ",".join(("implicit-dirs", "only-dir=weights", *OWNER_OPTIONS))
-"""The head's weights mount: the same folder, no file cache (it reads a few small files)."""
+"""Every Ray pod's weights mount: the download Job's folder, no file cache. Each TPU host reads the whole checkpoint,
+file after file on one thread (tpu-inference under TPU_MULTIHOST_BACKEND=ray, upstream ledger
+`tpu-inference.multihost-reads-every-file`), once per start: a file cache would hold every byte once more in the
+host's memory (the 811.7 GB of Llama 3.1 405B cannot fit, so it churns) and serve no second read. GKE's multi-host
+sample mounts the bucket the same way (`implicit-dirs` only)."""
+UNBOUNDED_SIDECAR = "0"
+"""The TPU hosts' GCS FUSE sidecar has no CPU or memory limit ("0", GKE's "Configure the Cloud Storage FUSE CSI
+driver sidecar container" and the multi-host sample): a CPU limit throttles the one reading stream each host runs,
+and with no file cache the sidecar holds only its read buffers."""
 METRICS_PORT = RAY_SERVE.scrape_port()
 """Ray's metrics export port on every Ray pod (8080, KubeRay's default), where vLLM's engine metrics go too
 (`log_engine_metrics`)."""
@@ -133,7 +144,7 @@ def token_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVa
     return env
 
 
-def _worker_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
+def _worker_env(plan: VllmPlan) -> list[k8s.core.v1.EnvVarArgs]:
     """Per node: JAX's and libtpu's settings (multihost_plan.WORKER_ENV) and libtpu's runtime on this host (the
     sample's VBAR_CONTROL_SERVICE_URL); the engine's own settings are in the Serve config's runtime_env
     (multihost_plan.ENGINE_ENV)."""
@@ -146,43 +157,34 @@ def _worker_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.Env
             ),
         ),
         k8s.core.v1.EnvVarArgs(name="VBAR_CONTROL_SERVICE_URL", value=f"$(NODE_IP):{TPU_RUNTIME_PORT}"),
-        *token_env(plan, secret_name),
+        *hf_env(),
     ]
 
 
 def _read_only_weights(
-    plan: VllmPlan, bucket: pulumi.Input[str], secret_name: str | None, names: tuple[str, ...] | None, cache: bool
+    plan: VllmPlan, bucket: pulumi.Input[str], names: tuple[str, ...]
 ) -> tuple[list[k8s.core.v1.VolumeArgs], list[k8s.core.v1.VolumeMountArgs]]:
-    """The server's volumes and mounts (`names` of them, or all) with the weights read-only: the download Job
-    wrote them (vllm/weights_download.py), so no Ray pod writes the bucket and no two mounts race on a file.
-    `cache`: the servers' file cache options (they read the weights); else none."""
-    options = mount_options(plan.cache_gib, only_dir="weights", extra=OWNER_OPTIONS) if cache else READ_ONLY_OPTIONS
+    """The server's volumes and mounts (`names` of them) with the weights read-only and uncached: the download Job
+    wrote them (vllm/weights_download.py), so no Ray pod writes the bucket and no two mounts race on a file."""
     volumes = [
-        fuse_volume("weights", bucket, options, read_only=True) if v.name == "weights" else v
-        for v in _volumes(plan, bucket, secret_name)
-        if names is None or v.name in names
+        fuse_volume("weights", bucket, READ_ONLY_OPTIONS, read_only=True) if v.name == "weights" else v
+        for v in _volumes(plan, bucket, None)
+        if v.name in names
     ]
     mounts = [
         k8s.core.v1.VolumeMountArgs(name=m.name, mount_path=m.mount_path, read_only=True) if m.name == "weights" else m
-        for m in _mounts(plan, secret_name)
-        if names is None or m.name in names
+        for m in _mounts(plan, None)
+        if m.name in names
     ]
     return volumes, mounts
 
 
-def _template(pod: k8s.core.v1.PodSpecArgs, labels: dict[str, str], cache_gib: int) -> k8s.core.v1.PodTemplateSpecArgs:
-    sidecar = sidecar_annotations(cache_gib, staged_gib=cache_gib, volumes=pod.volumes or [])
-    return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar), spec=pod
-    )
-
-
 def head_template(
-    plan: VllmPlan, labels: dict[str, str], bucket: pulumi.Input[str], secret_name: str | None, image: pulumi.Input[str]
+    plan: VllmPlan, labels: dict[str, str], bucket: pulumi.Input[str], image: pulumi.Input[str]
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     """A CPU pod: Ray's GCS, dashboard and client ports, Serve's proxy, Ray's metrics; no TPU."""
     ports = {**HEAD_PORTS, "serve": SERVE_PORT, "metrics": METRICS_PORT}
-    volumes, mounts = _read_only_weights(plan, bucket, secret_name, HEAD_VOLUMES, cache=False)
+    volumes, mounts = _read_only_weights(plan, bucket, HEAD_VOLUMES)
     pod = harden(
         k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
@@ -200,7 +202,7 @@ def head_template(
                     # The Serve controller runs here (Ray's head resource): its retry budget (multihost_plan).
                     env=[
                         *(k8s.core.v1.EnvVarArgs(name=name, value=value) for name, value in controller_env().items()),
-                        *token_env(plan, secret_name),
+                        *hf_env(),
                     ],
                     volume_mounts=mounts,
                 )
@@ -222,12 +224,11 @@ def worker_template(
     pool: PoolPlan,
     labels: dict[str, str],
     bucket: pulumi.Input[str],
-    secret_name: str | None,
     image: pulumi.Input[str],
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     """One TPU VM of the slice: every chip, the slice's node selectors, the bucket, the compile cache."""
     spec = plan.spec
-    volumes, mounts = _read_only_weights(plan, bucket, secret_name, None, cache=True)
+    volumes, mounts = _read_only_weights(plan, bucket, WORKER_VOLUMES)
     pod = harden(
         k8s.core.v1.PodSpecArgs(
             service_account_name=spec.ksa_name,
@@ -243,7 +244,7 @@ def worker_template(
                     ],
                     resources=tpu_resources(pool, spec.resources.cpu, spec.resources.memory),
                     readiness_probe=worker_readiness(),
-                    env=_worker_env(plan, secret_name),
+                    env=_worker_env(plan),
                     volume_mounts=mounts,
                 )
             ],
@@ -253,7 +254,12 @@ def worker_template(
         USER,
         gib=RAY_TMP_GIB,
     )
-    return _template(pod, labels, plan.cache_gib)
+    sidecar = sidecar_annotations(
+        0, UNBOUNDED_SIDECAR, memory_limit=UNBOUNDED_SIDECAR, staged_gib=0, volumes=pod.volumes or []
+    )
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar), spec=pod
+    )
 
 
 def worker_readiness() -> k8s.core.v1.ProbeArgs:
@@ -341,7 +347,6 @@ def declare_ray_service(
     plan: VllmPlan,
     labels: dict[str, str],
     bucket: pulumi.Input[str],
-    secret_name: str | None,
     image: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
     scrape_opts: pulumi.ResourceOptions,
@@ -352,8 +357,8 @@ def declare_ray_service(
     pulumi.Output.from_input(image).apply(
         lambda reference: pulumi.log.info(f"the multi-host server image: {image_build_command(reference, spec.image)}")
     )
-    head = head_template(plan, pod_labels(labels, "head"), bucket, secret_name, image)
-    workers = worker_template(plan, plan.pool, pod_labels(labels, "worker"), bucket, secret_name, image)
+    head = head_template(plan, pod_labels(labels, "head"), bucket, image)
+    workers = worker_template(plan, plan.pool, pod_labels(labels, "worker"), bucket, image)
     metadata = k8s.meta.v1.ObjectMetaArgs(
         name=NAME, namespace=spec.namespace, labels=labels, annotations=workload_annotations(plan)
     )
