@@ -122,9 +122,9 @@ def test_the_serve_config_is_ray_serve_llms_openai_app_with_tensor_parallelism_3
 
 
 def test_replicas_are_whole_slices(fixed, ranged):
-    # fixed: one node pool per slice, each the whole slice; no autoscaler
+    # fixed: one node pool per slice, scaling atomically 0..8 (no TPU node before the RayService asks); no autoscaler
     fixed_plan = plan(replicas=ONE_SLICE)
-    assert [(p.node_count, p.autoscaling_min, p.autoscaling_max) for p in fixed_plan.cluster.pools] == [(8, None, None)]
+    assert [(p.node_count, p.autoscaling_min, p.autoscaling_max) for p in fixed_plan.cluster.pools] == [(None, 0, 8)]
     assert ray_service(fixed)["spec"]["rayClusterConfig"]["enableInTreeAutoscaling"] is False
     # a range: a pool per possible slice, each scaling atomically 0..8; KubeRay's autoscaler in whole slices
     pools = plan(replicas={"min": 1, "max": 3}).cluster.pools

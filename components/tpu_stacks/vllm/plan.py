@@ -295,14 +295,14 @@ def _autoscaling(spec: VllmSpec, shape: SliceShape) -> Autoscaling | None:
     """A single-host pool scales node by node between the replica bounds. A multi-host slice is one node
     pool that GKE scales atomically, from 0 to the whole slice (GKE, "About TPUs in GKE": multi-host
     slices scale by node pool, https://cloud.google.com/kubernetes-engine/docs/concepts/tpus): one pool
-    per replica up to `replicas.max`, each fixed when the count is, else 0..hosts. A capacity fallback's
-    pools are created and sized by GKE from the pending replicas."""
+    per replica up to `replicas.max`, each 0..hosts, also when the count is fixed. So no TPU node exists
+    before the RayService asks for its hosts, and the RayService is declared after the weights download
+    (vllm/download_plan.py): the slice is not billed idle through it. A capacity fallback's pools are
+    created and sized by GKE from the pending replicas (none before they are pending either)."""
     if is_fallback(spec.capacity):
         return None
     if not shape.multi_host:
         return Autoscaling(min_nodes=spec.replicas.min, max_nodes=spec.replicas.max)
-    if spec.replicas.min == spec.replicas.max:
-        return None
     return Autoscaling(min_nodes=0, max_nodes=shape.nodes)
 
 
