@@ -28,6 +28,11 @@ import math
 from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
 
 JOB_NAME = "vllm-weights-download"
+WEIGHTS_DIR = "weights"
+"""The bucket's folder the Job writes and the servers read (the GCS FUSE mounts' `only-dir`)."""
+WRITER_SUFFIX = "-weights-writer"
+"""The download Job's own Kubernetes ServiceAccount is the servers' (`vllm.ksaName`) plus this: the one identity
+that may write the weights, and the one that holds the Hugging Face token."""
 LABELS = {"app": JOB_NAME}
 """The Job's pod labels: not the server's `app: vllm-tpu`, so neither the Ray pods' contract nor the Service
 selects it (its own network policy selects exactly these)."""
@@ -89,6 +94,10 @@ SCRIPT = (
 # SoftFileLock, a lock *file* that a killed pod leaves in the bucket and that its retry would wait on forever.
 # GKE's sample replaces the lock for the same download ([K-RAY-SERVE-TPU-DL] model-downloader-job.yaml).
 # `NoLock` is set before huggingface_hub is imported, which binds both names at import.
+
+
+def writer_ksa(ksa_name: str) -> str:
+    return f"{ksa_name}{WRITER_SUFFIX}"
 
 
 def model_path(download_dir: str, model_id: str) -> str:

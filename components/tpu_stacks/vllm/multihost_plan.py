@@ -41,7 +41,9 @@ from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, OPENAI_APP_IMPORT_PATH,
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.catalog.upstream import fact, number
 from tpu_stacks.errors import UserError
+from tpu_stacks.names import K8S_NAME
 from tpu_stacks.sizing import Parallelism, serving_parallelism
+from tpu_stacks.vllm.download_plan import WRITER_SUFFIX, writer_ksa
 from tpu_stacks.vllm.spec import VllmSpec
 
 
@@ -139,6 +141,10 @@ def accelerator_type(shape: SliceShape) -> str:
 def check_multihost(spec: VllmSpec, shape: SliceShape) -> None:
     """What a multi-host slice needs from the vllm section, refused in one line before any resource."""
     accelerator_type(shape)
+    # the download Job's own ServiceAccount is named after the servers' (vllm/download_plan.py)
+    K8S_NAME.check(
+        "vllm.ksaName", writer_ksa(spec.ksa_name), f"use a name of at most {63 - len(WRITER_SUFFIX)} characters"
+    )
     if spec.extra_args:
         raise UserError(
             "vllm.extraArgs[0]",

@@ -42,6 +42,7 @@ from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, WAI
 from tpu_stacks.catalog.engines import RAY_SERVE
 from tpu_stacks.catalog.upstream import fact
 from tpu_stacks.cluster.plan import PoolPlan
+from tpu_stacks.k8s import compile_cache
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.platform_flows import TPU_RUNTIME_PORT
@@ -68,9 +69,9 @@ from tpu_stacks.vllm.multihost_plan import (
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.pod import (
     HF_SECRET_KEY,
+    LOCAL_CACHE,
     OWNER_OPTIONS,
     USER,
-    _cache_containers,
     _mounts,
     _volumes,
     workload_annotations,
@@ -233,7 +234,17 @@ def worker_template(
         k8s.core.v1.PodSpecArgs(
             service_account_name=spec.ksa_name,
             node_selector=tpu_node_selector(pool),
-            init_containers=_cache_containers(plan, bucket) if spec.compile_cache else None,
+            # the upload's write grant covers its key only (vllm/weights_download.py server_grants)
+            init_containers=compile_cache.sync_containers(
+                "xla-cache",
+                "xla-cache",
+                LOCAL_CACHE,
+                bucket,
+                plan.compile_cache_prefix,
+                env=compile_cache.NO_PARALLEL_COMPOSITE_UPLOADS,
+            )
+            if spec.compile_cache
+            else None,
             containers=[
                 k8s.core.v1.ContainerArgs(
                     name=WORKER_CONTAINER,
