@@ -20,6 +20,7 @@ from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import generation
 from tpu_stacks.serving_fit import sequence_fit
 from tpu_stacks.sizing import ServingRequest, choose_slice, serving_parallelism
+from tpu_stacks.vllm.download_plan import READ_BYTES_PER_S, load_minutes
 from tpu_stacks.vllm.spec import VllmSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,8 +86,12 @@ def figures(origin: str, spec: VllmSpec) -> str:
         f"{plan.chips_per_host} chips = {shape.chips} chips, one Serve replica |",
         f"| parallelism | tensor parallel {plan.tensor_parallel}, pipeline parallel {plan.pipeline_parallel} |",
         f"| weights | {_gb(weights)}: {_gb(weights / plan.hosts)} per host in HBM |",
-        f"| read from the bucket at a cold start | between {_gb(weights)} (each host reads its share) and "
-        f"{_gb(weights * plan.hosts)} ({plan.hosts} hosts each reading every file) |",
+        f"| read from the bucket at a cold start | {_gb(weights * plan.hosts)} = {plan.hosts} hosts x {_gb(weights)}: "
+        "every host reads every safetensors file, one at a time, and keeps only its own shards (tpu-inference under "
+        "`TPU_MULTIHOST_BACKEND=ray`) |",
+        f"| reading them | about {load_minutes(weights)} minutes, the hosts at once, each at an assumed "
+        f"{READ_BYTES_PER_S / 2**20:.0f} MiB/s through GCS FUSE without a file cache (gcsfuse's own single-reader "
+        "benchmark; not measured here) |",
         f"| HBM usable | {_gb(verdict.usable_bytes)} of {_gb(shape.hbm_bytes)}; free for the KV cache after "
         f"weights and overhead: {_gb(fit.free_bytes)} |",
         f"| KV cache of one {fit.context}-token sequence | {_gb(fit.per_sequence_bytes)}{replicated} |",

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import pulumi
+import pulumi_gcp as gcp
 import pytest
 
 from tests.mocks import TEST_CONFIG, RecordingMocks, capture, refused
@@ -177,3 +178,16 @@ def test_project_level_role_only_where_it_exists_only_there():
 )
 def test_refused_before_any_resource(extra, message):
     assert message in refused(lambda: WorkloadIdentity("bad", {"project": "proj", "ksa_name": "sa", **extra}))
+
+
+def test_a_bucket_grant_may_be_limited_to_a_prefix_by_an_iam_condition():
+    condition = gcp.storage.BucketIAMMemberConditionArgs(
+        title="cache", expression='resource.name.startsWith("projects/_/buckets/b/objects/cache/")'
+    )
+    grant = {"bucket": "b", "role": "roles/storage.objectUser", "condition": condition}
+    mocks = capture(lambda: WorkloadIdentity("w", {"project": "p", "ksa_name": "sa", "bucket_grants": [grant]}))
+    (member,) = mocks.of_type(BUCKET_MEMBER)
+    assert member.inputs["condition"] == {
+        "title": "cache",
+        "expression": 'resource.name.startsWith("projects/_/buckets/b/objects/cache/")',
+    }

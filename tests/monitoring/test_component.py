@@ -20,7 +20,7 @@ ALERT = "gcp:monitoring/alertPolicy:AlertPolicy"
 def test_notification_channels_reach_every_alert():
     mocks = capture(lambda: VllmStack("vllm", {**ARGS, "monitoring": {"notification_channels": [CHANNEL]}}))
     alerts = mocks.of_type(ALERT)
-    assert len(alerts) == 4
+    assert len(alerts) == 5
     assert all(a.inputs["notificationChannels"] == [CHANNEL] for a in alerts)
     assert all(a.inputs["project"] == "proj" for a in alerts)
     # created before the first scrape: the API must not refuse metrics that do not exist yet

@@ -144,6 +144,7 @@ def test_the_alerts_of_the_mode_and_their_defaults():
         "serve-errors": True,
         "queue-above-target-at-max": True,
         "tpu-hbm-near-full": False,  # the engine reserves HBM for the KV cache
+        "tpu-nodes-idle": True,
         "pods-restarting": True,
     }
     errors = next(a for a in planned.alerts if a.id == "serve-errors")

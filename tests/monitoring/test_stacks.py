@@ -16,16 +16,45 @@ from .conftest import STACKS
 DASHBOARD, ALERT = "gcp:monitoring/dashboard:Dashboard", "gcp:monitoring/alertPolicy:AlertPolicy"
 # Written from the list, per workload: which alerts each stack must carry, and which start off.
 EXPECTED_ALERTS = {
-    "dev": {"serving-pods-not-ready", "tpu-hbm-near-full", "pods-restarting"},  # fixed replicas: no HPA alert
-    "vllm": {"serving-pods-not-ready", "queue-above-target-at-max", "tpu-hbm-near-full", "pods-restarting"},
-    "vllm-fallback": {"serving-pods-not-ready", "queue-above-target-at-max", "tpu-hbm-near-full", "pods-restarting"},
-    "vllm-gateway": {"serving-pods-not-ready", "queue-above-target-at-max", "tpu-hbm-near-full", "pods-restarting"},
+    "dev": {
+        "serving-pods-not-ready",
+        "tpu-hbm-near-full",
+        "tpu-nodes-idle",
+        "pods-restarting",
+    },  # fixed replicas: no HPA alert
+    "vllm": {
+        "serving-pods-not-ready",
+        "queue-above-target-at-max",
+        "tpu-hbm-near-full",
+        "tpu-nodes-idle",
+        "pods-restarting",
+    },
+    "vllm-fallback": {
+        "serving-pods-not-ready",
+        "queue-above-target-at-max",
+        "tpu-hbm-near-full",
+        "tpu-nodes-idle",
+        "pods-restarting",
+    },
+    "vllm-gateway": {
+        "serving-pods-not-ready",
+        "queue-above-target-at-max",
+        "tpu-hbm-near-full",
+        "tpu-nodes-idle",
+        "pods-restarting",
+    },
     # one slice, so no queue alert at max replicas; Serve's own 5xx ratio instead (gcp/monitoring/rayserve.py)
-    "vllm-405b": {"serving-pods-not-ready", "serve-errors", "tpu-hbm-near-full", "pods-restarting"},
-    "jetstream-gemma": {"serving-pods-not-ready", "tpu-hbm-near-full", "pods-restarting"},
-    "jetstream-llama3": {"serving-pods-not-ready", "tpu-hbm-near-full", "pods-restarting"},
-    "saxml": {"serving-pods-not-ready", "jobset-restarting", "tpu-hbm-near-full", "pods-restarting"},
-    "saxml-s3ns": {"serving-pods-not-ready", "jobset-restarting", "tpu-hbm-near-full", "pods-restarting"},
+    "vllm-405b": {"serving-pods-not-ready", "serve-errors", "tpu-hbm-near-full", "tpu-nodes-idle", "pods-restarting"},
+    "jetstream-gemma": {"serving-pods-not-ready", "tpu-hbm-near-full", "tpu-nodes-idle", "pods-restarting"},
+    "jetstream-llama3": {"serving-pods-not-ready", "tpu-hbm-near-full", "tpu-nodes-idle", "pods-restarting"},
+    "saxml": {"serving-pods-not-ready", "jobset-restarting", "tpu-hbm-near-full", "tpu-nodes-idle", "pods-restarting"},
+    "saxml-s3ns": {
+        "serving-pods-not-ready",
+        "jobset-restarting",
+        "tpu-hbm-near-full",
+        "tpu-nodes-idle",
+        "pods-restarting",
+    },
     "raytrain": {"training-failed", "slice-restarted", "tpu-hbm-near-full", "pods-restarting"},
     "raytrain-multislice": {"training-failed", "slice-restarted", "tpu-hbm-near-full", "pods-restarting"},
     "cluster": set(),  # no workload, nothing to watch

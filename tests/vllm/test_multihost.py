@@ -122,9 +122,9 @@ def test_the_serve_config_is_ray_serve_llms_openai_app_with_tensor_parallelism_3
 
 
 def test_replicas_are_whole_slices(fixed, ranged):
-    # fixed: one node pool per slice, each the whole slice; no autoscaler
+    # fixed: one node pool per slice, scaling atomically 0..8 (no TPU node before the RayService asks); no autoscaler
     fixed_plan = plan(replicas=ONE_SLICE)
-    assert [(p.node_count, p.autoscaling_min, p.autoscaling_max) for p in fixed_plan.cluster.pools] == [(8, None, None)]
+    assert [(p.node_count, p.autoscaling_min, p.autoscaling_max) for p in fixed_plan.cluster.pools] == [(None, 0, 8)]
     assert ray_service(fixed)["spec"]["rayClusterConfig"]["enableInTreeAutoscaling"] is False
     # a range: a pool per possible slice, each scaling atomically 0..8; KubeRay's autoscaler in whole slices
     pools = plan(replicas={"min": 1, "max": 3}).cluster.pools
@@ -163,8 +163,12 @@ def test_the_service_and_its_exposure_are_unchanged(fixed):
     assert service["metadata"]["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
     assert service["spec"]["type"] == "LoadBalancer"
     assert service["spec"]["ports"] == [{"name": "http", "port": 8000, "targetPort": 8000, "protocol": "TCP"}]
-    # the Ray pods whose Serve proxy KubeRay marks healthy
-    assert service["spec"]["selector"] == {"app": "vllm-tpu", "ray.io/serve": "true"}
+    # the head, while KubeRay marks its Serve proxy healthy (a TPU host has a proxy only while it holds a replica)
+    assert service["spec"]["selector"] == {
+        "app": "vllm-tpu",
+        "tpu-stacks.dev/ray-node": "head",
+        "ray.io/serve": "true",
+    }
     public = stack(exposure="public", source_ranges=["203.0.113.0/24"])
     (open_service,) = [r.inputs for r in public.resources if r.inputs.get("kind") == "Service"]
     assert open_service["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
@@ -182,12 +186,18 @@ def test_the_contract_covers_head_workers_serve_and_the_operator():
 
     for group in (head, worker):
         assert {("ingress", ray_pods, None), ("egress", ray_pods, None)} <= flows(group)  # GCS, raylets, ...
-        assert any(f.direction == "ingress" and f.port == 8000 for f in group.flows)  # Serve's proxy
         assert any(f.direction == "ingress" and f.port == 8080 for f in group.flows)  # Ray's metrics
+    # clients reach Serve's proxy on the head only (the Service selects it); the Ray pods reach it as Ray pods
+    assert any(f.direction == "ingress" and f.port == 8000 for f in head.flows)
+    assert not any(f.direction == "ingress" and f.port == 8000 for f in worker.flows)
     assert ("ingress", KUBERAY_OPERATOR, 8265) in flows(head)
     assert ("ingress", KUBERAY_OPERATOR, 8000) in flows(head)  # the operator checks the head's Serve proxy
     assert ("ingress", KUBERAY_OPERATOR, 8265) not in flows(worker)
     assert any(f.port == 8353 for f in worker.flows) and not any(f.port == 8353 for f in head.flows)
+    # Ray's dashboard agent reads the TPU device plugin's metrics on the node (the TPU webhook's address, port-only)
+    (plugin,) = [f for f in worker.flows if f.port == 2112]
+    assert (plugin.direction, type(plugin.peer).__name__) == ("egress", "Hosts")
+    assert not any(f.port == 2112 for f in head.flows)
     assert any(f.direction == "egress" and f.port == 443 for f in head.flows)  # the autoscaler's API calls
     # the download Job: its own labels (no Ray pod's, so no Ray flow reaches it), nothing in, DNS and HTTPS out
     assert download.labels == {"app": "vllm-weights-download"}

@@ -38,6 +38,10 @@ class BucketGrantArgs(TypedDict):
     """Bucket name."""
     role: NotRequired[str]
     """Bucket-level role (default roles/storage.objectUser: read and write objects, nothing else)."""
+    condition: NotRequired[gcp.storage.BucketIAMMemberConditionArgs]
+    """An IAM condition narrowing the grant, e.g. to objects under a prefix
+    (`resource.name.startsWith("projects/_/buckets/B/objects/PREFIX")`); the bucket must use uniform bucket-level
+    access (gcp/storage.py sets it on every bucket here)."""
 
 
 class WorkloadIdentityArgs(TypedDict):
@@ -179,7 +183,10 @@ class WorkloadIdentity(pulumi.ComponentResource):
             gcp.storage.BucketIAMMember(
                 f"{name}-bucket-{index}",
                 gcp.storage.BucketIAMMemberArgs(
-                    bucket=grant["bucket"], role=grant.get("role", "roles/storage.objectUser"), member=member
+                    bucket=grant["bucket"],
+                    role=grant.get("role", "roles/storage.objectUser"),
+                    member=member,
+                    condition=grant.get("condition"),
                 ),
                 opts=child,
             )

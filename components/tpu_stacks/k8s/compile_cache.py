@@ -31,10 +31,24 @@ def cache_mount(name: str, path: str) -> k8s.core.v1.VolumeMountArgs:
     return k8s.core.v1.VolumeMountArgs(name=name, mount_path=path)
 
 
+NO_PARALLEL_COMPOSITE_UPLOADS = [
+    k8s.core.v1.EnvVarArgs(name="CLOUDSDK_STORAGE_PARALLEL_COMPOSITE_UPLOAD_ENABLED", value="False")
+]
+"""For an uploader whose write grant is limited to its key's prefix: a parallel composite upload stages its parts
+elsewhere in the bucket (gcloud's component prefix) and deletes them after (Cloud Storage, "Parallel composite
+uploads": it needs roles/storage.objectUser on the bucket); plain uploads write only the destination objects."""
+
+
 def sync_containers(
-    prefix: str, volume: str, path: str, bucket: pulumi.Input[str], key: str
+    prefix: str,
+    volume: str,
+    path: str,
+    bucket: pulumi.Input[str],
+    key: str,
+    env: list[k8s.core.v1.EnvVarArgs] | None = None,
 ) -> list[k8s.core.v1.ContainerArgs]:
-    """Restore (init container) and upload (native sidecar) of `gs://BUCKET/<key>` <-> `path`."""
+    """Restore (init container) and upload (native sidecar) of `gs://BUCKET/<key>` <-> `path`; `env` for the
+    upload (NO_PARALLEL_COMPOSITE_UPLOADS where writes are limited to the key)."""
     remote = pulumi.Output.concat("gs://", bucket, "/", key)
     restore = remote.apply(
         lambda url: f"gcloud storage rsync --recursive {url} {path} || echo 'no compile cache yet for this key'"
@@ -58,6 +72,7 @@ def sync_containers(
             name=f"{prefix}-upload",
             image=CLOUD_SDK_IMAGE,
             command=["sh", "-c", upload],
+            env=env,
             volume_mounts=mounts,
             resources=SMALL,
             restart_policy="Always",

@@ -104,8 +104,10 @@ def sidecar_annotations(
     *,
     staged_gib: int,
     volumes: Sequence[k8s.core.v1.VolumeArgs] = (),
+    memory_limit: str | None = None,
 ) -> dict[str, str]:
-    """Bounded sidecar. Memory: the memory-backed cache is charged to it, so its limit covers the cache.
+    """Bounded sidecar. Memory: the memory-backed cache is charged to it, so its limit covers the cache
+    (`memory_limit` instead, when given: "0" is no limit, for a sidecar with no file cache that must not throttle).
 
     Ephemeral storage (see the module docstring): its limit is the pod's, so it covers the pod's
     disk-backed `volumes`, `WRITABLE_GIB` of writable layers and logs, and `staged_gib`, the most the
@@ -117,7 +119,7 @@ def sidecar_annotations(
         "gke-gcsfuse/cpu-request": "500m",
         "gke-gcsfuse/cpu-limit": cpu_limit,
         "gke-gcsfuse/memory-request": "1Gi",
-        "gke-gcsfuse/memory-limit": f"{cache_gib + 2}Gi",
+        "gke-gcsfuse/memory-limit": memory_limit if memory_limit is not None else f"{cache_gib + 2}Gi",
         "gke-gcsfuse/ephemeral-storage-request": f"{kept}Gi",
         "gke-gcsfuse/ephemeral-storage-limit": f"{kept + staged_gib}Gi",
     }

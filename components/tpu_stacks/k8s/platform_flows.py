@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tpu_stacks.catalog.upstream import number
 from tpu_stacks.k8s.connectivity import (
     ANY,
     SMOKE_TEST_LABELS,
@@ -47,6 +48,11 @@ TPU_RUNTIME_PORT = 8353
 `$NODE_IP:8353` unless it hands the pod a Unix socket (`unix:///var/run/tpu-plugin/vbar.sock`), and
 Google's tpu7x Ray samples set `$(NODE_IP):8353` themselves: with restricted egress, a TPU pod must reach
 its own node on this port."""
+TPU_DEVICE_PLUGIN_METRICS_PORT = number("kuberay-tpu-webhook.device-plugin-addr")
+"""GKE's TPU device plugin serves its metrics (duty cycle, HBM, tensor core use) on the node's address, host network.
+The KubeRay TPU webhook points Ray's TPU pods at it (TPU_DEVICE_PLUGIN_ADDR = node IP:2112), and Ray's dashboard agent
+reads it for the Ray dashboard's TPU charts, giving up for good after one failed request (ledger:
+kuberay-tpu-webhook.device-plugin-addr, ray.tpu.device-plugin-metrics)."""
 MANAGED_PROMETHEUS = Pods("gmp-system", {"app.kubernetes.io/name": "collector"})
 """Managed Prometheus's collectors: the `collector` DaemonSet in gmp-system runs on the pod network (no
 `hostNetwork`; github.com/GoogleCloudPlatform/prometheus-engine manifests/operator.yaml), so a selector
@@ -82,6 +88,13 @@ def google_apis() -> tuple[Flow, ...]:
 def tpu_runtime() -> tuple[Flow, ...]:
     runtime = Hosts("the TPU runtime on the node")
     return egress(runtime, [TPU_RUNTIME_PORT], "libtpu to the node's TPU runtime: port-only")
+
+
+def tpu_device_plugin_metrics() -> tuple[Flow, ...]:
+    plugin = Hosts("the GKE TPU device plugin on the node (host network)")
+    return egress(
+        plugin, [TPU_DEVICE_PLUGIN_METRICS_PORT], "Ray's dashboard agent reads the node's TPU metrics: port-only"
+    )
 
 
 def workload_egress(tpu: bool) -> tuple[Flow, ...]:

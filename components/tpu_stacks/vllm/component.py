@@ -31,6 +31,7 @@ from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
 from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
 from tpu_stacks.vllm.args import VllmStackArgs
+from tpu_stacks.vllm.download_plan import writer_ksa
 from tpu_stacks.vllm.gateway import declare_gateway
 from tpu_stacks.vllm.gateway_plan import GATEWAY_NAME, LISTENER_PORT
 from tpu_stacks.vllm.monitoring import vllm_target
@@ -40,10 +41,10 @@ from tpu_stacks.vllm.network import SERVICE, network
 from tpu_stacks.vllm.outputs import ServedSlice
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
 from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
-from tpu_stacks.vllm.rayservice import WORKER_CONTAINER, declare_ray_service
+from tpu_stacks.vllm.rayservice import WORKER_CONTAINER, declare_ray_service, pod_labels
 from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmSpec
-from tpu_stacks.vllm.weights_download import weights_download_job
-from tpu_stacks.workload import declare_foundation
+from tpu_stacks.vllm.weights_download import server_grants, weights_download_job, writer_grants
+from tpu_stacks.workload import declare_foundation, declare_identity
 
 TYPE = "tpu-stacks:index:VllmStack"
 APP = "vllm-tpu"
@@ -140,6 +141,8 @@ class VllmStack(pulumi.ComponentResource):
             force_destroy=spec.force_destroy_bucket,
             namespace=spec.namespace,
             ksa_name=spec.ksa_name,
+            # across hosts the servers only read, but for their compile cache; the download Job writes (below)
+            bucket_grants=server_grants(plan) if plan.multi_host else None,
         )
         cluster, bucket, identity, depends = base.cluster, base.bucket, base.identity, base.namespace_ready
         pool = plan.pool
@@ -152,15 +155,24 @@ class VllmStack(pulumi.ComponentResource):
             # The weights first, once, by one Job: the slice's hosts then only read them (vllm/download_plan.py).
             # It runs the pinned upstream vLLM image (published, with vLLM's own huggingface_hub), not the Ray
             # Serve image the user builds during the first `up`: the download does not wait for that build.
+            writer = declare_identity(
+                self,
+                f"{name}-weights-writer-identity",
+                plan.cluster,
+                cluster,
+                depends,
+                spec.namespace,
+                writer_ksa(spec.ksa_name),
+                writer_grants(bucket.name),
+            )
             download = weights_download_job(
-                name, plan, bucket.name, secret_name, plan.spec.image, base.kubernetes_options(self, identity)
+                name, plan, bucket.name, secret_name, plan.spec.image, base.kubernetes_options(self, writer)
             )
             workload, selector = declare_ray_service(
                 name,
                 plan,
                 labels,
                 bucket.name,
-                secret_name,
                 image,
                 pulumi.ResourceOptions(
                     parent=self,
@@ -178,7 +190,9 @@ class VllmStack(pulumi.ComponentResource):
             declare_gateway(name, plan.gateway, labels, PORT, ns_opts)
         groups = network(plan, labels, smoke.ports if smoke else ())
         if smoke is not None:  # the smoke-test pod's own contract: DNS and the server's ports
-            groups = (*groups, smoke_test_group(spec.namespace, labels, smoke.ports))
+            # (on a multi-host slice the Service's pod is the Ray head, vllm/rayservice.py)
+            server = pod_labels(labels, "head") if plan.multi_host else labels
+            groups = (*groups, smoke_test_group(spec.namespace, server, smoke.ports))
         declare_network_policies(name, spec.namespace, groups, ns_opts)
         if not plan.multi_host:
             self._monitoring(name, plan, labels, workload, cluster_spec, ns_opts, cluster.pool_ready)

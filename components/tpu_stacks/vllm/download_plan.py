@@ -28,6 +28,11 @@ import math
 from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
 
 JOB_NAME = "vllm-weights-download"
+WEIGHTS_DIR = "weights"
+"""The bucket's folder the Job writes and the servers read (the GCS FUSE mounts' `only-dir`)."""
+WRITER_SUFFIX = "-weights-writer"
+"""The download Job's own Kubernetes ServiceAccount is the servers' (`vllm.ksaName`) plus this: the one identity
+that may write the weights, and the one that holds the Hugging Face token."""
 LABELS = {"app": JOB_NAME}
 """The Job's pod labels: not the server's `app: vllm-tpu`, so neither the Ray pods' contract nor the Service
 selects it (its own network policy selects exactly these)."""
@@ -49,6 +54,15 @@ DOWNLOAD_BYTES_PER_S = 100 * 10**6
 100 MB/s [I: an assumed floor, not measured; no network in this repository's tests]. At that rate Llama 3.1
 405B's 811.7 GB take 136 minutes; a faster link finishes sooner, a slower one reaches the Job's deadline and
 `pulumi up` reports it; replacing the Job (`pulumi up --replace <its URN>`) resumes the download."""
+READ_BYTES_PER_S = 175 * 2**20
+"""How fast the engine on one TPU host reads the checkpoint through GCS FUSE without a file cache: one file at a time,
+one thread (tpu-inference under TPU_MULTIHOST_BACKEND=ray). [I: assumed, not measured here] Cloud Storage FUSE
+documents no single-stream figure for this case: its published fio table (docs/benchmarks.md at v3.4.3, sequential
+reads of 1 GiB files) runs 10 jobs of queue depth 64 for 14,198 MB/s together, which no single Python reader
+approaches; its own single-reader benchmark (benchmarks/sequential_read, GoogleCloudPlatform/gcsfuse commit d4bbf69:
+64 MiB files read whole, 1 MiB reads) reports a median of 175.13 MiB/s, the floor assumed here. Faster links and
+newer gcsfuse (buffered reads, v3.3.0, "2-5x" for single-threaded large sequential reads; off unless
+`read:enable-buffered-read` is given) finish sooner."""
 ALLOW_PATTERNS = ("*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken")
 IGNORE_PATTERNS = ("original/*",)
 """What vLLM loads: the safetensors weights, config and tokenizer files; never Meta's `original/` consolidated
@@ -82,6 +96,10 @@ SCRIPT = (
 # `NoLock` is set before huggingface_hub is imported, which binds both names at import.
 
 
+def writer_ksa(ksa_name: str) -> str:
+    return f"{ksa_name}{WRITER_SUFFIX}"
+
+
 def model_path(download_dir: str, model_id: str) -> str:
     """Where the Job writes the model and the engine loads it: the weights mount, then the Hugging Face id, so
     the path's last two parts name the model (the pack reads a model from them, serve_config.py)."""
@@ -98,6 +116,12 @@ def command(model_id: str, path: str) -> list[str]:
 def download_minutes(weights_bytes: int) -> int:
     """Minutes to download `weights_bytes` at DOWNLOAD_BYTES_PER_S."""
     return math.ceil(weights_bytes / DOWNLOAD_BYTES_PER_S / 60)
+
+
+def load_minutes(weights_bytes: int) -> int:
+    """Minutes one TPU host takes to read `weights_bytes` through GCS FUSE at READ_BYTES_PER_S (every host at once,
+    each the whole checkpoint: the bucket serves hosts x weights bytes per cold start)."""
+    return math.ceil(weights_bytes / READ_BYTES_PER_S / 60)
 
 
 def deadline_seconds(weights_bytes: int) -> int:

@@ -10,12 +10,17 @@ The engine is vLLM v0.29.0 on tpu-inference v0.29.0 (catalog/engines.py `VLLM`).
   although the compiler is JAX now, not torch_xla (the GKE multi-host sample sets the same variable,
   ai-ml/gke-ray/rayserve/llm/tpu/Dockerfile). A local directory per pod, kept in GCS per model, slice and vLLM
   build by `k8s.compile_cache` (vllm/pod.py says why).
-- `VLLM_ENGINE_READY_TIMEOUT_S`: the API server waits this long (default 600 s) for the engine core's READY
-  message, which the core sends only after it loaded the weights and compiled (vllm/v1/engine/core_client.py
-  and core.py `EngineCoreProc`, vllm/envs.py: "often caused by slow weight loading for large models",
-  [VLLM-SRC]); ten minutes do not cover a first start that downloads 141 GB and compiles, so it is the
-  startup probe's budget: the engine gives up when Kubernetes would restart it anyway, not before.
-  tpu-inference's own multi-host benchmark raises it to 10800 (scripts/multihost/nightly_benchmarking.sh).
+- `VLLM_ENGINE_READY_TIMEOUT_S` (default 600 s, vllm/envs.py): how long the front end waits, after the engine
+  core's startup handshake, for each core to register on its input socket (vllm/v1/engine/core_client.py
+  `MPClient.__init__`). It does NOT bound the weight loading or the XLA compile at v0.29.0, although its error
+  message says "often caused by slow weight loading": the front end first waits in `launch_core_engines` ->
+  `wait_for_engine_startup` (vllm/v1/engine/utils.py) for the core's READY handshake, which the core sends only
+  after `EngineCore.__init__` loaded the model and compiled (vllm/v1/engine/core.py), and that loop polls every
+  10 s with no overall limit; it ends early only when a core process dies (ledger:
+  vllm.engine-ready-timeout, vllm.engine-startup-unbounded). So what bounds a cold start is the startup probe
+  (single host) or Ray Serve LLM's own engine-start limit (multi-host, vllm/multihost_plan.py). It is kept at the
+  startup budget: harmless, and right again should a release move the load inside the limited wait (tpu-inference's
+  own multi-host benchmark sets it too, to 10800: scripts/multihost/nightly_benchmarking.sh).
 
 Gone: `VLLM_USE_V1` (the tutorial's). v0.29.0 has only the V1 engine and no such variable, and vLLM warns
 of every `VLLM_*` variable it does not know ("Unknown vLLM environment variable detected", vllm/envs.py

@@ -9,7 +9,10 @@ slice; GKE's documented path is Ray Serve LLM on KubeRay. Sources, as pinned her
   [K-RAY-SERVE-TPU] (ray-service.tpu-v6e-multihost.yaml, Dockerfile, serve_tpu_multihost.py): a RayService with
   a CPU head and one TPU worker group of `numOfHosts` = hosts, `google.com/tpu` = chips per host, the
   worker env `TPU_MULTIHOST_BACKEND=ray`, `TPU_BACKEND_TYPE=jax`, `JAX_PLATFORMS=tpu,cpu`,
-  `ENABLE_PJRT_COMPATIBILITY=true`, `VBAR_CONTROL_SERVICE_URL=$(NODE_IP):8353`; Serve on 8000.
+  `ENABLE_PJRT_COMPATIBILITY=true`, `VBAR_CONTROL_SERVICE_URL=$(NODE_IP):8353`; Serve on 8000. Of those,
+  `TPU_BACKEND_TYPE` is read by nothing at the pinned versions (ledger: tpu-inference.backend-type-unread;
+  tpu-inference only copies it to its Ray workers, tpu_platform.py `additional_env_vars`; no reader in ray, vllm,
+  tpu-inference, jax, jaxlib or libtpu): dropped.
 - Ray Serve LLM's TPU guide (https://docs.ray.io/en/master/serve/llm/user-guides/tpu.html): with
   `accelerator_config: {kind: tpu, topology}` one replica reserves one whole slice (a SlicePlacementGroup,
   one bundle per host) and the tpu-inference executor starts one worker per bundle.
@@ -31,17 +34,21 @@ top), pushed to the stack's registry (`vllm.registry.mode: standard`). Pure: no 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import yaml
 
+from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
 from tpu_stacks.catalog.engines import RAY_SERVE, VLLM, engine_of_image
 from tpu_stacks.catalog.inference_gateway import serving_api
 from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, OPENAI_APP_IMPORT_PATH, RAY_SERVE_VERSION
 from tpu_stacks.catalog.tpu import SliceShape
-from tpu_stacks.catalog.upstream import number, text
+from tpu_stacks.catalog.upstream import fact, number, text
 from tpu_stacks.errors import UserError
+from tpu_stacks.names import K8S_NAME
 from tpu_stacks.sizing import Parallelism, serving_parallelism
+from tpu_stacks.vllm.download_plan import WRITER_SUFFIX, writer_ksa
 from tpu_stacks.vllm.spec import VllmSpec
 
 
@@ -55,10 +62,22 @@ def _serve_port() -> int:
 SERVE_PORT = _serve_port()
 """Ray Serve's HTTP proxy (`http_options.port`, Ray's default; KubeRay DefaultServingPort, v1.7.0
 ray-operator/controllers/ray/utils/constant.go; ledger: kuberay.port.serving)."""
-DASHBOARD_AGENT_PORT = number("ray.port.dashboard-agent")
-"""The dashboard agent (KubeRay DefaultDashboardAgentListenPort, ledger: kuberay.port.dashboard-agent): the
-readiness probes KubeRay injects call it from the kubelet, on the pod itself (KubeRay v1.7.0 common/pod.go
-initLivenessAndReadinessProbe)."""
+DASHBOARD_AGENT_PORT = number("kuberay.port.dashboard-agent")
+"""The dashboard agent (Ray's and KubeRay's default listen port): the readiness probes call it from the kubelet, on
+the pod itself. Its `/api/healthz` (raylet, and on the head the GCS) stays public with token authentication on (ray
+dashboard/http_server_agent.py PUBLIC_EXACT_PATHS, ledger: ray.dashboard-agent.public-healthz)."""
+NODE_HEALTH_PATH = str(fact("kuberay.node-health-path").value)
+"""KubeRay's own readiness check of a Ray >= 2.53 node (an HTTP GET of the agent's unified health endpoint)."""
+WORKER_READINESS = {
+    "initial_delay_seconds": number("kuberay.readiness.initial-delay"),
+    "timeout_seconds": number("kuberay.readiness.timeout"),
+    "period_seconds": number("kuberay.readiness.period"),
+    "failure_threshold": number("kuberay.readiness.failure-threshold"),
+}
+"""The TPU workers' readiness probe: KubeRay's node check and timings, without the Serve proxy check KubeRay adds on
+RayService workers (a worker runs a proxy only while it holds a Serve replica, so most hosts of a slice would never
+be Ready). KubeRay keeps a readiness probe the user sets (ledger: kuberay.user-readiness-probe-kept), the add-on's
+KubeRay too, a claim `verify` settles (ledger: gke.ray-addon.probes)."""
 APP_NAME = "llm"
 SERVE_IMAGE_DIR = "components/tpu_stacks/vllm/ray_serve_image"
 """The multi-host server image's folder (Dockerfile, cloudbuild.yaml) from the repository root."""
@@ -66,14 +85,46 @@ WORKER_GROUP = "tpu-slice"
 """The RayService's one TPU worker group: each of its replicas is one slice of `hosts` pods."""
 
 ENGINE_ENV = {
-    # tpu-inference's Ray executor across hosts, JAX backend (the GKE sample's worker env).
+    # tpu-inference's Ray executor across hosts: read where the vLLM config is built (tpu_platform.py
+    # check_and_update_config, in the replica's remote config task) and by every TPU worker; unset, it forces the
+    # single-host executor over the `ray` Serve LLM asks for (ledger: tpu-inference.multihost-backend).
     "TPU_MULTIHOST_BACKEND": "ray",
-    "TPU_BACKEND_TYPE": "jax",
+}
+"""The engine's multi-host setting, in the Serve config's runtime_env: Ray applies it to the replica and every
+engine worker it starts (LLMConfig.runtime_env, "the model deployment replica and the engine workers")."""
+WORKER_ENV = {
+    # JAX's backends, TPU first: the GKE sample sets it on the TPU worker containers only. In the runtime_env it
+    # also reached the CPU head (the Serve replica may run there), where no TPU backend can start.
     "JAX_PLATFORMS": "tpu,cpu",
+    # Relaxes the PJRT C API version check between jaxlib and libtpu: jaxlib's XLA reads it (the string is in
+    # jaxlib 0.11.0's libjax_common.so, the jax tpu-inference 0.29.0 pins); the GKE sample sets it on the workers
+    # (ledger: gke.sample.tpu-worker-env).
     "ENABLE_PJRT_COMPATIBILITY": "true",
 }
-"""The engine's multi-host settings, in the Serve config's runtime_env: Ray applies them to the replica and
-every engine worker it starts (LLMConfig.runtime_env, "the model deployment replica and the engine workers")."""
+"""What the TPU worker containers set for JAX and libtpu (the GKE multi-host sample's worker env)."""
+ENGINE_START_VARIABLE = "RAYLLM_ENGINE_START_TIMEOUT_S"
+"""Ray Serve LLM's limit on one replica's engine start (3600 s unless set; read at import in the replica's process,
+which the runtime_env reaches: ledger: ray.serve-llm.engine-start-timeout)."""
+RETRY_VARIABLE = "RAY_SERVE_MAX_PER_REPLICA_RETRY_COUNT"
+"""Serve's failed starts allowed per target replica (3 unless set), read at import by the Serve controller, which
+runs on the head (ledger: ray.serve.per-replica-retry-count, ray.serve.controller-on-head)."""
+
+
+def start_attempts() -> int:
+    """Replica starts Serve must allow before the slice's hosts can answer: each start reserves the slice's host 0
+    and fails after Ray's fixed reservation timeout while the hosts are not up (a TPU node pool scaled from zero,
+    then the image: awaits.py's budgets), and Serve gives a deployment up for good after too many failed starts in
+    a row (DEPLOY_FAILED, which KubeRay never resubmits). So: every reservation that may time out within those
+    budgets, plus the start that succeeds. KubeRay submits the Serve config once the head is Ready, whatever the
+    hosts (ledger: ray.serve.deploy-failed-threshold, kuberay.submit-on-head-ready,
+    kuberay.no-resubmit-on-failure)."""
+    waiting_s = (NODE_PROVISIONING_MINUTES + IMAGE_PULL_MINUTES) * 60
+    return math.ceil(waiting_s / number("ray.tpu.head-reservation-timeout")) + 1
+
+
+def controller_env() -> dict[str, str]:
+    """The Serve controller's environment (the head container's): the retries per replica, `start_attempts()`."""
+    return {RETRY_VARIABLE: str(start_attempts())}
 
 
 def parallelism(shape: SliceShape) -> Parallelism:
@@ -98,6 +149,10 @@ def accelerator_type(shape: SliceShape) -> str:
 def check_multihost(spec: VllmSpec, shape: SliceShape) -> None:
     """What a multi-host slice needs from the vllm section, refused in one line before any resource."""
     accelerator_type(shape)
+    # the download Job's own ServiceAccount is named after the servers' (vllm/download_plan.py)
+    K8S_NAME.check(
+        "vllm.ksaName", writer_ksa(spec.ksa_name), f"use a name of at most {63 - len(WRITER_SUFFIX)} characters"
+    )
     if spec.extra_args:
         raise UserError(
             "vllm.extraArgs[0]",
@@ -143,6 +198,7 @@ def serve_config(
     min_replicas: int,
     max_replicas: int,
     engine_env: dict[str, str],
+    startup_minutes: int,
 ) -> dict[str, Any]:
     """The RayService's Serve config: Ray Serve LLM's OpenAI app with one model, one replica per slice.
 
@@ -153,9 +209,10 @@ def serve_config(
     python/ray/llm/_internal/serve/constants.py DEFAULT_MAX_TARGET_ONGOING_REQUESTS). `model_source`: the
     weights' folder on the bucket's GCS FUSE mount, written before by the download Job (vllm/download_plan.py):
     the engine loads from it and downloads nothing. `engine_env`: the engine's own variables
-    (vllm/engine_env.py, the same as a single-host pod's)."""
+    (vllm/engine_env.py, the same as a single-host pod's). `startup_minutes`: the engine's cold start, which also
+    bounds Ray Serve LLM's own wait for it (one budget for both: vllm.startupMinutes)."""
     split = parallelism(shape)
-    env = {**engine_env, **ENGINE_ENV}
+    env = {**engine_env, **ENGINE_ENV, ENGINE_START_VARIABLE: str(startup_minutes * 60)}
     llm_config: dict[str, Any] = {
         "model_loading_config": {"model_id": model_id, "model_source": model_source},
         "accelerator_type": accelerator_type(shape),
@@ -174,8 +231,14 @@ def serve_config(
                 "min_replicas": min_replicas,
                 "max_replicas": max_replicas,
                 "target_ongoing_requests": max_num_seqs,
-            }
+            },
+            # Serve's other bound on failed starts, min(this, target replicas x RETRY_VARIABLE): settable here
+            # (a DeploymentConfig field), silently dropped in serveConfigV2's deployments list.
+            # A DeploymentConfig field, so LLMConfig.deployment_config sets it (ledger:
+            # ray.serve.max-constructor-retry-count-field).
+            "max_constructor_retry_count": start_attempts() * max_replicas,
         },
+        # To the replica and the engine's workers (ledger: ray.serve-llm.runtime-env-to-replica).
         "runtime_env": {"env_vars": env},
         # vLLM's engine metrics through Ray's metrics port (LLMConfig.log_engine_metrics, default true): explicit.
         "log_engine_metrics": True,

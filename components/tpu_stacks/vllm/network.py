@@ -8,14 +8,16 @@
 `kubectl port-forward` needs no allow (it enters the pod's network namespace through the kubelet).
 
 On a multi-host slice (a RayService, vllm.rayservice) the same clients reach Ray Serve's proxy on
-SERVE_PORT on the head and the TPU workers (the Service selects every pod whose proxy is healthy); the
-Ray pods reach each other on every port and the KubeRay operator reads the head's dashboard
-(k8s.ray_flows, shared with Ray Train; ledger: ray.port.dashboard) and its Serve proxy's health; Managed
-Prometheus scrapes Ray's metrics port on every Ray pod (vLLM's engine metrics included); the workers reach
-the TPU runtime on their node, the head (with KubeRay's autoscaler) the Kubernetes API. The dashboard agent
-(52365, ledger: ray.port.dashboard-agent) is probed by the kubelet only. The weights download Job
-(vllm.weights_download) accepts nothing and calls DNS, the metadata server (Workload Identity for the bucket)
-and HTTPS outside the cluster (Hugging Face, GCS).
+SERVE_PORT on the head only (the Service selects the head while its proxy is healthy; a TPU host runs a
+proxy only while it holds a Serve replica); the Ray pods reach each other on every port and the KubeRay
+operator reads the head's dashboard (k8s.ray_flows, shared with Ray Train;
+ledger: ray.port.dashboard) and its Serve proxy's health;
+Managed Prometheus scrapes Ray's metrics port on every Ray pod (vLLM's engine metrics included); the
+workers reach the TPU runtime and the TPU device plugin's metrics on their node, the head (with KubeRay's
+autoscaler) the Kubernetes API. The dashboard agent (52365, ledger:
+ray.port.dashboard-agent) is probed by the kubelet only. The weights
+download Job (vllm.weights_download) accepts nothing and calls DNS, the metadata server (Workload Identity
+for the bucket) and HTTPS outside the cluster (Hugging Face, GCS).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from tpu_stacks.k8s.platform_flows import (
     load_balancer_clients,
     scrape,
     smoke_test_clients,
+    tpu_device_plugin_metrics,
     workload_egress,
 )
 from tpu_stacks.k8s.ray_flows import operator_to_head, within_cluster
@@ -70,19 +73,23 @@ def _ray_service(plan: VllmPlan, labels: dict[str, str], smoke_ports: Sequence[i
     """The head and the TPU workers of the RayService (their labels: vllm.rayservice.pod_labels)."""
     spec = plan.spec
     ray = within_cluster(Pods(spec.namespace, dict(labels)))
-    serve = (*_clients(plan, SERVE_PORT, smoke_ports), *scrape([RAY_SERVE.scrape_port()]))
+    metrics = scrape([RAY_SERVE.scrape_port()])
+    serve = (*_clients(plan, SERVE_PORT, smoke_ports), *metrics)
     autoscaler = api_endpoint() if spec.replicas.min < spec.replicas.max else ()
     head = (
         *ray,
         *serve,
         *operator_to_head(HEAD_PORTS["dashboard"], "the Serve applications' status"),
         # KubeRay checks the head's Serve proxy itself (/-/healthz on the serving port) to label it serving
-        # (KubeRay v1.7.0 rayservice_controller.go: httpProxyClientFunc(headPod.Status.PodIP, ...)).
+        # (KubeRay v1.7.0 rayservice_controller.go: httpProxyClientFunc(headPod.Status.PodIP, ...); ledger:
+        # kuberay.head-serve-label-managed).
         *operator_to_head(SERVE_PORT, "the head's Serve proxy health"),
         *workload_egress(tpu=False),
         *autoscaler,
     )
-    worker = (*ray, *serve, *workload_egress(tpu=True))
+    # The TPU webhook (on GKE's Ray add-on too) points Ray's dashboard agent at the node's TPU device plugin, which it
+    # scrapes (ledger: ray.tpu.device-plugin-metrics, gke.ray-addon.tpu-webhook).
+    worker = (*ray, *metrics, *workload_egress(tpu=True), *tpu_device_plugin_metrics())
     return (
         Group("vllm-ray-head", spec.namespace, {**labels, ROLE_LABEL: "head"}, unique(head)),
         Group("vllm-ray-worker", spec.namespace, {**labels, ROLE_LABEL: "worker"}, unique(worker)),

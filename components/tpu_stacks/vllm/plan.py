@@ -56,6 +56,7 @@ class VllmPlan(WorkloadPlan):
     spec: VllmSpec
     request: ServingRequest
     cache_gib: int
+    """The GCS FUSE file cache of a single-host server, GiB (0 on multi-host slices: no file cache there)."""
     slo: SloPrediction | None = None
     """The traffic model's prediction for `spec.slo` (the replicas in `spec` are already sized from it)."""
     gateway: GatewayPlan | None = None
@@ -191,8 +192,10 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
         model=model,
         request=request,
         verdict=verdict,
-        # Each TPU host loads its share of the weights: the file cache holds a host's share (all of it on one host).
-        cache_gib=file_cache_gib(weights // verdict.shape.nodes),
+        # One host: the file cache holds the weights it reads. Across hosts every TPU host reads the whole
+        # checkpoint once per start and keeps only its own shards (tpu-inference under TPU_MULTIHOST_BACKEND=ray):
+        # no file cache, nothing would be read from it twice (vllm/rayservice.py READ_ONLY_OPTIONS).
+        cache_gib=0 if verdict.shape.multi_host else file_cache_gib(weights),
         cluster=cluster_plan,
         slo=slo,
         gateway=plan_gateway(spec, cluster_plan),
@@ -295,14 +298,14 @@ def _autoscaling(spec: VllmSpec, shape: SliceShape) -> Autoscaling | None:
     """A single-host pool scales node by node between the replica bounds. A multi-host slice is one node
     pool that GKE scales atomically, from 0 to the whole slice (GKE, "About TPUs in GKE": multi-host
     slices scale by node pool, https://cloud.google.com/kubernetes-engine/docs/concepts/tpus): one pool
-    per replica up to `replicas.max`, each fixed when the count is, else 0..hosts. A capacity fallback's
-    pools are created and sized by GKE from the pending replicas."""
+    per replica up to `replicas.max`, each 0..hosts, also when the count is fixed. So no TPU node exists
+    before the RayService asks for its hosts, and the RayService is declared after the weights download
+    (vllm/download_plan.py): the slice is not billed idle through it. A capacity fallback's pools are
+    created and sized by GKE from the pending replicas (none before they are pending either)."""
     if is_fallback(spec.capacity):
         return None
     if not shape.multi_host:
         return Autoscaling(min_nodes=spec.replicas.min, max_nodes=spec.replicas.max)
-    if spec.replicas.min == spec.replicas.max:
-        return None
     return Autoscaling(min_nodes=0, max_nodes=shape.nodes)
 
 

@@ -14,9 +14,26 @@ raycluster_types.go):
 - `upgradeStrategy: None`: the default `NewCluster` starts a second cluster, a second whole slice per
   replica that the node pools do not have; a change of the cluster replaces the RayService instead
   (`replace_on_changes`), a change of the Serve config is applied in place by KubeRay.
-- KubeRay injects the Ray pods' probes (dashboard agent and raylet health, and on RayService workers
-  Serve's proxy health, common/pod.go initLivenessAndReadinessProbe) and labels a pod `ray.io/serve=true`
-  while its proxy is healthy; the stack's Service selects those.
+- Probes: KubeRay injects the head's (the dashboard agent's node health) and the liveness probes, and on RayService
+  workers a readiness probe that also asks the node's Serve proxy (common/pod.go initLivenessAndReadinessProbe;
+  ledger: kuberay.worker-serve-readiness). Ray Serve runs a proxy only on the head and on nodes that hold a Serve
+  replica (ray serve/_private/controller.py `_update_proxy_nodes`; ledger: ray.serve.proxy-nodes), so most hosts of a
+  slice would never be Ready: the workers get their own readiness probe, KubeRay's node check alone
+  (multihost_plan.WORKER_READINESS), which KubeRay keeps (ledger: kuberay.user-readiness-probe-kept). Traffic goes to
+  the head's proxy only: KubeRay labels the head `ray.io/serve=true` while its proxy answers `/-/healthz`
+  (rayservice_controller.go, the operator's check of the head pod; ledger: kuberay.head-serve-label-managed), and the
+  stack's Service selects the head with that label. KubeRay's own `<name>-serve-svc` selects every pod labelled
+  `ray.io/serve=true` (ledger: kuberay.serve-service-selector), and KubeRay labels workers so always: with Ready
+  workers it lists them too, although they answer nothing on the serving port. Use the stack's `vllm-service`; the
+  RayService's `Ready` condition (serve endpoints > 0) still requires every Serve application RUNNING, since that
+  Service only exists then (ledger: kuberay.ready-condition).
+- `authOptions: {mode: token}`: KubeRay generates a token Secret per RayCluster, gives it to every Ray container
+  (RAY_AUTH_MODE, RAY_AUTH_TOKEN) and sends it on its dashboard calls; Ray then refuses unauthenticated calls to
+  the dashboard, the agents and its gRPC servers. Serve's proxy on the serving port is not token-protected (Ray
+  2.60.0 serve/_private/proxy.py has no authentication), nor are the health endpoints the probes call.
+- GKE's Ray add-on runs Google's KubeRay at a version it does not name: that it behaves as v1.7.0 does here (the
+  Ready condition, upgradeStrategy None, token authentication) is a claim the cluster check settles
+  (ledger: gke.ray-addon.ready-condition, gke.ray-addon.upgrade-none, gke.ray-addon.auth).
 - `pulumi up` waits for the RayService's `Ready` condition (serve endpoints > 0, rayservice_types.go
   RayServiceReady) for a slice, the image and the engine's cold start (`vllm.startupMinutes`).
 """
@@ -30,7 +47,8 @@ from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, WAI
 from tpu_stacks.catalog.engines import RAY_SERVE
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.plan import PoolPlan
-from tpu_stacks.k8s.gcsfuse import fuse_volume, mount_options, sidecar_annotations
+from tpu_stacks.k8s import compile_cache
+from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.platform_flows import TPU_RUNTIME_PORT
 from tpu_stacks.k8s.pod_monitoring import pod_monitoring
@@ -41,9 +59,14 @@ from tpu_stacks.raytrain.spec import HEAD_PORTS
 from tpu_stacks.vllm.download_plan import model_path
 from tpu_stacks.vllm.engine_env import engine_env
 from tpu_stacks.vllm.multihost_plan import (
+    DASHBOARD_AGENT_PORT,
+    NODE_HEALTH_PATH,
     RAY_SERVE_VERSION,
     SERVE_PORT,
+    WORKER_ENV,
     WORKER_GROUP,
+    WORKER_READINESS,
+    controller_env,
     image_build_command,
     serve_config,
     serve_config_yaml,
@@ -51,9 +74,9 @@ from tpu_stacks.vllm.multihost_plan import (
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.pod import (
     HF_SECRET_KEY,
+    LOCAL_CACHE,
     OWNER_OPTIONS,
     USER,
-    _cache_containers,
     _mounts,
     _volumes,
     workload_annotations,
@@ -64,23 +87,39 @@ NAME = "vllm-tpu"
 WORKER_CONTAINER = "ray-worker"
 """The TPU worker group's container: the dashboard charts its accelerator and counts its pods as slice hosts."""
 SERVE_LABEL = text("kuberay.label.serve")
-"""KubeRay's label on a Ray pod whose Serve proxy is healthy (utils.RayClusterServingServiceLabelKey)."""
+"""KubeRay's label on the head while its Serve proxy is healthy (utils.RayClusterServingServiceLabelKey; on workers
+always "true")."""
 SERVING = text("kuberay.label.serve-true")
 """Its value on such a pod."""
 SERVE_PORT_NAME = text("kuberay.port-name.serve")
 """The container port KubeRay finds Serve's proxy by (its readiness probe, the head's proxy health check)."""
 METRICS_PORT_NAME = text("kuberay.port-name.metrics")
+AUTH_OPTIONS = {"mode": "token"}
+"""KubeRay token authentication, the mode explicit: KubeRay enables it only when `mode` is `token` (utils.go
+IsAuthEnabled), and refuses it without a rayVersion of 2.52.0 or later (ledger: kuberay.auth-explicit-mode,
+kuberay.auth-min-ray-version, kuberay.auth-dashboard-client)."""
 HEAD_CPU = "4"
 HEAD_MEMORY = "16Gi"
 """The head runs Ray's GCS, dashboard, Serve's controller, proxy and OpenAI ingress, no engine (the sample's
 head asks 2 CPU and 16Gi; two more CPUs for the ingress replicas Serve LLM places per model replica)."""
 READY = {WAIT_FOR_ANNOTATION: f"condition={text('kuberay.rayservice.ready-condition')}"}
-HEAD_VOLUMES = ("dshm", "hf-token", "weights")
-"""What the head mounts of the server's volumes: shared memory for Ray's object store, the token, and the
-weights read-only (GKE's sample mounts the bucket on the head too, [K-RAY-SERVE-TPU-DL]: `model_source` is a
-path there, which Ray Serve LLM may read on the head for the model's config and tokenizer)."""
+HEAD_VOLUMES = ("dshm", "weights")
+"""What the head mounts of the server's volumes: shared memory for Ray's object store and the weights read-only
+(GKE's sample mounts the bucket on the head too, [K-RAY-SERVE-TPU-DL]: `model_source` is a path there, which Ray
+Serve LLM may read on the head for the model's config and tokenizer). No Hugging Face token on any Ray pod: they load
+from that path and download nothing; the download Job alone holds the token (vllm/weights_download.py)."""
+WORKER_VOLUMES = ("dshm", "weights", "xla-cache")
+"""A TPU host's: shared memory, the weights (read-only, no file cache: see READ_ONLY_OPTIONS), the compile cache."""
 READ_ONLY_OPTIONS = ",".join(("implicit-dirs", "only-dir=weights", *OWNER_OPTIONS))
-"""The head's weights mount: the same folder, no file cache (it reads a few small files)."""
+"""Every Ray pod's weights mount: the download Job's folder, no file cache. Each TPU host reads the whole checkpoint,
+file after file on one thread (tpu-inference under TPU_MULTIHOST_BACKEND=ray, ledger:
+tpu-inference.multihost-reads-every-file), once per start: a file cache would hold every byte once more in the
+host's memory (the 811.7 GB of Llama 3.1 405B cannot fit, so it churns) and serve no second read. GKE's multi-host
+sample mounts the bucket the same way (`implicit-dirs` only)."""
+UNBOUNDED_SIDECAR = "0"
+"""The TPU hosts' GCS FUSE sidecar has no CPU or memory limit ("0", GKE's "Configure the Cloud Storage FUSE CSI
+driver sidecar container" and the multi-host sample): a CPU limit throttles the one reading stream each host runs,
+and with no file cache the sidecar holds only its read buffers."""
 METRICS_PORT = RAY_SERVE.scrape_port()
 """Ray's metrics export port on every Ray pod (8080, KubeRay's default, ledger: kuberay.port.metrics), where vLLM's
 engine metrics go too (`log_engine_metrics`)."""
@@ -104,6 +143,7 @@ def _serve_config(plan: VllmPlan) -> str:
             min_replicas=spec.replicas.min,
             max_replicas=spec.replicas.max,
             engine_env=engine_env(spec),
+            startup_minutes=spec.startup_minutes,
         )
     )
 
@@ -116,10 +156,12 @@ def token_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVa
     return env
 
 
-def _worker_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
-    """Per node: libtpu's runtime on this host (the sample's VBAR_CONTROL_SERVICE_URL); the engine's own
-    settings are in the Serve config's runtime_env (multihost_plan.ENGINE_ENV)."""
+def _worker_env(plan: VllmPlan) -> list[k8s.core.v1.EnvVarArgs]:
+    """Per node: JAX's and libtpu's settings (multihost_plan.WORKER_ENV) and libtpu's runtime on this host (the
+    sample's VBAR_CONTROL_SERVICE_URL); the engine's own settings are in the Serve config's runtime_env
+    (multihost_plan.ENGINE_ENV)."""
     return [
+        *(k8s.core.v1.EnvVarArgs(name=name, value=value) for name, value in WORKER_ENV.items()),
         k8s.core.v1.EnvVarArgs(
             name="NODE_IP",
             value_from=k8s.core.v1.EnvVarSourceArgs(
@@ -127,45 +169,36 @@ def _worker_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.Env
             ),
         ),
         k8s.core.v1.EnvVarArgs(name="VBAR_CONTROL_SERVICE_URL", value=f"$(NODE_IP):{TPU_RUNTIME_PORT}"),
-        *token_env(plan, secret_name),
+        *hf_env(),
     ]
 
 
 def _read_only_weights(
-    plan: VllmPlan, bucket: pulumi.Input[str], secret_name: str | None, names: tuple[str, ...] | None, cache: bool
+    plan: VllmPlan, bucket: pulumi.Input[str], names: tuple[str, ...]
 ) -> tuple[list[k8s.core.v1.VolumeArgs], list[k8s.core.v1.VolumeMountArgs]]:
-    """The server's volumes and mounts (`names` of them, or all) with the weights read-only: the download Job
-    wrote them (vllm/weights_download.py), so no Ray pod writes the bucket and no two mounts race on a file.
-    `cache`: the servers' file cache options (they read the weights); else none."""
-    options = mount_options(plan.cache_gib, only_dir="weights", extra=OWNER_OPTIONS) if cache else READ_ONLY_OPTIONS
+    """The server's volumes and mounts (`names` of them) with the weights read-only and uncached: the download Job
+    wrote them (vllm/weights_download.py), so no Ray pod writes the bucket and no two mounts race on a file."""
     volumes = [
-        fuse_volume("weights", bucket, options, read_only=True) if v.name == "weights" else v
-        for v in _volumes(plan, bucket, secret_name)
-        if names is None or v.name in names
+        fuse_volume("weights", bucket, READ_ONLY_OPTIONS, read_only=True) if v.name == "weights" else v
+        for v in _volumes(plan, bucket, None)
+        if v.name in names
     ]
     mounts = [
         k8s.core.v1.VolumeMountArgs(name=m.name, mount_path=m.mount_path, read_only=True) if m.name == "weights" else m
-        for m in _mounts(plan, secret_name)
-        if names is None or m.name in names
+        for m in _mounts(plan, None)
+        if m.name in names
     ]
     return volumes, mounts
 
 
-def _template(pod: k8s.core.v1.PodSpecArgs, labels: dict[str, str], cache_gib: int) -> k8s.core.v1.PodTemplateSpecArgs:
-    sidecar = sidecar_annotations(cache_gib, staged_gib=cache_gib, volumes=pod.volumes or [])
-    return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar), spec=pod
-    )
-
-
 def head_template(
-    plan: VllmPlan, labels: dict[str, str], bucket: pulumi.Input[str], secret_name: str | None, image: pulumi.Input[str]
+    plan: VllmPlan, labels: dict[str, str], bucket: pulumi.Input[str], image: pulumi.Input[str]
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     """A CPU pod: Ray's GCS, dashboard and client ports, Serve's proxy, Ray's metrics; no TPU. The head ports are
     Ray 2.60.0's defaults as well (ledger: ray.port.gcs, ray.port.dashboard, ray.port.client; by KubeRay's names,
     ledger: kuberay.port-name.dashboard)."""
     ports = {**HEAD_PORTS, SERVE_PORT_NAME: SERVE_PORT, METRICS_PORT_NAME: METRICS_PORT}
-    volumes, mounts = _read_only_weights(plan, bucket, secret_name, HEAD_VOLUMES, cache=False)
+    volumes, mounts = _read_only_weights(plan, bucket, HEAD_VOLUMES)
     pod = harden(
         k8s.core.v1.PodSpecArgs(
             service_account_name=plan.spec.ksa_name,
@@ -180,7 +213,12 @@ def head_template(
                         requests={"cpu": HEAD_CPU, "memory": HEAD_MEMORY},
                         limits={"cpu": HEAD_CPU, "memory": HEAD_MEMORY},
                     ),
-                    env=token_env(plan, secret_name),
+                    # The Serve controller runs here (Ray's head resource; ledger: ray.serve.controller-on-head):
+                    # its retry budget (multihost_plan).
+                    env=[
+                        *(k8s.core.v1.EnvVarArgs(name=name, value=value) for name, value in controller_env().items()),
+                        *hf_env(),
+                    ],
                     volume_mounts=mounts,
                 )
             ],
@@ -201,17 +239,26 @@ def worker_template(
     pool: PoolPlan,
     labels: dict[str, str],
     bucket: pulumi.Input[str],
-    secret_name: str | None,
     image: pulumi.Input[str],
 ) -> k8s.core.v1.PodTemplateSpecArgs:
     """One TPU VM of the slice: every chip, the slice's node selectors, the bucket, the compile cache."""
     spec = plan.spec
-    volumes, mounts = _read_only_weights(plan, bucket, secret_name, None, cache=True)
+    volumes, mounts = _read_only_weights(plan, bucket, WORKER_VOLUMES)
     pod = harden(
         k8s.core.v1.PodSpecArgs(
             service_account_name=spec.ksa_name,
             node_selector=tpu_node_selector(pool),
-            init_containers=_cache_containers(plan, bucket) if spec.compile_cache else None,
+            # the upload's write grant covers its key only (vllm/weights_download.py server_grants)
+            init_containers=compile_cache.sync_containers(
+                "xla-cache",
+                "xla-cache",
+                LOCAL_CACHE,
+                bucket,
+                plan.compile_cache_prefix,
+                env=compile_cache.NO_PARALLEL_COMPOSITE_UPLOADS,
+            )
+            if spec.compile_cache
+            else None,
             containers=[
                 k8s.core.v1.ContainerArgs(
                     name=WORKER_CONTAINER,
@@ -221,7 +268,8 @@ def worker_template(
                         k8s.core.v1.ContainerPortArgs(name=METRICS_PORT_NAME, container_port=METRICS_PORT),
                     ],
                     resources=tpu_resources(pool, spec.resources.cpu, spec.resources.memory),
-                    env=_worker_env(plan, secret_name),
+                    readiness_probe=worker_readiness(),
+                    env=_worker_env(plan),
                     volume_mounts=mounts,
                 )
             ],
@@ -231,7 +279,20 @@ def worker_template(
         USER,
         gib=RAY_TMP_GIB,
     )
-    return _template(pod, labels, plan.cache_gib)
+    sidecar = sidecar_annotations(
+        0, UNBOUNDED_SIDECAR, memory_limit=UNBOUNDED_SIDECAR, staged_gib=0, volumes=pod.volumes or []
+    )
+    return k8s.core.v1.PodTemplateSpecArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=sidecar), spec=pod
+    )
+
+
+def worker_readiness() -> k8s.core.v1.ProbeArgs:
+    """Ready when the host's raylet is (KubeRay's node check, an HTTP GET of the dashboard agent): no Serve proxy."""
+    return k8s.core.v1.ProbeArgs(
+        http_get=k8s.core.v1.HTTPGetActionArgs(path=NODE_HEALTH_PATH, port=DASHBOARD_AGENT_PORT),
+        **WORKER_READINESS,
+    )
 
 
 def budget(plan: VllmPlan) -> AwaitBudget:
@@ -249,7 +310,8 @@ def rayservice_spec(
     spec = plan.spec
     autoscales = spec.replicas.min < spec.replicas.max
     cluster: dict[str, object] = {
-        "rayVersion": RAY_SERVE_VERSION,
+        "rayVersion": RAY_SERVE_VERSION,  # also what KubeRay's token authentication requires (>= 2.52.0)
+        "authOptions": dict(AUTH_OPTIONS),
         "enableInTreeAutoscaling": autoscales,
         "headGroupSpec": {"rayStartParams": {}, "template": head},
         "workerGroupSpecs": [
@@ -310,23 +372,22 @@ def declare_ray_service(
     plan: VllmPlan,
     labels: dict[str, str],
     bucket: pulumi.Input[str],
-    secret_name: str | None,
     image: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
     scrape_opts: pulumi.ResourceOptions,
 ) -> tuple[k8s.apiextensions.CustomResource, dict[str, str]]:
     """The RayService and the PodMonitoring of its Ray pods; returns it and the selector of the stack's
-    Service (the Ray pods whose Serve proxy is healthy)."""
+    Service (the head, while KubeRay finds its Serve proxy healthy)."""
     spec = plan.spec
     pulumi.Output.from_input(image).apply(
         lambda reference: pulumi.log.info(f"the multi-host server image: {image_build_command(reference, spec.image)}")
     )
-    head = head_template(plan, pod_labels(labels, "head"), bucket, secret_name, image)
-    workers = worker_template(plan, plan.pool, pod_labels(labels, "worker"), bucket, secret_name, image)
+    head = head_template(plan, pod_labels(labels, "head"), bucket, image)
+    workers = worker_template(plan, plan.pool, pod_labels(labels, "worker"), bucket, image)
     metadata = k8s.meta.v1.ObjectMetaArgs(
         name=NAME, namespace=spec.namespace, labels=labels, annotations=workload_annotations(plan)
     )
     service = rayservice(f"{name}-rayservice", plan, metadata, head, workers, opts)
     # Managed Prometheus scrapes Ray's metrics port on every Ray pod: Ray Serve's and vLLM's engine metrics.
     pod_monitoring(f"{name}-pod-monitoring", "vllm-pod-monitoring", spec.namespace, labels, METRICS_PORT, scrape_opts)
-    return service, {**labels, SERVE_LABEL: SERVING}
+    return service, {**pod_labels(labels, "head"), SERVE_LABEL: SERVING}

@@ -8,21 +8,55 @@ network policy allows DNS, the metadata server and HTTPS outside the cluster onl
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.awaits import job_budget
+from tpu_stacks.gcp.identity import BucketGrantArgs
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
 from tpu_stacks.k8s.security import harden
 from tpu_stacks.vllm import download_plan
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.pod import OWNER_OPTIONS, USER, _mounts, _volumes
 from tpu_stacks.vllm.rayservice import token_env
+from tpu_stacks.workload import READ_ROLE, WRITE_ROLE, under_prefix
 
 CONTAINER = "download"
-WRITE_OPTIONS = ("implicit-dirs", "only-dir=weights", *OWNER_OPTIONS)
+WRITE_OPTIONS = ("implicit-dirs", f"only-dir={download_plan.WEIGHTS_DIR}", *OWNER_OPTIONS)
 """The same folder of the bucket the servers mount (`only-dir=weights`), as the server image's user; no file
 cache: the Job writes, nothing is read twice."""
+
+
+def writer_grants(bucket: pulumi.Input[str]) -> list[BucketGrantArgs]:
+    """The download Job's identity: list and read the bucket (gcsfuse lists the folder it mounts; a retried download
+    skips complete files), write only under the weights folder (objectUser: a file written again replaces an
+    object, which Cloud Storage counts as a delete)."""
+    return [
+        BucketGrantArgs(bucket=bucket, role=READ_ROLE),
+        BucketGrantArgs(
+            bucket=bucket,
+            role=WRITE_ROLE,
+            condition=under_prefix(bucket, download_plan.WEIGHTS_DIR, "vLLM weights download: the weights folder"),
+        ),
+    ]
+
+
+def server_grants(plan: VllmPlan) -> Callable[[pulumi.Input[str]], list[BucketGrantArgs]]:
+    """The Ray pods' identity: read the bucket (the weights, the compile cache); write only under the compile cache's
+    key, which the TPU hosts upload with `gcloud storage rsync --no-clobber` (k8s.compile_cache: list the
+    destination, read, create; objectUser under the prefix, parallel composite uploads off)."""
+
+    def grants(bucket: pulumi.Input[str]) -> list[BucketGrantArgs]:
+        read = [BucketGrantArgs(bucket=bucket, role=READ_ROLE)]
+        if not plan.spec.compile_cache:
+            return read
+        title = "vLLM servers: the XLA compile cache"
+        cache = under_prefix(bucket, plan.compile_cache_prefix, title)
+        return [*read, BucketGrantArgs(bucket=bucket, role=WRITE_ROLE, condition=cache)]
+
+    return grants
 
 
 def weights_bytes(plan: VllmPlan) -> int:
@@ -58,7 +92,8 @@ def weights_download_job(
     )
     pod = harden(
         k8s.core.v1.PodSpecArgs(
-            service_account_name=spec.ksa_name,  # Workload Identity: the bucket's writer
+            # Workload Identity: the bucket's one writer (weights_writer), not the servers' read-only account
+            service_account_name=download_plan.writer_ksa(spec.ksa_name),
             restart_policy="Never",
             containers=[container],
             volumes=volumes,

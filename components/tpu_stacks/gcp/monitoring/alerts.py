@@ -108,6 +108,39 @@ def _hbm(t: Target) -> Alert:
     )
 
 
+IDLE_MINUTES = 30
+"""How long TPU nodes may run with no serving pod Ready before `tpu-nodes-idle` fires."""
+TPU_NODE_METRIC = "kubernetes.io/node/accelerator/tensorcore_utilization"
+"""A series per TPU chip of every node of the cluster, held by a pod or not (catalog/gke_metrics.py: the node
+metric includes chips no pod holds): its presence is a TPU node running, billed."""
+
+
+def _idle_tpu(t: Target) -> Alert | None:
+    """TPU nodes up, no serving pod Ready: a slice billed for nothing (a pool that scaled up for a server that never
+    became ready, a replica stuck in a crash loop, a node left after its pods went). Serving stacks only: a training
+    slice is busy without a Ready pod. Ready means what the serving pod's readiness probe says: on a multi-host slice
+    the TPU workers' node check (the raylet, vllm/rayservice.py), so 30 minutes; elsewhere the server's own health,
+    which a cold start reaches only after its startup budget, so not before that has passed."""
+    if t.kind == "raytrain":
+        return None
+    nodes = q.system(TPU_NODE_METRIC, t.scope.nodes())
+    containers = "|".join(t.tpu_containers)
+    ready = q.kube_state("kube_pod_container_status_ready", t.scope.prometheus(**{"container~": containers}))
+    minutes = IDLE_MINUTES if t.serve is not None else max(IDLE_MINUTES, t.startup_minutes)
+    return Alert(
+        id="tpu-nodes-idle",
+        title=f"{t.title}: TPU nodes running with no serving pod ready",
+        # `unless`: no ready series at all (no pod yet, or none ready) leaves the node count standing
+        query=f"(count({nodes}) > 0) unless on() (sum({ready}) > 0)",
+        minutes=minutes,
+        severity="WARNING",
+        why=f"The cluster's TPU nodes have run for {minutes} minutes while no {containers} container in "
+        f"{t.namespace} was ready: they are billed and serve nothing. Check the server pods (pending, image pull, "
+        "crash loop) and `kubectl get nodes -l cloud.google.com/gke-tpu-accelerator`; scale the workload or its "
+        "pool down if nothing should run.",
+    )
+
+
 def _restarts(t: Target) -> Alert:
     return Alert(
         id="pods-restarting",
@@ -175,7 +208,16 @@ def _jobset(t: Target) -> list[Alert]:
 def all_alerts(t: Target) -> list[Alert]:
     from tpu_stacks.gcp.monitoring import rayserve  # it builds `Alert`s: imported here, after this module
 
-    found = [_not_ready(t), _queue_at_max(t), *rayserve.alerts(t), _hbm(t), _restarts(t), *_training(t), *_jobset(t)]
+    found = [
+        _not_ready(t),
+        _queue_at_max(t),
+        *rayserve.alerts(t),
+        _hbm(t),
+        _idle_tpu(t),
+        _restarts(t),
+        *_training(t),
+        *_jobset(t),
+    ]
     return [a for a in found if a is not None]
 
 

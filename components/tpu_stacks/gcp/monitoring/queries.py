@@ -33,6 +33,10 @@ class Scope:
         labels = {"cluster_name": self.cluster, "namespace_name": self.namespace, **extra}
         return _matchers(labels)
 
+    def nodes(self, **extra: str) -> str:
+        """A node metric's selector (the k8s_node resource has no namespace): the cluster's nodes."""
+        return _matchers({"cluster_name": self.cluster, **extra})
+
 
 def _matchers(labels: dict[str, str]) -> str:
     parts = []

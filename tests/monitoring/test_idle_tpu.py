@@ -1,0 +1,47 @@
+"""`tpu-nodes-idle`: every serving stack alerts when its TPU nodes run with no serving pod Ready (a slice billed for
+nothing). The TPU nodes are read from GKE's node accelerator metric, which has a series per chip whether a pod holds
+it or not, scoped by cluster only (a node has no namespace); readiness from the Pod kube state package."""
+
+import re
+
+import pytest
+
+from tpu_stacks.catalog.gke_metrics import KUBE_STATE_METRICS, system_metric
+from tpu_stacks.gcp.monitoring.alerts import IDLE_MINUTES, TPU_NODE_METRIC
+
+from .test_stacks import ALERT, of_type
+
+SERVING = ["dev", "vllm", "vllm-405b", "jetstream-gemma", "saxml"]
+
+
+def idle_alert(capture):
+    (alert,) = [r.inputs for r in of_type(capture, ALERT) if r.inputs["userLabels"]["alert"] == "tpu-nodes-idle"]
+    condition = alert["conditions"][0]["conditionPrometheusQueryLanguage"]
+    return condition["query"], int(condition["duration"].rstrip("s")) // 60
+
+
+@pytest.mark.parametrize("stack", SERVING)
+def test_every_serving_stack_alerts_on_tpu_nodes_with_no_ready_server(planned, stack):
+    query, minutes = idle_alert(planned[stack])
+    node = system_metric(TPU_NODE_METRIC)
+    assert node is not None and node.resource == "k8s_node"
+    nodes = re.search(rf"{re.escape(node.promql)}\{{([^}}]*)\}}", query)
+    assert nodes is not None and "namespace_name" not in nodes.group(1) and "cluster_name=" in nodes.group(1)
+    assert "kube_pod_container_status_ready" in KUBE_STATE_METRICS and "kube_pod_container_status_ready{" in query
+    assert " unless on() " in query  # no ready series at all still fires
+    assert minutes >= IDLE_MINUTES
+
+
+def test_the_multi_host_workers_are_ready_on_their_raylet_so_thirty_minutes(planned):
+    query, minutes = idle_alert(planned["vllm-405b"])
+    assert minutes == IDLE_MINUTES and 'container=~"ray-worker"' in query
+
+
+def test_a_single_host_server_is_ready_after_its_cold_start_so_not_before_its_startup_budget(planned):
+    query, minutes = idle_alert(planned["vllm"])
+    assert 'container=~"vllm-tpu"' in query and minutes >= IDLE_MINUTES
+
+
+@pytest.mark.parametrize("stack", ["raytrain", "cluster"])
+def test_a_training_or_empty_stack_has_none(planned, stack):
+    assert not [r for r in of_type(planned[stack], ALERT) if r.inputs["userLabels"]["alert"] == "tpu-nodes-idle"]
