@@ -144,13 +144,12 @@ def test_ray_workers_reach_the_tpu_runtime_and_the_head_takes_the_job_api_only_f
     groups = _by_name(network(plan_of()))
     ray = Pods("raytrain", {"tpu-stacks.dev/ray-cluster": "maxtext-tpu-cluster"})
     head, worker, submitter = groups["ray-head"], groups["ray-worker"], groups["ray-job-submitter"]
-    # The job API runs code as the namespace's account without authentication: never from any pod.
-    operator = Pods("*", {"app.kubernetes.io/component": "kuberay-operator"})
+    # The job API runs code as the namespace's account without authentication: never from any pod. GKE's Ray
+    # add-on (the default) reaches the head through konnectivity-agent only: no operator label is admitted.
     submitter_pods = Pods("raytrain", submitter_labels(plan_of()))
     assert _ingress(head) == [
         (ray, None),
         (submitter_pods, 8265),
-        (operator, 8265),
         (KONNECTIVITY_AGENT, 8265),
         (MANAGED_PROMETHEUS, 8080),
     ]
@@ -159,6 +158,20 @@ def test_ray_workers_reach_the_tpu_runtime_and_the_head_takes_the_job_api_only_f
     head_pods = Pods("raytrain", {**ray.labels, "tpu-stacks.dev/ray-node": "head"})
     assert [(f.peer, f.port) for f in submitter.of("egress")][-1] == (head_pods, 8265)
     assert submitter.of("ingress") == ()
+
+
+def test_a_self_installed_kuberay_is_admitted_from_its_namespace_only():
+    """A label is no identity (any pod of any namespace may carry it): the operator's namespace is always named."""
+    from tests.raytrain.test_plan import TUTORIAL, plan_of
+    from tpu_stacks.raytrain.network import network
+
+    own = {**TUTORIAL["cluster"], "kuberay": {"namespace": "ray-system"}}
+    decided = plan_of(cluster=own)
+    head = _by_name(network(decided))["ray-head"]
+    operator = Pods("ray-system", {"app.kubernetes.io/component": "kuberay-operator"})
+    assert (operator, 8265) in _ingress(head)
+    assert not [peer for peer, _ in _ingress(head) if peer.namespace == "*" or peer == KONNECTIVITY_AGENT]
+    assert decided.cluster.spec.addons.ray_operator is False  # GKE's add-on stays off beside the user's own
 
 
 def test_the_metrics_adapter_is_called_by_the_api_server_and_calls_the_api_endpoint():

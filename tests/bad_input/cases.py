@@ -82,6 +82,25 @@ BEFORE_ANY_RESOURCE = [
     Case("identity-gsa", identity(mode="service-account", gsaName="x"), "tpu-stacks:identity.gsaName"),
     Case("identity-mode", identity(mode="impersonate"), "tpu-stacks:identity.mode"),
     Case("identity-project-number", identity(projectNumber="12ab"), "tpu-stacks:identity.projectNumber"),
+    # Which KubeRay calls the Ray heads: GKE's add-on or the user's own, in a namespace the user names.
+    Case(
+        "kuberay-namespace",
+        section("raytrain", "cluster", kuberay={"namespace": "Ray_System"}),
+        "tpu-stacks:cluster.kuberay.namespace",
+    ),
+    Case("kuberay-no-namespace", section("raytrain", "cluster", kuberay={}), "tpu-stacks:cluster.kuberay.namespace"),
+    Case(
+        "kuberay-and-addon",
+        section("raytrain", "cluster", kuberay={"namespace": "ray-system"}, addons={"rayOperator": True}),
+        "tpu-stacks:cluster.addons.rayOperator",
+        also=("two operators",),
+    ),
+    Case(
+        "no-kuberay",
+        section("vllm-405b", "cluster", addons={"rayOperator": False}),
+        "tpu-stacks:cluster.addons.rayOperator",
+        also=("cluster.kuberay.namespace",),
+    ),
 ]
 
 # --- The key the user wrote, not a derived one --------------------------------------------------------

@@ -12,7 +12,7 @@ from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.k8s.connectivity import Pods
-from tpu_stacks.k8s.ray_flows import KUBERAY_OPERATOR
+from tpu_stacks.k8s.platform_flows import KONNECTIVITY_AGENT
 from tpu_stacks.vllm.component import VllmStack
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, image_build_command
 from tpu_stacks.vllm.network import network
@@ -184,9 +184,11 @@ def test_the_contract_covers_head_workers_serve_and_the_operator():
         assert {("ingress", ray_pods, None), ("egress", ray_pods, None)} <= flows(group)  # GCS, raylets, ...
         assert any(f.direction == "ingress" and f.port == 8000 for f in group.flows)  # Serve's proxy
         assert any(f.direction == "ingress" and f.port == 8080 for f in group.flows)  # Ray's metrics
-    assert ("ingress", KUBERAY_OPERATOR, 8265) in flows(head)
-    assert ("ingress", KUBERAY_OPERATOR, 8000) in flows(head)  # the operator checks the head's Serve proxy
-    assert ("ingress", KUBERAY_OPERATOR, 8265) not in flows(worker)
+    # GKE's Ray add-on (the default) calls the head through konnectivity-agent; no operator label is admitted
+    assert ("ingress", KONNECTIVITY_AGENT, 8265) in flows(head)
+    assert ("ingress", KONNECTIVITY_AGENT, 8000) in flows(head)  # the operator checks the head's Serve proxy
+    assert ("ingress", KONNECTIVITY_AGENT, 8265) not in flows(worker)
+    assert not [f for f in head.flows if isinstance(f.peer, Pods) and f.peer.namespace == "*" and f.peer.labels]
     assert any(f.port == 8353 for f in worker.flows) and not any(f.port == 8353 for f in head.flows)
     assert any(f.direction == "egress" and f.port == 443 for f in head.flows)  # the autoscaler's API calls
     # the download Job: its own labels (no Ray pod's, so no Ray flow reaches it), nothing in, DNS and HTTPS out

@@ -10,7 +10,13 @@ import re
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
-from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
+from tpu_stacks.cluster.plan import (
+    ClusterPlan,
+    WorkloadPlan,
+    plan_workload_cluster,
+    require_addons,
+    require_ray_operator,
+)
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.exposure import check_source_ranges
@@ -316,8 +322,9 @@ def _plan_cluster(spec: VllmSpec, cluster: ClusterSpec, shape: SliceShape) -> Cl
         reservation=spec.reservation,
         capacity=spec.capacity,
     )
-    addons = ("gcs_fuse", "managed_prometheus", *(("ray_operator",) if shape.multi_host else ()))
-    cluster = require_addons(cluster, "VllmStack", *addons)  # KubeRay (GKE's Ray add-on) runs the RayService
+    cluster = require_addons(cluster, "VllmStack", "gcs_fuse", "managed_prometheus")
+    if shape.multi_host:  # KubeRay (GKE's Ray add-on, or the user's own: cluster.kuberay) runs the RayService
+        cluster = require_ray_operator(cluster, "VllmStack")
     if shape.multi_host and "system_pool" not in cluster.model_fields_set:
         cluster = cluster.model_copy(update={"system_pool": MULTI_HOST_SYSTEM_POOL})
     return plan_workload_cluster(cluster, pool, SLICE_KEYS, "vllm.model")
