@@ -19,7 +19,7 @@ from tpu_stacks.cluster.plan import (
 )
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
-from tpu_stacks.exposure import check_source_ranges
+from tpu_stacks.exposure import check_source_ranges, require_clients
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID
 from tpu_stacks.parallel_flags import check_parallelism, tensor_parallel_flags
@@ -138,6 +138,13 @@ def _check_registry(spec: VllmSpec) -> None:
         )
 
 
+API_KEY_GAP = (
+    "vLLM's API key (apiKey) does not close it: it guards /v1, /v2, /inference and /cohere, while /invocations "
+    "serves the same completions without it (vllm-tpu 0.29.0)"
+)
+"""Why vllm.apiKey alone is no reason to leave an internal load balancer open (ledger: vllm.api-key.*)."""
+
+
 def _check_exposure(spec: VllmSpec) -> None:
     check_source_ranges("vllm", spec.exposure, spec.source_ranges, "serving the OpenAI API")
 
@@ -165,6 +172,8 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     check_single_host(spec, verdict.shape)
     if verdict.shape.multi_host:
         check_multihost(spec, verdict.shape)  # the mode is decided here: a RayService over whole slices
+    elif not spec.gateway.enabled:  # with the gateway, the Service is ClusterIP and the Gateway the load balancer
+        require_clients("vllm", spec.exposure, spec.source_ranges, "serving the OpenAI API", API_KEY_GAP)
     heads = model.architecture.attention.query_heads if model.architecture.attention else None
     tp = tensor_parallel_size(verdict.shape)
     if heads and heads % tp:
