@@ -8,6 +8,7 @@ import pytest
 from pulumi.errors import InputPropertyError
 from pulumi.provider.experimental.component import ComponentProvider
 
+from tests.clients import CLIENTS
 from tests.plugin_host import Refused, construct, is_secret, reveal
 from tpu_stacks.plugin import COMPONENTS, PACKAGE, TpuStacksProvider
 
@@ -68,6 +69,7 @@ def test_vllm_stack_gives_a_typescript_user_its_cluster():
         "cluster": CLUSTER,
         "model": "meta-llama/Llama-3.1-8B",
         "tpuGeneration": "v6e",
+        "sourceRanges": CLIENTS,
         "hfToken": "hf_from_another_language",
         "replicas": {"min": 1, "max": 1},
     }
@@ -119,7 +121,7 @@ def test_objects_are_renamed_at_any_depth_of_lists_and_maps():
 
 
 WORKLOADS = {
-    "SaxmlStack": ({"cluster": {"project": "proj", "location": "us-central1-a"}}, ()),
+    "SaxmlStack": ({"cluster": {"project": "proj", "location": "us-central1-a"}, "sourceRanges": CLIENTS}, ()),
     "JetStreamStack": (
         {
             "cluster": {"project": "proj", "location": "us-west4"},
@@ -189,6 +191,7 @@ def test_secret_inputs_that_take_outputs_are_not_refused():
     inputs = {
         "cluster": CLUSTER,
         "model": "meta-llama/Llama-3.1-8B",
+        "sourceRanges": CLIENTS,
         "hfToken": "hf_token_value",
         "replicas": {"min": 1, "max": 1},
     }

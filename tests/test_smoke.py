@@ -14,6 +14,7 @@ from pathlib import Path
 import pulumi
 import pytest
 
+from tests.clients import CLIENTS
 from tests.mocks import capture
 from tests.shipped import shipped
 from tpu_stacks.awaits import job_budget
@@ -38,7 +39,12 @@ SERVERS = {  # the object each stack's server is awaited as, and its Service
     "jetstream-llama3": ("jetstream-deployment", "jetstream-service"),
 }
 CLUSTER = {"project": "proj", "location": "us-central1-b", "release_channel": "RAPID"}
-QWEN = {"cluster": CLUSTER, "model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": {"min": 1, "max": 2}}
+QWEN = {
+    "cluster": CLUSTER,
+    "model": "Qwen/Qwen2.5-1.5B-Instruct",
+    "replicas": {"min": 1, "max": 2},
+    "source_ranges": CLIENTS,
+}
 
 
 @cache
@@ -233,6 +239,7 @@ def test_smoke_test_false_declares_no_job_and_no_script():
             {
                 "cluster": {**CLUSTER, "location": "us-central1-a"},
                 "model": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+                "source_ranges": CLIENTS,
                 "tpu_generation": "v5e",
                 "smoke_test": False,
             },
@@ -250,6 +257,7 @@ def test_saxml_with_nothing_published_has_nothing_to_ask():
             {
                 "cluster": {**CLUSTER, "location": "us-central1-a"},
                 "model": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+                "source_ranges": CLIENTS,
                 "tpu_generation": "v5e",
                 "models": [],
             },
@@ -263,6 +271,7 @@ def test_a_publisher_that_does_not_wait_gives_the_request_the_models_load_time()
         args = {
             "cluster": {**CLUSTER, "location": "us-central1-a"},
             "model": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+            "source_ranges": CLIENTS,
             "tpu_generation": "v5e",
             **overrides,
         }

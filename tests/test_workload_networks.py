@@ -3,6 +3,7 @@ metrics, converter), with no resources and no mocks."""
 
 from __future__ import annotations
 
+from tests.clients import CLIENTS
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.k8s import metrics_adapter
 from tpu_stacks.k8s.connectivity import ANY, SMOKE_TEST_LABELS, External, Group, Hosts, Pods
@@ -35,11 +36,11 @@ def _vllm(**spec):
     return network(plan(**spec), {"app": "vllm"}, [8000])
 
 
-def test_vllm_behind_an_internal_load_balancer_takes_every_outside_client_and_the_smoke_test():
+def test_vllm_behind_an_internal_load_balancer_takes_its_clients_ranges_and_the_smoke_test():
     (server,) = _vllm()
     assert (server.name, server.namespace, server.labels) == ("vllm-server", "vllm", {"app": "vllm"})
     assert _ingress(server) == [
-        (External("0.0.0.0/0"), 8000),
+        (External(CLIENTS[0]), 8000),  # never every address: an internal load balancer names its clients
         (Pods("vllm", SMOKE_TEST_LABELS), 8000),
         (MANAGED_PROMETHEUS, 8000),
     ]
@@ -47,7 +48,7 @@ def test_vllm_behind_an_internal_load_balancer_takes_every_outside_client_and_th
 
 
 def test_vllm_public_names_its_source_ranges_and_cluster_exposure_takes_every_pod():
-    (public,) = _vllm(exposure="public", sourceRanges=["203.0.113.0/24"])
+    (public,) = _vllm(exposure="public", source_ranges=["203.0.113.0/24"])
     assert _ingress(public)[0] == (External("203.0.113.0/24"), 8000)
     assert External("0.0.0.0/0") not in [peer for peer, _ in _ingress(public)]
     (cluster,) = _vllm(exposure="cluster")
@@ -60,7 +61,7 @@ def _saxml(**spec):
     from tpu_stacks.saxml.plan import plan_saxml
     from tpu_stacks.saxml.spec import SaxmlSpec
 
-    return _by_name(network(plan_saxml(SaxmlSpec(**spec), CLUSTER), [8888]))
+    return _by_name(network(plan_saxml(SaxmlSpec(source_ranges=CLIENTS, **spec), CLUSTER), [8888]))
 
 
 def test_saxml_host_network_servers_are_hosts_peers_and_have_no_group_of_their_own():
@@ -75,7 +76,7 @@ def test_saxml_host_network_servers_are_hosts_peers_and_have_no_group_of_their_o
         (servers, 10001),
     ]
     assert _ingress(http) == [
-        (External("0.0.0.0/0"), 8888),
+        (External(CLIENTS[0]), 8888),
         (Pods("saxml", {"app": "sax-publisher"}), 8888),
         (Pods("saxml", SMOKE_TEST_LABELS), 8888),
     ]
@@ -144,13 +145,12 @@ def test_ray_workers_reach_the_tpu_runtime_and_the_head_takes_the_job_api_only_f
     groups = _by_name(network(plan_of()))
     ray = Pods("raytrain", {"tpu-stacks.dev/ray-cluster": "maxtext-tpu-cluster"})
     head, worker, submitter = groups["ray-head"], groups["ray-worker"], groups["ray-job-submitter"]
-    # The job API runs code as the namespace's account without authentication: never from any pod.
-    operator = Pods("*", {"app.kubernetes.io/component": "kuberay-operator"})
+    # The job API runs code as the namespace's account without authentication: never from any pod. GKE's Ray
+    # add-on (the default) reaches the head through konnectivity-agent only: no operator label is admitted.
     submitter_pods = Pods("raytrain", submitter_labels(plan_of()))
     assert _ingress(head) == [
         (ray, None),
         (submitter_pods, 8265),
-        (operator, 8265),
         (KONNECTIVITY_AGENT, 8265),
         (MANAGED_PROMETHEUS, 8080),
     ]
@@ -159,6 +159,20 @@ def test_ray_workers_reach_the_tpu_runtime_and_the_head_takes_the_job_api_only_f
     head_pods = Pods("raytrain", {**ray.labels, "tpu-stacks.dev/ray-node": "head"})
     assert [(f.peer, f.port) for f in submitter.of("egress")][-1] == (head_pods, 8265)
     assert submitter.of("ingress") == ()
+
+
+def test_a_self_installed_kuberay_is_admitted_from_its_namespace_only():
+    """A label is no identity (any pod of any namespace may carry it): the operator's namespace is always named."""
+    from tests.raytrain.test_plan import TUTORIAL, plan_of
+    from tpu_stacks.raytrain.network import network
+
+    own = {**TUTORIAL["cluster"], "kuberay": {"namespace": "ray-system"}}
+    decided = plan_of(cluster=own)
+    head = _by_name(network(decided))["ray-head"]
+    operator = Pods("ray-system", {"app.kubernetes.io/component": "kuberay-operator"})
+    assert (operator, 8265) in _ingress(head)
+    assert not [peer for peer, _ in _ingress(head) if peer.namespace == "*" or peer == KONNECTIVITY_AGENT]
+    assert decided.cluster.spec.addons.ray_operator is False  # GKE's add-on stays off beside the user's own
 
 
 def test_the_metrics_adapter_is_called_by_the_api_server_and_calls_the_api_endpoint():
@@ -184,7 +198,10 @@ def test_without_a_smoke_test_no_server_admits_smoke_test_pods():
     from tpu_stacks.saxml.spec import SaxmlSpec
     from tpu_stacks.vllm.network import network as vllm_network
 
-    groups = [*vllm_network(plan(), {"app": "vllm"}), *saxml_network(plan_saxml(SaxmlSpec(), CLUSTER))]
+    groups = [
+        *vllm_network(plan(), {"app": "vllm"}),
+        *saxml_network(plan_saxml(SaxmlSpec(source_ranges=CLIENTS), CLUSTER)),
+    ]
     assert not [f for g in groups for f in g.flows if getattr(f.peer, "labels", None) == SMOKE_TEST_LABELS]
     off = _jetstream(smoke_test=False)["jetstream-server"]
     assert (Pods("jetstream", SMOKE_TEST_LABELS), 8000) not in _ingress(off)

@@ -1,8 +1,14 @@
-"""Who may reach a model server: internal by default, public only to named networks.
+"""Who may reach a model server: the networks its load balancer names, or the cluster's pods only.
 
-Model servers on these stacks have no authentication of their own (vLLM without --api-key, the
-Saxml HTTP server with its mutating admin endpoints), so a public load balancer needs source ranges,
-and never the whole internet.
+Model servers on these stacks have no authentication that covers them (the Saxml HTTP server with its mutating admin
+endpoints has none; Ray Serve LLM's OpenAI app has none; vLLM's API key guards /v1, /v2, /inference and /cohere, while
+/invocations serves the same completions without it: ledger: vllm.api-key.guarded-prefixes,
+vllm.api-key.invocations-unguarded, ray.serve-llm.openai-app-no-auth). So every load balancer in front of one names
+its clients: a public one never the whole internet, and an internal one too, since GKE's internal passthrough load
+balancer answers every address of the VPC and of the networks connected to it unless the Service's
+`loadBalancerSourceRanges` narrow the firewall rule GKE writes for it (ledger: gke.internal-lb.clients,
+gke.lb.source-ranges). With `externalTrafficPolicy: Local` the client's own address reaches the pod, so the same
+ranges are the NetworkPolicy's `ipBlock`s (k8s.platform_flows.load_balancer_clients).
 """
 
 from __future__ import annotations
@@ -68,6 +74,20 @@ def check_source_ranges(section: str, exposure: str, source_ranges: list[str], w
             source_ranges,
             f"together cover the whole internet ({whole})",
             "name the networks that need it, not pieces of every address",
+        )
+
+
+def require_clients(section: str, exposure: str, source_ranges: list[str], what: str, unguarded: str) -> None:
+    """Refuse an internal load balancer that names no clients: it would answer the whole VPC. `unguarded` says why
+    the server's own authentication does not close that (it is part of the one-line refusal)."""
+    if exposure == "internal" and not source_ranges:
+        raise UserError(
+            f"{section}.sourceRanges",
+            [],
+            f"is empty for the internal load balancer {what}: it answers every address of the VPC and of the networks "
+            f"connected to it, and {unguarded}",
+            f"list your clients' ranges (on the default network, your region's subnet: 10.128.0.0/20 in "
+            f"us-central1), or set {section}.exposure to cluster",
         )
 
 

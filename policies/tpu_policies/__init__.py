@@ -23,6 +23,7 @@ from tpu_policies import (
     pools,
     privilege,
     secrets,
+    serving_clients,
     slo,
     storage,
     zones,
@@ -35,7 +36,8 @@ DESCRIPTION = (
     "least-privilege storage, no plaintext secrets, pulumi up waits as long as the probes allow, HPAs scale "
     "on metrics the engine exports, InferencePools route to OpenAI servers they select, serving stacks carry "
     "their traffic target (measured figures), no privileged pods without a reason, no privilege escalation, "
-    "seccomp on; advisory: no public endpoints, pinned images, traffic targets on modelled figures, unsizable "
+    "seccomp on; advisory: no public endpoints, load balancers in front of model servers name their clients, "
+    "pinned images, traffic targets on modelled figures, unsizable "
     "models, uncatalogued TPU zones, least-privilege pods, a restricted control plane."
 )
 
@@ -52,6 +54,7 @@ POLICIES: list[Policy] = [
     storage.BUCKET_POLICY,
     secrets.POLICY,
     exposure.POLICY,
+    serving_clients.POLICY,
     images.POLICY,
     privilege.POLICY,
     awaits.POLICY,

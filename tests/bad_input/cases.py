@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from tests.bad_input.harness import CLUSTER, QWEN, ROOT, Case
+from tests.clients import CLIENTS
 
 HF = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567"  # shaped like a Hugging Face token, not a real one
 GOOGLE_KEY = "AIza" + "SyA1234567890abcdefghijklmnopqrstu"  # shaped like a Google API key, not a real one
@@ -82,6 +83,25 @@ BEFORE_ANY_RESOURCE = [
     Case("identity-gsa", identity(mode="service-account", gsaName="x"), "tpu-stacks:identity.gsaName"),
     Case("identity-mode", identity(mode="impersonate"), "tpu-stacks:identity.mode"),
     Case("identity-project-number", identity(projectNumber="12ab"), "tpu-stacks:identity.projectNumber"),
+    # Which KubeRay calls the Ray heads: GKE's add-on or the user's own, in a namespace the user names.
+    Case(
+        "kuberay-namespace",
+        section("raytrain", "cluster", kuberay={"namespace": "Ray_System"}),
+        "tpu-stacks:cluster.kuberay.namespace",
+    ),
+    Case("kuberay-no-namespace", section("raytrain", "cluster", kuberay={}), "tpu-stacks:cluster.kuberay.namespace"),
+    Case(
+        "kuberay-and-addon",
+        section("raytrain", "cluster", kuberay={"namespace": "ray-system"}, addons={"rayOperator": True}),
+        "tpu-stacks:cluster.addons.rayOperator",
+        also=("two operators",),
+    ),
+    Case(
+        "no-kuberay",
+        section("vllm-405b", "cluster", addons={"rayOperator": False}),
+        "tpu-stacks:cluster.addons.rayOperator",
+        also=("cluster.kuberay.namespace",),
+    ),
 ]
 
 # --- The key the user wrote, not a derived one --------------------------------------------------------
@@ -114,7 +134,7 @@ USER_SPELLING = [
         {
             "tpu-stacks:scenario": "vllm",
             "tpu-stacks:cluster": {**CLUSTER, "existing": {"name": "prod", "location": "nowhere"}},
-            "tpu-stacks:vllm": {"model": QWEN},
+            "tpu-stacks:vllm": {"model": QWEN, "sourceRanges": CLIENTS},
         },
         "tpu-stacks:cluster.existing.location",
     ),
@@ -123,7 +143,7 @@ USER_SPELLING = [
         {
             "tpu-stacks:scenario": "vllm",
             "tpu-stacks:cluster": {**CLUSTER, "existing": {"name": "Prod_Cluster", "location": "us-central1-b"}},
-            "tpu-stacks:vllm": {"model": QWEN},
+            "tpu-stacks:vllm": {"model": QWEN, "sourceRanges": CLIENTS},
         },
         "tpu-stacks:cluster.existing.name",
     ),
@@ -132,7 +152,7 @@ USER_SPELLING = [
         {
             "tpu-stacks:scenario": "vllm",
             "tpu-stacks:cluster": {**CLUSTER, "existing": {"name": "prod", "locaton": "us-central1-b"}},
-            "tpu-stacks:vllm": {"model": QWEN},
+            "tpu-stacks:vllm": {"model": QWEN, "sourceRanges": CLIENTS},
         },
         "tpu-stacks:cluster.existing.locaton",
         also=("did you mean 'location'",),
@@ -421,7 +441,23 @@ EXPOSURE = [
     ),
     Case("not-a-cidr", vllm(exposure="public", sourceRanges=["everyone"]), "tpu-stacks:vllm.sourceRanges[0]"),
     Case("no-prefix", vllm(exposure="public", sourceRanges=["203.0.113.7"]), "tpu-stacks:vllm.sourceRanges[0]"),
-    Case("empty", vllm(exposure="public"), "tpu-stacks:vllm.sourceRanges"),
+    Case("empty", vllm(exposure="public", sourceRanges=None), "tpu-stacks:vllm.sourceRanges"),
+    # An internal load balancer without clients answers the whole VPC (and what is connected to it).
+    Case("internal-open", vllm(sourceRanges=None), "tpu-stacks:vllm.sourceRanges", also=("every address of the VPC",)),
+    Case(
+        "internal-open-api-key",
+        vllm(sourceRanges=None, apiKey=True),
+        "tpu-stacks:vllm.sourceRanges",
+        also=("/invocations",),
+    ),
+    Case(
+        "internal-open-multihost",
+        section("vllm-405b", "vllm", sourceRanges=None),
+        "tpu-stacks:vllm.sourceRanges",
+        also=("Ray Serve LLM",),
+    ),
+    Case("internal-open-saxml", saxml(sourceRanges=None), "tpu-stacks:saxml.sourceRanges"),
+    Case("internal-empty", vllm(sourceRanges=[]), "tpu-stacks:vllm.sourceRanges"),
     Case("host-bits", saxml(exposure="public", sourceRanges=["300.0.0.0/8"]), "tpu-stacks:saxml.sourceRanges[0]"),
     # Inference Gateway (vllm.gateway): an L7 load balancer, a documented class per exposure, GKE's CRD floor.
     Case("gateway-cluster", section("vllm-gateway", "vllm", exposure="cluster"), "tpu-stacks:vllm.exposure"),

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.clients import CLIENTS
 from tpu_stacks_preview import cli as plan_cli
 from tpu_stacks_preview.capture import STACK_TYPE
 
@@ -83,13 +84,19 @@ CASES = [
         {
             "tpu-stacks:scenario": "vllm",
             **cluster(location="us-central1-b", existing={"name": "prod", "location": "us-central1-q"}),
-            "tpu-stacks:vllm": {"model": QWEN},
+            "tpu-stacks:vllm": {"model": QWEN, "sourceRanges": CLIENTS},
         },
         "tpu-stacks:cluster.existing.location",
     ),
     Case(
         "s3ns-zone-no-zone",
-        {**S3NS, "gcp:zone": "u-france-east1-d", "tpu-stacks:scenario": "saxml", **cluster(), "tpu-stacks:saxml": {}},
+        {
+            **S3NS,
+            "gcp:zone": "u-france-east1-d",
+            "tpu-stacks:scenario": "saxml",
+            **cluster(),
+            "tpu-stacks:saxml": {"sourceRanges": CLIENTS},
+        },
         "gcp:zone",
         ("is not a zone of universe s3ns",),
     ),
@@ -156,7 +163,7 @@ CASES = [
         {
             "tpu-stacks:scenario": "vllm",
             **cluster(location="us-west4-a"),
-            "tpu-stacks:vllm": {"model": QWEN, "tpuGeneration": "v6e"},
+            "tpu-stacks:vllm": {"model": QWEN, "tpuGeneration": "v6e", "sourceRanges": CLIENTS},
         },
         "tpu-stacks:cluster.location",
         ("does not offer TPU v6e",),
@@ -174,7 +181,11 @@ CASES = [
     ),
     Case(
         "saxml-without-v5e",
-        {"tpu-stacks:scenario": "saxml", **cluster(location="us-central1-b"), "tpu-stacks:saxml": {}},
+        {
+            "tpu-stacks:scenario": "saxml",
+            **cluster(location="us-central1-b"),
+            "tpu-stacks:saxml": {"sourceRanges": CLIENTS},
+        },
         "tpu-stacks:cluster.location",
         ("does not offer TPU v5e",),
     ),
@@ -222,7 +233,7 @@ CASES = [
             **cluster(
                 location="us-central1-b", existing={"name": "prod", "location": "us-central1-b", "project": "Bad_Proj"}
             ),
-            "tpu-stacks:vllm": {"model": QWEN},
+            "tpu-stacks:vllm": {"model": QWEN, "sourceRanges": CLIENTS},
         },
         "tpu-stacks:cluster.existing.project",
     ),

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.clients import CLIENTS
 from tests.shipped import shipped
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.k8s.compute_class import compute_class_spec
@@ -25,7 +26,9 @@ CLUSTER = {"project": "p", "location": "us-east5-b", "minVersion": "1.33.3-gke.1
 
 
 def vllm_class(model: str) -> dict:
-    spec = VllmSpec.model_validate({"model": model, "tpuGeneration": "v6e", "capacity": FALLBACK})
+    spec = VllmSpec.model_validate(
+        {"model": model, "tpuGeneration": "v6e", "capacity": FALLBACK, "sourceRanges": CLIENTS}
+    )
     plan = plan_vllm(spec, ClusterSpec.model_validate(CLUSTER), hf_token_given=True, api_key_given=False)
     return compute_class_spec(plan.pool, autopilot=False)
 
@@ -56,7 +59,11 @@ def test_a_smaller_model_changes_the_class():
 
 def test_a_reservation_first_is_a_specific_reservation_rule():
     spec = VllmSpec.model_validate(
-        {"model": "meta-llama/Llama-3.1-70B", "capacity": [{"reservation": "v6e-res"}, "onDemand"]}
+        {
+            "model": "meta-llama/Llama-3.1-70B",
+            "capacity": [{"reservation": "v6e-res"}, "onDemand"],
+            "sourceRanges": CLIENTS,
+        }
     )
     plan = plan_vllm(spec, ClusterSpec.model_validate(CLUSTER), hf_token_given=True, api_key_given=False)
     first = compute_class_spec(plan.pool, autopilot=False)["priorities"][0]
@@ -66,7 +73,9 @@ def test_a_reservation_first_is_a_specific_reservation_rule():
 
 def test_autopilot_class_leaves_pool_creation_to_autopilot():
     cluster = {**CLUSTER, "location": "us-east5", "mode": "autopilot", "minVersion": "1.33.0-gke.1712000"}
-    spec = VllmSpec.model_validate({"model": "meta-llama/Llama-3.1-70B", "capacity": ["spot", "onDemand"]})
+    spec = VllmSpec.model_validate(
+        {"model": "meta-llama/Llama-3.1-70B", "capacity": ["spot", "onDemand"], "sourceRanges": CLIENTS}
+    )
     plan = plan_vllm(spec, ClusterSpec.model_validate(cluster), hf_token_given=True, api_key_given=False)
     assert "nodePoolAutoCreation" not in compute_class_spec(plan.pool, autopilot=True)
 
@@ -86,7 +95,9 @@ def test_multi_host_saxml_class_counts_chips_per_node():
 
 
 def test_a_vllm_capacity_mistake_names_the_vllm_key():
-    spec = VllmSpec.model_validate({"model": "meta-llama/Llama-3.1-70B", "capacity": ["spot", "sport"]})
+    spec = VllmSpec.model_validate(
+        {"model": "meta-llama/Llama-3.1-70B", "capacity": ["spot", "sport"], "sourceRanges": CLIENTS}
+    )
     with pytest.raises(Exception) as caught:
         plan_vllm(spec, ClusterSpec.model_validate(CLUSTER), hf_token_given=True, api_key_given=False)
     assert str(caught.value).startswith("vllm.capacity[1]: 'sport' is not a capacity kind; did you mean 'spot'?")

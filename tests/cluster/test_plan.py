@@ -2,7 +2,13 @@
 
 import pytest
 
-from tpu_stacks.cluster.plan import plan_cluster, plan_workload_cluster, refuse_given_slices, require_addons
+from tpu_stacks.cluster.plan import (
+    plan_cluster,
+    plan_workload_cluster,
+    refuse_given_slices,
+    require_addons,
+    require_ray_operator,
+)
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import UserError
 
@@ -53,6 +59,35 @@ def test_required_addons_are_turned_on_unless_the_user_turned_them_off():
     assert require_addons(spec(), "RayTrainStack", "ray_operator").addons.ray_operator is True
     with pytest.raises(UserError, match=r"^cluster\.addons\.rayOperator: False is required by RayTrainStack"):
         require_addons(spec(addons={"rayOperator": False}), "RayTrainStack", "ray_operator")
+
+
+def test_a_ray_workload_turns_on_gkes_ray_add_on_unless_the_user_names_a_kuberay_of_their_own():
+    assert require_ray_operator(spec(), "RayTrainStack").addons.ray_operator is True
+    own = require_ray_operator(spec(kuberay={"namespace": "kuberay-system"}), "RayTrainStack")
+    assert own.addons.ray_operator is False and plan_cluster(own).spec.kuberay.namespace == "kuberay-system"
+    with pytest.raises(
+        UserError, match=r"^cluster\.addons\.rayOperator: False leaves VllmStack without a KubeRay"
+    ) as off:
+        require_ray_operator(spec(addons={"rayOperator": False}), "VllmStack")
+    assert "cluster.kuberay.namespace" in str(off.value) and "\n" not in str(off.value)
+
+
+def test_gkes_ray_add_on_beside_a_kuberay_of_the_users_own_is_refused():
+    both = spec(kuberay={"namespace": "default"}, addons={"rayOperator": True})
+    with pytest.raises(
+        UserError, match=r"^cluster\.addons\.rayOperator: True turns on GKE's Ray add-on beside"
+    ) as error:
+        plan_cluster(require_ray_operator(both, "RayTrainStack"))
+    assert "namespace default" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_the_kuberay_namespace_is_a_kubernetes_name():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        spec(kuberay={"namespace": "Ray_System"})
+    with pytest.raises(ValidationError):
+        spec(kuberay={})
 
 
 def test_queued_provisioning_is_decided_as_flex_start_with_its_companions():

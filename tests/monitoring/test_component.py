@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pulumi
 
+from tests.clients import CLIENTS
 from tests.mocks import capture, refused
 from tpu_stacks.vllm.component import VllmStack
 
 ARGS = {
     "cluster": {"project": "proj", "location": "us-central1-b"},
     "model": "meta-llama/Llama-3.1-70B",
+    "source_ranges": CLIENTS,
     "hf_token": pulumi.Output.secret("hf_dummy"),
 }
 CHANNEL = "projects/proj/notificationChannels/1234"

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.clients import CLIENTS
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.monitoring.links import dashboard_url, first_links
@@ -23,7 +24,10 @@ CLUSTER = ClusterSpec(project="proj", location="us-central1-b")
 
 def vllm(**spec):
     plan = plan_vllm(
-        VllmSpec(model="meta-llama/Llama-3.1-70B", **spec), CLUSTER, hf_token_given=True, api_key_given=False
+        VllmSpec(**{"model": "meta-llama/Llama-3.1-70B", "source_ranges": CLIENTS, **spec}),
+        CLUSTER,
+        hf_token_given=True,
+        api_key_given=False,
     )
     return plan_monitoring(vllm_target(plan, "vllm-hpa", "vllm-tpu", "vllm-tpu"), "vllm")
 

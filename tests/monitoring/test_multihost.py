@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from tests.clients import CLIENTS
 from tpu_stacks.catalog import engines
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.published import publisher
@@ -38,7 +39,10 @@ WORKER = "ray-worker"
 
 def multihost_plan(**spec):
     plan = plan_vllm(
-        VllmSpec(model="meta-llama/Llama-3.1-70B", **spec), CLUSTER, hf_token_given=True, api_key_given=False
+        VllmSpec(**{"model": "meta-llama/Llama-3.1-70B", "source_ranges": CLIENTS, **spec}),
+        CLUSTER,
+        hf_token_given=True,
+        api_key_given=False,
     )
     model = lookup_model(MODEL)
     verdict = judge(ServingRequest(model=model), slice_shape(generation("v6e"), "4x8"))
@@ -167,7 +171,7 @@ def test_queries_scope_the_app_and_the_engine_deployment():
 
 
 def test_a_single_host_plan_is_refused():
-    plan = plan_vllm(VllmSpec(model="meta-llama/Llama-3.1-70B"), CLUSTER, hf_token_given=True, api_key_given=False)
+    plan = plan_vllm(VllmSpec(model="meta-llama/Llama-3.1-70B", source_ranges=CLIENTS), CLUSTER, True, False)
     with pytest.raises(ValueError, match="one host"):
         multihost_target(plan, WORKER)
 

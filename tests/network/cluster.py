@@ -49,11 +49,13 @@ class Pod:
 # - Managed Prometheus collectors: `app.kubernetes.io/name: collector` in gmp-system (the PodMonitoring
 #   GKE documents for the collectors' own metrics selects exactly that,
 #   https://cloud.google.com/stackdriver/docs/managed-prometheus/exporters/prometheus).
-# - a KubeRay operator installed in the cluster (not GKE's hosted one): KubeRay's kustomize manifests
-#   run it in ray-system with `app.kubernetes.io/name: kuberay` and `app.kubernetes.io/component:
-#   kuberay-operator` (github.com/ray-project/kuberay ray-operator/config/manager/manager.yaml; its webhook
-#   Service selects the component label).
+# - a KubeRay operator installed in the cluster (not GKE's hosted one), as `helm install -n ray-system` would
+#   run it: KubeRay labels the operator's pods `app.kubernetes.io/component: kuberay-operator` in both its
+#   installs (github.com/ray-project/kuberay v1.7.0 ray-operator/config/manager/manager.yaml and
+#   helm-chart/kuberay-operator/templates/deployment.yaml; the chart installs into the release's namespace).
 # - a tenant: a plain pod of another namespace, so an ingress wider than the contract shows.
+# - an impostor: a pod of the tenant's namespace that carries the KubeRay operator's labels (anyone who may
+#   create a pod may set any label), so a policy that trusts the label in every namespace shows.
 PLATFORM_PODS: tuple[tuple[str, str, dict[str, str]], ...] = (
     ("kube-system", "kube-dns", {"k8s-app": "kube-dns"}),
     ("kube-system", "konnectivity-agent", {"k8s-app": "konnectivity-agent"}),
@@ -64,6 +66,11 @@ PLATFORM_PODS: tuple[tuple[str, str, dict[str, str]], ...] = (
         {"app.kubernetes.io/name": "kuberay", "app.kubernetes.io/component": "kuberay-operator"},
     ),
     ("tenant", "tenant-app", {"app": "tenant-app"}),
+    (
+        "tenant",
+        "kuberay-impostor",
+        {"app.kubernetes.io/name": "kuberay", "app.kubernetes.io/component": "kuberay-operator"},
+    ),
 )
 
 

@@ -30,6 +30,11 @@ same network-config-analyzer map (one nca process per stack):
   its cluster's head on the dashboard port: KubeRay runs `ray job submit --address http://<dashboard
   URL>` in it (ray-project/kuberay ray-operator/controllers/ray/rayjob_controller.go,
   getSubmitterTemplate; pinned by TestGetSubmitterTemplate in rayjob_controller_unit_test.go).
+- "ray-operator": a pod of another namespace that carries the KubeRay operator's labels (the impostor of
+  tests/network/cluster.py) reaches no port of a Ray pod that a plain pod of its namespace (the tenant)
+  does not. The operator calls a head's dashboard and job API, which run code as the workload's service
+  account; a label is set by whoever creates the pod, so only the operator's own namespace (GKE's add-on:
+  konnectivity-agent in kube-system) may be trusted with it.
 
 Each failure is one line: `expectation <name>: <source> -> <destination> <port>/<protocol> (<detail>)`.
 """
@@ -328,6 +333,26 @@ class Expectations:
                     why = f"RayJob {meta['name']} submits through the dashboard"
                     self.reach("ray", submitter, head, "TCP", ((port, port),), why)
 
+    def check_ray_operator_impostors(self) -> None:
+        impostors = self.platform("tenant", "kuberay-impostor")
+        tenants = self.platform("tenant", "tenant-app")
+        for node in self.workload:
+            if node.ray_params is None:
+                continue
+            for impostor in impostors:
+                for protocol in ("TCP", "UDP"):
+                    plain = merge([r for tenant in tenants for r in self.map.allowed(tenant, node).get(protocol, ())])
+                    for lo, hi in subtract(self.map.allowed(impostor, node).get(protocol, ()), plain):
+                        self.fail(
+                            "ray-operator",
+                            impostor.where,
+                            node.where,
+                            protocol,
+                            ((lo, hi),),
+                            "a pod of another namespace with the KubeRay operator's labels: only the operator's own "
+                            "namespace may call a Ray pod",
+                        )
+
     @staticmethod
     def node_ports(params: dict[str, Any]) -> dict[str, Ranges]:
         found: dict[str, Ranges] = {}
@@ -345,4 +370,5 @@ class Expectations:
         self.check_scrapes()
         self.check_ray()
         self.check_ray_submitters()
+        self.check_ray_operator_impostors()
         return sorted(self.failures)

@@ -225,6 +225,33 @@ def test_a_ray_job_submitter_must_reach_its_heads_dashboard(nca):
     ]
 
 
+def test_a_head_that_trusts_the_operators_label_in_every_namespace_admits_an_impostor(nca):
+    """KubeRay's operator label, admitted from `namespaceSelector: {}`, lets a pod of any namespace call the job API;
+    the same label in the operator's own namespace (ray-system here, tests/network/cluster.py) does not."""
+    nodes = {"podSelector": {"matchLabels": {"app": "ray"}}}
+    operator_label = {"matchLabels": {"app.kubernetes.io/component": "kuberay-operator"}}
+
+    def head_policy(namespaces: dict[str, Any]) -> dict[str, Any]:
+        operator = {"namespaceSelector": namespaces, "podSelector": operator_label}
+        ingress = [{"from": [nodes], "ports": [{"protocol": "TCP"}]}, {"from": [operator], "ports": tcp(8265)}]
+        spec = {"podSelector": nodes["podSelector"], "ingress": ingress}
+        return {
+            "kind": "NetworkPolicy",
+            "apiVersion": "networking.k8s.io/v1",
+            "metadata": {"name": "ray", "namespace": NS},
+            "spec": spec,
+        }
+
+    objects = [namespace(), ray_cluster({}), deny()]
+    why = "a pod of another namespace with the KubeRay operator's labels: only the operator's own namespace may call"
+    assert expectations([*objects, head_policy({})], nca) == [  # the policy selects the head and the workers
+        f"expectation ray-operator: tenant/kuberay-impostor -> app/{pod} 8265/TCP ({why} a Ray pod)"
+        for pod in ("rc-head", "rc-tpu")
+    ]
+    pinned = {"matchLabels": {"kubernetes.io/metadata.name": "ray-system"}}
+    assert expectations([*objects, head_policy(pinned)], nca) == []
+
+
 def test_a_flow_the_contract_omits_is_found_in_a_shipped_stack(nca):
     """The reviewer's case: drop the smoke test's ingress rule from vllm's server policy AND the flow
     from both ends' contracts. The contract check alone cannot notice; the caller expectation (the

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
+from tests.clients import CLIENTS
 from tests.policies import objects as o
 from tests.policies.harness import UNKNOWN_STRING, capture, of, run
 from tpu_stacks.jetstream.component import JetStreamStack
@@ -125,6 +126,7 @@ TPU_STACKS = {
             "cluster": {"project": "proj", "location": "us-central1-b"},
             "model": "meta-llama/Llama-3.1-70B",
             "tpu_generation": "v6e",
+            "source_ranges": CLIENTS,
             "hf_token": pulumi.Output.secret("t"),
         },
     ),
@@ -137,7 +139,9 @@ TPU_STACKS = {
             "hf_token": pulumi.Output.secret("t"),
         },
     ),
-    "saxml": lambda: SaxmlStack("saxml", {"cluster": {"project": "proj", "location": "us-central1-a"}}),
+    "saxml": lambda: SaxmlStack(
+        "saxml", {"cluster": {"project": "proj", "location": "us-central1-a"}, "source_ranges": CLIENTS}
+    ),
     "raytrain": lambda: RayTrainStack(
         "raytrain",
         {

@@ -23,6 +23,7 @@ from tpu_stacks.gcp.identity import WorkloadIdentity
 
 ADVISORY = {
     "no-public-endpoint",
+    "serving-clients-named",
     "pinned-images",
     "tpu-model-sizable",
     "tpu-slo-capacity-modelled",
@@ -47,7 +48,7 @@ def test_defaults_mandatory_except_the_advisory_rules():
     info = Pack().info
     assert info.name == PACK_NAME
     levels = {name: level for name, (level, _) in Pack().config.items()}
-    assert len(levels) == len(POLICIES) == 24
+    assert len(levels) == len(POLICIES) == 25
     assert {name for name, level in levels.items() if level == "advisory"} == ADVISORY
     assert {level for name, level in levels.items() if name not in ADVISORY} == {"mandatory"}
 

@@ -43,7 +43,7 @@ def test_read_gives_the_configured_value_else_the_default():
 def test_every_configurable_policy_declares_its_settings_this_way():
     """Nine policies have settings; each schema is one a Setting builds (a typed default, a description)."""
     configurable = {p.name: p.config_schema.properties for p in POLICIES if p.config_schema}
-    assert len(configurable) == 9
+    assert len(configurable) == 10
     for name, properties in configurable.items():
         for key, schema in properties.items():
             rebuilt = Setting(key, schema["default"], schema["description"], schema.get("minimum")).schema()

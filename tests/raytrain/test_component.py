@@ -369,7 +369,7 @@ def test_interactive_only_declares_no_rayjob():
         ({"image": {"tag": "latest"}}, "raytrain.image.tag: 'latest' is not pinned"),
         (
             {"cluster": {**TUTORIAL["cluster"], "addons": {"ray_operator": False}}},
-            "cluster.addons.rayOperator: False is required by RayTrainStack",
+            "cluster.addons.rayOperator: False leaves RayTrainStack without a KubeRay operator",
         ),
         (
             {"cluster": {**TUTORIAL["cluster"], "addons": {"gcs_fuse": False}}},

@@ -13,6 +13,7 @@ import pulumi
 import pytest
 
 from tests import mocks as mocks_module
+from tests.clients import CLIENTS
 from tests.mocks import autonamed, capture, project_roles, refused
 from tests.policies.harness import capture as capture_registrations
 from tpu_stacks.cluster.spec import ClusterSpec
@@ -24,7 +25,7 @@ from tpu_stacks.saxml.spec import SaxmlSpec
 ADMIN_BUCKET = autonamed("saxml-admin")  # the mocks' autonamed admin bucket
 TEST_MODEL = "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test"
 TUTORIAL_BODY = {"model": "/sax/test/spmd", "model_path": TEST_MODEL, "checkpoint": "None", "replicas": 2}
-TUTORIAL = {"cluster": {"project": "proj", "location": "us-central1-a"}}
+TUTORIAL = {"cluster": {"project": "proj", "location": "us-central1-a"}, "source_ranges": CLIENTS}
 POOL = "gcp:container/nodePool:NodePool"
 SINGLE_HOST = {"model": "meta-llama/Meta-Llama-3-8B", "models": []}  # fits one v5e VM (2x2 by default)
 NODES_ACCOUNT = "tpu-nodes@proj.iam.gserviceaccount.com"
@@ -232,7 +233,7 @@ def test_http_server_and_internal_service_on_8888(tutorial):
     service = one(mocks, "kubernetes:core/v1:Service", "saxml-http-service")
     assert service["metadata"]["name"] == "sax-http-lb"
     assert service["metadata"]["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
-    assert service["spec"]["type"] == "LoadBalancer" and "loadBalancerSourceRanges" not in service["spec"]
+    assert service["spec"]["type"] == "LoadBalancer" and service["spec"]["loadBalancerSourceRanges"] == CLIENTS
     assert service["spec"]["ports"] == [{"name": "http", "port": 8888, "targetPort": 8888, "protocol": "TCP"}]
 
 
@@ -355,7 +356,11 @@ def test_several_models_and_replicas_per_model():
             {"images": {"http_server": "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:latest"}},
             "saxml.images.httpServer: 'us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:latest' is not pinned",
         ),
-        ({"exposure": "public"}, "saxml.sourceRanges: [] is empty for a public endpoint"),
+        ({"exposure": "public", "source_ranges": []}, "saxml.sourceRanges: [] is empty for a public endpoint"),
+        (
+            {"source_ranges": []},
+            "saxml.sourceRanges: [] is empty for the internal load balancer that can publish and unpublish models",
+        ),
         ({"exposure": "public", "source_ranges": ["0.0.0.0/0"]}, "opens the endpoint to the whole internet"),
         (
             {"jobset": {"version": "v0.5.0"}},
@@ -428,9 +433,9 @@ def test_hosts_per_slice_and_chips_per_host_make_the_slice_the_pools_hold(overri
 
 def test_the_saxml_node_account_runs_the_nodes_unless_the_cluster_names_one():
     cluster = ClusterSpec(project="proj", location="us-central1-a")
-    spec = SaxmlSpec(node_service_account=NODES_ACCOUNT)
+    spec = SaxmlSpec(source_ranges=CLIENTS, node_service_account=NODES_ACCOUNT)
     assert plan_saxml(spec, cluster).cluster.spec.node_service_account == NODES_ACCOUNT
-    assert plan_saxml(SaxmlSpec(), cluster).cluster.spec.node_service_account is None
+    assert plan_saxml(SaxmlSpec(source_ranges=CLIENTS), cluster).cluster.spec.node_service_account is None
     other = "cluster-nodes@proj.iam.gserviceaccount.com"
     given = cluster.model_copy(update={"node_service_account": other})
     assert plan_saxml(spec, given).cluster.spec.node_service_account == other

@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.clients import CLIENTS
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.saxml.args import PublishedModelArgs, SaxmlImagesArgs, SaxmlStackArgs
@@ -14,14 +15,20 @@ SINGLE_HOST = {"model": "meta-llama/Meta-Llama-3-8B", "models": []}  # fits one 
 
 def test_the_plan_carries_the_cluster_its_pools_and_one_shape():
     cluster = ClusterSpec(project="proj", location="us-central1-a")
-    for spec in (SaxmlSpec(), SaxmlSpec(**SINGLE_HOST), SaxmlSpec(**SINGLE_HOST, topology="2x4", replicas=3)):
+    for spec in (
+        SaxmlSpec(source_ranges=CLIENTS),
+        SaxmlSpec(source_ranges=CLIENTS, **SINGLE_HOST),
+        SaxmlSpec(source_ranges=CLIENTS, **SINGLE_HOST, topology="2x4", replicas=3),
+    ):
         plan = plan_saxml(spec, cluster)
         pools = plan.cluster.pools_of(0)
         assert {pool.shape for pool in pools} == {plan.shape}
         assert plan.hosts * plan.chips_per_host == plan.shape.chips
         assert sum(pool.node_count for pool in pools) == plan.slices * plan.hosts
         assert plan.tensor_parallel_size == tensor_parallel_size(plan.shape)
-    assert [pool.name for pool in plan_saxml(SaxmlSpec(pool_name="sax-{n}"), cluster).cluster.pools] == [
+    assert [
+        pool.name for pool in plan_saxml(SaxmlSpec(source_ranges=CLIENTS, pool_name="sax-{n}"), cluster).cluster.pools
+    ] == [
         "sax-1",
         "sax-2",
     ]
@@ -41,7 +48,7 @@ CLUSTER = ClusterSpec(project="proj", location="us-central1-a")
 
 
 def test_the_tutorial_plan():
-    plan = plan_saxml(SaxmlSpec(), CLUSTER)
+    plan = plan_saxml(SaxmlSpec(source_ranges=CLIENTS), CLUSTER)
     assert (plan.shape.topology, plan.hosts, plan.chips_per_host, plan.slices) == ("4x8", 8, 4, 2)
     assert plan.model_server_args() == [
         "--port=10001",
@@ -62,9 +69,9 @@ def test_the_tutorial_plan():
 
 
 def test_single_host_slices_need_no_host_network():
-    plan = plan_saxml(SaxmlSpec(**SINGLE_HOST), CLUSTER)
+    plan = plan_saxml(SaxmlSpec(source_ranges=CLIENTS, **SINGLE_HOST), CLUSTER)
     assert plan.hosts == 1 and not plan.host_network
-    assert plan_saxml(SaxmlSpec(**SINGLE_HOST, hostNetwork=True), CLUSTER).host_network
+    assert plan_saxml(SaxmlSpec(source_ranges=CLIENTS, **SINGLE_HOST, hostNetwork=True), CLUSTER).host_network
 
 
 @pytest.mark.parametrize(
@@ -101,46 +108,54 @@ def test_single_host_slices_need_no_host_network():
 )
 def test_refusals_name_the_key(spec, cluster, message):
     with pytest.raises(UserError, match=message):
-        plan_saxml(SaxmlSpec(**spec), cluster)
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS, **spec), cluster)
 
 
 def test_a_minimum_version_from_1_28_runs_unprivileged():
-    assert plan_saxml(SaxmlSpec(), CLUSTER.model_copy(update={"min_version": "1.28"})).shape.topology == "4x8"
+    assert (
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS), CLUSTER.model_copy(update={"min_version": "1.28"})).shape.topology
+        == "4x8"
+    )
 
 
 def test_more_published_replicas_than_servers_must_fit_together():
     two = [{"model": "/sax/test/a", "replicas": 2}, {"model": "/sax/test/b", "replicas": 2}]
     with pytest.raises(UserError, match=r"^saxml.models: '4 replicas on 2 model servers' would make servers hold"):
-        plan_saxml(SaxmlSpec(models=two), CLUSTER)
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS, models=two), CLUSTER)
     exact = [{"model": "/sax/test/a", "replicas": 1}, {"model": "/sax/test/b", "replicas": 1}]
-    assert [m.replicas for m in plan_saxml(SaxmlSpec(models=exact), CLUSTER).models] == [1, 1]
+    assert [m.replicas for m in plan_saxml(SaxmlSpec(source_ranges=CLIENTS, models=exact), CLUSTER).models] == [1, 1]
 
 
 def test_the_nodes_run_as_the_saxml_account_unless_the_cluster_names_one():
     email = "sax-nodes@proj.iam.gserviceaccount.com"
-    plan = plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount=email), CLUSTER)
+    plan = plan_saxml(SaxmlSpec(source_ranges=CLIENTS, **SINGLE_HOST, nodeServiceAccount=email), CLUSTER)
     assert plan.cluster.spec.node_service_account == email
     own = CLUSTER.model_copy(update={"node_service_account": "cluster-nodes@proj.iam.gserviceaccount.com"})
-    assert plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount=email), own).cluster.spec.node_service_account == (
-        "cluster-nodes@proj.iam.gserviceaccount.com"
+    assert plan_saxml(
+        SaxmlSpec(source_ranges=CLIENTS, **SINGLE_HOST, nodeServiceAccount=email), own
+    ).cluster.spec.node_service_account == ("cluster-nodes@proj.iam.gserviceaccount.com")
+    assert (
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS, **SINGLE_HOST), CLUSTER).cluster.spec.node_service_account is None
     )
-    assert plan_saxml(SaxmlSpec(**SINGLE_HOST), CLUSTER).cluster.spec.node_service_account is None
     with pytest.raises(UserError, match=r"^saxml.nodeServiceAccount: 'sax-nodes' is not a service account email"):
-        plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount="sax-nodes"), CLUSTER)
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS, **SINGLE_HOST, nodeServiceAccount="sax-nodes"), CLUSTER)
     default = "123456789012-compute@developer.gserviceaccount.com"
     with pytest.raises(UserError, match=r"^saxml.nodeServiceAccount: '123456789012-compute@.*' is the Compute Engine"):
-        plan_saxml(SaxmlSpec(**SINGLE_HOST, nodeServiceAccount=default), CLUSTER)
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS, **SINGLE_HOST, nodeServiceAccount=default), CLUSTER)
 
 
 def test_published_paths_are_required_for_a_catalogue_model_and_checked_when_known():
     llama = {"model": "meta-llama/Meta-Llama-3-8B"}
     with pytest.raises(UserError, match=r"^saxml.models\[0\].modelPath is required: saxml.model meta-llama/Meta"):
-        plan_saxml(SaxmlSpec(**llama, models=[{"model": "/sax/test/a"}]), CLUSTER)
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS, **llama, models=[{"model": "/sax/test/a"}]), CLUSTER)
     unknown = [{"model": "/sax/test/a", "modelPath": "saxml.server.custom.Foo"}]  # not in the catalogue: unchecked
-    assert plan_saxml(SaxmlSpec(**llama, models=unknown), CLUSTER).models[0].model_path == "saxml.server.custom.Foo"
+    assert (
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS, **llama, models=unknown), CLUSTER).models[0].model_path
+        == "saxml.server.custom.Foo"
+    )
     too_big = [{"model": "/sax/test/a", "modelPath": "meta-llama/Llama-3.1-70B"}]
     with pytest.raises(UserError, match=r"^saxml.models\[0\].modelPath: 'meta-llama/Llama-3.1-70B' needs .* more than"):
-        plan_saxml(SaxmlSpec(**llama, models=too_big), CLUSTER)
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS, **llama, models=too_big), CLUSTER)
 
 
 @pytest.mark.parametrize(
@@ -161,13 +176,16 @@ def test_names_are_refused_when_the_section_is_parsed(spec, message):
 @pytest.mark.parametrize("version", ["v0.12.0", "v0.12.3", "v1.0.0"])
 def test_jobset_from_v0_12_0_has_the_restart_job_actions(version):
     """JobSet v0.12.0 is the first release whose CRD has the failure policy's RestartJob actions."""
-    assert plan_saxml(SaxmlSpec(jobset={"version": version}), CLUSTER).spec.jobset.version == version
+    assert (
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS, jobset={"version": version}), CLUSTER).spec.jobset.version
+        == version
+    )
 
 
 @pytest.mark.parametrize("version", ["v0.11.9", "v0.9.20", "v0.2.0"])
 def test_jobset_before_v0_12_0_is_refused(version):
     with pytest.raises(UserError, match=rf"^saxml.jobset.version: '{version}' lacks the RestartJob"):
-        plan_saxml(SaxmlSpec(jobset={"version": version}), CLUSTER)
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS, jobset={"version": version}), CLUSTER)
 
 
 def test_the_topology_a_mesh_needs_counts_jax_devices():
@@ -187,7 +205,7 @@ def test_models_that_fill_the_servers_to_the_byte_fit_together(monkeypatch):
     from tpu_stacks.catalog.models import SAXML_175B_TEST
     from tpu_stacks.saxml import plan as saxml_plan
 
-    plan = plan_saxml(SaxmlSpec(), CLUSTER)
+    plan = plan_saxml(SaxmlSpec(source_ranges=CLIENTS), CLUSTER)
     two = [
         saxml_plan.PublishedModel(model=f"/sax/test/{name}", model_path=SAXML_175B_TEST, checkpoint="None", replicas=1)
         for name in ("a", "b")
@@ -204,9 +222,11 @@ def test_models_that_fill_the_servers_to_the_byte_fit_together(monkeypatch):
 
 
 def test_the_slices_reservation_reaches_every_pool():
-    pools = plan_saxml(SaxmlSpec(reservation="res-1"), CLUSTER).cluster.pools
+    pools = plan_saxml(SaxmlSpec(source_ranges=CLIENTS, reservation="res-1"), CLUSTER).cluster.pools
     assert [(p.name, p.reservation) for p in pools] == [("tpu1", "res-1"), ("tpu2", "res-1")]
-    assert {p.reservation for p in plan_saxml(SaxmlSpec(reservation=""), CLUSTER).cluster.pools} == {None}
+    assert {
+        p.reservation for p in plan_saxml(SaxmlSpec(source_ranges=CLIENTS, reservation=""), CLUSTER).cluster.pools
+    } == {None}
 
 
 def test_a_checkpoint_path_follows_the_bucket_rule():
@@ -216,5 +236,10 @@ def test_a_checkpoint_path_follows_the_bucket_rule():
         match=r"^saxml.models\[0\].checkpoint: 'gs://goog-ckpt/x' names bucket 'goog-ckpt', which starts with 'goog', "
         r"which Cloud Storage reserves",
     ):
-        plan_saxml(SaxmlSpec(models=[{"checkpoint": "gs://goog-ckpt/x"}]), CLUSTER)
-    assert plan_saxml(SaxmlSpec(models=[{"checkpoint": "gs://ckpt/x"}]), CLUSTER).models[0].checkpoint == "gs://ckpt/x"
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS, models=[{"checkpoint": "gs://goog-ckpt/x"}]), CLUSTER)
+    assert (
+        plan_saxml(SaxmlSpec(source_ranges=CLIENTS, models=[{"checkpoint": "gs://ckpt/x"}]), CLUSTER)
+        .models[0]
+        .checkpoint
+        == "gs://ckpt/x"
+    )

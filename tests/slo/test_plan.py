@@ -10,6 +10,7 @@ from typing import get_args
 
 import pytest
 
+from tests.clients import CLIENTS
 from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.throughput_measurements import SHAREGPT_INPUT_TOKENS, SHAREGPT_OUTPUT_TOKENS
 from tpu_stacks.cluster.spec import ClusterSpec
@@ -29,7 +30,8 @@ LLAMA_70B = "meta-llama/Llama-3.1-70B"
 
 
 def vllm(model=LLAMA_8B, **spec):
-    return plan_vllm(parse_section(VllmSpec, {"model": model, **spec}, "vllm"), CLUSTER, True, False)
+    section = {"model": model, "sourceRanges": CLIENTS, **spec}
+    return plan_vllm(parse_section(VllmSpec, section, "vllm"), CLUSTER, True, False)
 
 
 def jetstream(**spec):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.clients import CLIENTS
 from tpu_stacks.catalog.tpu import generation_names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,7 +105,7 @@ CASES = [
         {
             "tpu-stacks:scenario": "vllm",
             "tpu-stacks:cluster": {**CLUSTER, "slices": [{"generation": "v6e", "topology": "2x4"}]},
-            "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct"},
+            "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct", "sourceRanges": CLIENTS},
         },
         "tpu-stacks:cluster.slices: '1 slice(s)' are derived from vllm.model; remove cluster.slices",
     ),
@@ -118,7 +119,7 @@ CASES = [
         {
             "tpu-stacks:scenario": "vllm",
             "tpu-stacks:cluster": CLUSTER,
-            "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-70B"},
+            "tpu-stacks:vllm": {"model": "meta-llama/Llama-3.1-70B", "sourceRanges": CLIENTS},
         },
         "tpu-stacks:hfToken is required: meta-llama/Llama-3.1-70B is gated on Hugging Face; "
         "set it as a secret: pulumi config set --secret tpu-stacks:hfToken <value>",
@@ -232,7 +233,11 @@ def test_an_existing_cluster_plans_offline(project):
                 "location": "us-central1-b",
                 "existing": {"name": "prod", "location": "us-central1-b"},
             },
-            "tpu-stacks:vllm": {"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": {"min": 1, "max": 1}},
+            "tpu-stacks:vllm": {
+                "model": "Qwen/Qwen2.5-1.5B-Instruct",
+                "replicas": {"min": 1, "max": 1},
+                "sourceRanges": CLIENTS,
+            },
         },
     )
     assert result.returncode == 0, result.stderr

@@ -56,12 +56,21 @@ def test_1_saxml_host_network_model_servers_reach_admin_and_http_through_port_on
 def test_no_ip_block_pretends_to_match_pods_or_nodes(stack):
     """A private range in an ipBlock (the old model's way of reaching nodes and pods) matches nothing of
     the cluster on Cilium; only outside ranges (minus the private ones) and link-local addresses remain.
-    One private range is neither pods nor nodes: the proxy-only subnet the stack itself declares, where a
-    regional load balancer's Envoy proxies connect from (https://cloud.google.com/load-balancing/docs/proxy-only-subnets)."""
+    Two kinds of private range name no pods or nodes: the proxy-only subnet the stack itself declares, where a
+    regional load balancer's Envoy proxies connect from (https://cloud.google.com/load-balancing/docs/proxy-only-subnets),
+    and a LoadBalancer Service's source ranges, its clients' (VMs of the VPC: Cilium leaves out only the cluster's
+    own pods and nodes, which the load balancer's clients are not)."""
+    resources = shipped(stack).resources
     proxies = {
         ipaddress.ip_network(r.inputs["ipCidrRange"])
-        for r in shipped(stack).resources
+        for r in resources
         if r.type == "gcp:compute/subnetwork:Subnetwork" and r.inputs.get("purpose") == "REGIONAL_MANAGED_PROXY"
+    }
+    proxies |= {
+        ipaddress.ip_network(cidr)
+        for r in resources
+        if r.type == "kubernetes:core/v1:Service" and (r.inputs.get("spec") or {}).get("type") == "LoadBalancer"
+        for cidr in (r.inputs["spec"].get("loadBalancerSourceRanges") or [])
     }
     for found in policies(stack):
         spec = found["spec"]

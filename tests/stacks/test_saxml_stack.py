@@ -287,7 +287,16 @@ CASES = [
         tutorial_config(models=[{"model": "/sax/test/spmd", "modelpath": "x"}]),
         "tpu-stacks:saxml.models[0].modelpath: 'x' is not a known setting; did you mean 'model",
     ),  # modelPath or model_path
-    ("public", tutorial_config(exposure="public"), "tpu-stacks:saxml.sourceRanges: [] is empty for a public endpoint"),
+    (
+        "public",
+        tutorial_config(exposure="public", sourceRanges=[]),
+        "tpu-stacks:saxml.sourceRanges: [] is empty for a public endpoint",
+    ),
+    (
+        "internal-open",
+        tutorial_config(sourceRanges=[]),
+        "tpu-stacks:saxml.sourceRanges: [] is empty for the internal load balancer that can publish and unpublish",
+    ),
 ]
 
 

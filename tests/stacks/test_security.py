@@ -185,11 +185,18 @@ def test_every_policy_selects_pods_and_every_same_namespace_peer_exists(stack):
 
 
 def test_vllm_accepts_its_load_balancer_clients_and_prometheus_and_https_keeps_off_the_private_ranges():
-    """An internal load balancer without source ranges: every address outside the cluster (the client's
-    own, kept by externalTrafficPolicy Local); pods of the cluster are not in that ipBlock on Cilium."""
+    """An internal load balancer names its clients: the stack's source ranges (the client's own address, kept by
+    externalTrafficPolicy Local), never every address; pods and nodes of the cluster are not in an ipBlock on
+    Cilium."""
     (server,) = [p for p in policies("vllm") if p["metadata"]["name"] == "vllm-server"]
     ingress = server["spec"]["ingress"]
-    assert ingress[0] == {"from": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"port": 8000, "protocol": "TCP"}]}
+    (service,) = [o for o in objects("vllm") if o["kind"] == "Service" and o["spec"].get("type") == "LoadBalancer"]
+    ranges = service["spec"]["loadBalancerSourceRanges"]
+    assert ranges and "0.0.0.0/0" not in ranges
+    assert ingress[0] == {
+        "from": [{"ipBlock": {"cidr": c}} for c in ranges],
+        "ports": [{"port": 8000, "protocol": "TCP"}],
+    }
     assert ingress[2]["from"] == [
         {
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gmp-system"}},
@@ -211,9 +218,11 @@ def test_ray_pods_talk_to_each_other_on_every_port_and_others_reach_only_the_das
     assert cluster_rule["ports"] == [{"protocol": "TCP"}] and cluster_rule["from"] == [
         {"podSelector": {"matchLabels": {"tpu-stacks.dev/ray-cluster": "maxtext-tpu-cluster"}}}
     ]
-    # The dashboard's job API: the submitter, an in-cluster KubeRay operator, konnectivity; nobody else.
-    assert [rule["ports"] for rule in dashboard] == [[{"port": 8265, "protocol": "TCP"}]] * 3
+    # The dashboard's job API: the submitter and GKE's Ray add-on through konnectivity; nobody else, and no pod
+    # selector trusted in every namespace (a label is no identity: anyone may set it on a pod of their own).
+    assert [rule["ports"] for rule in dashboard] == [[{"port": 8265, "protocol": "TCP"}]] * 2
     assert all(rule["from"] and rule["from"][0].get("podSelector", {}).get("matchLabels") for rule in dashboard)
+    assert all(peer.get("namespaceSelector") != {} for rule in dashboard for peer in rule["from"])
 
 
 @pytest.mark.parametrize("stack", STACKS)

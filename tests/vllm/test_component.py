@@ -5,6 +5,7 @@ import json
 import pulumi
 import pytest
 
+from tests.clients import CLIENTS
 from tests.mocks import autonamed, capture, refused
 from tests.policies.harness import capture as capture_registrations
 from tpu_stacks.vllm.component import VllmStack
@@ -14,6 +15,7 @@ TUTORIAL = {
     "cluster": {"project": "proj", "location": "us-central1-b", "release_channel": "RAPID"},
     "model": "meta-llama/Llama-3.1-70B",
     "tpu_generation": "v6e",
+    "source_ranges": CLIENTS,
 }
 
 
@@ -174,6 +176,7 @@ def test_open_model_needs_no_token_and_fits_one_chip():
                 "cluster": {"project": "proj", "location": "us-central1-b"},
                 "model": "Qwen/Qwen2.5-1.5B-Instruct",
                 "replicas": {"min": 1, "max": 1},
+                "source_ranges": CLIENTS,
             },
         )
     )
@@ -211,7 +214,13 @@ def test_artifact_registry_remote_repository_serves_the_pinned_image():
         ({"model": "acme/unknown-70b"}, "vllm.model: 'acme/unknown-70b' is not in the model catalogue"),
         ({"hf_token": None}, "hf_token is required: meta-llama/Llama-3.1-70B is gated"),
         ({"image": "vllm/vllm-tpu:latest"}, "vllm.image: 'vllm/vllm-tpu:latest' is not pinned"),
-        ({"exposure": "public"}, "vllm.sourceRanges: [] is empty for a public endpoint"),
+        ({"exposure": "public", "source_ranges": []}, "vllm.sourceRanges: [] is empty for a public endpoint"),
+        # an internal load balancer without clients answers the whole VPC; vLLM's API key leaves /invocations open
+        ({"source_ranges": []}, "vllm.sourceRanges: [] is empty for the internal load balancer serving the OpenAI"),
+        (
+            {"source_ranges": [], "api_key": True, "api_key_secret": pulumi.Output.secret("k")},
+            "while /invocations serves the same completions without it",
+        ),
         ({"exposure": "public", "source_ranges": ["0.0.0.0/0"]}, "opens the endpoint to the whole internet"),
         ({"api_key": True}, "api_key_secret is required when vllm.apiKey is true"),
         (
@@ -256,6 +265,7 @@ def test_a_fixed_replica_count_gets_no_hpa_and_no_adapter():
                 "cluster": {"project": "proj", "location": "us-central1-b"},
                 "model": "Qwen/Qwen2.5-1.5B-Instruct",
                 "replicas": {"min": 1, "max": 1},
+                "source_ranges": CLIENTS,
             },
         )
     )

@@ -9,6 +9,7 @@ import pulumi
 import pytest
 import yaml
 
+from tests.clients import CLIENTS
 from tests.mocks import capture
 from tests.shipped import shipped
 from tpu_stacks.catalog.engines import EPP, VLLM, EngineVersion, Metric
@@ -51,7 +52,10 @@ ON = {"enabled": True}
 
 def plan(cluster: ClusterSpec = CLUSTER, **spec):
     return plan_vllm(
-        VllmSpec(model="meta-llama/Llama-3.1-70B", **spec), cluster, hf_token_given=True, api_key_given=False
+        VllmSpec(**{"model": "meta-llama/Llama-3.1-70B", "source_ranges": CLIENTS, **spec}),
+        cluster,
+        hf_token_given=True,
+        api_key_given=False,
     )
 
 
@@ -105,7 +109,7 @@ def test_the_spec_names_the_documented_classes_and_the_plan_offers_the_internal_
             {"gateway": {**ON, "objectives": [{"name": "a"}, {"name": "a", "priority": 2}]}},
             "vllm.gateway.objectives[1].name",
         ),
-        ({"exposure": "public"}, "vllm.sourceRanges"),  # public still needs source ranges
+        ({"exposure": "public", "source_ranges": []}, "vllm.sourceRanges"),  # public still needs source ranges
         ({"gateway": {"className": "gke-l7-rilb"}}, "vllm.gateway.enabled"),  # settings of a gateway that is off
         ({"gateway": {"objectives": [{"name": "a"}]}}, "vllm.gateway.enabled"),
     ],

@@ -5,14 +5,15 @@ import pulumi
 import pytest
 import yaml
 
+from tests.clients import CLIENTS
 from tests.mocks import capture, refused
 from tests.policies.harness import capture as capture_registrations
 from tpu_stacks.catalog.ray_serve import OPENAI_APP_IMPORT_PATH as IMPORT_PATH
 from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
-from tpu_stacks.k8s.connectivity import Pods
-from tpu_stacks.k8s.ray_flows import KUBERAY_OPERATOR
+from tpu_stacks.k8s.connectivity import External, Pods
+from tpu_stacks.k8s.platform_flows import KONNECTIVITY_AGENT
 from tpu_stacks.vllm.component import VllmStack
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, image_build_command
 from tpu_stacks.vllm.network import network
@@ -26,13 +27,14 @@ CLUSTER = {"project": "proj", "location": "us-central1-b", "release_channel": "R
 
 def stack(**overrides):
     args = {"cluster": dict(CLUSTER), "model": MODEL, "tpu_generation": "v6e", "registry": dict(BUILT)}
+    args["source_ranges"] = list(CLIENTS)
     args["hf_token"] = pulumi.Output.secret("hf_dummy_token_value")
     args.update(overrides)
     return capture(lambda: VllmStack("vllm", args))
 
 
 def plan(**spec):
-    fields = {"model": MODEL, "registry": BUILT, **spec}
+    fields = {"model": MODEL, "registry": BUILT, "source_ranges": CLIENTS, **spec}
     return plan_vllm(VllmSpec(**fields), ClusterSpec(**CLUSTER), hf_token_given=True, api_key_given=False)
 
 
@@ -190,9 +192,11 @@ def test_the_contract_covers_head_workers_serve_and_the_operator():
     # clients reach Serve's proxy on the head only (the Service selects it); the Ray pods reach it as Ray pods
     assert any(f.direction == "ingress" and f.port == 8000 for f in head.flows)
     assert not any(f.direction == "ingress" and f.port == 8000 for f in worker.flows)
-    assert ("ingress", KUBERAY_OPERATOR, 8265) in flows(head)
-    assert ("ingress", KUBERAY_OPERATOR, 8000) in flows(head)  # the operator checks the head's Serve proxy
-    assert ("ingress", KUBERAY_OPERATOR, 8265) not in flows(worker)
+    # GKE's Ray add-on (the default) calls the head through konnectivity-agent; no operator label is admitted
+    assert ("ingress", KONNECTIVITY_AGENT, 8265) in flows(head)
+    assert ("ingress", KONNECTIVITY_AGENT, 8000) in flows(head)  # the operator checks the head's Serve proxy
+    assert ("ingress", KONNECTIVITY_AGENT, 8265) not in flows(worker)
+    assert not [f for f in head.flows if isinstance(f.peer, Pods) and f.peer.namespace == "*" and f.peer.labels]
     assert any(f.port == 8353 for f in worker.flows) and not any(f.port == 8353 for f in head.flows)
     # Ray's dashboard agent reads the TPU device plugin's metrics on the node (the TPU webhook's address, port-only)
     (plugin,) = [f for f in worker.flows if f.port == 2112]
@@ -217,6 +221,12 @@ def test_the_contract_covers_head_workers_serve_and_the_operator():
         ({"api_key": True}, "vllm.apiKey: True is not offered on the multi-host 4x8 slice"),
         ({"autoscaling": {"target": 5}}, "vllm.autoscaling: 'num_requests_waiting' has no effect on the multi-host"),
         ({"tpu_generation": "tpu7x"}, "vllm.tpuGeneration: 'tpu7x' is not offered for multi-host serving"),
+        # Ray Serve LLM has no API key: an internal load balancer must name its clients, else it answers the VPC
+        (
+            {"source_ranges": []},
+            "vllm.sourceRanges: [] is empty for the internal load balancer of the multi-host 4x8 slice: it answers "
+            "every address of the VPC",
+        ),
     ],
 )
 def test_what_the_multi_host_mode_cannot_take_is_refused_in_one_line(spec, message):
@@ -228,12 +238,23 @@ def test_what_the_multi_host_mode_cannot_take_is_refused_in_one_line(spec, messa
         assert message in refused(lambda: VllmStack("bad", {**_args(), **overrides}))
 
 
+def test_without_an_api_key_multi_host_names_its_clients_or_stays_in_the_cluster():
+    with pytest.raises(UserError, match=r"Ray Serve LLM's OpenAI app has no API key or other authentication"):
+        plan(source_ranges=[])
+    with pytest.raises(UserError, match=r"remove apiKey and name your clients in vllm.sourceRanges, or use exposure"):
+        plan(api_key=True, source_ranges=[])
+    assert plan(source_ranges=[], exposure="cluster").multi_host  # ClusterIP: the cluster's pods only
+    ranges = {f.peer for f in network(plan(), {"app": "vllm-tpu"}, ())[0].flows if f.port == 8000}
+    assert External("10.128.0.0/20") in ranges and External("0.0.0.0/0") not in ranges
+
+
 def _args():
     return {
         "cluster": dict(CLUSTER),
         "model": MODEL,
         "hf_token": pulumi.Output.secret("t"),
         "registry": dict(BUILT),
+        "source_ranges": list(CLIENTS),
     }
 
 
@@ -249,7 +270,7 @@ def test_the_image_build_command_carries_the_pins():
 def registrations(**overrides):
     """Every registration of VllmStack('vllm', ...) with its options (dependencies, timeouts)."""
     args = {"cluster": dict(CLUSTER), "model": MODEL, "tpu_generation": "v6e", "registry": dict(BUILT)}
-    args.update(hf_token=pulumi.Output.secret("t"), replicas=ONE_SLICE, **overrides)
+    args.update(hf_token=pulumi.Output.secret("t"), replicas=ONE_SLICE, source_ranges=list(CLIENTS), **overrides)
     return {r.name: r for r in capture_registrations(lambda: VllmStack("vllm", args))}
 
 
@@ -315,7 +336,7 @@ def test_the_cpu_pool_holds_the_ray_head_and_the_download_job():
     assert (decided.machine_type, decided.nodes) == ("n2-standard-16", 1)
     assert plan(model="meta-llama/Llama-3.1-70B").cluster.spec.system_pool.machine_type == "e2-standard-4"
     chosen = plan_vllm(
-        VllmSpec(model=MODEL, registry=BUILT),
+        VllmSpec(model=MODEL, registry=BUILT, source_ranges=CLIENTS),
         ClusterSpec(**CLUSTER, systemPool={"machineType": "n2-standard-32", "nodes": 2}),
         hf_token_given=True,
         api_key_given=False,

@@ -49,6 +49,9 @@ def test_the_download_job_has_its_own_account_that_writes_the_weights_folder_onl
 
 def test_a_single_host_server_keeps_its_one_read_write_grant():
     single = capture(
-        lambda: VllmStack("vllm", {"cluster": dict(CLUSTER), "model": "meta-llama/Llama-3.1-70B", "hf_token": "t"})
+        lambda: VllmStack(
+            "vllm",
+            {"cluster": dict(CLUSTER), "model": "meta-llama/Llama-3.1-70B", "exposure": "cluster", "hf_token": "t"},
+        )
     )
     assert [shape(g) for g in grants(single, "vllm-identity")] == [("roles/storage.objectUser", None)]

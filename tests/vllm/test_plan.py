@@ -3,6 +3,7 @@ decided once by `plan_vllm` with no resources and no mocks."""
 
 import pytest
 
+from tests.clients import CLIENTS
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import tensor_parallel_size
@@ -13,9 +14,8 @@ CLUSTER = ClusterSpec(project="proj", location="us-central1-b")
 
 
 def plan(cluster: ClusterSpec = CLUSTER, **spec):
-    return plan_vllm(
-        VllmSpec(model="meta-llama/Llama-3.1-70B", **spec), cluster, hf_token_given=True, api_key_given=False
-    )
+    fields = {"model": "meta-llama/Llama-3.1-70B", "source_ranges": CLIENTS, **spec}
+    return plan_vllm(VllmSpec(**fields), cluster, hf_token_given=True, api_key_given=False)
 
 
 def test_the_tutorial_slice_and_its_one_pool_are_decided_together():
@@ -164,13 +164,13 @@ def test_an_hpa_only_when_replicas_may_change():
 
 def test_secrets_a_setting_needs_are_required():
     with pytest.raises(UserError, match=r"^hf_token is required: meta-llama/Llama-3.1-70B is gated"):
-        plan_vllm(VllmSpec(model="meta-llama/Llama-3.1-70B"), CLUSTER, hf_token_given=False, api_key_given=False)
-    qwen = VllmSpec(model="Qwen/Qwen2.5-1.5B-Instruct")  # open weights: no token needed
+        plan_vllm(VllmSpec(model="meta-llama/Llama-3.1-70B", source_ranges=CLIENTS), CLUSTER, False, False)
+    qwen = VllmSpec(model="Qwen/Qwen2.5-1.5B-Instruct", source_ranges=CLIENTS)  # open weights: no token needed
     assert plan_vllm(qwen, CLUSTER, hf_token_given=False, api_key_given=False).shape.topology == "1x1"
     with pytest.raises(UserError, match=r"^api_key_secret is required when vllm.apiKey is true"):
         plan(api_key=True)
     assert plan_vllm(
-        VllmSpec(model="meta-llama/Llama-3.1-70B", api_key=True), CLUSTER, hf_token_given=True, api_key_given=True
+        VllmSpec(model="meta-llama/Llama-3.1-70B", api_key=True, source_ranges=CLIENTS), CLUSTER, True, True
     ).spec.api_key
 
 
@@ -180,7 +180,7 @@ def test_a_tensor_parallelism_that_divides_the_heads():
     with pytest.raises(UserError, match=r"^vllm.registry.mode: 'none' runs the vLLM image .* on the multi-host 4x4"):
         plan(topology="4x4")
     # Qwen2.5 1.5B has 12 query heads: tp 8 (v6e 2x4) does not divide them, tp 4 (2x2) does
-    qwen = {"model": "Qwen/Qwen2.5-1.5B-Instruct"}
+    qwen = {"model": "Qwen/Qwen2.5-1.5B-Instruct", "source_ranges": CLIENTS}
     with pytest.raises(UserError, match=r"^vllm.topology: '2x4' gives tensor parallelism 8, which does not divide"):
         plan_vllm(VllmSpec(**qwen, topology="2x4"), CLUSTER, hf_token_given=False, api_key_given=False)
     assert plan_vllm(VllmSpec(**qwen, topology="2x2"), CLUSTER, False, False).tensor_parallel_size == 4
@@ -192,12 +192,17 @@ def test_a_forced_topology_is_named_as_the_users():
     standard = {"mode": "standard", "image": "vllm-tpu:serve-ray2.60.0"}
     v5e_zone = ClusterSpec(project="proj", location="us-east5-b")
     sized = plan_vllm(
-        VllmSpec(model="meta-llama/Llama-3.1-405B", tpu_generation="v5e", registry=standard), v5e_zone, True, False
+        VllmSpec(model="meta-llama/Llama-3.1-405B", tpu_generation="v5e", registry=standard, source_ranges=CLIENTS),
+        v5e_zone,
+        True,
+        False,
     )
     assert sized.multi_host and sized.shape.generation == "v5e" and sized.shape.nodes > 1
     # Qwen on v6e with no topology sizes 1x1: tp 1 divides; forced 2x4 is the user's and named so
     with pytest.raises(UserError, match=r"^vllm.topology: '2x4' gives tensor parallelism 8"):
-        plan_vllm(VllmSpec(model="Qwen/Qwen2.5-1.5B-Instruct", topology="2x4"), CLUSTER, False, False)
+        plan_vllm(
+            VllmSpec(model="Qwen/Qwen2.5-1.5B-Instruct", topology="2x4", source_ranges=CLIENTS), CLUSTER, False, False
+        )
 
 
 def test_registry_modes_check_their_images():

@@ -599,7 +599,7 @@ MAXTEXT_CONFIG_SUFFIX = "configs/base.yml"
 """MaxText's first argument is its base config; a container running it is recognised by this path."""
 
 
-def _repository(image: str) -> tuple[str, str]:
+def image_repository(image: str) -> tuple[str, str]:
     """`repo`, `tag` of an image reference (digest dropped, tag may be empty)."""
     reference = image.split("@", 1)[0]
     last = reference.rsplit("/", 1)[-1]
@@ -611,7 +611,7 @@ def _repository(image: str) -> tuple[str, str]:
 
 def engine_of_image(image: str) -> EngineVersion | None:
     """The catalogued engine an image runs: the pinned version when the tag matches, else the newest entry."""
-    repo, tag = _repository(image)
+    repo, tag = image_repository(image)
     matches = [
         e for e in ENGINES if repo in e.images or any(repo.endswith(f"/{i.rsplit('/', 1)[-1]}") for i in e.images)
     ]

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from tpu_stacks.catalog.engines import EPP, EPP_REPOSITORY, EngineName, EngineVersion
+from tpu_stacks.catalog.engines import EPP, EPP_REPOSITORY, EngineName, EngineVersion, image_repository
 from tpu_stacks.catalog.upstream import number, text
 
 INFERENCE_EXTENSION_VERSION = EPP.version
@@ -59,7 +59,15 @@ class ServingApi(BaseModel):
     """The port without `port_flag` (None: no HTTP server of its own)."""
     why: str
     source: str
+    serves_models: bool
+    """Answers requests for a model (a model server): its clients must be named (policies: serving-clients-named)."""
+    front_ends: tuple[str, ...] = ()
+    """Image repositories of HTTP servers that front the engine's models from pods of their own (Sax HTTP)."""
 
+
+SAX_HTTP_REPOSITORY = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http"
+"""The Sax HTTP server ([K-SAX] sax-http.yaml): answers /generate for every published model and /publish,
+/unpublish and /update without authentication."""
 
 SERVING_APIS: tuple[ServingApi, ...] = (
     ServingApi(
@@ -70,6 +78,7 @@ SERVING_APIS: tuple[ServingApi, ...] = (
         why="`vllm serve` is vLLM's OpenAI-compatible server (/v1/completions, /v1/chat/completions, /metrics)",
         source="vllm-project/vllm vllm/entrypoints/openai/cli_args.py (`--port`, default 8000); "
         "docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
+        serves_models=True,
     ),
     ServingApi(
         engine="jetstream",
@@ -81,6 +90,7 @@ SERVING_APIS: tuple[ServingApi, ...] = (
         "Completions or Chat, and it exports none of the protocol's gauges",
         source="https://github.com/AI-Hypercomputer/JetStream/blob/07fe623b5637c7e3b17f501a1e4b5ebd04a6ae49/"
         "jetstream/entrypoints/http/api_server.py; [K-JETSTREAM] (jetstream-http `/generate`)",
+        serves_models=True,
     ),
     ServingApi(
         engine="saxml",
@@ -89,6 +99,8 @@ SERVING_APIS: tuple[ServingApi, ...] = (
         default_port=None,
         why="a Saxml model server answers its admin server's gRPC (saxutil, the Sax HTTP client), not OpenAI's APIs",
         source="[K-SAX]",
+        serves_models=True,
+        front_ends=(SAX_HTTP_REPOSITORY,),
     ),
     ServingApi(
         engine="maxtext",
@@ -97,6 +109,7 @@ SERVING_APIS: tuple[ServingApi, ...] = (
         default_port=None,
         why="MaxText here is a trainer: it serves no requests",
         source="[K-RAY]",
+        serves_models=False,
     ),
     ServingApi(
         engine="epp",
@@ -106,6 +119,7 @@ SERVING_APIS: tuple[ServingApi, ...] = (
         why="the endpoint picker is the gateway's ext-proc gRPC service (port 9002): it picks a server for a request "
         "and serves none itself",
         source=f"{EPP_REPOSITORY}/tree/v1.5.0/config/charts/epplib (`extProcPort`)",
+        serves_models=False,
     ),
     ServingApi(
         engine="ray",
@@ -115,8 +129,15 @@ SERVING_APIS: tuple[ServingApi, ...] = (
         why="Ray Serve LLM's `ray.serve.llm:build_openai_app` serves OpenAI's Completions and Chat on Serve's HTTP "
         "port (8000 unless `http_options.port` says otherwise)",
         source="https://docs.ray.io/en/latest/serve/llm/serving-llms.html; Ray Serve `HTTPOptions.port` (default 8000)",
+        serves_models=True,
     ),
 )
+
+
+def front_end(image: str) -> ServingApi | None:
+    """The serving API whose models an image fronts (Sax HTTP for Saxml), or None."""
+    repository, _ = image_repository(image)
+    return next((api for api in SERVING_APIS if repository in api.front_ends), None)
 
 
 def serving_api(engine: EngineVersion | EngineName) -> ServingApi:

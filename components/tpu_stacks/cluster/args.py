@@ -63,9 +63,16 @@ class AddonsArgs(TypedDict):
     gcs_fuse: NotRequired[bool]
     """The Cloud Storage FUSE CSI driver (weights and checkpoints mounted from buckets). Default: true."""
     ray_operator: NotRequired[bool]
-    """GKE's Ray operator add-on (KubeRay). Default: false."""
+    """GKE's Ray operator add-on (KubeRay); a Ray workload turns it on unless `cluster.kuberay` names your own.
+    Default: false."""
     managed_prometheus: NotRequired[bool]
     """Google Cloud Managed Service for Prometheus (PodMonitoring, the HPA's metrics). Default: true."""
+
+
+class KubeRayArgs(TypedDict):
+    namespace: str
+    """The operator's namespace: `helm install -n NAMESPACE` (KubeRay's chart installs into the release's namespace);
+    `default` for KubeRay's kustomize manifests."""
 
 
 class ExistingClusterArgs(TypedDict):
@@ -158,6 +165,9 @@ class TpuClusterArgs(TypedDict):
     gateway_api: NotRequired[GatewayApiArgs]
     """GKE's Gateway API and the proxy-only subnet of regional Gateways (docs/vllm.md, "Inference Gateway"). Default:
     enabled false."""
+    kuberay: NotRequired[KubeRayArgs]
+    """A KubeRay operator you installed yourself (Ray workloads then leave GKE's Ray add-on off); default: GKE's
+    add-on, which a Ray workload turns on (on an existing cluster: the add-on it has)."""
     dataplane_v2: NotRequired[bool]
     """GKE Dataplane V2, which enforces the workloads' NetworkPolicies (Autopilot always has it). Immutable: turning
     it on for a Standard cluster created without it replaces the cluster; set false to keep such a cluster.

@@ -186,6 +186,7 @@ def plan_cluster(spec: ClusterSpec) -> ClusterPlan:
 
 def _plan_cluster(spec: ClusterSpec) -> ClusterPlan:
     location_key = "cluster.location"  # `cluster.existing.location` for an existing cluster (plan_cluster rekeys)
+    _check_kuberay(spec)
     chosen_universe = universe(spec.universe, key="cluster.universe")
     chosen_universe.bare_project(spec.project, key="cluster.project")  # `s3ns:` only in S3NS
     chosen_universe.check_location(spec.location, key="cluster.location")  # S3NS: u-france-east1 only
@@ -324,6 +325,35 @@ def require_addons(spec: ClusterSpec, workload: str, *addons: str) -> ClusterSpe
             )
     update = {name: True for name in addons}
     return spec.model_copy(update={"addons": chosen.model_copy(update=update)})
+
+
+def require_ray_operator(spec: ClusterSpec, workload: str) -> ClusterSpec:
+    """A Ray workload's KubeRay: GKE's Ray add-on, turned on here, unless `cluster.kuberay` names the namespace of one
+    the user installed (then the add-on stays off: `_plan_cluster` refuses both at once)."""
+    if spec.kuberay is not None:
+        return spec
+    addons = spec.addons
+    if "ray_operator" in addons.model_fields_set and addons.ray_operator is False:
+        raise UserError(
+            "cluster.addons.rayOperator",
+            False,
+            f"leaves {workload} without a KubeRay operator",
+            "remove it (GKE's Ray add-on is turned on), or name the namespace of the KubeRay you installed in "
+            "cluster.kuberay.namespace",
+        )
+    return require_addons(spec, workload, "ray_operator")
+
+
+def _check_kuberay(spec: ClusterSpec) -> None:
+    """Two KubeRay operators would reconcile the same Ray objects, and the heads admit only one of them."""
+    if spec.kuberay is not None and spec.addons.ray_operator:
+        raise UserError(
+            "cluster.addons.rayOperator",
+            True,
+            f"turns on GKE's Ray add-on beside the KubeRay you named in cluster.kuberay (namespace "
+            f"{spec.kuberay.namespace}): two operators would reconcile the same Ray objects",
+            "remove rayOperator to keep your KubeRay, or remove cluster.kuberay to use GKE's",
+        )
 
 
 def plan_workload_cluster(

@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from tpu_stacks.catalog.tpu import QUEUED_TPU_GENERATIONS, generation_names, names_text
-from tpu_stacks.field_rules import ComponentInput, SpecModel
+from tpu_stacks.field_rules import ComponentInput, K8sName, SpecModel
 
 
 class _Spec(SpecModel):
@@ -89,9 +89,19 @@ class AddonsSpec(_Spec):
     gcs_fuse: bool = Field(default=True, alias="gcsFuse")
     """The Cloud Storage FUSE CSI driver (weights and checkpoints mounted from buckets)."""
     ray_operator: bool = Field(default=False, alias="rayOperator")
-    """GKE's Ray operator add-on (KubeRay)."""
+    """GKE's Ray operator add-on (KubeRay); a Ray workload turns it on unless `cluster.kuberay` names your own."""
     managed_prometheus: bool = Field(default=True, alias="managedPrometheus")
     """Google Cloud Managed Service for Prometheus (PodMonitoring, the HPA's metrics)."""
+
+
+class KubeRaySpec(_Spec):
+    """A KubeRay operator you installed yourself, used instead of GKE's Ray add-on: the Ray heads admit their
+    dashboard and job API only from the operator's pods in this namespace (docs/security.md, "Ray")."""
+
+    # ledger: kuberay.operator.helm-namespace, kuberay.operator.kustomize-namespace
+    namespace: K8sName
+    """The operator's namespace: `helm install -n NAMESPACE` (KubeRay's chart installs into the release's namespace);
+    `default` for KubeRay's kustomize manifests."""
 
 
 class ExistingCluster(_Spec):
@@ -248,9 +258,18 @@ class ClusterSpec(_Spec):
     """Authorized networks and a private endpoint for the control plane (new clusters only)."""
     gateway_api: GatewayApiSpec = Field(default_factory=GatewayApiSpec, alias="gatewayApi")
     """GKE's Gateway API and the proxy-only subnet of regional Gateways (docs/vllm.md, "Inference Gateway")."""
+    kuberay: KubeRaySpec | None = None
+    """A KubeRay operator you installed yourself (Ray workloads then leave GKE's Ray add-on off); default: GKE's add-on,
+    which a Ray workload turns on (on an existing cluster: the add-on it has)."""
     dataplane_v2: bool = Field(default=True, alias="dataplaneV2")
     """GKE Dataplane V2, which enforces the workloads' NetworkPolicies (Autopilot always has it). Immutable: turning
     it on for a Standard cluster created without it replaces the cluster; set false to keep such a cluster."""
+
+
+def operator_namespace(spec: ClusterSpec) -> str | None:
+    """Where the KubeRay operator of a Ray workload runs: the namespace of the user's own (`cluster.kuberay`), or
+    None for the one GKE's Ray add-on hosts."""
+    return spec.kuberay.namespace if spec.kuberay is not None else None
 
 
 def workload_cluster(doc: str) -> ComponentInput:

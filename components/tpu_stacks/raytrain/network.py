@@ -2,10 +2,11 @@
 
 Ray's head and workers talk on many ports (GCS, raylets, object managers, worker processes, JAX's
 coordinator, the TPU slices' DCN traffic): every TCP port between the pods of this Ray cluster. From
-other pods only the dashboard/job API on the head, and only from its callers: the RayJob's submitter,
-the KubeRay operator (a pod labelled as KubeRay's own manifests label it, in any namespace, when it is
-installed in the cluster; through konnectivity-agent when GKE hosts it, as the Ray add-on does). That
-API runs code as this namespace's service account without authentication, so no other pod may call it
+other pods only the dashboard/job API on the head, and only from its callers: the RayJob's submitter and
+the KubeRay operator (through konnectivity-agent when GKE's Ray add-on hosts it; from the operator's pods in
+the namespace `cluster.kuberay` names when the user installed it: k8s.ray_flows). That API runs code as
+this namespace's service account without authentication (Ray 2.49.1 has no token authentication, 2.52.0 is
+the first with it: docs/security.md, "Ray"), so no other pod may call it
 (docs.ray.io/en/latest/cluster/running-applications/job-submission/index.html; `kubectl port-forward`
 needs no allow). Managed Prometheus scrapes Ray's metrics.
 Egress: DNS, the metadata server, HTTPS outside the cluster; the TPU workers reach the TPU runtime on
@@ -14,6 +15,7 @@ their node.
 
 from __future__ import annotations
 
+from tpu_stacks.cluster.spec import operator_namespace
 from tpu_stacks.k8s.connectivity import Group, Pods, egress, ingress
 from tpu_stacks.k8s.platform_flows import scrape, workload_egress
 from tpu_stacks.k8s.ray_flows import operator_to_head, within_cluster
@@ -29,7 +31,7 @@ def network(plan: RayTrainPlan) -> tuple[Group, ...]:
     dashboard = HEAD_PORTS["dashboard"]
     head_api = (
         *ingress(Pods(namespace, submitter_labels(plan)), [dashboard], "the RayJob's submitter: `ray job submit`"),
-        *operator_to_head(dashboard, "job status"),
+        *operator_to_head(dashboard, "job status", operator_namespace(plan.cluster.spec)),
     )
     metrics = scrape([RAY_METRICS_PORT])
     head = (*cluster, *head_api, *metrics, *workload_egress(tpu=False))

@@ -20,7 +20,13 @@ from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.catalog.upstream import number
 from tpu_stacks.cluster.capacity import is_fallback
-from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
+from tpu_stacks.cluster.plan import (
+    ClusterPlan,
+    WorkloadPlan,
+    plan_workload_cluster,
+    require_addons,
+    require_ray_operator,
+)
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import MOVING_TAGS, image_problem
@@ -329,7 +335,7 @@ def _plan_cluster(spec: RayTrainSpec, cluster: ClusterSpec, shape: SliceShape) -
         reservation=spec.reservation or None,
         capacity=spec.capacity,
     )
-    cluster = require_addons(cluster, "RayTrainStack", "ray_operator", "gcs_fuse")
+    cluster = require_addons(require_ray_operator(cluster, "RayTrainStack"), "RayTrainStack", "gcs_fuse")
     if "system_pool" not in cluster.model_fields_set:
         cluster = cluster.model_copy(update={"system_pool": SYSTEM_POOL})
     return plan_workload_cluster(cluster, pool, SLICE_KEYS, "raytrain.model")

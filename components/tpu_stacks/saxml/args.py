@@ -115,7 +115,8 @@ class SaxmlStackArgs(TypedDict):
     """internal (a GKE internal load balancer), public (needs `sourceRanges`) or cluster (ClusterIP only). Default:
     internal."""
     source_ranges: NotRequired[list[str]]
-    """CIDRs allowed to reach a public HTTP endpoint (required with `exposure: public`; `0.0.0.0/0` is refused)."""
+    """Your clients' CIDRs, required with `exposure` internal or public: an internal load balancer without them
+    answers the whole VPC, and Sax HTTP has no authentication (`0.0.0.0/0` is refused)."""
     models: NotRequired[list[PublishedModelArgs]]
     """Models to publish; default: the tutorial's body. `[]` publishes nothing."""
     publish_wait_minutes: NotRequired[int]

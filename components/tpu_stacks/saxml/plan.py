@@ -21,7 +21,7 @@ from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, gene
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
-from tpu_stacks.exposure import check_source_ranges
+from tpu_stacks.exposure import check_source_ranges, require_clients
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import check_gcs_path, check_node_service_account
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
@@ -102,7 +102,9 @@ class SaxmlPlan(WorkloadPlan):
 
 def _check_exposure(spec: SaxmlSpec) -> None:
     """Sax HTTP exposes /publish, /unpublish and /update without authentication ([SAX-HTTP])."""
-    check_source_ranges("saxml", spec.exposure, spec.source_ranges, "that can publish and unpublish models")
+    what = "that can publish and unpublish models"
+    check_source_ranges("saxml", spec.exposure, spec.source_ranges, what)
+    require_clients("saxml", spec.exposure, spec.source_ranges, what, "Sax HTTP has no authentication")
 
 
 def _check_jobset(spec: SaxmlSpec) -> None:

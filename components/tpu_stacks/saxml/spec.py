@@ -13,6 +13,7 @@ from typing import ClassVar, Literal
 from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.engines import SAXML
+from tpu_stacks.catalog.inference_gateway import SAX_HTTP_REPOSITORY
 from tpu_stacks.catalog.models import SAXML_175B_TEST
 from tpu_stacks.catalog.tpu import names_text
 from tpu_stacks.cluster.spec import workload_cluster
@@ -23,7 +24,7 @@ from tpu_stacks.images import PYTHON_IMAGE
 # Pinned as the multi-host sample pins them ([K-SAX]). Saxml publishes no digests.
 ADMIN_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"
 MODEL_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0"
-HTTP_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0"
+HTTP_IMAGE = f"{SAX_HTTP_REPOSITORY}:v1.0.0"
 # The publisher runs a stdlib-only Python script (saxml_reconcile.py): any small pinned Python 3.
 PUBLISHER_IMAGE = PYTHON_IMAGE
 
@@ -163,7 +164,8 @@ class SaxmlSpec(_Spec):
     exposure: Literal["internal", "public", "cluster"] = "internal"
     """internal (a GKE internal load balancer), public (needs `sourceRanges`) or cluster (ClusterIP only)."""
     source_ranges: list[str] = Field(default_factory=list, alias="sourceRanges")
-    """CIDRs allowed to reach a public HTTP endpoint (required with `exposure: public`; `0.0.0.0/0` is refused)."""
+    """Your clients' CIDRs, required with `exposure` internal or public: an internal load balancer without them answers
+    the whole VPC, and Sax HTTP has no authentication (`0.0.0.0/0` is refused)."""
     models: list[PublishedModelSpec] | None = None
     """Models to publish; default: the tutorial's body. `[]` publishes nothing."""
     publish_wait_minutes: int = Field(default=20, ge=0, le=120, alias="publishWaitMinutes")

@@ -106,13 +106,15 @@ class VllmStackArgs(TypedDict):
     """internal (a GKE internal load balancer), public (needs `sourceRanges`) or cluster (ClusterIP only). Default:
     internal."""
     source_ranges: NotRequired[list[str]]
-    """CIDRs allowed to reach a public load balancer (required with `exposure: public`; `0.0.0.0/0` is refused)."""
+    """Your clients' CIDRs, required with `exposure` internal or public: an internal load balancer without them
+    answers the whole VPC, and the API key does not cover /invocations (`0.0.0.0/0` is refused)."""
     gateway: NotRequired[InferenceGatewayArgs]
     """GKE Inference Gateway in front of the replicas (off: the Service's load balancer spreads requests evenly).
     Default: enabled false."""
     api_key: NotRequired[bool]
-    """Require vLLM's API key, given as the secret `api_key_secret` input (config: `tpu-stacks:vllmApiKey`). Default:
-    false."""
+    """Require vLLM's API key, given as the secret `api_key_secret` input (config: `tpu-stacks:vllmApiKey`); it
+    guards /v1, /v2, /inference and /cohere only, so it does not replace `sourceRanges` (refused on a multi-host
+    slice). Default: false."""
     namespace: NotRequired[str]
     """Kubernetes namespace of the servers and their objects (created unless `default`). Default: vllm."""
     ksa_name: NotRequired[str]

@@ -46,6 +46,7 @@ from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, OPENAI_APP_IMPORT_PATH,
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.catalog.upstream import fact, number, text
 from tpu_stacks.errors import UserError
+from tpu_stacks.exposure import require_clients
 from tpu_stacks.names import K8S_NAME
 from tpu_stacks.sizing import Parallelism, serving_parallelism
 from tpu_stacks.vllm.download_plan import WRITER_SUFFIX, writer_ksa
@@ -174,8 +175,11 @@ def check_multihost(spec: VllmSpec, shape: SliceShape) -> None:
             "vllm.apiKey",
             True,
             f"is not offered on the multi-host {shape.topology} slice: Ray Serve LLM's OpenAI app has no API key",
-            "remove apiKey and keep exposure internal or cluster",
+            "remove apiKey and name your clients in vllm.sourceRanges, or use exposure cluster",
         )
+    # No API key at all (ledger: ray.serve-llm.openai-app-no-auth): an internal load balancer must name its clients.
+    unguarded = "Ray Serve LLM's OpenAI app has no API key or other authentication"
+    require_clients("vllm", spec.exposure, spec.source_ranges, f"of the multi-host {shape.topology} slice", unguarded)
     image = spec.registry.image if spec.registry.mode == "standard" else spec.image
     if spec.registry.mode != "standard" and engine_of_image(image or "") is VLLM:
         raise UserError(

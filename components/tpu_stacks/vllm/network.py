@@ -10,14 +10,13 @@
 On a multi-host slice (a RayService, vllm.rayservice) the same clients reach Ray Serve's proxy on
 SERVE_PORT on the head only (the Service selects the head while its proxy is healthy; a TPU host runs a
 proxy only while it holds a Serve replica); the Ray pods reach each other on every port and the KubeRay
-operator reads the head's dashboard (k8s.ray_flows, shared with Ray Train;
-ledger: ray.port.dashboard) and its Serve proxy's health;
-Managed Prometheus scrapes Ray's metrics port on every Ray pod (vLLM's engine metrics included); the
-workers reach the TPU runtime and the TPU device plugin's metrics on their node, the head (with KubeRay's
-autoscaler) the Kubernetes API. The dashboard agent (52365, ledger:
-ray.port.dashboard-agent) is probed by the kubelet only. The weights
-download Job (vllm.weights_download) accepts nothing and calls DNS, the metadata server (Workload Identity
-for the bucket) and HTTPS outside the cluster (Hugging Face, GCS).
+operator (GKE's add-on through konnectivity-agent, or the user's own in the namespace `cluster.kuberay` names)
+reads the head's dashboard (k8s.ray_flows, shared with Ray Train; ledger: ray.port.dashboard) and its Serve
+proxy's health; Managed Prometheus scrapes Ray's metrics port on every Ray pod (vLLM's engine metrics included);
+the workers reach the TPU runtime and the TPU device plugin's metrics on their node, the head (with KubeRay's
+autoscaler) the Kubernetes API. The dashboard agent (52365, ledger: ray.port.dashboard-agent) is probed by the
+kubelet only. The weights download Job (vllm.weights_download) accepts nothing and calls DNS, the metadata server
+(Workload Identity for the bucket) and HTTPS outside the cluster (Hugging Face, GCS).
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tpu_stacks.catalog.engines import RAY_SERVE
+from tpu_stacks.cluster.spec import operator_namespace
 from tpu_stacks.k8s.connectivity import Flow, Group, Pods, ingress, unique
 from tpu_stacks.k8s.platform_flows import (
     api_endpoint,
@@ -76,14 +76,15 @@ def _ray_service(plan: VllmPlan, labels: dict[str, str], smoke_ports: Sequence[i
     metrics = scrape([RAY_SERVE.scrape_port()])
     serve = (*_clients(plan, SERVE_PORT, smoke_ports), *metrics)
     autoscaler = api_endpoint() if spec.replicas.min < spec.replicas.max else ()
+    operator = operator_namespace(plan.cluster.spec)
     head = (
         *ray,
         *serve,
-        *operator_to_head(HEAD_PORTS["dashboard"], "the Serve applications' status"),
+        *operator_to_head(HEAD_PORTS["dashboard"], "the Serve applications' status", operator),
         # KubeRay checks the head's Serve proxy itself (/-/healthz on the serving port) to label it serving
         # (KubeRay v1.7.0 rayservice_controller.go: httpProxyClientFunc(headPod.Status.PodIP, ...); ledger:
         # kuberay.head-serve-label-managed).
-        *operator_to_head(SERVE_PORT, "the head's Serve proxy health"),
+        *operator_to_head(SERVE_PORT, "the head's Serve proxy health", operator),
         *workload_egress(tpu=False),
         *autoscaler,
     )

@@ -10,10 +10,16 @@ import re
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
-from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
+from tpu_stacks.cluster.plan import (
+    ClusterPlan,
+    WorkloadPlan,
+    plan_workload_cluster,
+    require_addons,
+    require_ray_operator,
+)
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
-from tpu_stacks.exposure import check_source_ranges
+from tpu_stacks.exposure import check_source_ranges, require_clients
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID
 from tpu_stacks.parallel_flags import check_parallelism, tensor_parallel_flags
@@ -136,6 +142,14 @@ def _check_registry(spec: VllmSpec) -> None:
         )
 
 
+API_KEY_GAP = (
+    "vLLM's API key (apiKey) does not close it: it guards /v1, /v2, /inference and /cohere, while /invocations "
+    "serves the same completions without it (vllm-tpu 0.29.0)"
+)
+"""Why vllm.apiKey alone is no reason to leave an internal load balancer open (ledger: vllm.api-key.guarded-prefixes,
+vllm.api-key.invocations-unguarded)."""
+
+
 def _check_exposure(spec: VllmSpec) -> None:
     check_source_ranges("vllm", spec.exposure, spec.source_ranges, "serving the OpenAI API")
 
@@ -163,6 +177,8 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     check_single_host(spec, verdict.shape)
     if verdict.shape.multi_host:
         check_multihost(spec, verdict.shape)  # the mode is decided here: a RayService over whole slices
+    elif not spec.gateway.enabled:  # with the gateway, the Service is ClusterIP and the Gateway the load balancer
+        require_clients("vllm", spec.exposure, spec.source_ranges, "serving the OpenAI API", API_KEY_GAP)
     heads = model.architecture.attention.query_heads if model.architecture.attention else None
     tp = tensor_parallel_size(verdict.shape)
     if heads and heads % tp:
@@ -322,8 +338,9 @@ def _plan_cluster(spec: VllmSpec, cluster: ClusterSpec, shape: SliceShape) -> Cl
         reservation=spec.reservation,
         capacity=spec.capacity,
     )
-    addons = ("gcs_fuse", "managed_prometheus", *(("ray_operator",) if shape.multi_host else ()))
-    cluster = require_addons(cluster, "VllmStack", *addons)  # KubeRay (GKE's Ray add-on) runs the RayService
+    cluster = require_addons(cluster, "VllmStack", "gcs_fuse", "managed_prometheus")
+    if shape.multi_host:  # KubeRay (GKE's Ray add-on, or the user's own: cluster.kuberay) runs the RayService
+        cluster = require_ray_operator(cluster, "VllmStack")
     if shape.multi_host and "system_pool" not in cluster.model_fields_set:
         cluster = cluster.model_copy(update={"system_pool": MULTI_HOST_SYSTEM_POOL})
     return plan_workload_cluster(cluster, pool, SLICE_KEYS, "vllm.model")

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
 from tpu_stacks.catalog.engines import VLLM
+from tpu_stacks.catalog.upstream import fact
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s import compile_cache
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
@@ -25,6 +26,8 @@ from tpu_stacks.vllm.spec import HEALTH_PATH, PORT
 
 HF_SECRET_KEY = "hf_api_token"  # the tutorial's key name in Secret hf-secret
 API_KEY_SECRET_KEY = "api_key"
+API_KEY_ENV = str(fact("vllm.env.api-key").value)
+"""Where vLLM reads its API key when no --api-key is given (the ledger row read it in vllm/envs.py)."""
 LOCAL_CACHE = XLA_CACHE_DIR
 XLA_CACHE_GIB = 20
 USER = VLLM.image_user()
@@ -46,7 +49,7 @@ def _env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs
         # The server reads its key from the environment when no --api-key is given (ledger: vllm.env.api-key).
         env.append(
             k8s.core.v1.EnvVarArgs(
-                name="VLLM_API_KEY",
+                name=API_KEY_ENV,
                 value_from=k8s.core.v1.EnvVarSourceArgs(
                     secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(name=secret_name, key=API_KEY_SECRET_KEY)
                 ),

@@ -166,11 +166,13 @@ class VllmSpec(_Spec):
     exposure: Literal["internal", "public", "cluster"] = "internal"
     """internal (a GKE internal load balancer), public (needs `sourceRanges`) or cluster (ClusterIP only)."""
     source_ranges: list[str] = Field(default_factory=list, alias="sourceRanges")
-    """CIDRs allowed to reach a public load balancer (required with `exposure: public`; `0.0.0.0/0` is refused)."""
+    """Your clients' CIDRs, required with `exposure` internal or public: an internal load balancer without them answers
+    the whole VPC, and the API key does not cover /invocations (`0.0.0.0/0` is refused)."""
     gateway: GatewaySpec = Field(default_factory=GatewaySpec)
     """GKE Inference Gateway in front of the replicas (off: the Service's load balancer spreads requests evenly)."""
     api_key: bool = Field(default=False, alias="apiKey")
-    """Require vLLM's API key, given as the secret `api_key_secret` input (config: `tpu-stacks:vllmApiKey`)."""
+    """Require vLLM's API key, given as the secret `api_key_secret` input (config: `tpu-stacks:vllmApiKey`); it guards
+    /v1, /v2, /inference and /cohere only, so it does not replace `sourceRanges` (refused on a multi-host slice)."""
     namespace: K8sName = "vllm"
     """Kubernetes namespace of the servers and their objects (created unless `default`)."""
     ksa_name: K8sName = Field(default="vllm", alias="ksaName")
