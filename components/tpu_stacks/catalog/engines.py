@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.image_users import HELPER_IMAGE_USERS, NONROOT_UID, ImageUser
 from tpu_stacks.catalog.ray_serve import RAY_LLM_VLLM, RAY_SERVE_VERSION
+from tpu_stacks.catalog.upstream import number
 
 MetricKind = Literal["gauge", "counter", "histogram"]
 Meaning = Literal[
@@ -556,6 +557,8 @@ EPP = EngineVersion(
             "inference_pool_average_running_requests",
             "inference_pool_ready_pods",
             "inference_objective_running_requests",
+            # Flow Control (only with the flowControl gate: ledger epp.metric.flow-control-queue-size).
+            "inference_extension_flow_control_queue_size",
         ),
         *_counters(
             "inference_objective_request_total",
@@ -565,10 +568,11 @@ EPP = EngineVersion(
         *_histograms(
             "inference_objective_request_duration_seconds",
             "inference_extension_scheduler_e2e_duration_seconds",
+            "inference_extension_flow_control_request_queue_duration_seconds",
         ),
     ),
     metrics_source=f"{EPP_REPOSITORY}/blob/v1.5.0/pkg/epp/metrics/metrics.go",
-    metrics_port=9090,  # `--metrics-port` default (pkg/epp/server/options.go @ v1.5.0)
+    metrics_port=number("epp.metrics-port"),  # `--metrics-port` default (the upstream ledger's row)
     user=ImageUser(
         NONROOT_UID,
         "the epp Dockerfile @ v1.5.0 builds FROM gcr.io/distroless/static:nonroot (USER nonroot, 65532); "
