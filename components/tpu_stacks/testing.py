@@ -249,6 +249,7 @@ class Mocks(pulumi.runtime.Mocks):
                 "location": location,
                 "project": project,
                 "endpoint": "198.51.100.20",
+                "network": "default",
                 "masterAuths": [{"clusterCaCertificate": "T0ZGTElORS1DQQ=="}],
                 "workloadIdentityConfigs": [{"workloadPool": f"{project}.svc.id.goog"}],
             }

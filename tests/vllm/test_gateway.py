@@ -506,11 +506,11 @@ def test_the_created_proxy_only_subnet_is_kept_on_destroy_and_looked_for_first(s
     assert subnet.options.retain_on_delete  # other regional load balancers may use it by then
 
 
-def _with_found_subnet(subnetworks):
+def _with_found_subnet(subnetworks, cluster=None):
     mocks = RecordingMocks()
     mocks.subnetworks = subnetworks
     pulumi.runtime.set_mocks(mocks, preview=False)
-    args = {"cluster": CLUSTER_ARGS, "model": "meta-llama/Llama-3.1-70B", "gateway": {"enabled": True}}
+    args = {"cluster": cluster or CLUSTER_ARGS, "model": "meta-llama/Llama-3.1-70B", "gateway": {"enabled": True}}
 
     @pulumi.runtime.test
     def run():
@@ -585,3 +585,12 @@ def test_an_internal_gateway_without_the_key_is_planned_with_a_warning(tmp_path)
     capture_ = _stack_with(tmp_path, apiKey=False)
     warnings = [log.message for log in capture_.logs if "vllm.apiKey" in log.message]
     assert len(warnings) == 1 and "whole VPC" in warnings[0]
+
+
+def test_on_an_existing_cluster_the_subnet_is_looked_for_in_that_clusters_network():
+    existing = {"project": "proj", "location": "us-central1-b", "existing": {"name": "c", "location": "us-central1-b"}}
+    found = {"name": "shared-proxy", "ipCidrRange": "10.129.0.0/23", "networkName": "default"}
+    _, error = _with_found_subnet([found], cluster=existing)  # the mocks' getCluster answers network `default`
+    assert error is not None and "shared-proxy" in error
+    _, error = _with_found_subnet([{**found, "networkName": "other-vpc"}], cluster=existing)
+    assert error is None, error

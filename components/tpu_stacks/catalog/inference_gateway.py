@@ -142,7 +142,7 @@ ext-proc port answers no health check unless `--health-checking` (epp.ext-proc-h
 METRICS_PORT = EPP.scrape_port()
 OBJECTIVE_HEADER = "x-gateway-inference-objective"
 """The request header that names an InferenceObjective (pkg/epp/metadata/consts.go `ObjectiveKey` @ v1.5.0)."""
-FAILURE_MODE = "FailOpen"
+FAILURE_MODE = str(fact("epp.chart.failure-mode").value)
 """The chart's default: when the picker is down the gateway still routes (to any pool endpoint). Which is why its
 health check must reach it (HEALTH_PORT): a picker the load balancer sees as unhealthy is routed around silently."""
 FLOW_CONTROL_GATE = str(fact("epp.flow-control-gate").value)
@@ -202,7 +202,7 @@ match "*")" (magic-modules RegionSecurityPolicy.yaml `rules`)."""
 ARMOR_DENY = "deny(403)"
 """What every source outside `sourceRanges` gets: "deny(STATUS): deny access to target, returns the HTTP response code
 specified. Valid values for STATUS are 403, 404, and 502." (RegionSecurityPolicyRuleArgs.action)."""
-BACKEND_TIMEOUT_SECONDS = 300
+BACKEND_TIMEOUT_SECONDS = number("epp.chart.gke-backend-timeout")
 """GCPBackendPolicy timeoutSec: the chart's `provider: gke` default (inferencepool templates/gke.yaml @ v1.5.0); a
 completion of thousands of tokens outlasts the load balancer's 30 s default."""
 CHART_SOURCE = f"{EPP_REPOSITORY}/tree/{INFERENCE_EXTENSION_VERSION}/config/charts"

@@ -65,6 +65,8 @@ def network_name(network: str) -> str:
 def refuse_other_active(plan: ClusterPlan, network: str, found: list[Any]) -> str:
     """`network`, unless the region already has an active proxy-only subnet in it other than this stack's own (a
     second `up` finds its own): then the one-line refusal, as a RunError (Pulumi prints it without a traceback)."""
+    if not network:  # an existing cluster whose look-up named no network: nothing to compare with
+        return network
     own = subnet_name(plan)
     others = [
         subnet

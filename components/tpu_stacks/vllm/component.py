@@ -400,8 +400,10 @@ class VllmStack(pulumi.ComponentResource):
     def _address(service: k8s.core.v1.Service, plan: VllmPlan) -> pulumi.Output[str]:
         spec = plan.spec
         if plan.gateway is not None:
-            # GKE writes the load balancer's address to the Gateway's status, which a CustomResource does not
-            # read back: the output says where to find it.
+            # GKE writes the load balancer's address to the Gateway's status (ledger row gke.gateway-status-address),
+            # which a CustomResource does not read back: the output says where to find it, and the smoke test reads
+            # it there. A reserved static address named in spec.addresses would make it a known output, but GKE's
+            # page on static addresses for gke-l7-rilb could not be read to confirm the form it takes.
             status = "{.status.addresses[0].value}"
             return pulumi.Output.from_input(
                 f"$(kubectl get gateway {GATEWAY_NAME} -n {spec.namespace} -o jsonpath='{status}')"

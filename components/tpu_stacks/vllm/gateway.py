@@ -36,7 +36,7 @@ from tpu_stacks.catalog.inference_gateway import (
     PICKER_RULES,
     PICKER_VERBS,
 )
-from tpu_stacks.catalog.upstream import fact
+from tpu_stacks.catalog.upstream import fact, number
 from tpu_stacks.k8s.crd_files import INFERENCE_OBJECTIVE_CRD, crd_document
 from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 from tpu_stacks.k8s.security import harden
@@ -61,6 +61,9 @@ that pod does not fit the system pool's e2-standard-4, and one pool of a few TPU
 CPU limit, as upstream: "CPU limits are intentionally unset to allow bursting to all available node CPUs during
 scheduling spikes" (ledger row epp.chart-cpu-limit-unset); a throttled picker adds its stall to every request's
 latency. Memory stays capped, as the chart caps it, so a leak cannot starve the node's system pods."""
+PROBE_SERVICE = str(fact("epp.chart.probe-service").value)
+POOL_CHECK_SECONDS = number("epp.chart.gke-pool-check-interval")
+"""The pool's health check: every 2 s with a 2 s timeout, as the chart's `provider: gke`."""
 NO_CPU_LIMIT = (
     "as upstream's chart: a CPU quota would throttle every pick during a burst (inferencepool values.yaml @ v1.5.0)"
 )
@@ -130,12 +133,12 @@ def picker_pod(plan: GatewayPlan) -> k8s.core.v1.PodTemplateSpecArgs:
             requests={"cpu": PICKER_CPU, "memory": PICKER_MEMORY}, limits={"memory": PICKER_MEMORY_LIMIT}
         ),
         liveness_probe=k8s.core.v1.ProbeArgs(
-            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service="inference-extension"),
+            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service=PROBE_SERVICE),
             initial_delay_seconds=5,
             period_seconds=10,
         ),
         readiness_probe=k8s.core.v1.ProbeArgs(
-            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service="inference-extension"), period_seconds=2
+            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service=PROBE_SERVICE), period_seconds=2
         ),
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="picker-config", mount_path=CONFIG_DIR, read_only=True)],
     )
@@ -143,7 +146,7 @@ def picker_pod(plan: GatewayPlan) -> k8s.core.v1.PodTemplateSpecArgs:
         k8s.core.v1.PodSpecArgs(
             service_account_name=PICKER_NAME,
             # As the chart: the longest grace period of the pool's pods, so requests in flight finish.
-            termination_grace_period_seconds=130,
+            termination_grace_period_seconds=number("epp.chart.termination-grace"),
             containers=[container],
             volumes=[
                 k8s.core.v1.VolumeArgs(
@@ -253,8 +256,8 @@ def health_check_policy(port: int) -> dict[str, object]:
     return {
         "targetRef": _pool_ref(),
         "default": {
-            "timeoutSec": 2,
-            "checkIntervalSec": 2,
+            "timeoutSec": POOL_CHECK_SECONDS,
+            "checkIntervalSec": POOL_CHECK_SECONDS,
             "config": {
                 "type": "HTTP",
                 "httpHealthCheck": {"requestPath": "/health", "portSpecification": "USE_FIXED_PORT", "port": port},

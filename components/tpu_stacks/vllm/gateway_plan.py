@@ -174,6 +174,7 @@ class GatewayPlan(BaseModel):
         default and served on the metrics port (ledger rows epp.pprof-default-on, epp.pprof-on-metrics-server)."""
         health_flag = fact("epp.flag.grpc-health-port").value
         pprof_flag = fact("epp.flag.enable-pprof").value
+        auth_flag = fact("epp.flag.metrics-endpoint-auth").value
         return [
             f"--pool-name={POOL_NAME}",
             f"--pool-namespace={self.namespace}",
@@ -181,7 +182,7 @@ class GatewayPlan(BaseModel):
             f"--config-file={CONFIG_DIR}/{CONFIG_FILE}",
             "--zap-encoder=json",
             "--tracing=false",
-            "--metrics-endpoint-auth=false",
+            f"--{auth_flag}=false",
             f"--grpc-port={EXT_PROC_PORT}",
             f"--{health_flag}={HEALTH_PORT}",
             f"--{pprof_flag}=false",
