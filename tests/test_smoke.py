@@ -97,7 +97,10 @@ def test_each_serving_stack_ends_with_an_awaited_smoke_test_after_its_server(sta
     assert container["command"] == ["python3", f"/opt/smoke-test/{SCRIPT}"]
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
-    assert pod["spec"]["securityContext"]["runAsUser"] == 65534 and pod["spec"]["automountServiceAccountToken"] is False
+    # No API token, unless it reads its Gateway's address (the vllm-gateway stack, below)
+    reads_gateway = "SMOKE_GATEWAY" in env_of(job.inputs)
+    assert pod["spec"]["securityContext"]["runAsUser"] == 65534
+    assert pod["spec"]["automountServiceAccountToken"] is reads_gateway
     assert container["resources"]["limits"] == {"cpu": "500m", "memory": "128Mi"}
     assert container["image"] == "docker.io/library/python:3.12.8-slim-bookworm"
 
@@ -141,6 +144,47 @@ def test_the_vllm_request_and_metrics_are_the_servers_and_the_catalogues():
     dashboard = json.dumps(resources["vllm-dashboard"].inputs)
     assert all(f"{name}{{" in dashboard or name == "vllm:num_requests_waiting" for name in metrics)
     assert "SMOKE_API_KEY" not in env  # no API key in this stack
+
+
+def test_behind_the_gateway_the_request_goes_through_it_and_the_picker_must_pick_it():
+    """The completion through the Gateway's address (read from its status by a ServiceAccount that may get that
+    Gateway only), after the Gateway, its route, the pool and the picker; the picker's successful picks counted on
+    its metrics Service; vLLM's own metrics still read through its Service; the API key from the Secret."""
+    resources = planned("vllm-gateway")
+    (job,) = smoke_jobs(resources)
+    env = env_of(job.inputs)
+    assert env["SMOKE_URL"] == "http://{gateway}:80/v1/completions"
+    gateway = next(r for r in resources.values() if r.type.endswith(":Gateway"))
+    listener = gateway.inputs["spec"]["listeners"][0]["port"]
+    assert env["SMOKE_URL"].endswith(f":{listener}/v1/completions")
+    assert env["SMOKE_GATEWAY"] == f"vllm/{gateway.inputs['metadata']['name']}"
+    for kind in ("Gateway", "HTTPRoute", "InferencePool"):
+        (found,) = [r for r in resources.values() if r.type.endswith(f":{kind}")]
+        assert found.urn in job.depends_on, kind
+    assert resources["vllm-epp"].urn in job.depends_on
+    picker_service = resources["vllm-epp-service"].inputs
+    metrics_port = next(p["port"] for p in picker_service["spec"]["ports"] if p["name"] == "http-metrics")
+    assert env["SMOKE_PICKER_METRICS_URL"] == f"http://vllm-epp.vllm.svc.cluster.local:{metrics_port}/metrics"
+    counter = json.loads(env["SMOKE_PICKER_COUNTER"])
+    assert counter == {"name": "inference_extension_scheduler_attempts_total", "labels": {"status": "success"}}
+    assert env["SMOKE_METRICS_URL"] == "http://vllm-service.vllm.svc.cluster.local:8000/metrics"
+    assert env["SMOKE_API_KEY"] == {"secretKeyRef": {"name": "hf-secret", "key": "api_key"}}
+    pod = job.inputs["spec"]["template"]
+    account = pod["spec"]["serviceAccountName"]
+    assert pod["metadata"]["annotations"]["tpu-stacks.dev/api-token-reason"]
+    (role,) = [r for r in resources.values() if r.type.endswith(":Role") and r.inputs["metadata"]["name"] == account]
+    assert role.inputs["rules"] == [
+        {
+            "apiGroups": ["gateway.networking.k8s.io"],
+            "resources": ["gateways"],
+            "resourceNames": [gateway.inputs["metadata"]["name"]],
+            "verbs": ["get"],
+        }
+    ]
+    (binding,) = [
+        r for r in resources.values() if r.type.endswith(":RoleBinding") and r.inputs["metadata"]["name"] == account
+    ]
+    assert binding.inputs["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": "vllm"}]
 
 
 def test_jetstream_reads_the_engines_metrics_through_the_service_in_the_converter_flow():

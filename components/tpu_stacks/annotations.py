@@ -81,6 +81,9 @@ def for_training(request: TrainingRequest, parallelism: dict[str, int]) -> dict[
 
 API_TOKEN_REASON = f"{PREFIX}/api-token-reason"
 """Pod-template annotation: why the pod keeps its Kubernetes API token (policy `pods-least-privilege`)."""
+NO_CPU_LIMIT_REASON = f"{PREFIX}/no-cpu-limit-reason"
+"""Pod-template annotation: why a container without TPUs runs with no CPU limit (policy `pods-least-privilege`),
+e.g. the Inference Gateway picker, whose upstream chart leaves it unset on purpose."""
 
 
 # A traffic target (`slo:` of a serving section) and the traffic model's prediction for one replica.

@@ -124,6 +124,12 @@ class SmokeTest:
     api_key: tuple[str, str] | None = None
     """The Secret name and key of the API key, sent as `Authorization: Bearer` (read through env, never in the spec)."""
     window_minutes: int = REQUEST_WINDOW_MINUTES
+    gateway: tuple[str, str] | None = None
+    """(namespace, name) of a Gateway the request goes through: `url` holds `{gateway}`, which the script replaces
+    with the Gateway's address read from its status (the Job then gets a ServiceAccount that may read that Gateway)."""
+    picker_metrics_url: str | None = None
+    picker_counter: str | None = None
+    """JSON `{"name": ..., "labels": {...}}`: the endpoint picker's counter that must rise across the request."""
 
     @property
     def digest(self) -> str:
@@ -141,8 +147,10 @@ class SmokeTest:
     @property
     def limit_seconds(self) -> int:
         """The script's whole run, which it enforces itself: the request window, the last request begun in
-        it, then the metrics read (each at most one request timeout)."""
-        return self.window_minutes * 60 + 2 * REQUEST_TIMEOUT_SECONDS
+        it, then the metrics read, and the picker's count after the request when there is one (each at most
+        one request timeout)."""
+        reads = 3 if self.picker_counter else 2
+        return self.window_minutes * 60 + reads * REQUEST_TIMEOUT_SECONDS
 
     @property
     def active_deadline_seconds(self) -> int:
@@ -164,6 +172,11 @@ class SmokeTest:
         if self.metrics_url and self.metrics:
             env["SMOKE_METRICS_URL"] = self.metrics_url
             env["SMOKE_METRICS"] = json.dumps(list(self.metrics))
+        if self.gateway is not None:
+            env["SMOKE_GATEWAY"] = "/".join(self.gateway)
+        if self.picker_metrics_url and self.picker_counter:
+            env["SMOKE_PICKER_METRICS_URL"] = self.picker_metrics_url
+            env["SMOKE_PICKER_COUNTER"] = self.picker_counter
         return env
 
 

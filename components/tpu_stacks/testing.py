@@ -91,6 +91,9 @@ class Mocks(pulumi.runtime.Mocks):
         """Every resource declared, in order: a test asserts on their types, names and inputs."""
         self.calls: list[pulumi.runtime.MockCallArgs] = []
         """Every invoke made, in order."""
+        self.subnetworks: list[dict[str, Any]] = []
+        """What `getSubnetworks` answers (wire form: name, ipCidrRange, network, networkName...): none by default,
+        a project whose region has no subnet the filter selects; a test sets it to stand in for one that has."""
 
     def of_type(self, typ: str) -> list[pulumi.runtime.MockResourceArgs]:
         """The resources of one type token (`kubernetes:apps/v1:Deployment`) declared so far."""
@@ -246,11 +249,23 @@ class Mocks(pulumi.runtime.Mocks):
                 "location": location,
                 "project": project,
                 "endpoint": "198.51.100.20",
+                "network": "default",
                 "masterAuths": [{"clusterCaCertificate": "T0ZGTElORS1DQQ=="}],
                 "workloadIdentityConfigs": [{"workloadPool": f"{project}.svc.id.goog"}],
             }
         if args.token == "gcp:container/getEngineVersions:getEngineVersions":
             return self._engine_versions(params)
+        if args.token == "gcp:compute/getSubnetworks:getSubnetworks":
+            # The filter is the API's to apply (offline nothing reads it): `subnetworks` is the answer as given.
+            region = params.get("region") or self.setting("gcp:region") or ""
+            project = params.get("project") or self.gcp_project
+            return {
+                "id": f"projects/{project}/regions/{region}/subnetworks",
+                "filter": params.get("filter"),
+                "project": project,
+                "region": region,
+                "subnetworks": [dict(subnet) for subnet in self.subnetworks],
+            }
         if args.token == "kubernetes:yaml:decode":
             documents = yaml.load_all(params.get("text") or "", Loader=_YamlLoader)
             return {"result": [doc for doc in documents if doc is not None]}

@@ -9,7 +9,8 @@
 - `pods-least-privilege` (advisory): non-root, all capabilities dropped (NET_BIND_SERVICE the only one
   added back), a read-only root filesystem, no Kubernetes API token unless the pod states why
   (`tpu-stacks.dev/api-token-reason` on the pod template), and a CPU limit on containers that take no
-  TPU (TPU hosts go without: components/tpu_stacks/k8s/security.py says why). Advisory: images that
+  TPU (TPU hosts go without: components/tpu_stacks/k8s/security.py says why; a pod template annotated
+  `tpu-stacks.dev/no-cpu-limit-reason` states why its containers go without). Advisory: images that
   need root or a writable root exist, and the finding is the start of a decision, not a bug.
 - `control-plane-restricted` (advisory): a GKE cluster whose endpoint is open to the whole internet
   (no authorized networks, or 0.0.0.0/0 among them, and no private endpoint).
@@ -29,7 +30,7 @@ from pulumi_policy import (
 
 from tpu_policies.values import UNKNOWN, as_dict, as_list, as_str, dig, is_true, plain
 from tpu_policies.workloads import PodTemplate, pod_templates
-from tpu_stacks.annotations import API_TOKEN_REASON
+from tpu_stacks.annotations import API_TOKEN_REASON, NO_CPU_LIMIT_REASON
 from tpu_stacks.catalog.tpu import TPU_RESOURCE
 from tpu_stacks.exposure import covers_whole_internet
 
@@ -115,7 +116,9 @@ def least_privilege_problems(template: PodTemplate) -> list[str]:
                 c
                 for c in template.containers(init=False)
                 if not _takes_tpu(c) and dig(c, "resources", "limits", "cpu") is None
-            ],
+            ]
+            if not as_str(template.annotations.get(NO_CPU_LIMIT_REASON))
+            else [],
         ),
     ]
     problems = [f"container(s) {_names(found)} {what}" for what, found in checks if found]

@@ -467,10 +467,22 @@ EXPOSURE = [
         "tpu-stacks:vllm.gateway.className",
     ),
     Case("gateway-public-open", section("vllm-gateway", "vllm", exposure="public"), "tpu-stacks:vllm.sourceRanges"),
+    Case("gateway-internal-keyless", section("vllm-gateway", "vllm", apiKey=False), "tpu-stacks:vllm.apiKey"),
+    Case(  # the internal class has no documented Cloud Armor: the ranges would be ignored
+        "gateway-internal-ranges",
+        section("vllm-gateway", "vllm", sourceRanges=["10.0.0.0/8"]),
+        "tpu-stacks:vllm.sourceRanges",
+    ),
     Case(
-        "gateway-public",
-        section("vllm-gateway", "vllm", exposure="public", sourceRanges=["203.0.113.0/24"]),
-        "tpu-stacks:vllm.exposure",
+        "gateway-public-internal-class",
+        section(
+            "vllm-gateway",
+            "vllm",
+            exposure="public",
+            sourceRanges=["203.0.113.0/24"],
+            gateway={"enabled": True, "className": "gke-l7-rilb"},
+        ),
+        "tpu-stacks:vllm.gateway.className",
     ),
     Case(
         "gateway-proxy-range",

@@ -49,6 +49,8 @@ class Route:
     """Send the body one byte per this many seconds (each read within the timeout, the whole answer not)."""
     broken: bool = False
     """Promise more bytes than are sent, then close: the client reads an incomplete answer."""
+    bodies: tuple[str, ...] = ()
+    """Answer these bodies in turn (the last one again once they are used up), instead of `body`."""
 
 
 @dataclass
@@ -78,7 +80,9 @@ def stand_in() -> Iterator[StandIn]:
             failing = time.monotonic() - first < route.fail_for
             status = 503 if failing else route.status
             time.sleep(0 if failing else route.delay)
-            payload = route.body.encode()
+            asked = sum(1 for seen in state.seen if seen[1] == self.path) - 1
+            body = route.bodies[min(asked, len(route.bodies) - 1)] if route.bodies else route.body
+            payload = body.encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(payload) + (100 if route.broken else 0)))
@@ -376,3 +380,87 @@ def test_no_answer_ever_ends_within_the_window_and_two_requests(stand_in, run):
     result = run(**vllm_env(stand_in, SMOKE_DEADLINE_SECONDS="1", SMOKE_TIMEOUT_SECONDS="0.5"))
     assert "gave no answer within 0.5 s (timed out)" in failed_once(result)
     assert result.seconds < 1 + 2 * 0.5 + 1.5  # the window, the last request, interpreter start-up
+
+
+# -- through GKE Inference Gateway: the Gateway's address, then the picker's count of picks ------------------------
+
+GATEWAY_PATH = "/apis/gateway.networking.k8s.io/v1/namespaces/vllm/gateways/vllm-gateway"
+PICKS = "inference_extension_scheduler_attempts_total"
+
+
+def picker_metrics(successes: float, failures: float = 0) -> str:
+    return (
+        f"# TYPE {PICKS} counter\n"
+        f'{PICKS}{{namespace="vllm",pod_name="vllm-tpu-a",port="8000",status="success",target_model_name="m"}} '
+        f"{successes}\n"
+        f'{PICKS}{{namespace="",pod_name="",port="",status="failure",target_model_name="m"}} {failures}\n'
+    )
+
+
+def gateway(address: str | None) -> Route:
+    addresses = [{"type": "IPAddress", "value": address}] if address else []
+    return Route(body=json.dumps({"kind": "Gateway", "status": {"addresses": addresses}}))
+
+
+def gateway_env(stand_in: StandIn, tmp_path: Path, **extra: str) -> dict[str, str]:
+    account = tmp_path / "serviceaccount"
+    account.mkdir(exist_ok=True)
+    (account / "token").write_text("pod-token\n", encoding="utf-8")
+    return vllm_env(
+        stand_in,
+        SMOKE_URL=f"http://{{gateway}}:{stand_in.port}/v1/completions",
+        SMOKE_GATEWAY="vllm/vllm-gateway",
+        SMOKE_KUBERNETES_API=f"http://127.0.0.1:{stand_in.port}",
+        SMOKE_SERVICE_ACCOUNT_DIR=str(account),
+        SMOKE_PICKER_METRICS_URL=stand_in.url("/picker-metrics"),
+        SMOKE_PICKER_COUNTER=json.dumps({"name": PICKS, "labels": {"status": "success"}}),
+        **extra,
+    )
+
+
+def test_through_the_gateway_the_address_is_read_and_the_picker_must_have_picked(stand_in, run, tmp_path):
+    stand_in.routes = {
+        GATEWAY_PATH: gateway("127.0.0.1"),
+        "/picker-metrics": Route(bodies=(picker_metrics(4, failures=9), picker_metrics(5, failures=9))),
+        "/v1/completions": Route(body=json.dumps(VLLM_ANSWER)),
+        "/metrics": Route(body=VLLM_METRICS),
+    }
+    result = run(**gateway_env(stand_in, tmp_path, SMOKE_API_KEY="sk-test"))
+    assert result.code == 0, result.stderr
+    assert f'picked by the endpoint picker ({PICKS}{{status="success"}} 4 -> 5)' in result.stdout
+    order = [(method, path) for method, path, _, _ in stand_in.seen]
+    assert order == [
+        ("GET", GATEWAY_PATH),
+        ("GET", "/picker-metrics"),
+        ("POST", "/v1/completions"),
+        ("GET", "/picker-metrics"),
+        ("GET", "/metrics"),
+    ]
+    api, _, post = stand_in.seen[0][2], stand_in.seen[1][2], stand_in.seen[2][2]
+    assert api["Authorization"] == "Bearer pod-token" and post["Authorization"] == "Bearer sk-test"
+    assert "Authorization" not in stand_in.seen[1][2]  # the picker's metrics need no key
+
+
+def test_an_answer_the_picker_did_not_pick_fails_naming_the_counter(stand_in, run, tmp_path):
+    """FailOpen: the load balancer answers while routing around a picker it cannot reach; the count stays."""
+    stand_in.routes = {
+        GATEWAY_PATH: gateway("127.0.0.1"),
+        "/picker-metrics": Route(body=picker_metrics(4, failures=9)),
+        "/v1/completions": Route(body=json.dumps(VLLM_ANSWER)),
+        "/metrics": Route(body=VLLM_METRICS),
+    }
+    line = failed_once(run(**gateway_env(stand_in, tmp_path)))
+    assert "the endpoint picker did not pick for it" in line and f'{PICKS}{{status="success"}}' in line
+    assert "stayed at 4" in line
+
+
+def test_a_gateway_without_an_address_is_waited_for_then_named(stand_in, run, tmp_path):
+    stand_in.routes = {GATEWAY_PATH: gateway(None)}
+    line = failed_once(run(**gateway_env(stand_in, tmp_path)))
+    assert "Gateway vllm/vllm-gateway has no address yet" in line and "attempts" in line
+
+
+def test_a_gateway_smoke_test_without_a_token_could_not_run(stand_in, run, tmp_path):
+    env = gateway_env(stand_in, tmp_path)
+    env["SMOKE_SERVICE_ACCOUNT_DIR"] = str(tmp_path / "nowhere")
+    assert "no API token to read Gateway vllm/vllm-gateway" in could_not_run(run(**env))

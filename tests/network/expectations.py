@@ -21,6 +21,13 @@ same network-config-analyzer map (one nca process per stack):
   https://kubernetes.io/docs/reference/kubernetes-api/cluster-resources/api-service-v1/).
 - "scrape": every PodMonitoring / ClusterPodMonitoring endpoint port is reachable from the Managed
   Prometheus collectors (https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed).
+- "healthcheck": a load balancer's health checks reach what they check. A GKE HealthCheckPolicy's target (a
+  Service's pods, an InferencePool's selected pods) admits Google's health-check ranges, 35.191.0.0/16 and
+  130.211.0.0/22 ("Health check ranges" of the regional Application Load Balancers,
+  https://cloud.google.com/load-balancing/docs/firewall-rules), on the policy's fixed port. An InferencePool's
+  endpoint picker is a backend of the load balancer too: without a policy on its Service, GKE checks it on gRPC
+  9003 ("The GKE gateway controller health-checks the EPP backend on gRPC port 9003 by default", llm-d/llm-d-router
+  v0.10.0 config/charts/llm-d-router-gateway/templates/gke.yaml:39-40), so that port must be admitted.
 - "ray": in one Ray cluster, workers reach the head's GCS (`port`, 6379), dashboard (`dashboard-port`,
   8265) and client server (`ray-client-server-port`, 10001), and every node reaches every other
   node's node manager and object manager (`node-manager-port`, `object-manager-port`: a random port
@@ -56,6 +63,8 @@ HostPasses = Callable[[Pod, str, str, Ranges], bool]  # (pod, direction, protoco
 RAY_HEAD_PORTS = {"port": 6379, "dashboard-port": 8265, "ray-client-server-port": 10001}
 RAY_NODE_PORTS = {"node-manager-port": None, "object-manager-port": None}
 RAY_WORKER_PORTS = ("min-worker-port", 10002, "max-worker-port", 19999)
+HEALTH_CHECK_SOURCES = ("35.191.0.0/16", "130.211.0.0/22")  # the firewall-rules page (module docstring)
+GKE_PICKER_HEALTH_PORT = 9003  # GKE's default check of an InferencePool's picker (module docstring)
 
 
 def _span(ranges: Ranges) -> str:
@@ -289,6 +298,45 @@ class Expectations:
                     for collector in collectors:
                         self.reach("scrape", collector, pod, "TCP", ((int(port), int(port)),), f"{label} scrapes it")
 
+    # load-balancer health checks
+    def check_health_checks(self) -> None:
+        checked: dict[tuple[str, str, str], int] = {}  # (namespace, kind, name) of the target -> port
+        for policy in self.of_kind("HealthCheckPolicy"):
+            spec, namespace = policy.get("spec") or {}, policy["metadata"].get("namespace", "default")
+            ref = spec.get("targetRef") or {}
+            config = (spec.get("default") or {}).get("config") or {}
+            block = next((v for k, v in config.items() if k.endswith("HealthCheck") and isinstance(v, dict)), {})
+            if block.get("portSpecification") == "USE_FIXED_PORT" and "port" in block:
+                checked[(ref.get("namespace", namespace), ref.get("kind", ""), ref.get("name", ""))] = block["port"]
+        for pool in self.of_kind("InferencePool"):
+            namespace = pool["metadata"].get("namespace", "default")
+            picker = ((pool.get("spec") or {}).get("endpointPickerRef") or {}).get("name")
+            if picker:
+                checked.setdefault((namespace, "Service", picker), GKE_PICKER_HEALTH_PORT)
+        for (namespace, kind, name), port in sorted(checked.items()):
+            for pod in self.checked_pods(namespace, kind, name):
+                allowed = merge(
+                    [(a.lo, a.hi) for a, p in self.map.addresses_to(pod) if covers(p.get("TCP", ()), ((port, port),))]
+                )
+                for cidr in HEALTH_CHECK_SOURCES:
+                    for lo, hi in subtract(cidr_ranges(cidr), allowed):
+                        detail = f"the load balancer's health check of {kind} {namespace}/{name}"
+                        self.fail(
+                            "healthcheck", f"external {Address(lo, hi)}", pod.where, "TCP", ((port, port),), detail
+                        )
+
+    def checked_pods(self, namespace: str, kind: str, name: str) -> list[Pod]:
+        """The pods behind a health-checked target: a Service's backends, an InferencePool's selected pods."""
+        for obj in self.of_kind(kind):
+            if obj["metadata"]["name"] != name or obj["metadata"].get("namespace", "default") != namespace:
+                continue
+            if kind == "Service":
+                return self.backends(obj)
+            selector = {"matchLabels": ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}}
+            return [p for p in self.workload if p.namespace == namespace and selects(selector, p.labels)]
+        self.failures.add(f"expectation healthcheck: {kind} {namespace}/{name} is checked but not rendered")
+        return []
+
     # Ray
     def check_ray(self) -> None:
         clusters: dict[tuple[str, str], list[Pod]] = {}
@@ -368,6 +416,7 @@ class Expectations:
         self.check_callers()
         self.check_api_services()
         self.check_scrapes()
+        self.check_health_checks()
         self.check_ray()
         self.check_ray_submitters()
         self.check_ray_operator_impostors()

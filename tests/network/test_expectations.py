@@ -278,3 +278,50 @@ def test_a_flow_the_contract_omits_is_found_in_a_shipped_stack(nca):
     assert check(objects, nca=nca, expectations=False) == []
     (line,) = check(objects, nca=nca)
     assert line.startswith("expectation caller: vllm/smoke-test-") and " -> vllm/vllm-tpu 8000/TCP " in line
+
+
+def pool(picker: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "inference.networking.k8s.io/v1",
+        "kind": "InferencePool",
+        "metadata": {"name": "pool", "namespace": NS},
+        "spec": {
+            "selector": {"matchLabels": {"app": "server"}},
+            "targetPorts": [{"number": 8080}],
+            "endpointPickerRef": {"name": picker, "port": {"number": 9002}},
+        },
+    }
+
+
+def grpc_check(service_name: str, port: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "networking.gke.io/v1",
+        "kind": "HealthCheckPolicy",
+        "metadata": {"name": service_name, "namespace": NS},
+        "spec": {
+            "targetRef": {"group": "", "kind": "Service", "name": service_name},
+            "default": {
+                "config": {"type": "GRPC", "grpcHealthCheck": {"portSpecification": "USE_FIXED_PORT", "port": port}}
+            },
+        },
+    }
+
+
+CHECKS_FROM = [{"ipBlock": {"cidr": "35.191.0.0/16"}}, {"ipBlock": {"cidr": "130.211.0.0/22"}}]
+
+
+def test_a_pickers_health_check_must_reach_it_on_gkes_default_port_or_the_pinned_one(nca):
+    """An InferencePool's picker is health-checked by the load balancer: on 9003 unless a HealthCheckPolicy on its
+    Service pins another port; the checks' ranges admitted only on ext-proc (9002) fail either way."""
+    picker = service("epp", "epp", 9002, 9002)
+    only_ext_proc = policy("epp", None, ingress=[{"from": CHECKS_FROM, "ports": tcp(9002)}], egress=[])
+    objects = [namespace(), deployment("server"), deployment("epp"), deny(), picker, pool("epp"), only_ext_proc]
+    assert expectations(objects, nca) == [
+        f"expectation healthcheck: external {cidr} -> app/epp 9003/TCP "
+        "(the load balancer's health check of Service app/epp)"
+        for cidr in ("130.211.0.0-130.211.3.255", "35.191.0.0-35.191.255.255")  # sorted, as check() returns them
+    ]
+    pinned = [*objects, grpc_check("epp", 9004)]
+    assert {line.split(" -> ")[1].split(" (")[0] for line in expectations(pinned, nca)} == {"app/epp 9004/TCP"}
+    on_the_port = policy("epp", None, ingress=[{"from": CHECKS_FROM, "ports": tcp(9004)}], egress=[])
+    assert expectations([*objects[:-1], on_the_port, grpc_check("epp", 9004)], nca) == []

@@ -20,7 +20,7 @@ from tpu_stacks.catalog.inference_gateway import (
     INFERENCE_POOL_API_VERSION,
 )
 from tpu_stacks.k8s.crd_files import INFERENCE_OBJECTIVE_CRD, crd_document
-from tpu_stacks.vllm.gateway import health_check_policy
+from tpu_stacks.vllm.gateway import health_check_policy, picker_health_check_policy
 from tpu_stacks_preview.schema import VENDORED_CRDS, validate_objects
 
 META = {"name": "vllm", "namespace": "serving"}
@@ -182,3 +182,33 @@ def test_our_health_check_port_satisfies_gkes_cel_rules_that_the_charts_does_not
     assert _port_rules_hold(ours)
     chart = HEALTH_CHECK_POLICY["spec"]["default"]["config"]["httpHealthCheck"]  # a port, no portSpecification
     assert not _port_rules_hold(chart)
+
+
+def _config_rules(crd: dict[str, Any], block: str | None = None) -> list[str]:
+    config = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["default"]
+    node = config["properties"]["config"]
+    if block is not None:
+        node = node["properties"][block]
+    return [" ".join(rule["rule"].split()) for rule in node["x-kubernetes-validations"]]
+
+
+def test_the_pickers_grpc_health_check_policy_is_one_the_vendored_crd_and_its_cel_rules_accept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The HealthCheckPolicy pinned on the picker's Service: a Service target (the CRD's targetRef takes any group
+    and kind), type GRPC with its grpcHealthCheck block, a fixed port; the schema validates it and GKE's CEL rules,
+    read from the vendored file, hold for it."""
+    monkeypatch.delenv("TPU_STACKS_CRDS", raising=False)
+    spec = picker_health_check_policy()
+    obj = {"apiVersion": "networking.gke.io/v1", "kind": "HealthCheckPolicy", "metadata": META, "spec": spec}
+    report = validate_objects([obj])
+    assert report.problems == [] and report.validated == 1
+    crd = yaml.safe_load((VENDORED_CRDS / "networking.gke.io_healthcheckpolicies.yaml").read_text())
+    assert "self.type == 'GRPC' ? has(self.grpcHealthCheck) : true" in _config_rules(crd)
+    assert _config_rules(crd, "grpcHealthCheck") == _health_check_port_rules()  # the same three port rules
+    config = spec["default"]["config"]
+    assert config["type"] == "GRPC" and "grpcHealthCheck" in config and _port_rules_hold(config["grpcHealthCheck"])
+    assert spec["targetRef"]["kind"] == "Service" and spec["targetRef"]["group"] == ""
+    bad = copy.deepcopy(obj)
+    bad["spec"]["default"]["config"]["grpcHealthCheck"]["port"] = 70000
+    assert validate_objects([bad]).problems  # the schema's own range, 1-65535

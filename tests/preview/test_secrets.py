@@ -119,9 +119,14 @@ def test_cli_with_placeholders_plans_every_shipped_stack_naming_only_the_secrets
     token = (
         "Secrets: tpu-stacks:hfToken is a placeholder (--placeholder-secrets); set it with pulumi config set --secret"
     )
-    assert _notes_by_stack(result.stdout) == dict.fromkeys(
-        [*GATED, "vllm-fallback", "vllm-gateway", "vllm-405b"], token
+    both = (
+        "Secrets: tpu-stacks:hfToken, tpu-stacks:vllmApiKey are placeholders (--placeholder-secrets); set them with "
+        "pulumi config set --secret"
     )
+    assert _notes_by_stack(result.stdout) == {
+        **dict.fromkeys([*GATED, "vllm-fallback", "vllm-405b"], token),
+        "vllm-gateway": both,  # its internal gateway answers the VPC: vLLM's API key guards it
+    }
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"plan-{s}.json" for s in SHIPPED)
 
 

@@ -2,6 +2,7 @@
 mocks (gateway.py, the cluster's Gateway API and proxy-only subnet). Refusals are tested with inputs that break
 each rule, and the resources against the objects they must agree with (pods, ports, Services)."""
 
+import ast
 import shutil
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 import yaml
 
 from tests.clients import CLIENTS
-from tests.mocks import capture
+from tests.mocks import RecordingMocks, capture
 from tests.shipped import shipped
 from tpu_stacks.catalog.engines import EPP, VLLM, EngineVersion, Metric
 from tpu_stacks.catalog.gke_versions import INFERENCE_GATEWAY_CRDS_FLOOR
@@ -18,15 +19,17 @@ from tpu_stacks.catalog.inference_gateway import (
     CLASSES,
     EXT_PROC_PORT,
     EXTERNAL_CLASS,
-    HEALTH_CHECK_RANGES,
+    HEALTH_PORT,
     INTERNAL_CLASS,
     PICKER_CONFIG_API,
 )
 from tpu_stacks.catalog.published import publisher
 from tpu_stacks.catalog.tpu import slice_shape
+from tpu_stacks.catalog.upstream import fact
 from tpu_stacks.cluster.spec import ClusterSpec, ProxyOnlySubnetSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.monitoring.dashboards import vllm_sections
+from tpu_stacks.gcp.universe import universe
 from tpu_stacks.k8s.crd_files import INFERENCE_OBJECTIVE_CRD, crd_document
 from tpu_stacks.vllm.component import VllmStack
 from tpu_stacks.vllm.gateway_plan import (
@@ -34,6 +37,7 @@ from tpu_stacks.vllm.gateway_plan import (
     PICKER_LABELS,
     PICKER_NAME,
     POOL_NAME,
+    ROUTE_NAME,
     check_single_host,
     picker_metrics,
 )
@@ -45,17 +49,25 @@ from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.monitoring import promql_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
+HEALTH_CHECK_RANGES = universe("google").health_check_ranges
 
 CLUSTER = ClusterSpec(project="proj", location="us-central1-b", min_version=INFERENCE_GATEWAY_CRDS_FLOOR)
 ON = {"enabled": True}
+KEY = {"api_key": True, "api_key_secret": "k"}
+"""An internal gateway's clients: vLLM's key (check_gateway refuses it without)."""
 
 
 def plan(cluster: ClusterSpec = CLUSTER, **spec):
+    """A vLLM plan whose clients are named the way its exposure needs: behind an internal gateway by vLLM's key
+    (which guards all the gateway routes), else by source ranges."""
+    internal_gateway = (spec.get("gateway") or {}).get("enabled") and spec.get("exposure", "internal") == "internal"
+    gateway_on = (spec.get("gateway") or {}).get("enabled")
+    clients = {"api_key": True} if internal_gateway else {} if gateway_on else {"source_ranges": CLIENTS}
     return plan_vllm(
-        VllmSpec(**{"model": "meta-llama/Llama-3.1-70B", "source_ranges": CLIENTS, **spec}),
+        VllmSpec(**{"model": "meta-llama/Llama-3.1-70B", **clients, **spec}),
         cluster,
         hf_token_given=True,
-        api_key_given=False,
+        api_key_given=True,
     )
 
 
@@ -76,20 +88,35 @@ def test_an_internal_gateway_is_gke_l7_rilb_and_turns_on_the_clusters_gateway_ap
     assert plan().gateway is None and not plan().cluster.spec.gateway_api.enabled  # off by default
 
 
-def test_a_public_gateway_is_refused_in_one_line_naming_both_ways_out():
-    """sourceRanges on an L7 gateway would need Cloud Armor, which GKE does not list for the regional external
-    class (catalog.inference_gateway.CLASSES): refused, not built unenforced."""
-    error = refusal(gateway=ON, exposure="public", source_ranges=["203.0.113.0/24"])
-    assert (error.key, error.value) == ("vllm.exposure", "public")
-    assert "exposure internal" in str(error) and "sourceRanges" in str(error) and "\n" not in str(error)
-    # the way out it names plans: the gateway off, the public L4 load balancer with the ranges
-    assert plan(exposure="public", source_ranges=["203.0.113.0/24"]).gateway is None
+def test_a_public_gateway_is_the_regional_external_class_with_its_ranges_and_needs_ranges():
+    """sourceRanges on an L7 gateway are enforced by regional Cloud Armor (catalog.inference_gateway.CLASSES); a
+    public gateway without them is refused in one line, by the check every public endpoint goes through."""
+    decided = plan(gateway=ON, exposure="public", source_ranges=["203.0.113.0/24"]).gateway
+    assert decided.class_name == EXTERNAL_CLASS == "gke-l7-regional-external-managed" and decided.public
+    assert decided.source_ranges == ("203.0.113.0/24",)
+    assert decided.armor_policy == "tpu-cluster-vllm-gateway-armor"
+    error = refusal(gateway=ON, exposure="public")
+    assert (error.key, error.value) == ("vllm.sourceRanges", []) and "\n" not in str(error)
+    internal = plan(gateway=ON).gateway
+    assert not internal.public and internal.armor_rules() == () and internal.armor_policy == ""
 
 
-def test_the_spec_names_the_documented_classes_and_the_plan_offers_the_internal_one():
+def test_the_cloud_armor_rules_allow_the_ranges_in_chunks_of_ten_then_deny_everyone_else():
+    ranges = [f"203.0.{i}.0/24" for i in range(23)]
+    rules = plan(gateway=ON, exposure="public", source_ranges=ranges).gateway.armor_rules()
+    allow, default = rules[:-1], rules[-1]
+    assert [len(rule.ranges) for rule in allow] == [10, 10, 3]  # at most 10 srcIpRanges per rule
+    assert [r for rule in allow for r in rule.ranges] == ranges and {rule.action for rule in allow} == {"allow"}
+    assert sorted(rule.priority for rule in allow) == [rule.priority for rule in allow]
+    assert len({rule.priority for rule in rules}) == len(rules)
+    assert (default.priority, default.action, default.ranges) == (2147483647, "deny(403)", ("*",))
+    assert max(rule.priority for rule in allow) < default.priority
+
+
+def test_the_spec_names_the_documented_classes_and_the_plan_offers_both():
     field = GatewaySpec.model_fields["class_name"]
     assert set(field.annotation.__args__[0].__args__) == {INTERNAL_CLASS, EXTERNAL_CLASS}
-    assert CLASSES == {"internal": INTERNAL_CLASS}
+    assert CLASSES == {"internal": INTERNAL_CLASS, "public": EXTERNAL_CLASS}
 
 
 @pytest.mark.parametrize(
@@ -98,13 +125,11 @@ def test_the_spec_names_the_documented_classes_and_the_plan_offers_the_internal_
         ({"exposure": "cluster"}, "vllm.exposure"),
         ({"gateway": {**ON, "className": "gke-l7-regional-external-managed"}}, "vllm.gateway.className"),
         (
-            {
-                "gateway": {**ON, "className": "gke-l7-regional-external-managed"},
-                "exposure": "public",
-                "source_ranges": ["203.0.113.0/24"],
-            },
-            "vllm.exposure",
+            {"gateway": {**ON, "className": "gke-l7-rilb"}, "exposure": "public", "source_ranges": ["203.0.113.0/24"]},
+            "vllm.gateway.className",
         ),
+        # the internal class has no documented Cloud Armor: its sourceRanges would be ignored
+        ({"source_ranges": ["10.0.0.0/8"]}, "vllm.sourceRanges"),
         (
             {"gateway": {**ON, "objectives": [{"name": "a"}, {"name": "a", "priority": 2}]}},
             "vllm.gateway.objectives[1].name",
@@ -244,7 +269,7 @@ def test_route_gateway_and_gke_policies_point_at_the_pool(stack):
     assert route["parentRefs"] == [{"name": gateway["metadata"]["name"]}]
     assert route["rules"][0]["backendRefs"][0]["name"] == POOL_NAME
     assert gateway["spec"]["gatewayClassName"] == "gke-l7-rilb"
-    health = _one(stack, "HealthCheckPolicy")["spec"]
+    health = _one(stack, "HealthCheckPolicy", POOL_NAME)["spec"]
     assert health["targetRef"]["kind"] == "InferencePool" and health["default"]["config"]["httpHealthCheck"] == {
         "requestPath": "/health",
         "portSpecification": "USE_FIXED_PORT",
@@ -282,17 +307,23 @@ def _inputs(mocks, typ):
     return [r.inputs for r in mocks.of_type(typ)]
 
 
-def _with_objectives(tmp_path, objectives):
-    """The shipped vllm-gateway stack with `gateway.objectives` set, run as `tpu-stacks plan` runs it."""
+def _stack_with(tmp_path, gateway=None, **vllm):
+    """The shipped vllm-gateway stack with `vllm.gateway` and `vllm` settings changed, run as `tpu-stacks plan`
+    runs it."""
     for file in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(ROOT / file, tmp_path / file)
     shutil.copytree(ROOT / "stacks", tmp_path / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
     document = yaml.safe_load((ROOT / "Pulumi.vllm-gateway.yaml").read_text())
-    document["config"]["tpu-stacks:vllm"]["gateway"]["objectives"] = objectives
-    (tmp_path / "Pulumi.objectives.yaml").write_text(yaml.safe_dump(document))
-    capture_ = run_program(tmp_path, "objectives", preview=False)
+    document["config"]["tpu-stacks:vllm"]["gateway"].update(gateway or {})
+    document["config"]["tpu-stacks:vllm"].update(vllm)
+    (tmp_path / "Pulumi.changed.yaml").write_text(yaml.safe_dump(document))
+    capture_ = run_program(tmp_path, "changed", preview=False)
     assert capture_.error is None, capture_.error
     return capture_
+
+
+def _with_objectives(tmp_path, objectives):
+    return _stack_with(tmp_path, {"objectives": objectives})
 
 
 def test_objectives_come_with_their_crd_which_they_and_the_picker_wait_for(tmp_path):
@@ -334,7 +365,8 @@ def test_the_contract_admits_the_proxies_and_health_checks_and_the_picker():
     assert {decided.gateway.proxy_range, *HEALTH_CHECK_RANGES} <= _peers(server, "ingress", 8000)
     assert str(PICKER_LABELS) in _peers(server, "ingress", 8000)
     assert "0.0.0.0/0" not in _peers(server, "ingress", 8000)  # no load-balancer clients straight to the pods
-    assert {decided.gateway.proxy_range, *HEALTH_CHECK_RANGES} <= _peers(picker, "ingress", EXT_PROC_PORT)
+    assert _peers(picker, "ingress", EXT_PROC_PORT) == {decided.gateway.proxy_range}  # ext-proc: the proxies only
+    assert {decided.gateway.proxy_range, *HEALTH_CHECK_RANGES} <= _peers(picker, "ingress", HEALTH_PORT)
     assert str({"app": "vllm-tpu"}) in _peers(picker, "egress", 8000)
     assert len(network(plan(), {"app": "vllm-tpu"})) == 1  # no picker without a gateway
 
@@ -360,7 +392,7 @@ def test_an_adopted_proxy_only_subnet_is_not_created_and_its_range_reaches_the_p
         "location": "us-central1",
         "gateway_api": {"proxy_only_subnet": {"existing": "shared-proxy", "range": "10.129.0.0/23"}},
     }
-    args = {"cluster": cluster, "model": "meta-llama/Llama-3.1-70B", "gateway": {"enabled": True}}
+    args = {"cluster": cluster, "model": "meta-llama/Llama-3.1-70B", "gateway": {"enabled": True}, **KEY}
     mocks = capture(lambda: VllmStack("vllm", {**args, "hf_token": pulumi.Output.secret("hf_x")}))
     assert _inputs(mocks, "gcp:compute/subnetwork:Subnetwork") == []
     (cluster_inputs,) = _inputs(mocks, "gcp:container/cluster:Cluster")
@@ -378,3 +410,216 @@ def test_an_adopted_proxy_only_subnet_is_not_created_and_its_range_reaches_the_p
         if "ipBlock" in peer
     }
     assert "10.129.0.0/23" in blocks and "192.168.64.0/23" not in blocks
+
+
+# -- the picker as upstream runs it: its health check, flags, resources ----------------------------------------
+
+
+def _ingress_cidrs(policy: dict, port: int) -> set[str]:
+    """The ipBlock CIDRs a rendered NetworkPolicy admits on `port`."""
+    return {
+        peer["ipBlock"]["cidr"]
+        for rule in policy["spec"]["ingress"]
+        if any(entry.get("port") == port for entry in rule.get("ports", []))
+        for peer in rule.get("from", [])
+        if "ipBlock" in peer
+    }
+
+
+def test_the_pickers_health_check_port_is_its_flag_and_the_port_its_policy_admits_the_checks_on(stack):
+    """Both ends of the load balancer's health check of the picker, from the rendered objects: the HealthCheckPolicy
+    on the picker's Service names a port; the picker is started on it (--grpc-health-port), probed on it, and its
+    NetworkPolicy admits Google's health-check ranges and the proxy-only subnet on it."""
+    policy = _one(stack, "HealthCheckPolicy", PICKER_NAME)["spec"]
+    assert policy["targetRef"] == {"group": "", "kind": "Service", "name": PICKER_NAME}
+    assert _one(stack, "Service", PICKER_NAME)["spec"]["selector"] == PICKER_LABELS  # the target exists
+    check = policy["default"]["config"]
+    assert check["type"] == "GRPC" and check["grpcHealthCheck"]["portSpecification"] == "USE_FIXED_PORT"
+    port = check["grpcHealthCheck"]["port"]
+    (container,) = _one(stack, "Deployment", PICKER_NAME)["spec"]["template"]["spec"]["containers"]
+    assert f"--grpc-health-port={port}" in container["args"]
+    assert {"name": "grpc-health", "containerPort": port} in container["ports"]
+    assert container["readinessProbe"]["grpc"]["port"] == container["livenessProbe"]["grpc"]["port"] == port
+    network_policy = next(
+        r.inputs
+        for r in stack.sorted_resources()
+        if r.type.endswith(":NetworkPolicy") and r.inputs["metadata"]["name"] == PICKER_NAME
+    )
+    assert {*HEALTH_CHECK_RANGES, ProxyOnlySubnetSpec().range} <= _ingress_cidrs(network_policy, port)
+    assert not set(HEALTH_CHECK_RANGES) & _ingress_cidrs(network_policy, EXT_PROC_PORT)  # ext-proc answers none
+
+
+def test_the_picker_runs_without_pprof_or_a_cpu_limit_and_says_why(stack):
+    template = _one(stack, "Deployment", PICKER_NAME)["spec"]["template"]
+    (container,) = template["spec"]["containers"]
+    assert "--enable-pprof=false" in container["args"]  # on by default, served on the metrics port
+    assert "cpu" not in container["resources"]["limits"] and container["resources"]["limits"]["memory"]
+    assert "chart" in template["metadata"]["annotations"]["tpu-stacks.dev/no-cpu-limit-reason"]
+
+
+def test_objectives_turn_on_flow_control_and_its_charts_and_none_turn_it_off():
+    """Priorities >= 0 order nothing unless the picker's flowControl gate is on (ledger epp.legacy-admission-
+    sheddable): with objectives the EndpointPickerConfig names the gate, and the dashboard draws its queue."""
+    with_objectives = plan(gateway={**ON, "objectives": [{"name": "interactive", "priority": 10}]})
+    assert with_objectives.gateway.picker_config()["featureGates"] == ["flowControl"]
+    assert "featureGates" not in plan(gateway=ON).gateway.picker_config()
+
+    def section(decided):
+        sections = vllm_sections(vllm_target(decided, "vllm-hpa", "vllm-tpu", "vllm-tpu"))
+        return [w.title for w in sections[-1].widgets]
+
+    titles = section(with_objectives)
+    assert any("Flow Control" in title for title in titles)
+    assert not any("Flow Control" in title for title in section(plan(gateway=ON)))
+
+
+def test_the_flow_control_charts_read_what_the_pinned_picker_exports():
+    decided = plan(gateway={**ON, "objectives": [{"name": "batch", "priority": -1}]})
+    (section,) = [s for s in vllm_sections(vllm_target(decided, "h", "d", "c")) if s.title == "Inference Gateway"]
+    queries = [ds.time_series_query.prometheus_query for w in section.widgets for ds in w.xy_chart.data_sets]
+    names = {name for query in queries for name in promql_metrics(query)}
+    assert {
+        "inference_extension_flow_control_queue_size",
+        "inference_extension_flow_control_request_queue_duration_seconds_bucket",
+    } <= names
+    assert all(publisher(name, [EPP]) is not None for name in names), names
+
+
+# -- a public gateway: regional Cloud Armor from sourceRanges ---------------------------------------------------
+
+
+def _public(tmp_path, ranges):
+    return _stack_with(tmp_path, exposure="public", sourceRanges=ranges)
+
+
+def test_a_public_gateway_attaches_a_regional_armor_policy_of_its_ranges_to_the_pool(tmp_path):
+    ranges = [f"198.51.{i}.0/24" for i in range(12)]
+    capture_ = _public(tmp_path, ranges)
+    gateway = _one(capture_, "Gateway")
+    assert gateway["spec"]["gatewayClassName"] == "gke-l7-regional-external-managed"
+    (armor,) = capture_.of_type("gcp:compute/regionSecurityPolicy:RegionSecurityPolicy")
+    assert armor.inputs["type"] == "CLOUD_ARMOR" and armor.inputs["region"] == "us-central1"
+    rules = armor.inputs["rules"]
+    allowed = [r for rule in rules if rule["action"] == "allow" for r in rule["match"]["config"]["srcIpRanges"]]
+    assert allowed == ranges and all(len(rule["match"]["config"]["srcIpRanges"]) <= 10 for rule in rules)
+    assert {rule["match"]["versionedExpr"] for rule in rules} == {"SRC_IPS_V1"}
+    (default,) = [rule for rule in rules if rule["priority"] == 2147483647]
+    assert default["action"].startswith("deny") and default["match"]["config"]["srcIpRanges"] == ["*"]
+    backend = _one(capture_, "GCPBackendPolicy")["spec"]
+    assert backend["targetRef"]["name"] == POOL_NAME
+    assert backend["default"]["securityPolicy"] == armor.inputs["name"]
+
+
+# -- the proxy-only subnet: adopted first, kept on destroy, a found one named ------------------------------------
+
+
+def test_the_created_proxy_only_subnet_is_kept_on_destroy_and_looked_for_first(stack):
+    (subnet,) = stack.of_type("gcp:compute/subnetwork:Subnetwork")
+    assert subnet.options.retain_on_delete  # other regional load balancers may use it by then
+
+
+def _with_found_subnet(subnetworks, cluster=None):
+    mocks = RecordingMocks()
+    mocks.subnetworks = subnetworks
+    pulumi.runtime.set_mocks(mocks, preview=False)
+    args = {
+        "cluster": cluster or CLUSTER_ARGS,
+        "model": "meta-llama/Llama-3.1-70B",
+        "gateway": {"enabled": True},
+        **KEY,
+    }
+
+    @pulumi.runtime.test
+    def run():
+        return VllmStack("vllm", {**args, "hf_token": pulumi.Output.secret("hf_x")}).kubeconfig
+
+    try:
+        run()
+    except pulumi.RunError as error:
+        return mocks, str(error)
+    return mocks, None
+
+
+DEFAULT_NETWORK_URL = "https://www.googleapis.com/compute/v1/projects/proj/global/networks/default"
+
+
+def test_an_active_proxy_only_subnet_the_stack_did_not_adopt_stops_up_in_one_line_naming_it():
+    found = {"name": "shared-proxy", "ipCidrRange": "10.129.0.0/23", "network": DEFAULT_NETWORK_URL}
+    mocks, error = _with_found_subnet([{**found, "networkName": "default"}])
+    assert error is not None and "\n" not in error
+    assert error.startswith("cluster.gatewayApi.proxyOnlySubnet.existing ")
+    assert "shared-proxy" in error and "10.129.0.0/23" in error
+    assert mocks.of_type("gcp:compute/subnetwork:Subnetwork") == []  # nothing created
+    (call,) = mocks.calls_of("gcp:compute/getSubnetworks:getSubnetworks")
+    assert call["filter"] == '(purpose = "REGIONAL_MANAGED_PROXY") (role = "ACTIVE")'
+    assert (call["project"], call["region"]) == ("proj", "us-central1")
+
+
+def test_the_stacks_own_subnet_and_another_networks_do_not_stop_up():
+    own = {"name": "tpu-cluster-proxy-only", "ipCidrRange": "192.168.64.0/23", "networkName": "default"}
+    other_network = {"name": "elsewhere", "ipCidrRange": "10.9.0.0/23", "networkName": "other-vpc"}
+    mocks, error = _with_found_subnet([own, other_network])
+    assert error is None, error
+    assert len(mocks.of_type("gcp:compute/subnetwork:Subnetwork")) == 1
+
+
+def test_the_universes_health_check_ranges_are_the_ones_the_policies_admit():
+    """S3NS's regional load balancers health-check from their own range (gcp/universe.py cites its firewall-rules
+    page); the gateway there admits that range, not Google Cloud's, on the servers' port and the picker's."""
+    s3ns = ClusterSpec(
+        project="s3ns:proj", location="u-france-east1-a", universe="s3ns", min_version=INFERENCE_GATEWAY_CRDS_FLOOR
+    )
+    decided = plan_vllm(
+        VllmSpec(model="Qwen/Qwen2.5-1.5B-Instruct", gateway=ON, api_key=True),
+        s3ns,
+        hf_token_given=True,
+        api_key_given=True,
+    )
+    assert decided.gateway.health_check_ranges == universe("s3ns").health_check_ranges == ("177.222.80.0/23",)
+    server, picker = network(decided, {"app": "vllm-tpu"})
+    for group, port in ((server, 8000), (picker, HEALTH_PORT)):
+        assert "177.222.80.0/23" in _peers(group, "ingress", port)
+        assert not set(HEALTH_CHECK_RANGES) & _peers(group, "ingress", port)
+
+
+# -- who reaches an internal gateway: the VPC, so vLLM's API key ------------------------------------------------
+
+
+def test_the_shipped_internal_gateway_requires_vllms_key_and_the_checks_need_none(stack):
+    """The internal class answers the VPC and no source documents Cloud Armor on it: the shipped stack turns vLLM's
+    API key on. The key guards only the paths the ledger records (vllm.api-key.guarded-prefixes): the load balancer's
+    health check and the picker's scrape stay open, the completion the smoke test sends does not."""
+    guarded = ast.literal_eval(fact("vllm.api-key.guarded-prefixes").literal.split("=", 1)[1].strip())
+    (server,) = _one(stack, "Deployment", "vllm-tpu")["spec"]["template"]["spec"]["containers"]
+    key = next(e for e in server["env"] if e["name"] == "VLLM_API_KEY")
+    assert key["valueFrom"]["secretKeyRef"]["key"] == "api_key"
+    health = _one(stack, "HealthCheckPolicy", POOL_NAME)["spec"]["default"]["config"]["httpHealthCheck"]
+    config = plan(gateway=ON).gateway.picker_config()
+    (source,) = [p for p in config["plugins"] if p["type"] == "metrics-data-source"]
+    for open_path in (health["requestPath"], source["parameters"]["path"]):
+        assert not open_path.startswith(guarded), open_path
+    assert "/v1/completions".startswith(guarded)  # hence the smoke test sends the key (tests/test_smoke.py)
+
+
+def test_an_internal_gateway_without_the_key_is_refused_in_one_line():
+    error = refusal(gateway=ON, api_key=False)
+    assert error.key == "vllm.apiKey" and "whole VPC" in str(error)
+
+
+def test_the_route_sends_the_pool_only_what_the_key_guards(stack):
+    """vLLM answers completions at /invocations without the key (ledger: vllm.api-key.invocations-unguarded): the
+    gateway must not route it, so every path it routes starts with a prefix the key guards."""
+    guarded = ast.literal_eval(fact("vllm.api-key.guarded-prefixes").literal.split("=", 1)[1].strip())
+    (rule,) = _one(stack, "HTTPRoute", ROUTE_NAME)["spec"]["rules"]
+    prefixes = [match["path"]["value"] for match in rule["matches"]]
+    assert prefixes and all(prefix.startswith(guarded) for prefix in prefixes), prefixes
+    assert not any("/invocations".startswith(prefix) for prefix in prefixes)
+
+
+def test_on_an_existing_cluster_the_subnet_is_looked_for_in_that_clusters_network():
+    existing = {"project": "proj", "location": "us-central1-b", "existing": {"name": "c", "location": "us-central1-b"}}
+    found = {"name": "shared-proxy", "ipCidrRange": "10.129.0.0/23", "networkName": "default"}
+    _, error = _with_found_subnet([found], cluster=existing)  # the mocks' getCluster answers network `default`
+    assert error is not None and "shared-proxy" in error
+    _, error = _with_found_subnet([{**found, "networkName": "other-vpc"}], cluster=existing)
+    assert error is None, error

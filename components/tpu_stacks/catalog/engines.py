@@ -569,6 +569,9 @@ EPP = EngineVersion(
             "inference_pool_average_running_requests",
             "inference_pool_ready_pods",
             "inference_objective_running_requests",
+            # Flow Control (only with the flowControl gate: ledger: epp.metric.flow-control-queue-size,
+            # epp.metric.flow-control-queue-duration).
+            "inference_extension_flow_control_queue_size",
         ),
         *_counters(
             "inference_objective_request_total",
@@ -578,6 +581,7 @@ EPP = EngineVersion(
         *_histograms(
             "inference_objective_request_duration_seconds",
             "inference_extension_scheduler_e2e_duration_seconds",
+            "inference_extension_flow_control_request_queue_duration_seconds",
         ),
     ),
     metrics_source=f"{EPP_REPOSITORY}/blob/v1.5.0/pkg/epp/metrics/metrics.go",

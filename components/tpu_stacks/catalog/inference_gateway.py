@@ -27,7 +27,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.engines import EPP, EPP_REPOSITORY, EngineName, EngineVersion, image_repository
-from tpu_stacks.catalog.upstream import number, text
+from tpu_stacks.catalog.upstream import fact, number, text
 
 INFERENCE_EXTENSION_VERSION = EPP.version
 """The Gateway API Inference Extension release: CRDs vendored for the plan, and the picker image's tag."""
@@ -156,12 +156,22 @@ EXT_PROC_PORT = number("epp.port.ext-proc")
 """The picker's ext-proc gRPC port (`--grpc-port` default; the chart's `extProcPort`), which the pool's
 endpointPickerRef names and the load balancer's Service Extension calls."""
 HEALTH_PORT = number("epp.port.grpc-health")
-"""gRPC health (`--grpc-health-port`), service `inference-extension` for one replica (epplib _deployment.yaml)."""
+"""The picker's gRPC health server (`--grpc-health-port`): plaintext, always on, SERVING once the pool synced
+(ledger: epp.health-server-plaintext, epp.health-any-service-name). The kubelet probes it, and so does the load
+balancer's health check of the picker's backend (the HealthCheckPolicy vllm/gateway.py pins on its Service). The
+ext-proc port answers no health check unless `--health-checking` (epp.ext-proc-health-needs-flag)."""
 METRICS_PORT = EPP.scrape_port()
 OBJECTIVE_HEADER = text("epp.header.objective")
 """The request header that names an InferenceObjective (pkg/epp/metadata/consts.go `ObjectiveKey` @ v1.5.0)."""
 FAILURE_MODE = text("epp.chart.failure-mode")
-"""The chart's default: when the picker is down the gateway still routes (to any pool endpoint)."""
+"""The chart's default: when the picker is down the gateway still routes (to any pool endpoint). Which is why its
+health check must reach it (HEALTH_PORT): a picker the load balancer sees as unhealthy is routed around silently."""
+FLOW_CONTROL_GATE = str(fact("epp.flow-control-gate").value)
+"""The EndpointPickerConfig feature gate that makes InferenceObjective priorities order requests (ledger:
+epp.flow-control-admission, epp.legacy-admission-sheddable: without it only priority < 0 means anything)."""
+SCHEDULED_METRIC = f"{text('epp.metric.subsystem.extension')}_{text('epp.metric.scheduler-attempts')}"
+"""The picker's counter of picks; `status` is `success` for one that chose an endpoint (the smoke test reads it)."""
+SCHEDULED_STATUS = str(fact("epp.metric.scheduler-status-success").value)
 
 PICKER_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("", ("pods",)),
@@ -176,22 +186,44 @@ PICKER_VERBS = ("get", "watch", "list")
 
 INTERNAL_CLASS = "gke-l7-rilb"
 EXTERNAL_CLASS = "gke-l7-regional-external-managed"
-CLASSES = {"internal": INTERNAL_CLASS}
+CLASSES = {"internal": INTERNAL_CLASS, "public": EXTERNAL_CLASS}
 """The Inference Gateway class by exposure. The documented classes are `gke-l7-rilb` and
 `gke-l7-regional-external-managed`, both regional Application Load Balancers that need a proxy-only subnet
 (https://cloud.google.com/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway;
-https://cloud.google.com/kubernetes-engine/docs/concepts/gateway-api#gatewayclass). Only the internal one is
-offered. A public gateway must admit only `sourceRanges`; on an L7 load balancer that takes a Cloud Armor policy
-attached by GCPBackendPolicy `securityPolicy`, and nothing says GKE supports that on the regional external class:
-its GatewayClass capabilities page ([D-GKE-GATEWAYCLASS], "Additional services") is where a user found "Cloud
-Armour policies are not supported for regional external gateways"
-(https://discuss.google.dev/t/gateway-gcpbackendpolicy/148363), and no GKE page names a version from which they
-are. So vllm/gateway_plan.py refuses `exposure: public` with the gateway rather than build one whose ranges
-nothing enforces."""
-HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
-"""Google Cloud's health-check probe ranges (https://cloud.google.com/load-balancing/docs/health-check-concepts
-#ip-ranges). Regional Envoy-based load balancers may also probe from the proxy-only subnet (distributed Envoy
-health checks), which the proxies' own flow already admits."""
+https://cloud.google.com/kubernetes-engine/docs/concepts/gateway-api#gatewayclass).
+
+A public gateway must admit only `sourceRanges`. An L7 load balancer's proxies, not the client, connect to the pods,
+so no NetworkPolicy can name the clients: the ranges are enforced by a regional Cloud Armor policy attached to the
+pool's backend by GCPBackendPolicy `securityPolicy` (vllm/gateway.py). Why that works on the regional external class:
+- Cloud Armor covers it: "Cloud Armor security policies are available for the following load balancer and endpoint
+  types: All external Application Load Balancers, including classic Application Load Balancers; Regional internal
+  Application Load Balancer; ..." (https://cloud.google.com/armor/docs/security-policy-overview, read 2026-11-29).
+- GKE's Gateway controller wires it: GoogleCloudPlatform/k8s-cloud-provider pull 172 (opened 2024-02-20, approved
+  2024-02-21, merged), "Add method SetSecurityPolicy to RegionBackendServices so that GCESync can support regional
+  Cloud Armor on regional Gateways" (https://github.com/GoogleCloudPlatform/k8s-cloud-provider/pull/172).
+- The field: GCPBackendPolicy `securityPolicy`, a policy name resolved in the load balancer's scope (ledger:
+  gke-gateway-api.backend-security-policy), so the policy is a regional one in the Gateway's region; production code
+  does exactly this on `gke-l7-regional-external-managed` (hyperledger-labs/splice cluster/pulumi/infra/src/
+  gcpLoadBalancer.ts and cloudArmor.ts @ 7cd6a12: a `gcp.compute.RegionSecurityPolicy`, after a global one failed
+  with "The given security policy does not exist").
+The one contrary source, a 2024 forum post quoting an older capabilities table
+(https://discuss.google.dev/t/gateway-gcpbackendpolicy/148363), predates that controller change. What no offline
+test settles is recorded as ledger: gke.regional-cloud-armor-regional-external-gateway, with the cluster check
+that settles it (docs/verify-on-a-cluster.md).
+
+The internal class is not given the same treatment: GKE's wiring of `securityPolicy` on `gke-l7-rilb` is found in no
+source read here, so an internal gateway keeps to the VPC and relies on vLLM's API key (`vllm.apiKey`) rather than on
+`sourceRanges` (vllm/gateway_plan.py refuses sourceRanges there)."""
+ARMOR_RANGES_PER_RULE = 10
+"""A Cloud Armor rule's `SRC_IPS_V1` match takes at most 10 ranges: "CIDR IP address range. Maximum number of
+srcIpRanges allowed is 10." (pulumi-gcp 10.2.0 RegionSecurityPolicyRuleMatchConfigArgs.src_ip_ranges; magic-modules
+mmv1/products/compute/RegionSecurityPolicy.yaml `max_size: 10`). More ranges are chunked into more rules."""
+ARMOR_DEFAULT_RULE_PRIORITY = 2147483647
+"""The default rule's priority, the lowest: "There must always be a default rule (rule with priority 2147483647 and
+match "*")" (magic-modules RegionSecurityPolicy.yaml `rules`)."""
+ARMOR_DENY = "deny(403)"
+"""What every source outside `sourceRanges` gets: "deny(STATUS): deny access to target, returns the HTTP response code
+specified. Valid values for STATUS are 403, 404, and 502." (RegionSecurityPolicyRuleArgs.action)."""
 BACKEND_TIMEOUT_SECONDS = number("epp.chart.backend-timeout")
 """GCPBackendPolicy timeoutSec: the chart's `provider: gke` default (inferencepool templates/gke.yaml @ v1.5.0); a
 completion of thousands of tokens outlasts the load balancer's 30 s default."""

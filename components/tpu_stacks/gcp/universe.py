@@ -77,6 +77,10 @@ class Universe(BaseModel):
     """Project ids are written `PREFIX:PROJECT` in this universe's console and APIs (`s3ns`)."""
     regions: tuple[str, ...] = ()
     """Every region of the universe, when its documentation enumerates them (empty: not checked here)."""
+    health_check_ranges: tuple[str, ...] = ()  # ledger: gke.regional-alb-health-check-ranges
+    """Where the regional Application Load Balancers' health-check probes come from (IPv4): a NetworkPolicy admits
+    them where a check lands (the Inference Gateway's servers and picker, vllm/gateway_network.py)."""
+    health_check_source: Source | None = None
     zones: tuple[str, ...] = ()
     limits: tuple[Limit, ...] = ()
     notes: tuple[Note, ...] = ()
@@ -232,6 +236,29 @@ IAM_DIFFERENCES = Source(
     url="https://documentation.s3ns.fr/iam/docs/tpc-differences",
     checked=READ,
 )
+LB_FIREWALL_RULES = Source(
+    title="Load balancing firewall rules (Google Cloud): regional external and internal Application Load Balancers",
+    url="https://cloud.google.com/load-balancing/docs/firewall-rules",
+    checked="2026-11-29",
+)
+"""Health check ranges '35.191.0.0/16 130.211.0.0/22', and the proxy-only subnet, for the regional Application
+Load Balancers (the zh-CN copy's rows: '区域级外部应用负载均衡器 | 健康检查范围: 35.191.0.0/16 130.211.0.0/22 -
+代理专用子网'; the same for the regional internal one)."""
+S3NS_LB_FIREWALL_RULES = Source(
+    title="Load balancing firewall rules (Cloud de Confiance)",
+    url="https://documentation.s3ns.fr/load-balancing/docs/firewall-rules",
+    checked="2026-11-29",
+)
+"""'Regional external Application Load Balancer: Health check ranges: For IPv4 traffic to the backends:
+177.222.80.0/23 ... Proxy-only subnet'; the ?hl=ja copy gives the same range for the regional internal Application
+Load Balancer."""
+S3NS_INFERENCE_GATEWAY = Source(
+    title="Deploy GKE Inference Gateway (Cloud de Confiance edition; also its fr, es-419, pt and it copies)",
+    url="https://documentation.s3ns.fr/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway?hl=pt",
+    checked="2026-11-29",
+)
+"""S3NS publishes the GKE Inference Gateway guide (and 'About GKE Inference Gateway',
+kubernetes-engine/docs/concepts/about-gke-inference-gateway) in its own documentation."""
 SAXML_S3NS_TUTORIAL = Source(
     title="Saxml on multi-host TPU slices, Cloud de Confiance edition (Portuguese)",
     url="https://documentation.s3ns.fr/kubernetes-engine/docs/tutorials/tpu-multihost-saxml?hl=pt-br",
@@ -250,7 +277,13 @@ KINDS = (GKE_MODE, MACHINE_SERIES, DISK_TYPE, BUCKET_LOCATION)
 S3NS_REGION = "u-france-east1"
 
 UNIVERSES: tuple[Universe, ...] = (
-    Universe(name="google", title="Google Cloud", api_domain="googleapis.com"),
+    Universe(
+        name="google",
+        title="Google Cloud",
+        api_domain="googleapis.com",
+        health_check_ranges=("35.191.0.0/16", "130.211.0.0/22"),
+        health_check_source=LB_FIREWALL_RULES,
+    ),
     Universe(
         name="s3ns",
         title="Cloud de Confiance by S3NS",
@@ -259,6 +292,8 @@ UNIVERSES: tuple[Universe, ...] = (
         project_prefix="s3ns",
         regions=(S3NS_REGION,),
         zones=(f"{S3NS_REGION}-a", f"{S3NS_REGION}-b", f"{S3NS_REGION}-c"),
+        health_check_ranges=("177.222.80.0/23",),
+        health_check_source=S3NS_LB_FIREWALL_RULES,
         limits=(
             Limit(
                 kind=GKE_MODE,
@@ -293,6 +328,11 @@ UNIVERSES: tuple[Universe, ...] = (
             Note(says="older Compute Engine VM types are unavailable; some services not yet", source=KEY_DIFFERENCES),
             Note(says="preview releases of features are generally not available", source=KEY_DIFFERENCES),
             Note(says="cross-region load balancing is unavailable (one region)", source=REGIONS),
+            Note(
+                says="regional load balancers health-check from 177.222.80.0/23, not Google Cloud's ranges",
+                source=S3NS_LB_FIREWALL_RULES,
+            ),
+            Note(says="GKE Inference Gateway is documented", source=S3NS_INFERENCE_GATEWAY),
             Note(
                 says="only Workforce and Workload Identity Federation identities can be principal identifiers; "
                 "Policy Intelligence, principal access boundary policies and Privileged Access Manager are unavailable",

@@ -134,12 +134,15 @@ def smoke_test_clients(namespace: str, ports: Sequence[int]) -> tuple[Flow, ...]
     return ingress(Pods(namespace, dict(SMOKE_TEST_LABELS)), ports, "the smoke-test Job checks the server")
 
 
-def smoke_test_group(namespace: str, server_labels: dict[str, str], ports: Sequence[int]) -> Group:
-    """The contract of a smoke-test pod that calls a server's API (and its metrics port, when it has one)."""
+def smoke_test_group(
+    namespace: str, server_labels: dict[str, str], ports: Sequence[int], more: Sequence[Flow] = ()
+) -> Group:
+    """The contract of a smoke-test pod that calls a server's API (and its metrics port, when it has one); `more`:
+    what else the workload's smoke test calls (behind a gateway: the gateway's address and its picker)."""
     server = Pods(namespace, dict(server_labels))
     return Group(
         "smoke-test",
         namespace,
         dict(SMOKE_TEST_LABELS),
-        unique((*dns(), *egress(server, ports, "one request and the metrics, through the Service"))),
+        unique((*dns(), *egress(server, ports, "one request and the metrics, through the Service"), *more)),
     )

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from tpu_stacks.annotations import API_TOKEN_REASON
 from tpu_stacks.awaits import job_budget
 from tpu_stacks.catalog.image_users import PYTHON
 from tpu_stacks.k8s.security import harden
@@ -60,6 +61,10 @@ RESOURCES = k8s.core.v1.ResourceRequirementsArgs(
 )
 REPLACE_UNREADY = {"pulumi.com/replaceUnready": "true"}
 API_KEY_ENV = "SMOKE_API_KEY"
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+GATEWAY_READER = "smoke-test-gateway-reader"
+"""The ServiceAccount (and its Role) of a smoke test that goes through a Gateway: `get` on that one Gateway."""
+GATEWAY_TOKEN_REASON = "the smoke test reads its Gateway's address (status.addresses) from the Kubernetes API"
 
 
 def _env(test: SmokeTest) -> list[k8s.core.v1.EnvVarArgs]:
@@ -77,6 +82,34 @@ def _env(test: SmokeTest) -> list[k8s.core.v1.EnvVarArgs]:
     return env
 
 
+def _gateway_reader(resource: str, test: SmokeTest, opts: pulumi.ResourceOptions) -> tuple[str, list[pulumi.Resource]]:
+    """A ServiceAccount that may `get` the one Gateway the test goes through (its address is in its status)."""
+    assert test.gateway is not None
+    namespace, gateway = test.gateway
+    labels = dict(POD_LABELS)
+    meta = k8s.meta.v1.ObjectMetaArgs(name=GATEWAY_READER, namespace=test.namespace, labels=labels)
+    account = k8s.core.v1.ServiceAccount(f"{resource}-gateway-reader", metadata=meta, opts=opts)
+    where = k8s.meta.v1.ObjectMetaArgs(name=GATEWAY_READER, namespace=namespace, labels=labels)  # the Gateway's
+    role = k8s.rbac.v1.Role(
+        f"{resource}-gateway-reader-role",
+        metadata=where,
+        rules=[
+            k8s.rbac.v1.PolicyRuleArgs(
+                api_groups=[GATEWAY_GROUP], resources=["gateways"], resource_names=[gateway], verbs=["get"]
+            )
+        ],
+        opts=opts,
+    )
+    binding = k8s.rbac.v1.RoleBinding(
+        f"{resource}-gateway-reader-binding",
+        metadata=where,
+        subjects=[k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=GATEWAY_READER, namespace=test.namespace)],
+        role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=GATEWAY_READER),
+        opts=opts,
+    )
+    return GATEWAY_READER, [account, role, binding]
+
+
 def smoke_test_job(
     resource: str,
     test: SmokeTest,
@@ -84,7 +117,12 @@ def smoke_test_job(
     parent: pulumi.Resource,
     depends_on: Sequence[pulumi.Resource],
 ) -> k8s.batch.v1.Job:
-    """The script's ConfigMap and the Job, after `depends_on` (the server and its Service, which `up` awaits)."""
+    """The script's ConfigMap and the Job, after `depends_on` (the server and its Service, which `up` awaits; the
+    Gateway and its route too when the request goes through one)."""
+    account: str | None = None
+    reader: list[pulumi.Resource] = []
+    if test.gateway is not None:
+        account, reader = _gateway_reader(resource, test, pulumi.ResourceOptions(parent=parent, provider=provider))
     script = k8s.core.v1.ConfigMap(
         f"{resource}-script",
         metadata=k8s.meta.v1.ObjectMetaArgs(name=CONFIG_MAP, namespace=test.namespace, labels=dict(POD_LABELS)),
@@ -110,11 +148,14 @@ def smoke_test_job(
             pod_failure_policy=POD_FAILURE_POLICY,
             active_deadline_seconds=test.active_deadline_seconds,
             template=k8s.core.v1.PodTemplateSpecArgs(
-                metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(POD_LABELS)),
-                # Hardened (k8s.security); no Kubernetes API token: it calls the Service only.
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    labels=dict(POD_LABELS), annotations={API_TOKEN_REASON: GATEWAY_TOKEN_REASON} if account else None
+                ),
+                # Hardened (k8s.security); no Kubernetes API token unless it reads its Gateway's address.
                 spec=harden(
                     k8s.core.v1.PodSpecArgs(
                         restart_policy="Never",  # required by a podFailurePolicy
+                        service_account_name=account,
                         containers=[container],
                         volumes=[
                             k8s.core.v1.VolumeArgs(
@@ -124,13 +165,14 @@ def smoke_test_job(
                         ],
                     ),
                     PYTHON,
+                    api_token=account is not None,
                 ),
             ),
         ),
         opts=pulumi.ResourceOptions(
             parent=parent,
             provider=provider,
-            depends_on=[*depends_on, script],
+            depends_on=[*depends_on, script, *reader],
             # `up` waits for Complete until just after the Job's own deadline (awaits.job_budget).
             custom_timeouts=job_budget(test.active_deadline_seconds).custom_timeouts(),
         ),

@@ -7,6 +7,10 @@ pinned Python image will do:
    JetStream: the HTTP gateway's `/generate`; Saxml: sax-http's `/generate`) and check the answer
    has the engine's shape; connection errors, timeouts and 5xx answers are retried until the
    deadline (a Service may briefly have no ready endpoint), any other answer is final;
+   behind GKE Inference Gateway the request goes through the Gateway's address instead (read from the
+   Gateway's `status.addresses` through the Kubernetes API, retried until GKE assigns it), and the
+   endpoint picker's count of successful picks must have risen across it: with `failureMode: FailOpen`
+   a load balancer that cannot reach the picker still answers, routed around it;
 2. fetch the metrics endpoint (when the engine exports one) and check every metric name the HPA
    and the dashboard read is exposed.
 
@@ -27,7 +31,11 @@ only a disrupted pod is replaced.
 
 Environment: SMOKE_ENGINE (vllm, jetstream or saxml), SMOKE_URL, SMOKE_BODY (JSON), SMOKE_API_KEY
 (optional, sent as `Authorization: Bearer`), SMOKE_METRICS_URL (optional), SMOKE_METRICS (JSON list
-of names), SMOKE_DEADLINE_SECONDS (the window in which failed requests are retried),
+of names), SMOKE_GATEWAY (optional `namespace/name`: SMOKE_URL's `{gateway}` becomes its address),
+SMOKE_PICKER_METRICS_URL and SMOKE_PICKER_COUNTER (optional, JSON `{"name": ..., "labels": {...}}`: the
+picker's counter that must rise across the request), SMOKE_KUBERNETES_API and SMOKE_SERVICE_ACCOUNT_DIR
+(where the API and the pod's token are; in a pod, its own), SMOKE_DEADLINE_SECONDS (the window in which
+failed requests are retried),
 SMOKE_TIMEOUT_SECONDS (one request; urllib's timeout bounds each socket operation, not a whole answer),
 SMOKE_LIMIT_SECONDS (optional: the whole run, enforced by a watchdog so that a slow name lookup or an
 answer trickling in cannot outlast the Job's `activeDeadlineSeconds`), SMOKE_PAUSE_SECONDS, TERMINATION_LOG.
@@ -39,6 +47,7 @@ import http.client
 import json
 import os
 import re
+import ssl
 import sys
 import threading
 import time
@@ -54,6 +63,9 @@ SUFFIXES = ("_bucket", "_sum", "_count", "_total", "_created")
 """Sample-name suffixes of a metric family in the Prometheus text format (histograms, counters)."""
 EXIT_FAILED = 1
 EXIT_CANNOT_RUN = 2
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+"""Where the kubelet mounts a pod's API token and the cluster's CA (files `token`, `ca.crt`)."""
+GATEWAY_API_PATH = "/apis/gateway.networking.k8s.io/v1/namespaces/{namespace}/gateways/{name}"
 
 
 class Failed(Exception):
@@ -88,13 +100,15 @@ def _excerpt(text: str) -> str:
     return flat if len(flat) <= EXCERPT else flat[: EXCERPT - 3] + "..."
 
 
-def fetch(url: str, body: bytes | None, headers: Mapping[str, str], timeout: float) -> str:
+def fetch(
+    url: str, body: bytes | None, headers: Mapping[str, str], timeout: float, context: ssl.SSLContext | None = None
+) -> str:
     """The answer's text; Failed for a non-2xx status (retried on 5xx), a timeout or no connection."""
     method = "POST" if body is not None else "GET"
     request = urllib.request.Request(url, data=body, headers=dict(headers), method=method)
     PROGRESS.doing = f"{method} {url}"
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
             return response.read().decode("utf-8", "replace")
     except urllib.error.HTTPError as error:
         text = error.read().decode("utf-8", "replace")
@@ -175,6 +189,50 @@ def missing(wanted: list[str], text: str) -> list[str]:
     return [name for name in wanted if not offered(name)]
 
 
+def counted(text: str, name: str, labels: Mapping[str, str]) -> float:
+    """The sum of a counter's samples whose labels include `labels` (0 when it has none yet)."""
+    total = 0.0
+    for line in text.splitlines():
+        match = re.match(r"([A-Za-z_:][A-Za-z0-9_:]*)(\{(.*)\})?\s+(\S+)", line)
+        if not match or match.group(1) != name:
+            continue
+        found = dict(re.findall(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"', match.group(3) or ""))
+        if all(found.get(key) == value for key, value in labels.items()):
+            try:
+                total += float(match.group(4))
+            except ValueError:
+                continue
+    return total
+
+
+def gateway_address(env: Mapping[str, str], gateway: str, timeout: float) -> str:
+    """The address GKE gave the Gateway `namespace/name` (its `status.addresses[0].value`), read with the pod's
+    own token; Failed (retried) until there is one, as GKE's Inference Gateway guide reads it."""
+    namespace, _, name = gateway.partition("/")
+    folder = env.get("SMOKE_SERVICE_ACCOUNT_DIR", SERVICE_ACCOUNT_DIR)
+    api = env.get("SMOKE_KUBERNETES_API") or (
+        f"https://{env.get('KUBERNETES_SERVICE_HOST', 'kubernetes.default.svc')}:"
+        f"{env.get('KUBERNETES_SERVICE_PORT', '443')}"
+    )
+    try:
+        with open(os.path.join(folder, "token"), encoding="utf-8") as file:
+            token = file.read().strip()
+    except OSError as error:
+        raise CannotRun(f"no API token to read Gateway {gateway} ({error})") from None
+    authority = os.path.join(folder, "ca.crt")
+    context = ssl.create_default_context(cafile=authority) if api.startswith("https") else None
+    url = api + GATEWAY_API_PATH.format(namespace=namespace, name=name)
+    text = fetch(url, None, {"Authorization": f"Bearer {token}"}, timeout, context)
+    try:
+        addresses = (json.loads(text).get("status") or {}).get("addresses") or []
+    except (ValueError, AttributeError):
+        raise Failed(f"GET {url} answered 200 but not a Gateway: {_excerpt(text)}") from None
+    value = addresses[0].get("value") if addresses and isinstance(addresses[0], dict) else None
+    if not value:
+        raise Failed(f"Gateway {gateway} has no address yet (status.addresses is empty)", retry=True)
+    return f"[{value}]" if ":" in value else value
+
+
 def attempt(step: Callable[[], Any], deadline: float, pause: float, clock: Callable[[], float]) -> Any:
     """`step()`, retried while it fails with `retry` and the deadline allows another try."""
     tries = 0
@@ -207,22 +265,51 @@ def run(env: Mapping[str, str], clock: Callable[[], float] = time.monotonic) -> 
         raise CannotRun(f"SMOKE_METRICS {env['SMOKE_METRICS']!r} is not a JSON list of names") from None
     headers = {"Content-Type": "application/json"}
     if env.get("SMOKE_API_KEY"):
-        headers["Authorization"] = f"Bearer {env['SMOKE_API_KEY']}"
+        headers["Authorization"] = f"Bearer {env['SMOKE_API_KEY']}"  # ledger: vllm.api-key.bearer
     body = env.get("SMOKE_BODY", "{}").encode()
+    gateway = env.get("SMOKE_GATEWAY")
+    if gateway:
+        if "{gateway}" not in url or "/" not in gateway:
+            raise CannotRun(f"SMOKE_GATEWAY {gateway!r} needs a namespace/name and SMOKE_URL a {{gateway}} ({url!r})")
+        address = attempt(lambda: gateway_address(env, gateway, timeout), deadline, pause, clock)
+        url = url.replace("{gateway}", address)
+    picker_url, counter = env.get("SMOKE_PICKER_METRICS_URL"), env.get("SMOKE_PICKER_COUNTER")
+    picker: tuple[str, str, dict[str, str]] | None = None
+    if picker_url and counter:
+        try:
+            spec = json.loads(counter)
+            picker = (picker_url, str(spec["name"]), {str(k): str(v) for k, v in spec.get("labels", {}).items()})
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise CannotRun(f"SMOKE_PICKER_COUNTER {counter!r} is not a JSON {{name, labels}}") from None
 
+    def picks() -> float:
+        assert picker is not None
+        return counted(fetch(picker[0], None, {}, timeout), picker[1], picker[2])
+
+    before = attempt(picks, deadline, pause, clock) if picker else 0.0
     text = attempt(lambda: fetch(url, body, headers, timeout), deadline, pause, clock)
     problem = CHECKS[engine](_json(url, text))
     if problem:
         raise Failed(f"POST {url} answered 200 without a {engine} answer: {problem}: {_excerpt(text)}")
+    picked = ""
+    if picker:
+        after = attempt(picks, deadline, pause, clock)
+        shown = picker[1] + "{" + ",".join(f'{k}="{v}"' for k, v in picker[2].items()) + "}"
+        if not after > before:
+            raise Failed(
+                f"POST {url} answered, but the endpoint picker did not pick for it: {shown} at {picker[0]} stayed "
+                f"at {before:g} (the load balancer routed around the picker: check its health check and ext-proc)"
+            )
+        picked = f", picked by the endpoint picker ({shown} {before:g} -> {after:g})"
 
     metrics_url = env.get("SMOKE_METRICS_URL")
     if not metrics_url or not wanted:
-        return f"smoke test passed: {url} answered"
+        return f"smoke test passed: {url} answered{picked}"
     exposition = attempt(lambda: fetch(metrics_url, None, {}, timeout), deadline, pause, clock)
     absent = missing(wanted, exposition)
     if absent:
         raise Failed(f"GET {metrics_url} lacks {len(absent)} metric(s) the HPA or dashboard read: {', '.join(absent)}")
-    return f"smoke test passed: {url} answered and {metrics_url} exposes {len(wanted)} metric(s)"
+    return f"smoke test passed: {url} answered{picked} and {metrics_url} exposes {len(wanted)} metric(s)"
 
 
 def _seconds(env: Mapping[str, str], name: str, default: str) -> float:

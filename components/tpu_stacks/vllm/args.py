@@ -50,18 +50,20 @@ class InferenceObjectiveArgs(TypedDict):
     name: str
     """The InferenceObjective's name, which a request names in the `x-gateway-inference-objective` header."""
     priority: NotRequired[int]
-    """Higher is served first when the picker queues requests; requests naming no objective have 0. Default: 0."""
+    """Higher is served first: with objectives the picker runs its Flow Control layer (its `flowControl` gate, which
+    the stack turns on), queueing requests by priority when the pool is saturated. Negative is sheddable (refused
+    first under load); requests naming no objective have 0. Default: 0."""
 
 
 class InferenceGatewayArgs(TypedDict):
     enabled: NotRequired[bool]
     """Route through the gateway, which picks the replica by its queue, KV cache and prefix cache. Default: false."""
     class_name: NotRequired[str]
-    """The Gateway's class: gke-l7-rilb (exposure internal, the default and the only one offered). The other
-    documented class, gke-l7-regional-external-managed, is refused: GKE lists no Cloud Armor for it, so
-    sourceRanges could not be enforced (catalog.inference_gateway.CLASSES)."""
+    """The Gateway's class, which `exposure` decides: gke-l7-rilb for internal (the VPC reaches it: set apiKey),
+    gke-l7-regional-external-managed for public (sourceRanges enforced by a regional Cloud Armor policy)."""
     objectives: NotRequired[list[InferenceObjectiveArgs]]
-    """InferenceObjectives (name, priority) requests may name; needs the InferenceObjective CRD on the cluster."""
+    """InferenceObjectives (name, priority) requests name in the x-gateway-inference-objective header; the stack
+    declares their CRD and turns the picker's Flow Control on, without which priorities of 0 and up order nothing."""
 
 
 class VllmStackArgs(TypedDict):

@@ -15,6 +15,8 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.awaits import pod_budget
+from tpu_stacks.catalog.inference_gateway import METRICS_PORT as PICKER_METRICS_PORT
+from tpu_stacks.catalog.inference_gateway import SCHEDULED_METRIC, SCHEDULED_STATUS
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
@@ -33,7 +35,8 @@ from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_sec
 from tpu_stacks.vllm.args import VllmStackArgs
 from tpu_stacks.vllm.download_plan import writer_ksa
 from tpu_stacks.vllm.gateway import declare_gateway
-from tpu_stacks.vllm.gateway_plan import GATEWAY_NAME, LISTENER_PORT
+from tpu_stacks.vllm.gateway_network import smoke_test_flows
+from tpu_stacks.vllm.gateway_plan import GATEWAY_NAME, LISTENER_PORT, PICKER_NAME
 from tpu_stacks.vllm.monitoring import vllm_target
 from tpu_stacks.vllm.monitoring_multihost import multihost_target
 from tpu_stacks.vllm.multihost_plan import APP_NAME, SERVE_PORT
@@ -186,18 +189,23 @@ class VllmStack(pulumi.ComponentResource):
                 name, plan, pool, labels, bucket.name, secret_name, image, cluster, depends, identity
             )
         service = self._service(name, plan, selector, SERVE_PORT if plan.multi_host else PORT, ns_opts)
+        behind: list[pulumi.Resource] = []  # what the smoke test's request also goes through
         if plan.gateway is not None:  # GKE Inference Gateway in front of the replicas (vllm/gateway.py)
-            declare_gateway(name, plan.gateway, labels, PORT, ns_opts)
+            gateway = declare_gateway(
+                name, plan.gateway, labels, PORT, ns_opts, pulumi.ResourceOptions(parent=self), project, region
+            )
+            behind = [gateway.gateway, gateway.route, gateway.pool, gateway.picker]
         groups = network(plan, labels, smoke.ports if smoke else ())
-        if smoke is not None:  # the smoke-test pod's own contract: DNS and the server's ports
+        if smoke is not None:  # the smoke-test pod's own contract: DNS, the server's ports (and the gateway's)
             # (on a multi-host slice the Service's pod is the Ray head, vllm/rayservice.py)
             server = pod_labels(labels, "head") if plan.multi_host else labels
-            groups = (*groups, smoke_test_group(spec.namespace, server, smoke.ports))
+            more = smoke_test_flows(plan.gateway) if plan.gateway is not None else ()
+            groups = (*groups, smoke_test_group(spec.namespace, server, smoke.ports, more))
         declare_network_policies(name, spec.namespace, groups, ns_opts)
         if not plan.multi_host:
             self._monitoring(name, plan, labels, workload, cluster_spec, ns_opts, cluster.pool_ready)
         if smoke is not None:
-            smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*depends, workload, service])
+            smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*depends, workload, service, *behind])
         address = self._address(service, plan)
         self.service_address = address
         port = LISTENER_PORT if plan.gateway else PORT
@@ -400,8 +408,10 @@ class VllmStack(pulumi.ComponentResource):
     def _address(service: k8s.core.v1.Service, plan: VllmPlan) -> pulumi.Output[str]:
         spec = plan.spec
         if plan.gateway is not None:
-            # GKE writes the load balancer's address to the Gateway's status, which a CustomResource does not
-            # read back: the output says where to find it.
+            # GKE writes the load balancer's address to the Gateway's status (ledger: gke.gateway-status-address),
+            # which a CustomResource does not read back: the output says where to find it, and the smoke test reads
+            # it there. A reserved static address named in spec.addresses would make it a known output, but GKE's
+            # page on static addresses for gke-l7-rilb could not be read to confirm the form it takes.
             status = "{.status.addresses[0].value}"
             return pulumi.Output.from_input(
                 f"$(kubectl get gateway {GATEWAY_NAME} -n {spec.namespace} -o jsonpath='{status}')"
@@ -427,7 +437,9 @@ def served_model_name(plan: VllmPlan) -> str:
 
 
 def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:
-    """One short completion (the tutorial's prompt) through the Service, then /metrics on the same port."""
+    """One short completion (the tutorial's prompt) through the Service, then /metrics on the same port. Behind
+    GKE Inference Gateway the completion goes through the Gateway's address instead, and the picker's count of
+    successful picks must rise across it (k8s/smoke_check.py): `up` then proves the route, the pool and the picker."""
     base = f"http://{in_cluster_host(plan.spec)}:{PORT}"
     if plan.multi_host:
         # Through the same Service to Ray Serve LLM's OpenAI app, which serves /v1/completions
@@ -442,10 +454,20 @@ def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:
             server=server_fingerprint(plan.spec),
             ports=(SERVE_PORT,),
         )
+    gateway: dict[str, Any] = {}
+    if plan.gateway is not None:
+        namespace = plan.spec.namespace
+        counter = {"name": SCHEDULED_METRIC, "labels": {"status": SCHEDULED_STATUS}}
+        gateway = {
+            "url": f"http://{{gateway}}:{LISTENER_PORT}/v1/completions",  # the script reads the Gateway's address
+            "gateway": (namespace, GATEWAY_NAME),
+            "picker_metrics_url": f"http://{PICKER_NAME}.{namespace}.svc.cluster.local:{PICKER_METRICS_PORT}/metrics",
+            "picker_counter": json.dumps(counter, sort_keys=True),
+        }
     return SmokeTest(
         engine="vllm",
         namespace=plan.spec.namespace,
-        url=f"{base}/v1/completions",
+        url=gateway.pop("url", f"{base}/v1/completions"),
         body=json.dumps({"model": served_model_name(plan), **SAMPLE_PROMPT}, sort_keys=True),
         image=PYTHON_IMAGE,
         server=server_fingerprint(plan.spec),
@@ -453,6 +475,7 @@ def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:
         metrics_url=f"{base}/metrics",  # the API server serves /metrics on its own port (vllm/monitoring.py)
         metrics=read_metrics(monitoring),
         api_key=(SECRET_NAME, API_KEY_SECRET_KEY) if plan.spec.api_key else None,
+        **gateway,
     )
 
 

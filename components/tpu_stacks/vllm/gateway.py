@@ -6,8 +6,10 @@ the Role its controllers need, the EndpointPickerConfig in a ConfigMap, one repl
 the picker's memory), a Service for ext-proc and metrics; then the InferencePool selecting the servers, the
 InferenceObjectives, GKE's HealthCheckPolicy and GCPBackendPolicy on the pool, a Gateway of the chosen class and an
 HTTPRoute from it to the pool (https://cloud.google.com/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway).
-The gateway is internal only (a public one is refused in vllm/gateway_plan.py: catalog.inference_gateway.CLASSES
-says why).
+Beyond the chart: a GRPC HealthCheckPolicy on the picker's Service, pinned to its health port (the port GKE's
+default check uses is documented only in llm-d's chart, and the NetworkPolicy must open the same port), and for a
+public gateway a regional Cloud Armor policy that admits `sourceRanges` only (catalog.inference_gateway.CLASSES says
+why it works on the regional external class).
 (No `from __future__ import annotations`: the module is loaded with the component.)
 """
 
@@ -15,9 +17,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
+import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.annotations import API_TOKEN_REASON
+from tpu_stacks.annotations import API_TOKEN_REASON, NO_CPU_LIMIT_REASON
 from tpu_stacks.catalog.engines import EPP
 from tpu_stacks.catalog.inference_gateway import (
     BACKEND_TIMEOUT_SECONDS,
@@ -33,6 +36,7 @@ from tpu_stacks.catalog.inference_gateway import (
     PICKER_RULES,
     PICKER_VERBS,
 )
+from tpu_stacks.catalog.upstream import fact, number
 from tpu_stacks.k8s.crd_files import INFERENCE_OBJECTIVE_CRD, crd_document
 from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 from tpu_stacks.k8s.security import harden
@@ -45,17 +49,25 @@ from tpu_stacks.vllm.gateway_plan import (
     PICKER_NAME,
     POOL_NAME,
     ROUTE_NAME,
+    ROUTED_PREFIX,
     GatewayPlan,
 )
 
 POOL_GROUP = INFERENCE_POOL_API_VERSION.split("/")[0]
 PICKER_CPU = "1"
 PICKER_MEMORY = "1Gi"
-PICKER_CPU_LIMIT = "2"
 PICKER_MEMORY_LIMIT = "4Gi"
-"""The chart asks 4 CPUs and 8Gi and leaves CPU unlimited, "validated with scale testing at high QPS"
-(inferencepool values.yaml @ v1.5.0); that pod does not fit the system pool's e2-standard-4, and one pool of a
-few TPU replicas is far from that load. The limits keep a leak or a burst from starving the node's system pods."""
+"""The chart asks 4 CPUs and 8Gi, "validated with scale testing at high QPS" (inferencepool values.yaml @ v1.5.0);
+that pod does not fit the system pool's e2-standard-4, and one pool of a few TPU replicas is far from that load. No
+CPU limit, as upstream: "CPU limits are intentionally unset to allow bursting to all available node CPUs during
+scheduling spikes" (ledger: epp.chart-cpu-limit-unset); a throttled picker adds its stall to every request's
+latency. Memory stays capped, as the chart caps it, so a leak cannot starve the node's system pods."""
+PROBE_SERVICE = str(fact("epp.chart.probe-service").value)
+POOL_CHECK_SECONDS = number("epp.chart.pool-health-interval")
+"""The pool's health check: every 2 s with a 2 s timeout, as the chart's `provider: gke`."""
+NO_CPU_LIMIT = (
+    "as upstream's chart: a CPU quota would throttle every pick during a burst (inferencepool values.yaml @ v1.5.0)"
+)
 
 
 @dataclass
@@ -63,6 +75,8 @@ class DeclaredGateway:
     gateway: k8s.apiextensions.CustomResource
     picker: k8s.apps.v1.Deployment
     pool: k8s.apiextensions.CustomResource
+    route: k8s.apiextensions.CustomResource
+    """What the smoke test's request goes through (it waits for all of them)."""
 
 
 def _metadata(name: str, plan: GatewayPlan, labels: Optional[dict[str, str]] = None) -> k8s.meta.v1.ObjectMetaArgs:
@@ -117,25 +131,23 @@ def picker_pod(plan: GatewayPlan) -> k8s.core.v1.PodTemplateSpecArgs:
             ),
         ],
         resources=k8s.core.v1.ResourceRequirementsArgs(
-            requests={"cpu": PICKER_CPU, "memory": PICKER_MEMORY},
-            limits={"cpu": PICKER_CPU_LIMIT, "memory": PICKER_MEMORY_LIMIT},
+            requests={"cpu": PICKER_CPU, "memory": PICKER_MEMORY}, limits={"memory": PICKER_MEMORY_LIMIT}
         ),
         liveness_probe=k8s.core.v1.ProbeArgs(
-            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service="inference-extension"),
+            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service=PROBE_SERVICE),
             initial_delay_seconds=5,
             period_seconds=10,
         ),
         readiness_probe=k8s.core.v1.ProbeArgs(
-            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service="inference-extension"), period_seconds=2
+            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service=PROBE_SERVICE), period_seconds=2
         ),
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="picker-config", mount_path=CONFIG_DIR, read_only=True)],
     )
     spec = harden(
         k8s.core.v1.PodSpecArgs(
             service_account_name=PICKER_NAME,
-            # As the chart: the longest grace period of the pool's pods, so requests in flight finish
-            # (ledger: epp.chart.termination-grace).
-            termination_grace_period_seconds=130,
+            # As the chart: the longest grace period of the pool's pods, so requests in flight finish.
+            termination_grace_period_seconds=number("epp.chart.termination-grace"),
             containers=[container],
             volumes=[
                 k8s.core.v1.VolumeArgs(
@@ -148,7 +160,9 @@ def picker_pod(plan: GatewayPlan) -> k8s.core.v1.PodTemplateSpecArgs:
     )
     reason = "the picker's controllers watch its InferencePool, InferenceObjectives and the pool's pods"
     return k8s.core.v1.PodTemplateSpecArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(PICKER_LABELS), annotations={API_TOKEN_REASON: reason}),
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            labels=dict(PICKER_LABELS), annotations={API_TOKEN_REASON: reason, NO_CPU_LIMIT_REASON: NO_CPU_LIMIT}
+        ),
         spec=spec,
     )
 
@@ -187,6 +201,14 @@ def _picker(name: str, plan: GatewayPlan, opts: pulumi.ResourceOptions) -> k8s.a
         ),
         opts=opts,
     )
+    k8s.apiextensions.CustomResource(
+        f"{name}-epp-health-check-policy",
+        api_version=GKE_POLICY_API,
+        kind="HealthCheckPolicy",
+        metadata=_metadata(PICKER_NAME, plan),
+        spec=picker_health_check_policy(),
+        opts=opts,
+    )
     pod_monitoring(
         f"{name}-epp-pod-monitoring",
         f"{PICKER_NAME}-pod-monitoring",
@@ -217,10 +239,14 @@ def _pool_ref() -> dict[str, str]:
     return {"group": POOL_GROUP, "kind": "InferencePool", "name": POOL_NAME}
 
 
-def backend_policy() -> dict[str, object]:
+def backend_policy(security_policy: Optional[pulumi.Input[str]] = None) -> dict[str, object]:
     """GCPBackendPolicy on the pool (config/crd/networking.gke.io_gcpbackendpolicies.yaml of
-    GoogleCloudPlatform/gke-gateway-api, vendored for the plan): the chart's timeout and request logging."""
-    return {"targetRef": _pool_ref(), "default": {"timeoutSec": BACKEND_TIMEOUT_SECONDS, "logging": {"enabled": True}}}
+    GoogleCloudPlatform/gke-gateway-api, vendored for the plan): the chart's timeout and request logging, and for a
+    public gateway its Cloud Armor policy by name (ledger: gke-gateway-api.backend-security-policy)."""
+    default: dict[str, object] = {"timeoutSec": BACKEND_TIMEOUT_SECONDS, "logging": {"enabled": True}}
+    if security_policy is not None:
+        default[str(fact("gke-gateway-api.backend-security-policy").value)] = security_policy
+    return {"targetRef": _pool_ref(), "default": default}
 
 
 def health_check_policy(port: int) -> dict[str, object]:
@@ -234,8 +260,8 @@ def health_check_policy(port: int) -> dict[str, object]:
     return {
         "targetRef": _pool_ref(),
         "default": {
-            "timeoutSec": 2,
-            "checkIntervalSec": 2,
+            "timeoutSec": POOL_CHECK_SECONDS,
+            "checkIntervalSec": POOL_CHECK_SECONDS,
             "config": {
                 "type": "HTTP",
                 "httpHealthCheck": {"requestPath": "/health", "portSpecification": "USE_FIXED_PORT", "port": port},
@@ -244,12 +270,59 @@ def health_check_policy(port: int) -> dict[str, object]:
     }
 
 
+def picker_health_check_policy() -> dict[str, object]:
+    """HealthCheckPolicy on the picker's Service: gRPC health on the picker's health port. GKE's controller checks an
+    ext-proc backend on gRPC 9003 by default, a claim only llm-d's GKE chart makes (ledger:
+    gke.epp-health-check-port); pinning it here makes the port a decision of this stack, the one the picker is told
+    (`--grpc-health-port`, gateway_plan.picker_args) and the NetworkPolicy opens (gateway_network). That port is the
+    picker's own plaintext health server, SERVING once its pool synced (ledger: epp.health-server-plaintext,
+    epp.health-any-service-name), so no grpcServiceName. Shape: GKE's CRD (ledger: gke-gateway-api.healthcheck-grpc,
+    gke-gateway-api.healthcheck-fixed-port, gke-gateway-api.policy-target-any-kind), as llm-d's chart renders it."""
+    return {
+        "targetRef": {"group": "", "kind": "Service", "name": PICKER_NAME},
+        "default": {
+            "config": {
+                "type": fact("gke-gateway-api.healthcheck-grpc").value,
+                "grpcHealthCheck": {
+                    "portSpecification": fact("gke-gateway-api.healthcheck-fixed-port").value,
+                    "port": HEALTH_PORT,
+                },
+            }
+        },
+    }
+
+
+def armor_policy_args(plan: GatewayPlan, project: str, region: str) -> gcp.compute.RegionSecurityPolicyArgs:
+    """The public gateway's regional Cloud Armor policy (type CLOUD_ARMOR, in the Gateway's region: GCPBackendPolicy
+    resolves the name in the load balancer's scope), its rules decided in gateway_plan.armor_rules: `sourceRanges`
+    allowed, every other source denied by the default rule."""
+    return gcp.compute.RegionSecurityPolicyArgs(
+        name=plan.armor_policy,
+        project=project,
+        region=region,
+        type="CLOUD_ARMOR",
+        description=f"tpu-stacks: only vllm.sourceRanges reach Gateway {plan.namespace}/{GATEWAY_NAME}",
+        rules=[
+            gcp.compute.RegionSecurityPolicyRuleArgs(
+                priority=rule.priority,
+                action=rule.action,
+                description="vllm.sourceRanges" if rule.action == "allow" else "everyone else",
+                match=gcp.compute.RegionSecurityPolicyRuleMatchArgs(
+                    versioned_expr="SRC_IPS_V1",
+                    config=gcp.compute.RegionSecurityPolicyRuleMatchConfigArgs(src_ip_ranges=list(rule.ranges)),
+                ),
+            )
+            for rule in plan.armor_rules()
+        ],
+    )
+
+
 def route_spec() -> dict[str, object]:
     return {
         "parentRefs": [{"name": GATEWAY_NAME}],
         "rules": [
             {
-                "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                "matches": [{"path": {"type": "PathPrefix", "value": ROUTED_PREFIX}}],
                 "backendRefs": [{**_pool_ref()}],
             }
         ],
@@ -304,9 +377,13 @@ def declare_gateway(
     server_labels: dict[str, str],
     port: int,
     opts: pulumi.ResourceOptions,
+    cloud: pulumi.ResourceOptions,
+    project: str,
+    region: str,
 ) -> DeclaredGateway:
-    """Every gateway resource; `opts` carries the cluster's provider and the namespace dependency. With objectives,
-    their CRD first: the objectives need it, and the picker discovers the kind only when it starts
+    """Every gateway resource; `opts` carries the cluster's provider and the namespace dependency, `cloud` the
+    options of a Google Cloud resource (the public gateway's Cloud Armor policy, in `project` and `region`). With
+    objectives, their CRD first: the objectives need it, and the picker discovers the kind only when it starts
     (pkg/epp/server/controller_config.go @ v1.5.0), so it starts after the CRD."""
     after_crd = opts
     if plan.objectives:
@@ -333,7 +410,12 @@ def declare_gateway(
             opts=after_crd,
         )
     custom("health-check-policy", GKE_POLICY_API, "HealthCheckPolicy", POOL_NAME, health_check_policy(port))
-    custom("backend-policy", GKE_POLICY_API, "GCPBackendPolicy", POOL_NAME, backend_policy())
+    armor = (
+        gcp.compute.RegionSecurityPolicy(f"{name}-gateway-armor", armor_policy_args(plan, project, region), opts=cloud)
+        if plan.public
+        else None
+    )
+    custom("backend-policy", GKE_POLICY_API, "GCPBackendPolicy", POOL_NAME, backend_policy(armor and armor.name))
     gateway = custom(
         "gateway",
         GATEWAY_API,
@@ -344,5 +426,5 @@ def declare_gateway(
             "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT}],
         },
     )
-    custom("http-route", GATEWAY_API, "HTTPRoute", ROUTE_NAME, route_spec())
-    return DeclaredGateway(gateway=gateway, picker=picker, pool=pool)
+    route = custom("http-route", GATEWAY_API, "HTTPRoute", ROUTE_NAME, route_spec())
+    return DeclaredGateway(gateway=gateway, picker=picker, pool=pool, route=route)

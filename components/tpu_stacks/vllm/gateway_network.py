@@ -6,45 +6,67 @@ endpoint picker when `vllm.gateway` is on.
   a source IP address from the proxy-only subnet" (https://cloud.google.com/load-balancing/docs/proxy-only-subnets).
   That range is neither a pod nor a node, so an `ipBlock` matches it on GKE Dataplane V2 as it does a client
   outside the cluster (Cilium's CIDR rules stop only at pods and nodes, connectivity.py cites it).
-- Google's health-check probes come from 35.191.0.0/16 and 130.211.0.0/22 (catalog/inference_gateway.py): to
-  the servers' /health (the HealthCheckPolicy) and to the picker's backend.
+- The load balancer's health checks come from the universe's health-check ranges and, for these Envoy-based regional
+  load balancers, the proxy-only subnet (gcp/universe.py cites the firewall-rules pages): to the servers' /health on
+  their port (the pool's HealthCheckPolicy) and to the picker's gRPC health port (the HealthCheckPolicy on its
+  Service, vllm/gateway.py). Not to ext-proc: it answers no health check (ledger: epp.ext-proc-health-needs-flag).
 - The picker scrapes each server's /metrics on the serving port (the InferencePool's targetPorts[0]) and watches
   its pool, objectives and pods through the API server.
-- Managed Prometheus scrapes the picker's metrics port.
+- Managed Prometheus scrapes the picker's metrics port; so does the smoke test, which checks the picker served its
+  request (k8s/smoke_check.py). The smoke test also sends that request through the Gateway's address, which is known
+  only once GKE assigns it (it reads it from the Gateway's status through the API server): a port-only rule.
 """
 
 from __future__ import annotations
 
-from tpu_stacks.catalog.inference_gateway import EXT_PROC_PORT, HEALTH_CHECK_RANGES, METRICS_PORT
-from tpu_stacks.k8s.connectivity import External, Flow, Group, Pods, egress, ingress, unique
-from tpu_stacks.k8s.platform_flows import api_endpoint, dns, scrape
-from tpu_stacks.vllm.gateway_plan import PICKER_LABELS, GatewayPlan
+from tpu_stacks.catalog.inference_gateway import EXT_PROC_PORT, HEALTH_PORT, METRICS_PORT
+from tpu_stacks.k8s.connectivity import ANY, External, Flow, Group, Pods, egress, ingress, unique
+from tpu_stacks.k8s.platform_flows import api_endpoint, dns, scrape, smoke_test_clients
+from tpu_stacks.vllm.gateway_plan import LISTENER_PORT, PICKER_LABELS, GatewayPlan
 
 
-def _gateway_sources(plan: GatewayPlan, port: int, what: str) -> tuple[Flow, ...]:
-    proxies = ingress(External(plan.proxy_range), [port], f"the gateway's proxies (proxy-only subnet) to {what}")
-    checks = tuple(
-        flow for cidr in HEALTH_CHECK_RANGES for flow in ingress(External(cidr), [port], f"health checks of {what}")
-    )
-    return (*proxies, *checks)
+def _proxies(plan: GatewayPlan, port: int, what: str) -> tuple[Flow, ...]:
+    return ingress(External(plan.proxy_range), [port], f"the gateway's proxies (proxy-only subnet) to {what}")
+
+
+def _health_checks(plan: GatewayPlan, port: int, what: str) -> tuple[Flow, ...]:
+    """The load balancer's health checks of `what`: from the universe's ranges and from the proxy-only subnet."""
+    ranges = (*plan.health_check_ranges, plan.proxy_range)
+    return tuple(flow for cidr in ranges for flow in ingress(External(cidr), [port], f"health checks of {what}"))
 
 
 def server_flows(plan: GatewayPlan, port: int) -> tuple[Flow, ...]:
     """What the servers admit behind the gateway (in place of the Service's load-balancer clients)."""
     picker = Pods(plan.namespace, dict(PICKER_LABELS))
     return (
-        *_gateway_sources(plan, port, "the servers"),
+        *_proxies(plan, port, "the servers"),
+        *_health_checks(plan, port, "the servers (/health)"),
         *ingress(picker, [port], "the endpoint picker scrapes /metrics (Model Server Protocol)"),
     )
 
 
-def picker_group(plan: GatewayPlan, server_labels: dict[str, str], port: int) -> Group:
+def picker_group(plan: GatewayPlan, server_labels: dict[str, str], port: int, smoke_test: bool = False) -> Group:
+    """The picker's contract; `smoke_test`: the stack's smoke test reads its metrics."""
     servers = Pods(plan.namespace, dict(server_labels))
     flows = (
-        *_gateway_sources(plan, EXT_PROC_PORT, "the endpoint picker (ext-proc)"),
+        *_proxies(plan, EXT_PROC_PORT, "the endpoint picker (ext-proc)"),
+        *_health_checks(plan, HEALTH_PORT, "the endpoint picker (gRPC health)"),
         *scrape([METRICS_PORT]),
+        *(smoke_test_clients(plan.namespace, [METRICS_PORT]) if smoke_test else ()),
         *dns(),
         *egress(servers, [port], "each server's /metrics: queue, running requests, KV cache"),
         *api_endpoint(),
     )
     return Group("vllm-epp", plan.namespace, dict(PICKER_LABELS), unique(flows))
+
+
+def smoke_test_flows(plan: GatewayPlan) -> tuple[Flow, ...]:
+    """The smoke test's own calls behind the gateway, beyond the server's metrics: the Gateway's status (the API
+    server), the completion through the Gateway's address on its listener port (an internal or external load
+    balancer address GKE assigns at `up`: port-only), and the picker's metrics."""
+    picker = Pods(plan.namespace, dict(PICKER_LABELS))
+    return (
+        *api_endpoint(),
+        *egress(ANY, [LISTENER_PORT], "one completion through the Gateway's address (assigned at up): port-only"),
+        *egress(picker, [METRICS_PORT], "the picker's metrics: did it pick the replica"),
+    )

@@ -1,6 +1,7 @@
 """Every decision of `vllm.gateway` (GKE Inference Gateway in front of the replicas), made before any resource:
-the class, the cluster's Gateway API and proxy-only subnet, the picker's configuration and the metric names it
-reads from the pinned vLLM. Pure: no provider SDK; vllm/gateway.py builds from it.
+the class, the cluster's Gateway API and proxy-only subnet, the picker's configuration (its flags, the metric names
+it reads from the pinned vLLM, the Flow Control gate when objectives are given), and for a public gateway the Cloud
+Armor rules that enforce `sourceRanges`. Pure: no provider SDK; vllm/gateway.py builds from it.
 
 What the gateway is for and what it costs: docs/vllm.md, "Inference Gateway".
 """
@@ -15,16 +16,25 @@ from pydantic import BaseModel, ConfigDict
 from tpu_stacks.catalog.engines import VLLM, EngineVersion
 from tpu_stacks.catalog.gke_versions import INFERENCE_GATEWAY_CRDS_FLOOR
 from tpu_stacks.catalog.inference_gateway import (
+    ARMOR_DEFAULT_RULE_PRIORITY,
+    ARMOR_DENY,
+    ARMOR_RANGES_PER_RULE,
     CLASSES,
     EXT_PROC_PORT,
+    FLOW_CONTROL_GATE,
+    HEALTH_PORT,
     INFERENCE_POOL_API_VERSION,
+    INTERNAL_CLASS,
     OBJECTIVE_HEADER,
     PICKER_CONFIG_API,
 )
 from tpu_stacks.catalog.tpu import SliceShape, gke_version
+from tpu_stacks.catalog.upstream import fact
 from tpu_stacks.cluster.decided import ClusterPlan
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
+from tpu_stacks.gcp.universe import universe
+from tpu_stacks.names import RESOURCE_NAME, bounded
 from tpu_stacks.vllm.spec import ObjectiveSpec, VllmSpec
 
 POOL_NAME = "vllm-inference-pool"
@@ -35,6 +45,15 @@ PICKER_LABELS = {"app": PICKER_NAME}
 CONFIG_FILE = "picker-config.yaml"
 CONFIG_DIR = "/config"
 LISTENER_PORT = 80
+ROUTED_PREFIX = "/v1"
+"""The only path the HTTPRoute sends to the pool: OpenAI's API, which vLLM's API key guards. vLLM also serves the
+same completions at /invocations, which the key does not guard (ledger: vllm.api-key.guarded-prefixes,
+vllm.api-key.invocations-unguarded); routing only /v1 keeps that path off the gateway, so behind an internal gateway
+the key closes everything the VPC can reach (the pods themselves admit only the gateway's proxies, the picker and
+the smoke test)."""
+ARMOR_SUFFIX = "-gateway-armor"
+ARMOR_FIRST_PRIORITY = 1000
+"""The first allow rule's priority; each further chunk of ranges takes the next one (lower numbers win)."""
 
 MODEL_SERVER_PROTOCOL: dict[str, tuple[str, ...]] = {
     # The Model Server Protocol's metrics and their vLLM names (docs/proposals/003-model-server-protocol @ v1.5.0):
@@ -68,6 +87,17 @@ def picker_metrics(engine: EngineVersion = VLLM) -> dict[str, str]:
     return chosen
 
 
+class ArmorRule(BaseModel):
+    """One rule of the public gateway's Cloud Armor policy: allow these source ranges, or deny every source."""
+
+    model_config = ConfigDict(frozen=True)
+
+    priority: int
+    action: str
+    ranges: tuple[str, ...]
+    """`("*",)` for the default rule."""
+
+
 class GatewayPlan(BaseModel):
     """The gateway, decided."""
 
@@ -77,20 +107,54 @@ class GatewayPlan(BaseModel):
     namespace: str
     proxy_range: str
     """The proxy-only subnet's range: where the gateway's Envoy proxies connect from."""
+    health_check_ranges: tuple[str, ...]
+    """Where the load balancer's health checks come from, in the cluster's universe (gcp/universe.py)."""
     objectives: tuple[ObjectiveSpec, ...] = ()
     metrics: dict[str, str]
+    source_ranges: tuple[str, ...] = ()
+    """Who may reach a public gateway (enforced by Cloud Armor, `armor_rules`); empty for the internal class."""
+    armor_policy: str = ""
+    """The public gateway's regional Cloud Armor policy's name: `<cluster>-<namespace>-gateway-armor` within 63
+    characters (one per stack on a cluster); empty for the internal class."""
+
+    @property
+    def public(self) -> bool:
+        return self.class_name != INTERNAL_CLASS
+
+    @property
+    def flow_control(self) -> bool:
+        """Objectives are given, so their priorities must order requests: the picker's Flow Control layer, which
+        only the `flowControl` gate turns on (ledger: epp.flow-control-admission, epp.legacy-admission-sheddable;
+        without it a priority of 0 or more does nothing)."""
+        return bool(self.objectives)
+
+    def armor_rules(self) -> tuple[ArmorRule, ...]:
+        """A public gateway's Cloud Armor rules: `sourceRanges` allowed in chunks of at most ARMOR_RANGES_PER_RULE,
+        then the default rule denying everyone else. Empty for the internal class (no policy)."""
+        if not self.public:
+            return ()
+        chunks = [
+            self.source_ranges[start : start + ARMOR_RANGES_PER_RULE]
+            for start in range(0, len(self.source_ranges), ARMOR_RANGES_PER_RULE)
+        ]
+        allow = [ArmorRule(priority=ARMOR_FIRST_PRIORITY + i, action="allow", ranges=c) for i, c in enumerate(chunks)]
+        return (*allow, ArmorRule(priority=ARMOR_DEFAULT_RULE_PRIORITY, action=ARMOR_DENY, ranges=("*",)))
 
     def picker_config(self) -> dict[str, Any]:
         """The EndpointPickerConfig: upstream chart's default scorers (queue 2, KV cache 2, prefix cache 3,
         config/charts/epplib/templates/_config.yaml @ v1.5.0) with the pinned vLLM's metric names. The metric
         flags (`--kv-cache-usage-percentage-metric`, ...) are refused at this version: "configure metrics via
-        engineConfigs in EndpointPickerConfig instead" (pkg/epp/server/options.go `Validate`). The plugin types
-        (ledger: epp.plugin.queue-scorer, epp.plugin.kv-cache-utilization-scorer, epp.plugin.prefix-cache-scorer,
+        engineConfigs in EndpointPickerConfig instead" (pkg/epp/server/options.go `Validate`). With objectives, the
+        `flowControl` feature gate: gates are set here, not by a flag (ledger: epp.config.feature-gates), and the
+        gate's own section is optional (its defaults: ledger: epp.flow-control-gate). The plugin types (ledger:
+        epp.plugin.queue-scorer, epp.plugin.kv-cache-utilization-scorer, epp.plugin.prefix-cache-scorer,
         epp.plugin.metrics-data-source, epp.plugin.core-metrics-extractor); vLLM's metrics route (ledger:
         vllm.server.metrics-route)."""
+        gates = {fact("epp.config.feature-gates").value: [FLOW_CONTROL_GATE]} if self.flow_control else {}
         return {
             "apiVersion": PICKER_CONFIG_API,
             "kind": "EndpointPickerConfig",
+            **gates,
             "plugins": [
                 {"type": "queue-scorer"},
                 {"type": "kv-cache-utilization-scorer"},
@@ -119,9 +183,14 @@ class GatewayPlan(BaseModel):
 
     def picker_args(self) -> list[str]:
         """The picker's flags (pkg/epp/server/options.go @ v1.5.0). `--metrics-endpoint-auth=false`: Managed
-        Prometheus scrapes without a token, and the NetworkPolicy admits only its collectors to the port.
+        Prometheus and the smoke test read it without a token, and the NetworkPolicy admits only them to the port.
+        The health port explicitly: the HealthCheckPolicy and the NetworkPolicy name the same number. pprof off: on by
+        default and served on the metrics port (ledger: epp.pprof-default-on, epp.pprof-on-metrics-server).
         ledger: epp.flag.pool-name, epp.flag.pool-namespace, epp.flag.pool-group, epp.flag.config-file,
         epp.flag.zap-encoder, epp.flag.tracing, epp.flag.metrics-endpoint-auth, epp.flag.grpc-port."""
+        health_flag = fact("epp.flag.grpc-health-port").value
+        pprof_flag = fact("epp.flag.enable-pprof").value
+        auth_flag = fact("epp.flag.metrics-endpoint-auth").value
         return [
             f"--pool-name={POOL_NAME}",
             f"--pool-namespace={self.namespace}",
@@ -129,8 +198,10 @@ class GatewayPlan(BaseModel):
             f"--config-file={CONFIG_DIR}/{CONFIG_FILE}",
             "--zap-encoder=json",
             "--tracing=false",
-            "--metrics-endpoint-auth=false",
+            f"--{auth_flag}=false",
             f"--grpc-port={EXT_PROC_PORT}",
+            f"--{health_flag}={HEALTH_PORT}",
+            f"--{pprof_flag}=false",
         ]
 
     @property
@@ -156,6 +227,15 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
                 f"set vllm.gateway.enabled: true, or remove vllm.gateway.{given[0]}",
             )
         return cluster
+    chosen = universe(cluster.universe, "cluster.universe")
+    if not chosen.health_check_ranges:  # the NetworkPolicies could not admit the gateway's health checks
+        raise UserError(
+            "vllm.gateway.enabled",
+            True,
+            f"needs the health-check ranges of {chosen.title} ({chosen.name})'s load balancers, which its "
+            "documentation read here does not give",
+            "turn vllm.gateway off (the Service's internal load balancer serves the replicas)",
+        )
     if spec.exposure == "cluster":
         raise UserError(
             "vllm.exposure",
@@ -163,14 +243,21 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
             "has no load balancer, and the gateway is one (a regional Application Load Balancer)",
             "use exposure internal (gke-l7-rilb), or public with sourceRanges, or turn vllm.gateway off",
         )
-    if spec.exposure == "public":  # why: catalog.inference_gateway.CLASSES
+    if spec.exposure == "internal" and spec.source_ranges:  # why: catalog.inference_gateway.CLASSES
         raise UserError(
-            "vllm.exposure",
-            "public",
-            "cannot be enforced on the gateway: sourceRanges would need Cloud Armor, which GKE does not list for "
-            "gke-l7-regional-external-managed",
-            "use exposure internal (gke-l7-rilb), or turn vllm.gateway off and use the public L4 load balancer "
-            "with sourceRanges",
+            "vllm.sourceRanges",
+            spec.source_ranges,
+            "cannot be enforced on the internal gateway (gke-l7-rilb): its proxies connect to the pods, and no source "
+            "documents GKE attaching Cloud Armor to that class",
+            "remove vllm.sourceRanges and set vllm.apiKey: true, or use exposure public (Cloud Armor enforces them)",
+        )
+    if spec.exposure == "internal" and not spec.api_key:  # the route passes only what the key guards: route_prefix()
+        raise UserError(
+            "vllm.apiKey",
+            False,
+            "leaves the internal gateway (gke-l7-rilb) open to the whole VPC: only vLLM's API key closes the paths "
+            "it routes",
+            "set vllm.apiKey: true and the secret tpu-stacks:vllmApiKey, or use exposure public with sourceRanges",
         )
     expected = CLASSES[spec.exposure]
     if gateway.class_name is not None and gateway.class_name != expected:
@@ -230,10 +317,19 @@ def plan_gateway(spec: VllmSpec, cluster: ClusterPlan) -> GatewayPlan | None:
     """The gateway of a checked spec (check_gateway ran), or None when it is off."""
     if not spec.gateway.enabled:
         return None
+    class_name = spec.gateway.class_name or CLASSES[spec.exposure]
+    public = class_name != INTERNAL_CLASS
+    cluster_name = cluster.spec.existing.name if cluster.spec.existing else cluster.spec.name
+    assert RESOURCE_NAME.max_length is not None
     return GatewayPlan(
-        class_name=spec.gateway.class_name or CLASSES[spec.exposure],
+        class_name=class_name,
         namespace=spec.namespace,
         proxy_range=cluster.spec.gateway_api.proxy_only_subnet.range,
+        health_check_ranges=cluster.universe.health_check_ranges,
         objectives=tuple(spec.gateway.objectives),
         metrics=picker_metrics(),
+        source_ranges=tuple(spec.source_ranges) if public else (),
+        armor_policy=bounded(f"{cluster_name}-{spec.namespace}", RESOURCE_NAME.max_length, ARMOR_SUFFIX)
+        if public
+        else "",
     )

@@ -34,5 +34,6 @@ def vllm_target(plan: VllmPlan, hpa_name: str, deployment: str, container: str) 
         startup_minutes=spec.startup_minutes,
         metrics_port=PORT,  # the API server serves /metrics on its own port
         picker=EPP if plan.gateway is not None else None,
+        picker_flow_control=plan.gateway is not None and plan.gateway.flow_control,
         **stack_fields(plan),
     )

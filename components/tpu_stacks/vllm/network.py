@@ -66,7 +66,7 @@ def network(plan: VllmPlan, labels: dict[str, str], smoke_ports: Sequence[int] =
     server = Group("vllm-server", spec.namespace, dict(labels), unique(flows))
     if plan.gateway is None:
         return (server,)
-    return (server, picker_group(plan.gateway, labels, PORT))
+    return (server, picker_group(plan.gateway, labels, PORT, smoke_test=bool(smoke_ports)))
 
 
 def _ray_service(plan: VllmPlan, labels: dict[str, str], smoke_ports: Sequence[int]) -> tuple[Group, ...]:

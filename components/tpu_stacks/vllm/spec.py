@@ -103,7 +103,9 @@ class ObjectiveSpec(_Spec):
     name: K8sName
     """The InferenceObjective's name, which a request names in the `x-gateway-inference-objective` header."""
     priority: int = Field(default=0, ge=-1000, le=1000)
-    """Higher is served first when the picker queues requests; requests naming no objective have 0."""
+    """Higher is served first: with objectives the picker runs its Flow Control layer (its `flowControl` gate, which
+    the stack turns on), queueing requests by priority when the pool is saturated. Negative is sheddable (refused
+    first under load); requests naming no objective have 0."""
 
 
 class GatewaySpec(_Spec):
@@ -117,11 +119,11 @@ class GatewaySpec(_Spec):
     class_name: Literal["gke-l7-rilb", "gke-l7-regional-external-managed"] | None = Field(
         default=None, alias="className"
     )
-    """The Gateway's class: gke-l7-rilb (exposure internal, the default and the only one offered). The other
-    documented class, gke-l7-regional-external-managed, is refused: GKE lists no Cloud Armor for it, so
-    sourceRanges could not be enforced (catalog.inference_gateway.CLASSES)."""
+    """The Gateway's class, which `exposure` decides: gke-l7-rilb for internal (the VPC reaches it: set apiKey),
+    gke-l7-regional-external-managed for public (sourceRanges enforced by a regional Cloud Armor policy)."""
     objectives: list[ObjectiveSpec] = Field(default_factory=list)
-    """InferenceObjectives (name, priority) requests may name; needs the InferenceObjective CRD on the cluster."""
+    """InferenceObjectives (name, priority) requests name in the x-gateway-inference-objective header; the stack
+    declares their CRD and turns the picker's Flow Control on, without which priorities of 0 and up order nothing."""
 
 
 class VllmSpec(_Spec):

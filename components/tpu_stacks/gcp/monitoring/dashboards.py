@@ -113,11 +113,39 @@ def vllm_sections(t: Target) -> list[Section]:
     ]
 
 
+QUEUE_WAIT = "inference_extension_flow_control_request_queue_duration_seconds"
+
+
 def picker_section(t: Target, epp: EngineVersion) -> Section:
     """What GKE Inference Gateway's endpoint picker sees of the pool (its averages of the servers' own metrics,
     the ready endpoints) and of its own work: requests per objective and how long a pick takes
-    (pkg/epp/metrics/metrics.go at the pinned version: catalog/engines.py EPP)."""
+    (pkg/epp/metrics/metrics.go at the pinned version: catalog/engines.py EPP); with its Flow Control layer on, the
+    queue by priority and the time requests wait in it (metrics the picker fills only with that gate; ledger:
+    epp.metric.flow-control-queue-size, epp.metric.flow-control-queue-duration)."""
     sel = t.scope.prometheus()
+    flow_control = (
+        (
+            _chart(
+                "Flow Control: queued requests, by priority",
+                (
+                    f"sum by (priority) ({q.engine(epp, 'inference_extension_flow_control_queue_size', sel)})",
+                    "priority ${priority}",
+                ),
+                unit="requests",
+            ),
+            _chart(
+                "Flow Control: time in queue (p99), by priority",
+                (
+                    f"histogram_quantile(0.99, sum by (le, priority) (rate({q.engine(epp, QUEUE_WAIT, sel, '_bucket')}"
+                    f"[{q.RATE_WINDOW}])))",
+                    "priority ${priority}",
+                ),
+                unit="s",
+            ),
+        )
+        if t.picker_flow_control
+        else ()
+    )
     return Section(
         title="Inference Gateway",
         subtitle=f"endpoint picker {epp.version}",
@@ -151,6 +179,7 @@ def picker_section(t: Target, epp: EngineVersion) -> Section:
                 ),
                 unit="s",
             ),
+            *flow_control,
         ),
     )
 

@@ -75,6 +75,8 @@ class Target:
     picker: EngineVersion | None = None
     """GKE Inference Gateway's endpoint picker in front of the servers (catalog/engines.py EPP), whose pool and
     scheduling metrics the dashboard adds; None without a gateway."""
+    picker_flow_control: bool = False
+    """The picker runs its Flow Control layer (the `flowControl` gate), whose queue the dashboard then draws."""
 
     @property
     def cluster(self) -> str:
