@@ -14,6 +14,7 @@ from tpu_stacks.k8s.platform_flows import (
     api_server_calls,
     dns,
     metadata_server,
+    tpu_device_plugin_metrics,
     tpu_runtime,
     workload_egress,
 )
@@ -156,6 +157,8 @@ def test_ray_workers_reach_the_tpu_runtime_and_the_head_takes_the_job_api_only_f
     ]
     assert _ingress(worker) == [(ray, None), (MANAGED_PROMETHEUS, 8080)]
     assert tpu_runtime()[0] in worker.flows and tpu_runtime()[0] not in head.flows
+    # the TPU webhook points each TPU host's dashboard agent at the node's device plugin (port-only, like 8353)
+    assert tpu_device_plugin_metrics()[0] in worker.flows and tpu_device_plugin_metrics()[0] not in head.flows
     head_pods = Pods("raytrain", {**ray.labels, "tpu-stacks.dev/ray-node": "head"})
     assert [(f.peer, f.port) for f in submitter.of("egress")][-1] == (head_pods, 8265)
     assert submitter.of("ingress") == ()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from tpu_stacks.cluster.spec import operator_namespace
 from tpu_stacks.k8s.connectivity import Group, Pods, egress, ingress
-from tpu_stacks.k8s.platform_flows import scrape, workload_egress
+from tpu_stacks.k8s.platform_flows import scrape, tpu_device_plugin_metrics, workload_egress
 from tpu_stacks.k8s.ray_flows import operator_to_head, within_cluster
 from tpu_stacks.raytrain.plan import RayTrainPlan
 from tpu_stacks.raytrain.pods import RAY_METRICS_PORT, pod_labels, submitter_labels
@@ -36,8 +36,11 @@ def network(plan: RayTrainPlan) -> tuple[Group, ...]:
     metrics = scrape([RAY_METRICS_PORT])
     head = (*cluster, *head_api, *metrics, *workload_egress(tpu=False))
     submit = egress(Pods(namespace, pod_labels(plan, "head")), [dashboard], "`ray job submit` to the head")
+    # The TPU webhook points each TPU host's dashboard agent at the node's TPU device plugin (ledger:
+    # ray-train.tpu.device-plugin-metrics, kuberay-tpu-webhook.device-plugin-addr).
+    worker = (*cluster, *metrics, *workload_egress(tpu=True), *tpu_device_plugin_metrics())
     return (
         Group("ray-head", namespace, pod_labels(plan, "head"), head),
-        Group("ray-worker", namespace, pod_labels(plan, "worker"), (*cluster, *metrics, *workload_egress(tpu=True))),
+        Group("ray-worker", namespace, pod_labels(plan, "worker"), worker),
         Group("ray-job-submitter", namespace, submitter_labels(plan), (*workload_egress(tpu=False), *submit)),
     )
