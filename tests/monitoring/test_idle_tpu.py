@@ -37,6 +37,21 @@ def test_the_multi_host_workers_are_ready_on_their_raylet_so_thirty_minutes(plan
     assert minutes == IDLE_MINUTES and 'container=~"ray-worker"' in query
 
 
+def test_a_multi_host_slice_whose_serve_deployment_failed_is_idle_though_its_workers_are_ready(planned):
+    """The workers' readiness is their raylet's (vllm/rayservice.py): after Serve gives the deployment up they stay
+    Ready, so the alert also fires on Serve's own state, DEPLOY_FAILED (ledger:
+    ray.serve.metric.deployment-status-failed, the value read in the pinned wheel)."""
+    from tpu_stacks.catalog.upstream import number
+
+    query, _ = idle_alert(planned["vllm-405b"])
+    failed = number("ray.serve.metric.deployment-status-failed")
+    assert re.search(
+        rf'\) or \(\(count\(.+\) > 0\) and on\(\) \(max\(ray_serve_deployment_status\{{[^}}]*application="llm"[^}}]*\}}\) == {failed}\)\)$',
+        query,
+    ), query
+    assert "ray_serve_deployment_status" not in idle_alert(planned["vllm"])[0]
+
+
 def test_a_single_host_server_is_ready_after_its_cold_start_so_not_before_its_startup_budget(planned):
     query, minutes = idle_alert(planned["vllm"])
     assert 'container=~"vllm-tpu"' in query and minutes >= IDLE_MINUTES

@@ -510,6 +510,17 @@ def test_a_public_gateway_attaches_a_regional_armor_policy_of_its_ranges_to_the_
     assert backend["default"]["securityPolicy"] == armor.inputs["name"]
 
 
+def test_behind_a_public_gateway_the_smoke_test_calls_the_service_not_cloud_armor(tmp_path):
+    """Cloud Armor admits only sourceRanges, and the smoke pod's request would leave through an address the ranges
+    need not hold (403): behind a public gateway it calls the Service, and reads no Gateway."""
+    capture_ = _public(tmp_path, ["198.51.100.0/24"])
+    (job,) = [r.inputs for r in capture_.sorted_resources() if r.type.endswith(":Job")]
+    env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["SMOKE_URL"].startswith("http://vllm-service.") and "SMOKE_GATEWAY" not in env
+    roles = capture_.of_type("kubernetes:rbac.authorization.k8s.io/v1:Role")
+    assert [r.inputs["metadata"]["name"] for r in roles] == [PICKER_NAME]  # the picker's own; no Gateway reader
+
+
 # -- the proxy-only subnet: adopted first, kept on destroy, a found one named ------------------------------------
 
 
@@ -623,3 +634,16 @@ def test_on_an_existing_cluster_the_subnet_is_looked_for_in_that_clusters_networ
     assert error is not None and "shared-proxy" in error
     _, error = _with_found_subnet([{**found, "networkName": "other-vpc"}], cluster=existing)
     assert error is None, error
+
+
+def test_every_flag_the_picker_gets_is_one_the_pinned_picker_defines():
+    """The picker parses its flags with pflag, which exits on an unknown one (cmd/epp/runner/runner.go @ v1.5.0):
+    a flag name the ledger did not read in options.go (say `--None`, from a row that lost its value) crash-loops it.
+    zap's flags are controller-runtime's (ledger: epp.flag.zap-encoder)."""
+    from tpu_stacks.catalog.upstream import ledger
+
+    defined = {row.value for row in ledger().rows if row.id.startswith("epp.flag.") and row.value} | {"zap-encoder"}
+    args = plan(gateway=ON).gateway.picker_args()
+    names = [arg.removeprefix("--").split("=", 1)[0] for arg in args]
+    assert all(arg.startswith("--") for arg in args) and set(names) <= defined, sorted(set(names) - defined)
+    assert len(names) == len(set(names))

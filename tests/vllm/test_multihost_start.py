@@ -11,6 +11,7 @@ import yaml
 from tests.vllm.test_multihost import ONE_SLICE, ray_service, serve, stack, workers
 from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
 from tpu_stacks.catalog.upstream import fact, number
+from tpu_stacks.vllm.multihost_plan import HOST_START_MINUTES
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +58,9 @@ def test_serve_retries_the_replica_until_the_slice_can_be_reserved(slices, targe
     """Every start before the hosts are up fails after Ray's fixed slice reservation; Serve must allow more failed
     starts than fit in the node-provisioning and image-pull budgets, at every replica count it may target."""
     reservation_s = number("ray.tpu.head-reservation-timeout")
-    failing_starts = math.ceil((NODE_PROVISIONING_MINUTES + IMAGE_PULL_MINUTES) * 60 / reservation_s)
+    failing_starts = math.ceil(
+        (NODE_PROVISIONING_MINUTES + IMAGE_PULL_MINUTES + HOST_START_MINUTES) * 60 / reservation_s
+    )
     assert _failed_start_threshold(slices, target) > failing_starts
     # the defaults (20 and 3) would give up after three starts, five minutes into a 25-minute wait
     defaults = min(number("ray.serve.constructor-retry-count"), target * number("ray.serve.per-replica-retry-count"))
@@ -90,3 +93,30 @@ def test_the_fixed_slice_gets_the_same_limits():
     (llm,) = config["applications"][0]["args"]["llm_configs"]
     assert llm["runtime_env"]["env_vars"]["RAYLLM_ENGINE_START_TIMEOUT_S"] == str(40 * 60)  # startupMinutes default
     assert _failed_start_threshold(fixed, 1) > 1
+
+
+def test_each_start_waits_for_its_whole_slice_before_ray_reads_the_slices_nodes(slices):
+    """Ray Serve LLM reads a slice group's nodes without waiting for it to be placed, and a pending group's empty node
+    id fails the start in seconds (ledger: ray.serve-llm.node-init-reads-pending-group): the Serve config names a
+    callback the server image ships, whose hook, which runs before that read (ray.serve-llm.callback-before-node-init),
+    awaits the group (ray.serve-llm.callback-ctx-placement-group)."""
+    import ast
+    from pathlib import Path
+
+    from tpu_stacks.vllm.multihost_plan import CALLBACK_CLASS, SERVE_IMAGE_DIR
+
+    root = Path(__file__).resolve().parents[2]
+    assert llm_config(slices)["callback_config"] == {"callback_class": CALLBACK_CLASS}
+    module, _, name = CALLBACK_CLASS.partition(":")
+    source = (root / SERVE_IMAGE_DIR / f"{module}.py").read_text()
+    tree = ast.parse(source)
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name]
+    base_module = fact("ray.serve-llm.callback-ctx-placement-group").path.removesuffix(".py").replace("/", ".")
+    assert f"from {base_module} import CallbackBase" in source and [b.id for b in cls.bases] == ["CallbackBase"]
+    (hook,) = [n for n in cls.body if isinstance(n, ast.AsyncFunctionDef) and n.name == "on_before_node_init"]
+    awaited = [ast.unparse(n.value) for n in ast.walk(hook) if isinstance(n, ast.Await)]
+    assert awaited == ["group.ready()"] and "group = self.ctx.placement_group" in ast.unparse(hook)
+    # the image puts the module where every Ray worker process imports it, and its build imports it
+    dockerfile = (root / SERVE_IMAGE_DIR / "Dockerfile").read_text()
+    assert f"COPY {module}.py /opt/tpu-stacks/" in dockerfile and "ENV PYTHONPATH=/opt/tpu-stacks" in dockerfile
+    assert f"load_class('{CALLBACK_CLASS}')" in dockerfile

@@ -9,6 +9,7 @@ Cloud Build's `substitution_option: MUST_MATCH` fails a build whose `--substitut
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import yaml
 from tests.shipped import ROOT, shipped
 from tpu_stacks.catalog.engines import VLLM
 from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
-from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, image_build_command
+from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, SERVE_IMAGE_REVISION, image_build_command
 from tpu_stacks.vllm.spec import VLLM_IMAGE
 
 STACK = "vllm-405b"
@@ -91,10 +92,25 @@ def test_every_dockerfile_arg_is_a_build_arg_of_cloudbuild():
     assert args == passed == {"VLLM_IMAGE", "RAY_VERSION"}
 
 
-def test_the_shipped_tag_names_the_pinned_ray_and_vllm():
+def test_the_shipped_tag_names_the_pinned_ray_and_vllm_and_the_folders_revision():
     config = yaml.safe_load((ROOT / f"Pulumi.{STACK}.yaml").read_text())["config"]
     tag = config["tpu-stacks:vllm"]["registry"]["image"]
-    assert tag == f"vllm-tpu:serve-ray{RAY_SERVE_VERSION}-vllm{VLLM.version.removeprefix('v')}"
+    pins = f"serve-ray{RAY_SERVE_VERSION}-vllm{VLLM.version.removeprefix('v')}"
+    assert tag == f"vllm-tpu:{pins}-r{SERVE_IMAGE_REVISION}"
+
+
+FOLDER_DIGESTS = {2: "48202846670c4ef250301ff08c5ae7060064a9d7e791cfc58f8b73bffe54b343"}
+"""sha256 of the image folder's files at each revision: a changed folder without a new SERVE_IMAGE_REVISION fails."""
+
+
+def test_a_changed_image_folder_takes_a_new_revision():
+    digest = hashlib.sha256()
+    for path in sorted(p for p in IMAGE_DIR.iterdir() if p.is_file() and not p.name.endswith(".pyc")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    assert FOLDER_DIGESTS.get(SERVE_IMAGE_REVISION) == digest.hexdigest(), (
+        f"{IMAGE_DIR.name}/ changed: raise multihost_plan.SERVE_IMAGE_REVISION, tag the shipped image -r<new> and "
+        f"record {digest.hexdigest()} here"
+    )
 
 
 def test_the_dockerfile_checks_what_deploys_and_the_vllm_ray_pins():

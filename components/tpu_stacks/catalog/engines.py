@@ -519,6 +519,8 @@ RAY_SERVE = EngineVersion(
             "ray_serve_num_ongoing_requests_at_replicas",
             "ray_serve_autoscaling_target_replicas",
             "ray_serve_autoscaling_desired_replicas",
+            # the deployment's state, a number per state (ledger: ray.serve.metric.deployment-status)
+            "ray_serve_deployment_status",
         ),
         *_histograms(
             "ray_serve_http_request_latency_ms",

@@ -199,7 +199,7 @@ class VllmStack(pulumi.ComponentResource):
         if smoke is not None:  # the smoke-test pod's own contract: DNS, the server's ports (and the gateway's)
             # (on a multi-host slice the Service's pod is the Ray head, vllm/rayservice.py)
             server = pod_labels(labels, "head") if plan.multi_host else labels
-            more = smoke_test_flows(plan.gateway) if plan.gateway is not None else ()
+            more = smoke_test_flows(plan.gateway) if plan.gateway is not None and plan.gateway.smoke_through else ()
             groups = (*groups, smoke_test_group(spec.namespace, server, smoke.ports, more))
         declare_network_policies(name, spec.namespace, groups, ns_opts)
         if not plan.multi_host:
@@ -455,7 +455,7 @@ def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:
             ports=(SERVE_PORT,),
         )
     gateway: dict[str, Any] = {}
-    if plan.gateway is not None:
+    if plan.gateway is not None and plan.gateway.smoke_through:
         namespace = plan.spec.namespace
         counter = {"name": SCHEDULED_METRIC, "labels": {"status": SCHEDULED_STATUS}}
         gateway = {

@@ -29,7 +29,7 @@ from tpu_stacks.catalog.inference_gateway import (
     PICKER_CONFIG_API,
 )
 from tpu_stacks.catalog.tpu import SliceShape, gke_version
-from tpu_stacks.catalog.upstream import fact
+from tpu_stacks.catalog.upstream import fact, text
 from tpu_stacks.cluster.decided import ClusterPlan
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
@@ -122,6 +122,14 @@ class GatewayPlan(BaseModel):
         return self.class_name != INTERNAL_CLASS
 
     @property
+    def smoke_through(self) -> bool:
+        """The smoke test goes through the Gateway's address only on an internal gateway. A public one is behind
+        Cloud Armor, which admits `sourceRanges` only: the smoke pod's request leaves through the node's or Cloud NAT's
+        address, which the ranges need not hold, and would get 403. There the smoke test calls the Service, and the
+        public path is for `verify` to check from a client in the ranges (docs/verify-on-a-cluster.md)."""
+        return not self.public
+
+    @property
     def flow_control(self) -> bool:
         """Objectives are given, so their priorities must order requests: the picker's Flow Control layer, which
         only the `flowControl` gate turns on (ledger: epp.flow-control-admission, epp.legacy-admission-sheddable;
@@ -186,22 +194,19 @@ class GatewayPlan(BaseModel):
         Prometheus and the smoke test read it without a token, and the NetworkPolicy admits only them to the port.
         The health port explicitly: the HealthCheckPolicy and the NetworkPolicy name the same number. pprof off: on by
         default and served on the metrics port (ledger: epp.pprof-default-on, epp.pprof-on-metrics-server).
-        ledger: epp.flag.pool-name, epp.flag.pool-namespace, epp.flag.pool-group, epp.flag.config-file,
-        epp.flag.zap-encoder, epp.flag.tracing, epp.flag.metrics-endpoint-auth, epp.flag.grpc-port."""
-        health_flag = fact("epp.flag.grpc-health-port").value
-        pprof_flag = fact("epp.flag.enable-pprof").value
-        auth_flag = fact("epp.flag.metrics-endpoint-auth").value
+        Every flag's name is the one its ledger row read in options.go."""
+
         return [
-            f"--pool-name={POOL_NAME}",
-            f"--pool-namespace={self.namespace}",
-            f"--pool-group={INFERENCE_POOL_API_VERSION.split('/')[0]}",
-            f"--config-file={CONFIG_DIR}/{CONFIG_FILE}",
-            "--zap-encoder=json",
-            "--tracing=false",
-            f"--{auth_flag}=false",
-            f"--grpc-port={EXT_PROC_PORT}",
-            f"--{health_flag}={HEALTH_PORT}",
-            f"--{pprof_flag}=false",
+            f"--{text('epp.flag.pool-name')}={POOL_NAME}",
+            f"--{text('epp.flag.pool-namespace')}={self.namespace}",
+            f"--{text('epp.flag.pool-group')}={INFERENCE_POOL_API_VERSION.split('/')[0]}",
+            f"--{text('epp.flag.config-file')}={CONFIG_DIR}/{CONFIG_FILE}",
+            "--zap-encoder=json",  # controller-runtime's zap options (ledger: epp.flag.zap-encoder)
+            f"--{text('epp.flag.tracing')}=false",
+            f"--{text('epp.flag.metrics-endpoint-auth')}=false",
+            f"--{text('epp.flag.grpc-port')}={EXT_PROC_PORT}",
+            f"--{text('epp.flag.grpc-health-port')}={HEALTH_PORT}",
+            f"--{text('epp.flag.enable-pprof')}=false",
         ]
 
     @property

@@ -81,6 +81,19 @@ be Ready). KubeRay keeps a readiness probe the user sets (ledger: kuberay.user-r
 KubeRay too, a claim `verify` settles (ledger: gke.ray-addon.probes)."""
 APP_NAME = "llm"
 SERVE_IMAGE_DIR = "components/tpu_stacks/vllm/ray_serve_image"
+SERVE_IMAGE_REVISION = 2
+"""The revision of SERVE_IMAGE_DIR a server image is built from, the `-r<N>` of its tag (Pulumi.vllm-405b.yaml):
+an image built from an older folder lacks what the Serve config now names (revision 2: the start callback), so a
+changed folder takes a new revision, and a test fails until it does."""
+CALLBACK_MODULE = "tpu_stacks_serve_callbacks"
+CALLBACK_CLASS = f"{CALLBACK_MODULE}:WaitForSlice"
+"""The Serve config's `callback_config.callback_class` (`module:Class`, how Ray Serve LLM loads it): a replica waits
+for its whole slice to be placed before Ray Serve LLM reads the slice's nodes, which it does at once on a group it
+has not waited for (ledger: ray.serve-llm.node-init-reads-pending-group, ray.tpu.slice-group-not-awaited,
+ray.serve-llm.callback-config, ray.serve-llm.callback-before-node-init, ray.serve-llm.callback-ctx-placement-group,
+ray.serve-llm.callback-class-path). Without it a start that reserved the slice's first host fails within seconds
+while the others come up, and the retries below run out. The module ships in the server image
+(SERVE_IMAGE_DIR)."""
 """The multi-host server image's folder (Dockerfile, cloudbuild.yaml) from the repository root."""
 WORKER_GROUP = "tpu-slice"
 """The RayService's one TPU worker group: each of its replicas is one slice of `hosts` pods."""
@@ -111,15 +124,21 @@ RETRY_VARIABLE = "RAY_SERVE_MAX_PER_REPLICA_RETRY_COUNT"
 runs on the head (ledger: ray.serve.per-replica-retry-count, ray.serve.controller-on-head)."""
 
 
+HOST_START_MINUTES = 5
+"""After its node and image, a TPU host runs its init containers (the compile cache's restore from GCS, the GCS FUSE
+sidecar) and `ray start` before its raylet registers the slice's resources: an allowance [I], not a measurement."""
+
+
 def start_attempts() -> int:
-    """Replica starts Serve must allow before the slice's hosts can answer: each start reserves the slice's host 0
-    and fails after Ray's fixed reservation timeout while the hosts are not up (a TPU node pool scaled from zero,
-    then the image: awaits.py's budgets), and Serve gives a deployment up for good after too many failed starts in
-    a row (DEPLOY_FAILED, which KubeRay never resubmits). So: every reservation that may time out within those
-    budgets, plus the start that succeeds. KubeRay submits the Serve config once the head is Ready, whatever the
-    hosts (ledger: ray.serve.deploy-failed-threshold, kuberay.submit-on-head-ready,
-    kuberay.no-resubmit-on-failure)."""
-    waiting_s = (NODE_PROVISIONING_MINUTES + IMAGE_PULL_MINUTES) * 60
+    """Replica starts Serve must allow before the slice's first host can answer: each start reserves the slice's
+    host 0 and fails after Ray's fixed reservation timeout while that host is not up (a TPU node pool scaled from
+    zero, then the image: awaits.py's budgets, then the host's own start: HOST_START_MINUTES), and Serve gives a
+    deployment up for good after too many failed starts in a row (DEPLOY_FAILED, which KubeRay never resubmits).
+    Once host 0 is up, a start waits for the rest of the slice inside its engine-start limit (CALLBACK_CLASS). So:
+    every reservation that may time out within those budgets, plus the start that succeeds. KubeRay submits the
+    Serve config once the head is Ready, whatever the hosts (ledger: ray.serve.deploy-failed-threshold,
+    kuberay.submit-on-head-ready, kuberay.no-resubmit-on-failure)."""
+    waiting_s = (NODE_PROVISIONING_MINUTES + IMAGE_PULL_MINUTES + HOST_START_MINUTES) * 60
     return math.ceil(waiting_s / number("ray.tpu.head-reservation-timeout")) + 1
 
 
@@ -246,6 +265,8 @@ def serve_config(
         "runtime_env": {"env_vars": env},
         # vLLM's engine metrics through Ray's metrics port (LLMConfig.log_engine_metrics, default true): explicit.
         "log_engine_metrics": True,
+        # Each start waits for its whole slice before Ray Serve LLM reads the slice's nodes (CALLBACK_CLASS).
+        "callback_config": {"callback_class": CALLBACK_CLASS},
     }
     return {
         "http_options": {"host": "0.0.0.0", "port": SERVE_PORT},

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from tpu_stacks.catalog.upstream import number
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.monitoring import queries as q
 from tpu_stacks.gcp.monitoring.targets import Target
@@ -127,17 +128,27 @@ def _idle_tpu(t: Target) -> Alert | None:
     containers = "|".join(t.tpu_containers)
     ready = q.kube_state("kube_pod_container_status_ready", t.scope.prometheus(**{"container~": containers}))
     minutes = IDLE_MINUTES if t.serve is not None else max(IDLE_MINUTES, t.startup_minutes)
+    query = f"(count({nodes}) > 0) unless on() (sum({ready}) > 0)"
+    if t.serve is not None:
+        # A multi-host slice's workers are Ready with their raylet, whatever Serve does: the slice also idles when
+        # Serve has given the deployment up (DEPLOY_FAILED, which nothing retries; ledger:
+        # ray.serve.metric.deployment-status-failed).
+        status = q.engine(t.engine, "ray_serve_deployment_status", t.scope.prometheus(application=t.serve.application))
+        failed = number("ray.serve.metric.deployment-status-failed")
+        query = f"({query}) or ((count({nodes}) > 0) and on() (max({status}) == {failed}))"
     return Alert(
         id="tpu-nodes-idle",
         title=f"{t.title}: TPU nodes running with no serving pod ready",
         # `unless`: no ready series at all (no pod yet, or none ready) leaves the node count standing
-        query=f"(count({nodes}) > 0) unless on() (sum({ready}) > 0)",
+        query=query,
         minutes=minutes,
         severity="WARNING",
         why=f"The cluster's TPU nodes have run for {minutes} minutes while no {containers} container in "
-        f"{t.namespace} was ready: they are billed and serve nothing. Check the server pods (pending, image pull, "
-        "crash loop) and `kubectl get nodes -l cloud.google.com/gke-tpu-accelerator`; scale the workload or its "
-        "pool down if nothing should run.",
+        f"{t.namespace} was ready"
+        + (" or Serve had given the deployment up (DEPLOY_FAILED: `kubectl get rayservice`)" if t.serve else "")
+        + ": they are billed and serve nothing. Check the server pods (pending, image pull, crash loop) and "
+        "`kubectl get nodes -l cloud.google.com/gke-tpu-accelerator`; scale the workload or its pool down if nothing "
+        "should run.",
     )
 
 
