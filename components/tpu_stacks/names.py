@@ -272,6 +272,9 @@ def workload_policy_name(cluster: str, pool: str) -> str:
 
 SYSTEM_POOL_NAME = "system"
 """The CPU node pool every Standard cluster of ours has; no TPU slice may take its name."""
+JOBS_POOL_NAME = "jobs"
+"""The CPU node pool for Jobs too large for the system pool (a checkpoint conversion), from 0 nodes; no TPU slice may
+take its name either."""
 
 
 # -- projects: Resource Manager "Creating and managing projects" (cloud.google.com/resource-manager/docs/

@@ -12,6 +12,7 @@ import pytest
 from tests.mocks import autonamed, capture, project_roles, refused, workload_accounts
 from tests.policies.harness import capture as capture_registrations
 from tpu_stacks.annotations import TENSOR_PARALLEL
+from tpu_stacks.awaits import NODE_PROVISIONING_MINUTES
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.jetstream.component import JetStreamStack
 from tpu_stacks.jetstream.plan import plan_jetstream
@@ -93,7 +94,7 @@ def containers(mocks):
     return {c["name"]: c for c in pod(mocks)["containers"]}
 
 
-def test_pool_is_two_ct5lp_8t_nodes_in_the_zone(tutorial):
+def test_pool_scales_from_zero_to_two_ct5lp_8t_nodes_in_the_zone(tutorial):
     _, mocks = tutorial
     cluster = one(mocks, "gcp:container/cluster:Cluster", "js-cluster")
     assert cluster["location"] == "us-west4"  # regional, as the tutorial
@@ -103,7 +104,9 @@ def test_pool_is_two_ct5lp_8t_nodes_in_the_zone(tutorial):
     pool = one(mocks, "gcp:container/nodePool:NodePool", "js-cluster-tpu-nodepool")
     assert pool["name"] == "tpu-nodepool"
     assert pool["nodeConfig"]["machineType"] == "ct5lp-hightpu-8t"
-    assert pool["nodeCount"] == 2 and "autoscaling" not in pool
+    # No TPU node before the servers ask: 0..replicas, per zone (the pool has one zone), no fixed or initial count.
+    assert pool["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 2}
+    assert "nodeCount" not in pool and "initialNodeCount" not in pool
     assert pool["nodeLocations"] == ["us-west4-a"]
     assert "placementPolicy" not in pool  # single-host: no --tpu-topology
 
@@ -178,9 +181,11 @@ def test_converter_job_has_the_exact_per_model_arguments_and_no_tpu(tutorial):
     resources = container["resources"]
     assert "google.com/tpu" not in resources["requests"] and "google.com/tpu" not in resources.get("limits", {})
     assert resources["requests"]["cpu"] == "8" and resources["requests"]["memory"] == "64Gi"
-    # Standard: the idle TPU VMs' CPUs, tolerating their taint; no TPU selector, so no chip is taken.
-    assert template["nodeSelector"] == {"cloud.google.com/gke-nodepool": "tpu-nodepool"}
-    assert template["tolerations"] == [{"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}]
+    # Standard: the jobs pool (a CPU node from 0), selected by GKE's pool label, its taint tolerated; no TPU at all.
+    assert template["nodeSelector"] == {"cloud.google.com/gke-nodepool": "jobs"}
+    assert template["tolerations"] == [
+        {"key": "tpu-stacks.dev/jobs", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    ]
     scratch = next(v for v in template["volumes"] if v["name"] == "scratch")
     claim = scratch["ephemeral"]["volumeClaimTemplate"]["spec"]
     assert claim["resources"]["requests"]["storage"] == "150Gi" and claim["storageClassName"] == "standard-rwo"
@@ -329,6 +334,35 @@ def test_download_flow_has_no_converter_and_reads_the_token_file():
     assert (annotations["tpu-stacks.dev/batch"], annotations["tpu-stacks.dev/context"]) == ("30", "2048")
 
 
+def test_the_jobs_pool_exists_only_where_the_converter_runs_on_it():
+    """The converter flow on Standard gets it; the download flow has no converter, a nodeSelector runs it on the
+    user's nodes, and an existing cluster's pools are not this stack's: no jobs pool in any of them."""
+
+    def pools(mocks):
+        return sorted(p.inputs["name"] for p in mocks.of_type("gcp:container/nodePool:NodePool"))
+
+    assert pools(build(GEMMA)) == ["jobs", "system", "tpu-nodepool"]
+    assert pools(build(GEMMA, flow="download")) == ["system", "tpu-nodepool"]
+    mine = build(GEMMA, converter={"node_selector": {"pool": "big-cpus"}})
+    assert pools(mine) == ["system", "tpu-nodepool"]
+    job = pod(mine, JOB, "js-converter")
+    assert job["nodeSelector"] == {"pool": "big-cpus"} and "tolerations" not in job
+    existing = {**CLUSTER, "existing": {"name": "mine", "location": "us-west4"}}
+    assert pools(build(GEMMA, cluster=existing)) == []  # its TPU pool is described, not created
+    # there the converter still runs on the TPU pool's CPUs, taking no chip (that pool is the user's, and up anyway)
+    assert pod(build(GEMMA, cluster=existing), JOB, "js-converter")["nodeSelector"] == {
+        "cloud.google.com/gke-nodepool": "tpu-nodepool"
+    }
+
+
+def test_the_converter_waits_for_the_jobs_pool_and_the_servers_for_the_tpu_pool():
+    resources = registered(GEMMA)
+    converter, server = resources["js-converter"], resources["js-deployment"]
+    jobs, tpu = resources["js-cluster-jobs"].urn, resources["js-cluster-tpu-nodepool"].urn
+    assert jobs in converter.dependencies and tpu not in converter.dependencies
+    assert {tpu, converter.urn} <= set(server.dependencies)
+
+
 def test_autopilot_declares_no_pool_and_the_converter_gets_a_cpu_node():
     mocks = build({**LLAMA, "cluster": {"project": "proj", "location": "us-west4", "mode": "autopilot"}}, zone=None)
     assert mocks.of_type("gcp:container/nodePool:NodePool") == []
@@ -349,7 +383,7 @@ def test_quantized_settings_fit_more_and_use_an_int8_checkpoint():
 def test_auto_topology_picks_the_smallest_single_host_slice():
     mocks = build(LLAMA, topology="auto", replicas=1)
     pool = one(mocks, "gcp:container/nodePool:NodePool", "js-cluster-tpu-nodepool")
-    assert (pool["nodeConfig"]["machineType"], pool["nodeCount"]) == ("ct5lp-hightpu-4t", 1)
+    assert (pool["nodeConfig"]["machineType"], pool["autoscaling"]["maxNodeCount"]) == ("ct5lp-hightpu-4t", 1)
 
 
 def test_the_pool_is_the_plans_one_slice_with_a_node_per_replica():
@@ -358,14 +392,15 @@ def test_the_pool_is_the_plans_one_slice_with_a_node_per_replica():
     plan = stack["js"].plan
     (pool,) = plan.cluster.pools_of(0)
     assert plan.pool == pool and plan.cluster.pools == (pool,)
-    assert (pool.name, pool.node_count, pool.zone, pool.shape.machine_type) == (
+    assert (pool.name, pool.autoscaling_min, pool.autoscaling_max, pool.zone, pool.shape.machine_type) == (
         "tpu-nodepool",
+        0,
         3,
         "us-west4-a",
         "ct5lp-hightpu-8t",
     )
     declared = one(mocks, "gcp:container/nodePool:NodePool", "js-cluster-tpu-nodepool")
-    assert (declared["name"], declared["nodeCount"]) == ("tpu-nodepool", 3)
+    assert (declared["name"], declared["autoscaling"]["maxNodeCount"]) == ("tpu-nodepool", 3)
     assert plan.cluster.region == "us-west4" and plan.cluster.spec.addons.gcs_fuse is True
 
 
@@ -469,6 +504,28 @@ def test_the_decision_layer_imports_no_provider_sdk():
         ),
         (GEMMA, {"batch_size": 0}, "jetstream.batch_size: 0 is not accepted"),
         (GEMMA, {"converter": {"disk_gb": 10}}, "jetstream.converter.disk_gb: 10 is not a known setting; did you mean"),
+        (
+            GEMMA,
+            {"cluster": {**CLUSTER, "jobs_pool": {"machine_type": "e2-highmem-8"}}},
+            "cluster.jobsPool.machineType: 'e2-highmem-8' leaves a pod 7.41 CPU and 55.5 GiB (GKE's reservations and "
+            "the node's own pods taken), less than the converter Job requests: 8 CPU (jetstream.converter.cpu), 64Gi "
+            "(jetstream.converter.memory); use e2-highmem-16 (the smallest that holds it), or remove machineType",
+        ),
+        (
+            GEMMA,
+            {"converter": {"memory": "2Ti"}},
+            "jetstream.converter.memory: '2Ti' with 8 CPU is more than one node of any catalogued E2/N2 machine type",
+        ),
+        (
+            GEMMA,
+            {"flow": "download", "cluster": {**CLUSTER, "jobs_pool": {"machine_type": "e2-highmem-16"}}},
+            "cluster.jobsPool: '<set>' holds only the converter Job, which flow download has not; remove it",
+        ),
+        (
+            GEMMA,
+            {"converter": {"node_selector": {"pool": "mine"}}, "cluster": {**CLUSTER, "jobs_pool": {}}},
+            "cluster.jobsPool: '<set>' would hold nothing: jetstream.converter.nodeSelector runs the converter on",
+        ),
     ],
     ids=[
         "unknown",
@@ -496,6 +553,10 @@ def test_the_decision_layer_imports_no_provider_sdk():
         "flow-cache",
         "batch-zero",
         "typo",
+        "jobs-pool-too-small",
+        "converter-larger-than-any-node",
+        "jobs-pool-download-flow",
+        "jobs-pool-beside-node-selector",
     ],
 )
 def test_errors_before_any_resource(base, overrides, message):
@@ -517,7 +578,12 @@ def test_pulumi_waits_as_long_as_the_startup_probe_allows_and_only_after_the_tpu
     server_deployment = resources["js-deployment"]
     probe = next(c for c in server_deployment.props["spec"]["template"]["spec"]["containers"] if "startupProbe" in c)
     assert probe["startupProbe"]["periodSeconds"] * probe["startupProbe"]["failureThreshold"] == 30 * 60
-    # a TPU node (15) + the image (10) + the probe (30); a rollout restarts the 2 replicas one by one
+    # a TPU node (15: the pool scales from 0 for these pods) + the image (10) + the probe (30); a rollout restarts
+    # the 2 replicas one by one
+    assert (
+        NODE_PROVISIONING_MINUTES == 15
+        and resources["js-cluster-tpu-nodepool"].props["autoscaling"]["minNodeCount"] == 0
+    )
     assert server_deployment.custom_timeouts == {"create": "55m", "update": "95m"}
     # on the pool even when no converter Job orders it (download flow)
     assert resources["js-cluster-tpu-nodepool"].urn in server_deployment.dependencies

@@ -23,20 +23,38 @@ def test_schema_args_and_validated_spec_have_the_same_fields():
     assert set(JetStreamConverterArgs.__annotations__) == set(ConverterSpec.model_fields)
 
 
-def _gemma(**spec):
+def _gemma(cluster: dict | None = None, **spec):
     from tpu_stacks.cluster.spec import ClusterSpec
     from tpu_stacks.jetstream.plan import plan_jetstream
 
-    cluster = ClusterSpec(project="proj", location="us-west4", system_pool={"machine_type": "e2-standard-4"})
-    return plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", zone="us-west4-a", **spec), cluster, True)
+    settings = {"project": "proj", "location": "us-west4", "system_pool": {"machine_type": "e2-standard-4"}}
+    cluster_spec = ClusterSpec(**{**settings, **(cluster or {})})
+    return plan_jetstream(JetStreamSpec(model="google/gemma-7b-it", zone="us-west4-a", **spec), cluster_spec, True)
 
 
-def test_the_converters_scratch_disk_follows_the_pools_generation():
-    """v5e VMs attach pd-balanced (GKE's standard-rwo); v6e and tpu7x VMs attach only Hyperdisk, for which
-    GKE has no StorageClass, so the converter brings its own (JetStream serves v5e today: the pool is swapped)."""
+EXISTING = {"existing": {"name": "mine", "location": "us-west4"}}
+"""An existing cluster whose pools the stack does not create: no jobs pool, the converter on the TPU pool's VMs."""
+
+
+def test_the_converters_scratch_disk_follows_the_jobs_pools_machine():
+    """The jobs pool's E2 VMs attach pd-balanced (GKE's standard-rwo); an N4 attaches only Hyperdisk, for which GKE
+    has no StorageClass, so the converter brings its own."""
     from tpu_stacks.jetstream.converter import scratch_storage
 
     plan = _gemma()
+    assert plan.cluster.jobs_pool is not None and plan.cluster.jobs_pool.machine_type == "e2-highmem-16"
+    assert scratch_storage(plan, plan.pool) == ("standard-rwo", None)
+    n4 = _gemma(cluster={"jobs_pool": {"machine_type": "n4-highmem-16"}})
+    assert scratch_storage(n4, n4.pool) == (f"jetstream-{n4.converter_job_name}", "hyperdisk-balanced")
+
+
+def test_on_the_tpu_pools_vms_the_scratch_disk_follows_the_generation():
+    """An existing cluster's TPU pool (no jobs pool of ours): v5e VMs attach pd-balanced; v6e and tpu7x VMs only
+    Hyperdisk (JetStream serves v5e today: the pool is swapped)."""
+    from tpu_stacks.jetstream.converter import scratch_storage
+
+    plan = _gemma(cluster=EXISTING)
+    assert plan.cluster.jobs_pool is None
     assert scratch_storage(plan, plan.pool) == ("standard-rwo", None)
     for gen, topology in (("v6e", "2x4"), ("tpu7x", "2x2x1")):
         pool = plan.pool.model_copy(update={"shape": slice_shape(gen, topology)})
@@ -47,8 +65,8 @@ def test_a_chosen_class_or_other_nodes_keep_the_specs_class():
     from tpu_stacks.jetstream.converter import scratch_storage
 
     v6e = slice_shape("v6e", "2x4")
-    chosen = _gemma(converter={"storage_class": "my-hyperdisk"})
-    assert scratch_storage(chosen, chosen.pool.model_copy(update={"shape": v6e})) == ("my-hyperdisk", None)
+    chosen = _gemma(cluster={"jobs_pool": {"machine_type": "n4-highmem-16"}}, converter={"storage_class": "my-hd"})
+    assert scratch_storage(chosen, chosen.pool) == ("my-hd", None)
     elsewhere = _gemma(converter={"node_selector": {"pool": "cpu"}})
     assert scratch_storage(elsewhere, elsewhere.pool.model_copy(update={"shape": v6e})) == ("standard-rwo", None)
     autopilot = _gemma()
@@ -62,9 +80,8 @@ def test_on_hyperdisk_vms_the_job_claims_a_class_it_declares():
     from tests.mocks import capture
     from tpu_stacks.jetstream.converter import converter_job
 
-    plan = _gemma()
-    pool = plan.pool.model_copy(update={"shape": slice_shape("v6e", "2x4")})
-    mocks = capture(lambda: converter_job("js", plan, pool, "bucket", "hf", pulumi.ResourceOptions()))
+    plan = _gemma(cluster={"jobs_pool": {"machine_type": "n4-highmem-16"}})
+    mocks = capture(lambda: converter_job("js", plan, plan.pool, "bucket", "hf", pulumi.ResourceOptions()))
     storage_class = mocks.named("kubernetes:storage.k8s.io/v1:StorageClass", "js-converter-scratch").inputs
     assert storage_class["provisioner"] == "pd.csi.storage.gke.io"
     assert storage_class["parameters"] == {"type": "hyperdisk-balanced"}

@@ -60,3 +60,22 @@ def test_a_single_host_server_is_ready_after_its_cold_start_so_not_before_its_st
 @pytest.mark.parametrize("stack", ["raytrain", "cluster"])
 def test_a_training_or_empty_stack_has_none(planned, stack):
     assert not [r for r in of_type(planned[stack], ALERT) if r.inputs["userLabels"]["alert"] == "tpu-nodes-idle"]
+
+
+@pytest.mark.parametrize("stack", ["jetstream-gemma", "jetstream-llama3"])
+def test_no_tpu_node_exists_while_the_checkpoint_converts_so_the_alert_has_no_node_to_count(planned, stack):
+    """The converter runs for up to two hours before any server: were the TPU VMs up then (they were: a fixed pool,
+    the converter on their CPUs), the alert would fire on a stack doing what it should. Now the TPU pool starts at 0
+    nodes and the converter's pod selects the jobs pool, CPU machines that have no accelerator series: the alert's
+    only node signal is GKE's node accelerator metric, so it counts nothing until the servers bring their nodes."""
+    from tpu_stacks.catalog.tpu import generation_of_machine_type
+
+    query, _ = idle_alert(planned[stack])
+    node = system_metric(TPU_NODE_METRIC)
+    assert node is not None and "/accelerator/" in node.type and f"count({node.promql}" in query
+    pools = {r.inputs["name"]: r.inputs for r in of_type(planned[stack], "gcp:container/nodePool:NodePool")}
+    tpu = [p for p in pools.values() if generation_of_machine_type(p["nodeConfig"]["machineType"])]
+    assert tpu and all(p["autoscaling"]["minNodeCount"] == 0 and "nodeCount" not in p for p in tpu)
+    (job,) = [r.inputs for r in of_type(planned[stack], "kubernetes:batch/v1:Job") if "converter" in r.name]
+    selected = job["spec"]["template"]["spec"]["nodeSelector"]["cloud.google.com/gke-nodepool"]
+    assert generation_of_machine_type(pools[selected]["nodeConfig"]["machineType"]) is None

@@ -198,7 +198,7 @@ def test_jetstream_replicas_and_pool_nodes_come_from_the_slo():
         output_tokens=SHAREGPT_OUTPUT_TOKENS,
     )
     assert answer.replicas > 2 and decided.spec.replicas == answer.replicas  # not the default 2
-    assert decided.pool.node_count == answer.replicas
+    assert (decided.pool.autoscaling_min, decided.pool.autoscaling_max) == (0, answer.replicas)  # from 0
     assert decided.slo.basis == answer.basis
 
 

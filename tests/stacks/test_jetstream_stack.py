@@ -54,10 +54,12 @@ def only(stack: str, typ: str, name: str | None = None):
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_two_node_ct5lp_8t_pool_in_the_tutorial_zone(stack):
+def test_ct5lp_8t_pool_from_zero_to_two_nodes_in_the_tutorial_zone_and_a_jobs_pool(stack):
     pool = only(stack, "gcp:container/nodePool:NodePool", "jetstream-cluster-tpu-nodepool").inputs
     assert pool["name"] == "tpu-nodepool" and pool["nodeConfig"]["machineType"] == "ct5lp-hightpu-8t"
-    assert pool["nodeCount"] == 2 and pool["nodeLocations"] == ["us-west4-a"]
+    assert pool["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 2} and pool["nodeLocations"] == ["us-west4-a"]
+    jobs = only(stack, "gcp:container/nodePool:NodePool", "jetstream-cluster-jobs").inputs
+    assert jobs["nodeConfig"]["machineType"] == "e2-highmem-16" and jobs["autoscaling"]["totalMinNodeCount"] == 0
     system = only(stack, "gcp:container/nodePool:NodePool", "jetstream-cluster-system").inputs
     assert system["nodeConfig"]["machineType"] == "e2-standard-4"
     assert only(stack, "gcp:container/cluster:Cluster").inputs["location"] == "us-west4"
@@ -95,7 +97,9 @@ def test_converter_job_with_the_exact_arguments_before_the_server(stack):
     ]
     assert "google.com/tpu" not in container["resources"]["requests"]
     assert job.options.custom_timeouts == {"create": "122m", "update": "122m"}  # Complete, or its own deadline
-    assert any(dep.endswith("::jetstream-cluster-tpu-nodepool") for dep in job.dependencies)
+    # on the jobs pool, after it, and not after the TPU pool (whose nodes come only for the servers)
+    assert any(dep.endswith("::jetstream-cluster-jobs") for dep in job.dependencies)
+    assert not any(dep.endswith("::jetstream-cluster-tpu-nodepool") for dep in job.dependencies)
     deployment = only(stack, "kubernetes:apps/v1:Deployment")
     assert job.urn in deployment.dependencies  # the server is created once the checkpoint exists
 

@@ -103,13 +103,17 @@ def test_tpu_workloads_wait_for_their_pools_and_for_as_long_as_their_probes_allo
     node pool exists: every object whose pods take TPU chips depends on the stack's TPU pools (dependsOn)
     and has create and update budgets (customTimeouts) that cover its probes, a node and the image."""
     from tpu_stacks.awaits import AWAITED_KINDS, IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, start_seconds
+    from tpu_stacks.catalog.tpu import generation_of_machine_type
     from tpu_stacks.pod_templates import pod_templates
 
     _, up = planned(stack)
-    pools = {  # the TPU capacity: every pool but the CPU system pool, and the ComputeClasses GKE creates pools from
+    pools = {  # the TPU capacity: every TPU pool (not the CPU system and jobs pools), and the ComputeClasses
         r.urn
         for r in up.resources
-        if (r.type == "gcp:container/nodePool:NodePool" and not r.name.endswith("-system"))
+        if (
+            r.type == "gcp:container/nodePool:NodePool"
+            and generation_of_machine_type(r.inputs["nodeConfig"]["machineType"]) is not None
+        )
         or r.type == "kubernetes:cloud.google.com/v1:ComputeClass"
     }
     workloads = [

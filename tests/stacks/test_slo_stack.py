@@ -81,7 +81,7 @@ def test_jetstream_stack_with_slo_sets_the_fixed_replicas(project):
     need = int(deployment["metadata"]["annotations"][keys.SLO_REPLICAS])
     assert need > 2 and deployment["spec"]["replicas"] == need
     pool = next(r.inputs for r in capture.of_type("gcp:container/nodePool:NodePool") if "tpu-nodepool" in r.name)
-    assert pool["nodeCount"] == need
+    assert pool["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": need}  # up to a node per replica, from 0
     # The published gemma-7b row (batch 96) ran a 2024 JetStream-PyTorch build, not the pinned image: modelled.
     assert deployment["metadata"]["annotations"][keys.SLO_BASIS] == "model"
     result = run_policy_pack(ROOT / "policies", capture, transport="in-process")

@@ -27,8 +27,8 @@ class SliceArgs(TypedDict):
     nodes: NotRequired[int]
     """Single-host only: fixed node count of the pool (default: one VM per slice)."""
     name: NotRequired[str]
-    """Node pool name (not `system`, the CPU pool's); `{n}` places the slice number (tpu{n}: tpu1, tpu2), else -1, -2
-    is appended."""
+    """Node pool name (not `system` nor `jobs`, the CPU pools'); `{n}` places the slice number (tpu{n}: tpu1, tpu2),
+    else -1, -2 is appended."""
     zone: NotRequired[str]
     """The one zone of the pool (required in a regional cluster with several node locations)."""
     spot: NotRequired[bool]
@@ -57,6 +57,14 @@ class SystemPoolArgs(TypedDict):
     """A CPU machine type (never a TPU one). Default: e2-standard-4."""
     nodes: NotRequired[int]
     """Nodes per zone of the cluster's node locations. Default: 1."""
+
+
+class JobsPoolArgs(TypedDict):
+    machine_type: NotRequired[str]
+    """A CPU machine type (default: sized from what the workload's Job requests, the smallest catalogued E2, else N2,
+    type that holds it after GKE's reservations; required when no workload sizes it)."""
+    max_nodes: NotRequired[int]
+    """Most nodes at once: one per Job pod that runs at the same time. Default: 1."""
 
 
 class AddonsArgs(TypedDict):
@@ -146,6 +154,9 @@ class TpuClusterArgs(TypedDict):
     false, managedPrometheus true."""
     system_pool: NotRequired[SystemPoolArgs]
     """The CPU pool for kube-system and add-on pods (Standard clusters). Default: machineType e2-standard-4, nodes 1."""
+    jobs_pool: NotRequired[JobsPoolArgs]
+    """A CPU pool from 0 nodes for large Jobs (Standard clusters; default: none, unless a workload's Job needs one:
+    JetStream's checkpoint converter)."""
     slices: NotRequired[list[SliceArgs]]
     """TPU slices, one node pool each (one per multi-host slice); workloads derive theirs from the model."""
     deletion_protection: NotRequired[bool]

@@ -2,7 +2,8 @@
 
 Everything is decided by `cluster.plan.plan_cluster` before the first resource is declared; this
 module only turns the plan into resources: the cluster (or a look-up of an existing one), the
-CPU system pool, one node pool per multi-host slice, a kubeconfig and a Kubernetes provider.
+CPU system pool, one node pool per multi-host slice, the CPU pool for large Jobs when the plan has one, a
+kubeconfig and a Kubernetes provider.
 """
 
 from typing import Optional
@@ -14,7 +15,13 @@ import pulumi_kubernetes as k8s
 from tpu_stacks.catalog.gke_metrics import kube_state_packages
 from tpu_stacks.cluster.args import TpuClusterArgs
 from tpu_stacks.cluster.kubeconfig import gke_kubeconfig
-from tpu_stacks.cluster.node_pools import CLOUD_PLATFORM_SCOPE, node_service_account, system_node_pool, tpu_node_pool
+from tpu_stacks.cluster.node_pools import (
+    CLOUD_PLATFORM_SCOPE,
+    jobs_node_pool,
+    node_service_account,
+    system_node_pool,
+    tpu_node_pool,
+)
 from tpu_stacks.cluster.outputs import SliceInfo
 from tpu_stacks.cluster.plan import ClusterPlan, PoolPlan, plan_cluster
 from tpu_stacks.cluster.proxy_subnet import DEFAULT_NETWORK, declare_proxy_subnet
@@ -355,6 +362,9 @@ class TpuCluster(pulumi.ComponentResource):
             and not pool.compute_class
             and (plan.spec.existing is None or plan.spec.existing.create_pools)
         ]
+        jobs = jobs_node_pool(plan, cluster_name, name, self, nodes_account)
+        self.jobs_pools: list[pulumi.Resource] = [jobs] if jobs is not None else []
+        """The CPU pool for large Jobs (`cluster.jobsPool`), if any: what a Job placed there waits for."""
         context = pulumi.Output.all(cluster_name, location).apply(
             lambda parts: f"gke_{plan.spec.project}_{parts[1]}_{parts[0]}"
         )

@@ -18,6 +18,7 @@ from tpu_stacks.catalog.tpu import (
     DWS_RESERVATION_AFFINITY,
     FLEX_START_LABEL,
     MULTI_HOST_MAX_PODS_PER_NODE,
+    NODEPOOL_LABEL,
     QUEUED_LABEL,
     QUEUED_NODE_LABEL_VALUE,
     RESERVATION_LABEL,
@@ -120,6 +121,32 @@ class PoolPlan(BaseModel):
         return {**self.shape.node_selector(), **self.capacity_selector()}
 
 
+JOBS_TAINT = ("tpu-stacks.dev/jobs", "true")
+"""(key, value) of the jobs pool's NoSchedule taint: only pods that tolerate it (the Jobs it is for) land there."""
+
+
+class JobsPoolPlan(BaseModel):
+    """The CPU pool for large Jobs, decided: its machine, the disk its VMs attach, how far it scales (from 0)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    machine_type: str
+    max_nodes: int
+    disk_type: str
+    """The boot disk's type, and the first a scratch volume on these VMs can be (catalog/cpu_machines.py)."""
+    zones: tuple[str, ...] = ()
+    """Where its nodes may come up (empty: the cluster's own node locations)."""
+
+    def node_selector(self) -> dict[str, str]:
+        """GKE labels every node with its pool's name: a Job's pod selects the pool by it."""
+        return {NODEPOOL_LABEL: self.name}
+
+    @property
+    def taint(self) -> tuple[str, str]:
+        return JOBS_TAINT
+
+
 class ClusterPlan(BaseModel):
     """The whole cluster, decided: what `TpuCluster` declares."""
 
@@ -134,6 +161,8 @@ class ClusterPlan(BaseModel):
     """One entry per slice spec (the shape workloads are sized against)."""
     beyond_catalogue: tuple[str, ...] = ()
     """What `cluster.allowUncatalogued` let through, one line each (empty without the override)."""
+    jobs_pool: JobsPoolPlan | None = None
+    """The CPU pool for large Jobs (`cluster.jobsPool`), if the cluster has one of ours."""
 
     @property
     def workload_pool(self) -> str:

@@ -202,3 +202,53 @@ def system_node_pool(
         ),
         opts=pulumi.ResourceOptions(parent=parent),
     )
+
+
+JOBS_LOCATION_POLICY = "ANY"
+"""The jobs pool's node may come up in any zone of the cluster: a Job that writes to a bucket needs no zone, and
+`BALANCED` (the provider's other value: "a best effort policy that aims to balance the sizes of available zones")
+only matters to a pool of many nodes."""
+NO_SCHEDULE = "NO_SCHEDULE"
+"""Kubernetes' NoSchedule, as GKE's node pool API spells a taint's effect (the provider's `taint.effect` values)."""
+
+
+def jobs_node_pool(
+    plan: ClusterPlan,
+    cluster_name: pulumi.Input[str],
+    prefix: str,
+    parent: pulumi.Resource,
+    service_account: pulumi.Input[str] | None = None,
+) -> gcp.container.NodePool | None:
+    """The CPU pool for large Jobs (cluster/jobs_pool.py), if the plan has one: 0 nodes until a Job's pod asks for
+    one (ledger: gke.autoscaler.scale-from-zero), total limits across the cluster's zones, tainted so that only the
+    Jobs that tolerate it land there, and the boot disk the machine's series attaches (an N4 attaches no pd-balanced).
+    No initial node count: the provider creates the pool with 0 nodes (`InitialNodeCount` stays 0)."""
+    jobs = plan.jobs_pool
+    if jobs is None:
+        return None
+    key, value = jobs.taint
+    return gcp.container.NodePool(
+        f"{prefix}-{jobs.name}",
+        gcp.container.NodePoolArgs(
+            name=jobs.name,
+            cluster=cluster_name,
+            location=plan.spec.location,
+            project=plan.spec.project,
+            node_locations=list(jobs.zones) or None,
+            autoscaling=gcp.container.NodePoolAutoscalingArgs(
+                total_min_node_count=0, total_max_node_count=jobs.max_nodes, location_policy=JOBS_LOCATION_POLICY
+            ),
+            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            node_config=gcp.container.NodePoolNodeConfigArgs(
+                machine_type=jobs.machine_type,
+                disk_type=jobs.disk_type,
+                taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=key, value=value, effect=NO_SCHEDULE)],
+                workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                    mode="GKE_METADATA"
+                ),
+                oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+                service_account=service_account,
+            ),
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )

@@ -29,6 +29,7 @@ from tpu_stacks.cluster.capacity import (
     single_kind,
 )
 from tpu_stacks.cluster.decided import ClusterPlan, PoolPlan, WorkloadPlan
+from tpu_stacks.cluster.jobs_pool import plan_jobs_pool
 from tpu_stacks.cluster.pool_names import check_pool_names, class_name, pool_name
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
@@ -288,6 +289,7 @@ def _plan_cluster(spec: ClusterSpec) -> ClusterPlan:
             )
     check_pool_names(spec, pools)
     _check_versions(spec, shapes)
+    jobs_pool = plan_jobs_pool(spec, node_locations, beyond)
     beyond_catalogue = _check_catalogue(spec, chosen_universe, pool_zones, beyond)
     return ClusterPlan(
         spec=spec,
@@ -297,6 +299,7 @@ def _plan_cluster(spec: ClusterSpec) -> ClusterPlan:
         pools=tuple(pools),
         slices=tuple(shapes),
         beyond_catalogue=beyond_catalogue,
+        jobs_pool=jobs_pool,
     )
 
 

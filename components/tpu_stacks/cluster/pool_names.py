@@ -11,7 +11,7 @@ from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.cluster.decided import PoolPlan
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import UserError
-from tpu_stacks.names import GKE_NAME, SYSTEM_POOL_NAME
+from tpu_stacks.names import GKE_NAME, JOBS_POOL_NAME, SYSTEM_POOL_NAME
 
 
 def pool_name(spec: SliceSpec, shape: SliceShape, replica: int) -> str:
@@ -49,15 +49,18 @@ def refuse_shared_classes(pools: list[PoolPlan]) -> None:
 
 
 def check_pool_names(spec: ClusterSpec, pools: list[PoolPlan]) -> None:
-    """Every pool's name is free (not the system pool's), distinct, and a valid GKE name; every
+    """Every pool's name is free (not the system pool's, nor the jobs pool's), distinct, and a valid GKE name; every
     ComputeClass belongs to one slice spec."""
     if spec.mode == "standard" and spec.existing is None:
+        taken = {SYSTEM_POOL_NAME: "the cluster's CPU system pool"}
+        if spec.jobs_pool is not None:
+            taken[JOBS_POOL_NAME] = "the cluster's CPU pool for Jobs (cluster.jobsPool)"
         for pool in pools:
-            if pool.name == SYSTEM_POOL_NAME:
+            if pool.name in taken:
                 raise UserError(
                     f"cluster.slices[{pool.slice_index}].name",
                     pool.name,
-                    "is the name of the cluster's CPU system pool",
+                    f"is the name of {taken[pool.name]}",
                     "give the slice another name",
                 )
     names = [pool.name for pool in pools]

@@ -45,8 +45,8 @@ class SliceSpec(_Spec):
     nodes: int | None = Field(default=None, ge=0)
     """Single-host only: fixed node count of the pool (default: one VM per slice)."""
     name: str | None = None
-    """Node pool name (not `system`, the CPU pool's); `{n}` places the slice number (tpu{n}: tpu1, tpu2), else
-    -1, -2 is appended."""
+    """Node pool name (not `system` nor `jobs`, the CPU pools'); `{n}` places the slice number (tpu{n}: tpu1, tpu2),
+    else -1, -2 is appended."""
     zone: str | None = None
     """The one zone of the pool (required in a regional cluster with several node locations)."""
     spot: bool = False
@@ -81,6 +81,17 @@ class SystemPoolSpec(_Spec):
     """A CPU machine type (never a TPU one)."""
     nodes: int = Field(default=1, ge=1)
     """Nodes per zone of the cluster's node locations."""
+
+
+class JobsPoolSpec(_Spec):
+    """A CPU pool for Jobs the system pool cannot hold (a checkpoint conversion): it autoscales from 0, so its nodes
+    exist only while a Job's pod asks for one, and it is tainted, so nothing else lands there (Standard clusters)."""
+
+    machine_type: str | None = Field(default=None, alias="machineType")
+    """A CPU machine type (default: sized from what the workload's Job requests, the smallest catalogued E2, else N2,
+    type that holds it after GKE's reservations; required when no workload sizes it)."""
+    max_nodes: int = Field(default=1, ge=1, le=16, alias="maxNodes")
+    """Most nodes at once: one per Job pod that runs at the same time."""
 
 
 class AddonsSpec(_Spec):
@@ -242,6 +253,9 @@ class ClusterSpec(_Spec):
     """Cluster add-ons (GCS FUSE and Managed Prometheus on, the Ray operator off)."""
     system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec, alias="systemPool")
     """The CPU pool for kube-system and add-on pods (Standard clusters)."""
+    jobs_pool: JobsPoolSpec | None = Field(default=None, alias="jobsPool")
+    """A CPU pool from 0 nodes for large Jobs (Standard clusters; default: none, unless a workload's Job needs one:
+    JetStream's checkpoint converter)."""
     slices: list[SliceSpec] = Field(default_factory=list)
     """TPU slices, one node pool each (one per multi-host slice); workloads derive theirs from the model."""
     deletion_protection: bool = Field(default=False, alias="deletionProtection")

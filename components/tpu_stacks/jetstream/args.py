@@ -32,8 +32,8 @@ class JetStreamConverterArgs(TypedDict):
     disk_gib: NotRequired[int]
     """Scratch disk for the download, the converted copy and /tmp staging (~70 GB for 7B/8B). Default: 150."""
     storage_class: NotRequired[str]
-    """StorageClass of the scratch volume on Autopilot or a `nodeSelector`'s nodes (on the TPU pool's VMs the class
-    follows the generation's disk types, catalog/disks.py). Default: standard-rwo."""
+    """StorageClass of the scratch volume on Autopilot or a `nodeSelector`'s nodes (on the jobs pool the class
+    follows its machine's disk types, catalog/disks.py). Default: standard-rwo."""
     timeout_minutes: NotRequired[int]
     """How long Pulumi waits for the conversion (and the Job's active deadline). Default: 120."""
     backoff_limit: NotRequired[int]
@@ -41,7 +41,8 @@ class JetStreamConverterArgs(TypedDict):
     ttl_hours: NotRequired[int]
     """Keep the finished Job, its pods and their logs this long; 0 keeps them until destroy. Default: 24."""
     node_selector: NotRequired[dict[str, str]]
-    """Run on these nodes instead (Standard default: the CPUs of the idle TPU pool's VMs)."""
+    """Run on these nodes instead (Standard default: the cluster's jobs pool, a CPU node from 0 sized for `cpu` and
+    `memory`, `cluster.jobsPool`)."""
 
 
 class JetStreamStackArgs(TypedDict):
@@ -59,8 +60,8 @@ class JetStreamStackArgs(TypedDict):
     zone: NotRequired[str]
     """Zone of the TPU pool (required for a regional Standard cluster)."""
     replicas: NotRequired[int]
-    """Server replicas; the TPU pool gets one node per replica. With `slo` the default is the replicas the target
-    needs, and a smaller count is refused. Default: 2."""
+    """Server replicas; the TPU pool scales from 0 to one node per replica as the servers ask. With `slo` the default
+    is the replicas the target needs, and a smaller count is refused. Default: 2."""
     slo: NotRequired[SloArgs]
     """A traffic target the replicas are sized for (docs/jetstream.md): `replicas` defaults to the count it needs on
     the stack's slice, a smaller `replicas` is refused, and so is a slice that cannot keep a latency limit at any

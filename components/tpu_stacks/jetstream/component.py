@@ -104,18 +104,21 @@ class JetStreamStack(pulumi.ComponentResource):
         ready: list[pulumi.Resource] = [*depends, identity, *([secret] if secret else [])]
         job = None
         if plan.converter_flow:
+            # After the pool it runs on: the jobs pool (not the TPU pool, whose nodes come only for the servers).
+            placed_on = cluster.jobs_pools or cluster.pools
             job = converter_job(
                 name,
                 plan,
                 pool,
                 bucket.name,
                 SECRET_NAME,
-                pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*ready, *cluster.pools]),
+                pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*ready, *placed_on]),
             )
         labels = {"app": APP}
         template = pod_template(plan, pool, labels, bucket.name, SECRET_NAME if secret else None)
         # `pulumi up` waits for every replica to be ready: as long as the template's probes allow, after
-        # a TPU node and the image (k8s/probes.py); a rollout restarts the replicas one by one.
+        # a TPU node (the pool scales from 0 for these pods: NODE_PROVISIONING_MINUTES is in the budget) and the
+        # image (k8s/probes.py); a rollout restarts the replicas one by one.
         budget = pod_budget(template, rollout_waves=spec.replicas)
         deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",

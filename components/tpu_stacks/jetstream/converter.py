@@ -3,16 +3,19 @@
 Upstream's Job asks for `google.com/tpu: 8` on a `2x4` node, yet the converter only downloads from
 Hugging Face, runs `convert_checkpoints` with torch on the CPU and uploads with `gcloud storage cp`
 ([CONVERTER] checkpoint_converter.sh). Here it requests no TPU at all:
-- Standard: it runs on the CPUs and memory of the TPU pool's VMs (tolerating their taint, taking no
-  chip): those VMs idle until the checkpoint exists, and the e2-standard-4 system nodes (16 GB)
-  are too small for a 7B/8B state dict. `converter.nodeSelector` moves it to nodes of your own.
+- Standard: it runs on the cluster's jobs pool (cluster/jobs_pool.py), a CPU node sized for its requests that
+  exists only while it runs (the pool autoscales from 0, and its taint keeps everything else off), so no TPU VM
+  exists, and bills, while it downloads and converts: the TPU pool scales from 0 when the servers, declared after
+  this Job, ask. The e2-standard-4 system nodes (16 GB) are too small for a 7B/8B state dict.
+  `converter.nodeSelector` moves it to nodes of your own. On an existing cluster whose pools the stack does not
+  create, it runs on the CPUs of the TPU pool's VMs as before (tolerating their taint, taking no chip).
 - Autopilot: an ordinary CPU pod; Autopilot provisions a general-purpose node for it.
 Its scratch space is a per-pod volume (download + converted copy + /tmp staging), so neither the
 node's boot disk nor Autopilot's ephemeral-storage cap limits it. The disk must be one the VM can
-attach: on the TPU pool's VMs the generation decides it (catalogue `Generation.disk_types`: v6e and tpu7x VMs
-attach only Hyperdisk, for which GKE installs no StorageClass, so one is declared here). Also unlike
-upstream: a name per model, so two conversions can run at once; finished Jobs kept `ttlHours` (not
-30 s) so the logs can be read; a bounded number of retries and an active deadline; the token read
+attach: the machine it lands on decides it (catalog/disks.py: a CPU series' disk types, or a TPU generation's,
+`Generation.disk_types`: v6e and tpu7x VMs attach only Hyperdisk, for which GKE installs no StorageClass, so one is
+declared here). Also unlike upstream: a name per model, so two conversions can run at once; finished Jobs kept
+`ttlHours` (not 30 s) so the logs can be read; a bounded number of retries and an active deadline; the token read
 from a file.
 """
 
@@ -73,9 +76,17 @@ def hf_token_mount() -> k8s.core.v1.VolumeMountArgs:
 def _placement(
     plan: JetStreamPlan, pool: PoolPlan
 ) -> tuple[dict[str, str] | None, list[k8s.core.v1.TolerationArgs] | None]:
+    """Your nodes (`converter.nodeSelector`), else the jobs pool (its label, and its taint tolerated), else on
+    Autopilot any CPU node, else (an existing cluster's pools) the TPU pool's VMs without a chip."""
     converter = plan.spec.converter
     if converter.node_selector is not None:
         return converter.node_selector, None
+    jobs = plan.cluster.jobs_pool
+    if jobs is not None:
+        key, value = jobs.taint
+        return jobs.node_selector(), [
+            k8s.core.v1.TolerationArgs(key=key, operator="Equal", value=value, effect="NoSchedule")
+        ]
     if pool.autopilot:
         return None, None
     toleration = k8s.core.v1.TolerationArgs(key=TPU_TAINT_KEY, operator="Exists", effect="NoSchedule")
@@ -85,14 +96,16 @@ def _placement(
 def scratch_storage(plan: JetStreamPlan, pool: PoolPlan) -> tuple[str, str | None]:
     """(the scratch volume's StorageClass, the disk type of a class to declare for it, or None).
 
-    `converter.storageClass` as the user set it. On the TPU pool's VMs (Standard, no nodeSelector) the
-    generation's disk type from the catalogue: GKE's own class for pd-balanced (standard-rwo), else a
-    class of this converter's (`<namespace>-<job>`, one per Job, cluster-wide unique). Elsewhere
-    (Autopilot's general-purpose nodes, your own nodes) the spec's default class."""
+    `converter.storageClass` as the user set it. On the nodes the stack placed it on (Standard, no nodeSelector) the
+    disk type their machine attaches, from the catalogue: the jobs pool's CPU machine (its series), or the TPU
+    pool's VMs (the generation); GKE's own class for pd-balanced (standard-rwo), else a class of this converter's
+    (`<namespace>-<job>`, one per Job, cluster-wide unique). Elsewhere (Autopilot's general-purpose nodes, your own
+    nodes) the spec's default class."""
     converter = plan.spec.converter
     if "storage_class" in converter.model_fields_set or converter.node_selector is not None or pool.autopilot:
         return converter.storage_class, None
-    disk_type = scratch_disk_type(pool.shape.generation)
+    jobs = plan.cluster.jobs_pool
+    disk_type = scratch_disk_type(jobs.machine_type if jobs is not None else pool.shape.machine_type)
     if disk_type in PREINSTALLED_STORAGE_CLASSES:
         return PREINSTALLED_STORAGE_CLASSES[disk_type], None
     return f"{plan.spec.namespace}-{plan.converter_job_name}", disk_type

@@ -19,6 +19,7 @@ from tpu_stacks.catalog.engines import JETSTREAM, JETSTREAM_METRICS_FLAG
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, all_slice_shapes, generation, parse_topology, slice_shape
 from tpu_stacks.cluster.capacity import is_fallback
+from tpu_stacks.cluster.jobs_pool import JobRequest, require_jobs_pool
 from tpu_stacks.cluster.plan import (
     ClusterPlan,
     WorkloadPlan,
@@ -26,7 +27,7 @@ from tpu_stacks.cluster.plan import (
     refuse_given_slices,
     require_addons,
 )
-from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
+from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import check_pinned
 from tpu_stacks.jetstream.models import JetStreamModel, jetstream_model
@@ -51,6 +52,7 @@ SLICE_KEYS = {
     "spot": "jetstream.spot",
     "reservation": "jetstream.reservation",
     "nodes": "jetstream.replicas",
+    "autoscaling": "jetstream.replicas",
     "capacity": "jetstream.capacity",
     "count": "jetstream.replicas",
 }
@@ -58,8 +60,9 @@ SLICE_KEYS = {
 
 
 class JetStreamPlan(WorkloadPlan):
-    """Everything decided for one JetStream deployment: one TPU pool, one node per server replica (the
-    converter, on Standard, runs on the same pool's CPUs)."""
+    """Everything decided for one JetStream deployment: one TPU pool, up to one node per server replica, none before
+    the servers ask (on Standard the converter runs on the cluster's jobs pool, a CPU node that exists only while it
+    runs)."""
 
     spec: JetStreamSpec
     names: JetStreamModel
@@ -275,7 +278,8 @@ def _check_zone(spec: JetStreamSpec, cluster: ClusterSpec, shape: SliceShape) ->
 
 
 def _plan_cluster(spec: JetStreamSpec, cluster: ClusterSpec, shape: SliceShape) -> ClusterPlan:
-    """The user's cluster plus one TPU pool: the sized single-host slice, one node per server replica."""
+    """The user's cluster plus one TPU pool: the sized single-host slice, up to one node per server replica and none
+    before the Deployment's pods ask (`_autoscaling`); in the converter flow also the jobs pool its Job runs on."""
     refuse_given_slices(cluster, "jetstream.model")  # before the zone check, which would not name them
     _check_zone(spec, cluster, shape)
     pool = SliceSpec(
@@ -283,7 +287,7 @@ def _plan_cluster(spec: JetStreamSpec, cluster: ClusterSpec, shape: SliceShape) 
         topology=shape.topology,
         machine_type=shape.machine_type,
         name=POOL,
-        nodes=None if is_fallback(spec.capacity) else spec.replicas,  # GKE sizes a fallback's pools
+        autoscaling=_autoscaling(spec),
         zone=spec.zone,
         spot=spec.spot,
         reservation=spec.reservation,
@@ -291,7 +295,46 @@ def _plan_cluster(spec: JetStreamSpec, cluster: ClusterSpec, shape: SliceShape) 
     )
     if spec.flow == "converter":  # the server reads the converted checkpoint through GCS FUSE
         cluster = require_addons(cluster, "JetStreamStack", "gcs_fuse")
+    cluster = _jobs_pool(spec, cluster)
     return plan_workload_cluster(cluster, pool, SLICE_KEYS, "jetstream.model")
+
+
+def _autoscaling(spec: JetStreamSpec) -> Autoscaling | None:
+    """0..replicas, in both flows: no TPU node exists (and bills) before the Deployment's pods ask for one, and the
+    Deployment is declared after the converter Job (jetstream/component.py), so the slices are not idle while the
+    checkpoint is downloaded and converted; GKE's cluster autoscaler adds a node per pending replica (ledger:
+    gke.autoscaler.scale-from-zero), and `pulumi up`'s wait for the Deployment includes that node's provisioning
+    (awaits.py `pod_budget`). A capacity fallback's pools are created and sized by GKE from the pending pods."""
+    if is_fallback(spec.capacity):
+        return None
+    return Autoscaling(min_nodes=0, max_nodes=spec.replicas)
+
+
+CONVERTER_JOB = "the converter Job"
+
+
+def _jobs_pool(spec: JetStreamSpec, cluster: ClusterSpec) -> ClusterSpec:
+    """The converter flow's jobs pool, sized for the converter's requests (cluster/jobs_pool.py): on a Standard
+    cluster whose pools this stack creates, unless `converter.nodeSelector` runs it on nodes of the user's. A
+    `cluster.jobsPool` nothing would run on is refused, not created."""
+    converter = spec.converter
+    if spec.flow == "converter" and converter.node_selector is None:
+        request = JobRequest(
+            job=CONVERTER_JOB,
+            cpu=converter.cpu,
+            memory=converter.memory,
+            cpu_key="jetstream.converter.cpu",
+            memory_key="jetstream.converter.memory",
+        )
+        return require_jobs_pool(cluster, request)
+    if cluster.jobs_pool is not None:
+        why = (
+            "holds only the converter Job, which flow download has not"
+            if spec.flow == "download"
+            else "would hold nothing: jetstream.converter.nodeSelector runs the converter on your nodes"
+        )
+        raise UserError("cluster.jobsPool", "<set>", why, "remove it")
+    return cluster
 
 
 def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bool) -> JetStreamPlan:

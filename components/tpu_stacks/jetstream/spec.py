@@ -67,8 +67,8 @@ class ConverterSpec(_Spec):
     disk_gib: int = Field(default=150, ge=40, le=4000, alias="diskGib")
     """Scratch disk for the download, the converted copy and /tmp staging (~70 GB for 7B/8B)."""
     storage_class: K8sName = Field(default="standard-rwo", alias="storageClass")
-    """StorageClass of the scratch volume on Autopilot or a `nodeSelector`'s nodes (on the TPU pool's VMs the
-    class follows the generation's disk types, catalog/disks.py)."""
+    """StorageClass of the scratch volume on Autopilot or a `nodeSelector`'s nodes (on the jobs pool the class follows
+    its machine's disk types, catalog/disks.py)."""
     timeout_minutes: int = Field(default=120, ge=10, le=1440, alias="timeoutMinutes")
     """How long Pulumi waits for the conversion (and the Job's active deadline)."""
     backoff_limit: int = Field(default=2, ge=0, le=10, alias="backoffLimit")
@@ -76,7 +76,8 @@ class ConverterSpec(_Spec):
     ttl_hours: int = Field(default=24, ge=0, le=24 * 90, alias="ttlHours")
     """Keep the finished Job, its pods and their logs this long; 0 keeps them until destroy."""
     node_selector: dict[str, str] | None = Field(default=None, alias="nodeSelector")
-    """Run on these nodes instead (Standard default: the CPUs of the idle TPU pool's VMs)."""
+    """Run on these nodes instead (Standard default: the cluster's jobs pool, a CPU node from 0 sized for `cpu` and
+    `memory`, `cluster.jobsPool`)."""
 
 
 class JetStreamSpec(_Spec):
@@ -106,8 +107,8 @@ class JetStreamSpec(_Spec):
     zone: str | None = None
     """Zone of the TPU pool (required for a regional Standard cluster)."""
     replicas: int = Field(default=2, ge=1, le=LARGEST_REPLICAS)
-    """Server replicas; the TPU pool gets one node per replica. With `slo` the default is the replicas the target
-    needs, and a smaller count is refused."""
+    """Server replicas; the TPU pool scales from 0 to one node per replica as the servers ask. With `slo` the default
+    is the replicas the target needs, and a smaller count is refused."""
     slo: SloSpec | None = None
     """A traffic target the replicas are sized for (docs/jetstream.md): `replicas` defaults to the count it needs on
     the stack's slice, a smaller `replicas` is refused, and so is a slice that cannot keep a latency limit at

@@ -316,7 +316,8 @@ def _autoscaling(spec: VllmSpec, shape: SliceShape) -> Autoscaling | None:
     slices scale by node pool, https://cloud.google.com/kubernetes-engine/docs/concepts/tpus): one pool
     per replica up to `replicas.max`, each 0..hosts, also when the count is fixed. So no TPU node exists
     before the RayService asks for its hosts, and the RayService is declared after the weights download
-    (vllm/download_plan.py): the slice is not billed idle through it. A capacity fallback's pools are
+    (vllm/download_plan.py): the slice is not billed idle through it; the cluster autoscaler brings a pool up
+    from zero for the pending pods (ledger: gke.autoscaler.scale-from-zero). A capacity fallback's pools are
     created and sized by GKE from the pending replicas (none before they are pending either)."""
     if is_fallback(spec.capacity):
         return None
