@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # PYTHON must be at least components/pyproject.toml's requires-python: scripts/check_python.py refuses an
 # older one in one line before venv/ is touched, and clears a venv/ that an older Python or an unfinished
 # install left (no stamp), so the next run starts clean.
-$(STAMP): requirements.txt components/pyproject.toml tools/preview/pyproject.toml policies/requirements.txt
+$(STAMP): requirements.txt components/pyproject.toml tools/preview/pyproject.toml tools/live/pyproject.toml policies/requirements.txt
 	@$(PYTHON) scripts/check_python.py --venv $(VENV)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip

@@ -52,3 +52,17 @@ def test_the_library_ships_the_crds_its_components_declare():
     files = [path.relative_to(folder.parent).as_posix() for path in folder.iterdir()]
     assert "crds/inference.networking.x-k8s.io_inferenceobjectives.yaml" in files
     assert all(any(fnmatch(file, pattern) for pattern in patterns) for file in files), (files, patterns)
+
+
+def test_the_live_commands_pin_their_clients_and_share_the_planners_protobuf():
+    """tools/live adds the Kubernetes and Google clients; they must resolve beside the planner's exact pins (the
+    newest google-cloud-monitoring needs protobuf 6.33, the planner pins 5.29): one environment, no second one."""
+    deps = _dependencies(ROOT / "tools" / "live" / "pyproject.toml")
+    assert deps.pop("tpu-stacks").startswith("tpu-stacks>=")
+    assert deps.pop("tpu-stacks-preview").startswith("tpu-stacks-preview>=")
+    assert {"kubernetes", "google-auth", "google-cloud-monitoring", "google-cloud-compute"} <= set(deps)
+    assert all("==" in spec for spec in deps.values()), deps
+    import google.protobuf
+
+    preview = _dependencies(ROOT / "tools" / "preview" / "pyproject.toml")
+    assert preview["protobuf"] == f"protobuf=={google.protobuf.__version__}"

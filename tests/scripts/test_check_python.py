@@ -52,7 +52,13 @@ def fake_310(tmp_path) -> str:
 def checkout(tmp_path) -> Path:
     """The Makefile and the files its install rule reads; requirements.txt empty."""
     copy = tmp_path / "checkout"
-    for name in ("Makefile", "scripts/check_python.py", "components/pyproject.toml", "tools/preview/pyproject.toml"):
+    for name in (
+        "Makefile",
+        "scripts/check_python.py",
+        "components/pyproject.toml",
+        "tools/preview/pyproject.toml",
+        "tools/live/pyproject.toml",
+    ):
         (copy / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, copy / name)
     (copy / "policies").mkdir()
