@@ -22,6 +22,7 @@ from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.plan import plan_monitoring
 from tpu_stacks.k8s.network_policy import declare_network_policies
+from tpu_stacks.ray.ports import TRAIN_HEAD_PORTS
 from tpu_stacks.raytrain.args import RayTrainStackArgs
 from tpu_stacks.raytrain.image import declare_image
 from tpu_stacks.raytrain.monitoring import raytrain_target
@@ -29,7 +30,7 @@ from tpu_stacks.raytrain.network import network
 from tpu_stacks.raytrain.outputs import TrainingSlice
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
 from tpu_stacks.raytrain.pods import head_template, submitter_template, worker_template
-from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_VERSION, RayTrainSpec
+from tpu_stacks.raytrain.spec import DATA_MOUNT, RAY_VERSION, RayTrainSpec
 from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
 from tpu_stacks.workload import declare_foundation
 
@@ -239,13 +240,13 @@ class RayTrainStack(pulumi.ComponentResource):
 
 def port_forward(plan: RayTrainPlan) -> str:
     """The tutorial's port-forward to the head service KubeRay creates (<cluster>-head-svc)."""
-    port = HEAD_PORTS["dashboard"]
+    port = TRAIN_HEAD_PORTS["dashboard"]
     return f"kubectl port-forward -n {plan.spec.namespace} svc/{plan.spec.ray_cluster_name}-head-svc {port}:{port}"
 
 
 def job_submit(plan: RayTrainPlan) -> str:
     """The tutorial's `ray job submit` through that port-forward, with this run's command."""
-    return f"ray job submit --address http://localhost:{HEAD_PORTS['dashboard']} -- {plan.entrypoint()}"
+    return f"ray job submit --address http://localhost:{TRAIN_HEAD_PORTS['dashboard']} -- {plan.entrypoint()}"
 
 
 def checkpoint_path(plan: RayTrainPlan, bucket: str) -> str:
