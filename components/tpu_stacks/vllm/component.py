@@ -323,7 +323,7 @@ class VllmStack(pulumi.ComponentResource):
         """Internal load balancer by default; public only on request and then only to source ranges. Behind the
         gateway the Service is ClusterIP: the Gateway is the load balancer (the smoke test still calls the Service)."""
         spec = plan.spec
-        exposure = "cluster" if plan.gateway else spec.exposure
+        exposure = plan.service_exposure
         return k8s.core.v1.Service(
             f"{name}-service",
             metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -416,7 +416,7 @@ class VllmStack(pulumi.ComponentResource):
             return pulumi.Output.from_input(
                 f"$(kubectl get gateway {GATEWAY_NAME} -n {spec.namespace} -o jsonpath='{status}')"
             )
-        if spec.exposure == "cluster":
+        if plan.service_exposure == "cluster":
             return pulumi.Output.from_input(in_cluster_host(spec))
 
         def ingress_ip(status: Any) -> str:

@@ -50,7 +50,7 @@ def _clients(plan: VllmPlan, port: int, smoke_ports: Sequence[int]) -> tuple[Flo
     spec = plan.spec
     if plan.gateway is not None:  # the Gateway is the load balancer (vllm/gateway_network.py)
         clients = server_flows(plan.gateway, port)
-    elif spec.exposure == "cluster":
+    elif plan.service_exposure == "cluster":
         clients = ingress(Pods("*", {}), [port], f"the API through the ClusterIP Service {SERVICE}")
     else:
         clients = load_balancer_clients(port, spec.source_ranges, SERVICE)

@@ -74,6 +74,12 @@ class VllmPlan(WorkloadPlan):
         return serving_parallelism(self.shape)
 
     @property
+    def service_exposure(self) -> str:
+        """How the server's own Service is exposed, decided here once: behind the gateway it is ClusterIP (the
+        Gateway is the load balancer, its clients vllm/gateway_network.py's), else `vllm.exposure`."""
+        return "cluster" if self.gateway is not None else self.spec.exposure
+
+    @property
     def multi_host(self) -> bool:
         """The slice decides the object: a RayService when one replica spans several TPU hosts."""
         return self.parallelism.multi_host
