@@ -23,7 +23,7 @@ import kubernetes
 
 from tpu_stacks_live.probe import plan
 from tpu_stacks_live.probe.plan import Probe
-from tpu_stacks_live.probe.pod import MARKER, RUN, manifest, pod_name
+from tpu_stacks_live.probe.pod import MARKER, RUN, manifest
 from tpu_stacks_live.verdict import CheckResult, Verdict
 
 POLL_SECONDS = 2.0
@@ -112,7 +112,8 @@ class Run:
                     continue
                 body = manifest(probe, attempts, image, self.run_id, timeout_s)
                 try:
-                    self.core.create_namespaced_pod(probe.namespace, body)
+                    # The client's own V1Pod model: a field it does not know fails here, before the API.
+                    self.core.create_namespaced_pod(probe.namespace, kubernetes.client.V1Pod.from_dict(body))
                 except ApiException as error:
                     fix = "verify --probe needs create, get and delete on pods in the stack's namespaces"
                     results[probe.check] = CheckResult(
@@ -195,10 +196,14 @@ def report(message: str) -> dict[str, dict[str, str]] | None:
 def judge(probe: Probe, attempts: list[dict[str, Any]], pod: dict[str, Any]) -> CheckResult:
     terminated = _terminated(pod) or {}
     found = report(terminated.get("message", ""))
-    if found is None or any(a["id"] not in found for a in attempts):
+    if found is None:
         code, reason = terminated.get("exitCode"), terminated.get("reason", "")
         detail = f"the probe exited {code} ({reason}) without a report: {(terminated.get('message') or '')[:200]}"
         return CheckResult(probe.check, Verdict.UNKNOWN, detail, "see the pod's log; the image must have python3")
+    missing = [a["id"] for a in attempts if a["id"] not in found]
+    if missing:
+        detail = f"the probe's report has no answer for {', '.join(missing)}: {sorted(found)}"
+        return CheckResult(probe.check, Verdict.UNKNOWN, detail, "the pod ran another probe program than this verify's")
     seen = [found[a["id"]] for a in attempts]
     text = "; ".join(f"{r['id']} {r['outcome']} ({r.get('detail', '')})" for r in seen)
     wrong = [r for r in seen if r["outcome"] not in probe.expect]
@@ -213,4 +218,4 @@ def judge(probe: Probe, attempts: list[dict[str, Any]], pod: dict[str, Any]) -> 
     return CheckResult(probe.check, Verdict.FAIL, detail, probe.fix)
 
 
-__all__ = ["probe_checks", "pod_name"]
+__all__ = ["probe_checks"]
