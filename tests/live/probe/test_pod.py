@@ -85,3 +85,9 @@ def test_the_pod_is_valid_for_the_strict_pod_schema_and_the_pinned_clients_model
     broken["spec"]["readinessGate"] = broken["spec"].pop("readinessGates")  # a typo must not pass
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(broken, "1.33", strict=True)
+
+
+def test_the_help_says_creating_pods_is_the_only_write():
+    from tpu_stacks_live.probe import HELP
+
+    assert "the only write verify makes" in HELP and "without --probe it only reads" in HELP

@@ -13,4 +13,12 @@ crashed run: `kubectl get pods -A -l tpu-stacks.dev/probe=true`.
 
 from tpu_stacks_live.probe.run import probe_checks
 
-__all__ = ["probe_checks"]
+HELP = (
+    "also try each flow of the stack's connectivity contract (DNS, the TPU runtime, the metadata server, the API "
+    "server, peer to peer, and that unnamed pods are refused) from short-lived hardened pods that never become "
+    "Ready and are deleted afterwards. Creating those pods is the only write verify makes; without --probe it "
+    "only reads. Needs create, get, list and delete on pods in the stack's namespaces."
+)
+"""The `--probe` option's help, for the verify command to use as is."""
+
+__all__ = ["HELP", "probe_checks"]

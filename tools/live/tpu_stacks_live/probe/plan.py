@@ -11,7 +11,10 @@ Every probe follows a flow of the `tpu-stacks.dev/flows` annotation (contract.py
 - `tpu-runtime` (egress to hosts on 8353), `tpu-device-plugin-metrics` (2112), `host-port` (any other port-only
   egress to hosts): one TCP connect to the pod's own node (`status.hostIP`). Expected: `connected`, or
   `refused` (a reset from the node: the packet left the pod, so the port-only rule let it out; a probe pod is
-  not on a TPU node, where nothing listens on 8353). A drop by the policy is a timeout.
+  not on a TPU node, where nothing listens on 8353). A drop by the policy is a timeout. That a node resets
+  rather than drops: Kubernetes' own COS node setup accepts all inbound TCP ("The GCI image has host firewall
+  which drop most inbound/forwarded packets", kubernetes/kubernetes cluster/gce/gci/configure-helper.sh,
+  `config-ip-firewall`); GKE's node setup is not public, so a timeout names the node's firewall too.
 - `metadata-server` (egress to 169.254.169.254/32 on 80): GET of the service account's e-mail with
   `Metadata-Flavor: Google` (docs/verify-on-a-cluster.md, "Does Workload Identity work"). Expected: `http`.
 - `google-apis` (egress outside the private ranges on 443): TCP connect to storage.googleapis.com:443.
@@ -22,7 +25,9 @@ Every probe follows a flow of the `tpu-stacks.dev/flows` annotation (contract.py
 - `peer` (a `pods` peer, either direction, both ends in namespaces the stack creates): a pod with the client's
   labels connects to a running pod of the server's labels on the port. Expected: `connected` or `refused`.
 - `deny` (one per policy whose ingress admits only labelled pods on a port): a pod with no label the contract
-  names connects there. Expected: `timeout` or `unreachable` (Cilium drops what no policy allows).
+  names connects there. Expected: `timeout` or `unreachable`: Cilium drops what no policy allows, without a
+  reset (its connectivity tests expect `ResultPolicyDenyEgressDrop`, cilium/cilium-cli connectivity/builder/
+  client_egress_to_cidr_deny.go; docs/verify-on-a-cluster.md's own probes "time out").
 Not tried: flows whose peer lives in a namespace the stack does not own (kube-system's konnectivity-agent,
 gmp-system's collectors, a KubeRay the user installed), outside addresses (load-balancer clients, the gateway's
 proxy-only subnet and health checkers: a pod cannot stand in for them), the Dataplane V1 metadata address
@@ -131,7 +136,8 @@ def host_port_probes(group: Group) -> list[Probe]:
         kind = kinds.get(port, "host-port")
         fix = (
             f"NetworkPolicy {group.name} must let its pods out on {port}/{flow['protocol']} with no peer "
-            f"(a port-only rule: {flow['why']}); see {DOCS} 'How does libtpu reach the node's TPU runtime'"
+            f"(a port-only rule: {flow['why']}); if it does, the node's own firewall dropped it; see {DOCS} "
+            "'How does libtpu reach the node's TPU runtime'"
         )
         attempt = {"id": f"node:{port}", "op": "connect", "host": "$NODE_IP", "port": port}
         probe = _probe(group, kind, [attempt], ALLOWED, f"the node's port {port} ({flow['why']})", fix)

@@ -4,13 +4,20 @@
   non-root numeric user, read-only root filesystem, all capabilities dropped, no privilege escalation, /tmp and
   HOME on emptyDirs) as the pinned Python image's user (`catalog.image_users.PYTHON`), with no Kubernetes API
   token unless the probe calls the API server. `harden` builds provider Args; they become the API's JSON here.
-- Never Ready: `spec.readinessGates` names a condition nobody sets, and "the kubelet ... [marks] a Pod ready
-  only when ... all readiness gates are True" (kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/
-  #pod-readiness-gate), so an EndpointSlice lists it as not ready and no Service, load balancer or endpoint
-  picker sends it traffic although it carries a server's labels.
+- Never Ready: `spec.readinessGates` names a condition nobody sets. "A pod is ready when all its containers are
+  ready AND all conditions specified in the readiness gates have status equal to "True"" (the PodSpec field's
+  API description), and "If Kubernetes cannot find such a condition in the status.conditions field of a Pod,
+  the status of the condition is defaulted to "False"" (kubernetes.io/docs/concepts/workloads/pods/
+  pod-lifecycle/#pod-readiness-gate). So an EndpointSlice lists it as not ready and no Service sends it
+  traffic although it carries a server's labels.
 - It cannot be adopted: a Deployment's ReplicaSets select `pod-template-hash` too, which a probe does not carry
   (kubernetes.io/docs/concepts/workloads/controllers/deployment/#pod-template-hash-label); Jobs select their
   controller's uid.
+- What still sees it for its few seconds: a HorizontalPodAutoscaler selects by its Deployment's selector and finds
+  a pod with no metric, which it treats conservatively ("assuming those pods were consuming 100% of the desired
+  value in case of a scale down, and 0% in case of a scale up", kubernetes.io/docs/tasks/run-application/
+  horizontal-pod-autoscale/#algorithm-details), so it does not scale on it; a PodMonitoring scrapes it and
+  records `up` 0 for that target (nothing listens in the probe).
 - Found after a crash: every probe pod carries `tpu-stacks.dev/probe: "true"` and its run's id
   (`tpu-stacks.dev/probe-run`); `kubectl get pods -A -l tpu-stacks.dev/probe=true` lists leftovers and
   `kubectl delete pods -A -l tpu-stacks.dev/probe=true` removes them. `activeDeadlineSeconds` stops a leftover's
