@@ -107,3 +107,60 @@ def test_the_report_goes_to_the_termination_log(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(agent, "TERMINATION_LOG", str(tmp_path / "missing" / "log"))
     assert agent.main(["-c", spec]) == 3  # unwritable: FallbackToLogsOnError reads the stdout line
     assert run.report(capsys.readouterr().out)["name"]["outcome"] == "resolved"
+
+
+@pytest.fixture
+def dns_server():
+    """A TCP DNS responder: an answer for any name but `missing.example.`, NXDOMAIN for that one."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                size = int.from_bytes(conn.recv(2), "big")
+                query = b""
+                while len(query) < size:
+                    query += conn.recv(size - len(query))
+                missing = b"\x07missing\x07example\x00" in query
+                flags, answers = (b"\x81\x83", 0) if missing else (b"\x81\x80", 1)
+                header = query[:2] + flags + b"\x00\x01" + answers.to_bytes(2, "big") + b"\x00\x00\x00\x00"
+                reply = header + query[12:]
+                conn.sendall(len(reply).to_bytes(2, "big") + reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"127.0.0.1:{listener.getsockname()[1]}"
+    listener.close()
+
+
+def test_a_dns_query_over_tcp_reads_the_answers_rcode(dns_server):
+    found = agent.run(
+        {
+            "timeout": 3,
+            "attempts": [
+                {"id": "hit", "op": "dns-tcp", "name": "storage.googleapis.com.", "server": dns_server},
+                {"id": "miss", "op": "dns-tcp", "name": "missing.example.", "server": dns_server},
+                {"id": "closed", "op": "dns-tcp", "name": "x.", "server": f"127.0.0.1:{closed_port()}"},
+            ],
+        }
+    )["results"]
+    assert [r["outcome"] for r in found] == ["resolved", "no-such-name", "refused"]
+
+
+def test_the_dns_query_is_rfc_1035_behind_a_length(tmp_path):
+    query = agent.dns_query("storage.googleapis.com.", 0x1234)
+    assert int.from_bytes(query[:2], "big") == len(query) - 2
+    assert query[2:4] == b"\x12\x34" and query[4:6] == b"\x01\x00"  # id, recursion desired
+    assert query[14:] == b"\x07storage\x0agoogleapis\x03com\x00\x00\x01\x00\x01"  # QNAME, QTYPE A, QCLASS IN
+    assert agent.dns_answer(b"\x12\x35" + b"\x81\x80" + b"\x00" * 10, 0x1234)[0] == "error"  # not our query's id
+    assert agent.dns_answer(b"\x12\x34\x81\x80\x00\x01\x00\x02\x00\x00\x00\x00", 0x1234)[0] == "resolved"
+    assert agent.dns_answer(b"\x12\x34\x81\x83\x00\x01\x00\x00\x00\x00\x00\x00", 0x1234)[0] == "no-such-name"
+    assert agent.dns_answer(b"\x12\x34\x81\x82\x00\x01\x00\x00\x00\x00\x00\x00", 0x1234)[0] == "error"  # SERVFAIL
+    conf = tmp_path / "resolv.conf"
+    conf.write_text("search vllm.svc.cluster.local svc.cluster.local\nnameserver 169.254.20.10\noptions ndots:5\n")
+    assert agent.nameserver(str(conf)) == "169.254.20.10"

@@ -40,7 +40,12 @@ def test_a_gateway_stack_probes_its_peers_and_refuses_a_pod_without_the_contract
 def test_the_egress_probes_of_a_tpu_server_and_their_expected_answers():
     probes = checks(objects("vllm-gateway"))
     dns = probes["probe-dns:vllm/vllm-server"]
-    assert [a["name"] for a in dns.attempts] == ["vllm-epp", "kubernetes.default", "storage.googleapis.com."]
+    assert [(a["op"], a["name"]) for a in dns.attempts] == [
+        ("resolve", "vllm-epp"),
+        ("resolve", "kubernetes.default"),
+        ("resolve", "storage.googleapis.com."),
+        ("dns-tcp", "storage.googleapis.com."),
+    ]
     assert dns.expect == {"resolved"}
     runtime = probes["probe-tpu-runtime:vllm/vllm-server"]
     assert runtime.attempts == ({"id": "node:8353", "op": "connect", "host": "$NODE_IP", "port": 8353},)

@@ -5,6 +5,9 @@ small Python image (the smoke test's), so nothing is installed and nothing is mo
 `{"timeout": seconds, "attempts": [{"id", "op", ...}]}` with three operations:
 - `resolve` (`name`): `socket.getaddrinfo`, as every client library resolves a name through the pod's
   /etc/resolv.conf (its search list makes a short name the pod's own namespace's Service);
+- `dns-tcp` (`name`; `server`, else the first nameserver of /etc/resolv.conf): one DNS query for the name's
+  A record over TCP (RFC 1035 4.2.2: the message behind a two-byte length), the path a resolver takes when an
+  answer does not fit UDP (RFC 7766), which the contract opens beside UDP;
 - `connect` (`host`, `port`; `host` may be `$NODE_IP`, the node's address from the downward API): one TCP connect;
 - `http` (`url`, `headers`; `token`: send the pod's service-account token and trust the cluster's CA).
 Each outcome is one word, so the caller judges it without parsing messages: `resolved`, `no-such-name`
@@ -67,6 +70,47 @@ def resolve(attempt: dict, timeout: float) -> tuple[str, str]:
     return "resolved", ",".join(addresses)
 
 
+def nameserver(path: str = "/etc/resolv.conf") -> str:
+    with open(path, encoding="utf-8") as conf:
+        for line in conf:
+            words = line.split()
+            if len(words) >= 2 and words[0] == "nameserver":
+                return words[1]
+    raise OSError(f"no nameserver in {path}")
+
+
+def dns_query(name: str, ident: int) -> bytes:
+    """An RFC 1035 query (header: id, flags with RD, one question) for the A record of `name`."""
+    labels = b"".join(bytes([len(p)]) + p.encode("ascii") for p in name.rstrip(".").split("."))
+    message = ident.to_bytes(2, "big") + b"\x01\x00" + b"\x00\x01" + b"\x00" * 6 + labels + b"\x00\x00\x01\x00\x01"
+    return len(message).to_bytes(2, "big") + message
+
+
+def dns_answer(reply: bytes, ident: int) -> tuple[str, str]:
+    """A reply's outcome from its header (id, flags whose low 4 bits are RCODE, counts: RFC 1035 4.1.1): RCODE 0 with
+    answers, 0 without or 3 (NXDOMAIN), or another code."""
+    if len(reply) < 12 or int.from_bytes(reply[0:2], "big") != ident:
+        return "error", f"not an answer to the query ({len(reply)} bytes)"
+    rcode, answers = reply[3] & 0x0F, int.from_bytes(reply[6:8], "big")
+    if rcode == 0 and answers:
+        return "resolved", f"{answers} answer(s) over TCP"
+    return ("no-such-name" if rcode in (0, 3) else "error"), f"RCODE {rcode}, {answers} answer(s) over TCP"
+
+
+def dns_tcp(attempt: dict, timeout: float) -> tuple[str, str]:
+    host, _, port = (attempt.get("server") or nameserver()).partition(":")
+    ident = int.from_bytes(os.urandom(2), "big")
+    with socket.create_connection((host, int(port or 53)), timeout=timeout) as conn:
+        conn.sendall(dns_query(attempt["name"], ident))
+        reply = b""
+        while len(reply) < 2 or len(reply) < 2 + int.from_bytes(reply[:2], "big"):
+            chunk = conn.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    return dns_answer(reply[2:], ident)
+
+
 def connect(attempt: dict, timeout: float) -> tuple[str, str]:
     host = _host(attempt["host"])
     with socket.create_connection((host, int(attempt["port"])), timeout=timeout):
@@ -87,7 +131,7 @@ def http(attempt: dict, timeout: float) -> tuple[str, str]:
         return "http", f"HTTP {answer.status}: {answer.read(200).decode('utf-8', 'replace').strip()}"
 
 
-OPERATIONS = {"resolve": resolve, "connect": connect, "http": http}
+OPERATIONS = {"resolve": resolve, "dns-tcp": dns_tcp, "connect": connect, "http": http}
 
 
 def attempt_once(attempt: dict, timeout: float) -> dict:

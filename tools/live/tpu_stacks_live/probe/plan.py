@@ -7,7 +7,8 @@ Every probe follows a flow of the `tpu-stacks.dev/flows` annotation (contract.py
   stack by its short name (through the search list), `kubernetes.default` (namespace-qualified: the API
   server's Service, in every cluster), and `storage.googleapis.com.` (fully qualified, outside the cluster:
   the trailing dot skips the search list; the name docs/verify-on-a-cluster.md "Does DNS work" resolves).
-  Expected: `resolved` for each.
+  Expected: `resolved` for each, and for the external name queried over TCP too (the contract opens 53 UDP
+  and TCP; getaddrinfo takes UDP).
 - `tpu-runtime` (egress to hosts on 8353), `tpu-device-plugin-metrics` (2112), `host-port` (any other port-only
   egress to hosts): one TCP connect to the pod's own node (`status.hostIP`). Expected: `connected`, or
   `refused` (a reset from the node: the packet left the pod, so the port-only rule let it out; a probe pod is
@@ -118,11 +119,13 @@ def dns_probe(group: Group, objects: list[dict[str, Any]]) -> Probe | None:
     if short is not None:
         names.insert(0, ("short", short))
     attempts = [{"id": form, "op": "resolve", "name": name} for form, name in names]
+    attempts.append({"id": "tcp", "op": "dns-tcp", "name": f"{GOOGLE_API_HOST}."})  # the contract's 53/TCP
     fix = (
         f"NetworkPolicy {group.name} must let its pods out on 53 UDP and TCP to any peer (dns() in "
         f"k8s/platform_flows.py); if it does, see {DOCS} 'Does DNS work with NodeLocal DNSCache and Cloud DNS?'"
     )
-    return _probe(group, "dns", attempts, frozenset({"resolved"}), "DNS: " + ", ".join(n for _, n in names), fix)
+    what = "DNS: " + ", ".join(n for _, n in names) + f", and {GOOGLE_API_HOST}. over TCP"
+    return _probe(group, "dns", attempts, frozenset({"resolved"}), what, fix)
 
 
 def host_port_probes(group: Group) -> list[Probe]:
