@@ -66,6 +66,7 @@ def test_the_pod_never_becomes_ready_and_carries_the_flows_labels_and_its_runs(p
     }
     env = {e["name"]: e for e in manifest["spec"]["containers"][0]["env"]}
     assert env["NODE_IP"]["valueFrom"] == {"fieldRef": {"fieldPath": "status.hostIP"}}
+    assert env["RES_OPTIONS"]["value"] == "timeout:2 attempts:2"  # a dropped DNS query fails within the timeout
     deny = build(probes["probe-deny:vllm/vllm-server:8000"])
     assert {k for k in deny["metadata"]["labels"] if not k.startswith("tpu-stacks.dev/probe")} == set()
 

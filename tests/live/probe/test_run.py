@@ -169,3 +169,19 @@ def test_a_shipped_stack_all_passing_creates_one_pod_per_probe_and_deletes_them_
     assert all(v is Verdict.PASS for c, v in verdicts.items() if not c.startswith("probe-metadata")), verdicts
     assert len(fake.created) == len(results) and not fake.pods
     assert all(p["metadata"]["labels"]["tpu-stacks.dev/probe-run"] == "r1" for p in fake.created)
+
+
+def test_a_pod_gone_before_it_reported_is_unknown_and_the_others_are_judged(gateway):
+    fake = FakeCoreV1(ALL_PASS, [SERVER])
+    read = fake.read_namespaced_pod
+
+    def evicted(name, namespace):
+        if "-dns-" in name:
+            raise ApiException(status=404, reason="Not Found", body='{"message": "pods \\"x\\" not found"}')
+        return read(name, namespace)
+
+    fake.read_namespaced_pod = evicted
+    results, _ = go(only(gateway, "vllm-epp"), fake)
+    gone = results["probe-dns:vllm/vllm-epp"]
+    assert gone.verdict is Verdict.UNKNOWN and "could not be read: pods" in gone.detail
+    assert results["probe-api-server:vllm/vllm-epp"].verdict is Verdict.PASS

@@ -50,6 +50,11 @@ ATTEMPT_SECONDS = 5
 """Each attempt's own timeout inside the pod: a drop shows as this much silence."""
 GRACE_SECONDS = 30
 """The pod's deadline past the caller's timeout (its container's start is in the caller's timeout)."""
+RESOLVER_OPTIONS = "timeout:2 attempts:2"
+"""glibc's resolver options for this process: "The options keyword of a system's resolv.conf file can be amended on
+a per-process basis by setting the environment variable RES_OPTIONS" (resolv.conf(5)). The defaults (5 s, 2 tries,
+per name of a pod's long search list) would let a dropped DNS probe outlast the caller's timeout (UNKNOWN where the
+answer is FAIL); 2 s is ample for NodeLocal DNSCache or kube-dns."""
 TOKEN_REASON = "a verify --probe pod calls the Kubernetes API server to show the flow to it is open"
 
 
@@ -96,7 +101,11 @@ def manifest(probe: Probe, attempts: list[dict[str, Any]], image: str, run_id: s
         name=CONTAINER,
         image=image,
         command=["python3", "-c", agent_source(), spec(attempts)],
-        env=[node_ip, k8s.core.v1.EnvVarArgs(name="PYTHONDONTWRITEBYTECODE", value="1")],
+        env=[
+            node_ip,
+            k8s.core.v1.EnvVarArgs(name="PYTHONDONTWRITEBYTECODE", value="1"),
+            k8s.core.v1.EnvVarArgs(name="RES_OPTIONS", value=RESOLVER_OPTIONS),
+        ],
         resources=RESOURCES,
         termination_message_policy="FallbackToLogsOnError",
     )

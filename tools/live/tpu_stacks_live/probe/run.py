@@ -137,7 +137,13 @@ class Run:
         while waiting:
             for entry in list(waiting):
                 probe, name, attempts = entry
-                pod = last[name] = self._pod(name, probe.namespace)
+                try:
+                    pod = last[name] = self._pod(name, probe.namespace)
+                except ApiException as error:  # e.g. deleted or evicted by someone else meanwhile
+                    detail = f"the probe pod {probe.namespace}/{name} could not be read: {_reason(error)}"
+                    results[probe.check] = CheckResult(probe.check, Verdict.UNKNOWN, detail, "run verify --probe again")
+                    waiting.remove(entry)
+                    continue
                 if _terminated(pod) is not None:
                     results[probe.check] = judge(probe, attempts, pod)
                     waiting.remove(entry)
