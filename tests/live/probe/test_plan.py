@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from tpu_stacks_live.probe import contract, plan
 
 from tests.live.probe.stacks import flows, objects, policy, set_flows
+from tests.shipped import STACKS
 
 
 def checks(objs: list[dict]) -> dict[str, plan.Probe]:
@@ -99,3 +101,15 @@ def test_the_probe_image_is_the_smoke_tests_and_the_catalogues_without_one():
     smoke["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.example/python:3.12.8-slim-bookworm"
     assert plan.probe_image(objs) == "registry.example/python:3.12.8-slim-bookworm"
     assert plan.probe_image([o for o in objs if o is not smoke]) == "docker.io/library/python:3.12.8-slim-bookworm"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_shipped_stack_gets_a_dns_probe_per_policy_and_probes_only_in_its_own_namespaces(stack):
+    objs = objects(stack)
+    probes = checks(objs)
+    owned = contract.owned_namespaces(objs)
+    for group in contract.groups(objs):
+        if any(f["port"] == 53 and f["direction"] == "egress" for f in group.flows):
+            assert f"probe-dns:{group.name}" in probes
+    assert all(p.namespace in owned and (p.target is None or p.target.namespace in owned) for p in probes.values())
+    assert all(p.attempts or p.target is not None for p in probes.values())
