@@ -130,7 +130,9 @@ def test_one_tensor_parallel_rule_for_every_engine():
         "gives tensor parallelism 8 (v6e devices), which does not divide Qwen/Qwen2.5-1.5B-Instruct's 12 attention heads"
     )
     assert sizing.heads_not_divided(qwen, slice_shape("tpu7x", "2x2x1")) is not None  # 4 chips, 8 devices
-    assert sizing.heads_not_divided(lookup_model(SAXML_175B_TEST), slice_shape("v5e", "4x8")) is None  # 96 heads over 32
+    assert (
+        sizing.heads_not_divided(lookup_model(SAXML_175B_TEST), slice_shape("v5e", "4x8")) is None
+    )  # 96 heads over 32
     plans = sorted(Path(sizing.__file__).parent.glob("*/plan.py"))
     assert plans, "the workloads' plans are found"
     assert [p for p in plans if "query_heads" in p.read_text()] == []
