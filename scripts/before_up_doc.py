@@ -31,21 +31,24 @@ def table(records: Mapping[str, list[dict[str, Any]]]) -> str:
 
     lines = [
         BEGIN,
-        "| stack | waits in turn, at most | TPU slices started | TPU before serving | its price |",
+        "| stack | waits in turn, at most | TPU slices started | TPU before serving | its price (catalogue) |",
         "| --- | --- | --- | --- | --- |",
     ]
     for stack, found in records.items():
         for record in found:
             tpu = record["tpu"]
             waits = ", ".join(f"`{wait_text(wait)}`" for wait in record["waits"])
+            during = {None: "", True: ", TPU during the download", False: ", none during the download"}
             slices = (
-                f"{tpu['count']} x {tpu['generation']} `{tpu['topology']}`: {tpu['total_chips']} chips on "
-                f"{tpu['total_hosts']} VMs, {'from 0 nodes' if tpu['from_zero'] else 'nodes from the pool creation'}"
+                f"{tpu['count']} x {tpu['generation']} `{tpu['topology']}` ({tpu['total_chips']} chips, "
+                f"{tpu['total_hosts']} VMs): {'from 0 nodes' if tpu['from_zero'] else 'created with the cluster'}"
+                f"{during[record['tpu_during_download']]}"
             )
-            billed = f"{record['tpu_minutes_before_serving']}m: {record['chip_hours_before_serving']:g} chip-hours"
-            lines.append(
-                f"| `{stack}` | {waits} = {record['total_minutes']}m | {slices} | {billed} | {prices_text(record)} |"
+            billed = f"{record['tpu_minutes_before_serving']}m: {record['chip_hours_before_serving']:g} chip-hours" + (
+                "" if record["ready"] == "serving" else f" (before {record['ready']})"
             )
+            price = prices_text(record, sources=False)
+            lines.append(f"| `{stack}` | {waits} = {record['total_minutes']}m | {slices} | {billed} | {price} |")
     lines.append(END)
     return "\n".join(lines)
 

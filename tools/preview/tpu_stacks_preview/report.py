@@ -137,14 +137,14 @@ def wait_text(wait: dict[str, Any]) -> str:
     return f"{wait['resource']} {wait['minutes']}m" + (f" ({parts})" if parts else "")
 
 
-def prices_text(record: dict[str, Any]) -> str:
+def prices_text(record: dict[str, Any], *, sources: bool = True) -> str:
     shown = []
     for price in record["prices"]:
         kind = _kind(price["kind"])
         if price["usd"] is None:
             shown.append(f"{kind}: no catalogued price")
             continue
-        rate = f"{_money(price['usd_per_chip_hour'])}/chip-hour, {price['source']}"
+        rate = f"{_money(price['usd_per_chip_hour'])}/chip-hour" + (f", {price['source']}" if sources else "")
         shown.append(f"{_money(price['usd'])} {kind}" + ("" if price["listed"] else " list price") + f" ({rate})")
     return "; ".join(shown)
 
