@@ -25,6 +25,10 @@ def stacks(root: Path = ROOT) -> list[str]:
     return [stack for stack in found if stack != "cluster"]
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def table(records: Mapping[str, list[dict[str, Any]]]) -> str:
     """The marked section: one row per stack's workload record."""
     from tpu_stacks_preview.report import prices_text, wait_text
@@ -39,10 +43,10 @@ def table(records: Mapping[str, list[dict[str, Any]]]) -> str:
             tpu = record["tpu"]
             waits = ", ".join(f"`{wait_text(wait)}`" for wait in record["waits"])
             during = {None: "", True: ", TPU during the download", False: ", none during the download"}
+            nodes = "from 0 nodes" if tpu["from_zero"] else "created with the cluster"
             slices = (
-                f"{tpu['count']} x {tpu['generation']} `{tpu['topology']}` ({tpu['total_chips']} chips, "
-                f"{tpu['total_hosts']} VMs): {'from 0 nodes' if tpu['from_zero'] else 'created with the cluster'}"
-                f"{during[record['tpu_during_download']]}"
+                f"{tpu['count']} x {tpu['generation']} `{tpu['topology']}` ({_count(tpu['total_chips'], 'chip')}, "
+                f"{_count(tpu['total_hosts'], 'VM')}): {nodes}{during[record['tpu_during_download']]}"
             )
             billed = f"{record['tpu_minutes_before_serving']}m: {record['chip_hours_before_serving']:g} chip-hours" + (
                 "" if record["ready"] == "serving" else f" (before {record['ready']})"

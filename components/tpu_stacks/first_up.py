@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tpu_stacks.awaits import (
     IMAGE_PULL_MINUTES,
@@ -34,6 +34,11 @@ from tpu_stacks.awaits import (
 )
 from tpu_stacks.catalog.capacity import KindName, KindPrice, kind_prices
 from tpu_stacks.cluster.decided import PoolPlan
+from tpu_stacks.traffic.pricing import cost_per_million, hourly_price
+from tpu_stacks.traffic.target import DEFAULT_PRICING
+
+if TYPE_CHECKING:
+    from tpu_stacks.slo.plan import SloPrediction
 
 OUTPUT = "first_up"
 """The key of the record among a workload component's registered outputs (read by `tpu-stacks plan`)."""
@@ -233,13 +238,10 @@ class FirstUp:
         }  # fmt: skip
 
 
-def slo_summary(prediction: Any, generation: str, chips: int) -> dict[str, Any]:
+def slo_summary(prediction: SloPrediction, generation: str, chips: int) -> dict[str, Any]:
     """The traffic model's choice for a stack's `slo:` (slo/plan.py `SloPrediction`), priced as the traffic model
     prices it (its target's default pricing, traffic/target.py): per replica and for the replicas it needs.
     TTFT is the model's one figure per replica (it computes no percentiles)."""
-    from tpu_stacks.traffic.pricing import cost_per_million, hourly_price
-    from tpu_stacks.traffic.target import DEFAULT_PRICING
-
     price = hourly_price(generation, chips, DEFAULT_PRICING)
     per_million = (
         cost_per_million(

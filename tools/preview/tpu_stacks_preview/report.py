@@ -154,10 +154,13 @@ def _kind(name: str) -> str:
     return facts.label if facts else name
 
 
-def _slo_line(slo: dict[str, Any]) -> str:
-    figures = [f"{slo['replicas']} replica(s) carry {slo['output_tokens_per_second']:g} output tokens/s"]
-    figures += [f"NTPOT {slo['ntpot_ms']:g} ms"] if slo["ntpot_ms"] is not None else []
-    figures += [f"TTFT {slo['ttft_ms']:g} ms"] if slo["ttft_ms"] is not None else []
+def _slo_line(slo: dict[str, Any], tpu: dict[str, Any]) -> str:
+    figures = [
+        f"{slo['replicas']} x {tpu['generation']} {tpu['topology']} carry {slo['output_tokens_per_second']:.0f} "
+        f"output tokens/s ({slo['replica_output_tokens_per_second']:.0f} each)"
+    ]
+    figures += [f"NTPOT {slo['ntpot_ms']:.1f} ms"] if slo["ntpot_ms"] is not None else []
+    figures += [f"TTFT {slo['ttft_ms']:.1f} ms"] if slo["ttft_ms"] is not None else []
     if slo["usd_per_hour"] is not None:
         figures.append(f"{_money(slo['usd_per_hour'])}/h {slo['pricing']}")
     if slo["usd_per_million_output_tokens"] is not None:
@@ -187,7 +190,7 @@ def before_up_lines(record: dict[str, Any]) -> list[str]:
         f"{record['chip_hours_before_serving']:g} chip-hours: {prices_text(record)}",
     ]
     out += [f"  {note}" for note in record["notes"]]
-    out += [f"  {_slo_line(record['slo'])}"] if record["slo"] else []
+    out += [f"  {_slo_line(record['slo'], tpu)}"] if record["slo"] else []
     return out
 
 
