@@ -9,12 +9,12 @@ training, and the commands a person needs.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
-from typing import Optional
+from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks import annotations
+from tpu_stacks import annotations, first_up
 from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, AwaitBudget, pod_budget
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.spec import ClusterSpec
@@ -187,6 +187,8 @@ class RayTrainStack(pulumi.ComponentResource):
                 "job_submit_command": self.job_submit_command,
                 "training_slice": self.training_slice,
                 "maxtext_args": self.maxtext_args,
+                # not a typed output (the SDKs' schema does not list it): what `tpu-stacks plan` prints before `up`
+                first_up.OUTPUT: _first_up(name, plan, workers).document(),
             }
         )
 
@@ -271,3 +273,14 @@ def training_slice(plan: RayTrainPlan) -> TrainingSlice:
         memory_needed_gib=round(plan.verdict.memory.total_bytes / 1024**3, 1),
         memory_usable_gib=round(plan.verdict.usable_bytes / 1024**3, 1),
     )
+
+
+def _first_up(name: str, plan: RayTrainPlan, workers: Any) -> first_up.FirstUp:
+    """The first `up`: the RayCluster's TPU pods (the slices' pools have a fixed size: their nodes exist from the
+    pools' creation), then the RayJob running (the same budget); training starts at its end."""
+    waits = [
+        first_up.pod_wait(f"{name}-ray-cluster", "every Ray pod ready (the image built meanwhile)", workers, tpu=True)
+    ]
+    if plan.spec.submit_job:
+        waits.append(first_up.pod_wait(f"{name}-ray-job", "the training run started", workers, tpu=True))
+    return first_up.FirstUp("raytrain", tuple(waits), first_up.slices(plan.pool, plan.spec.slices), ready="training")
