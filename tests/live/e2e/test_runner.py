@@ -152,7 +152,9 @@ def test_tpu_hours_are_the_pools_chips_times_up_to_destroy_and_said_to_be_at_mos
 def test_a_failed_up_stops_with_the_resources_error_line_and_destroys():
     def fail_up(kwargs: dict[str, Any]) -> None:
         kwargs["on_event"](diagnostic("update failed", urn="urn:pulumi:dev::tpu-stacks::pulumi:pulumi:Stack::x"))
-        kwargs["on_event"](diagnostic("googleapi: Error 403: Insufficient regional quota: TPUS_V6E\nmore detail"))
+        kwargs["on_event"](
+            diagnostic("<{%reset%}>googleapi: Error 403: Insufficient regional quota: TPUS_V6E<{%reset%}>\nmore")
+        )
         kwargs["on_event"](diagnostic("update failed", urn=None))
         raise command_error("error: update failed")
 

@@ -28,8 +28,13 @@ _GENERIC = re.compile(r"^(error: )?((update|preview|destroy|refresh) failed|\d+ 
 """Summary diagnostics the engine adds on the stack resource after the real one: never the line to show."""
 
 
+_COLOUR = re.compile(r"<\{%[^%]*%\}>")
+"""Pulumi's colour markup (pulumi/pulumi sdk/go/common/diag/colors: `<{%` command `%}>`, e.g. `<{%reset%}>`),
+which an engine event's message carries whatever `--color` says."""
+
+
 def _first_line(text: str) -> str:
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    lines = [line.strip() for line in _COLOUR.sub("", str(text)).splitlines() if line.strip()]
     return lines[0] if lines else ""
 
 
