@@ -45,6 +45,44 @@ def test_no_shared_layer_imports_a_workload() -> None:
     assert not found, f"a shared layer imports a workload (hand it what it needs instead): {report(found)}"
 
 
+def crossings(package: Path = PACKAGE) -> list[tuple[Import, str]]:
+    """Each import in a workload's module that names another workload's module."""
+    found, tree = workloads(package), modules(package)
+    result = []
+    for name, path in tree.items():
+        own = workload_of(name, found, package)
+        if own is None:
+            continue
+        for statement in imports(path, package):
+            others = [n for n in statement.names if workload_of(n, found, package) not in (None, own)]
+            if others:
+                result.append((statement, max(others, key=lambda n: (n in tree, len(n) if n in tree else 0))))
+    return result
+
+
+def test_no_workload_imports_another() -> None:
+    """What two workloads share lives in a shared home (Ray's: `tpu_stacks/ray/`), so removing or changing one
+    workload never breaks another."""
+    found = crossings()
+    assert not found, f"a workload imports another (move what they share to a shared home): {report(found)}"
+
+
+def test_a_workload_reaching_into_another_is_reported(tmp_path: Path) -> None:
+    package = _write(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "one/__init__.py": "",
+            "one/spec.py": "",
+            "one/component.py": "from tpu_stacks.two.spec import PORTS\nfrom tpu_stacks.one.spec import X\n",
+            "two/__init__.py": "",
+            "two/spec.py": "",
+            "two/component.py": "",
+        },
+    )
+    assert report(crossings(package), tmp_path) == ["tpu_stacks/one/component.py:1 imports tpu_stacks.two.spec"]
+
+
 def test_the_workloads_are_found() -> None:
     """The walk sees every shipped workload (so the check above is not vacuous) and not the cluster layer."""
     assert {"vllm", "saxml", "jetstream", "raytrain"} <= set(workloads())

@@ -1,5 +1,7 @@
 """The memory model and slice selection reproduce the tutorials' own choices."""
 
+from pathlib import Path
+
 import pytest
 
 from tpu_stacks import sizing
@@ -117,3 +119,20 @@ def test_a_refused_slice_is_the_users_topology_or_named_as_derived_from_the_mode
         "saxml.model: 'some/model' is sized to v5e 4x8 (derived, no saxml.topology): it gives 32 devices; "
         "set saxml.topology: 2x4"
     )
+
+
+def test_one_tensor_parallel_rule_for_every_engine():
+    """The device count must divide the query heads; on tpu7x a chip is two devices, so a slice whose chip count
+    divides the heads can still be refused. Every serving plan asks `heads_not_divided`; none re-derives it."""
+    qwen = lookup_model("Qwen/Qwen2.5-1.5B-Instruct")  # 12 query heads
+    assert sizing.heads_not_divided(qwen, slice_shape("v6e", "2x2")) is None  # 4 devices
+    assert sizing.heads_not_divided(qwen, slice_shape("v6e", "2x4")) == (
+        "gives tensor parallelism 8 (v6e devices), which does not divide Qwen/Qwen2.5-1.5B-Instruct's 12 attention heads"
+    )
+    assert sizing.heads_not_divided(qwen, slice_shape("tpu7x", "2x2x1")) is not None  # 4 chips, 8 devices
+    assert (
+        sizing.heads_not_divided(lookup_model(SAXML_175B_TEST), slice_shape("v5e", "4x8")) is None
+    )  # 96 heads over 32
+    plans = sorted(Path(sizing.__file__).parent.glob("*/plan.py"))
+    assert plans, "the workloads' plans are found"
+    assert [p for p in plans if "query_heads" in p.read_text()] == []

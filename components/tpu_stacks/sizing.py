@@ -264,6 +264,20 @@ def tensor_parallel_size(shape: SliceShape) -> int:
     return shape.jax_devices
 
 
+def heads_not_divided(model: ResolvedModel, shape: SliceShape) -> str | None:
+    """The one tensor-parallel rule of every serving engine here: each shards the attention heads over every device
+    of the slice, so the device count must divide the model's query heads. The refusal's reason when it does not
+    (worded to follow "<engine>.topology: '<topology>'"), else None. A model without a catalogued head count passes."""
+    heads = model.architecture.attention.query_heads if model.architecture.attention else None
+    tp = tensor_parallel_size(shape)
+    if heads and heads % tp:
+        return (
+            f"gives tensor parallelism {tp} ({shape.generation} devices), which does not divide "
+            f"{model.id}'s {heads} attention heads"
+        )
+    return None
+
+
 class Parallelism(_Frozen):
     """How one serving replica spreads over its slice: the names `size --json`, the plans and the pack share.
 

@@ -44,7 +44,8 @@ def test_mandatory_violation_fails_the_plan(full_plan: tuple[int, dict, str, Pat
 
 def test_json_document_shape(full_plan: tuple[int, dict, str, Path]) -> None:
     _, document, _, _ = full_plan
-    assert set(document) == {"project", "stack", "resources", "outputs", "policy", "schema"}
+    assert set(document) == {"project", "stack", "resources", "outputs", "before_up", "policy", "schema"}
+    assert document["before_up"] == []  # the fixture's program has no workload component of ours
     assert (document["project"], document["stack"]) == ("raw-fixture", "dev")
     urns = [r["urn"] for r in document["resources"]]
     assert urns == sorted(urns) and len(urns) == 11

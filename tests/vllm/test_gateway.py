@@ -647,3 +647,15 @@ def test_every_flag_the_picker_gets_is_one_the_pinned_picker_defines():
     names = [arg.removeprefix("--").split("=", 1)[0] for arg in args]
     assert all(arg.startswith("--") for arg in args) and set(names) <= defined, sorted(set(names) - defined)
     assert len(names) == len(set(names))
+
+
+def test_the_servers_own_exposure_is_decided_once_in_the_plan():
+    """Behind a gateway the Service is ClusterIP whatever `exposure` says (the Gateway is the load balancer); without
+    one it is `exposure`. The component's Service, its address and the network contract all read this one answer."""
+    assert plan(gateway=ON).service_exposure == "cluster"
+    assert plan(gateway=ON, exposure="internal").spec.exposure == "internal"
+    assert plan().service_exposure == "internal"
+    assert plan(exposure="cluster").service_exposure == "cluster"
+    for module in ("component.py", "network.py"):
+        text = (ROOT / "components/tpu_stacks/vllm" / module).read_text()
+        assert "spec.exposure" not in text, module

@@ -181,7 +181,9 @@ def test_a_tensor_parallelism_that_divides_the_heads():
         plan(topology="4x4")
     # Qwen2.5 1.5B has 12 query heads: tp 8 (v6e 2x4) does not divide them, tp 4 (2x2) does
     qwen = {"model": "Qwen/Qwen2.5-1.5B-Instruct", "source_ranges": CLIENTS}
-    with pytest.raises(UserError, match=r"^vllm.topology: '2x4' gives tensor parallelism 8, which does not divide"):
+    with pytest.raises(
+        UserError, match=r"^vllm.topology: '2x4' gives tensor parallelism 8 \(v6e devices\), which does not divide"
+    ):
         plan_vllm(VllmSpec(**qwen, topology="2x4"), CLUSTER, hf_token_given=False, api_key_given=False)
     assert plan_vllm(VllmSpec(**qwen, topology="2x2"), CLUSTER, False, False).tensor_parallel_size == 4
 

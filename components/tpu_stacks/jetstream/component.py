@@ -17,7 +17,7 @@ from typing import Any, Optional, cast
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks import annotations
+from tpu_stacks import annotations, first_up
 from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_monitoring
@@ -25,6 +25,7 @@ from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
 from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.jetstream.args import JetStreamStackArgs
+from tpu_stacks.jetstream.before_up import converter_wait, first_up_record
 from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
 from tpu_stacks.jetstream.monitoring import jetstream_target
 from tpu_stacks.jetstream.network import SERVICE, network
@@ -120,6 +121,17 @@ class JetStreamStack(pulumi.ComponentResource):
         # a TPU node (the pool scales from 0 for these pods: NODE_PROVISIONING_MINUTES is in the budget) and the
         # image (k8s/probes.py); a rollout restarts the replicas one by one.
         budget = pod_budget(template, rollout_waves=spec.replicas)
+        waits = [
+            *([converter_wait(f"{name}-converter", plan)] if job else []),
+            first_up.pod_wait(
+                f"{name}-deployment",
+                "every replica ready",
+                template,
+                tpu=True,
+                rollout_waves=spec.replicas,
+                download=not plan.converter_flow,  # the download flow's server fetches the model at start
+            ),
+        ]
         deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -157,6 +169,7 @@ class JetStreamStack(pulumi.ComponentResource):
         declare_network_policies(name, spec.namespace, groups, ns_opts)
         if smoke is not None:
             smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*ready, deployment, service])
+            waits.append(first_up.job_wait(f"{name}-smoke-test", "the smoke test", smoke.active_deadline_seconds))
         self.service_name = pulumi.Output.from_input(SERVICE)
         self.port_forward = pulumi.Output.from_input(
             f"kubectl port-forward -n {spec.namespace} svc/{SERVICE} {HTTP_PORT}:{HTTP_PORT}"
@@ -204,6 +217,8 @@ class JetStreamStack(pulumi.ComponentResource):
                 "model_id": self.model_id,
                 "served_slice": self.served_slice,
                 "ready_replicas": self.ready_replicas,
+                # not a typed output (the SDKs' schema does not list it): what `tpu-stacks plan` prints before `up`
+                first_up.OUTPUT: first_up_record(plan, waits).document(),
             }
         )
 

@@ -43,7 +43,7 @@ from tpu_stacks.jetstream.spec import (
     JetStreamSpec,
 )
 from tpu_stacks.names import is_region
-from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, judge, size, tensor_parallel_size
+from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, heads_not_divided, judge, size
 from tpu_stacks.slo.plan import SloPrediction, predict, replica_range
 
 POOL = "tpu-nodepool"  # the tutorial's node pool name ([D-GKE-JETSTREAM])
@@ -248,16 +248,10 @@ def _verdict(spec: JetStreamSpec, request: ServingRequest) -> Candidate:
 
 
 def _check_heads(model: ResolvedModel, shape: SliceShape) -> None:
-    """The engine shards attention heads over every device: the tensor-parallel size must divide them."""
-    heads = model.architecture.attention.query_heads if model.architecture.attention else None
-    tp = tensor_parallel_size(shape)
-    if heads and heads % tp:
+    """The tensor-parallel rule every engine shares (sizing.heads_not_divided)."""
+    if reason := heads_not_divided(model, shape):
         raise UserError(
-            "jetstream.topology",
-            shape.topology,
-            f"gives tensor parallelism {tp} ({shape.generation} devices), which does not divide "
-            f"{model.id}'s {heads} attention heads",
-            "choose a topology whose device count divides the head count",
+            "jetstream.topology", shape.topology, reason, "choose a topology whose device count divides the head count"
         )
 
 

@@ -9,12 +9,12 @@ training, and the commands a person needs.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
-from typing import Optional
+from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks import annotations
+from tpu_stacks import annotations, first_up
 from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, AwaitBudget, pod_budget
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.spec import ClusterSpec
@@ -22,6 +22,7 @@ from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.plan import plan_monitoring
 from tpu_stacks.k8s.network_policy import declare_network_policies
+from tpu_stacks.ray.ports import TRAIN_HEAD_PORTS
 from tpu_stacks.raytrain.args import RayTrainStackArgs
 from tpu_stacks.raytrain.image import declare_image
 from tpu_stacks.raytrain.monitoring import raytrain_target
@@ -29,7 +30,7 @@ from tpu_stacks.raytrain.network import network
 from tpu_stacks.raytrain.outputs import TrainingSlice
 from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
 from tpu_stacks.raytrain.pods import head_template, submitter_template, worker_template
-from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_VERSION, RayTrainSpec
+from tpu_stacks.raytrain.spec import DATA_MOUNT, RAY_VERSION, RayTrainSpec
 from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
 from tpu_stacks.workload import declare_foundation
 
@@ -186,6 +187,8 @@ class RayTrainStack(pulumi.ComponentResource):
                 "job_submit_command": self.job_submit_command,
                 "training_slice": self.training_slice,
                 "maxtext_args": self.maxtext_args,
+                # not a typed output (the SDKs' schema does not list it): what `tpu-stacks plan` prints before `up`
+                first_up.OUTPUT: _first_up(name, plan, workers).document(),
             }
         )
 
@@ -239,13 +242,13 @@ class RayTrainStack(pulumi.ComponentResource):
 
 def port_forward(plan: RayTrainPlan) -> str:
     """The tutorial's port-forward to the head service KubeRay creates (<cluster>-head-svc)."""
-    port = HEAD_PORTS["dashboard"]
+    port = TRAIN_HEAD_PORTS["dashboard"]
     return f"kubectl port-forward -n {plan.spec.namespace} svc/{plan.spec.ray_cluster_name}-head-svc {port}:{port}"
 
 
 def job_submit(plan: RayTrainPlan) -> str:
     """The tutorial's `ray job submit` through that port-forward, with this run's command."""
-    return f"ray job submit --address http://localhost:{HEAD_PORTS['dashboard']} -- {plan.entrypoint()}"
+    return f"ray job submit --address http://localhost:{TRAIN_HEAD_PORTS['dashboard']} -- {plan.entrypoint()}"
 
 
 def checkpoint_path(plan: RayTrainPlan, bucket: str) -> str:
@@ -270,3 +273,14 @@ def training_slice(plan: RayTrainPlan) -> TrainingSlice:
         memory_needed_gib=round(plan.verdict.memory.total_bytes / 1024**3, 1),
         memory_usable_gib=round(plan.verdict.usable_bytes / 1024**3, 1),
     )
+
+
+def _first_up(name: str, plan: RayTrainPlan, workers: Any) -> first_up.FirstUp:
+    """The first `up`: the RayCluster's TPU pods (the slices' pools have a fixed size: their nodes exist from the
+    pools' creation), then the RayJob running (the same budget); training starts at its end."""
+    waits = [
+        first_up.pod_wait(f"{name}-ray-cluster", "every Ray pod ready (the image built meanwhile)", workers, tpu=True)
+    ]
+    if plan.spec.submit_job:
+        waits.append(first_up.pod_wait(f"{name}-ray-job", "the training run started", workers, tpu=True))
+    return first_up.FirstUp("raytrain", tuple(waits), first_up.slices(plan.pool, plan.spec.slices), ready="training")

@@ -23,8 +23,10 @@ from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sid
 from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.security import harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
+from tpu_stacks.ray.pods import CLUSTER_LABEL, RAY_TMP_GIB, ROLE_LABEL
+from tpu_stacks.ray.ports import TRAIN_HEAD_PORTS
 from tpu_stacks.raytrain.plan import RayTrainPlan
-from tpu_stacks.raytrain.spec import DATA_MOUNT, HEAD_PORTS, RAY_USER_ID
+from tpu_stacks.raytrain.spec import DATA_MOUNT, RAY_USER_ID
 
 FUSE_VOLUME = "gcs-fuse-csi-ephemeral"  # the tutorial's volume name
 HEAD_CACHE_GIB = 1  # the head writes Ray Train's run state only
@@ -51,15 +53,11 @@ def _mounts() -> list[k8s.core.v1.VolumeMountArgs]:
 
 
 USER = RAY.image_user()  # the image's ray user (RAY_USER_ID), never root
-RAY_TMP_GIB = 10
-"""/tmp holds Ray's session directory (logs, and objects spilled from the object store)."""
 
 
 RAY_METRICS_PORT = (
     RAY.scrape_port()
 )  # KubeRay's default metrics port (catalog/engines.py, RAY; ledger: kuberay.port.metrics)
-CLUSTER_LABEL = "tpu-stacks.dev/ray-cluster"
-ROLE_LABEL = "tpu-stacks.dev/ray-node"
 
 
 def pod_labels(plan: RayTrainPlan, role: str | None = None) -> dict[str, str]:
@@ -91,7 +89,7 @@ def head_template(
                     image_pull_policy="IfNotPresent",
                     ports=[
                         k8s.core.v1.ContainerPortArgs(name=port_name, container_port=port)
-                        for port_name, port in HEAD_PORTS.items()
+                        for port_name, port in TRAIN_HEAD_PORTS.items()
                     ],
                     resources=k8s.core.v1.ResourceRequirementsArgs(
                         # The head is a CPU pod: limited as it asks (k8s.security: only TPU hosts go without).

@@ -14,7 +14,6 @@ from pydantic import ConfigDict, Field
 
 from tpu_stacks.catalog.engines import RAY
 from tpu_stacks.catalog.tpu import generation_names, names_text
-from tpu_stacks.catalog.upstream import number
 from tpu_stacks.cluster.spec import workload_cluster
 from tpu_stacks.field_rules import ComponentInput, EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
@@ -34,14 +33,6 @@ MAXTEXT_CONFIG = "/app/maxtext/src/MaxText/configs/base.yml"
 DATA_MOUNT = "/data"
 RAY_USER_ID = RAY.image_user().uid
 """The `ray` user of rayproject images (catalog/engines.py, RAY.user)."""
-HEAD_PORTS = {
-    "gcs-server": number("ray-train.port.gcs"),
-    "dashboard": number("ray-train.port.dashboard"),
-    "client": number("ray-train.port.client"),
-}
-"""The head's ports by KubeRay's container port names (ledger: kuberay.port-name.dashboard; the metrics port,
-ledger: kuberay.port-name.metrics, is raytrain/pods.py's): `ray start --head`'s defaults at the pinned Ray. The
-multi-host vLLM RayService's head (Ray 2.60.0) uses the same numbers: vllm/rayservice.py."""
 # MaxText's ici_<axis>_parallelism settings (src/MaxText/configs/base.yml).
 ICI_AXES = (
     "data",

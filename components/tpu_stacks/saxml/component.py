@@ -18,6 +18,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from tpu_stacks import first_up
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.gcp.monitoring.component import declare_monitoring
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
@@ -28,12 +29,12 @@ from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.k8s.platform_flows import smoke_test_group
 from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.saxml.args import SaxmlStackArgs
-from tpu_stacks.saxml.jobset import JOBSET_NAME, REPLICATED_JOB, model_server_set
+from tpu_stacks.saxml.jobset import JOBSET_NAME, REPLICATED_JOB, model_server_set, server_wait
 from tpu_stacks.saxml.monitoring import saxml_target
 from tpu_stacks.saxml.network import network
 from tpu_stacks.saxml.outputs import SaxmlCurl, SaxmlSlice
 from tpu_stacks.saxml.plan import SaxmlPlan, plan_saxml
-from tpu_stacks.saxml.publisher import curl_commands, example_model, publisher_job, script_config
+from tpu_stacks.saxml.publisher import curl_commands, deadline_minutes, example_model, publisher_job, script_config
 from tpu_stacks.saxml.servers import (
     HTTP_NAME,
     SERVICE_NAME,
@@ -149,9 +150,16 @@ class SaxmlStack(pulumi.ComponentResource):
                 parent=self, provider=provider, depends_on=[*ready, model_servers, http, service, script]
             ),
         )
+        waits = [
+            server_wait(f"{name}-model-servers", plan, plan.cluster.pools_of(0), sax_root),
+            first_up.job_wait(
+                f"{name}-publisher", "the models published and loaded", deadline_minutes(plan) * 60, tpu=True
+            ),
+        ]
         if smoke is not None:
             depends_on = [*ready, model_servers, http, service, publisher]
             smoke_test_job(f"{name}-smoke-test", smoke, provider, self, depends_on)
+            waits.append(first_up.job_wait(f"{name}-smoke-test", "the smoke test", smoke.active_deadline_seconds))
         address = self._address(service, plan)
         self.cluster = cluster
         self.http_endpoint = address.apply(lambda host: f"http://{host}:{HTTP_PORT}")
@@ -186,6 +194,10 @@ class SaxmlStack(pulumi.ComponentResource):
                 "published_models": self.published_models,
                 "served_slice": self.served_slice,
                 "curl": self.curl,
+                # not a typed output (the SDKs' schema does not list it): what `tpu-stacks plan` prints before `up`
+                first_up.OUTPUT: first_up.FirstUp(
+                    "saxml", tuple(waits), first_up.slices(plan.cluster.pools_of(0)[0], plan.slices)
+                ).document(),
             }
         )
 

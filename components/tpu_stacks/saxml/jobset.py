@@ -27,6 +27,7 @@ from tpu_stacks import annotations
 from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, pod_budget
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL
 from tpu_stacks.cluster.plan import PoolPlan
+from tpu_stacks.first_up import Wait, pod_wait
 from tpu_stacks.k8s.jobset import API_VERSION, EXCLUSIVE_TOPOLOGY
 from tpu_stacks.k8s.security import harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
@@ -148,6 +149,12 @@ def _metadata(plan: SaxmlPlan) -> k8s.meta.v1.ObjectMetaArgs:
     return k8s.meta.v1.ObjectMetaArgs(
         name=JOBSET_NAME, namespace=plan.spec.namespace, labels=MANAGED, annotations=notes
     )
+
+
+def server_wait(resource: str, plan: SaxmlPlan, pools: tuple[PoolPlan, ...], sax_root: pulumi.Input[str]) -> Wait:
+    """The JobSet's wait as the first `up` sees it (`model_server_set`'s budget, from the same template)."""
+    template = _job(plan, pools[0], sax_root).spec.template
+    return pod_wait(resource, "every slice's model servers running", template, tpu=True)
 
 
 def model_server_set(

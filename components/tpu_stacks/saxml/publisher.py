@@ -67,11 +67,16 @@ def _env(plan: SaxmlPlan, bucket: pulumi.Input[str], universe: Universe) -> list
     return [k8s.core.v1.EnvVarArgs(name=name, value=value) for name, value in values.items()]
 
 
+def deadline_minutes(plan: SaxmlPlan) -> int:
+    """The publisher Job's deadline: sax-http ready, the models' load (`publishWaitMinutes`), ten minutes more."""
+    return READY_MINUTES + plan.spec.publish_wait_minutes + 10
+
+
 def publisher_job(
     resource: str, plan: SaxmlPlan, bucket: pulumi.Input[str], universe: Universe, opts: pulumi.ResourceOptions
 ) -> k8s.batch.v1.Job:
     """A run-to-completion Job that makes the published models match `plan.models`."""
-    minutes = READY_MINUTES + plan.spec.publish_wait_minutes + 10
+    minutes = deadline_minutes(plan)
     script_hash = hashlib.sha256(script_source().encode()).hexdigest()[:16]
     container = k8s.core.v1.ContainerArgs(
         name="publisher",

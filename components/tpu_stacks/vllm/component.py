@@ -14,6 +14,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from tpu_stacks import first_up
 from tpu_stacks.awaits import pod_budget
 from tpu_stacks.catalog.inference_gateway import METRICS_PORT as PICKER_METRICS_PORT
 from tpu_stacks.catalog.inference_gateway import SCHEDULED_METRIC, SCHEDULED_STATUS
@@ -33,6 +34,7 @@ from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
 from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
 from tpu_stacks.vllm.args import VllmStackArgs
+from tpu_stacks.vllm.before_up import first_up_record, multihost_waits
 from tpu_stacks.vllm.download_plan import writer_ksa
 from tpu_stacks.vllm.gateway import declare_gateway
 from tpu_stacks.vllm.gateway_network import smoke_test_flows
@@ -45,8 +47,9 @@ from tpu_stacks.vllm.outputs import ServedSlice
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
 from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
 from tpu_stacks.vllm.rayservice import WORKER_CONTAINER, declare_ray_service, pod_labels
+from tpu_stacks.vllm.rayservice import budget as ray_service_budget
 from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmSpec
-from tpu_stacks.vllm.weights_download import server_grants, weights_download_job, writer_grants
+from tpu_stacks.vllm.weights_download import server_grants, weights_bytes, weights_download_job, writer_grants
 from tpu_stacks.workload import declare_foundation, declare_identity
 
 TYPE = "tpu-stacks:index:VllmStack"
@@ -184,10 +187,12 @@ class VllmStack(pulumi.ComponentResource):
                 ),
                 pulumi.ResourceOptions.merge(ns_opts, pulumi.ResourceOptions(depends_on=cluster.pool_ready)),
             )
+            waits = multihost_waits(name, plan, weights_bytes(plan), ray_service_budget(plan))
         else:
-            workload = self._deployment(
+            workload, server_wait = self._deployment(
                 name, plan, pool, labels, bucket.name, secret_name, image, cluster, depends, identity
             )
+            waits = [server_wait]
         service = self._service(name, plan, selector, SERVE_PORT if plan.multi_host else PORT, ns_opts)
         behind: list[pulumi.Resource] = []  # what the smoke test's request also goes through
         if plan.gateway is not None:  # GKE Inference Gateway in front of the replicas (vllm/gateway.py)
@@ -206,6 +211,7 @@ class VllmStack(pulumi.ComponentResource):
             self._monitoring(name, plan, labels, workload, cluster_spec, ns_opts, cluster.pool_ready)
         if smoke is not None:
             smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*depends, workload, service, *behind])
+            waits.append(first_up.job_wait(f"{name}-smoke-test", "the smoke test", smoke.active_deadline_seconds))
         address = self._address(service, plan)
         self.service_address = address
         port = LISTENER_PORT if plan.gateway else PORT
@@ -246,6 +252,8 @@ class VllmStack(pulumi.ComponentResource):
                 "weights_bucket": self.weights_bucket,
                 "curl": self.curl,
                 "ready_replicas": self.ready_replicas,
+                # not a typed output (the SDKs' schema does not list it): what `tpu-stacks plan` prints before `up`
+                first_up.OUTPUT: first_up_record(plan, waits, weights_bytes(plan)).document(),
             }
         )
 
@@ -265,14 +273,23 @@ class VllmStack(pulumi.ComponentResource):
         cluster: Any,
         depends: list[pulumi.Resource],
         identity: pulumi.Resource,
-    ) -> k8s.apps.v1.Deployment:
-        """The single-host server: one pod per TPU node, awaited until every replica is ready."""
+    ) -> tuple[k8s.apps.v1.Deployment, first_up.Wait]:
+        """The single-host server: one pod per TPU node, awaited until every replica is ready; and that wait as
+        the first `up` sees it (the pool's minimum nodes exist from its creation: TPU hours from the first minute)."""
         spec = plan.spec
         template = pod_template(plan, pool, labels, bucket, spec.ksa_name, secret_name, image)
         # `pulumi up` waits for every replica to be ready: as long as the template's probes allow, after
         # a TPU node and the image (k8s/probes.py); a rollout restarts up to replicas.max one by one.
         budget = pod_budget(template, rollout_waves=spec.replicas.max)
-        return k8s.apps.v1.Deployment(
+        wait = first_up.pod_wait(
+            f"{name}-deployment",
+            "every replica ready (the first start downloads the weights, then compiles)",
+            template,
+            tpu=True,
+            rollout_waves=spec.replicas.max,
+            download=True,  # the engine downloads the weights on its first start (a cached copy later)
+        )
+        deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=APP, namespace=spec.namespace, labels=labels, annotations=workload_annotations(plan)
@@ -298,6 +315,7 @@ class VllmStack(pulumi.ComponentResource):
                 custom_timeouts=budget.custom_timeouts(),
             ),
         )
+        return deployment, wait
 
     def _secret(self, name: str, args: VllmStackArgs, plan: VllmPlan, opts: pulumi.ResourceOptions) -> Optional[str]:
         """One Secret with the Hugging Face token and vLLM's API key, from Pulumi secrets only."""
@@ -323,7 +341,7 @@ class VllmStack(pulumi.ComponentResource):
         """Internal load balancer by default; public only on request and then only to source ranges. Behind the
         gateway the Service is ClusterIP: the Gateway is the load balancer (the smoke test still calls the Service)."""
         spec = plan.spec
-        exposure = "cluster" if plan.gateway else spec.exposure
+        exposure = plan.service_exposure
         return k8s.core.v1.Service(
             f"{name}-service",
             metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -416,7 +434,7 @@ class VllmStack(pulumi.ComponentResource):
             return pulumi.Output.from_input(
                 f"$(kubectl get gateway {GATEWAY_NAME} -n {spec.namespace} -o jsonpath='{status}')"
             )
-        if spec.exposure == "cluster":
+        if plan.service_exposure == "cluster":
             return pulumi.Output.from_input(in_cluster_host(spec))
 
         def ingress_ip(status: Any) -> str:

@@ -11,7 +11,7 @@ On a multi-host slice (a RayService, vllm.rayservice) the same clients reach Ray
 SERVE_PORT on the head only (the Service selects the head while its proxy is healthy; a TPU host runs a
 proxy only while it holds a Serve replica); the Ray pods reach each other on every port and the KubeRay
 operator (GKE's add-on through konnectivity-agent, or the user's own in the namespace `cluster.kuberay` names)
-reads the head's dashboard (k8s.ray_flows, shared with Ray Train; ledger: ray.port.dashboard) and its Serve
+reads the head's dashboard (ray/flows.py, shared with Ray Train; ledger: ray.port.dashboard) and its Serve
 proxy's health; Managed Prometheus scrapes Ray's metrics port on every Ray pod (vLLM's engine metrics included);
 the workers reach the TPU runtime and the TPU device plugin's metrics on their node, the head (with KubeRay's
 autoscaler) the Kubernetes API. The dashboard agent (52365, ledger: ray.port.dashboard-agent) is probed by the
@@ -34,9 +34,9 @@ from tpu_stacks.k8s.platform_flows import (
     tpu_device_plugin_metrics,
     workload_egress,
 )
-from tpu_stacks.k8s.ray_flows import operator_to_head, within_cluster
-from tpu_stacks.raytrain.pods import ROLE_LABEL
-from tpu_stacks.raytrain.spec import HEAD_PORTS
+from tpu_stacks.ray.flows import operator_to_head, within_cluster
+from tpu_stacks.ray.pods import ROLE_LABEL
+from tpu_stacks.ray.ports import SERVE_HEAD_PORTS
 from tpu_stacks.vllm.download_plan import JOB_NAME, LABELS
 from tpu_stacks.vllm.gateway_network import picker_group, server_flows
 from tpu_stacks.vllm.multihost_plan import SERVE_PORT
@@ -50,7 +50,7 @@ def _clients(plan: VllmPlan, port: int, smoke_ports: Sequence[int]) -> tuple[Flo
     spec = plan.spec
     if plan.gateway is not None:  # the Gateway is the load balancer (vllm/gateway_network.py)
         clients = server_flows(plan.gateway, port)
-    elif spec.exposure == "cluster":
+    elif plan.service_exposure == "cluster":
         clients = ingress(Pods("*", {}), [port], f"the API through the ClusterIP Service {SERVICE}")
     else:
         clients = load_balancer_clients(port, spec.source_ranges, SERVICE)
@@ -80,7 +80,7 @@ def _ray_service(plan: VllmPlan, labels: dict[str, str], smoke_ports: Sequence[i
     head = (
         *ray,
         *serve,
-        *operator_to_head(HEAD_PORTS["dashboard"], "the Serve applications' status", operator),
+        *operator_to_head(SERVE_HEAD_PORTS["dashboard"], "the Serve applications' status", operator),
         # KubeRay checks the head's Serve proxy itself (/-/healthz on the serving port) to label it serving
         # (KubeRay v1.7.0 rayservice_controller.go: httpProxyClientFunc(headPod.Status.PodIP, ...); ledger:
         # kuberay.head-serve-label-managed).

@@ -28,6 +28,7 @@ from tpu_stacks.sizing import (
     ServingRequest,
     choose_slice,
     file_cache_gib,
+    heads_not_divided,
     serving_parallelism,
     slice_refusal,
     tensor_parallel_size,
@@ -71,6 +72,12 @@ class VllmPlan(WorkloadPlan):
     @property
     def parallelism(self) -> Parallelism:
         return serving_parallelism(self.shape)
+
+    @property
+    def service_exposure(self) -> str:
+        """How the server's own Service is exposed, decided here once: behind the gateway it is ClusterIP (the
+        Gateway is the load balancer, its clients vllm/gateway_network.py's), else `vllm.exposure`."""
+        return "cluster" if self.gateway is not None else self.spec.exposure
 
     @property
     def multi_host(self) -> bool:
@@ -179,18 +186,16 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
         check_multihost(spec, verdict.shape)  # the mode is decided here: a RayService over whole slices
     elif not spec.gateway.enabled:  # with the gateway, the Service is ClusterIP and the Gateway the load balancer
         require_clients("vllm", spec.exposure, spec.source_ranges, "serving the OpenAI API", API_KEY_GAP)
-    heads = model.architecture.attention.query_heads if model.architecture.attention else None
-    tp = tensor_parallel_size(verdict.shape)
-    if heads and heads % tp:
+    if reason := heads_not_divided(model, verdict.shape):
         raise slice_refusal(
             "vllm",
             spec.topology,
             spec.model,
             verdict.shape,
-            f"gives tensor parallelism {tp}, which does not divide {model.id}'s {heads} attention heads",
-            "set vllm.topology to one whose chip count divides the head count",
+            reason,
+            "set vllm.topology to one whose device count divides the head count",
         )
-    _check_parallelism(spec, verdict.shape, tp)
+    _check_parallelism(spec, verdict.shape, tensor_parallel_size(verdict.shape))
     spec, slo = _with_slo(spec, request, verdict.shape)
     weights = verdict.memory.part("weights")
     cluster_plan = _plan_cluster(spec, cluster, verdict.shape)

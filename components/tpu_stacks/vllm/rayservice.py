@@ -54,8 +54,8 @@ from tpu_stacks.k8s.platform_flows import TPU_RUNTIME_PORT
 from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 from tpu_stacks.k8s.security import container_security_context, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
-from tpu_stacks.raytrain.pods import RAY_TMP_GIB, ROLE_LABEL
-from tpu_stacks.raytrain.spec import HEAD_PORTS
+from tpu_stacks.ray.pods import RAY_TMP_GIB, ROLE_LABEL
+from tpu_stacks.ray.ports import SERVE_HEAD_PORTS
 from tpu_stacks.vllm.download_plan import model_path
 from tpu_stacks.vllm.engine_env import engine_env
 from tpu_stacks.vllm.multihost_plan import (
@@ -194,10 +194,9 @@ def _read_only_weights(
 def head_template(
     plan: VllmPlan, labels: dict[str, str], bucket: pulumi.Input[str], image: pulumi.Input[str]
 ) -> k8s.core.v1.PodTemplateSpecArgs:
-    """A CPU pod: Ray's GCS, dashboard and client ports, Serve's proxy, Ray's metrics; no TPU. The head ports are
-    Ray 2.60.0's defaults as well (ledger: ray.port.gcs, ray.port.dashboard, ray.port.client; by KubeRay's names,
-    ledger: kuberay.port-name.dashboard)."""
-    ports = {**HEAD_PORTS, SERVE_PORT_NAME: SERVE_PORT, METRICS_PORT_NAME: METRICS_PORT}
+    """A CPU pod: Ray's GCS, dashboard and client ports (Ray 2.60.0's, ray/ports.py), Serve's proxy, Ray's metrics;
+    no TPU."""
+    ports = {**SERVE_HEAD_PORTS, SERVE_PORT_NAME: SERVE_PORT, METRICS_PORT_NAME: METRICS_PORT}
     volumes, mounts = _read_only_weights(plan, bucket, HEAD_VOLUMES)
     pod = harden(
         k8s.core.v1.PodSpecArgs(

@@ -1,5 +1,6 @@
 """What `tpu-stacks plan` prints and writes: the text report, the brief lines and summary table of several
-stacks, the secrets note, and the plan document (JSON). Pure rendering of captures already taken."""
+stacks, the secrets note, the "before you run up" block, and the plan document (JSON). Pure rendering of
+captures already taken: the block's figures are the workload components' own records (tpu_stacks/first_up.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_stacks.catalog.capacity import KIND_FACTS
+from tpu_stacks.first_up import OUTPUT as FIRST_UP
 from tpu_stacks_preview.capture import Capture, ResourceRecord
 from tpu_stacks_preview.config import StackConfig, secret_placeholder
 from tpu_stacks_preview.manifests import is_kubernetes_object
@@ -81,7 +84,7 @@ def plan_document(preview: Capture, up: Capture, schema: SchemaReport, policy: P
     """The --json document: up-mode inputs (complete objects), preview outputs (what is known), and per
     resource the options the engine receives (dependsOn, dependencies, ignoreChanges, customTimeouts,
     protect, retainOnDelete, deleteBeforeReplace, replaceOnChanges): what decides a second `up`'s diff,
-    how long the first one waits and what `destroy` keeps."""
+    how long the first one waits and what `destroy` keeps; `before_up`: each workload's first-`up` record."""
     document: dict[str, Any] = {
         "project": up.project,
         "stack": up.stack,
@@ -99,6 +102,7 @@ def plan_document(preview: Capture, up: Capture, schema: SchemaReport, policy: P
             for r in up.sorted_resources()
         ],
         "outputs": preview.stack_outputs,
+        "before_up": before_up(up),
         "schema": {
             "problems": [{"object": p.object_id, "path": p.path, "message": p.message} for p in schema.problems]
         },
@@ -112,6 +116,91 @@ def plan_document(preview: Capture, up: Capture, schema: SchemaReport, policy: P
             ],
         }
     return document
+
+
+def before_up(capture: Capture) -> list[dict[str, Any]]:
+    """Each workload component's first-`up` record (its `first_up` output), in URN order: its waits, the TPU
+    slices it starts, the TPU hours before it serves and their price, the traffic model's choice."""
+    return [
+        {"component": record.name, **record.outputs[FIRST_UP]}
+        for record in capture.sorted_resources()
+        if not record.custom and isinstance(record.outputs, dict) and isinstance(record.outputs.get(FIRST_UP), dict)
+    ]
+
+
+def _money(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def wait_text(wait: dict[str, Any]) -> str:
+    parts = " + ".join(f"{what} {minutes}" for what, minutes in wait["parts"])
+    return f"{wait['resource']} {wait['minutes']}m" + (f" ({parts})" if parts else "")
+
+
+def prices_text(record: dict[str, Any], *, sources: bool = True) -> str:
+    shown = []
+    for price in record["prices"]:
+        kind = _kind(price["kind"])
+        if price["usd"] is None:
+            shown.append(f"{kind}: no catalogued price")
+            continue
+        rate = f"{_money(price['usd_per_chip_hour'])}/chip-hour" + (f", {price['source']}" if sources else "")
+        shown.append(f"{_money(price['usd'])} {kind}" + ("" if price["listed"] else " list price") + f" ({rate})")
+    return "; ".join(shown)
+
+
+def _kind(name: str) -> str:
+    facts = KIND_FACTS.get(name)  # type: ignore[call-overload]
+    return facts.label if facts else name
+
+
+def _slo_line(slo: dict[str, Any], tpu: dict[str, Any]) -> str:
+    figures = [
+        f"{slo['replicas']} x {tpu['generation']} {tpu['topology']} carry {slo['output_tokens_per_second']:.0f} "
+        f"output tokens/s ({slo['replica_output_tokens_per_second']:.0f} each)"
+    ]
+    figures += [f"NTPOT {slo['ntpot_ms']:.1f} ms"] if slo["ntpot_ms"] is not None else []
+    figures += [f"TTFT {slo['ttft_ms']:.1f} ms"] if slo["ttft_ms"] is not None else []
+    if slo["usd_per_hour"] is not None:
+        figures.append(f"{_money(slo['usd_per_hour'])}/h {slo['pricing']}")
+    if slo["usd_per_million_output_tokens"] is not None:
+        figures.append(f"{_money(slo['usd_per_million_output_tokens'])}/M output tokens")
+    return f"slo ({slo['basis']}): " + ", ".join(figures)
+
+
+def before_up_lines(record: dict[str, Any]) -> list[str]:
+    """One workload's "before you run up" block: the waits in order, the TPU slices, the TPU hours and money
+    before it serves, the stack's assumptions, the traffic model's choice."""
+    tpu, waits, ready = record["tpu"], record["waits"], record["ready"]
+    asking = [w["resource"] for w in waits if w["tpu"]]
+    when = (
+        "from 0 nodes: none before " + " and ".join(asking) + " asks"
+        if tpu["from_zero"]
+        else "nodes from the pool's creation, with the cluster"
+    )
+    during = record["tpu_during_download"]
+    download = {None: "", True: "; TPU nodes exist during the download", False: "; none during the download"}[during]
+    chips = f"{tpu['total_chips']} chip{'s' if tpu['total_chips'] != 1 else ''}"
+    out = [
+        f"Before you run up ({record['component']}, budgets, so at most):",
+        f"  waits in turn: {', '.join(wait_text(w) for w in waits)} = {record['total_minutes']}m after the cluster",
+        f"  TPU: {tpu['count']} x {tpu['generation']} {tpu['topology']} ({chips} on {tpu['total_hosts']} "
+        f"host{'s' if tpu['total_hosts'] != 1 else ''}), {'/'.join(_kind(k) for k in tpu['kinds'])}; {when}{download}",
+        f"  TPU before {ready}: {chips} x {record['tpu_minutes_before_serving']}m = "
+        f"{record['chip_hours_before_serving']:g} chip-hours: {prices_text(record)}",
+    ]
+    out += [f"  {note}" for note in record["notes"]]
+    out += [f"  {_slo_line(record['slo'], tpu)}"] if record["slo"] else []
+    return out
+
+
+def _brief_before_up(record: dict[str, Any]) -> str:
+    known = [p for p in record["prices"] if p["usd"] is not None]
+    money = f" ({_money(known[0]['usd'])} {_kind(known[0]['kind'])})" if known else ""
+    return (
+        f"  before up: waits up to {record['total_minutes']}m; TPU before {record['ready']} "
+        f"{record['chip_hours_before_serving']:g} chip-hours{money}"
+    )
 
 
 def _provider_name(record: ResourceRecord) -> str:
@@ -173,6 +262,7 @@ def render_brief(
     schema notices and problems, violations), each on one line; the tree and the outputs are `--verbose`'s."""
     out = [f"{up.project}/{up.stack}: {len(up.resources)} resources"]
     out += [f"  {note}"] if note else []
+    out += [_brief_before_up(record) for record in before_up(up)]
     out += [f"  {w}" for w in _warnings(preview, up)]
     out += [f"  schema note: {notice}" for notice in schema.notices]
     out += [f"  schema: {problem}" for problem in schema.problems]
@@ -192,6 +282,8 @@ def render_text(preview: Capture, up: Capture, schema: SchemaReport, policy: Pol
         out.append(f"  {key}: {json.dumps(preview.stack_outputs[key], sort_keys=True)}")
     if not preview.stack_outputs:
         out.append("  (none)")
+    for record in before_up(up):
+        out += ["", *before_up_lines(record)]
 
     warnings = _warnings(preview, up)
     if warnings:
