@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 STAMP := $(VENV)/.installed
 
-.PHONY: plan plan-all test format bench clean policy-pack mutation diagrams security args upstream upstream-docs
+.PHONY: plan plan-all e2e test format bench clean policy-pack mutation diagrams security args upstream upstream-docs
 
 # PYTHON must be at least components/pyproject.toml's requires-python: scripts/check_python.py refuses an
 # older one in one line before venv/ is touched, and clears a venv/ that an older Python or an unfinished
@@ -23,6 +23,13 @@ plan: $(STAMP)
 # Every shipped stack in one process (shared imports and policy pack): one document per stack.
 plan-all: $(STAMP)
 	$(BIN)/tpu-stacks plan --all --policy-pack policies --placeholder-secrets --json plan-{stack}.json --manifests manifests/{stack}
+
+# The stack for real, then gone: up (its smoke-test Job included), `tpu-stacks verify`, a preview that must
+# propose no change, destroy; each step timed, the TPU chip-hours spent (at most), the first failure's one line.
+# Needs the Pulumi CLI, a login and Google credentials (docs/ci.md). E2E_ARGS passes options, e.g. --keep.
+E2E_ARGS ?=
+e2e: $(STAMP)
+	$(BIN)/tpu-stacks e2e --stack $(STACK) $(E2E_ARGS)
 
 # docs/diagrams/<stack>.md, each stack's resource graph from its offline plan (tests/preview/test_diagram_docs.py
 # fails when a plan change left them stale: run this and commit the result).

@@ -3,11 +3,18 @@ the properties that keep it safe and honest: no permission workflow-wide, OIDC o
 for a fork's pull request, stacks created on demand, the CLI pinned to the SDK pin, caches, current action
 majors pinned by the commit of a release tag (kept current by Dependabot), a credential-free offline gate over
 every shipped stack, an explicit S3NS path or skip, the user's project from a repository variable, gated
-stacks skipped with a notice without a token, and secrets only through the environment or stdin."""
+stacks skipped with a notice without a token, and secrets only through the environment or stdin.
 
+Which stacks are previewed is a rule, not a list: the `stacks` job's script lists every Pulumi.<stack>.yaml and
+the matrices read its output. `listed_stacks` runs that script (tests/test_registry.py reads it too)."""
+
+import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -31,6 +38,23 @@ ACTIONS = {
 
 document = yaml.safe_load(WORKFLOW.read_text())
 JOBS = document["jobs"]
+
+
+def listed_stacks(root: Path = ROOT, workflow: dict | None = None) -> dict[str, list[str]]:
+    """What the workflow's `stacks` job outputs for the stack files under `root`, by running its script as
+    the runner would (bash, `python3` on PATH: this interpreter's, GITHUB_OUTPUT a file)."""
+    step = next(step for step in (workflow or document)["jobs"]["stacks"]["steps"] if step.get("id") == "list")
+    handle, name = tempfile.mkstemp(prefix="github-output-")  # not in `root`: parallel workers share it
+    os.close(handle)
+    output = Path(name)
+    python3 = Path(sys.executable).parent / "python3"
+    env = {**os.environ, "GITHUB_OUTPUT": str(output), "PATH": f"{python3.parent}{os.pathsep}{os.environ['PATH']}"}
+    try:
+        subprocess.run(["bash", "-e", "-c", step["run"]], cwd=root, env=env, check=True, timeout=60)
+        lines = output.read_text().splitlines()
+    finally:
+        output.unlink(missing_ok=True)
+    return {key: json.loads(value) for key, value in (line.split("=", 1) for line in lines)}
 
 
 def _validate(path: Path) -> subprocess.CompletedProcess:
@@ -173,16 +197,47 @@ def test_stacks_are_created_on_demand_and_previewed_with_the_pack():
 
 
 def test_every_stack_is_previewed_or_explicitly_skipped():
-    matrix = JOBS["preview"]["strategy"]["matrix"]["stack"]
+    listed = listed_stacks()
+    assert sorted(listed["google"] + listed["s3ns"]) == STACKS
+    assert listed["s3ns"] == ["saxml-s3ns"]  # the one stack file whose config names s3nsapis.fr
+    assert JOBS["preview"]["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.google) }}"
+    assert JOBS["preview-s3ns"]["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.s3ns) }}"
+    for job, output in (("preview", "google"), ("preview-s3ns", "s3ns")):
+        assert "stacks" in JOBS[job]["needs"] and f"needs.stacks.outputs.{output} != '[]'" in JOBS[job]["if"]
+        assert JOBS[job]["env"]["STACK"] == "${{ matrix.stack }}"
     s3ns = yaml.safe_dump(JOBS["preview-s3ns"])
-    assert sorted([*matrix, "saxml-s3ns"]) == STACKS
-    assert "universe: s3nsapis.fr" in s3ns and "--stack saxml-s3ns" in s3ns
+    assert "universe: s3nsapis.fr" in s3ns and '--stack "$STACK"' in s3ns
     assert (
         JOBS["preview-s3ns"]["if"]
         .strip()
         .endswith("&& vars.S3NS_WORKLOAD_IDENTITY_PROVIDER != '' && vars.S3NS_PROJECT != ''")
     )
-    assert JOBS["s3ns-skipped"]["if"] == "vars.S3NS_WORKLOAD_IDENTITY_PROVIDER == '' || vars.S3NS_PROJECT == ''"
+    assert JOBS["s3ns-skipped"]["if"] == (
+        "needs.stacks.outputs.s3ns != '[]' && (vars.S3NS_WORKLOAD_IDENTITY_PROVIDER == '' || vars.S3NS_PROJECT == '')"
+    )
+
+
+def test_a_stack_file_a_user_adds_joins_the_matrix_of_its_universe(tmp_path: Path):
+    shutil.copy(ROOT / "Pulumi.dev.yaml", tmp_path / "Pulumi.dev.yaml")
+    (tmp_path / "Pulumi.mine.yaml").write_text("config:\n  gcp:project: p\n  tpu-stacks:scenario: cluster\n")
+    (tmp_path / "Pulumi.sovereign.yaml").write_text("config:\n  gcp:universeDomain: 's3nsapis.fr'\n")
+    # a comment naming the universe is no config
+    (tmp_path / "Pulumi.noted.yaml").write_text("# gcp:universeDomain: s3nsapis.fr\nconfig:\n  gcp:project: p\n")
+    (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\n")  # the project file is no stack
+    assert listed_stacks(tmp_path) == {"google": ["dev", "mine", "noted"], "s3ns": ["sovereign"]}
+
+
+def test_the_suite_runs_on_the_oldest_and_the_newest_python():
+    test = JOBS["test"]
+    oldest = re.search(r'requires-python = ">=([0-9.]+)"', (ROOT / "components" / "pyproject.toml").read_text())
+    assert test["strategy"]["matrix"]["python"] == [oldest.group(1), "3.13"] == ["3.11", "3.13"]
+    python = next(step for step in test["steps"] if step.get("uses", "").startswith("actions/setup-python@"))
+    assert python["with"]["python-version"] == "${{ matrix.python }}"
+    suite = next(step for step in test["steps"] if step.get("run") == "make test")
+    assert "if" not in suite  # the suite on every version of the matrix
+    after = test["steps"][test["steps"].index(suite) + 1 :]
+    assert after and all(step["if"] == "matrix.python == env.PYTHON_VERSION" for step in after)  # the rest once
+    assert document["env"]["PYTHON_VERSION"] in test["strategy"]["matrix"]["python"]
 
 
 @pytest.mark.parametrize("job", ["test", "preview", "preview-s3ns"])
@@ -190,6 +245,9 @@ def test_pip_and_plugins_are_cached(job):
     steps = JOBS[job]["steps"]
     python = next(step for step in steps if step.get("uses", "").startswith("actions/setup-python@"))
     assert python["with"]["cache"] == "pip" and "requirements.txt" in python["with"]["cache-dependency-path"]
+    # every file requirements.txt installs from keys the cache
+    for path in ("components/pyproject.toml", "tools/preview/pyproject.toml", "tools/live/pyproject.toml"):
+        assert path in python["with"]["cache-dependency-path"].split()
     if job != "test":
         cache = next(step for step in steps if step.get("uses", "").startswith("actions/cache@"))
         assert cache["with"]["path"] == "~/.pulumi/plugins"

@@ -30,6 +30,7 @@ from pydantic import BaseModel
 
 import tpu_stacks
 from scripts import args_docs, mutation, security_scan
+from tests.test_ci_workflow import listed_stacks
 from tpu_stacks import registry, sizing
 from tpu_stacks.catalog.engines import EngineVersion
 from tpu_stacks.catalog.tpu import GENERATIONS
@@ -69,11 +70,16 @@ def literal_checks() -> dict[str, list[str]]:
 
 
 def ci_matrix() -> list[str]:
+    """The stacks CI previews: what the workflow's rule (its `stacks` job) lists, for each matrix that reads it."""
     workflow = yaml.safe_load(WORKFLOW.read_text())
+    listed = listed_stacks(ROOT, workflow)
     return [
         stack
         for job in workflow["jobs"].values()
-        for stack in job.get("strategy", {}).get("matrix", {}).get("stack", [])
+        for output, stacks in listed.items()
+        if job.get("strategy", {}).get("matrix", {}).get("stack")
+        == f"${{{{ fromJSON(needs.stacks.outputs.{output}) }}}}"
+        for stack in stacks
     ]
 
 

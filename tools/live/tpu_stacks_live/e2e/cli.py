@@ -1,0 +1,40 @@
+"""`tpu-stacks e2e --stack S [--cwd DIR] [--keep]`: the subcommand (entry point `tpu_stacks.commands`, see
+components/tpu_stacks/cli/main.py). Exit 0 when every step passed, 1 at a failed step, 2 for the user's input."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tpu_stacks.errors import UserError
+from tpu_stacks_live.e2e.automation import open_stack, run_verify
+from tpu_stacks_live.e2e.budget import plan_budget
+from tpu_stacks_live.e2e.runner import Runner
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stack", required=True, help="stack name: Pulumi.<stack>.yaml; deployed, checked, destroyed")
+    parser.add_argument("--cwd", default=".", help="the Pulumi project directory (default: .)")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the stack up at the end (and after a failure): no destroy; the TPU keeps billing",
+    )
+
+
+def build_runner(args: argparse.Namespace) -> Runner:
+    project_dir = Path(args.cwd)
+    if not (project_dir / f"Pulumi.{args.stack}.yaml").is_file():
+        raise UserError("--stack", args.stack, f"has no Pulumi.{args.stack}.yaml in {project_dir}",
+                        "name a stack file of the project (or --cwd its directory)")  # fmt: skip
+    return Runner(
+        stack_name=args.stack,
+        plan=lambda: plan_budget(project_dir, args.stack),
+        open_stack=lambda: open_stack(args.stack, project_dir),
+        verify=lambda: run_verify(args.stack, project_dir),
+        keep=args.keep,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    return build_runner(args).run()
