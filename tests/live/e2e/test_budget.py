@@ -9,10 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from tpu_stacks_live.e2e.budget import Budget, TpuPool, budget_of, clock, plan_budget, tpu_pool
 
 from tests.shipped import shipped
 from tpu_stacks.catalog.tpu import generation, parse_topology
+from tpu_stacks_live.e2e.budget import Budget, TpuPool, budget_of, clock, plan_budget, tpu_pool
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from tpu_stacks_live.e2e import automation, cli
-from tpu_stacks_live.e2e.runner import StepFailed
 
 from tpu_stacks.cli import main
+from tpu_stacks_live.e2e import automation, cli
+from tpu_stacks_live.e2e.runner import StepFailed
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -21,10 +21,10 @@ from pulumi.automation.events import (
     ResourcePreEvent,
     StepEventMetadata,
 )
-from tpu_stacks_live.e2e.budget import Budget, TpuPool
-from tpu_stacks_live.e2e.runner import STEPS, Runner
 
 from tpu_stacks.errors import UserError
+from tpu_stacks_live.e2e.budget import Budget, TpuPool
+from tpu_stacks_live.e2e.runner import STEPS, Runner
 
 POOL_URN = "urn:pulumi:dev::tpu-stacks::tpu-stacks:index:TpuCluster$gcp:container/nodePool:NodePool::vllm-pool"
 BUDGET = Budget("dev", (TpuPool("vllm-pool", "ct6e-standard-4t", 2, 8),), (), ("smoke-test-abc",))

@@ -12,10 +12,11 @@ import copy
 import json
 from pathlib import Path
 
-import tpu_stacks_live
 import yaml
 from kubernetes.client import ApiClient, V1Pod, V1PodList
 from kubernetes.client.exceptions import ApiException
+
+import tpu_stacks_live
 
 FIXTURES = Path(tpu_stacks_live.__file__).parent / "fixtures" / "probe"
 CHECK_ANNOTATION = "tpu-stacks.dev/probe-check"

@@ -16,6 +16,7 @@ import threading
 import urllib.error
 
 import pytest
+
 from tpu_stacks_live.probe import agent, pod, run
 from tpu_stacks_live.probe.plan import ALLOWED, Probe
 

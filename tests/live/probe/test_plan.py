@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from tpu_stacks_live.probe import contract, plan
 
 from tests.live.probe.stacks import flows, objects, policy, set_flows
 from tests.shipped import STACKS
+from tpu_stacks_live.probe import contract, plan
 
 
 def checks(objs: list[dict]) -> dict[str, plan.Probe]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 from kubernetes.client.exceptions import ApiException
-from tpu_stacks_live.probe import probe_checks
-from tpu_stacks_live.verdict import Verdict
 
 from tests.live.probe.fake_core import Clock, FakeCoreV1, fixture
 from tests.live.probe.stacks import objects
+from tpu_stacks_live.probe import probe_checks
+from tpu_stacks_live.verdict import Verdict
 
 SERVER = fixture("running-server")
 ALL_PASS = {
