@@ -11,6 +11,7 @@ the same process. Program modules are evicted from `sys.modules` before and afte
 from __future__ import annotations
 
 import asyncio
+import re
 import runpy
 import threading
 import time
@@ -46,6 +47,40 @@ def run_program(
     a test has no token to give); `tpu-stacks plan` is strict unless asked (`--placeholder-secrets`).
     """
     config = config or load_stack_config(Path(project_dir), stack, placeholder_secrets=placeholder_secrets)
+    while True:
+        capture, missing = _run_once(config, preview)
+        if missing is None or missing in config.values:
+            return _typed_placeholder(capture)
+        if not config.fill_secrets:
+            if capture.error is not None:
+                capture.error.message += "; offline, --placeholder-secrets stands in a placeholder for it"
+            return capture
+        # A secret read in any namespace (`pulumi.Config("my-serving").require_secret("hfToken")`): the SDK
+        # raises ConfigMissingError(key, secret=True) at the read (pulumi/config.py, Config._require), so the
+        # program runs again with that key standing in; each pass adds one key, so this ends.
+        config = config.with_placeholder(missing)
+
+
+def _typed_placeholder(capture: Capture) -> Capture:
+    """A placeholder is text: a secret the program reads as a bool, number or object
+    (`require_secret_object`) cannot stand in, and the SDK's ConfigTypeError would show the placeholder as the
+    user's value. Say that instead, in one line naming the key."""
+    error = capture.error
+    if error is None:
+        return capture
+    # pulumi/config.py ConfigTypeError's text: "Configuration '<key>' value '<value>' is not a valid '<type>'"
+    match = re.match(r"Configuration '([^']+)' value '[^']*' is not a valid '([^']+)'", error.message)
+    if match and match.group(1) in capture.config.placeholders:
+        key, kind = match.groups()
+        error.message = (
+            f"{key}: the program reads this secret as {kind} and the stack does not set it; a placeholder stands "
+            f"in for text only: set it with pulumi config set --secret {key}"
+        )
+    return capture
+
+
+def _run_once(config: StackConfig, preview: bool) -> tuple[Capture, str | None]:
+    """One run of the program; and the secret it stopped on for want of a value (`ns:key`), if it did."""
     box = _Box()
     roots = [config.main.parent, config.project_dir]
     with isolated_imports(roots, cwd=config.main.parent):  # as the language host runs it
@@ -58,7 +93,7 @@ def run_program(
         raise box.crash  # a bug in this module, not in the program
     if box.capture is None:
         raise RuntimeError("the offline engine's thread ended without a capture or an error")
-    return box.capture
+    return box.capture, box.missing_secret
 
 
 @dataclass
@@ -67,6 +102,7 @@ class _Box:
 
     capture: Capture | None = None
     crash: BaseException | None = None
+    missing_secret: str | None = None
 
 
 def _run_on_private_loop(config: StackConfig, preview: bool, box: _Box) -> None:
@@ -96,6 +132,7 @@ def _run_on_private_loop(config: StackConfig, preview: bool, box: _Box) -> None:
             raise
         except BaseException as error:  # noqa: BLE001 - the program's failure is data, not a crash
             capture.error = describe_error(error)
+            box.missing_secret = missing_secret(error)
         finally:
             monitor.close()
             _close_loop(loop)
@@ -124,6 +161,15 @@ def describe_error(error: BaseException) -> ProgramError:
     if isinstance(error, (pulumi.RunError, DuplicateUrnError, TransformError)):
         return ProgramError(text, "program", detail)
     return ProgramError(f"{type(error).__name__}: {text}", "program", detail)
+
+
+def missing_secret(error: BaseException) -> str | None:
+    """The key (`ns:key`) of the secret whose absence stopped the program (`require_secret` and its typed
+    forms raise ConfigMissingError with `secret=True`), else None; a plain `require` is not a secret's."""
+    for cause in _causes(error):
+        if isinstance(cause, pulumi.ConfigMissingError) and cause.secret:
+            return cause.key
+    return None
 
 
 def _causes(error: BaseException) -> Iterator[BaseException]:
