@@ -43,7 +43,9 @@ def run_program(
     fills computed values so `apply()` code runs. A missing stack file raises `UserError` (the
     caller's input); anything the program raises comes back as `Capture.error`. Without `config`,
     the program's missing secrets stand in as placeholders (the committed stack files hold none and
-    a test has no token to give); `tpu-stacks plan` is strict unless asked (`--placeholder-secrets`).
+    a test has no token to give); `tpu-stacks plan` is strict unless asked (`--placeholder-secrets`). When
+    filling (`config.fill_secrets`), a secret the program requires in any namespace is filled too: the run stops
+    on it and the program runs again with it standing in (`Capture.config` then names it).
     """
     config = config or load_stack_config(Path(project_dir), stack, placeholder_secrets=placeholder_secrets)
     while True:
