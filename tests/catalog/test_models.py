@@ -58,17 +58,28 @@ def test_lookup_by_id_path_and_alias(name, expected_id):
     assert models.lookup_model(name).id == expected_id
 
 
-def test_unknown_model_names_every_accepted_name_and_the_route_for_others():
-    with pytest.raises(UserError, match=r"model: 'acme/unknown-13b' is not in the model catalogue; accepted: ") as e:
+def test_unknown_model_is_one_short_line_with_the_nearest_name_and_where_the_others_are():
+    with pytest.raises(UserError) as e:
+        models.lookup_model("gemma-7")
+    assert str(e.value) == (
+        "model: 'gemma-7' is not in the model catalogue; did you mean 'gemma-7b'? "
+        "`tpu-stacks models` lists them; size another with `tpu-stacks size --params N`"
+    )
+    with pytest.raises(UserError, match=r"did you mean 'meta-llama/Llama-3.1-8B-Instruct'\?"):
+        models.lookup_model("Meta-Llama/llama-3.1-8b-instuct")  # case and a typo
+    with pytest.raises(UserError) as e:
         models.lookup_model("acme/unknown-13b")
     message = str(e.value)
-    accepted = message.split("accepted: ", 1)[1].split(" (tpu-stacks models", 1)[0].split(", ")
-    assert accepted == models.model_names()  # aliases too: every name lookup_model accepts
-    for name in accepted:
-        models.lookup_model(name)
-    assert "llama3-8b" in message and "saxml-175b" in message
-    assert "tpu-stacks size --params N --layers N --kv-heads N --head-dim N" in message
-    assert len(message.splitlines()) == 1
+    assert message.startswith("model: 'acme/unknown-13b' is not in the model catalogue; `tpu-stacks models` lists")
+    assert "did you mean" not in message  # nothing near it
+    assert len(message.splitlines()) == 1 and len(message) < 200  # not every name (1,300 characters)
+
+
+def test_the_suggestion_is_a_name_the_catalogue_accepts():
+    for typo in ("llama3-8", "gemma-2-27", "mixtral-8x7b-v0", "saxml-175"):
+        close = models.closest_model_name(typo)
+        assert close is not None and models.lookup_model(close)
+    assert models.closest_model_name("zzzz") is None
 
 
 def test_a_count_below_one_parameter_is_refused_under_the_key_given():

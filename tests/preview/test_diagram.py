@@ -76,3 +76,24 @@ def test_the_cli_writes_one_diagram_per_stack(tmp_path):
     assert (tmp_path / "dev.dot").read_text().startswith('digraph "tpu-stacks/dev"')
     several = parser.parse_args(["--stack", "dev", "--stack", "vllm", "--cwd", str(ROOT), "--diagram", "x.md"])
     assert run(several) == 2  # two stacks into one file is refused: put {stack} in it
+
+
+def test_the_diagram_states_the_count_the_plan_prints(tmp_path, capsys):
+    """The page's count is the plan's (the stack and its providers included), with how many are drawn: a
+    diagram that said 39 beside a plan of 41 read as a mistake in one of them."""
+    import argparse
+    import re
+
+    from tpu_stacks_preview.cli import add_arguments, run
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    page = tmp_path / "dev.md"
+    assert (
+        run(parser.parse_args(["--stack", "dev", "--cwd", str(ROOT), "--placeholder-secrets", "--diagram", str(page)]))
+        == 0
+    )
+    (planned,) = re.findall(r"^Plan for tpu-stacks/dev: (\d+) resources$", capsys.readouterr().out, re.M)
+    drawn = page.read_text().count(":::")  # one class mark per node
+    assert f"\n{planned} resources, as `tpu-stacks plan` counts them; {drawn} drawn (the stack and " in page.read_text()
+    assert int(planned) > drawn

@@ -73,7 +73,9 @@ def worker_group(mocks, name="rt-ray-cluster"):
 
 
 def tpu_pools(mocks):
-    return [p.inputs for p in mocks.of_type(POOL) if p.inputs["name"] != "system"]
+    """The TPU node pools by name: the mocks record them in registration order, which is whichever output
+    resolved first (two slices' pools came either way round, failing about one run in five)."""
+    return sorted((p.inputs for p in mocks.of_type(POOL) if p.inputs["name"] != "system"), key=lambda p: p["name"])
 
 
 def test_cluster_has_the_ray_and_gcs_fuse_add_ons_and_workload_identity(mocks):

@@ -8,6 +8,7 @@ them to the published counts. Users may describe a model of their own with `cust
 
 from __future__ import annotations
 
+import difflib
 import math
 from typing import Literal
 
@@ -322,13 +323,22 @@ def lookup_model(name: str, key: str = "model") -> ResolvedModel:
         for candidate in accepted_names(model):
             if wanted == candidate.lower():
                 return ResolvedModel(id=_display_id(model, candidate), architecture=model)
+    close = closest_model_name(str(name))
     raise UserError(
         key,
         name,
         "is not in the model catalogue",
-        f"accepted: {', '.join(model_names())} (tpu-stacks models lists them); size another model with "
-        "tpu-stacks size --params N --layers N --kv-heads N --head-dim N",
+        (f"did you mean '{close}'? " if close else "")
+        + "`tpu-stacks models` lists them; size another with `tpu-stacks size --params N`",
     )
+
+
+def closest_model_name(name: str) -> str | None:
+    """The catalogue name nearest to `name` (case-insensitive, difflib's ratio of at least 0.6), for a
+    "did you mean" in the error line; listing all of them made a 1,300-character line."""
+    names = {candidate.lower(): candidate for candidate in model_names()}
+    close = difflib.get_close_matches(name.strip().lower(), list(names), n=1)
+    return names[close[0]] if close else None
 
 
 def custom_model(

@@ -104,7 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--placeholder-secrets",
         action="store_true",
-        help="stand in a marked placeholder for each of the program's declared secrets the stack does not set",
+        help="stand in a marked placeholder for each secret the program requires and the stack does not set",
     )
     parser.add_argument(
         "--verbose",
@@ -295,7 +295,7 @@ def _plan_one(
             print(f"{config.project}/{config.stack}: did not plan (exit {result}; the reason is on stderr)")
         return StackRow(config.stack, result)
     preview, up, schema, policy = result
-    note = secrets_note(config, used_placeholders(config, up))
+    note = secrets_note(up.config, used_placeholders(up.config, up))  # with the secrets the run filled
     if brief:
         print(render_brief(preview, up, schema, policy, note))
     else:

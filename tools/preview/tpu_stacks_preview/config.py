@@ -8,9 +8,12 @@ secrets provider) become a placeholder that is still marked secret.
 
 The committed stack files carry no `secure:` values (the real CLI cannot decrypt a value encrypted
 with nobody's key), so a secret the program needs is simply missing: strict by default, as the real
-preview is. `placeholders` names the program's declared secrets to stand in for when missing
-(`tpu-stacks plan --placeholder-secrets`), and a stack that imports a Pulumi ESC environment
-(`environment:`) gets them too, since the environment may provide them and cannot be opened offline.
+preview is. `placeholders` names the secrets that stand in when missing (`tpu-stacks plan
+--placeholder-secrets`), and a stack that imports a Pulumi ESC environment (`environment:`) gets them too,
+since the environment may provide them and cannot be opened offline. Which secrets: those this repository's
+program declares (`stacks/config.py`, filled before the run), and any other secret the program reads, in
+whatever namespace (a user's own project: `my-serving:hfToken`), found when the run stops on it
+(`fill_secrets`, `with_placeholder`; the engine runs the program again).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +63,19 @@ class StackConfig:
     environments: tuple[str, ...] = ()
     """The Pulumi ESC environments the stack file imports (`environment:`); not opened offline."""
     placeholders: tuple[str, ...] = ()
-    """The declared secrets that were missing and stand in as placeholders (sorted)."""
+    """The secrets that were missing and stand in as placeholders (sorted)."""
+    fill_secrets: bool = False
+    """Whether any other secret the program requires and the stack lacks stands in too (--placeholder-secrets,
+    or an ESC environment): see `with_placeholder`."""
+
+    def with_placeholder(self, key: str) -> StackConfig:
+        """This config with `key` (`ns:key`, any namespace) standing in as a placeholder, marked secret."""
+        return replace(
+            self,
+            values={**self.values, key: secret_placeholder(key)},
+            secret_keys=self.secret_keys | {key},
+            placeholders=tuple(sorted({*self.placeholders, key})),
+        )
 
     def get(self, key: str) -> str | None:
         """The raw string for `ns:key`, or None."""
@@ -273,7 +288,8 @@ def load_stack_config(
 
     With `placeholder_secrets`, or when the stack imports an ESC environment, each of the program's
     declared secrets (`secrets`, default `declared_secrets(project_dir)`) that the stack does not set
-    stands in as a placeholder: marked secret and clearly named, never a real value."""
+    stands in as a placeholder: marked secret and clearly named, never a real value. Any other secret the
+    program requires is filled when the run asks for it (`fill_secrets`)."""
     project_dir = project_dir.resolve()
     check_python_program(project_dir)
     project_data, project_file = load_project(project_dir)
@@ -330,4 +346,5 @@ def load_stack_config(
         main = main / "__main__.py"
     if not main.is_file():
         raise UserError(f"{project_file.name} main", str(main), "does not exist", "point `main:` at the program")
-    return StackConfig(project, stack, project_dir, main, values, frozenset(secret_keys), environments, stand_ins)
+    fill = placeholder_secrets or bool(environments)
+    return StackConfig(project, stack, project_dir, main, values, frozenset(secret_keys), environments, stand_ins, fill)

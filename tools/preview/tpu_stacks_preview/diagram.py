@@ -90,11 +90,22 @@ def markdown(capture: Capture) -> str:
     g = graph(capture)
     return (
         f"{GENERATED}\n\n# Stack `{capture.stack}`: what `pulumi up` builds\n\n"
-        f"{len(g.nodes)} resources. Solid arrows: a component contains a resource. Dashed arrows: a resource "
+        f"{count_line(capture, g)} Solid arrows: a component contains a resource. Dashed arrows: a resource "
         "that must exist first (explicit `dependsOn` or an input taken from it). Blue: components; green: Google "
         "Cloud resources; amber: Kubernetes objects. Regenerate with `make diagrams`.\n\n"
         f"```mermaid\n{mermaid(g, title)}```\n"
     )
+
+
+def count_line(capture: Capture, g: Graph) -> str:
+    """The plan's count (the one `tpu-stacks plan` and `pulumi preview` print: the stack and its providers are
+    resources too) and how many of them the picture draws, so the two numbers never seem to disagree."""
+    providers = sum(1 for r in capture.resources if r.type.startswith("pulumi:providers:"))
+    stacks = sum(1 for r in capture.resources if r.type == STACK_TYPE)
+    left_out = ["the stack"] if stacks else []
+    left_out += [f"{providers} provider" + ("" if providers == 1 else "s")] if providers else []
+    drawn = f"{len(g.nodes)} drawn" + (f" ({' and '.join(left_out)} left out)" if left_out else "")
+    return f"{len(capture.resources)} resources, as `tpu-stacks plan` counts them; {drawn}."
 
 
 def render(capture: Capture, path: Path) -> str:

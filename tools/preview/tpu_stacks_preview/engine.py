@@ -24,7 +24,7 @@ from pulumi.runtime import config as runtime_config
 from pulumi.runtime import settings as runtime_settings
 from pulumi.runtime.stack import run_in_stack
 
-from tpu_stacks.errors import UserError
+from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks_preview.capture import Capture, ProgramError
 from tpu_stacks_preview.config import StackConfig, load_stack_config
 from tpu_stacks_preview.imports import isolated_imports
@@ -43,9 +43,62 @@ def run_program(
     fills computed values so `apply()` code runs. A missing stack file raises `UserError` (the
     caller's input); anything the program raises comes back as `Capture.error`. Without `config`,
     the program's missing secrets stand in as placeholders (the committed stack files hold none and
-    a test has no token to give); `tpu-stacks plan` is strict unless asked (`--placeholder-secrets`).
+    a test has no token to give); `tpu-stacks plan` is strict unless asked (`--placeholder-secrets`). When
+    filling (`config.fill_secrets`), a secret the program requires in any namespace is filled too: the run stops
+    on it and the program runs again with it standing in (`Capture.config` then names it).
     """
     config = config or load_stack_config(Path(project_dir), stack, placeholder_secrets=placeholder_secrets)
+    while True:
+        capture, stop = _run_once(config, preview)
+        if stop.missing is None or stop.missing in config.values:
+            return _typed_placeholder(capture, stop)
+        if not config.fill_secrets:
+            if capture.error is not None:  # the SDK's text advises `<value>` on the command line: not that
+                capture.error.message = str(
+                    UserError(
+                        stop.missing,
+                        MISSING,
+                        f"is a secret the program requires and stack {config.stack!r} does not set",
+                        f"pulumi config set --secret {stop.missing} prompts for it; offline, --placeholder-secrets "
+                        "stands in a placeholder",
+                    )
+                )
+            return capture
+        # A secret read in any namespace (`pulumi.Config("my-serving").require_secret("hfToken")`): the SDK
+        # raises ConfigMissingError(key, secret=True) at the read (pulumi/config.py, Config._require), so the
+        # program runs again with that key standing in; each pass adds one key, so this ends.
+        config = config.with_placeholder(stop.missing)
+
+
+def _typed_placeholder(capture: Capture, stop: _Stop) -> Capture:
+    """A placeholder is text: a secret the program reads as a bool, number or object
+    (`require_secret_object`) cannot stand in, and the SDK's ConfigTypeError would show the placeholder as the
+    user's value. Say that instead, in one line naming the key."""
+    if capture.error is not None and stop.mistyped is not None and stop.mistyped[0] in capture.config.placeholders:
+        key, kind = stop.mistyped
+        capture.error.message = str(
+            UserError(
+                key,
+                MISSING,
+                f"is a secret the program reads as {kind} and the stack does not set; a placeholder stands in for "
+                "text only",
+                f"pulumi config set --secret {key} prompts for it",
+            )
+        )
+    return capture
+
+
+@dataclass(frozen=True)
+class _Stop:
+    """Why a run stopped on config, for `run_program` to act on: the secret it lacked (`ns:key`), or the key
+    and type the SDK could not read its value as (ConfigTypeError)."""
+
+    missing: str | None = None
+    mistyped: tuple[str, str] | None = None
+
+
+def _run_once(config: StackConfig, preview: bool) -> tuple[Capture, _Stop]:
+    """One run of the program; and the config it stopped on, if it did."""
     box = _Box()
     roots = [config.main.parent, config.project_dir]
     with isolated_imports(roots, cwd=config.main.parent):  # as the language host runs it
@@ -58,7 +111,7 @@ def run_program(
         raise box.crash  # a bug in this module, not in the program
     if box.capture is None:
         raise RuntimeError("the offline engine's thread ended without a capture or an error")
-    return box.capture
+    return box.capture, box.stop
 
 
 @dataclass
@@ -67,6 +120,7 @@ class _Box:
 
     capture: Capture | None = None
     crash: BaseException | None = None
+    stop: _Stop = _Stop()
 
 
 def _run_on_private_loop(config: StackConfig, preview: bool, box: _Box) -> None:
@@ -96,6 +150,7 @@ def _run_on_private_loop(config: StackConfig, preview: bool, box: _Box) -> None:
             raise
         except BaseException as error:  # noqa: BLE001 - the program's failure is data, not a crash
             capture.error = describe_error(error)
+            box.stop = stopped_on(error)
         finally:
             monitor.close()
             _close_loop(loop)
@@ -124,6 +179,18 @@ def describe_error(error: BaseException) -> ProgramError:
     if isinstance(error, (pulumi.RunError, DuplicateUrnError, TransformError)):
         return ProgramError(text, "program", detail)
     return ProgramError(f"{type(error).__name__}: {text}", "program", detail)
+
+
+def stopped_on(error: BaseException) -> _Stop:
+    """The secret whose absence stopped the program (`require_secret` and its typed forms raise
+    ConfigMissingError with `secret=True`; a plain `require` is not a secret's), or the key whose value the SDK
+    could not read as its type (ConfigTypeError: `key`, `expect_type`)."""
+    for cause in _causes(error):
+        if isinstance(cause, pulumi.ConfigMissingError) and cause.secret:
+            return _Stop(missing=cause.key)
+        if isinstance(cause, pulumi.ConfigTypeError):
+            return _Stop(mistyped=(cause.key, cause.expect_type))
+    return _Stop()
 
 
 def _causes(error: BaseException) -> Iterator[BaseException]:
