@@ -8,7 +8,7 @@ RayService and RayJob status of KubeRay v1.7.0, APIServiceStatus, HorizontalPodA
 Compute Engine's REST resources (BackendService, BackendServiceGroupHealth, HealthCheck, Subnetwork, Firewall),
 and the Prometheus HTTP API's instant-query result. Names come from each stack's plan, so the answers match it.
 
-Run `venv/bin/python tests/live/synthesise.py` after a plan change that renames what the checks read
+Run `venv/bin/python -m tests.live.synthesise` after a plan change that renames what the checks read
 (tests/live/test_fixtures.py says when).
 """
 
@@ -358,130 +358,6 @@ def _pools(a: Answers) -> None:
         a.kubernetes[a.get("/api/v1/pods", fieldSelector="spec.nodeName=gke-jobs-node-1")] = {"items": [daemon, worker]}
 
 
-def failing(plan: StackPlan, base: Answers) -> dict[str, Any]:
-    """The answers that differ from `base`: each applicable check's failure."""
-    k: dict[str, Any] = {}
-    c: dict[str, Any] = {}
-    region = plan.region or ""
-    for path, body in base.kubernetes.items():
-        if not isinstance(body, dict):
-            k[path] = "RuntimeError: Unable to initialize backend 'tpu': PJRT plugin version 0.54 is not supported\n"
-            continue
-        kind = body.get("kind")
-        if kind == "APIResourceList" and body["groupVersion"].startswith(("inference.", "monitoring.googleapis.com")):
-            k[path] = {
-                **body,
-                "resources": [r for r in body["resources"] if r["kind"] not in ("InferencePool", "PodMonitoring")],
-            }
-        elif kind == "RayCluster":
-            k[path] = {**body, "status": {}}
-        elif kind == "Gateway":
-            k[path] = {**body, "status": {}}
-        elif kind == "APIService":
-            k[path] = {
-                **body,
-                "status": {"conditions": [{**_true("Available"), "status": "False", "reason": "FailedDiscoveryCheck"}]},
-            }
-        elif kind == "HorizontalPodAutoscaler":
-            off = {
-                **_true("ScalingActive"),
-                "status": "False",
-                "message": "the HPA was unable to compute the replica count: no metrics returned",
-            }
-            k[path] = {**body, "status": {"conditions": [off]}}
-        elif kind == "Job" and "smoke-test" in path:
-            _job_fail = Answers(plan)
-            _job(_job_fail, body, passed=False)
-            k.update(_job_fail.kubernetes)
-        elif kind == "RayService":
-            spec = {**body["spec"], "upgradeStrategy": None}
-            k[path] = {
-                **body,
-                "spec": spec,
-                "status": {
-                    "conditions": [{**_true("Ready"), "status": "False", "reason": "Initializing"}][:0],
-                    "activeServiceStatus": {"applicationStatuses": {"llm": {"status": "DEPLOYING"}}},
-                },
-            }
-        elif kind == "RayJob":
-            k[path] = {
-                **body,
-                "status": {"jobDeploymentStatus": "Failed", "jobStatus": "FAILED", "reason": "DeadlineExceeded"},
-            }
-        elif kind == "CustomResourceDefinition":
-            version = {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "properties": {"spec": {"properties": {"rayClusterConfig": {"properties": {}}}}}
-                    }
-                },
-            }
-            k[path] = {**body, "spec": {**body["spec"], "versions": [version]}}
-        elif "items" in body and any(i.get("kind") == "Pod" and "-worker-" in name_of(i) for i in body["items"]):
-            broken = []
-            for item in json.loads(json.dumps(body["items"])):
-                item["spec"]["containers"][0]["readinessProbe"] = {
-                    "exec": {
-                        "command": ["bash", "-c", "wget -T 2 -q -O- http://localhost:52365/api/local_raylet_healthz"]
-                    }
-                }
-                item["spec"]["containers"][0]["env"] = [
-                    e for e in item["spec"]["containers"][0]["env"] if e["name"] != "TPU_DEVICE_PLUGIN_ADDR"
-                ]
-                item["status"]["conditions"] = [{**_true("Ready"), "status": "False"}]
-                broken.append(item)
-            k[path] = {"items": broken}
-        elif "items" in body and any(i.get("kind") == "Node" for i in body["items"]):
-            node = json.loads(json.dumps(body["items"][0]))
-            node["status"]["allocatable"]["cpu"] = "14000m"
-            k[path] = {"items": [node]}
-        elif path.startswith("/apis/ray.io/v1/namespaces/") and path.endswith("/rayclusters"):
-            k[path] = {"items": body["items"] * 2}
-    for namespace in sorted({name_of(ns) for ns in plan.of_kind("Namespace", "")}):
-        if any(
-            pool.inputs.get("autoscaling", {}).get(
-                "minNodeCount", pool.inputs.get("autoscaling", {}).get("totalMinNodeCount")
-            )
-            == 0
-            for pool in plan.of_type(NODE_POOL)
-        ):
-            event = {
-                "kind": "Event",
-                "reason": "NotTriggerScaleUp",
-                "type": "Normal",
-                "metadata": {"namespace": namespace},
-                "message": "pod didn't trigger scale-up: 1 node(s) had untolerated taint {tpu-stacks.dev/jobs: true}",
-            }
-            k[base.get(f"/api/v1/namespaces/{namespace}/events", fieldSelector="reason=NotTriggerScaleUp")] = {
-                "items": [event]
-            }
-    for key, answer in base.compute.items():
-        if key.startswith("regionBackendServices.getHealth"):
-            c[key] = {**answer, "healthStatus": [{"ipAddress": "10.4.0.12", "port": 8000, "healthState": "UNHEALTHY"}]}
-        elif key.startswith("regionHealthChecks.get"):
-            c[key] = {**answer, "grpcHealthCheck": {**answer["grpcHealthCheck"], "port": 9002}}
-        elif key.startswith("regionBackendServices.list"):
-            c[key] = [{k2: v for k2, v in s.items() if k2 != "securityPolicy"} for s in answer]
-        elif key.startswith("subnetworks.list"):
-            c[key] = answer + [{**answer[0], "name": "another-proxy-only", "ipCidrRange": "192.168.70.0/23"}]
-        elif key == "firewalls.list":
-            c[key] = [{**rule, "sourceRanges": ["0.0.0.0/0"]} for rule in answer]
-    missing = sorted(base.promql)[::3]
-    promql = {query: [] for query in missing}
-    preview = {
-        "returncode": 255,
-        "output": (
-            f"Previewing update ({plan.stack}):\n    ~ gcp:monitoring/dashboard:Dashboard {plan.stack}-dashboard update [diff: ~dashboardJson]\n"
-            "error: no changes were expected but changes were proposed\n"
-        ),
-    }
-    del region
-    return {"kubernetes": k, "compute": c, "promql": promql, "pulumi": {"preview": preview}}
-
-
 def write(stack: str) -> tuple[Path, Path]:
     plan = load_plan(ROOT, stack)
     base = passing(plan)
@@ -493,6 +369,8 @@ def write(stack: str) -> tuple[Path, Path]:
         "promql": base.promql,
         "pulumi": {"preview": {"returncode": 0, "output": "Resources:\n    42 unchanged\n"}},
     }
+    from tests.live.synthesise_fail import failing
+
     bad = {"_synthetic": LABEL, "stack": stack, "_extends": f"{stack}-pass.json", **failing(plan, base)}
     paths = FIXTURES / f"{stack}-pass.json", FIXTURES / f"{stack}-fail.json"
     for path, document in zip(paths, (good, bad), strict=True):

@@ -24,6 +24,7 @@ from tpu_stacks_live.verify.readers import Unreadable
 _SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 _PROMQL = "https://monitoring.googleapis.com/v1/projects/{project}/location/global/prometheus/api/v1/query"
 PREVIEW_TIMEOUT_SECONDS = 900
+READ_VERBS = ("list", "get", "getHealth")
 
 
 class LiveCluster:
@@ -104,6 +105,8 @@ class LiveGoogle:
         from google.cloud import compute_v1
 
         resource, verb = method.split(".")
+        if verb not in READ_VERBS:
+            raise ValueError(f"not a read-only call: {method}")
         clients = {
             "regionBackendServices": compute_v1.RegionBackendServicesClient,
             "backendServices": compute_v1.BackendServicesClient,
@@ -126,7 +129,7 @@ class LiveGoogle:
             if getattr(error, "code", None) == 404:
                 return None
             raise Unreadable(f"{method}: {error.message}", "grant roles/compute.viewer on the project") from error
-        raise ValueError(f"not a read-only call: {method}")
+        raise AssertionError(verb)  # READ_VERBS and the branches above name the same verbs
 
     def promql(self, query: str) -> list[dict[str, Any]]:
         from google.auth.transport.requests import AuthorizedSession
