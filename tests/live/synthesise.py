@@ -121,10 +121,23 @@ def passing(plan: StackPlan) -> Answers:
             elif kind in ("RayService", "RayJob", "RayCluster"):
                 _ray(a, obj)
     _google(a)
+    _platform(a)
     for name in _metrics(plan):
         a.promql[f'count({{__name__="{name}"}})'] = [{"metric": {}, "value": [1796000000, "3"]}]
     _pools(a)
     return a
+
+
+def _platform(a: Answers) -> None:
+    """GET /version (a GKE build at the plan's floor or above) and Managed Prometheus's collector pods."""
+    floors = [r.inputs.get("minMasterVersion") for r in a.plan.of_type("gcp:container/cluster:Cluster")]
+    running = next((f for f in floors if f), "1.35.0-gke.2398000")
+    major, minor = running.split(".")[:2]
+    a.kubernetes["/version"] = {"major": major, "minor": minor, "gitVersion": f"v{running}", "platform": "linux/amd64"}
+    labels = {"app.kubernetes.io/name": "collector"}
+    collectors = [pod(f"collector-{i}", "gmp-system", labels, [{"name": "prometheus"}]) for i in range(2)]
+    selector = "app.kubernetes.io/name=collector"
+    a.kubernetes[a.get("/api/v1/namespaces/gmp-system/pods", labelSelector=selector)] = {"items": collectors}
 
 
 def _metrics(plan: StackPlan) -> list[str]:

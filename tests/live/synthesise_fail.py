@@ -94,6 +94,10 @@ def failing(plan: StackPlan, base: Answers) -> dict[str, Any]:
             node = json.loads(json.dumps(body["items"][0]))
             node["status"]["allocatable"]["cpu"] = "14000m"
             k[path] = {"items": [node]}
+        elif path == "/version":
+            k[path] = {**body, "minor": "34", "gitVersion": "v1.34.1-gke.1000000"}
+        elif "namespaces/gmp-system/pods" in path:
+            k[path] = {"items": [{**p, "spec": {**p["spec"], "hostNetwork": True}} for p in body["items"]]}
         elif path.startswith("/apis/ray.io/v1/namespaces/") and path.endswith("/rayclusters"):
             k[path] = {"items": body["items"] * 2}
     for namespace in sorted({name_of(ns) for ns in plan.of_kind("Namespace", "")}):

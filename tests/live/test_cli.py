@@ -36,7 +36,7 @@ def test_a_passing_run_exits_0(capsys):
     assert verify("--stack", "vllm-gateway", "--fixtures", str(FIXTURES / "vllm-gateway-pass.json")) == 0
     out = capsys.readouterr().out
     assert "PASS    gateway-picker-health-check" in out
-    assert "vllm-gateway: 10 passed, 0 failed, 0 unknown (recorded synthetic answers)" in out
+    assert "vllm-gateway: 12 passed, 0 failed, 0 unknown (recorded synthetic answers)" in out
 
 
 def test_a_failing_run_exits_1_with_the_change_to_make(capsys):

@@ -34,7 +34,7 @@ def _fix(groups: list[str]) -> str:
 
 @check(
     "api-versions-served",
-    "every apiVersion and kind the plan declares is served by the cluster (KubeRay, JobSet, InferencePool, Gateway...)",
+    "the cluster serves every apiVersion and kind the plan declares",
     lambda plan: bool(plan.objects),
 )
 def api_versions_served(ctx: Context, this: Check):
@@ -56,7 +56,7 @@ def _reconciled(plan: StackPlan) -> list[dict]:
 
 @check(
     "controllers-reconcile",
-    "a controller writes status on each KubeRay, JobSet, Gateway and InferencePool object of the stack",
+    "a controller writes status on each KubeRay, JobSet, Gateway and InferencePool object",
     lambda plan: bool(_reconciled(plan)),
 )
 def controllers_reconcile(ctx: Context, this: Check):

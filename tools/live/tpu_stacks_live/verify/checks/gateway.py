@@ -62,7 +62,7 @@ def _gateways(plan: StackPlan) -> list[dict[str, Any]]:
 
 @check(
     "gateway-backend-health",
-    "the Gateway programmed with an address, the InferencePool accepted, its servers healthy behind the load balancer",
+    "the Gateway programmed, the InferencePool accepted, its servers healthy",
     lambda plan: bool(_gateways(plan)) and bool(plan.of_kind("InferencePool")),
 )
 def gateway_backend_health(ctx: Context, this: Check):
@@ -105,7 +105,7 @@ def _picker_policy(plan: StackPlan) -> dict[str, Any] | None:
 
 @check(
     "gateway-picker-health-check",
-    "the load balancer checks the endpoint picker on the port the stack pins, and finds it healthy",
+    "the load balancer checks the picker on the pinned port and finds it healthy",
     lambda plan: _picker_policy(plan) is not None,
 )
 def gateway_picker_health_check(ctx: Context, this: Check):

@@ -79,7 +79,7 @@ def ready_condition(ctx: Context, this: Check):
 
 @check(
     "kuberay-upgrade-none",
-    "the RayService keeps upgradeStrategy None, and one RayCluster runs (no second slice on a change)",
+    "the RayService keeps upgradeStrategy None; one RayCluster runs",
     lambda plan: any((s["spec"].get("upgradeStrategy") or {}).get("type") == "None" for s in _services(plan)),
 )
 def upgrade_none(ctx: Context, this: Check):
@@ -112,7 +112,7 @@ def _probe_path(obj: dict[str, Any]) -> str | None:
 
 @check(
     "kuberay-user-readiness-probe-kept",
-    "the TPU workers keep the stack's readiness probe (not KubeRay's injected one) and are Ready",
+    "the TPU workers keep the stack's readiness probe and are Ready",
     lambda plan: any(_probe_path(s) for s in _services(plan)),
 )
 def probe_kept(ctx: Context, this: Check):
@@ -193,7 +193,7 @@ def _multihost(plan: StackPlan) -> list[dict[str, Any]]:
 
 @check(
     "multihost-tpu-workers-start",
-    "every host of the multi-host slice starts JAX's TPU backend (all workers Ready, no PJRT or libtpu error)",
+    "every host of the slice starts JAX's TPU backend (Ready, no PJRT or libtpu error)",
     lambda plan: bool(_multihost(plan)),
 )
 def multihost_start(ctx: Context, this: Check):
@@ -225,7 +225,7 @@ def multihost_start(ctx: Context, this: Check):
 
 @check(
     "kuberay-operator-path",
-    "the KubeRay operator reaches the Ray head through its NetworkPolicy (the RayJob or RayService moves on)",
+    "the KubeRay operator reaches the Ray head (the RayJob or RayService progresses)",
     lambda plan: bool(plan.of_kind("RayJob", RAY) or _services(plan)),
 )
 def operator_path(ctx: Context, this: Check):

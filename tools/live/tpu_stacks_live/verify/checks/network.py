@@ -25,7 +25,7 @@ def _load_balancers(plan: StackPlan) -> list[dict[str, Any]]:
 
 @check(
     "lb-source-ranges",
-    "each load balancer's firewall rule admits only the Service's sourceRanges, and the client's address is kept",
+    "each load balancer admits only its sourceRanges and keeps the client's address",
     lambda plan: bool(_load_balancers(plan)),
 )
 def lb_source_ranges(ctx: Context, this: Check):

@@ -46,7 +46,7 @@ def _keeps_node(pod: dict[str, Any]) -> bool:
 
 @check(
     "pool-scales-from-zero",
-    "pools that start at 0 nodes scale up for their pods and hold no node nothing needs",
+    "pools from 0 nodes scale up for their pods and keep no idle node",
     lambda plan: bool(_from_zero(plan)),
 )
 def scales_from_zero(ctx: Context, this: Check):
@@ -104,7 +104,7 @@ def _requests(pod: dict[str, Any]) -> tuple[int, int]:
 
 @check(
     "jobs-pool-allocatable",
-    "a jobs-pool node offers what catalog/cpu_machines.py models, and its own pods fit the room kept for them",
+    "a jobs-pool node offers what catalog/cpu_machines.py models",
     lambda plan: bool(_jobs_pools(plan)),
 )
 def jobs_allocatable(ctx: Context, this: Check):
