@@ -79,3 +79,31 @@ def test_applicability_follows_the_plan_not_the_stack_name():
     assert not registry()["hpa-metrics-read"].applies(plan)
     plan.objects.append(copy.deepcopy(planned("vllm-gateway").first("HorizontalPodAutoscaler")))
     assert registry()["hpa-metrics-read"].applies(plan)
+
+
+@pytest.mark.parametrize(
+    "name, namespace, target, expected",
+    [
+        ("gkegw1-qm6k-secure-app-secure-demo-8080-wqi4f7l2fh2l", "secure-app", "secure-demo", True),
+        (
+            "gkegw1-jgyx-kalchem-access-advisor-middleware-8000-78qnvyiusmha",
+            "kalchemy",
+            "access-advisor-middleware",
+            True,
+        ),
+        ("gkegw1-abcd-vllm-vllm-epp-9002-xyz", "vllm", "vllm-inference-pool", False),
+        ("k8s1-vllm-vllm-inference-pool", "vllm", "vllm-inference-pool", False),
+    ],
+)
+def test_backend_services_are_told_apart_by_their_truncated_names(name, namespace, target, expected):
+    from tpu_stacks_live.verify.checks.gateway import made_for
+
+    assert made_for({"name": name}, namespace, target) is expected
+
+
+def test_a_backend_service_found_by_no_name_is_unknown():
+    ctx = context(planned("vllm-gateway"), "pass")
+    key = next(k for k in ctx.google.compute_answers if k.startswith("regionBackendServices.list"))
+    ctx.google.compute_answers[key] = []
+    result = run_check(registry()["gateway-backend-health"], ctx)
+    assert result.verdict is Verdict.UNKNOWN and "gcloud compute backend-services list" in result.fix
