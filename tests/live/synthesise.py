@@ -31,7 +31,7 @@ FIXTURES = ROOT / "tools/live/tpu_stacks_live/fixtures"
 STACKS = ("vllm-gateway", "vllm-405b", "jetstream-gemma", "raytrain")
 LABEL = "synthetic: written by tests/live/synthesise.py from the APIs' schemas and the stack's plan; never read from a cluster"
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "APIService", "Node"}
-NOW = "2026-11-29T10:00:00Z"
+NOW = "2026-11-01T10:00:00Z"  # long enough ago that a status missing since then is stalled
 COMPUTE = "https://www.googleapis.com/compute/v1/projects/my-tpu-project"
 
 
@@ -59,7 +59,8 @@ class Answers:
         return f"{base}{where}/{plural(str(obj['kind']))}/{name_of(obj)}"
 
     def put(self, obj: dict[str, Any], status: dict[str, Any]) -> None:
-        self.kubernetes[self.path(obj)] = {**obj, "status": status}
+        metadata = {**obj["metadata"], "creationTimestamp": NOW}
+        self.kubernetes[self.path(obj)] = {**obj, "metadata": metadata, "status": status}
 
     def get(self, path: str, **query: str) -> str:
         return request_key(path, query)

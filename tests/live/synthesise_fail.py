@@ -56,13 +56,13 @@ def failing(plan: StackPlan, base: Answers) -> dict[str, Any]:
                 "spec": spec,
                 "status": {
                     "conditions": [{**_true("Ready"), "status": "False", "reason": "Initializing"}][:0],
-                    "activeServiceStatus": {"applicationStatuses": {"llm": {"status": "DEPLOYING"}}},
+                    "activeServiceStatus": {"applicationStatuses": {}},
                 },
             }
         elif kind == "RayJob":
             k[path] = {
                 **body,
-                "status": {"jobDeploymentStatus": "Failed", "jobStatus": "FAILED", "reason": "DeadlineExceeded"},
+                "status": {"jobDeploymentStatus": "Initializing"},
             }
         elif kind == "CustomResourceDefinition":
             version = {

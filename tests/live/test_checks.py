@@ -107,3 +107,22 @@ def test_a_backend_service_found_by_no_name_is_unknown():
     ctx.google.compute_answers[key] = []
     result = run_check(registry()["gateway-backend-health"], ctx)
     assert result.verdict is Verdict.UNKNOWN and "gcloud compute backend-services list" in result.fix
+
+
+def test_the_load_balancers_health_check_rule_is_not_the_clients_rule():
+    ctx = context(planned("vllm-405b"), "pass")
+    rule = ctx.google.compute_answers["firewalls.list"][0]
+    probe = {**rule, "name": "k8s2-hc", "sourceRanges": ["35.191.0.0/16", "130.211.0.0/22"]}
+    ctx.google.compute_answers["firewalls.list"] = [rule, probe]
+    assert run_check(registry()["lb-source-ranges"], ctx).verdict is Verdict.PASS
+
+
+def test_a_ray_job_without_status_yet_is_unknown_until_it_stalls():
+    from datetime import UTC, datetime
+
+    ctx = context(planned("raytrain"), "fail")
+    path = next(k for k in ctx.cluster.answers if "/rayjobs/" in k)
+    fresh = ctx.cluster.answers[path]
+    fresh["metadata"]["creationTimestamp"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    result = run_check(registry()["kuberay-operator-path"], ctx)
+    assert result.verdict is Verdict.UNKNOWN, result.line()

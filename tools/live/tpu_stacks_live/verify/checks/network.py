@@ -9,10 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from tpu_stacks.gcp.universe import UNIVERSES
 from tpu_stacks_live.verdict import Verdict
 from tpu_stacks_live.verify.checks.kube import read_object, ref
 from tpu_stacks_live.verify.plan import StackPlan, name_of, namespace_of
 from tpu_stacks_live.verify.registry import Check, Context, check
+
+HEALTH_CHECK_RANGES = {cidr for universe in UNIVERSES for cidr in universe.health_check_ranges}
+"""Google's health-check ranges (gcp/universe.py): a rule admitting only these is the health check's, not the
+clients'."""
 
 
 def _load_balancers(plan: StackPlan) -> list[dict[str, Any]]:
@@ -43,7 +48,13 @@ def lb_source_ranges(ctx: Context, this: Check):
                 "pulumi up restores Local (exposure.py); with Cluster the pods see node addresses",
             )
         key = f"{namespace_of(service)}/{name_of(service)}"
-        mine = [r for r in rules if key in str(r.get("description", "")) and r.get("direction", "INGRESS") == "INGRESS"]
+        mine = [
+            r
+            for r in rules
+            if key in str(r.get("description", ""))
+            and r.get("direction", "INGRESS") == "INGRESS"
+            and not set(r.get("sourceRanges") or []) <= HEALTH_CHECK_RANGES  # the load balancer's own probe rule
+        ]
         if not mine:
             return this.answer(Verdict.UNKNOWN, f"no firewall rule names {key} yet", "wait for GKE to sync, retry")
         wide = [r["name"] for r in mine if sorted(r.get("sourceRanges") or []) != wanted]
