@@ -75,9 +75,8 @@ def ready_condition(ctx: Context, this: Check):
             "drop the pulumi.com/waitFor annotation on this add-on version (the smoke test still proves the endpoint)",
         )
     if found.get("status") != "True":
-        return this.answer(
-            Verdict.FAIL, f"{ref(service)} Ready is {found.get('status')} ({found.get('reason')})", "read its events"
-        )
+        why = f"Ready {found.get('status')} ({found.get('reason')})"
+        return this.answer(Verdict.UNKNOWN, f"{ref(service)} has the condition, {why}", "verify again once it serves")
     return this.answer(Verdict.PASS, f"Ready True ({found.get('reason', '')})")
 
 
@@ -116,7 +115,7 @@ def _probe_path(obj: dict[str, Any]) -> str | None:
 
 @check(
     "kuberay-user-readiness-probe-kept",
-    "the TPU workers keep the stack's readiness probe and are Ready",
+    "the TPU workers keep the stack's readiness probe, not KubeRay's",
     lambda plan: any(_probe_path(s) for s in _services(plan)),
 )
 def probe_kept(ctx: Context, this: Check):
@@ -136,10 +135,8 @@ def probe_kept(ctx: Context, this: Check):
             f"KubeRay replaced the readiness probe on {', '.join(replaced[:3])}",
             "this add-on injects its own probe: the workers wait for Serve's proxy; report the version",
         )
-    waiting = [name_of(p) for p in workers if not pod_ready(p)]
-    if waiting:
-        return this.answer(Verdict.FAIL, f"not Ready: {', '.join(waiting[:3])}", f"read the workers' {path} answers")
-    return this.answer(Verdict.PASS, f"{len(workers)} workers Ready on {path}")
+    ready = sum(pod_ready(p) for p in workers)
+    return this.answer(Verdict.PASS, f"{len(workers)} workers keep their probe on {path} ({ready} Ready)")
 
 
 @check(
@@ -222,7 +219,9 @@ def multihost_start(ctx: Context, this: Check):
     ready = [p for p in workers if pod_ready(p)]
     if len(ready) < expected:
         return this.answer(
-            Verdict.FAIL, f"{len(ready)} of {expected} hosts Ready", "read the workers' logs: a host that never joins"
+            Verdict.UNKNOWN,
+            f"{len(ready)} of {expected} hosts Ready, no TPU start error yet",
+            "verify again once the slice has started; a host that never gets Ready: read its log",
         )
     return this.answer(Verdict.PASS, f"{expected} hosts Ready, no TPU start error")
 
