@@ -32,6 +32,7 @@ STACKS = ("vllm-gateway", "vllm-405b", "jetstream-gemma", "raytrain")
 LABEL = "synthetic: written by tests/live/synthesise.py from the APIs' schemas and the stack's plan; never read from a cluster"
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "APIService", "Node"}
 NOW = "2026-11-01T10:00:00Z"  # long enough ago that a status missing since then is stalled
+GATEWAY_ADDRESS = "10.128.0.60"
 COMPUTE = "https://www.googleapis.com/compute/v1/projects/my-tpu-project"
 
 
@@ -150,7 +151,7 @@ def _metrics(plan: StackPlan) -> list[str]:
 def _gateway_status(obj: dict[str, Any]) -> dict[str, Any]:
     if obj["kind"] == "Gateway":
         return {
-            "addresses": [{"type": "IPAddress", "value": "10.128.0.60"}],
+            "addresses": [{"type": "IPAddress", "value": GATEWAY_ADDRESS}],
             "conditions": [_true("Accepted"), _true("Programmed")],
         }
     parent = {
@@ -173,15 +174,16 @@ def _hpa_status(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _job(a: Answers, job: dict[str, Any], passed: bool) -> None:
-    env = {e["name"] for c in job["spec"]["template"]["spec"]["containers"] for e in c.get("env") or []}
-    gateway = (
-        " picked by the endpoint picker (inference_extension_scheduler_attempts_total 0 -> 1)"
-        if GATEWAY_ENV in env
-        else ""
-    )
-    line = f"smoke test passed: {namespace_of(job)} answered{gateway} and exposes 8 metric(s)"
+    env = {
+        e["name"]: e.get("value", "") for c in job["spec"]["template"]["spec"]["containers"] for e in c.get("env") or []
+    }
+    picked = ', picked by the endpoint picker (inference_extension_scheduler_attempts_total{status="success"} 0 -> 1)'
+    gateway = picked if GATEWAY_ENV in env else ""
+    url, metrics_url = env.get("SMOKE_URL", "the server"), env.get("SMOKE_METRICS_URL", "its metrics endpoint")
+    url = url.replace("{gateway}", GATEWAY_ADDRESS)  # the script reads the address from the Gateway's status
+    line = f"smoke test passed: {url} answered{gateway} and {metrics_url} exposes 8 metric(s)"  # k8s/smoke_check.py
     if not passed:
-        line = "smoke test failed: POST answered 401: invalid API key"
+        line = f"smoke test failed: POST {url} answered 401: invalid API key"
     condition = _true("Complete") if passed else _true("Failed", "BackoffLimitExceeded")
     a.put(job, {"conditions": [condition], "succeeded" if passed else "failed": 1})
     labels = {"job-name": name_of(job)}
