@@ -1,9 +1,11 @@
-"""Every documented claim of the upstream ledger names the cluster check that settles it, and that check is written
-down in docs/verify-on-a-cluster.md with its command; every row names files that exist."""
+"""Every documented claim of the upstream ledger names the cluster check that settles it, that check is one
+`tpu-stacks verify` has (one implementation, in tools/live), and the runbook (docs/verify-on-a-cluster.md) names
+it in its generated table; every row names files that exist."""
 
 from pathlib import Path
 
 import pytest
+from tpu_stacks_live.verify.registry import registry
 
 from tpu_stacks.catalog.upstream import ledger
 
@@ -12,9 +14,11 @@ VERIFY = (ROOT / "docs/verify-on-a-cluster.md").read_text()
 
 
 @pytest.mark.parametrize("row", [r for r in ledger().rows if r.settled_by], ids=lambda r: r.id)
-def test_each_documented_claim_has_its_check_on_the_verify_page(row):
+def test_each_documented_claim_is_settled_by_a_verify_check(row):
     assert row.settled_by.startswith("verify: ")
-    assert f"`{row.settled_by}`" in VERIFY, row.settled_by
+    name = row.settled_by.removeprefix("verify: ")
+    assert name in registry(), f"{row.id}: `tpu-stacks verify` has no check {name!r} (tpu_stacks_live/verify/checks/)"
+    assert f"| `{name}` |" in VERIFY, f"{name} is not in the runbook's table: regenerate it"
 
 
 @pytest.mark.parametrize("row", ledger().rows, ids=lambda r: r.id)

@@ -25,6 +25,7 @@ HELP = {
     "size": "size a TPU slice for a model",
     "models": "list the model catalogue: names, sizes, gated or not",
     "plan": "run a stack offline under mocks",
+    "verify": "check a deployed stack against its plan: PASS, FAIL or UNKNOWN with the change to make",
     "e2e": "deploy a stack, check it (smoke test, verify, a quiet preview) and destroy it, timed",
 }
 PROVIDED_BY = {"plan": "tpu-stacks-preview (pip install ./tools/preview in this repository)"}

@@ -1,0 +1,165 @@
+"""The readers over the real APIs: the Kubernetes Python client for the cluster, Google's client libraries for
+Compute Engine and Managed Prometheus, the Pulumi CLI for drift. Every call here reads: GET on the Kubernetes API,
+`list`/`get`/`getHealth` on Compute Engine, an instant query on Managed Prometheus.
+
+Managed Prometheus answers PromQL on the Prometheus HTTP API at
+https://monitoring.googleapis.com/v1/projects/PROJECT/location/global/prometheus/api/v1/query
+(https://cloud.google.com/stackdriver/docs/managed-prometheus/query-api-ui); it is called through google-auth's
+AuthorizedSession with the caller's Application Default Credentials. Drift runs `pulumi preview
+--expect-no-changes`, which exits non-zero on any proposed change
+(https://www.pulumi.com/docs/iac/cli/commands/pulumi_preview/).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tpu_stacks.errors import UserError
+from tpu_stacks_live.verify.readers import Unreadable
+
+_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+_PROMQL = "https://monitoring.googleapis.com/v1/projects/{project}/location/global/prometheus/api/v1/query"
+PREVIEW_TIMEOUT_SECONDS = 900
+READ_VERBS = ("list", "get", "getHealth")
+
+
+class LiveCluster:
+    """GET on the Kubernetes API through the kubeconfig's credentials; no other verb is ever sent."""
+
+    def __init__(self, kubeconfig: str | None, context: str | None) -> None:
+        from kubernetes import config
+        from kubernetes.config.config_exception import ConfigException
+
+        try:
+            self.api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
+        except (ConfigException, OSError, TypeError) as error:
+            where = kubeconfig or "$KUBECONFIG or ~/.kube/config"
+            raise UserError(
+                "--kubeconfig",
+                where,
+                f"gives no cluster ({' '.join(str(error).split())[:120]})",
+                "pulumi stack output kubeconfig --show-secrets > kubeconfig, then pass --kubeconfig kubeconfig",
+            ) from error
+
+    def _call(self, path: str, query: dict[str, str], response_type: str) -> Any:
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        try:
+            return self.api_client.call_api(
+                path,
+                "GET",
+                query_params=list(query.items()),
+                response_type=response_type,
+                auth_settings=["BearerToken"],
+                _return_http_data_only=True,
+                _preload_content=True,
+            )
+        except ApiException as error:
+            if error.status == 404:
+                return None
+            if error.status in (401, 403):
+                raise Unreadable(
+                    f"GET {path} answered {error.status}", "give your account read access (view)"
+                ) from error
+            raise Unreadable(f"GET {path} answered {error.status}", "retry; check the API server") from error
+        except HTTPError as error:
+            raise Unreadable(f"GET {path}: {error}", "check the kubeconfig reaches the cluster") from error
+
+    def get(self, path: str, **query: str) -> dict[str, Any] | None:
+        return self._call(path, query, "object")
+
+    def log(self, path: str, **query: str) -> str | None:
+        return self._call(path, query, "str")
+
+
+class LiveGoogle:
+    """Compute Engine's read calls and PromQL, with Application Default Credentials."""
+
+    def __init__(self, project: str | None) -> None:
+        self.project = project
+        self._credentials: Any = None
+
+    def _creds(self) -> Any:
+        import google.auth
+        from google.auth.exceptions import DefaultCredentialsError
+
+        if self._credentials is None:
+            try:
+                self._credentials, _ = google.auth.default(scopes=_SCOPES)
+            except DefaultCredentialsError as error:
+                raise Unreadable("no Google credentials", "gcloud auth application-default login") from error
+        return self._credentials
+
+    def _need_project(self) -> str:
+        if not self.project:
+            raise Unreadable("no project", "pass --project or set gcp:project in the stack")
+        return self.project
+
+    def compute(self, method: str, **params: str) -> Any:
+        from google.api_core.exceptions import GoogleAPICallError
+        from google.cloud import compute_v1
+
+        resource, verb = method.split(".")
+        if verb not in READ_VERBS:
+            raise ValueError(f"not a read-only call: {method}")
+        clients = {
+            "regionBackendServices": compute_v1.RegionBackendServicesClient,
+            "backendServices": compute_v1.BackendServicesClient,
+            "subnetworks": compute_v1.SubnetworksClient,
+            "firewalls": compute_v1.FirewallsClient,
+            "regionHealthChecks": compute_v1.RegionHealthChecksClient,
+        }
+        client = clients[resource](credentials=self._creds())
+        project = self._need_project()
+        try:
+            if verb == "list":
+                return [_rest(item) for item in client.list(project=project, **params)]
+            if verb == "getHealth":
+                group = params.pop("group")
+                reference = compute_v1.ResourceGroupReference(group=group)
+                return _rest(client.get_health(project=project, resource_group_reference_resource=reference, **params))
+            if verb == "get":
+                return _rest(client.get(project=project, **params))
+        except GoogleAPICallError as error:
+            if getattr(error, "code", None) == 404:
+                return None
+            raise Unreadable(f"{method}: {error.message}", "grant roles/compute.viewer on the project") from error
+        raise AssertionError(verb)  # READ_VERBS and the branches above name the same verbs
+
+    def promql(self, query: str) -> list[dict[str, Any]]:
+        from google.auth.transport.requests import AuthorizedSession
+
+        session = AuthorizedSession(self._creds())
+        response = session.get(_PROMQL.format(project=self._need_project()), params={"query": query}, timeout=60)
+        if response.status_code in (401, 403):
+            raise Unreadable(f"PromQL answered {response.status_code}", "grant roles/monitoring.viewer on the project")
+        if response.status_code != 200:
+            raise Unreadable(f"PromQL answered {response.status_code}: {response.text[:200]}", "check the query")
+        return list(response.json().get("data", {}).get("result", []))
+
+
+def _rest(message: Any) -> dict[str, Any]:
+    """A proto-plus message as the REST API's JSON (camelCase names, enums as names)."""
+    return json.loads(type(message).to_json(message, preserving_proto_field_name=False, use_integers_for_enums=False))
+
+
+class LivePulumi:
+    def preview(self, stack: str, cwd: str) -> tuple[int, str] | None:
+        binary = shutil.which("pulumi")
+        if binary is None:
+            return None
+        command = [binary, "preview", "--expect-no-changes", "--non-interactive", "--diff", "--stack", stack]
+        done = subprocess.run(
+            command,
+            cwd=Path(cwd),
+            capture_output=True,
+            text=True,
+            timeout=PREVIEW_TIMEOUT_SECONDS,
+            check=False,
+        )
+        return done.returncode, done.stdout + done.stderr
