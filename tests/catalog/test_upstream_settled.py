@@ -5,9 +5,9 @@ it in its generated table; every row names files that exist."""
 from pathlib import Path
 
 import pytest
-from tpu_stacks_live.verify.registry import registry
 
 from tpu_stacks.catalog.upstream import ledger
+from tpu_stacks_live.verify.registry import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 VERIFY = (ROOT / "docs/verify-on-a-cluster.md").read_text()

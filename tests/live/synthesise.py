@@ -19,12 +19,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tpu_stacks.catalog.cpu_machines import allocatable, machine_shape
 from tpu_stacks_live.verify.checks.kube import group_path
 from tpu_stacks_live.verify.checks.smoke import GATEWAY_ENV
 from tpu_stacks_live.verify.plan import NODE_POOL, StackPlan, kinds, load_plan, name_of, namespace_of
 from tpu_stacks_live.verify.readers import call_key, request_key
-
-from tpu_stacks.catalog.cpu_machines import allocatable, machine_shape
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tools/live/tpu_stacks_live/fixtures"

@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tpu_stacks_live.verify.plan import StackPlan, name_of
-
 from tests.live.synthesise import NODE_POOL, Answers, _job, _true
+from tpu_stacks_live.verify.plan import StackPlan, name_of
 
 
 def failing(plan: StackPlan, base: Answers) -> dict[str, Any]:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import copy
 
 import pytest
+
+from tests.live.support import STACKS, context, planned
 from tpu_stacks_live.verdict import Verdict
 from tpu_stacks_live.verify.plan import StackPlan
 from tpu_stacks_live.verify.registry import registry, run_check
-
-from tests.live.support import STACKS, context, planned
 
 ARMOR = "gateway-regional-cloud-armor"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from kubernetes.client.exceptions import ApiException
+
 from tpu_stacks_live.verify.live import LiveCluster, LiveGoogle, LivePulumi
 from tpu_stacks_live.verify.readers import Unreadable
 

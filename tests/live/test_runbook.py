@@ -3,10 +3,9 @@ the registry and the ledger, and its commands the real ones."""
 
 from __future__ import annotations
 
+from tests.live.support import ROOT
 from tpu_stacks_live.verify.registry import registry
 from tpu_stacks_live.verify.runbook import rewrite
-
-from tests.live.support import ROOT
 
 PAGE = ROOT / "docs/verify-on-a-cluster.md"
 TEXT = PAGE.read_text()

@@ -28,7 +28,11 @@ HELP = {
     "verify": "check a deployed stack against its plan: PASS, FAIL or UNKNOWN with the change to make",
     "e2e": "deploy a stack, check it (smoke test, verify, a quiet preview) and destroy it, timed",
 }
-PROVIDED_BY = {"plan": "tpu-stacks-preview (pip install ./tools/preview in this repository)"}
+PROVIDED_BY = {
+    "plan": "tpu-stacks-preview (pip install ./tools/preview in this repository)",
+    "verify": "tpu-stacks-live (pip install ./tools/live in this repository)",
+    "e2e": "tpu-stacks-live (pip install ./tools/live in this repository)",
+}
 
 
 class _Parser(argparse.ArgumentParser):

@@ -39,7 +39,8 @@ GKE_METADATA_SERVER = ("169.254.169.252/32", 988)
 """Where the node sends that call after NAT on Dataplane V1 (Calico evaluates policy after it): kept for a
 cluster created with `cluster.dataplaneV2: false`, harmless on Dataplane V2
 (github.com/gke-labs/kube-agents/pull/805 quotes Google's guidance to allow 988 and, for gRPC DirectPath's
-ALTS, 987; no pod here takes DirectPath). docs/verify-on-a-cluster.md says how to check both."""
+ALTS, 987; no pod here takes DirectPath). `tpu-stacks verify --probe` tries the metadata-server flow from the
+workloads' own pods (docs/verify-on-a-cluster.md)."""
 PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
 """RFC 1918: where pods, Services, nodes and internal load balancers live in a VPC-native cluster."""
 HTTPS_PORT = 443
