@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from kubernetes.client.exceptions import ApiException
 
 from tpu_stacks_live.verify.live import LiveCluster, LiveGoogle, LivePulumi
 from tpu_stacks_live.verify.readers import Unreadable
+
+ROOT = Path(__file__).resolve().parents[2]
 
 KUBECONFIG = """apiVersion: v1
 kind: Config
@@ -66,8 +72,18 @@ def test_without_pulumi_on_path_drift_is_not_run(monkeypatch):
     assert LivePulumi().preview("dev", ".") is None
 
 
-def test_compute_answers_as_the_rest_api_spells_it(monkeypatch):
+def test_compute_answers_as_the_rest_api_spells_it():
+    """In a fresh interpreter: the Pulumi SDK vendors its own google.rpc.Status (pulumi/runtime/proto/status_pb2.py),
+    which the plugin tests load into this process's protobuf pool, and google-cloud-compute's copy then refuses to
+    load (duplicate symbol). verify itself never loads Pulumi's copy (it plans without the provider server)."""
+    code = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from tests.live.test_readers import _compute_answers; _compute_answers()"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def _compute_answers() -> None:
     """getHealth through the real client class, its transport replaced: the answer is REST JSON (camelCase)."""
+    monkeypatch = pytest.MonkeyPatch()
     from google.cloud import compute_v1
 
     asked = {}
