@@ -2,6 +2,7 @@
 
 import pytest
 
+from tpu_stacks.cluster.component import MIN_MASTER_VERSION, cluster_ignore_changes
 from tpu_stacks.cluster.plan import (
     plan_cluster,
     plan_workload_cluster,
@@ -410,6 +411,22 @@ def test_autopilot_checks_the_autopilot_minimum():
     assert plan_cluster(spec(slices=v6e, min_version="1.31.2-gke.1200000")).pools  # Standard: fine
     ironwood = [SliceSpec(generation="tpu7x", topology="2x2x1")]
     assert "is required for TPU tpu7x" in refusal(location="us-central1", mode="autopilot", slices=ironwood)
+
+
+def test_an_adopted_cluster_gets_no_minimum_version():
+    """`cluster.minVersion` is the floor of a cluster the stack creates (`minMasterVersion` at create, then ignored);
+    an adopted cluster (`cluster.existing`) keeps the version it runs: no floor is sent and none is ignored, even
+    when the spec names one or a generation needs a newer GKE than the channels' (tpu7x)."""
+    ironwood = [SliceSpec(generation="tpu7x", topology="2x2x1")]
+    existing = {"name": "prod", "location": "us-central1-c", "createPools": True}
+    for min_version in (None, "1.34.3-gke.1318000"):
+        adopted = plan_cluster(
+            spec(location="us-central1-c", slices=ironwood, existing=existing, min_version=min_version)
+        )
+        assert adopted.pools and adopted.version_floor is None
+        assert MIN_MASTER_VERSION not in cluster_ignore_changes(adopted)
+    created = plan_cluster(spec(location="us-central1-c", slices=ironwood, min_version="1.34.3-gke.1318000"))
+    assert created.version_floor == "1.34.3-gke.1318000" and MIN_MASTER_VERSION in cluster_ignore_changes(created)
 
 
 def test_an_existing_cluster_is_where_its_pools_go():

@@ -3,10 +3,17 @@
 import pytest
 
 from tpu_stacks.catalog.capacity import pricing_model_price
+from tpu_stacks.catalog.engines import VLLM
 from tpu_stacks.catalog.models import lookup_model
+from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS
 from tpu_stacks.catalog.tpu import GENERATIONS, slice_shape
+from tpu_stacks.catalog.tpu import generation as tpu_generation
 from tpu_stacks.traffic import TrafficTarget, evaluate_slice, size_for_traffic
+from tpu_stacks.traffic.model import ENGINE_EFFICIENCY
 from tpu_stacks.traffic.pricing import cost_per_million, hourly_price
+
+VLLM_ROW = next(row for row in MEASUREMENTS if row.engine == "vllm")
+"""The published vLLM row (Llama 3 8B, v6e 1x1, 1,800 in / 128 out, 945.80 output tok/s)."""
 
 
 def test_cost_formula_matches_the_proto_definition_by_hand():
@@ -69,3 +76,47 @@ def test_one_year_cud_prices_only_the_generation_with_a_commitment_price():
     assert answer.choice is not None and answer.choice.generation == "v6e"
     assert answer.choice.price_per_hour == pytest.approx(1.89 * answer.choice.total_chips)
     assert {c.generation for c in answer.candidates if c.price_per_hour is not None} == {"v6e"}
+
+
+def test_input_throughput_and_input_cost_follow_the_model_by_hand():
+    """Every request brings `input_tokens` for its `output_tokens`, so a replica takes in output rate x I / O tokens a
+    second; GIQ's cost then weighs them at 1/4 of an output token and prices an input token at 1/4 of an output
+    token. Llama 3.1 8B on one v6e chip, 1,800 in / 128 out, capped at 8 sequences (the modelled basis), by hand."""
+    model = lookup_model("meta-llama/Llama-3.1-8B")
+    shape = slice_shape("v6e", "1x1")
+    target = TrafficTarget(output_tokens_per_second=1000, input_tokens=1800, output_tokens=128)
+    candidate = evaluate_slice(model, shape, target, max_batch=8)
+    assert (candidate.basis, candidate.per_replica.batch) == ("model", 8)
+    # the roofline at batch 8 (tpu_stacks.traffic.model): decode is the bytes read, prefill the FLOPs
+    v6e = tpu_generation("v6e")
+    bandwidth = v6e.hbm_bandwidth_bytes_per_s * ENGINE_EFFICIENCY["vllm"]
+    compute = v6e.peak_bf16_flops * ENGINE_EFFICIENCY["vllm"]
+    weights = model.params * 2
+    kv_per_token = 2 * 2 * 128 * 8 * 32  # K and V, bf16, head_dim 128, 8 KV heads, 32 layers
+    step = (weights + 8 * kv_per_token * (1800 + 64)) / bandwidth  # at half the output: 1,864 tokens cached
+    assert step > 2 * model.architecture.active_params * 8 / compute  # bandwidth-bound at 8 sequences
+    attention = model.architecture.attention
+    causal = 4 * attention.query_heads * attention.head_dim * attention.layers * sum(range(1, 1801))
+    prefill = (2 * model.architecture.active_params * 1800 + causal) / compute
+    assert prefill > weights / bandwidth  # a 1,800-token prefill is compute-bound
+    output_rate = 8 / (step + 8 / 128 * prefill)
+    input_rate = output_rate * 1800 / 128
+    per = candidate.per_replica
+    assert per.output_tokens_per_second == pytest.approx(output_rate, rel=1e-9)
+    assert per.input_tokens_per_second == pytest.approx(input_rate, rel=1e-9)
+    # GIQ's Cost: $/s over (output + input / 4) tokens/s; $/input token = $/output token / 4
+    usd_per_second = hourly_price("v6e", 1, "on-demand").usd_per_hour / 3600
+    per_output = usd_per_second / (output_rate + input_rate / 4)
+    assert candidate.cost_per_million_output_tokens == pytest.approx(per_output * 1e6, rel=1e-9)
+    assert candidate.cost_per_million_input_tokens == pytest.approx(per_output / 4 * 1e6, rel=1e-9)
+    # A measured row gives the output rate; the input rate is derived the same way (945.80 tok/s x 1,800 / 128).
+    measured = evaluate_slice(
+        lookup_model("meta-llama/Llama-3.1-8B-Instruct"),
+        shape,
+        target,
+        measurements=(VLLM_ROW.model_copy(update={"engine_version": VLLM.version}),),
+    )
+    assert measured.basis == "measured" and measured.per_replica.output_tokens_per_second == 945.80
+    assert measured.per_replica.input_tokens_per_second == pytest.approx(945.80 * 1800 / 128)
+    measured_per_output = usd_per_second / (945.80 + 945.80 * 1800 / 128 / 4)
+    assert measured.cost_per_million_input_tokens == pytest.approx(measured_per_output / 4 * 1e6)

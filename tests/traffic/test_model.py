@@ -1,10 +1,13 @@
 """The roofline by hand: a decode step is the bytes read over the bandwidth, a prefill the FLOPs over the peak,
 both at the engine's efficiency; the batch grows until the KV cache, the cap or a latency limit stops it."""
 
+from pathlib import Path
+
 import pytest
 
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import generation, slice_shape
+from tpu_stacks.traffic import TrafficTarget, evaluate_slice, read_profiles
 from tpu_stacks.traffic.model import (
     ENGINE_EFFICIENCY,
     Workload,
@@ -12,7 +15,9 @@ from tpu_stacks.traffic.model import (
     choose,
     kv_capacity,
     operating_point,
+    replicas_for,
 )
+from tpu_stacks.traffic.pricing import hourly_price
 
 LLAMA_8B = lookup_model("meta-llama/Llama-3.1-8B")
 V6E_1 = slice_shape("v6e", "1x1")
@@ -113,3 +118,53 @@ def test_the_cap_and_the_latency_limit_stop_the_batch():
         LLAMA_8B, V6E_1, Workload(engine="vllm", input_tokens=8000, output_tokens=10), ntpot_ms=None, ttft_ms=20
     )
     assert slow_prefill.point is None and slow_prefill.limit == "ttft-target" and "TTFT" in slow_prefill.why
+
+
+def test_a_large_batch_of_short_requests_is_compute_bound_in_decode():
+    """Llama 3.1 8B on one v5p host (4 chips), 64 in / 256 out, 256 sequences: a decode step's 2 x params x batch
+    FLOPs over the peak outlast its bytes over the bandwidth (v5p has the fewest FLOPs per byte of HBM bandwidth:
+    459 TFLOP/s over 2,765 GB/s per chip, 166), so the step is the compute time and the compute bound binds."""
+    shape = slice_shape("v5p", "2x2x1")
+    workload = Workload(engine="vllm", input_tokens=64, output_tokens=256)
+    batch = 256
+    v5p = generation("v5p")
+    efficiency = ENGINE_EFFICIENCY["vllm"]
+    bandwidth = v5p.hbm_bandwidth_bytes_per_s * shape.chips * efficiency
+    compute = v5p.peak_bf16_flops * shape.chips * efficiency
+    weights = LLAMA_8B.params * 2
+    active = LLAMA_8B.architecture.active_params
+    memory_time = (weights + batch * KV_PER_TOKEN * (64 + 256 // 2)) / bandwidth
+    compute_time = 2 * active * batch / compute
+    assert compute_time > memory_time * 1.05  # compute-bound by a margin, not a tie
+    attention = LLAMA_8B.architecture.attention
+    causal = 4 * attention.query_heads * attention.head_dim * attention.layers * sum(range(1, 65))
+    prefill = max((2 * active * 64 + causal) / compute, weights / bandwidth)
+    prefill_per_step = batch / 256 * prefill
+    assert compute_time > prefill_per_step  # the decode step, not the prefills, sets the bound
+    itl = compute_time + prefill_per_step
+    point = operating_point(LLAMA_8B, shape, workload, batch)
+    assert point.bound == "compute"
+    assert point.output_tokens_per_second == pytest.approx(batch / itl, rel=1e-9)
+    assert point.input_tokens_per_second == pytest.approx(batch / itl * 64 / 256, rel=1e-9)
+    assert point.ttft_ms == pytest.approx((prefill + compute_time) * 1000, rel=1e-9)
+    assert point.ntpot_ms == pytest.approx((prefill + compute_time + 255 * itl) / 256 * 1000, rel=1e-9)
+    # No latency limit: the engine's cap (256) stops the batch well inside the KV cache, and compute binds.
+    chosen = choose(LLAMA_8B, shape, workload, ntpot_ms=None, ttft_ms=None)
+    assert (chosen.point.batch, chosen.limit) == (batch, "compute")
+    assert kv_capacity(LLAMA_8B, shape, workload) > batch
+
+
+def test_a_target_that_is_an_exact_multiple_of_one_replica_needs_exactly_that_many():
+    """ceil(target / per replica), with a tolerance for the float division's last bit, and at least one."""
+    assert replicas_for(3000, 1000) == 3
+    assert replicas_for(3000.5, 1000) == 4
+    assert 2.1 / 0.3 > 7  # 7.000000000000001 in binary floating point: still 7 replicas, not 8
+    assert replicas_for(2.1, 0.3) == 7
+    assert replicas_for(10, 1000) == 1
+    # Through the sizer: the GIQ fixture's busiest point serves 5,100 tok/s, so 10,200 tok/s take two replicas.
+    profiles = read_profiles(Path(__file__).parent / "fixtures" / "giq_fetch_profiles.json")
+    candidate = evaluate_slice(LLAMA_8B, V6E_1, TrafficTarget(output_tokens_per_second=10200), profiles=profiles)
+    assert (candidate.basis, candidate.per_replica.output_tokens_per_second) == ("profile", 5100)
+    assert candidate.replicas == 2 and candidate.price_per_hour == pytest.approx(
+        2 * hourly_price("v6e", 1, "on-demand").usd_per_hour
+    )

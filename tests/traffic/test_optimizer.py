@@ -301,3 +301,17 @@ def test_only_slices_the_engines_stack_deploys_are_candidates():
     assert any(s.generation == "tpu7x" and not s.multi_host for s in vllm)  # one tpu7x host still serves
     with pytest.raises(UserError, match=r"^--tpu: 'v6e' has no slice the jetstream stack deploys; use one of v5e$"):
         candidate_shapes(["v6e"], engine="jetstream")
+
+
+def test_when_exactly_one_slice_meets_the_target_it_is_the_choice():
+    """NTPOT 1 ms for Llama 3.1 70B on v6e: only the whole 16x16 pod (256 chips, 0.7 ms at batch 1) keeps it; the
+    next largest slice, 8x16, takes 1.3 ms. The one candidate that meets is chosen, not "no slice meets"."""
+    answer = size_for_traffic(
+        lookup_model("meta-llama/Llama-3.1-70B"),
+        TrafficTarget(output_tokens_per_second=100, ntpot_ms=1),
+        generations=["v6e"],
+    )
+    meeting = [c for c in answer.candidates if c.meets]
+    assert [(c.topology, c.chips_per_replica) for c in meeting] == [("16x16", MAX_REPLICA_CHIPS)]
+    assert len(answer.candidates) > 1 and answer.choice == meeting[0]
+    assert answer.choice.per_replica.ntpot_ms <= 1 and answer.choice.replicas >= 1

@@ -190,3 +190,25 @@ def test_a_bad_file_is_one_line_naming_the_flag(tmp_path, monkeypatch, name):
 def test_a_missing_file_is_one_line():
     with pytest.raises(UserError, match=r"^--profiles: '/nonexistent/giq.json' cannot be read"):
         read_profiles("/nonexistent/giq.json")
+
+
+def test_a_profile_point_that_breaks_the_ttft_limit_is_not_used():
+    """TTFT 200 ms: only the 1,600 tok/s point (180 ms) keeps it; 3,200 (300 ms) and 5,100 (900 ms) break it, and
+    the nearest busier point's TTFT is what binds."""
+    candidate = evaluate_slice(
+        lookup_model("meta-llama/Llama-3.1-8B"),
+        slice_shape("v6e", "1x1"),
+        TrafficTarget(output_tokens_per_second=3200, ttft_ms=200),
+        profiles=read_profiles(FIXTURE),
+    )
+    per = candidate.per_replica
+    assert candidate.basis == "profile" and (per.output_tokens_per_second, per.ttft_ms) == (1600, 180)
+    assert candidate.replicas == 2 and candidate.binding_limit == "ttft-target"
+    # A limit no point keeps fails the candidate, naming the TTFT limit.
+    strict = evaluate_slice(
+        lookup_model("meta-llama/Llama-3.1-8B"),
+        slice_shape("v6e", "1x1"),
+        TrafficTarget(output_tokens_per_second=3200, ttft_ms=100),
+        profiles=read_profiles(FIXTURE),
+    )
+    assert not strict.meets and strict.binding_limit == "ttft-target" and "GIQ profile meets" in strict.why

@@ -33,6 +33,7 @@ from tpu_stacks.gcp.universe import universe
 from tpu_stacks.k8s.crd_files import INFERENCE_OBJECTIVE_CRD, crd_document
 from tpu_stacks.vllm.component import VllmStack
 from tpu_stacks.vllm.gateway_plan import (
+    CONFIG_FILE,
     MODEL_SERVER_PROTOCOL,
     PICKER_LABELS,
     PICKER_NAME,
@@ -50,6 +51,8 @@ from tpu_stacks_preview.monitoring import promql_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 HEALTH_CHECK_RANGES = universe("google").health_check_ranges
+SCORERS = ("queue-scorer", "kv-cache-utilization-scorer", "prefix-cache-scorer")
+"""The picker's scorers, in the upstream chart's order (ledger: epp.plugin.<name>)."""
 
 CLUSTER = ClusterSpec(project="proj", location="us-central1-b", min_version=INFERENCE_GATEWAY_CRDS_FLOOR)
 ON = {"enabled": True}
@@ -156,6 +159,20 @@ def test_the_cluster_floor_is_where_gke_installs_the_pool_crd():
         project="proj", location="us-central1-b", existing={"name": "c", "location": "us-central1-b"}
     )
     assert plan(cluster=existing, gateway=ON).gateway is not None  # an existing cluster's version is not known
+
+
+def test_the_gateway_sets_no_minimum_version_on_an_adopted_cluster():
+    """The InferencePool CRD's floor is a create-time version: an adopted cluster (`cluster.existing`) runs the
+    version it has, which is not known offline, so the gateway neither sets `cluster.minVersion` on it nor refuses
+    one below the floor (docs/vllm.md says to check it); a cluster the stack creates gets the floor."""
+    adopted = {"project": "proj", "location": "us-central1-b", "existing": {"name": "c", "location": "us-central1-b"}}
+    decided = plan(cluster=ClusterSpec(**adopted), gateway=ON)
+    assert decided.gateway is not None and decided.cluster.spec.gateway_api.enabled
+    assert decided.cluster.spec.min_version is None and decided.cluster.version_floor is None
+    old = plan(cluster=ClusterSpec(**adopted, min_version="1.33.3-gke.1136000"), gateway=ON)
+    assert old.cluster.spec.min_version == "1.33.3-gke.1136000" and old.cluster.version_floor is None
+    created = plan(cluster=ClusterSpec(project="proj", location="us-central1-b"), gateway=ON).cluster
+    assert created.spec.min_version == created.version_floor == INFERENCE_GATEWAY_CRDS_FLOOR
 
 
 def test_a_cluster_that_turned_the_gateway_api_off_is_refused():
@@ -455,6 +472,47 @@ def test_the_picker_runs_without_pprof_or_a_cpu_limit_and_says_why(stack):
     assert "--enable-pprof=false" in container["args"]  # on by default, served on the metrics port
     assert "cpu" not in container["resources"]["limits"] and container["resources"]["limits"]["memory"]
     assert "chart" in template["metadata"]["annotations"]["tpu-stacks.dev/no-cpu-limit-reason"]
+
+
+def test_the_pickers_configmap_holds_the_charts_scorers_with_their_weights(stack):
+    """The ConfigMap the picker reads its --config-file from holds the whole EndpointPickerConfig: the upstream
+    chart's default scorers and weights (queue 2, KV cache 2, prefix cache 3: config/charts/epplib/templates/
+    _config.yaml @ v1.5.0), the metrics source on vLLM's /metrics and the extractor with the pinned vLLM's names.
+    An empty config, a missing scorer or another weight would route differently from what docs/vllm.md describes."""
+    config_map = _one(stack, "ConfigMap", PICKER_NAME)
+    assert set(config_map["data"]) == {CONFIG_FILE}
+    document = yaml.safe_load(config_map["data"][CONFIG_FILE])
+    scorers = [fact(f"epp.plugin.{name}").value for name in SCORERS]
+    assert document == {
+        "apiVersion": PICKER_CONFIG_API,
+        "kind": "EndpointPickerConfig",  # no objectives in the shipped stack: no featureGates
+        "plugins": [
+            *({"type": scorer} for scorer in scorers),
+            {
+                "type": fact("epp.plugin.metrics-data-source").value,
+                "parameters": {"scheme": "http", "path": "/metrics"},
+            },
+            {
+                "type": fact("epp.plugin.core-metrics-extractor").value,
+                "parameters": {"engineConfigs": [{"name": "vllm", **picker_metrics()}]},
+            },
+        ],
+        "schedulingProfiles": [
+            {
+                "name": "default",
+                "plugins": [
+                    {"pluginRef": scorer, "weight": weight} for scorer, weight in zip(scorers, (2, 2, 3), strict=True)
+                ],
+            }
+        ],
+    }
+    # the picker mounts this ConfigMap where its --config-file flag points
+    template = _one(stack, "Deployment", PICKER_NAME)["spec"]["template"]["spec"]
+    (volume,) = [v for v in template["volumes"] if "configMap" in v]
+    assert volume["configMap"]["name"] == config_map["metadata"]["name"] == PICKER_NAME
+    (container,) = template["containers"]
+    (mount,) = [m for m in container["volumeMounts"] if m["name"] == volume["name"]]
+    assert f"--config-file={mount['mountPath']}/{CONFIG_FILE}" in container["args"]
 
 
 def test_objectives_turn_on_flow_control_and_its_charts_and_none_turn_it_off():

@@ -1,6 +1,8 @@
 """VllmStack on a multi-host slice: the slice decides the object (a KubeRay RayService instead of the
 Deployment), replicas are whole slices, and the Serve config is Ray Serve LLM's, parsed back as YAML."""
 
+from pathlib import Path
+
 import pulumi
 import pytest
 import yaml
@@ -8,6 +10,7 @@ import yaml
 from tests.clients import CLIENTS
 from tests.mocks import capture, refused
 from tests.policies.harness import capture as capture_registrations
+from tpu_stacks.catalog.engines import VLLM
 from tpu_stacks.catalog.ray_serve import OPENAI_APP_IMPORT_PATH as IMPORT_PATH
 from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
 from tpu_stacks.cluster.spec import ClusterSpec
@@ -20,6 +23,7 @@ from tpu_stacks.vllm.network import network
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import VLLM_IMAGE, VllmSpec
 
+ROOT = Path(__file__).resolve().parents[2]
 MODEL = "meta-llama/Llama-3.1-405B-Instruct"
 BUILT = {"mode": "standard", "image": "vllm-tpu:serve-ray2.60.0"}
 CLUSTER = {"project": "proj", "location": "us-central1-b", "release_channel": "RAPID"}
@@ -121,6 +125,14 @@ def test_the_serve_config_is_ray_serve_llms_openai_app_with_tensor_parallelism_3
     )  # startupMinutes, as single-host
     assert llm["runtime_env"]["env_vars"]["TPU_MULTIHOST_BACKEND"] == "ray"
     assert config["http_options"]["port"] == 8000
+
+
+def test_the_serve_config_exports_the_engines_metrics_through_ray(fixed):
+    """The dashboard and alerts of a multi-host stack read vLLM's metrics under Ray's names (`ray_vllm_...`,
+    catalog/engines.py `through_ray`), which Ray Serve LLM exports only with `log_engine_metrics` on (ledger:
+    ray.serve-llm.log-engine-metrics): the config sets it true explicitly rather than trust a default."""
+    (llm,) = serve(fixed)["applications"][0]["args"]["llm_configs"]
+    assert llm["log_engine_metrics"] is True
 
 
 def test_replicas_are_whole_slices(fixed, ranged):
@@ -236,6 +248,27 @@ def test_what_the_multi_host_mode_cannot_take_is_refused_in_one_line(spec, messa
     overrides = {"registry": spec["registry"]} if "registry" in spec else {}
     if "registry" in spec:
         assert message in refused(lambda: VllmStack("bad", {**_args(), **overrides}))
+
+
+def test_a_plain_vllm_image_is_refused_in_standard_registry_mode_on_the_multi_host_slice():
+    """Registry mode standard runs the image the user pushed: on a multi-host slice it must be the Ray Serve image
+    built from ray_serve_image/. A vLLM release tag (the plain image's, as the single-host recipe pushes it) is
+    refused in one line naming the key, with the shipped example's tag as the fix, which is accepted."""
+    shipped = yaml.safe_load((ROOT / "Pulumi.vllm-405b.yaml").read_text())["config"]["tpu-stacks:vllm"]["registry"]
+    for image in (f"vllm-tpu:{VLLM.version}", "vllm-tpu:v0.9.2", f"vllm/vllm-tpu:{VLLM.version}"):
+        with pytest.raises(UserError) as error:
+            plan(registry={"mode": "standard", "image": image})
+        message = str(error.value)
+        assert message.startswith(f"vllm.registry.image: '{image}' carries a vLLM release tag") and "\n" not in message
+        assert f"no Ray Serve LLM {RAY_SERVE_VERSION}, on the multi-host 4x8 slice" in message
+        assert message.endswith(f"e.g. {shipped['image']}")
+    assert plan(registry=shipped).multi_host and plan(registry=BUILT).multi_host  # Ray Serve images are taken
+    one_host = plan(
+        model="meta-llama/Llama-3.1-70B", registry={"mode": "standard", "image": f"vllm-tpu:{VLLM.version}"}
+    )
+    assert not one_host.multi_host  # one host runs the plain image, as before
+    bad = {**_args(), "registry": {"mode": "standard", "image": f"vllm-tpu:{VLLM.version}"}}
+    assert "vllm.registry.image: " in refused(lambda: VllmStack("bad", bad))
 
 
 def test_without_an_api_key_multi_host_names_its_clients_or_stays_in_the_cluster():

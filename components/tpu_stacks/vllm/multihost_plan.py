@@ -35,12 +35,13 @@ top), pushed to the stack's registry (`vllm.registry.mode: standard`). Pure: no 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import yaml
 
 from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
-from tpu_stacks.catalog.engines import RAY_SERVE, VLLM, engine_of_image
+from tpu_stacks.catalog.engines import RAY_SERVE, VLLM, engine_of_image, image_repository
 from tpu_stacks.catalog.inference_gateway import serving_api
 from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, OPENAI_APP_IMPORT_PATH, RAY_SERVE_VERSION
 from tpu_stacks.catalog.tpu import SliceShape
@@ -85,6 +86,10 @@ SERVE_IMAGE_REVISION = 2
 """The revision of SERVE_IMAGE_DIR a server image is built from, the `-r<N>` of its tag (Pulumi.vllm-405b.yaml):
 an image built from an older folder lacks what the Serve config now names (revision 2: the start callback), so a
 changed folder takes a new revision, and a test fails until it does."""
+VLLM_RELEASE_TAG = r"v\d+\.\d+\.\d+"
+"""A vLLM release's image tag, the form of the pinned image's (catalog/engines.py VLLM: `v0.29.0`): in registry mode
+standard, an image so tagged is a plain vLLM image pushed as is (the single-host recipe's `vllm-tpu:v0.29.0`), not
+one built from SERVE_IMAGE_DIR, whose tag names its build (Pulumi.vllm-405b.yaml)."""
 CALLBACK_MODULE = "tpu_stacks_serve_callbacks"
 CALLBACK_CLASS = f"{CALLBACK_MODULE}:WaitForSlice"
 """The Serve config's `callback_config.callback_class` (`module:Class`, how Ray Serve LLM loads it): a replica waits
@@ -207,6 +212,15 @@ def check_multihost(spec: VllmSpec, shape: SliceShape) -> None:
             f"runs the vLLM image {image}, which has no Ray Serve LLM {RAY_SERVE_VERSION}, on the multi-host "
             f"{shape.topology} slice",
             f"build {SERVE_IMAGE_DIR} (its cloudbuild.yaml) and set registry mode standard with that image",
+        )
+    if spec.registry.mode == "standard" and re.fullmatch(VLLM_RELEASE_TAG, image_repository(image or "")[1]):
+        raise UserError(
+            "vllm.registry.image",
+            image,
+            f"carries a vLLM release tag, as the plain vLLM image ({VLLM.images[0]}:{VLLM.version}) does, which has "
+            f"no Ray Serve LLM {RAY_SERVE_VERSION}, on the multi-host {shape.topology} slice",
+            f"build {SERVE_IMAGE_DIR} (its cloudbuild.yaml) and name that image with a tag of its build, e.g. "
+            f"vllm-tpu:serve-ray{RAY_SERVE_VERSION}-vllm{VLLM.version.removeprefix('v')}-r{SERVE_IMAGE_REVISION}",
         )
 
 
