@@ -15,11 +15,12 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from stacks.shipped import SHIPPED, stack_files  # noqa: F401 (SHIPPED: re-exported for the tests)
 from tpu_stacks_preview.capture import Capture
 from tpu_stacks_preview.engine import run_program
 
 ROOT = Path(__file__).resolve().parents[1]
-STACKS = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
+STACKS = list(stack_files(ROOT))
 
 
 def shipped(stack: str, *, preview: bool = False) -> Capture:

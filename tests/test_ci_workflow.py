@@ -20,10 +20,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from stacks.shipped import stack_files
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "preview.yml"
 CHECK = str(Path(sys.executable).parent / "check-jsonschema")
-STACKS = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
+STACKS = list(stack_files(ROOT))
 FORK_GUARD = "github.event.pull_request.head.repo.full_name == github.repository"
 # The actions the workflow uses. Which release each is pinned to is Dependabot's to move (.github/dependabot.yml),
 # majors included, so the test checks the form of a pin (a commit and its tag), not a version.

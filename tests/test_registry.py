@@ -35,6 +35,7 @@ from tpu_stacks import registry, sizing
 from tpu_stacks.catalog.engines import EngineVersion
 from tpu_stacks.catalog.tpu import GENERATIONS
 from tpu_stacks.gcp.monitoring import dashboards, targets
+from tpu_stacks.k8s import smoke_check
 from tpu_stacks.registry import Ref, Workload, workloads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,6 +139,9 @@ def test_each_descriptor_resolves_to_what_it_names(name: str):
     assert (workload.smoke_test is None) == (workload.sizing_engine is None)  # every server has one, training none
     if workload.smoke_test is not None:
         assert callable(workload.smoke_test.load())
+    # a server declares the shape of its answer, one the smoke script judges; a training job none
+    assert (workload.smoke_answer is None) == (workload.smoke_test is None)
+    assert workload.smoke_answer is None or workload.smoke_answer in smoke_check.CHECKS
     args_module = __import__(workload.args.module, fromlist=["x"])
     spec_module = __import__(workload.spec.module, fromlist=["x"])
     for args_name, spec_name in workload.args_docs:

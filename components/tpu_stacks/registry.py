@@ -87,6 +87,11 @@ class Workload:
     """(Args TypedDict, spec model) pairs of `args` and `spec`'s modules whose docstrings are generated."""
     exports: tuple[Export, ...]
     """The stack outputs of its scenario, in order."""
+    smoke_answer: str | None = None
+    """The shape of the server's answer its smoke test judges, a key of k8s/smoke_check.CHECKS
+    (`openai-completion` for any OpenAI-compatible server); None for a training job. A capability, not a name:
+    shared code asks it and never branches on the workload (tests/test_registry.py checks each server has one the
+    script knows)."""
     secrets: tuple[tuple[str, str], ...] = ()
     """(component input, stack secret key): secret config values the scenario hands the component."""
     prepare_args: Ref | None = None

@@ -108,8 +108,9 @@ def server_fingerprint(spec: Any) -> str:
 class SmokeTest:
     """One stack's smoke test: the request, the metrics, where the answers come from."""
 
-    engine: str
-    """vllm, jetstream or saxml: the answer's shape the script checks."""
+    answer: str
+    """The answer's shape the script checks (k8s/smoke_check.CHECKS): the workload's descriptor declares it
+    (`Workload.smoke_answer`), so shared code never names a workload."""
     namespace: str
     url: str
     body: str
@@ -160,7 +161,7 @@ class SmokeTest:
     def environment(self) -> dict[str, str]:
         """The script's variables (k8s/smoke_check.py); the API key is added from its Secret."""
         env = {
-            "SMOKE_ENGINE": self.engine,
+            "SMOKE_ANSWER": self.answer,
             "SMOKE_URL": self.url,
             "SMOKE_BODY": self.body,
             "SMOKE_DEADLINE_SECONDS": str(self.window_minutes * 60),

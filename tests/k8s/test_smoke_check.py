@@ -155,7 +155,7 @@ def run(tmp_path: Path) -> Callable[..., Run]:
 
 def vllm_env(stand_in: StandIn, **extra: str) -> dict[str, str]:
     return {
-        "SMOKE_ENGINE": "vllm",
+        "SMOKE_ANSWER": "openai-completion",
         "SMOKE_URL": stand_in.url("/v1/completions"),
         "SMOKE_BODY": json.dumps({"model": "m", "prompt": "San Francisco is a", "max_tokens": 7}),
         "SMOKE_METRICS_URL": stand_in.url("/metrics"),
@@ -231,7 +231,7 @@ def test_an_answer_that_is_not_json(stand_in, run):
 def test_json_without_the_engines_answer(stand_in, run):
     stand_in.routes = {"/v1/completions": Route(body='{"object": "error", "choices": []}')}
     line = failed_once(run(**vllm_env(stand_in)))
-    assert "answered 200 without a vllm answer: no `choices`" in line
+    assert "answered 200 without an openai-completion answer: no `choices`" in line
 
 
 def test_no_answer_in_time_is_a_timeout(stand_in, run):
@@ -268,7 +268,7 @@ def test_a_metrics_endpoint_that_fails_is_named(stand_in, run):
 
 def test_jetstream_answer_shape(stand_in, run):
     env = {
-        "SMOKE_ENGINE": "jetstream",
+        "SMOKE_ANSWER": "jetstream-generate",
         "SMOKE_URL": stand_in.url("/generate"),
         "SMOKE_BODY": '{"prompt": "p", "max_tokens": 16}',
     }
@@ -279,7 +279,11 @@ def test_jetstream_answer_shape(stand_in, run):
 
 
 def test_saxml_answers_in_both_of_sax_https_shapes(stand_in, run):
-    env = {"SMOKE_ENGINE": "saxml", "SMOKE_URL": stand_in.url("/generate"), "SMOKE_BODY": '{"model": "/sax/test/spmd"}'}
+    env = {
+        "SMOKE_ANSWER": "sax-generate",
+        "SMOKE_URL": stand_in.url("/generate"),
+        "SMOKE_BODY": '{"model": "/sax/test/spmd"}',
+    }
     for body in ('[["seven", -1.5]]', '{"generate_response": [["seven", -1.5]]}'):
         stand_in.routes = {"/generate": Route(body=body)}
         result = run(**env)
@@ -309,7 +313,7 @@ def test_the_exit_codes_are_the_documented_ones():
 def test_an_environment_the_plan_never_writes_could_not_run(stand_in, run):
     stand_in.routes = {"/v1/completions": Route(body=json.dumps(VLLM_ANSWER)), "/metrics": Route(body=VLLM_METRICS)}
     bad = {
-        "SMOKE_ENGINE": ("tgi", "SMOKE_ENGINE 'tgi' is not one of vllm, jetstream, saxml"),
+        "SMOKE_ANSWER": ("tgi", "SMOKE_ANSWER 'tgi' is not one of openai-completion, jetstream-generate, sax-generate"),
         "SMOKE_URL": ("vllm-service:8000", "SMOKE_URL 'vllm-service:8000' is not an http(s) URL"),
         "SMOKE_TIMEOUT_SECONDS": ("soon", "SMOKE_TIMEOUT_SECONDS 'soon' is not a positive number of seconds"),
         "SMOKE_METRICS": ("vllm:x", "SMOKE_METRICS 'vllm:x' is not a JSON list of names"),

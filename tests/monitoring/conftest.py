@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from stacks.shipped import SHIPPED
 from tests.shipped import shipped
 from tpu_stacks_preview.capture import Capture
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+STACKS = list(SHIPPED)
 
 
 @pytest.fixture(scope="session")

@@ -35,7 +35,7 @@ def record_of(stack: str) -> dict:
     return record
 
 
-@pytest.mark.parametrize("stack", before_up_doc.stacks(ROOT))
+@pytest.mark.parametrize("stack", before_up_doc.stacks())
 def test_every_wait_is_the_budget_the_plan_gives_the_engine(stack):
     record = record_of(stack)
     planned = {r.name: r.options.custom_timeouts for r in shipped(stack).resources if r.options.custom_timeouts}
@@ -110,7 +110,7 @@ def test_the_405b_prose_agrees_with_the_computation():
 
 def test_the_docs_table_is_the_plans():
     """Regenerate with `venv/bin/python scripts/before_up_doc.py` when this fails."""
-    records = {stack: before_up(shipped(stack)) for stack in before_up_doc.stacks(ROOT)}
+    records = {stack: before_up(shipped(stack)) for stack in before_up_doc.stacks()}
     assert before_up_doc.replace_section(DOC, before_up_doc.table(records)) == DOC
 
 

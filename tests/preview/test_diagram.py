@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from stacks.shipped import SHIPPED
 from tests.shipped import shipped
 from tpu_stacks.errors import UserError
 from tpu_stacks_preview.diagram import graph, graphviz, markdown, mermaid, render
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml"))
+STACKS = list(SHIPPED)
 DOCS = ROOT / "docs" / "diagrams"
 
 

@@ -9,10 +9,11 @@ import pytest
 import yaml
 
 from scripts.needs_hf_token import gated_stacks, needs_hf_token
+from stacks.shipped import stack_files
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / "tpu-stacks")
-SHIPPED = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
+STACKS = list(stack_files(ROOT))  # any stack file: the script and the planner agree on each
 
 
 def _refused_for_token(stack: str) -> bool:
@@ -23,8 +24,8 @@ def _refused_for_token(stack: str) -> bool:
 
 def test_the_gated_stacks_are_the_ones_the_planner_refuses_without_a_token():
     gated = gated_stacks()
-    assert gated == sorted(stack for stack in SHIPPED if _refused_for_token(stack))
-    assert gated and set(gated) < set(SHIPPED)  # both answers occur among the shipped stacks
+    assert gated == sorted(stack for stack in STACKS if _refused_for_token(stack))
+    assert gated and set(gated) < set(STACKS)  # both answers occur among the stacks
 
 
 def _stack_file(tmp_path: Path, config: dict, **top: object) -> Path:

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from stacks.shipped import SHIPPED
 from tpu_stacks_preview.engine import run_program
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
+STACKS = list(SHIPPED)
 README = (ROOT / "README.md").read_text()
 SECTION = README.split("## Deploy for real", 1)[1].split("\n## ", 1)[0]
 COMMANDS = SECTION.split("```bash", 1)[1].split("```", 1)[0]

@@ -5,11 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from stacks.shipped import SHIPPED
 from tests.shipped import shipped
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "first-deploy.md").read_text(encoding="utf-8")
-STACKS = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
+STACKS = list(SHIPPED)
 ROW = re.compile(r"^\| `([a-z0-9-]+)` \| (\d+m) / (\d+m) \|", re.M)
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from stacks.shipped import stack_files
 from tests.shipped import shipped
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.manifests import render_manifests
@@ -13,7 +14,7 @@ from tpu_stacks_preview.policy import run_policy_pack
 from tpu_stacks_preview.schema import validate_objects
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in ROOT.glob("Pulumi.*.yaml"))
+STACKS = list(stack_files(ROOT))
 # Stacks that run a workload (every scenario but `cluster`, which builds a cluster and an identity only).
 WORKLOAD_STACKS = [
     stack

@@ -27,6 +27,7 @@ from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.jetstream.args import JetStreamStackArgs
 from tpu_stacks.jetstream.before_up import converter_wait, first_up_record
 from tpu_stacks.jetstream.converter import HF_SECRET_KEY, converter_job
+from tpu_stacks.jetstream.descriptor import WORKLOAD
 from tpu_stacks.jetstream.monitoring import jetstream_target
 from tpu_stacks.jetstream.network import SERVICE, network
 from tpu_stacks.jetstream.outputs import JetStreamSlice
@@ -277,7 +278,7 @@ def smoke_test(plan: JetStreamPlan, monitoring: MonitoringPlan) -> SmokeTest:
     host = f"{SERVICE}.{plan.spec.namespace}.svc.cluster.local"
     metrics = exports_metrics(plan)
     return SmokeTest(
-        engine="jetstream",
+        answer=WORKLOAD.smoke_answer or "",
         namespace=plan.spec.namespace,
         url=f"http://{host}:{HTTP_PORT}/generate",
         body=json.dumps({**SAMPLE_REQUEST, "max_tokens": SMOKE_MAX_TOKENS}, sort_keys=True),

@@ -13,6 +13,7 @@ WORKLOAD = Workload(
     dashboard_sections=Ref("tpu_stacks.gcp.monitoring.dashboards:jetstream_sections"),
     network=Ref("tpu_stacks.jetstream.network:network"),
     smoke_test=Ref("tpu_stacks.jetstream.component:smoke_test"),
+    smoke_answer="jetstream-generate",
     args_docs=(
         ("JetStreamConverterArgs", "ConverterSpec"),
         ("JetStreamResourcesArgs", "ResourcesSpec"),

@@ -29,7 +29,8 @@ message, which `pulumi up` and `kubectl describe` show), and exits with one of:
 Neither failure is retried by another pod: the Job has `backoffLimit: 0` (smoke_plan.BACKOFF_LIMIT);
 only a disrupted pod is replaced.
 
-Environment: SMOKE_ENGINE (vllm, jetstream or saxml), SMOKE_URL, SMOKE_BODY (JSON), SMOKE_API_KEY
+Environment: SMOKE_ANSWER (the answer's shape, a key of CHECKS: what a workload declares, not its name),
+SMOKE_URL, SMOKE_BODY (JSON), SMOKE_API_KEY
 (optional, sent as `Authorization: Bearer`), SMOKE_METRICS_URL (optional), SMOKE_METRICS (JSON list
 of names), SMOKE_GATEWAY (optional `namespace/name`: SMOKE_URL's `{gateway}` becomes its address),
 SMOKE_PICKER_METRICS_URL and SMOKE_PICKER_COUNTER (optional, JSON `{"name": ..., "labels": {...}}`: the
@@ -155,10 +156,12 @@ def _check_saxml(answer: Any) -> str | None:
 
 
 CHECKS: dict[str, Callable[[Any], str | None]] = {
-    "vllm": _check_vllm,
-    "jetstream": _check_jetstream,
-    "saxml": _check_saxml,
+    "openai-completion": _check_vllm,
+    "jetstream-generate": _check_jetstream,
+    "sax-generate": _check_saxml,
 }
+"""The answer shapes this script can judge, by the name a workload declares (its descriptor's `smoke_answer`): an
+engine that speaks one of them (any OpenAI-compatible server) needs no change here."""
 
 
 def exposed(text: str) -> set[str]:
@@ -250,9 +253,9 @@ def attempt(step: Callable[[], Any], deadline: float, pause: float, clock: Calla
 
 def run(env: Mapping[str, str], clock: Callable[[], float] = time.monotonic) -> str:
     """The success line; Failed with the one-line reason otherwise."""
-    engine = env.get("SMOKE_ENGINE", "")
-    if engine not in CHECKS:
-        raise CannotRun(f"SMOKE_ENGINE {engine!r} is not one of {', '.join(CHECKS)}")
+    answer = env.get("SMOKE_ANSWER", "")
+    if answer not in CHECKS:
+        raise CannotRun(f"SMOKE_ANSWER {answer!r} is not one of {', '.join(CHECKS)}")
     url = env.get("SMOKE_URL") or ""
     if not url.startswith(("http://", "https://")):
         raise CannotRun(f"SMOKE_URL {url!r} is not an http(s) URL")
@@ -288,9 +291,9 @@ def run(env: Mapping[str, str], clock: Callable[[], float] = time.monotonic) -> 
 
     before = attempt(picks, deadline, pause, clock) if picker else 0.0
     text = attempt(lambda: fetch(url, body, headers, timeout), deadline, pause, clock)
-    problem = CHECKS[engine](_json(url, text))
+    problem = CHECKS[answer](_json(url, text))
     if problem:
-        raise Failed(f"POST {url} answered 200 without a {engine} answer: {problem}: {_excerpt(text)}")
+        raise Failed(f"POST {url} answered 200 without an {answer} answer: {problem}: {_excerpt(text)}")
     picked = ""
     if picker:
         after = attempt(picks, deadline, pause, clock)

@@ -29,6 +29,7 @@ from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.k8s.platform_flows import smoke_test_group
 from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.saxml.args import SaxmlStackArgs
+from tpu_stacks.saxml.descriptor import WORKLOAD
 from tpu_stacks.saxml.jobset import JOBSET_NAME, REPLICATED_JOB, model_server_set, server_wait
 from tpu_stacks.saxml.monitoring import saxml_target
 from tpu_stacks.saxml.network import network
@@ -240,7 +241,7 @@ def smoke_test(plan: SaxmlPlan, monitoring: MonitoringPlan) -> Optional[SmokeTes
         return None
     window = REQUEST_WINDOW_MINUTES if plan.spec.publish_wait_minutes else monitoring.target.startup_minutes
     return SmokeTest(
-        engine="saxml",
+        answer=WORKLOAD.smoke_answer or "",
         namespace=plan.spec.namespace,
         url=f"{in_cluster_url(plan)}/generate",
         body=json.dumps({"model": example_model(plan).model, "query": SAMPLE_QUERY}, sort_keys=True),

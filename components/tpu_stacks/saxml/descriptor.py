@@ -13,6 +13,7 @@ WORKLOAD = Workload(
     dashboard_sections=Ref("tpu_stacks.gcp.monitoring.dashboards:saxml_sections"),
     network=Ref("tpu_stacks.saxml.network:network"),
     smoke_test=Ref("tpu_stacks.saxml.component:smoke_test"),
+    smoke_answer="sax-generate",
     # ContainerResourcesArgs is one shape for three specs with different defaults: the defaults are
     # documented on SaxmlResourcesArgs' fields instead.
     args_docs=(

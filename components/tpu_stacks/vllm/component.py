@@ -35,6 +35,7 @@ from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fi
 from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
 from tpu_stacks.vllm.args import VllmStackArgs
 from tpu_stacks.vllm.before_up import first_up_record, multihost_waits
+from tpu_stacks.vllm.descriptor import WORKLOAD
 from tpu_stacks.vllm.download_plan import writer_ksa
 from tpu_stacks.vllm.gateway import declare_gateway
 from tpu_stacks.vllm.gateway_network import smoke_test_flows
@@ -464,7 +465,7 @@ def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:
         # (ray.serve.llm build_openai_app, docs.ray.io serve/llm "Serving LLMs": the endpoints it supports).
         # No /metrics there: Ray exports them per pod on its metrics port, which Managed Prometheus scrapes.
         return SmokeTest(
-            engine="vllm",
+            answer=WORKLOAD.smoke_answer or "",
             namespace=plan.spec.namespace,
             url=f"{base}/v1/completions",
             body=json.dumps({"model": plan.model.id, **SAMPLE_PROMPT}, sort_keys=True),
@@ -483,7 +484,7 @@ def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:
             "picker_counter": json.dumps(counter, sort_keys=True),
         }
     return SmokeTest(
-        engine="vllm",
+        answer=WORKLOAD.smoke_answer or "",
         namespace=plan.spec.namespace,
         url=gateway.pop("url", f"{base}/v1/completions"),
         body=json.dumps({"model": served_model_name(plan), **SAMPLE_PROMPT}, sort_keys=True),

@@ -13,6 +13,7 @@ WORKLOAD = Workload(
     dashboard_sections=Ref("tpu_stacks.gcp.monitoring.dashboards:vllm_sections"),
     network=Ref("tpu_stacks.vllm.network:network"),
     smoke_test=Ref("tpu_stacks.vllm.component:smoke_test"),
+    smoke_answer="openai-completion",
     args_docs=(
         ("ReplicaArgs", "ReplicaSpec"),
         ("HpaArgs", "AutoscalingSpec"),

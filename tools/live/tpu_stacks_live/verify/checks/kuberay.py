@@ -243,7 +243,7 @@ def _minutes_old(live: dict[str, Any]) -> float:
 def operator_path(ctx: Context, this: Check):
     """The operator reads a RayJob's jobStatus and a RayService's application statuses from the head's dashboard
     (8265): any value there means it got through. None after STALLED_MINUTES means it did not."""
-    fix = "read the deny log on 8265: set cluster.kuberay.namespace to where your KubeRay runs (k8s/ray_flows.py)"
+    fix = "read the deny log on 8265: set cluster.kuberay.namespace to where your KubeRay runs (ray/flows.py)"
     wait = "verify again in a few minutes"
     for obj in ctx.plan.of_kind("RayJob", RAY) + _services(ctx.plan):
         live, unknown = _live_or_unknown(ctx, this, obj)
