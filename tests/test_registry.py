@@ -3,16 +3,17 @@ every list of workloads derives from it, or is checked against it here.
 
 - Each shipped workload's descriptor resolves: spec, Args, plan, component, monitoring, network, smoke test.
 - Importing the registry and finding the workloads loads no provider SDK.
-- The type Literals, the dashboard sections and the CI matrix agree with the registry (and the checks
-  fail on a workload they do not know).
+- The type Literals and the CI matrix agree with the registry (and the checks fail on a workload they do
+  not know); each workload's dashboard sections, status cards and alerts live in its own package.
 - A toy workload, a folder of its own and nothing else, gets a scenario, a plugin component, generated
-  Args docs and its stack outputs.
+  Args docs, its stack outputs, and a dashboard and alerts through its descriptor's capabilities.
 - docs/architecture.md's lists of the files a new engine and a new TPU generation touch stay true.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import re
 import subprocess
@@ -34,7 +35,8 @@ from tests.test_ci_workflow import listed_stacks
 from tpu_stacks import registry, sizing
 from tpu_stacks.catalog.engines import EngineVersion
 from tpu_stacks.catalog.tpu import GENERATIONS
-from tpu_stacks.gcp.monitoring import dashboards, targets
+from tpu_stacks.gcp.monitoring.plan import plan_monitoring
+from tpu_stacks.gcp.monitoring.targets import StepLog
 from tpu_stacks.k8s import smoke_check
 from tpu_stacks.registry import Ref, Workload, workloads
 
@@ -63,7 +65,6 @@ def literal_checks() -> dict[str, list[str]]:
             {w.sizing_engine for w in found if w.sizing_engine},
             frozenset({"generic"}),  # a server sizing knows by its flags only, no workload of ours
         ),
-        "targets.Kind": literal_drift(targets.Kind, {w.name for w in found}),
         "EngineVersion.engine": literal_drift(
             EngineVersion.model_fields["engine"].annotation, {e for w in found for e in w.engines}
         ),
@@ -134,7 +135,7 @@ def test_each_descriptor_resolves_to_what_it_names(name: str):
     assert typing.is_typeddict(workload.args.load())
     component = workload.component.load()
     assert issubclass(component, pulumi.ComponentResource)
-    for ref in (workload.plan, workload.network, workload.monitoring_target, workload.dashboard_sections):
+    for ref in (workload.plan, workload.network, workload.monitoring_target, *monitoring_capabilities(workload)):
         assert callable(ref.load()), ref
     assert (workload.smoke_test is None) == (workload.sizing_engine is None)  # every server has one, training none
     if workload.smoke_test is not None:
@@ -189,6 +190,12 @@ def test_the_registry_loads_no_provider_sdk():
     assert out.strip() == "4 []"
 
 
+def monitoring_capabilities(workload: Workload) -> tuple[Ref, ...]:
+    """What the shared monitoring layer asks a workload's descriptor for (gcp/monitoring/capabilities.py)."""
+    optional = (workload.status_cards, workload.alerts)
+    return (workload.dashboard_sections, *(ref for ref in optional if ref is not None))
+
+
 def test_a_ref_loads_a_dotted_attribute_and_fails_on_a_wrong_one():
     assert Ref("tpu_stacks.registry:Workload.secret_keys").load() is Workload.secret_keys
     with pytest.raises(AttributeError):
@@ -214,11 +221,16 @@ def test_every_list_of_workloads_derives_from_the_registry():
 
 
 def test_the_type_literals_agree_with_the_registry():
-    assert literal_checks() == {"sizing.Engine": [], "targets.Kind": [], "EngineVersion.engine": []}
+    assert literal_checks() == {"sizing.Engine": [], "EngineVersion.engine": []}
 
 
-def test_the_dashboard_sections_are_the_descriptors():
-    assert dashboards.SECTIONS == {w.name: w.dashboard_sections.load() for w in workloads()}
+def test_each_workloads_dashboard_and_alerts_live_in_its_own_package():
+    """No table in shared code lists them: the shared layer asks the descriptor."""
+    for workload in workloads():
+        for ref in monitoring_capabilities(workload):
+            assert ref.module.startswith(f"tpu_stacks.{workload.name}."), (workload.name, ref)
+    assert registry.workload("saxml").status_cards is None  # optional: Saxml has no card of its own
+    assert [w.name for w in workloads() if w.alerts is not None] == ["raytrain"]
 
 
 def test_the_ci_matrix_previews_each_workloads_stack():
@@ -228,11 +240,9 @@ def test_the_ci_matrix_previews_each_workloads_stack():
 def test_the_checks_fail_on_a_workload_they_do_not_know(toy: Workload):
     """With the toy registered, each of the checks above names it."""
     checks = literal_checks()
-    assert checks["targets.Kind"] == ["missing toyserve"]
     assert checks["sizing.Engine"] == ["missing toy-engine"]
     assert checks["EngineVersion.engine"] == ["missing toy-engine"]
     assert workloads_missing_from_ci() == ["toyserve"]
-    assert set(dashboards.SECTIONS) == set(SHIPPED) != set(registry.names())
     assert literal_drift(typing.Literal["a", "b"], {"a"}) == ["unknown b"]
 
 
@@ -262,14 +272,55 @@ TOY_FILES = {
     "plan.py": """
         def plan_toy(spec):
             return spec.greeting.upper()
+        """,
+    "monitoring.py": """
+        from tpu_stacks.catalog.engines import EngineVersion
+        from tpu_stacks.gcp.monitoring.alerts import Alert
+        from tpu_stacks.gcp.monitoring.model import Section
+        from tpu_stacks.gcp.monitoring.queries import Scope
+        from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+        from tpu_stacks.gcp.monitoring.targets import Target
+        from tpu_stacks.gcp.monitoring.widgets import note, scorecard
+
+        # not a catalogued engine (the engine Literal knows no toy): built without validation
+        TOY_ENGINE = EngineVersion.model_construct(engine="toy-engine", version="0.1", images=(), source="a toy")
 
 
         def target(plan):
-            return plan
+            return Target(
+                kind="toyserve",
+                title=f"Toy answering {plan}",
+                project="toy-project",
+                universe="googleapis.com",
+                location="us-central2",
+                scope=Scope(cluster="toy-cluster", namespace="toy"),
+                engine=TOY_ENGINE,
+                monitoring=MonitoringSpec(),
+                tpu_containers=("toy",),
+                deployment="toy",
+                replicas=1,
+            )
 
 
         def sections(target):
-            return []
+            return [Section(title="Toy", subtitle=target.title, widgets=(note("Greeting", target.title),))]
+
+
+        def cards(target):
+            return [scorecard("Greetings per second", 'sum(rate(toy_greetings_total{namespace="toy"}[5m]))')]
+
+
+        def alerts(target):
+            return [
+                Alert(
+                    id="toy-silent",
+                    title=f"{target.title}: silent",
+                    query='sum(rate(toy_greetings_total{namespace="toy"}[5m])) == 0',
+                    minutes=10,
+                    severity="WARNING",
+                    why="The toy greets nobody.",
+                )
+            ]
         """,
     "network.py": """
         def network(plan):
@@ -306,8 +357,10 @@ TOY_FILES = {
             args=Ref("tpu_stacks.toyserve.args:ToyStackArgs"),
             plan=Ref("tpu_stacks.toyserve.plan:plan_toy"),
             component=Ref("tpu_stacks.toyserve.component:ToyStack"),
-            monitoring_target=Ref("tpu_stacks.toyserve.plan:target"),
-            dashboard_sections=Ref("tpu_stacks.toyserve.plan:sections"),
+            monitoring_target=Ref("tpu_stacks.toyserve.monitoring:target"),
+            dashboard_sections=Ref("tpu_stacks.toyserve.monitoring:sections"),
+            status_cards=Ref("tpu_stacks.toyserve.monitoring:cards"),
+            alerts=Ref("tpu_stacks.toyserve.monitoring:alerts"),
             network=Ref("tpu_stacks.toyserve.network:network"),
             smoke_test=None,
             args_docs=(("ToyStackArgs", "ToySpec"),),
@@ -385,6 +438,44 @@ def test_a_toy_workload_builds_its_scenario_and_exports_its_outputs(toy: Workloa
     assert [r.typ for r in mocks.resources] == ["tpu-stacks:index:ToyStack"]
     assert [r.name for r in mocks.resources] == ["toyserve"]
     assert answers == ["HI"]
+
+
+def test_a_toy_workload_gets_a_dashboard_and_alerts_through_its_descriptor(toy: Workload):
+    """The shared layer draws the toy's own section and card and declares its own alert beside the ones every
+    server gets, though no shared module names it."""
+    target = toy.monitoring_target.load()(toy.plan.load()(toy.spec.load()()))
+    planned = plan_monitoring(target, "toyserve")
+    board = planned.dashboard
+    assert [s.title for s in board.sections] == ["Now", "Toy", "TPUs", "Pods"]
+    assert [w.title for w in board.sections[0].widgets] == [
+        "Replicas ready",
+        "Greetings per second",
+        "TensorCore utilization (average)",
+    ]
+    assert board.sections[1].widgets[0].text is not None
+    assert board.sections[1].widgets[0].text.content == "Toy answering HELLO"
+    assert (board.display_name, board.labels) == (
+        "tpu-stacks toyserve: toy-cluster/toy",
+        {"tpu-stacks": "", "toyserve": ""},
+    )
+    alerts = {a.id: a for a in planned.alerts}
+    assert list(alerts) == [
+        "serving-pods-not-ready",
+        "tpu-hbm-near-full",
+        "tpu-nodes-idle",
+        "pods-restarting",
+        "toy-silent",
+    ]
+    assert not alerts["tpu-hbm-near-full"].enabled  # a server's HBM is full of KV cache by design
+    assert planned.step_log_metric is None
+
+    # the same toy as a training job that logs its steps: no idle-node alert, HBM watched, a step metric
+    step = StepLog(metric="toy_step_seconds", contains="step ", line=r"step \d+: ([0-9.]+)s", description="toy steps")
+    trained = plan_monitoring(dataclasses.replace(target, serving=False, step_log=step), "toyserve")
+    trained_alerts = {a.id: a for a in trained.alerts}
+    assert "tpu-nodes-idle" not in trained_alerts
+    assert trained_alerts["tpu-hbm-near-full"].enabled
+    assert trained.step_log_metric == "tpu-stacks/toy-cluster/toy/toy_step_seconds"
 
 
 def test_a_registered_workload_outside_the_package_and_a_clash():

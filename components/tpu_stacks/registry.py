@@ -78,7 +78,8 @@ class Workload:
     monitoring_target: Ref
     """The builder of the monitoring target (gcp/monitoring) from the plan."""
     dashboard_sections: Ref
-    """The dashboard sections particular to this workload."""
+    """The dashboard sections particular to this workload, `(Target) -> list[Section]`, in its own package: the
+    dashboard (gcp/monitoring/dashboards.py) draws them between its status row and the TPU and pod sections."""
     network: Ref
     """The connectivity contract: the flows its pods need and admit (the workload's `network.py`)."""
     smoke_test: Ref | None
@@ -92,6 +93,12 @@ class Workload:
     (`openai-completion` for any OpenAI-compatible server); None for a training job. A capability, not a name:
     shared code asks it and never branches on the workload (tests/test_registry.py checks each server has one the
     script knows)."""
+    status_cards: Ref | None = None
+    """Its own cards in the dashboard's first row, `(Target) -> list[Widget]` (a queue, a run's state), after the
+    replica and slice cards every workload gets; None: none of its own."""
+    alerts: Ref | None = None
+    """Its own alert policies, `(Target) -> list[Alert]` (gcp/monitoring/alerts.py), beside the ones every stack
+    gets; None: none of its own."""
     secrets: tuple[tuple[str, str], ...] = ()
     """(component input, stack secret key): secret config values the scenario hands the component."""
     prepare_args: Ref | None = None

@@ -28,7 +28,6 @@ from tpu_stacks.catalog.tpu import slice_shape
 from tpu_stacks.catalog.upstream import fact
 from tpu_stacks.cluster.spec import ClusterSpec, ProxyOnlySubnetSpec
 from tpu_stacks.errors import UserError
-from tpu_stacks.gcp.monitoring.dashboards import vllm_sections
 from tpu_stacks.gcp.universe import universe
 from tpu_stacks.k8s.crd_files import INFERENCE_OBJECTIVE_CRD, crd_document
 from tpu_stacks.vllm.component import VllmStack
@@ -42,7 +41,7 @@ from tpu_stacks.vllm.gateway_plan import (
     check_single_host,
     picker_metrics,
 )
-from tpu_stacks.vllm.monitoring import vllm_target
+from tpu_stacks.vllm.monitoring import vllm_sections, vllm_target
 from tpu_stacks.vllm.network import network
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import GatewaySpec, VllmSpec

@@ -1,4 +1,5 @@
-"""Saxml's monitoring target: what its dashboard and alerts watch, handed to the shared monitoring layer.
+"""Saxml's monitoring: the target its dashboard and alerts watch, handed to the shared monitoring layer, and its
+own dashboard section, which its descriptor names (gcp/monitoring/capabilities.py).
 
 A Saxml stack is a JobSet of multi-host slices: the target names the JobSet and its shape (slices and
 hosts per slice) as planned; Saxml exports no Prometheus metrics at its pinned version (no port).
@@ -7,7 +8,10 @@ hosts per slice) as planned; Saxml exports no Prometheus metrics at its pinned v
 from __future__ import annotations
 
 from tpu_stacks.catalog.engines import SAXML
+from tpu_stacks.gcp.monitoring import queries as q
+from tpu_stacks.gcp.monitoring.model import Section
 from tpu_stacks.gcp.monitoring.targets import Target, stack_fields
+from tpu_stacks.gcp.monitoring.widgets import chart, note
 from tpu_stacks.saxml.plan import SaxmlPlan
 
 
@@ -23,3 +27,27 @@ def saxml_target(plan: SaxmlPlan, jobset: str, container: str) -> Target:
         hosts_per_slice=plan.hosts,
         **stack_fields(plan),
     )
+
+
+def saxml_sections(t: Target) -> list[Section]:
+    js = t.scope.prometheus(jobset_name=t.jobset or "")
+    widgets = (
+        chart(
+            f"Model-server slices ready (of {t.slices})",
+            (q.kube_state("kube_jobset_ready_replicas", js), "ready"),
+            (q.kube_state("kube_jobset_specified_replicas", js), "specified"),
+            unit="slices",
+        ),
+        chart(
+            "JobSet restarts",
+            (q.kube_state("kube_jobset_restarts", js), "restarts"),
+            (q.kube_state("kube_jobset_failed_replicas", js), "failed slices"),
+            unit="count",
+        ),
+        note(
+            "No engine metrics",
+            f"Saxml {t.engine.version} exports no Prometheus metrics: serving health is the slices, TPUs and pods "
+            "shown here; request traces are in the HTTP server's logs.",
+        ),
+    )
+    return [Section(title="Serving", subtitle=t.title, widgets=widgets)]

@@ -1,5 +1,7 @@
 """The alert policies of each workload, as data: id, PromQL condition, how long it must hold, and whether
-it is on by default (off only where it would fire in normal operation).
+it is on by default (off only where it would fire in normal operation). Every stack gets the ones here, as its
+target's capabilities say (a server's idle TPU nodes, a JobSet's restarts); a workload's own come from its
+descriptor (capabilities.py).
 
 `plan_alerts` applies the user's `monitoring.alerts` overrides and refuses an unknown id with a
 did-you-mean, before any resource is declared. The condition is a PromQL alert
@@ -93,7 +95,7 @@ def _hbm(t: Target) -> Alert:
     sel = t.scope.system(**{"container_name~": "|".join(t.tpu_containers)})
     used = q.system("kubernetes.io/container/accelerator/memory_used", sel)
     total = q.system("kubernetes.io/container/accelerator/memory_total", sel)
-    serving = t.kind != "raytrain"
+    serving = t.serving
     return Alert(
         id="tpu-hbm-near-full",
         title=f"TPU HBM above {t.monitoring.hbm_fraction:.0%} of total",
@@ -118,11 +120,12 @@ metric includes chips no pod holds): its presence is a TPU node running, billed.
 
 def _idle_tpu(t: Target) -> Alert | None:
     """TPU nodes up, no serving pod Ready: a slice billed for nothing (a pool that scaled up for a server that never
-    became ready, a replica stuck in a crash loop, a node left after its pods went). Serving stacks only: a training
-    slice is busy without a Ready pod. Ready means what the serving pod's readiness probe says: on a multi-host slice
-    the TPU workers' node check (the raylet, vllm/rayservice.py), so 30 minutes; elsewhere the server's own health,
-    which a cold start reaches only after its startup budget, so not before that has passed."""
-    if t.kind == "raytrain":
+    became ready, a replica stuck in a crash loop, a node left after its pods went). Serving stacks only
+    (`Target.serving`): a training slice is busy without a Ready pod. Ready means what the serving pod's readiness
+    probe says: on a multi-host slice the TPU workers' node check (the raylet, vllm/rayservice.py), so 30 minutes;
+    elsewhere the server's own health, which a cold start reaches only after its startup budget, so not before that
+    has passed."""
+    if not t.serving:
         return None
     nodes = q.system(TPU_NODE_METRIC, t.scope.nodes())
     containers = "|".join(t.tpu_containers)
@@ -163,42 +166,6 @@ def _restarts(t: Target) -> Alert:
     )
 
 
-def _training(t: Target) -> list[Alert]:
-    # Ray Train v2's controller state, one series per state name (ledger: ray-train.metric.controller-state,
-    # ray-train.metric.controller-state-tag, ray-train.controller-state.errored, ray-train.controller-state.restarting,
-    # ray-train.controller-state.rescheduling).
-    if t.kind != "raytrain":
-        return []
-    state = q.engine(
-        t.engine, "ray_train_controller_state", t.scope.prometheus(**{"ray_train_controller_state~": "ERRORED"})
-    )
-    restarting = q.engine(
-        t.engine,
-        "ray_train_controller_state",
-        t.scope.prometheus(**{"ray_train_controller_state~": "RESTARTING|RESCHEDULING"}),
-    )
-    return [
-        Alert(
-            id="training-failed",
-            title=f"Ray Train run on {t.ray_cluster} failed",
-            query=f"max({state}) > 0",
-            minutes=1,
-            severity="CRITICAL",
-            why="The Ray Train controller reached ERRORED: the run stopped. `kubectl describe rayjob` and the Ray "
-            "dashboard's job log say why.",
-        ),
-        Alert(
-            id="slice-restarted",
-            title=f"Ray Train on {t.ray_cluster} restarting its workers",
-            query=f"max({restarting}) > 0",
-            minutes=1,
-            severity="ERROR",
-            why="A worker (a TPU slice host) failed and Ray Train is restarting the worker group from the last "
-            "checkpoint. Repeated restarts mean a bad host or preemptions.",
-        ),
-    ]
-
-
 def _jobset(t: Target) -> list[Alert]:
     if t.jobset is None:
         return []
@@ -217,7 +184,8 @@ def _jobset(t: Target) -> list[Alert]:
 
 
 def all_alerts(t: Target) -> list[Alert]:
-    from tpu_stacks.gcp.monitoring import rayserve  # it builds `Alert`s: imported here, after this module
+    # they build `Alert`s: imported here, after this module
+    from tpu_stacks.gcp.monitoring import capabilities, rayserve
 
     found = [
         _not_ready(t),
@@ -226,7 +194,7 @@ def all_alerts(t: Target) -> list[Alert]:
         _hbm(t),
         _idle_tpu(t),
         _restarts(t),
-        *_training(t),
+        *capabilities.alerts(t),  # the workload's own (a training run's state)
         *_jobset(t),
     ]
     return [a for a in found if a is not None]

@@ -1,5 +1,6 @@
 """Declare a stack's monitoring: the PodMonitoring that scrapes its engine (JetStream, Ray; vLLM declares
-its own beside its HPA), the dashboard, MaxText's step-time log metric, and the alert policies.
+its own beside its HPA), the dashboard, a training job's step-time log metric (`Target.step_log`), and the
+alert policies.
 
 Called last by a workload component, with the plan made before its first resource (`plan_monitoring`).
 """
@@ -18,10 +19,6 @@ from tpu_stacks.gcp.monitoring.links import dashboard_url, first_links
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
 from tpu_stacks.gcp.universe import universe
 from tpu_stacks.k8s.pod_monitoring import pod_monitoring
-
-STEP_LINE = r"completed step: \d+, seconds: ([0-9.]+)"
-"""MaxText's per-step log line (MaxText/metric_logger.py `log_metrics`: `completed step: {step}, seconds: {t:.3f},
-TFLOP/s/device: ...`); Ray streams the workers' output to the job's log, which the RayJob's submitter prints."""
 
 
 def declare_pod_monitoring(
@@ -67,19 +64,20 @@ def declare_monitoring(
     monitoring_api = [apis[api] for api in MONITORING_APIS if api in apis]
     child = pulumi.ResourceOptions(parent=parent, depends_on=monitoring_api)
     after: list[pulumi.Resource] = []
-    if plan.step_log_metric:
+    if plan.step_log_metric and t.step_log is not None:
+        step = t.step_log
         after.append(
             gcp.logging.Metric(
                 f"{name}-step-time",
                 gcp.logging.MetricArgs(
                     name=plan.step_log_metric,
                     project=t.project,
-                    description="MaxText seconds per training step, from its `completed step` log line",
+                    description=step.description,
                     filter=(
                         f'resource.type="k8s_container" AND resource.labels.cluster_name="{t.cluster}" AND '
-                        f'resource.labels.namespace_name="{t.namespace}" AND textPayload:"completed step: "'
+                        f'resource.labels.namespace_name="{t.namespace}" AND textPayload:"{step.contains}"'
                     ),
-                    value_extractor=f'REGEXP_EXTRACT(textPayload, "{STEP_LINE}")',
+                    value_extractor=f'REGEXP_EXTRACT(textPayload, "{step.line}")',
                     metric_descriptor=gcp.logging.MetricMetricDescriptorArgs(
                         metric_kind="DELTA", value_type="DISTRIBUTION", unit="s"
                     ),

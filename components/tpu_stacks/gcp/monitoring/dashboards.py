@@ -1,117 +1,28 @@
 """The dashboard of each workload: what a user should see first, then why.
 
-Top row: is it serving (or training) and is it keeping up; then latency and throughput; then the
-TPUs (TensorCore and duty cycle, HBM used against total, per pod and per slice); then pod health
-(restarts, pending). Every query names catalogued metrics only (queries.py), and the vLLM queue
-chart draws the HPA's own target, read from the same spec field the HPA is built from.
+Top row: is it up and keeping up (the replica or slice cards every workload gets, then the workload's own
+cards: a queue, a run's state), and are the TPUs busy; then the workload's own sections (latency and
+throughput, the engine's queue, training progress); then the TPUs (TensorCore and duty cycle, HBM used
+against total, per pod and per slice); then pod health (restarts, pending). Every query names catalogued
+metrics only (queries.py).
 
-Where the engines define the names read here: vLLM's (ledger: vllm.metric.num-requests-waiting,
-vllm.metric.num-requests-running, vllm.metric.kv-cache-usage-perc, vllm.metric.time-to-first-token-seconds,
-vllm.metric.inter-token-latency-seconds, vllm.metric.prompt-tokens, vllm.metric.generation-tokens,
-vllm.metric.request-success), the endpoint picker's (ledger: epp.metric.subsystem.objective,
-epp.metric.subsystem.pool, epp.metric.subsystem.extension, epp.metric.request-total,
-epp.metric.pool-average-queue-size, epp.metric.pool-average-running-requests,
-epp.metric.pool-average-kv-cache-utilization, epp.metric.pool-ready-pods, epp.metric.scheduler-e2e-duration-seconds)
-and Ray Train's (ledger: ray-train.metric.controller-state, ray-train.metric.controller-state-tag,
-ray-train.controller-state.running).
+The workload's own cards and sections live in its package (`<workload>/monitoring.py`) and its descriptor
+names them (capabilities.py): this module draws what every workload shares and the endpoint picker's section
+(ledger: epp.metric.subsystem.objective, epp.metric.subsystem.pool, epp.metric.subsystem.extension,
+epp.metric.request-total, epp.metric.pool-average-queue-size, epp.metric.pool-average-running-requests,
+epp.metric.pool-average-kv-cache-utilization, epp.metric.pool-ready-pods,
+epp.metric.scheduler-e2e-duration-seconds).
 """
 
 from __future__ import annotations
 
 from tpu_stacks.catalog.engines import EngineVersion
+from tpu_stacks.gcp.monitoring import capabilities
 from tpu_stacks.gcp.monitoring import queries as q
-from tpu_stacks.gcp.monitoring import rayserve
-from tpu_stacks.gcp.monitoring.model import (
-    Axis,
-    Dashboard,
-    DataSet,
-    Section,
-    Threshold,
-    TimeSeriesFilter,
-    TimeSeriesQuery,
-    Widget,
-    XyChart,
-)
+from tpu_stacks.gcp.monitoring.model import Dashboard, Section, Threshold, Widget
 from tpu_stacks.gcp.monitoring.targets import Target
 from tpu_stacks.gcp.monitoring.widgets import chart as _chart
-from tpu_stacks.gcp.monitoring.widgets import note as _note
 from tpu_stacks.gcp.monitoring.widgets import scorecard as _scorecard
-
-STEP_LOG_METRIC = "maxtext_step_seconds"
-"""The log-based metric (per stack) that carries MaxText's `completed step: N, seconds: S` lines."""
-
-
-def vllm_sections(t: Target) -> list[Section]:
-    if t.serve is not None:  # multi-host: a RayService, watched through Ray
-        return rayserve.sections(t)
-    sel = t.scope.prometheus()
-    v = t.engine
-    hpa = t.hpa
-    waiting = q.engine(v, "vllm:num_requests_waiting", sel)
-    queue_threshold: tuple[Threshold, ...] = ()
-    cache_threshold: tuple[Threshold, ...] = ()
-    if hpa is not None:
-        line = (Threshold(value=hpa.target, label=f"HPA target {hpa.target:g} (average per pod)", color="YELLOW"),)
-        if hpa.metric == "vllm:num_requests_waiting":
-            queue_threshold = line
-        else:
-            cache_threshold = line
-    first = [
-        _chart(
-            "Requests waiting (the HPA's metric)",
-            (f"avg({waiting})", "average per pod"),
-            (f"sum by (pod) ({waiting})", "${pod}"),
-            thresholds=queue_threshold,
-            unit="requests",
-        ),
-        _chart(
-            "Requests running",
-            (f"sum by (pod) ({q.engine(v, 'vllm:num_requests_running', sel)})", "${pod}"),
-            unit="requests",
-        ),
-        _chart(
-            "KV cache usage",
-            (f"max by (pod) ({q.engine(v, 'vllm:kv_cache_usage_perc', sel)})", "${pod}"),
-            thresholds=cache_threshold,
-            unit="fraction",
-        ),
-        _replicas(t),
-    ]
-    latency = [
-        _chart(
-            "Time to first token",
-            *(
-                (q.quantile(v, "vllm:time_to_first_token_seconds", sel, p), f"p{int(p * 100)}")
-                for p in (0.5, 0.9, 0.99)
-            ),
-            unit="s",
-        ),
-        _chart(
-            "Time per output token",
-            *(
-                (q.quantile(v, "vllm:inter_token_latency_seconds", sel, p), f"p{int(p * 100)}")
-                for p in (0.5, 0.9, 0.99)
-            ),
-            unit="s",
-        ),
-        _chart(
-            "Tokens per second",
-            (q.rate(q.engine(v, "vllm:generation_tokens_total", sel)), "generated"),
-            (q.rate(q.engine(v, "vllm:prompt_tokens_total", sel)), "prompt"),
-            unit="tokens/s",
-        ),
-        _chart(
-            "Requests finished per second",
-            (q.rate(q.engine(v, "vllm:request_success_total", sel), "finished_reason"), "${finished_reason}"),
-            unit="requests/s",
-        ),
-    ]
-    return [
-        Section(title="Serving", subtitle=t.title, widgets=tuple(first)),
-        Section(title="Latency and throughput", widgets=tuple(latency)),
-        *([picker_section(t, t.picker)] if t.picker is not None else []),
-    ]
-
 
 QUEUE_WAIT = "inference_extension_flow_control_request_queue_duration_seconds"
 
@@ -184,7 +95,8 @@ def picker_section(t: Target, epp: EngineVersion) -> Section:
     )
 
 
-def _replicas(t: Target) -> Widget:
+def replicas_chart(t: Target) -> Widget:
+    """The replicas of a Deployment: against its HPA's bounds when one scales it, else against the fixed count."""
     if t.hpa is not None:
         hpa_sel = t.scope.prometheus(horizontalpodautoscaler=t.hpa.name)
         return _chart(
@@ -201,111 +113,6 @@ def _replicas(t: Target) -> Widget:
         (q.kube_state("kube_deployment_spec_replicas", dep), "wanted"),
         unit="replicas",
     )
-
-
-def jetstream_sections(t: Target) -> list[Section]:
-    widgets: list[Widget] = [_replicas(t)]
-    if t.exports_metrics:
-        sel = t.scope.prometheus()
-        v = t.engine
-        widgets += [
-            _chart(
-                "Prefill backlog (requests queued)",
-                (f"sum by (pod) ({q.engine(v, 'jetstream_prefill_backlog_size', sel)})", "${pod}"),
-                unit="requests",
-            ),
-            _chart(
-                "Decode slots used",
-                (f"avg by (pod) ({q.engine(v, 'jetstream_slots_used_percentage', sel)})", "${pod}"),
-                unit="fraction",
-            ),
-        ]
-    else:
-        widgets.append(
-            _note(
-                "No engine metrics",
-                f"JetStream-PyTorch {t.engine.version} (`jpt serve`) starts no Prometheus server, so queue and "
-                "slot metrics exist only in the converter flow (v0.2.3, `--prometheus_port`). TPU and pod charts "
-                "below.",
-            )
-        )
-    return [Section(title="Serving", subtitle=t.title, widgets=tuple(widgets))]
-
-
-def saxml_sections(t: Target) -> list[Section]:
-    js = t.scope.prometheus(jobset_name=t.jobset or "")
-    widgets = (
-        _chart(
-            f"Model-server slices ready (of {t.slices})",
-            (q.kube_state("kube_jobset_ready_replicas", js), "ready"),
-            (q.kube_state("kube_jobset_specified_replicas", js), "specified"),
-            unit="slices",
-        ),
-        _chart(
-            "JobSet restarts",
-            (q.kube_state("kube_jobset_restarts", js), "restarts"),
-            (q.kube_state("kube_jobset_failed_replicas", js), "failed slices"),
-            unit="count",
-        ),
-        _note(
-            "No engine metrics",
-            f"Saxml {t.engine.version} exports no Prometheus metrics: serving health is the slices, TPUs and pods "
-            "shown here; request traces are in the HTTP server's logs.",
-        ),
-    )
-    return [Section(title="Serving", subtitle=t.title, widgets=widgets)]
-
-
-def raytrain_sections(t: Target) -> list[Section]:
-    sel = t.scope.prometheus()
-    v = t.engine
-    step_filter = f'metric.type="logging.googleapis.com/user/{step_metric_name(t)}"'
-    workers = t.scope.prometheus(container=t.tpu_containers[0])
-    widgets = (
-        _chart(
-            "Ray Train controller state",
-            (
-                f"max by (ray_train_controller_state) ({q.engine(v, 'ray_train_controller_state', sel)})",
-                "${ray_train_controller_state}",
-            ),
-            unit="state (1 = current)",
-        ),
-        Widget(
-            title="MaxText step time (from the trainer's log)",
-            xy_chart=XyChart(
-                data_sets=(
-                    DataSet(
-                        time_series_query=TimeSeriesQuery(
-                            time_series_filter=TimeSeriesFilter(filter=step_filter), unit_override="s"
-                        ),
-                    ),
-                ),
-                y_axis=Axis(label="seconds per step"),
-            ),
-        ),
-        _chart(
-            "Worker group start time",
-            (f"max({q.engine(v, 'ray_train_worker_group_start_total_time_s', sel)})", "start"),
-            unit="s",
-        ),
-        _chart(
-            "Ray worker pods ready",
-            (
-                f"sum({q.kube_state('kube_pod_container_status_ready', workers)})",
-                "ready",
-            ),
-            thresholds=(
-                Threshold(value=t.slices * t.hosts_per_slice, label="all workers", color="YELLOW", direction="BELOW"),
-            ),
-            unit="pods",
-        ),
-    )
-    return [Section(title="Training", subtitle=t.title, widgets=widgets)]
-
-
-def step_metric_name(t: Target) -> str:
-    """One per stack: log-based metric names are project-wide."""
-    return f"tpu-stacks/{t.cluster}/{t.namespace}/{STEP_LOG_METRIC}"
 
 
 def tpu_section(t: Target) -> Section:
@@ -372,16 +179,9 @@ def health_section(t: Target) -> Section:
     return Section(title="Pods", subtitle=f"namespace {t.namespace}", widgets=widgets)
 
 
-SECTIONS = {
-    "vllm": vllm_sections,
-    "jetstream": jetstream_sections,
-    "saxml": saxml_sections,
-    "raytrain": raytrain_sections,
-}
-
-
 def status_section(t: Target) -> Section:
-    """The first row, read at a glance: is it up, is it keeping up, are the TPUs busy (red/yellow when not).
+    """The first row, read at a glance: is it up, is it keeping up (the workload's own cards), are the TPUs busy
+    (red/yellow when not).
     A scorecard's BELOW threshold turns at `value <= threshold` (Scorecard.thresholds), hence `wanted - 1`."""
     cards: list[Widget] = []
     if t.deployment is not None:
@@ -405,28 +205,7 @@ def status_section(t: Target) -> Section:
                 (Threshold(value=t.slices - 1, label=f"fewer than {t.slices}", color="RED", direction="BELOW"),),
             )
         )
-    if t.serve is not None:
-        cards += rayserve.status_cards(t)
-    elif t.kind == "vllm":
-        waiting = q.engine(t.engine, "vllm:num_requests_waiting", t.scope.prometheus())
-        line = ()
-        if t.hpa is not None and t.hpa.metric == "vllm:num_requests_waiting":
-            line = (Threshold(value=t.hpa.target, label="HPA target", color="YELLOW"),)
-        cards.append(_scorecard("Requests waiting (average per pod)", f"avg({waiting})", line))
-    if t.kind == "jetstream" and t.exports_metrics:
-        backlog = q.engine(t.engine, "jetstream_prefill_backlog_size", t.scope.prometheus())
-        cards.append(_scorecard("Prefill backlog", f"sum({backlog})"))
-    if t.kind == "raytrain":
-        running = q.engine(
-            t.engine, "ray_train_controller_state", t.scope.prometheus(ray_train_controller_state="RUNNING")
-        )
-        cards.append(
-            _scorecard(
-                "Training running (1 = yes)",
-                f"max({running})",
-                (Threshold(value=0, label="not running", color="RED", direction="BELOW"),),
-            )
-        )
+    cards += capabilities.status_cards(t)
     sel = t.scope.system(**{"container_name~": "|".join(t.tpu_containers)})
     tensorcore = q.system("kubernetes.io/container/accelerator/tensorcore_utilization", sel)
     cards.append(_scorecard("TensorCore utilization (average)", f"avg({tensorcore})"))
@@ -434,7 +213,7 @@ def status_section(t: Target) -> Section:
 
 
 def dashboard(t: Target) -> Dashboard:
-    sections = [status_section(t), *SECTIONS[t.kind](t), tpu_section(t), health_section(t)]
+    sections = [status_section(t), *capabilities.sections(t), tpu_section(t), health_section(t)]
     return Dashboard(
         display_name=f"tpu-stacks {t.kind}: {t.cluster}/{t.namespace}",
         sections=tuple(sections),

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.monitoring.alerts import Alert, plan_alerts
-from tpu_stacks.gcp.monitoring.dashboards import dashboard, step_metric_name
+from tpu_stacks.gcp.monitoring.dashboards import dashboard
 from tpu_stacks.gcp.monitoring.model import Dashboard
 from tpu_stacks.gcp.monitoring.spec import CHANNEL
 from tpu_stacks.gcp.monitoring.targets import Target
@@ -25,7 +25,7 @@ class MonitoringPlan:
 
     @property
     def step_log_metric(self) -> str | None:
-        return step_metric_name(self.target) if self.target.kind == "raytrain" else None
+        return self.target.step_log_metric
 
 
 def plan_monitoring(target: Target, section: str) -> MonitoringPlan:

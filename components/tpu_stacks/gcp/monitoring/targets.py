@@ -4,18 +4,21 @@ Each workload builds its own target from its plan (`vllm/monitoring.py`, `saxml/
 the HPA target and bounds, the startup budget, the replica count, the JobSet's name, the metrics
 port. This shared layer only draws what it is handed and never imports a workload, so every number
 drawn or alerted on comes from the plan the resources are built from and none is typed twice.
+
+What differs between workloads is a capability, never a name: the target says whether it is a server
+(`serving`) and which log line carries training progress (`step_log`); its workload's descriptor names
+its own dashboard sections, status cards and alerts (capabilities.py). Shared code never compares `kind`
+to a workload's name (tests/test_workload_name_branches.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from tpu_stacks.catalog.engines import EngineVersion
 from tpu_stacks.gcp.monitoring.queries import Scope
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
-
-Kind = Literal["vllm", "jetstream", "saxml", "raytrain"]
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,24 @@ class Serve:
 
 
 @dataclass(frozen=True)
+class StepLog:
+    """A training job's progress, read from its log: one line per step that carries the step's seconds. A log-based
+    metric (per stack) extracts them and the workload's dashboard charts it."""
+
+    metric: str
+    """The metric's own name; the stack's cluster and namespace prefix it (`Target.step_log_metric`)."""
+    contains: str
+    """Text every step line holds: the metric's filter keeps only log entries that contain it."""
+    line: str
+    """A regular expression over the step line whose one group is the step's seconds."""
+    description: str
+
+
+@dataclass(frozen=True)
 class Target:
-    kind: Kind
+    kind: str
+    """The workload's name (registry.py): the descriptor the shared layer asks for the workload's own sections,
+    cards and alerts (capabilities.py), and the dashboard's and alerts' label."""
     title: str
     """What the stack runs, for the dashboard's name (`vLLM meta-llama/Llama-3.1-70B on v6e 2x4`)."""
     project: str
@@ -77,6 +96,11 @@ class Target:
     scheduling metrics the dashboard adds; None without a gateway."""
     picker_flow_control: bool = False
     """The picker runs its Flow Control layer (the `flowControl` gate), whose queue the dashboard then draws."""
+    serving: bool = True
+    """A server (True) or a training job (False): TPU nodes with no Ready pod are idle only for a server, and a
+    server's HBM reads near full by design (its KV cache), so its HBM alert is off by default."""
+    step_log: StepLog | None = None
+    """The log line that carries a training step's time, whose log-based metric is declared for the stack."""
 
     @property
     def cluster(self) -> str:
@@ -89,6 +113,13 @@ class Target:
     @property
     def exports_metrics(self) -> bool:
         return bool(self.engine.metrics) and self.metrics_port is not None
+
+    @property
+    def step_log_metric(self) -> str | None:
+        """The stack's log-based step metric (log-based metric names are project-wide: one per stack), if any."""
+        if self.step_log is None:
+            return None
+        return f"tpu-stacks/{self.cluster}/{self.namespace}/{self.step_log.metric}"
 
 
 def stack_fields(plan: Any) -> dict[str, Any]:

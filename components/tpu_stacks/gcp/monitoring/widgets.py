@@ -1,6 +1,7 @@
 """The three widget shapes every dashboard section is drawn with: a chart of PromQL series, a scorecard, a note.
 
-Shared by dashboards.py and the sections of other modules (rayserve.py), so a chart is spelt one way."""
+Shared by dashboards.py and the sections of other modules (rayserve.py, each workload's monitoring.py), so a chart
+is spelt one way."""
 
 from __future__ import annotations
 
