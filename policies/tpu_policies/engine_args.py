@@ -18,7 +18,8 @@ from typing import Any
 
 from tpu_policies.values import UNKNOWN, as_list, as_str, dig
 from tpu_policies.workloads import PodTemplate
-from tpu_stacks.catalog.engines import MAXTEXT, MAXTEXT_CONFIG_SUFFIX, VLLM, EngineVersion, engine_of_image
+from tpu_stacks.catalog.engine_traffic import traffic_of
+from tpu_stacks.catalog.engines import VLLM, EngineVersion, Flag, Meaning, engine_of_command, engine_of_image
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.errors import UserError
 from tpu_stacks.jetstream.models import MODELS as JETSTREAM_MODELS
@@ -117,19 +118,13 @@ def _engine(images: list[str], tokens: list[str]) -> EngineVersion | None:
         found = engine_of_image(image)
         if found is not None and found.flags:
             return found
-    text = " ".join(tokens)
-    if "vllm.entrypoints.openai.api_server" in text or any(
-        t.endswith("vllm") and n == "serve" for t, n in zip(tokens, tokens[1:], strict=False)
-    ):
-        return VLLM
-    if any(t.endswith(MAXTEXT_CONFIG_SUFFIX) for t in tokens) or "MaxText.train" in text:
-        return MAXTEXT
-    return None
+    return engine_of_command(tokens)
 
 
 def engine_of_template(template: PodTemplate) -> EngineVersion | None:
     """The catalogued engine a pod template runs: by a container's image (any catalogued engine), else by its
-    command (vLLM's entrypoints, MaxText's base config); None when neither says, or the command is unknown."""
+    command (the record's `commands`: vLLM's entrypoints, MaxText's base config); None when neither says, or the
+    command is unknown."""
     for container in template.containers(init=False):
         image = as_str(container.get("image"))
         found = engine_of_image(image) if image else None
@@ -156,43 +151,72 @@ def _default(engine: EngineVersion, name: str) -> str | None:
     return next((f.default for f in engine.flags if f.name == name), None)
 
 
-def _vllm(flags: dict[str, str], tokens: list[str]) -> Inferred:
-    model_name = flags.get("--model")
-    if model_name is None:  # `vllm serve <model>`
-        served = [n for t, n in zip(tokens, tokens[1:], strict=False) if t == "serve" and not n.startswith("-")]
+def _flag(engine: EngineVersion, meaning: Meaning) -> Flag:
+    """The engine's flag of this meaning (the catalogue declares every one a reader asks for)."""
+    found = engine.flag(meaning)
+    if found is None:
+        raise ValueError(f"{engine.engine} {engine.version} declares no {meaning} flag")
+    return found
+
+
+def _given(flags: dict[str, str], flag: Flag, default: str | None = None) -> str | None:
+    """The flag's value under its name, else under an alias, else `default`."""
+    if flag.name in flags:
+        return flags[flag.name]
+    return next((flags[alias] for alias in flag.aliases if alias in flags), default)
+
+
+def _paged(engine: EngineVersion, flags: dict[str, str], tokens: list[str]) -> Inferred:
+    """A paged-KV server (vLLM): the model is its model flag, else the argument after `model_after`."""
+    model_flag = _flag(engine, "model").name
+    model_name = flags.get(model_flag)
+    if model_name is None and engine.model_after is not None:  # `vllm serve <model>`
+        after = engine.model_after
+        served = [n for t, n in zip(tokens, tokens[1:], strict=False) if t == after and not n.startswith("-")]
         model_name = served[0] if served else None
     if not model_name:
-        return Inferred(VLLM, None, "names no --model, so the pack cannot size it")
-    return vllm_request(flags, model_name, "--model")
+        return Inferred(engine, None, f"names no {model_flag}, so the pack cannot size it")
+    return _paged_request(engine, flags, model_name, model_flag)
 
 
 def vllm_request(flags: dict[str, str], model_name: str, model_key: str) -> Inferred:
     """The sizing request of vLLM's flags (`--max-model-len`, `--dtype`, ...) for a model named under
     `model_key` (`--model`, or a Serve config's `model_loading_config.model_id`); refusals raise UserError."""
-    weight = VLLM_DTYPES.get(flags.get("--dtype", "auto").lower())
-    method = flags.get("--quantization", flags.get("-q"))
+    return _paged_request(VLLM, flags, model_name, model_key)
+
+
+def _paged_request(engine: EngineVersion, flags: dict[str, str], model_name: str, model_key: str) -> Inferred:
+    """The request of a paged-KV server's flags, read by the meanings its catalogue record declares."""
+    dtype, kv_dtype, quantization = (_flag(engine, m) for m in ("weight_dtype", "kv_dtype", "quantization"))
+    weight = VLLM_DTYPES.get((_given(flags, dtype, dtype.default) or "").lower())
+    method = _given(flags, quantization)
     if method is not None:
         weight = VLLM_QUANTIZATION.get(method.lower())
         if weight is None:
             known = ", ".join(VLLM_QUANTIZATION)
-            return Inferred(VLLM, None, f"--quantization {method} is not one the memory model sizes ({known})")
-    kv_flag = flags.get("--kv-cache-dtype", "auto").lower()
+            return Inferred(engine, None, f"{quantization.name} {method} is not one the memory model sizes ({known})")
+    kv_flag = (_given(flags, kv_dtype, kv_dtype.default) or "").lower()
     if weight is None or kv_flag not in VLLM_KV_DTYPES:
-        return Inferred(VLLM, None, f"--dtype/--kv-cache-dtype {flags.get('--dtype')}/{kv_flag} is not sizable")
+        shown = f"{dtype.name}/{kv_dtype.name} {flags.get(dtype.name)}/{kv_flag}"
+        return Inferred(engine, None, f"{shown} is not sizable")
     model = lookup_model(model_name, model_key)
+    tensor_parallel = _flag(engine, "tensor_parallel")
     request = ServingRequest(
         model=model,
-        engine="vllm",
+        engine=traffic_of(engine.engine).sizing_engine,
         weight_dtype=weight,
         kv_dtype=VLLM_KV_DTYPES[kv_flag] or ("bf16" if weight in ("int8", "fp8") else weight),
-        context=_number(flags, "--max-model-len", SIZING_CONTEXT),
-        batch=1,  # vLLM pages the KV cache: one sequence of --max-model-len is the floor (--max-num-seqs bounds it)
-        prefill_tokens=_number(flags, "--max-num-batched-tokens", SIZING_PREFILL),
+        context=_number(flags, _flag(engine, "context").name, SIZING_CONTEXT),
+        batch=1,  # paged KV: one sequence of the max model length is the floor (the max-sequences flag bounds it)
+        prefill_tokens=_number(flags, _flag(engine, "prefill_tokens").name, SIZING_PREFILL),
     )
-    return Inferred(VLLM, request, tensor_parallel=_number(flags, "--tensor-parallel-size", "1"))
+    tp = _number(flags, tensor_parallel.name, tensor_parallel.default)
+    return Inferred(engine, request, tensor_parallel=tp, tp_name=tensor_parallel.name)
 
 
-def _jetstream(engine: EngineVersion, flags: dict[str, str]) -> Inferred:
+def _per_slot(engine: EngineVersion, flags: dict[str, str]) -> Inferred:
+    """A per-slot-KV server (JetStream-PyTorch): `jpt serve`'s model id and input/output lengths, or the
+    converter flow's model name and size with one cache length; the batch is its fixed batch flag."""
     if "--model_id" in flags:
         model = lookup_model(flags["--model_id"], "--model_id")
         context = _number(flags, "--max_input_length", _default(engine, "--max_input_length"))
@@ -209,7 +233,7 @@ def _jetstream(engine: EngineVersion, flags: dict[str, str]) -> Inferred:
         batch = _number(flags, "--batch_size", _default(engine, "--batch_size"))
     request = ServingRequest(
         model=model,
-        engine="jetstream",
+        engine=traffic_of(engine.engine).sizing_engine,
         context=context,
         batch=batch,
         weight_dtype="int8" if flags.get("--quantize_weights", "False").lower() == "true" else "bf16",
@@ -219,20 +243,34 @@ def _jetstream(engine: EngineVersion, flags: dict[str, str]) -> Inferred:
     return Inferred(engine, request)
 
 
-def _maxtext(settings: dict[str, str]) -> Inferred:
-    name = settings.get("model_name")
+def _training(engine: EngineVersion, settings: dict[str, str]) -> Inferred:
+    """A trainer (MaxText): its model, per-device batch, sequence length and weight dtype settings."""
+    model_key, dtype_key, batch_key, length_key = (
+        _flag(engine, m).name for m in ("model", "weight_dtype", "per_device_batch", "context")
+    )
+    name = settings.get(model_key)
     if not name:
-        return Inferred(MAXTEXT, None, "names no model_name=, so the pack cannot size it")
-    dtype = settings.get("weight_dtype", _default(MAXTEXT, "weight_dtype") or "float32")
+        return Inferred(engine, None, f"names no {model_key}=, so the pack cannot size it")
+    dtype = settings.get(dtype_key, _default(engine, dtype_key) or "float32")
     if dtype not in MAXTEXT_WEIGHT_DTYPES:
-        return Inferred(MAXTEXT, None, f"weight_dtype={dtype} is not one the memory model sizes (float32, bfloat16)")
+        return Inferred(engine, None, f"{dtype_key}={dtype} is not one the memory model sizes (float32, bfloat16)")
     request = TrainingRequest(
         weight_dtype=MAXTEXT_WEIGHT_DTYPES[dtype],
-        model=lookup_model(name, "model_name"),
-        per_device_batch=_number(settings, "per_device_batch_size", _default(MAXTEXT, "per_device_batch_size"), float),
-        seq_len=_number(settings, "max_target_length", _default(MAXTEXT, "max_target_length")),
+        model=lookup_model(name, model_key),
+        per_device_batch=_number(settings, batch_key, _default(engine, batch_key), float),
+        seq_len=_number(settings, length_key, _default(engine, length_key)),
     )
-    return Inferred(MAXTEXT, request)
+    return Inferred(engine, request)
+
+
+def _read(engine: EngineVersion, tokens: list[str]) -> Inferred:
+    """The reader the engine's record asks for: a trainer's settings, else a server's flags by how it holds KV."""
+    arguments = _settings(tokens) if engine.arguments == "settings" else _flags(tokens)
+    if engine.workload == "train":
+        return _training(engine, arguments)
+    if traffic_of(engine.engine).fixed_batch:
+        return _per_slot(engine, arguments)
+    return _paged(engine, arguments, tokens)
 
 
 def infer(template: PodTemplate, props: dict[str, Any]) -> Inferred | None:
@@ -247,11 +285,7 @@ def infer(template: PodTemplate, props: dict[str, Any]) -> Inferred | None:
     if engine is None:
         return None
     try:
-        if engine.engine == "vllm":
-            return _vllm(_flags(tokens), tokens)
-        if engine.engine == "jetstream":
-            return _jetstream(engine, _flags(tokens))
-        return _maxtext(_settings(tokens))
+        return _read(engine, tokens)
     except UserError as error:
         return Inferred(engine, None, str(error))
     except ValueError as error:  # a request the sizing model refuses (e.g. a zero length)

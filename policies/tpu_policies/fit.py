@@ -24,6 +24,7 @@ from tpu_policies.ray_serve import engine_requests, serve_config
 from tpu_policies.values import UNKNOWN, as_str, plain
 from tpu_policies.workloads import PodTemplate, kind_of, name_of, tpu_templates, workload_annotations
 from tpu_stacks import annotations as keys
+from tpu_stacks.catalog.engines import trains
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import SliceShape, generation_of_accelerator, slice_shape
 from tpu_stacks.errors import UserError
@@ -89,7 +90,7 @@ def request_from(notes: dict[str, Any]) -> ServingRequest | TrainingRequest | No
     engine = as_str(notes.get(keys.ENGINE)) or ""
     workload = as_str(notes.get(keys.WORKLOAD))
     if workload is None:
-        workload = "train" if engine == "maxtext" or keys.PARALLELISM in notes else "serve"
+        workload = "train" if trains(engine) or keys.PARALLELISM in notes else "serve"
     try:
         if workload == "train":
             batch = _text(notes, keys.BATCH) or "1"

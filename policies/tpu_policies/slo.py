@@ -33,6 +33,7 @@ from tpu_policies.stack import Item, Stack, read_stack
 from tpu_policies.values import UNKNOWN
 from tpu_policies.workloads import PodTemplate, workload_annotations
 from tpu_stacks import annotations as keys
+from tpu_stacks.catalog.engine_traffic import TRAFFIC
 from tpu_stacks.errors import UserError
 from tpu_stacks.serve_config import engine_flags
 from tpu_stacks.sizing import ServingRequest
@@ -42,8 +43,8 @@ from tpu_stacks.traffic.model import MAX_BATCH
 
 TRUSTED_BASES = ("measured", "profile")
 """Bases the mandatory policy judges; the rest (the roofline's `model`) the advisory one."""
-TRAFFIC_ENGINES = ("vllm", "jetstream")
-"""Engines the traffic model evaluates (`evaluate_slice(engine=...)`)."""
+TRAFFIC_ENGINES = tuple(TRAFFIC)
+"""Engines the traffic model evaluates (`evaluate_slice(engine=...)`): those with a traffic record."""
 PROFILES = Setting(
     "profiles",
     [],
@@ -100,10 +101,12 @@ def _request(notes: dict[str, Any], template: PodTemplate, props: dict[str, Any]
 
 
 def batch_cap(request: ServingRequest, template: PodTemplate, item: Item) -> int:
-    """Sequences the engine decodes together at most: JetStream's fixed batch (the request's, from the annotation
-    or `--batch_size`), vLLM's last `--max-num-seqs` (absent: the traffic model's own cap), as the plan uses. A
-    RayService's engine settings are its Serve config's `engine_kwargs`, read as vLLM's flags (ray_serve.py)."""
-    if request.engine == "jetstream":
+    """Sequences the engine decodes together at most: a per-slot engine's fixed batch (JetStream's: the request's,
+    from the annotation or `--batch_size`), else vLLM's last `--max-num-seqs` (absent: the traffic model's own cap),
+    as the plan uses. A RayService's engine settings are its Serve config's `engine_kwargs`, read as vLLM's flags
+    (ray_serve.py)."""
+    traffic = TRAFFIC.get(request.engine)
+    if traffic is not None and traffic.fixed_batch:
         return request.batch
     config = serve_config(item.type, item.props)
     text = template.arg_text()

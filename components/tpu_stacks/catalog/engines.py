@@ -59,6 +59,8 @@ class Flag(BaseModel):
     """What the sizing code reads it as."""
     default: str | None = None
     """The engine's default when the flag is absent (None: no default the sizing can use)."""
+    aliases: tuple[str, ...] = ()
+    """Other spellings the engine accepts (vLLM's `-q` for `--quantization`); the name wins when both are given."""
     note: str = ""
 
 
@@ -99,6 +101,28 @@ class Renamed(BaseModel):
     source: str
 
 
+class CommandMarker(BaseModel):
+    """One way a container's command shows that it runs this engine (for a raw workload whose image is not
+    catalogued): `contains` is text of its command line (the arguments joined by spaces); `program` a token that
+    ends with it, followed by the token `then` when one is given."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    contains: str | None = None
+    program: str | None = None
+    then: str | None = None
+
+    def marks(self, tokens: list[str]) -> bool:
+        """Whether the command's tokens carry this marker."""
+        if self.contains is not None and self.contains in " ".join(tokens):
+            return True
+        if self.program is None:
+            return False
+        if self.then is None:
+            return any(t.endswith(self.program) for t in tokens)
+        return any(t.endswith(self.program) and n == self.then for t, n in zip(tokens, tokens[1:], strict=False))
+
+
 EngineName = Literal["vllm", "jetstream", "maxtext", "saxml", "ray", "epp"]
 """The catalogued engines, for the type checker (a test checks it against `ENGINES`)."""
 
@@ -127,6 +151,14 @@ class EngineVersion(BaseModel):
     """Who its image runs as (k8s/security.harden applies it); None: it runs in another engine's image."""
     serves: tuple[Served, ...] | None = None
     """The TPU generations it is known to serve; None: every catalogued generation."""
+    workload: Literal["serve", "train"] | None = None
+    """What it runs: a model server or a trainer (None: neither, e.g. Ray's own or the endpoint picker's)."""
+    arguments: Literal["flags", "settings"] = "flags"
+    """How its container arguments are written: `--flag value` / `--flag=value`, or MaxText's `key=value`."""
+    commands: tuple[CommandMarker, ...] = ()
+    """How a container's command shows it runs this engine when its image is not catalogued."""
+    model_after: str | None = None
+    """The subcommand whose next argument is the model when no model flag is given (`vllm serve <model>`)."""
     source: str
 
     @property
@@ -195,6 +227,14 @@ VLLM = EngineVersion(
     # tag, with a DeprecationWarning naming `vllm serve` (vllm/entrypoints/openai/api_server.py).
     version=_VLLM_TAG,
     images=("docker.io/vllm/vllm-tpu", "vllm/vllm-tpu"),
+    workload="serve",
+    # The server's commands: `python3 -m vllm.entrypoints.openai.api_server` and `vllm serve <model>` (the CLI's
+    # subcommand, vllm/entrypoints/cli/serve.py), whose positional argument is the model.
+    commands=(
+        CommandMarker(contains="vllm.entrypoints.openai.api_server"),
+        CommandMarker(program="vllm", then="serve"),
+    ),
+    model_after="serve",
     flags=(
         Flag(name="--model", meaning="model", note="Hugging Face id; `vllm serve <model>` gives it positionally"),
         Flag(
@@ -221,6 +261,7 @@ VLLM = EngineVersion(
         Flag(
             name="--quantization",
             meaning="quantization",
+            aliases=("-q",),
             note="-q; tpu-inference maps fp8, awq, compressed-tensors, mxfp4, nvfp4 and DeepSeek V4 fp8 "
             "(tpu_inference/layers/vllm/quantization/__init__.py); torch_xla's tpu_int8 is gone; a method the "
             "catalogue cannot size is advisory",
@@ -359,6 +400,7 @@ JETSTREAM = (
         engine="jetstream",
         version="v0.2.3",
         images=("us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pytorch-server",),
+        workload="serve",
         flags=_JETSTREAM_FLAGS,
         metric_prefix="jetstream_",
         # jetstream-pytorch jetstream-v0.2.3 (dccd68a9) run_server.py defines `--prometheus_port` (default 0, off);
@@ -379,6 +421,7 @@ JETSTREAM = (
         engine="jetstream",
         version="v0.2.4",
         images=("us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pytorch-server",),
+        workload="serve",
         flags=_JETSTREAM_FLAGS,
         user=JETSTREAM_USER,
         serves=JETSTREAM_SERVES,
@@ -388,10 +431,17 @@ JETSTREAM = (
     ),
 )
 
+MAXTEXT_CONFIG_SUFFIX = "configs/base.yml"
+"""MaxText's first argument is its base config; a container running it is recognised by this path."""
+
 MAXTEXT = EngineVersion(
     engine="maxtext",
     version="404cf1de701460671c4924521a70f07f26aa7d1c",  # raytrain/spec.py MAXTEXT_REVISION
     images=(),  # built by the user (raytrain/trainer_image): recognised by its base.yml argument instead
+    workload="train",
+    arguments="settings",
+    # `python3 -m MaxText.train src/MaxText/configs/base.yml key=value ...` ([K-RAY])
+    commands=(CommandMarker(program=MAXTEXT_CONFIG_SUFFIX), CommandMarker(contains="MaxText.train")),
     flags=(
         Flag(name="model_name", meaning="model", note="MaxText model config name, e.g. llama3-8b"),
         Flag(name="per_device_batch_size", meaning="per_device_batch", default="12"),
@@ -408,6 +458,7 @@ SAXML = EngineVersion(
     engine="saxml",
     version="v1.1.0",
     images=("us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server",),
+    workload="serve",
     user=ImageUser(
         NONROOT_UID,
         "google/saxml saxml/tools/docker/Dockerfile.* set no USER; the servers write only /tmp and HOME "
@@ -601,8 +652,6 @@ EPP = EngineVersion(
 whose Prometheus metrics the vLLM dashboard draws (catalog/inference_gateway.py holds its other facts)."""
 
 ENGINES: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML, RAY, RAY_SERVE, EPP)
-MAXTEXT_CONFIG_SUFFIX = "configs/base.yml"
-"""MaxText's first argument is its base config; a container running it is recognised by this path."""
 
 
 def image_repository(image: str) -> tuple[str, str]:
@@ -629,6 +678,16 @@ def engine_of_image(image: str) -> EngineVersion | None:
 def engine(name: str) -> EngineVersion:
     """The newest catalogued version of an engine."""
     return [e for e in ENGINES if e.engine == name][-1]
+
+
+def trains(name: str) -> bool:
+    """Whether the catalogued engine of this name is a trainer (False: a server, or no engine has the name)."""
+    return any(e.engine == name and e.workload == "train" for e in ENGINES)
+
+
+def engine_of_command(tokens: list[str]) -> EngineVersion | None:
+    """The first catalogued engine (in `ENGINES` order) whose command markers the container's tokens carry."""
+    return next((e for e in ENGINES if any(m.marks(tokens) for m in e.commands)), None)
 
 
 def image_users() -> dict[str, ImageUser]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
 from tpu_stacks.catalog.models import ResolvedModel, dtype_bytes
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.errors import UserError
@@ -76,7 +77,7 @@ class Workload:
 
 def efficiency(engine: str) -> float:
     if engine not in ENGINE_EFFICIENCY:
-        raise UserError("--engine", engine, "has no calibrated performance model", "use vllm or jetstream")
+        raise UserError("--engine", engine, "has no calibrated performance model", f"use {' or '.join(TRAFFIC)}")
     return ENGINE_EFFICIENCY[engine]
 
 
@@ -91,7 +92,7 @@ def _request(model: ResolvedModel, workload: Workload, context: int) -> ServingR
     """The sizing request for one sequence of `context` tokens (the memory model is tpu_stacks.sizing's)."""
     return ServingRequest(
         model=model,
-        engine="jetstream" if workload.engine == "jetstream" else "vllm",
+        engine=traffic_of(workload.engine).sizing_engine,
         weight_dtype=workload.weight_dtype,
         kv_dtype=workload.kv_dtype,
         context=context,
@@ -124,7 +125,7 @@ def kv_capacity(model: ResolvedModel, shape: SliceShape, workload: Workload) -> 
     per slot ([SB] inference.md; tpu_stacks.sizing counts JetStream the same way)."""
     memory = serving_memory(_request(model, workload, workload.context), shape)
     free = usable_bytes(shape) - memory.part("weights") - memory.part("overhead")
-    tokens = workload.context if workload.engine == "jetstream" else workload.input_tokens + workload.output_tokens
+    tokens = traffic_of(workload.engine).kv_tokens(workload.context, workload.input_tokens, workload.output_tokens)
     per_sequence = _kv_bytes(model, shape, workload, tokens)
     if per_sequence <= 0:
         return MAX_BATCH

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tpu_stacks.catalog.engines import JETSTREAM, RAY_SERVE, VLLM
+from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement
 from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, all_slice_shapes, generation
@@ -150,11 +150,9 @@ class TrafficAnswer:
         }
 
 
-PINNED_VERSIONS: dict[str, tuple[str, ...]] = {
-    "vllm": (VLLM.version,),
-    "jetstream": tuple(version.version for version in JETSTREAM),
-}
-"""The engine versions the stacks run (tpu_stacks.catalog.engines): a row is evidence only for its own build."""
+PINNED_VERSIONS: dict[str, tuple[str, ...]] = {name: traffic.versions for name, traffic in TRAFFIC.items()}
+"""The engine versions the stacks run (tpu_stacks.catalog.engine_traffic): a row is evidence only for its own
+build."""
 
 
 def matching_measurement(
@@ -388,12 +386,10 @@ def evaluate_slice(
 
 
 def deployable(shape: SliceShape, engine: Engine) -> bool:
-    """Whether the stacks can serve `engine` on `shape`, from the engine catalogue: JetStream on one host of a
-    generation its pinned images serve (jetstream/plan.py refuses the rest), vLLM on one host of any generation or
-    across the hosts of a slice Ray Serve LLM takes (vllm/multihost_plan.py)."""
-    if engine == "jetstream":
-        return not shape.multi_host and JETSTREAM[-1].serves_generation(shape.generation)
-    return not shape.multi_host or RAY_SERVE.serves_generation(shape.generation)
+    """Whether the stacks can serve `engine` on `shape`, from the engine's traffic record (catalog/engine_traffic.py):
+    JetStream on one host of a generation its pinned images serve (jetstream/plan.py refuses the rest), vLLM on one
+    host of any generation or across the hosts of a slice Ray Serve LLM takes (vllm/multihost_plan.py)."""
+    return traffic_of(engine).deploys(shape)
 
 
 def candidate_shapes(generations: Sequence[str] | None = None, engine: Engine = "vllm") -> list[SliceShape]:
