@@ -37,6 +37,9 @@ class EngineTraffic:
     builds: tuple[EngineVersion, ...]
     """The pinned builds the stacks run: a published measurement is evidence only for one of these. The last is the
     newest, whose served generations bound a single-host replica."""
+    efficiency: float
+    """Fraction of the roofline the engine reaches, fitted (least squares on log error) to the published rows of
+    tpu_stacks.catalog.throughput_measurements; tests/traffic/test_calibration.py refits and compares."""
     multi_host: EngineVersion | None = None
     """The record whose served generations bound a replica across the hosts of a slice (None: single host only)."""
 
@@ -61,11 +64,12 @@ class EngineTraffic:
 
 
 TRAFFIC: dict[str, EngineTraffic] = {
-    "vllm": EngineTraffic(sizing_engine="vllm", kv_cache="paged", builds=(VLLM,), multi_host=RAY_SERVE),
-    "jetstream": EngineTraffic(sizing_engine="jetstream", kv_cache="per-slot", builds=JETSTREAM),
+    "vllm": EngineTraffic(
+        sizing_engine="vllm", kv_cache="paged", builds=(VLLM,), efficiency=0.57, multi_host=RAY_SERVE
+    ),
+    "jetstream": EngineTraffic(sizing_engine="jetstream", kv_cache="per-slot", builds=JETSTREAM, efficiency=0.15),
 }
-"""The engines the traffic model is calibrated for (tpu_stacks.traffic.model.ENGINE_EFFICIENCY has the same keys;
-tests/traffic/test_engine_traffic.py checks)."""
+"""The engines the traffic model is calibrated for."""
 
 
 def traffic_of(name: str) -> EngineTraffic:

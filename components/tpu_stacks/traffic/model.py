@@ -37,9 +37,8 @@ from tpu_stacks.sizing import ServingRequest, judge, serving_memory, usable_byte
 
 Limit = Literal["hbm-bandwidth", "compute", "kv-capacity", "ntpot-target", "ttft-target"]
 
-ENGINE_EFFICIENCY: dict[str, float] = {"vllm": 0.57, "jetstream": 0.15}
-"""Fraction of the roofline each engine reaches, fitted (least squares on log error) to the published rows of
-tpu_stacks.catalog.throughput_measurements; tests/traffic/test_calibration.py refits and compares."""
+ENGINE_EFFICIENCY: dict[str, float] = {name: traffic.efficiency for name, traffic in TRAFFIC.items()}
+"""Fraction of the roofline each engine reaches (catalog/engine_traffic.py, `EngineTraffic.efficiency`)."""
 
 MAX_BATCH = 256
 """Sequences one replica decodes at most: Google's vLLM TPU recipe starts vLLM with `--max-num-seqs 256`

@@ -1,17 +1,22 @@
-"""Shared code never branches on a workload's name: it asks the workload (issue 34, capabilities on the descriptor).
+"""Shared code never branches on a workload's or an engine's name: it asks (issue 34, capabilities on the descriptor).
 
 What a shared layer needs of a workload is declared by the workload and asked for: its descriptor's capabilities
 (registry.py `Workload`: the dashboard sections, status cards and alerts monitoring draws,
-gcp/monitoring/capabilities.py) and its monitoring target's fields (`serving`, `step_log`). A branch on the name
-(`t.kind == "raytrain"`) makes every new workload edit shared code and leaves it out silently where nobody did.
+gcp/monitoring/capabilities.py; the smoke answer it gives) and its monitoring target's fields (`serving`,
+`step_log`); what differs between engines is on the engine's catalogue record (catalog/engines.py: arguments,
+command markers, serve or train; catalog/engine_traffic.py: KV cache, builds, efficiency). A branch on a name
+(`t.kind == "raytrain"`, `engine.engine == "vllm"`) makes every new workload or engine edit shared code and leaves it
+out silently where nobody did.
 
-The scan reads every shared module (outside the workload packages, found as tests/module_tree.py finds them) for
-the registry's names in
-- a comparison (`t.kind == "vllm"`, `kind != "raytrain"`, `kind in ("vllm", "jetstream")`),
+The scan reads every shared module (the library outside the workload packages, found as tests/module_tree.py finds
+them, and the policy pack) for a workload's or engine's name in
+- a comparison (`t.kind == "vllm"`, `kind != "raytrain"`, `kind in ("vllm", "jetstream")`, or `in` a module
+  constant that holds such names),
 - a dict's keys (`{"vllm": vllm_sections, ...}`, the table monitoring had),
 - a `match` case (`case "saxml":`),
 - `.startswith(...)` / `.endswith(...)`.
-The engine catalogue is data and names engines by design (`catalog/`), so it is not scanned.
+The catalogue is data and names engines by design (`catalog/`), so it is not scanned. One rule, one scan: it
+replaces the two a parallel change had written (monitoring's and the policy pack's).
 """
 
 from __future__ import annotations
@@ -20,20 +25,26 @@ import ast
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from tests.module_tree import PACKAGE, modules, workload_of, workloads
 from tpu_stacks import registry
+from tpu_stacks.catalog.engines import ENGINES, EngineName
 from tpu_stacks.gcp.monitoring import capabilities
 from tpu_stacks.gcp.monitoring.targets import Target
+from tpu_stacks.sizing import Engine
 
 DATA = ("catalog",)
 """Shared packages that are data, not decisions: they name what they describe."""
-PENDING = ("traffic",)
-"""Shared packages whose branches on a name another change removes (the traffic model's engine tables, owned by
-a parallel change to components/tpu_stacks/traffic/): drop the entry once that lands; the check below fails when
-an entry is no longer needed."""
+PENDING: tuple[str, ...] = ()
+"""Shared packages whose branches on a name a change in flight removes: an entry here is a debt with a name, and
+the check below fails when an entry is no longer needed."""
+POLICIES = Path(__file__).resolve().parents[1] / "policies" / "tpu_policies"
+"""The policy pack: shared code too (it judges every workload's objects)."""
+NAMES = frozenset(registry.names()) | {e.engine for e in ENGINES} | set(get_args(Engine)) | set(get_args(EngineName))
+"""Every workload the registry lists and every engine the catalogue and the sizing model name."""
 
 
 @dataclass(frozen=True)
@@ -56,13 +67,33 @@ def _named(node: ast.expr | None, names: frozenset[str]) -> str | None:
     return None
 
 
+def _constants(tree: ast.Module, names: frozenset[str]) -> dict[str, str]:
+    """Module-level names bound to a literal collection of `names` (`ENGINES = ("vllm", ...)`), with one it holds."""
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign):
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if isinstance(value, (ast.Tuple, ast.List, ast.Set)) and (held := _named(value, names)):
+            found.update({t.id: held for t in targets if isinstance(t, ast.Name)})
+    return found
+
+
 def branches_in(source: str, names: frozenset[str]) -> list[tuple[int, str, str]]:
     """(line, name, code) of each branch on one of `names` in `source`."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    constants = _constants(tree, names)
+    for node in ast.walk(tree):
         name = None
         if isinstance(node, ast.Compare):
             name = next((n for part in (node.left, *node.comparators) if (n := _named(part, names))), None)
+            if name is None and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+                held = (constants.get(p.id) for p in node.comparators if isinstance(p, ast.Name))
+                name = next((n for n in held if n), None)
         elif isinstance(node, ast.Dict):
             name = next((n for key in node.keys if (n := _named(key, names))), None)
         elif isinstance(node, ast.match_case):
@@ -97,11 +128,21 @@ def branches(names: frozenset[str], package: Path = PACKAGE, skip: tuple[str, ..
     ]
 
 
-def test_no_shared_module_branches_on_a_workloads_name() -> None:
-    names = frozenset(registry.names())
-    assert names >= {"vllm", "jetstream", "saxml", "raytrain"}  # the scan looks for real names
-    found = [b.where(PACKAGE.parent) for b in branches(names)]
-    assert found == [], f"shared code branches on a workload's name (ask its descriptor or target): {found}"
+def test_no_shared_module_branches_on_a_workloads_or_engines_name() -> None:
+    assert NAMES >= {"vllm", "jetstream", "saxml", "raytrain", "maxtext", "generic"}  # the scan looks for real names
+    found = [b.where(PACKAGE.parent) for b in branches(NAMES)]
+    assert found == [], f"shared code branches on a name (ask the descriptor, target or engine record): {found}"
+
+
+def test_the_policy_pack_branches_on_no_name() -> None:
+    files = sorted(POLICIES.rglob("*.py"))
+    assert {"engine_args.py", "slo.py", "fit.py"} <= {f.name for f in files}
+    found = [
+        f"{path.relative_to(POLICIES.parent)}:{line} branches on {name!r}: {code}"
+        for path in files
+        for line, name, code in branches_in(path.read_text(), NAMES)
+    ]
+    assert found == [], f"the pack branches on a name (declare it on the engine's record): {found}"
 
 
 def test_the_scan_covers_shared_monitoring() -> None:
@@ -113,9 +154,8 @@ def test_the_scan_covers_shared_monitoring() -> None:
 
 def test_each_pending_package_still_branches() -> None:
     """An exemption that is no longer needed is removed, not kept."""
-    names = frozenset(registry.names())
     for package in PENDING:
-        assert branches(names, skip=tuple(p for p in DATA + PENDING if p != package)), package
+        assert branches(NAMES, skip=tuple(p for p in DATA + PENDING if p != package)), package
 
 
 @pytest.mark.parametrize(
@@ -127,6 +167,8 @@ def test_each_pending_package_still_branches() -> None:
         ('SECTIONS = {"saxml": f}\n', (1, "saxml", "{'saxml': f}")),
         ('match t.kind:\n    case "jetstream":\n        pass\n', (2, "jetstream", "'jetstream'")),
         ('vllm_like = t.kind.startswith("vllm")\n', (1, "vllm", "t.kind.startswith('vllm')")),
+        ('TRAFFIC = ("vllm", "jetstream")\nok = e in TRAFFIC\n', (2, "vllm", "e in TRAFFIC")),
+        ('x = a if b != "jetstream" else c\n', (1, "jetstream", "b != 'jetstream'")),
     ],
 )
 def test_the_scan_finds_each_shape_of_branch(source: str, expected: tuple[int, str, str]) -> None:
@@ -144,6 +186,10 @@ def test_the_scan_leaves_names_that_do_not_branch() -> None:
         """
     )
     assert branches_in(source, frozenset({"vllm", "raytrain"})) == []
+    lookups = (
+        'def f(engine):\n    if engine not in EFFICIENCY:\n        return lookup("ray")\n    return engine == "auto"\n'
+    )
+    assert branches_in(lookups, frozenset({"vllm", "ray"})) == []
 
 
 def test_a_branch_in_a_shared_module_is_reported_and_a_workloads_own_is_not(tmp_path: Path) -> None:
