@@ -56,12 +56,28 @@ def test_verify_runs_under_this_python_as_the_tpu_stacks_command():
 
 def test_verify_output_is_streamed_and_its_fail_line_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     script = "print('PASS    a: fine'); print('FAIL    b: 1 node, planned 2 -> raise quota'); raise SystemExit(1)"
-    monkeypatch.setattr(automation, "verify_command", lambda stack: [sys.executable, "-c", script])
+    monkeypatch.setattr(automation, "verify_command", lambda stack, kubeconfig=None: [sys.executable, "-c", script])
     out = io.StringIO()
-    assert automation.run_verify("dev", tmp_path, out) == (1, "FAIL    b: 1 node, planned 2 -> raise quota")
+    assert automation.run_verify("dev", tmp_path, out=out) == (1, "FAIL    b: 1 node, planned 2 -> raise quota")
     assert out.getvalue().splitlines() == ["PASS    a: fine", "FAIL    b: 1 node, planned 2 -> raise quota"]
-    monkeypatch.setattr(automation, "verify_command", lambda stack: [sys.executable, "-c", "print('PASS x')"])
-    assert automation.run_verify("dev", tmp_path, io.StringIO()) == (0, "")
+    monkeypatch.setattr(
+        automation, "verify_command", lambda stack, kubeconfig=None: [sys.executable, "-c", "print('PASS x')"]
+    )
+    assert automation.run_verify("dev", tmp_path, out=io.StringIO()) == (0, "")
+
+
+def test_verify_gets_ups_kubeconfig_in_a_private_file_removed_afterwards(tmp_path: Path, monkeypatch):
+    assert automation.verify_command("dev", "/k")[-2:] == ["--kubeconfig", "/k"]
+    seen = {}
+
+    def command(stack, kubeconfig=None):
+        path = Path(kubeconfig)
+        seen.update(path=path, text=path.read_text(), mode=path.stat().st_mode & 0o777)
+        return [sys.executable, "-c", "print('PASS x')"]
+
+    monkeypatch.setattr(automation, "verify_command", command)
+    assert automation.run_verify("dev", tmp_path, "apiVersion: v1\n", out=io.StringIO()) == (0, "")
+    assert seen["text"] == "apiVersion: v1\n" and seen["mode"] == 0o600 and not seen["path"].exists()
 
 
 def test_verify_line_without_a_fail_check():

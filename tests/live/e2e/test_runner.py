@@ -79,6 +79,10 @@ class FakeStack:
         return self._call("destroy", kwargs)
 
 
+seen_kubeconfigs: list[str | None] = []
+"""What each fake verify was handed (the kubeconfig of up's outputs)."""
+
+
 def make(
     *,
     keep: bool = False,
@@ -87,6 +91,7 @@ def make(
     plan: Callable[[], Budget] | None = None,
 ) -> tuple[Runner, FakeStack, list[str], io.StringIO, io.StringIO]:
     log: list[str] = []
+    seen_kubeconfigs.clear()
     clock = Clock()
     minutes = {"plan": 0.1, "up": 12, "verify": 1, "preview": 2, "destroy": 8}
     stack = FakeStack(log, clock, minutes, script or {})
@@ -100,8 +105,9 @@ def make(
         log.append("select")
         return stack
 
-    def verify_step() -> tuple[int, str]:
+    def verify_step(kubeconfig: str | None) -> tuple[int, str]:
         log.append("verify")
+        seen_kubeconfigs.append(kubeconfig)
         clock.t += 60 * minutes["verify"]
         return verify
 
@@ -256,3 +262,16 @@ def test_a_failed_select_creates_nothing_and_destroys_nothing():
     assert log == ["plan"] and stack.calls == []
     assert failure_lines(err)[0].startswith("tpu-stacks: e2e failed at select: FileNotFoundError")
     assert "TPU time" not in out.getvalue()  # nothing could have been created
+
+
+def test_verify_reads_the_cluster_up_created():
+    """up's `kubeconfig` output goes to verify; a stack that exports none leaves verify to the user's own."""
+    kubeconfig = "apiVersion: v1\nkind: Config\n"
+    output = type("OutputValue", (), {"value": kubeconfig, "secret": True})()
+    result = type("UpResult", (), {"outputs": {"kubeconfig": output}})()
+    runner, _, _, _, _ = make(script={"up": lambda kwargs: result})
+    assert runner.run() == 0
+    assert seen_kubeconfigs == [kubeconfig]
+    runner, _, _, _, _ = make()
+    assert runner.run() == 0
+    assert seen_kubeconfigs == [None]

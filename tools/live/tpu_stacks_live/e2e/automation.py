@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import TextIO
 
@@ -34,8 +35,9 @@ def open_stack(stack_name: str, project_dir: Path) -> StackOps:
         raise StepFailed(f"the Pulumi CLI is not on PATH ({error.filename}); install it: {PULUMI_DOWNLOAD}") from error
 
 
-def verify_command(stack_name: str) -> list[str]:
-    return [sys.executable, "-m", "tpu_stacks.cli.main", "verify", "--stack", stack_name]
+def verify_command(stack_name: str, kubeconfig: str | None = None) -> list[str]:
+    command = [sys.executable, "-m", "tpu_stacks.cli.main", "verify", "--stack", stack_name]
+    return [*command, "--kubeconfig", kubeconfig] if kubeconfig else command
 
 
 def verify_line(lines: list[str], code: int) -> str:
@@ -48,11 +50,24 @@ def verify_line(lines: list[str], code: int) -> str:
     return own[-1] if own else f"tpu-stacks verify exited {code}"
 
 
-def run_verify(stack_name: str, project_dir: Path, out: TextIO = sys.stdout) -> tuple[int, str]:
-    """Run verify, echoing its output line by line as it comes; its exit code and, when not 0, its one line."""
+def run_verify(
+    stack_name: str, project_dir: Path, kubeconfig: str | None = None, out: TextIO = sys.stdout
+) -> tuple[int, str]:
+    """Run verify against `kubeconfig` (the text of up's output, written to a file only this user can read and
+    removed afterwards), echoing its output line by line as it comes; its exit code and, when not 0, its one line."""
+    if kubeconfig is None:
+        return _run_verify(verify_command(stack_name), project_dir, out)
+    with tempfile.TemporaryDirectory(prefix="tpu-stacks-e2e-") as folder:
+        path = Path(folder) / "kubeconfig"
+        path.touch(mode=0o600)
+        path.write_text(kubeconfig)
+        return _run_verify(verify_command(stack_name, str(path)), project_dir, out)
+
+
+def _run_verify(command: list[str], project_dir: Path, out: TextIO) -> tuple[int, str]:
     lines: list[str] = []
     with subprocess.Popen(
-        verify_command(stack_name),
+        command,
         cwd=project_dir,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -31,7 +31,7 @@ def build_runner(args: argparse.Namespace) -> Runner:
         stack_name=args.stack,
         plan=lambda: plan_budget(project_dir, args.stack),
         open_stack=lambda: open_stack(args.stack, project_dir),
-        verify=lambda: run_verify(args.stack, project_dir),
+        verify=lambda kubeconfig: run_verify(args.stack, project_dir, kubeconfig),
         keep=args.keep,
     )
 

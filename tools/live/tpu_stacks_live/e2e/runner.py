@@ -40,6 +40,15 @@ class StackOps(Protocol):
     def destroy(self, **kwargs: Any) -> Any: ...
 
 
+def kubeconfig_of(up_result: Any) -> str | None:
+    """The `kubeconfig` stack output of `up` (UpResult.outputs: name -> OutputValue(value, secret), pulumi/automation/
+    _stack.py), which every shipped stack exports: verify then reads the cluster this run created, not whatever the
+    user's current kubectl context names."""
+    outputs = getattr(up_result, "outputs", None) or {}
+    value = getattr(outputs.get("kubeconfig"), "value", None)
+    return value if isinstance(value, str) and value else None
+
+
 @dataclass
 class StepResult:
     name: str
@@ -54,13 +63,14 @@ class StepFailed(Exception):
 
 @dataclass
 class Runner:
-    """One e2e run. `plan` gives the budget, `open_stack` the stack, `verify` runs `tpu-stacks verify` and
-    returns its exit code and the line to show when it is not 0."""
+    """One e2e run. `plan` gives the budget, `open_stack` the stack, `verify` runs `tpu-stacks verify` against the
+    cluster `up` reported (its kubeconfig output, None when the stack exports none) and returns its exit code and the
+    line to show when it is not 0."""
 
     stack_name: str
     plan: Callable[[], Budget]
     open_stack: Callable[[], StackOps]
-    verify: Callable[[], tuple[int, str]]
+    verify: Callable[[str | None], tuple[int, str]]
     keep: bool = False
     out: TextIO = sys.stdout
     err: TextIO = sys.stderr
@@ -71,6 +81,7 @@ class Runner:
         self.budget: Budget | None = None
         self.stack: StackOps | None = None
         self.up_started: float | None = None
+        self.kubeconfig: str | None = None
 
     # --- output ---------------------------------------------------------------------------------------
 
@@ -126,10 +137,11 @@ class Runner:
     def _up(self) -> None:
         assert self.stack is not None
         stack = self.stack
-        self._pulumi(lambda events: stack.up(**self._pulumi_kwargs(events)), Events())
+        result = self._pulumi(lambda events: stack.up(**self._pulumi_kwargs(events)), Events())
+        self.kubeconfig = kubeconfig_of(result)
 
     def _verify(self) -> None:
-        code, line = self.verify()
+        code, line = self.verify(self.kubeconfig)
         if code != 0:
             raise StepFailed(line or f"tpu-stacks verify exited {code}")
 

@@ -25,7 +25,14 @@ from tpu_stacks_live.verify.readers import Unreadable
 _SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 _PROMQL = "https://monitoring.googleapis.com/v1/projects/{project}/location/global/prometheus/api/v1/query"
 PREVIEW_TIMEOUT_SECONDS = 900
+REQUEST_TIMEOUT = 60
+"""Seconds one Kubernetes GET may take."""
 READ_VERBS = ("list", "get", "getHealth")
+
+
+def _snake(name: str) -> str:
+    """`backendService` -> `backend_service`."""
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
 
 
 class LiveCluster:
@@ -50,23 +57,32 @@ class LiveCluster:
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
+        # kubernetes 37.0.2's ApiClient: param_serialize builds the GET (query, bearer token), call_api sends it,
+        # response_deserialize turns a 200 into `response_type` and raises ApiException otherwise
+        # (kubernetes/client/api_client.py:246, :354, :389).
+        client = self.api_client
         try:
-            return self.api_client.call_api(
-                path,
-                "GET",
-                query_params=list(query.items()),
-                response_type=response_type,
-                auth_settings=["BearerToken"],
-                _return_http_data_only=True,
-                _preload_content=True,
+            method, url, headers, body, post = client.param_serialize(
+                "GET", path, query_params=list(query.items()), auth_settings=["BearerToken"]
             )
+            response = client.call_api(
+                method, url, header_params=headers, body=body, post_params=post, _request_timeout=REQUEST_TIMEOUT
+            )
+            response.read()
+            return client.response_deserialize(response, {"200": response_type}).data
         except ApiException as error:
             if error.status == 404:
                 return None
-            if error.status in (401, 403):
+            if error.status == 401:
+                # the kubeconfig's exec plugin (gke-gcloud-auth-plugin) failed: the loader logs it and sends no
+                # token (kubernetes/config/kube_config.py), so the server sees no one
                 raise Unreadable(
-                    f"GET {path} answered {error.status}", "give your account read access (view)"
+                    f"GET {path} answered 401", "gcloud auth login, and install gke-gcloud-auth-plugin"
                 ) from error
+            if error.status == 403:
+                raise Unreadable(f"GET {path} answered 403", "give your account read access (view)") from error
+            if not error.status:  # the client's own status 0: no answer at all (TLS, connection)
+                raise Unreadable(f"GET {path}: {error.reason}", "check the kubeconfig reaches the cluster") from error
             raise Unreadable(f"GET {path} answered {error.status}", "retry; check the API server") from error
         except HTTPError as error:
             raise Unreadable(f"GET {path}: {error}", "check the kubeconfig reaches the cluster") from error
@@ -120,16 +136,18 @@ class LiveGoogle:
             "regionHealthChecks": compute_v1.RegionHealthChecksClient,
         }
         client = clients[resource](credentials=self._creds())
-        project = self._need_project()
+        # The checks name parameters as the REST API does (`backendService`, `healthCheck`, `filter`); the client
+        # 1.48.0 takes them snake_case, and `filter` only inside the request (compute_v1 subnetworks/client.py
+        # `list(request=...)`): every call goes as a request dict.
+        request: dict[str, Any] = {"project": self._need_project(), **{_snake(k): v for k, v in params.items()}}
         try:
             if verb == "list":
-                return [_rest(item) for item in client.list(project=project, **params)]
+                return [_rest(item) for item in client.list(request=request)]
             if verb == "getHealth":
-                group = params.pop("group")
-                reference = compute_v1.ResourceGroupReference(group=group)
-                return _rest(client.get_health(project=project, resource_group_reference_resource=reference, **params))
+                request["resource_group_reference_resource"] = {"group": request.pop("group")}
+                return _rest(client.get_health(request=request))
             if verb == "get":
-                return _rest(client.get(project=project, **params))
+                return _rest(client.get(request=request))
         except GoogleAPICallError as error:
             if getattr(error, "code", None) == 404:
                 return None
