@@ -126,3 +126,20 @@ def test_a_ray_job_without_status_yet_is_unknown_until_it_stalls():
     fresh["metadata"]["creationTimestamp"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     result = run_check(registry()["kuberay-operator-path"], ctx)
     assert result.verdict is Verdict.UNKNOWN, result.line()
+
+
+def test_a_preview_that_fails_for_another_reason_says_nothing_on_drift():
+    """Only the CLI's own "changes were proposed" is drift; a login, a lock or a program error is UNKNOWN."""
+    ctx = context(planned("raytrain"), "pass")
+    ctx.pulumi.answers = {"preview": {"returncode": 255, "output": "error: getting stack: no credentials\n"}}
+    result = run_check(registry()["drift-none"], ctx)
+    assert result.verdict is Verdict.UNKNOWN and "error: getting stack: no credentials" in result.detail
+    ctx.pulumi.answers = {
+        "preview": {
+            "returncode": 255,
+            "output": "  ~ Dashboard d update\nerror: no changes were expected but changes were proposed\n",
+        }  # fmt: skip
+    }
+    assert run_check(registry()["drift-none"], ctx).verdict is Verdict.FAIL
+    ctx.pulumi.answers["preview"]["output"] = "error: no changes were expected for preview but changes were proposed"
+    assert run_check(registry()["drift-none"], ctx).verdict is Verdict.FAIL

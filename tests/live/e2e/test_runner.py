@@ -275,3 +275,21 @@ def test_verify_reads_the_cluster_up_created():
     runner, _, _, _, _ = make()
     assert runner.run() == 0
     assert seen_kubeconfigs == [None]
+
+
+def test_a_providers_error_list_gives_its_first_item():
+    """pulumi-gcp reports "1 error occurred:" then the items; the item is the line to show."""
+    from tpu_stacks_live.e2e.failure import Events
+
+    events = Events()
+    diagnostic = type(
+        "Diagnostic",
+        (),
+        {
+            "severity": "error",
+            "urn": "urn:pulumi:dev::tpu-stacks::gcp:container/nodePool:NodePool::vllm-pool",
+            "message": "1 error occurred:\n\t* creating NodePool: googleapi: Error 403: quota exceeded\n\n",
+        },
+    )()
+    events(type("EngineEvent", (), {"diagnostic_event": diagnostic, "resource_pre_event": None})())
+    assert events.errors == ["NodePool vllm-pool: creating NodePool: googleapi: Error 403: quota exceeded"]

@@ -34,8 +34,10 @@ which an engine event's message carries whatever `--color` says."""
 
 
 def _first_line(text: str) -> str:
-    lines = [line.strip() for line in _COLOUR.sub("", str(text)).splitlines() if line.strip()]
-    return lines[0] if lines else ""
+    """The first line that says something: a provider's "1 error occurred:" heads a list (`\t* creating NodePool:
+    googleapi: Error 403 ...`), whose first item is the line to show, without its bullet."""
+    lines = [line.strip().removeprefix("* ") for line in _COLOUR.sub("", str(text)).splitlines() if line.strip()]
+    return next((line for line in lines if not _GENERIC.match(line)), "")
 
 
 def _resource(urn: str | None) -> str:
@@ -60,7 +62,7 @@ class Events:
         diagnostic = getattr(event, "diagnostic_event", None)
         if diagnostic is not None and diagnostic.severity == "error":
             message = _first_line(diagnostic.message)
-            if message and not _GENERIC.match(message):
+            if message:
                 where = _resource(diagnostic.urn)
                 self.errors.append(f"{where}: {message}" if where else message)
         pre = getattr(event, "resource_pre_event", None)

@@ -177,12 +177,15 @@ class LivePulumi:
         if binary is None:
             return None
         command = [binary, "preview", "--expect-no-changes", "--non-interactive", "--diff", "--stack", stack]
-        done = subprocess.run(
-            command,
-            cwd=Path(cwd),
-            capture_output=True,
-            text=True,
-            timeout=PREVIEW_TIMEOUT_SECONDS,
-            check=False,
-        )
+        try:
+            done = subprocess.run(
+                command,
+                cwd=Path(cwd),
+                capture_output=True,
+                text=True,
+                timeout=PREVIEW_TIMEOUT_SECONDS,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return -1, f"error: the preview took over {PREVIEW_TIMEOUT_SECONDS} s"
         return done.returncode, done.stdout + done.stderr
