@@ -21,7 +21,8 @@
 - Found after a crash: every probe pod carries `tpu-stacks.dev/probe: "true"` and its run's id
   (`tpu-stacks.dev/probe-run`); `kubectl get pods -A -l tpu-stacks.dev/probe=true` lists leftovers and
   `kubectl delete pods -A -l tpu-stacks.dev/probe=true` removes them. `activeDeadlineSeconds` stops a leftover's
-  container on its own; `restartPolicy: Never`, so it runs once.
+  container on its own once it was scheduled (a pod never scheduled stays Pending until deleted);
+  `restartPolicy: Never`, so it runs once.
 """
 
 from __future__ import annotations
