@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -94,5 +95,9 @@ def test_make_e2e_passes_the_stack():
         cwd=ROOT, capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert "venv/bin/tpu-stacks e2e --stack vllm-405b --keep" in result.stdout.splitlines()
-    default = subprocess.run(["make", "-n", "e2e"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    # run as a user runs it, not as a sub-make of `make test` (which would print `make[1]: ...` lines)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")}
+    default = subprocess.run(
+        ["make", "-n", "--no-print-directory", "e2e"], cwd=ROOT, capture_output=True, text=True, check=True, env=env
+    ).stdout
     assert "venv/bin/tpu-stacks e2e --stack dev " in default.splitlines()[-1] + " "
