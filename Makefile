@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 STAMP := $(VENV)/.installed
 
-.PHONY: plan plan-all e2e test format bench clean policy-pack mutation diagrams security args upstream upstream-docs
+.PHONY: plan plan-all e2e test test-network format bench clean policy-pack mutation diagrams security args upstream upstream-docs
 
 # PYTHON must be at least components/pyproject.toml's requires-python: scripts/check_python.py refuses an
 # older one in one line before venv/ is touched, and clears a venv/ that an older Python or an unfinished
@@ -46,12 +46,20 @@ args: $(STAMP)
 policy-pack: $(STAMP)
 	$(BIN)/python scripts/build_policy_pack.py --out dist/policy-pack
 
-# The suite on every core (pytest-xdist; -n auto is one worker per CPU): each worker plans a shipped
-# stack at most once per mode (tests/shipped.py). docs/testing.md: timings and the slowest tests.
+# The offline suite on every core (pytest-xdist; -n auto is one worker per CPU): each worker plans a shipped
+# stack at most once per mode (tests/shipped.py). The tests marked `network` (pytest.ini: they fill a fresh
+# virtualenv from PyPI) are `test-network`'s; the two selections are the whole of tests/ (tests/test_quick_loop.py).
+# docs/testing.md: timings and the slowest tests.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -q -n auto tests
+	$(BIN)/python -m pytest -q -n auto -m "not network" tests
+
+# The rest of tests/: the tests that install from PyPI into a fresh virtualenv (the built policy pack, the
+# example project, the plugin directory, the SDK recipe) and network-config-analyzer's connectivity checks
+# (its own venv, made on first use). CI runs it after `test`.
+test-network: $(STAMP)
+	$(BIN)/python -m pytest -q -n auto -m network tests
 
 # The upstream ledger (components/tpu_stacks/catalog/upstream_ledger.toml) against the pinned upstreams: every
 # pinned wheel downloaded from PyPI into .upstream-cache/ (reused; never installed) and each row's file, line,

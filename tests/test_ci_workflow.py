@@ -236,8 +236,10 @@ def test_the_suite_runs_on_the_oldest_and_the_newest_python():
     python = next(step for step in test["steps"] if step.get("uses", "").startswith("actions/setup-python@"))
     assert python["with"]["python-version"] == "${{ matrix.python }}"
     suite = next(step for step in test["steps"] if step.get("run") == "make test")
-    assert "if" not in suite  # the suite on every version of the matrix
-    after = test["steps"][test["steps"].index(suite) + 1 :]
+    network = test["steps"][test["steps"].index(suite) + 1]
+    assert network["run"] == "make test-network"  # the rest of tests/ (the marker `network`), right after it
+    assert "if" not in suite and "if" not in network  # the whole suite on every version of the matrix
+    after = test["steps"][test["steps"].index(network) + 1 :]
     assert after and all(step["if"] == "matrix.python == env.PYTHON_VERSION" for step in after)  # the rest once
     assert document["env"]["PYTHON_VERSION"] in test["strategy"]["matrix"]["python"]
 
@@ -264,15 +266,18 @@ def test_the_offline_gate_plans_every_stack_with_placeholders():
 
 
 def test_ci_runs_the_offline_suite_then_the_upstream_ledger():
-    """`make test` stays offline and runs `pytest tests` only; `make upstream` (network: the pinned wheels from
-    PyPI) runs the ledger's check and tests_upstream/, after it, in the workflow's test job and in .ci/run."""
+    """`make test` stays offline and runs `pytest tests` without the `network` tests, `make test-network` runs
+    those; `make upstream` (network: the pinned wheels from PyPI) runs the ledger's check and tests_upstream/,
+    after both, in the workflow's test job and in .ci/run (tests/test_network_split.py checks the split)."""
     runs = [step.get("run", "") for step in JOBS["test"]["steps"]]
-    assert runs.index("make test") < runs.index("make upstream")
+    assert runs.index("make test") < runs.index("make test-network") < runs.index("make upstream")
     makefile = (ROOT / "Makefile").read_text()
     test = makefile.split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    network = makefile.split("\ntest-network:", 1)[1].split("\n\n", 1)[0]
     upstream = makefile.split("\nupstream:", 1)[1].split("\n\n", 1)[0]
-    assert "pytest -q -n auto tests\n" in test + "\n" and "upstream" not in test
+    assert 'pytest -q -n auto -m "not network" tests\n' in test + "\n" and "upstream" not in test
+    assert "pytest -q -n auto -m network tests\n" in network + "\n" and "upstream" not in network
     assert "scripts/upstream_check.py" in upstream and "pytest -q tests_upstream" in upstream
     ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("make ")]
-    assert ci == ["make test", "make upstream"]
+    assert ci == ["make test", "make test-network", "make upstream"]
     assert (ROOT / "pytest.ini").read_text().count("testpaths = tests\n") == 1  # tests_upstream is never collected

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.module_tree import PACKAGE, imports, modules
@@ -40,6 +41,7 @@ def _plan(pack: Path, out: Path) -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.network
 def test_the_built_pack_installs_alone_and_judges_a_stack(tmp_path: Path) -> None:
     pack = build_policy_pack.build(tmp_path / "policy-pack")
     manifest = yaml.safe_load((pack / "PulumiPolicy.yaml").read_text())
