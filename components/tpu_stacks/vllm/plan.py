@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from tpu_stacks.catalog.engines import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
@@ -35,7 +36,7 @@ from tpu_stacks.sizing import (
 )
 from tpu_stacks.slo.plan import SloPrediction, latency_batch, predict, replica_range, waiting_target
 from tpu_stacks.vllm.gateway_plan import GatewayPlan, check_gateway, check_single_host, plan_gateway
-from tpu_stacks.vllm.multihost_plan import check_multihost
+from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, check_multihost
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
 POOL = "vllm-pool"
@@ -134,8 +135,8 @@ def _check_registry(spec: VllmSpec) -> None:
                 "vllm.registry.image",
                 "<missing>",
                 "is required with mode standard",
-                "name the image you push, e.g. vllm-tpu:v0.29.0 (build tpu-inference's docker/Dockerfile, push it to "
-                "the repository)",
+                f"name the image you push, e.g. vllm-tpu:{VLLM.version} on one host (tpu-inference's "
+                f"docker/Dockerfile), or one built from {SERVE_IMAGE_DIR} on a multi-host slice",
             )
         _check_image(registry.image, "vllm.registry.image")
     if registry.mode != "none" and registry.repository is not None:
