@@ -111,10 +111,12 @@ def gateway_backend_health(ctx: Context, this: Check):
     services = backends_of(ctx, pool_obj)
     bad = [entry for service in services for entry in unhealthy(ctx, service)]
     if bad:
+        ports = [str(p.get("number")) for p in (pool_obj.get("spec") or {}).get("targetPorts") or []]
         return this.answer(
             Verdict.FAIL,
             f"servers unhealthy behind the load balancer: {'; '.join(bad[:3])}",
-            "the servers' policy must admit the health-check ranges on 8000 (vllm/gateway_network.py)",
+            f"the servers' policy must admit the health-check ranges on {', '.join(ports) or 'their port'} "
+            "(vllm/gateway_network.py)",
         )
     return this.answer(Verdict.PASS, f"{len(services)} backend service(s), every endpoint HEALTHY")
 

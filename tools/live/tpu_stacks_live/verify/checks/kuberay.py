@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tpu_stacks.k8s.platform_flows import TPU_DEVICE_PLUGIN_METRICS_PORT
+from tpu_stacks.ray.ports import SERVE_HEAD_PORTS
 from tpu_stacks_live.verdict import Verdict
 from tpu_stacks_live.verify.checks.kube import (
     condition,
@@ -243,7 +244,10 @@ def _minutes_old(live: dict[str, Any]) -> float:
 def operator_path(ctx: Context, this: Check):
     """The operator reads a RayJob's jobStatus and a RayService's application statuses from the head's dashboard
     (8265): any value there means it got through. None after STALLED_MINUTES means it did not."""
-    fix = "read the deny log on 8265: set cluster.kuberay.namespace to where your KubeRay runs (ray/flows.py)"
+    fix = (
+        f"read the deny log on {SERVE_HEAD_PORTS['dashboard']}: set cluster.kuberay.namespace to where your KubeRay "
+        "runs (ray/flows.py)"
+    )
     wait = "verify again in a few minutes"
     for obj in ctx.plan.of_kind("RayJob", RAY) + _services(ctx.plan):
         live, unknown = _live_or_unknown(ctx, this, obj)
