@@ -11,7 +11,7 @@ then by cost per million output tokens; unknown prices by total chips. A price n
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
 from tpu_stacks.catalog.models import ResolvedModel
@@ -20,13 +20,12 @@ from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, all_slice_shapes, ge
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import Engine, serving_parallelism
 from tpu_stacks.traffic.model import (
-    ENGINE_EFFICIENCY,
     MAX_BATCH,
     Limit,
     OperatingPoint,
     Workload,
+    calibration,
     choose,
-    efficiency,
     operating_point,
     replicas_for,
 )
@@ -47,7 +46,9 @@ class PerReplica:
     input_tokens_per_second: float | None
     ntpot_ms: float | None
     ttft_ms: float | None
+    """TTFT at the median of the queue at the offered load (p50)."""
     batch: int | None
+    ttft_p99_ms: float | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -55,6 +56,7 @@ class PerReplica:
             "input_tokens_per_second": _round(self.input_tokens_per_second, 1),
             "ntpot_ms": _round(self.ntpot_ms, 2),
             "ttft_ms": _round(self.ttft_ms, 1),
+            "ttft_p99_ms": _round(self.ttft_p99_ms, 1),
             "batch": self.batch,
         }
 
@@ -239,14 +241,21 @@ def _modelled(
     scale: float = 1.0,
     row: Measurement | None = None,
 ) -> _Served:
-    """The roofline's operating point; `scale` and `row` when a measurement of this slice scales it (below)."""
+    """The roofline's operating point; `scale` and `row` when a measurement of this slice scales it (below).
+    An (engine, generation) pair with no calibration is no candidate, and says why in one line."""
+    found, why = traffic_of(workload.engine).calibration(shape.generation)
+    if found is None:
+        return _Served(PerReplica(None, None, None, None, None), "model", "no calibration", None, why)
     choice = choose(
         model, shape, workload, ntpot_ms=target.ntpot_ms, ttft_ms=target.ttft_ms, max_batch=cap, scale=scale
     )
+    fit, flag = calibration(workload.engine, shape.generation)
     source = (
-        f"roofline model ({workload.engine} at {ENGINE_EFFICIENCY[workload.engine]:.0%} of the HBM-bandwidth and"
-        f" compute bounds; docs/sizing-for-traffic.md)"
+        f"roofline model ({workload.engine} on {shape.generation}, fitted on {fit.build}: weights {fit.weights:.2f},"
+        f" KV {fit.kv:.2f}, compute {fit.compute:.2f}; docs/sizing-for-traffic.md)"
     )
+    if flag:
+        source += f"; FLAGGED: {flag}"
     if row is not None:
         source += f" scaled by {scale:.2f} to the measured {row.engine_build} row on this slice: {row.source}"
     if choice.point is None:
@@ -256,8 +265,24 @@ def _modelled(
 
 def _per_replica(point: OperatingPoint) -> PerReplica:
     return PerReplica(
-        point.output_tokens_per_second, point.input_tokens_per_second, point.ntpot_ms, point.ttft_ms, point.batch
+        point.output_tokens_per_second,
+        point.input_tokens_per_second,
+        point.ntpot_ms,
+        point.ttft_ms,
+        point.batch,
+        point.ttft_p99_ms,
     )
+
+
+def _at_most(served: _Served, measured: float) -> _Served:
+    """A smaller batch of the model scaled to a row serves at most the row's rate (where the scaled model is
+    flat in the batch, compute-bound, floating point would otherwise put it a hair above)."""
+    per = served.per_replica
+    if per.output_tokens_per_second is None or per.output_tokens_per_second <= measured:
+        return served
+    ratio = measured / per.output_tokens_per_second
+    inputs = per.input_tokens_per_second * ratio if per.input_tokens_per_second is not None else None
+    return replace(served, per_replica=replace(per, output_tokens_per_second=measured, input_tokens_per_second=inputs))
 
 
 def _measured(
@@ -285,7 +310,8 @@ def _measured(
         if chosen is None:
             return None
         batch_size = chosen.batch
-    scale = row.output_tokens_per_second / operating_point(model, shape, workload, batch_size).output_tokens_per_second
+    output = row.output_tokens_per_second
+    scale = output / operating_point(model, shape, workload, batch_size).output_tokens_per_second
     modelled = operating_point(model, shape, workload, batch_size, scale=scale)
     ntpot = row.ntpot_ms if row.ntpot_ms is not None else modelled.ntpot_ms
     ttft = row.ttft_ms if row.ttft_ms is not None else modelled.ttft_ms
@@ -302,8 +328,7 @@ def _measured(
                 "ttft-target" if target.ttft_ms is not None and ttft > target.ttft_ms else "ntpot-target",
                 "the measured load misses the latency limits and no smaller batch is left",
             )
-        return _modelled(model, shape, workload, target, cap, scale=scale, row=row)
-    output = row.output_tokens_per_second
+        return _at_most(_modelled(model, shape, workload, target, cap, scale=scale, row=row), output)
     shown_batch = f"batch {batch_size}" if row.batch is not None else f"batch {batch_size} (modelled)"
     source = f"{row.engine_build}, {row.input_tokens}/{row.output_tokens} tokens, {shown_batch}: {row.source}"
     return _Served(
@@ -329,7 +354,7 @@ def evaluate_slice(
     measurements: Sequence[Measurement] = MEASUREMENTS,
 ) -> TrafficCandidate:
     """Replicas of `shape` the target needs, whether they meet it (and why not), and what they cost."""
-    efficiency(engine)  # refuses an engine without a calibrated model, before any work
+    traffic_of(engine)  # refuses an engine without a calibrated model, before any work
     workload = Workload(
         engine=engine,
         input_tokens=target.input_tokens,
