@@ -65,7 +65,8 @@ def test_the_table_shows_every_candidate_and_the_pricing_defaults(capsys):
     # No shipped row measures the pinned vLLM (tpu-inference): the roofline's figure, not the PyTorch/XLA row's.
     assert len(chosen) == 1 and " model " in chosen[0] and "1x1" in chosen[0]
     assert "no: does not fit" not in out  # an 8B model fits every v6e slice
-    assert "Choice: 1 x v6e 1x1 on ct6e-standard-1t" in out
+    # 512 tokens a step (the vLLM stack's default) feed at most 33 sequences of 1,800 in / 128 out: two chips
+    assert "Choice: 2 x v6e 1x1 on ct6e-standard-1t" in out and " step-budget " in chosen[0]
     assert "https://github.com/vllm-project/vllm/pull/16458" not in out
     assert "[NEO] Neowin" in out  # the price's source resolved under Sources
 
