@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
-from tpu_stacks.catalog.models import ResolvedModel
+from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement
 from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, all_slice_shapes, generation
 from tpu_stacks.errors import UserError
@@ -340,6 +340,46 @@ def _measured(
     )
 
 
+def _refuted(
+    served: _Served,
+    model: ResolvedModel,
+    shape: SliceShape,
+    engine: str,
+    target: TrafficTarget,
+    profiles: Sequence[Profile],
+) -> _Served:
+    """A modelled figure never claims a target that a GIQ profile of the same model, server, generation and chips
+    (on another machine type) measured missing: measurement beats the model."""
+    if served.per_replica.output_tokens_per_second is None:
+        return served
+    for profile in profiles:
+        if profile.matches(model, shape, engine) or not _same_slice(profile, model, shape, engine):
+            continue
+        measured = _from_profile(profile, target, profile.label)
+        if measured.per_replica.output_tokens_per_second is None:
+            return _Served(
+                PerReplica(None, None, None, None, None),
+                "profile",
+                profile.label,
+                measured.limit,
+                f"the GIQ profile of {shape.generation} {shape.topology} ({profile.instance_type}) measured no"
+                " operating point within the latency limits",
+            )
+    return served
+
+
+def _same_slice(profile: Profile, model: ResolvedModel, shape: SliceShape, engine: str) -> bool:
+    """The profile covers this model, server, generation and chip count, whatever its machine type."""
+    if profile.model_server.lower() != engine or profile.generation_name() != shape.generation:
+        return False
+    try:
+        if lookup_model(profile.model).architecture.name != model.architecture.name:
+            return False
+    except UserError:
+        return False
+    return profile.accelerator_count == shape.chips or profile.tpu_topology == shape.topology
+
+
 def evaluate_slice(
     model: ResolvedModel,
     shape: SliceShape,
@@ -371,7 +411,7 @@ def evaluate_slice(
         row = matching_measurement(model, shape, workload, measurements)
         served = _measured(row, model, shape, workload, target, max_batch) if row else None
     if served is None:
-        served = _modelled(model, shape, workload, target, max_batch)
+        served = _refuted(_modelled(model, shape, workload, target, max_batch), model, shape, engine, target, profiles)
     plan = serving_parallelism(shape)
     price = hourly_price(shape.generation, shape.chips, target.pricing)
     per = served.per_replica
