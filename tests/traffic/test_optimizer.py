@@ -313,14 +313,21 @@ def test_only_slices_the_engines_stack_deploys_are_candidates():
 
 
 def test_when_exactly_one_slice_meets_the_target_it_is_the_choice():
-    """NTPOT 1 ms for Llama 3.1 70B on v6e: only the whole 16x16 pod (256 chips, 0.7 ms at batch 1) keeps it; the
-    next largest slice, 8x16, takes 1.3 ms. The one candidate that meets is chosen, not "no slice meets"."""
-    answer = size_for_traffic(
+    """An NTPOT limit between what the largest v6e slice whose devices divide Llama 3.1 70B's 64 heads (8x8, 64
+    chips; 8x16 and 16x16 do not divide them, and are no candidates) and the next (4x8) reach at batch 1: only 8x8
+    keeps it, and the one candidate that meets is chosen, not "no slice meets"."""
+    model, workload = (
         lookup_model("meta-llama/Llama-3.1-70B"),
-        TrafficTarget(output_tokens_per_second=100, ntpot_ms=1),
-        generations=["v6e"],
+        Workload(engine="vllm", input_tokens=1800, output_tokens=128),
     )
+    pod = operating_point(model, slice_shape("v6e", "8x8"), workload, 1).ntpot_ms
+    next_largest = operating_point(model, slice_shape("v6e", "4x8"), workload, 1).ntpot_ms
+    assert pod < next_largest
+    limit = (pod + next_largest) / 2
+    answer = size_for_traffic(model, TrafficTarget(output_tokens_per_second=100, ntpot_ms=limit), generations=["v6e"])
     meeting = [c for c in answer.candidates if c.meets]
-    assert [(c.topology, c.chips_per_replica) for c in meeting] == [("16x16", MAX_REPLICA_CHIPS)]
+    assert [(c.topology, c.chips_per_replica) for c in meeting] == [("8x8", 64)]
+    too_many = [c for c in answer.candidates if c.chips_per_replica > 64]
+    assert too_many and all(not c.meets and "does not divide" in c.why for c in too_many)
     assert len(answer.candidates) > 1 and answer.choice == meeting[0]
-    assert answer.choice.per_replica.ntpot_ms <= 1 and answer.choice.replicas >= 1
+    assert answer.choice.per_replica.ntpot_ms <= limit and answer.choice.replicas >= 1
