@@ -14,8 +14,9 @@ steady state at that load (a benchmark that sends every request at once measures
 
 No row here measures a pinned build (`engine_version` is None on every row): the JetStream rows ran
 JetStream-PyTorch builds of April to July 2024 named by date, not the v0.2.3/v0.2.4 images the JetStream stacks
-pin, and the vLLM row ran vLLM's PyTorch/XLA backend, which the pinned vLLM TPU image (built on tpu-inference,
-a JAX backend vLLM calls faster: https://blog.vllm.ai/2025/10/16/vllm-tpu.html) replaced. They calibrate the
+pin, the vLLM v6e row ran vLLM's PyTorch/XLA backend, and the tpu7x rows a 2026-06-24 nightly of the vLLM TPU
+image (tpu-inference, not the pinned 0.29.0 release). The PyTorch/XLA backend is the one tpu-inference (a JAX
+backend vLLM calls faster: https://blog.vllm.ai/2025/10/16/vllm-tpu.html) replaced. They calibrate the
 model; a stack's figure is `measured` only from a row of its own build, or `profile` from a GIQ profile.
 
 Sources (read 2026-11-26):
@@ -30,6 +31,12 @@ Sources (read 2026-11-26):
   meta-llama/Llama-3.1-8B-Instruct, `--max-model-len 2048 --max_num_seqs 512 --gpu-memory-utilization 0.95`,
   random dataset 1,800 input / 128 output tokens, "Output token throughput (tok/s): 945.80" (the "Before" run;
   its TTFT of 61 s is the queue of 1,000 requests sent at once, so no latency is kept).
+- tpu-recipes' Qwen3-Coder-480B-A35B recipe for Ironwood at commit 8f0a9d2 ([QWEN3_CODER_TPU7X] below): tpu7x
+  2x2x1 (4 chips), `--tensor-parallel-size=8 --enable-expert-parallel --max-num-batched-tokens=8192
+  --max-num-seqs=512 --gpu-memory-utilization=0.8 --block-size=256 --kv-cache-dtype=fp8`, the FP8 checkpoint,
+  InferenceX's client at concurrency 64, lines 658-660: output tokens/s for 1k/1k, 1k/8k and 8k/1k. Lengths are
+  the centres of InferenceX's [0.8 L, L] range (922 and 7,373). W8A8 is assumed (the checkpoint's fp8
+  quantization quantizes activations dynamically); the recipe does not say.
 """
 
 from __future__ import annotations
@@ -68,7 +75,7 @@ class Measurement(BaseModel):
     engine_version: str | None
     """The catalogued engine version (tpu_stacks.catalog.engines, `EngineVersion.version`) this row measured, or
     None when it measured another build. Only a row of the build a stack runs is evidence for that stack
-    (basis `measured`); a row of another build still calibrates the model (ENGINE_EFFICIENCY)."""
+    (basis `measured`); a row of another build still calibrates the model (catalog/engine_traffic.py `Calibration`)."""
     model: str
     """A catalogue model name (tpu_stacks.catalog.models)."""
     generation: str
