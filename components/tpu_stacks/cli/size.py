@@ -9,9 +9,9 @@ from typing import get_args
 from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import generation, generation_names
-from tpu_stacks.cli import size_traffic
+from tpu_stacks.cli import size_compare, size_traffic
 from tpu_stacks.cli.arguments import positive
-from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import (
     Candidate,
     Engine,
@@ -124,8 +124,8 @@ def compute(args: argparse.Namespace) -> SizingResult:
 def run(args: argparse.Namespace) -> int:
     if size_traffic.wanted(args):  # a throughput target: cli/size_traffic.py answers
         return size_traffic.run(args, resolve_model(args))
-    if args.tpu is None:
-        raise UserError("--tpu", MISSING, "is required", f"name a generation ({', '.join(generation_names())})")
+    if args.tpu is None:  # every generation side by side (cli/size_compare.py)
+        return size_compare.run(args, compute)
     result = compute(args)
     if result.recommended is None:
         largest = result.candidates[-1]

@@ -34,7 +34,14 @@ from tpu_stacks.sizing import (
     slice_refusal,
     tensor_parallel_size,
 )
-from tpu_stacks.slo.plan import SloPrediction, latency_batch, predict, replica_range, waiting_target
+from tpu_stacks.slo.plan import (
+    SloPrediction,
+    latency_batch,
+    predict,
+    replica_range,
+    slo_shape,
+    waiting_target,
+)
 from tpu_stacks.vllm.gateway_plan import GatewayPlan, check_gateway, check_single_host, plan_gateway
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, check_multihost
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
@@ -181,7 +188,23 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
         batch=1,
         prefill_tokens=spec.max_num_batched_tokens,
     )
-    verdict = choose_slice(request, gen, spec.topology, "vllm")
+    topology, machine_type = spec.topology, None
+    if spec.slo is not None and spec.topology is None:  # the slice `size --tpu` picks for the slo (slo/plan.py)
+        picked = slo_shape(
+            "vllm",
+            spec.slo,
+            model,
+            gen.name,
+            "vllm",
+            weight_dtype=request.weight_dtype,
+            kv_dtype=request.kv_dtype,
+            context=spec.max_model_len,
+            max_batch=spec.max_num_seqs,
+            batched_tokens=spec.max_num_batched_tokens,
+        )
+        if picked is not None:
+            topology, machine_type = picked.topology, picked.machine_type
+    verdict = choose_slice(request, gen, topology, "vllm", machine_type)
     check_single_host(spec, verdict.shape)
     if verdict.shape.multi_host:
         check_multihost(spec, verdict.shape)  # the mode is decided here: a RayService over whole slices
@@ -242,6 +265,7 @@ def _with_slo(spec: VllmSpec, request: ServingRequest, shape: SliceShape) -> tup
         kv_dtype=request.kv_dtype,
         context=spec.max_model_len,
         max_batch=spec.max_num_seqs,
+        batched_tokens=spec.max_num_batched_tokens,
     )
     given = None if _slo_sets_max(spec) else spec.replicas.max
     low, high = replica_range("vllm.replicas.max", prediction, spec.replicas.min, given)
