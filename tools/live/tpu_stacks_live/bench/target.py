@@ -17,6 +17,7 @@ Everything comes from the rendered objects, never from a stack's name:
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,7 +106,8 @@ def _service(plan: StackPlan, namespace: str, labels: dict[str, str], port: int)
     for service in plan.of_kind("Service"):
         spec = service.get("spec") or {}
         selector = spec.get("selector") or {}
-        if namespace_of(service) != namespace or not selector or not selects(selector, labels):
+        # the Service may select more labels than the contract names (Ray Serve's `ray.io/serve` on the head)
+        if namespace_of(service) != namespace or not selector or not selects(labels, selector):
             continue
         for entry in spec.get("ports") or []:
             if int(entry.get("targetPort", entry.get("port"))) == port:
@@ -114,14 +116,29 @@ def _service(plan: StackPlan, namespace: str, labels: dict[str, str], port: int)
                   "bench calls the server through its Service, as the smoke test does")  # fmt: skip
 
 
-def _server_template(plan: StackPlan, namespace: str, labels: dict[str, str]) -> dict[str, Any]:
+def _templates(plan: StackPlan, namespace: str) -> list[dict[str, Any]]:
+    """The pod templates of the namespace's workloads (Deployments, Jobs, RayServices alike)."""
+    found = []
     for obj in plan.objects:
-        if namespace_of(obj) != namespace or obj.get("kind") in ("NetworkPolicy", "Service"):
-            continue
-        for template in _pod_templates(obj):
-            if selects(labels, (template.get("metadata") or {}).get("labels") or {}):
-                return template
+        if namespace_of(obj) == namespace and obj.get("kind") not in ("NetworkPolicy", "Service"):
+            found += list(_pod_templates(obj))
+    return found
+
+
+def _server_template(plan: StackPlan, namespace: str, labels: dict[str, str]) -> dict[str, Any]:
+    for template in _templates(plan, namespace):
+        if selects(labels, (template.get("metadata") or {}).get("labels") or {}):
+            return template
     raise _refuse(plan.stack, "has no pod template with the server's labels", "plan the stack: `tpu-stacks plan`")
+
+
+def _tpu_template(templates: list[dict[str, Any]], server: dict[str, Any]) -> dict[str, Any]:
+    """The template of the pods holding the TPU slice: the server's own, or (a multi-host slice, whose Serve head
+    has no TPU) the first of the namespace's templates that selects a TPU accelerator."""
+    for template in [server, *templates]:
+        if ACCELERATOR_LABEL in ((template.get("spec") or {}).get("nodeSelector") or {}):
+            return template
+    return server
 
 
 def _secret_ref(env: dict[str, dict[str, Any]], name: str) -> tuple[str, str] | None:
@@ -129,18 +146,30 @@ def _secret_ref(env: dict[str, dict[str, Any]], name: str) -> tuple[str, str] | 
     return (ref["name"], ref["key"]) if ref else None
 
 
-def _hf_token(spec: dict[str, Any], server: dict[str, Any]) -> tuple[str, str, str] | None:
-    """The server's token file: `HF_TOKEN_PATH` (huggingface_hub reads the token from that file), the mount holding
-    it and the Secret that volume projects (vllm/pod.py mounts the key as a file, never as an environment value)."""
-    path = ((_env(server).get("HF_TOKEN_PATH") or {}).get("value")) or ""
-    directory, _, file = path.rpartition("/")
-    mount = next((m for m in server.get("volumeMounts") or [] if m.get("mountPath") == directory), None)
-    volume = next((v for v in spec.get("volumes") or [] if mount and v.get("name") == mount.get("name")), None)
-    secret = (volume or {}).get("secret")
-    if not path or not secret:
+def _hf_token(templates: list[dict[str, Any]]) -> tuple[str, str, str] | None:
+    """The Hugging Face token file of the stack's pods (the server's first): `HF_TOKEN_PATH` (huggingface_hub reads
+    the token from that file), the mount holding it and the Secret that volume projects (vllm/pod.py mounts the key
+    as a file, never as an environment value)."""
+    for template in templates:
+        spec = template.get("spec") or {}
+        for container in spec.get("containers") or []:
+            path = ((_env(container).get("HF_TOKEN_PATH") or {}).get("value")) or ""
+            directory, _, file = path.rpartition("/")
+            mount = next((m for m in container.get("volumeMounts") or [] if m.get("mountPath") == directory), None)
+            volume = next((v for v in spec.get("volumes") or [] if mount and v.get("name") == mount.get("name")), None)
+            secret = (volume or {}).get("secret")
+            if path and secret:
+                key = next((i["key"] for i in secret.get("items") or [] if i.get("path") == file), file)
+                return str(secret["secretName"]), str(key), path
+    return None
+
+
+def _chips(topology: str, limit: Any) -> int | None:
+    """The slice's chips: the product of its topology (every host's), else the pod's `google.com/tpu` limit."""
+    try:
+        return math.prod(int(d) for d in topology.split("x")) if topology else int(limit)
+    except (TypeError, ValueError):
         return None
-    key = next((i["key"] for i in secret.get("items") or [] if i.get("path") == file), file)
-    return str(secret["secretName"]), str(key), path
 
 
 def _machine_type(plan: StackPlan, accelerator: str, topology: str) -> str:
@@ -165,13 +194,14 @@ def bench_target(plan: StackPlan) -> BenchTarget:
     served = str(json.loads((env.get("SMOKE_BODY") or {}).get("value", "{}")).get("model", ""))
     labels, port = _server_flow(plan, namespace)
     service, service_port = _service(plan, namespace, labels, port)
+    templates = _templates(plan, namespace)
     template = _server_template(plan, namespace, labels)
-    spec = template["spec"]
-    selector = spec.get("nodeSelector") or {}
-    server = spec["containers"][0]
+    server = template["spec"]["containers"][0]
     args = [*(server.get("command") or []), *(server.get("args") or [])]
-    chips = ((server.get("resources") or {}).get("limits") or {}).get(TPU_RESOURCE)
     image = str(server.get("image", ""))
+    tpu = _tpu_template(templates, template)["spec"]
+    selector = tpu.get("nodeSelector") or {}
+    limit = (((tpu["containers"][0]).get("resources") or {}).get("limits") or {}).get(TPU_RESOURCE)
     accelerator, topology = str(selector.get(ACCELERATOR_LABEL, "")), str(selector.get(TOPOLOGY_LABEL, ""))
     return BenchTarget(
         stack=plan.stack,
@@ -186,8 +216,8 @@ def bench_target(plan: StackPlan) -> BenchTarget:
         engine_version=image.rpartition(":")[2] if ":" in image.rpartition("/")[2] else "",
         accelerator=accelerator,
         topology=topology,
-        chips=int(chips) if chips is not None else None,
+        chips=_chips(topology, limit),
         machine_type=_machine_type(plan, accelerator, topology),
         api_key_secret=_secret_ref(env, "SMOKE_API_KEY"),
-        hf_token=_hf_token(spec, server),
+        hf_token=_hf_token([template, *templates]),
     )
