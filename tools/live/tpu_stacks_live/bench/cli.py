@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from tpu_stacks.errors import UserError
+from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.traffic.target import DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS
 from tpu_stacks_live.bench.config import DEFAULT_RATES, STAGE_DURATION_S, Workload
 from tpu_stacks_live.bench.job import manifests
@@ -99,7 +99,7 @@ def _log(args: argparse.Namespace, target: BenchTarget, workload: Workload) -> s
 
 def _bench(args: argparse.Namespace) -> int:
     if not args.stack:
-        raise UserError("--stack", "(unset)", "is required", "name the stack to measure, e.g. --stack dev")
+        raise UserError("--stack", MISSING, "is required", "name the stack to measure, e.g. --stack dev")
     workload = Workload(
         rates=parse_rates(args.rates),
         input_tokens=_count("--input-tokens", args.input_tokens, str(DEFAULT_INPUT_TOKENS)),
