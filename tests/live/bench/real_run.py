@@ -45,10 +45,17 @@ config = {{"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "<unk>", "
 
 
 def python312() -> str:
-    found = os.environ.get("TPU_STACKS_PYTHON312") or shutil.which("python3.12")
-    if not found:
-        raise RuntimeError("inference-perf needs Python 3.12: put python3.12 on PATH or set TPU_STACKS_PYTHON312")
-    return found
+    """A Python 3.12 that runs: $TPU_STACKS_PYTHON312, `python3.12` on PATH, or a pyenv install of 3.12 (pyenv's
+    shim for python3.12 fails where the directory's pyenv version is another one)."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates = [os.environ.get("TPU_STACKS_PYTHON312"), shutil.which("python3.12")]
+    candidates += [str(p) for p in sorted(pyenv.glob("versions/3.12*/bin/python3.12"))]
+    for candidate in filter(None, candidates):
+        probe = [candidate, "-c", "import sys; print(sys.version_info[:2] == (3, 12))"]
+        done = subprocess.run(probe, capture_output=True, text=True, check=False)
+        if done.returncode == 0 and done.stdout.strip() == "True":
+            return candidate
+    raise RuntimeError("inference-perf needs Python 3.12: put python3.12 on PATH or set TPU_STACKS_PYTHON312")
 
 
 def make_venv(where: Path) -> Path:
