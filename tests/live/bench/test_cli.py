@@ -164,3 +164,12 @@ def test_from_log_converts_without_a_cluster(tmp_path):
     assert done.returncode == 0, done.stderr
     document = json.loads(out.read_text())
     assert [s["queriesPerSecond"] > 0 for s in document["profile"][0]["performanceStats"]] == [True, True]
+
+
+def test_bench_is_a_tpu_stacks_command_with_help():
+    from tpu_stacks.cli import main
+
+    assert main.commands()["bench"] is cli
+    assert "bench" in main.HELP and "bench" in main.PROVIDED_BY
+    args = main.build_parser().parse_args(["bench", "--stack", "dev", "--rates", "1,2"])
+    assert (args.stack, args.rates, args.dry_run) == ("dev", "1,2", False)
