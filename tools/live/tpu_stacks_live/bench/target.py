@@ -172,7 +172,8 @@ def _chips(topology: str, limit: Any) -> int | None:
         return None
 
 
-def _machine_type(plan: StackPlan, accelerator: str, topology: str) -> str:
+def _machine_type(plan: StackPlan, topology: str) -> str:
+    """The TPU node pool's machine type (none when the stack creates no pool, e.g. a ComputeClass makes them)."""
     for pool in plan.of_type(NODE_POOL):
         config = pool.inputs.get("nodeConfig") or {}
         placement = pool.inputs.get("placementPolicy") or {}
@@ -189,7 +190,7 @@ def bench_target(plan: StackPlan) -> BenchTarget:
     answer = (env.get("SMOKE_ANSWER") or {}).get("value", "")
     if answer != OPENAI_ANSWER:
         raise _refuse(plan.stack, f"serves `{answer}`, not the OpenAI completions API inference-perf drives",
-                      "bench a vLLM stack (dev, vllm, vllm-fallback, vllm-gateway, vllm-405b)")  # fmt: skip
+                      "bench a stack whose server speaks the OpenAI API (a vLLM section)")  # fmt: skip
     namespace = namespace_of(job)
     served = str(json.loads((env.get("SMOKE_BODY") or {}).get("value", "{}")).get("model", ""))
     labels, port = _server_flow(plan, namespace)
@@ -217,7 +218,7 @@ def bench_target(plan: StackPlan) -> BenchTarget:
         accelerator=accelerator,
         topology=topology,
         chips=_chips(topology, limit),
-        machine_type=_machine_type(plan, accelerator, topology),
+        machine_type=_machine_type(plan, topology),
         api_key_secret=_secret_ref(env, "SMOKE_API_KEY"),
         hf_token=_hf_token([template, *templates]),
     )
