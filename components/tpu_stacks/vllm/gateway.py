@@ -330,9 +330,7 @@ def route_spec() -> dict[str, object]:
     }
 
 
-def objective_crd(
-    name: str, file: str, opts: pulumi.ResourceOptions
-) -> k8s.apiextensions.v1.CustomResourceDefinition:
+def objective_crd(name: str, file: str, opts: pulumi.ResourceOptions) -> k8s.apiextensions.v1.CustomResourceDefinition:
     """InferenceObjective's CRD of the chosen picker, its upstream file (tpu_stacks/k8s/crds: llm-d.ai's at router
     v0.10.0, inference.networking.x-k8s.io's at v1.5.0): GKE installs neither alpha kind. Kept on destroy:
     deleting a CRD deletes every object of its kind in the whole cluster, other stacks' and teams' included, so
