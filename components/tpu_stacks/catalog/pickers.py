@@ -34,6 +34,7 @@ PICKER_ADVISORY = (
 """The one line `plan` and `up` print while the legacy picker is chosen."""
 
 Workload = Literal["chat", "rag", "batch"]
+DEFAULT_WORKLOAD: Workload = "chat"
 
 
 class PickerMetrics(BaseModel):

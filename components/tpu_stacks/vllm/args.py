@@ -66,12 +66,12 @@ class InferenceGatewayArgs(TypedDict):
     picker's: x-gateway-inference-objective); the stack declares their CRD and turns the picker's Flow Control on,
     without which priorities of 0 and up order nothing."""
     picker: NotRequired[str]
-    """The endpoint picker: llm-d's router (v0.10.0), or gateway-api-inference-extension's v1.5.0 picker, kept for
-    this release only (catalog/pickers.py). Default: llm-d-router."""
+    """The endpoint picker: llm-d-router (llm-d's router v0.10.0, when unset), or epp-v1.5.0 (gateway-api-inference-
+    extension's v1.5.0 picker, kept for this release only; catalog/pickers.py)."""
     workload: NotRequired[str]
-    """What the traffic is like, which sets the scorers' weights (catalog/pickers.py WORKLOAD_WEIGHTS): chat (queue,
-    KV cache and prefix cache 2/2/3), rag (prefix cache first, 1/1/2), batch (2/2/3 with the picker's Flow
-    Control). Default: chat."""
+    """What the traffic is like, which sets the scorers' weights (catalog/pickers.py WORKLOAD_WEIGHTS): chat (when
+    unset: queue, KV cache and prefix cache 2/2/3), rag (prefix cache first, 1/1/2), batch (2/2/3 with the
+    picker's Flow Control)."""
 
 
 class VllmStackArgs(TypedDict):
@@ -120,7 +120,7 @@ class VllmStackArgs(TypedDict):
     answers the whole VPC, and the API key does not cover /invocations (`0.0.0.0/0` is refused)."""
     gateway: NotRequired[InferenceGatewayArgs]
     """GKE Inference Gateway in front of the replicas (off: the Service's load balancer spreads requests evenly).
-    Default: enabled false, picker llm-d-router, workload chat."""
+    Default: enabled false."""
     disaggregation: NotRequired[dict[str, dict[str, Any]]]
     """Prefill and decode on separate pools: refused at the pinned releases (no TPU KV connector that llm-d's P/D
     sidecar speaks; docs/gateway.md)."""

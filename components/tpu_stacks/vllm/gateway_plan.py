@@ -26,7 +26,14 @@ from tpu_stacks.catalog.inference_gateway import (
     INFERENCE_POOL_API_VERSION,
     INTERNAL_CLASS,
 )
-from tpu_stacks.catalog.pickers import DEFAULT_PICKER, WORKLOAD_WEIGHTS, Picker, ScorerWeights, picker
+from tpu_stacks.catalog.pickers import (
+    DEFAULT_PICKER,
+    DEFAULT_WORKLOAD,
+    WORKLOAD_WEIGHTS,
+    Picker,
+    ScorerWeights,
+    picker,
+)
 from tpu_stacks.catalog.tpu import SliceShape, gke_version
 from tpu_stacks.catalog.upstream import fact, text
 from tpu_stacks.cluster.decided import ClusterPlan
@@ -112,7 +119,7 @@ class GatewayPlan(BaseModel):
     metrics: dict[str, str]
     picker_name: str = DEFAULT_PICKER
     """`vllm.gateway.picker`: which release runs (catalog/pickers.py)."""
-    workload: str = "chat"
+    workload: str = DEFAULT_WORKLOAD
     """`vllm.gateway.workload`: the scorer weights (catalog/pickers.py WORKLOAD_WEIGHTS)."""
     source_ranges: tuple[str, ...] = ()
     """Who may reach a public gateway (enforced by Cloud Armor, `armor_rules`); empty for the internal class."""
@@ -252,9 +259,13 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
     check_disaggregation(spec)
     gateway = spec.gateway
     if not gateway.enabled:
-        chosen_keys = {"picker", "workload"} & gateway.model_fields_set
-        given = [key for key, value in (("className", gateway.class_name), ("objectives", gateway.objectives)) if value]
-        given += sorted(chosen_keys)
+        settings = (
+            ("className", gateway.class_name),
+            ("objectives", gateway.objectives),
+            ("picker", gateway.picker),
+            ("workload", gateway.workload),
+        )
+        given = [key for key, value in settings if value]
         if given:  # settings of a gateway that is off would be ignored without a word
             raise UserError(
                 "vllm.gateway.enabled",
@@ -384,8 +395,8 @@ def plan_gateway(spec: VllmSpec, cluster: ClusterPlan) -> GatewayPlan | None:
         health_check_ranges=cluster.universe.health_check_ranges,
         objectives=tuple(spec.gateway.objectives),
         metrics=picker_metrics(),
-        picker_name=spec.gateway.picker,
-        workload=spec.gateway.workload,
+        picker_name=spec.gateway.picker or DEFAULT_PICKER,
+        workload=spec.gateway.workload or DEFAULT_WORKLOAD,
         source_ranges=tuple(spec.source_ranges) if public else (),
         armor_policy=bounded(f"{cluster_name}-{spec.namespace}", RESOURCE_NAME.max_length, ARMOR_SUFFIX)
         if public

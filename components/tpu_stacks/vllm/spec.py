@@ -125,12 +125,13 @@ class GatewaySpec(_Spec):
     """InferenceObjectives (name, priority) requests name in the x-llm-d-inference-objective header (the v1.5.0
     picker's: x-gateway-inference-objective); the stack declares their CRD and turns the picker's Flow Control on,
     without which priorities of 0 and up order nothing."""
-    picker: Literal["llm-d-router", "epp-v1.5.0"] = "llm-d-router"
-    """The endpoint picker: llm-d's router (v0.10.0), or gateway-api-inference-extension's v1.5.0 picker, kept for
-    this release only (catalog/pickers.py)."""
-    workload: Literal["chat", "rag", "batch"] = "chat"
-    """What the traffic is like, which sets the scorers' weights (catalog/pickers.py WORKLOAD_WEIGHTS): chat (queue,
-    KV cache and prefix cache 2/2/3), rag (prefix cache first, 1/1/2), batch (2/2/3 with the picker's Flow Control)."""
+    picker: Literal["llm-d-router", "epp-v1.5.0"] | None = None
+    """The endpoint picker: llm-d-router (llm-d's router v0.10.0, when unset), or epp-v1.5.0 (gateway-api-inference-
+    extension's v1.5.0 picker, kept for this release only; catalog/pickers.py)."""
+    workload: Literal["chat", "rag", "batch"] | None = None
+    """What the traffic is like, which sets the scorers' weights (catalog/pickers.py WORKLOAD_WEIGHTS): chat (when
+    unset: queue, KV cache and prefix cache 2/2/3), rag (prefix cache first, 1/1/2), batch (2/2/3 with the picker's
+    Flow Control)."""
 
 
 class VllmSpec(_Spec):
