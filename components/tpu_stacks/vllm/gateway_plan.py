@@ -41,6 +41,7 @@ from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.universe import universe
 from tpu_stacks.names import RESOURCE_NAME, bounded
+from tpu_stacks.vllm.gateway_disaggregation import check_disaggregation
 from tpu_stacks.vllm.spec import ObjectiveSpec, VllmSpec
 
 POOL_NAME = "vllm-inference-pool"
@@ -327,26 +328,6 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
             "cluster.gatewayApi.enabled", False, "is required by vllm.gateway", "remove it or set it to true"
         )
     return cluster.model_copy(update={"gateway_api": api.model_copy(update={"enabled": True})})
-
-
-DISAGGREGATION_MISSING = (
-    "needs a prefill/decode KV transfer both ends speak, and the pinned releases have none: tpu-inference 0.29.0 "
-    "accepts only TPUConnector, TPUConnectorHMA, TPUOffloadConnector and RaidenOffloadConnector, llm-d's P/D sidecar "
-    "(v0.10.0) only nixlv2, shared-storage, sglang, mooncake and offloading"
-)
-"""Why `vllm.disaggregation` is refused (docs/gateway.md, "Prefill and decode apart"; ledger:
-tpu-inference.kv-connectors, router.sidecar.kv-connectors)."""
-
-
-def check_disaggregation(spec: VllmSpec) -> None:
-    """Refuse `vllm.disaggregation` in one line naming the support the pinned releases lack."""
-    if spec.disaggregation is not None:
-        raise UserError(
-            "vllm.disaggregation",
-            spec.disaggregation,
-            DISAGGREGATION_MISSING,
-            "remove vllm.disaggregation (one pool serves prefill and decode)",
-        )
 
 
 def _with_floor(cluster: ClusterSpec) -> ClusterSpec:
