@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 from tpu_stacks import first_up
 from tpu_stacks.awaits import pod_budget
 from tpu_stacks.catalog.inference_gateway import METRICS_PORT as PICKER_METRICS_PORT
-from tpu_stacks.catalog.inference_gateway import SCHEDULED_METRIC, SCHEDULED_STATUS
+from tpu_stacks.catalog.inference_gateway import SCHEDULED_STATUS
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
@@ -476,7 +476,7 @@ def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:
     gateway: dict[str, Any] = {}
     if plan.gateway is not None and plan.gateway.smoke_through:
         namespace = plan.spec.namespace
-        counter = {"name": SCHEDULED_METRIC, "labels": {"status": SCHEDULED_STATUS}}
+        counter = {"name": plan.gateway.picker.metrics.picks, "labels": {"status": SCHEDULED_STATUS}}
         gateway = {
             "url": f"http://{{gateway}}:{LISTENER_PORT}/v1/completions",  # the script reads the Gateway's address
             "gateway": (namespace, GATEWAY_NAME),
