@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from tpu_stacks import registry
-from tpu_stacks.lifecycle import WorkloadComponent
 from tpu_stacks.lifecycle import component as lifecycle
+from tpu_stacks.lifecycle.component import WorkloadComponent
 
 LONGEST_CONSTRUCTOR = 60
 """Lines of a component's `__init__`, its signature and docstring included."""

@@ -36,7 +36,7 @@ from tpu_stacks.jetstream.plan import JetStreamPlan, plan_jetstream
 from tpu_stacks.jetstream.pod import exports_metrics, pod_template
 from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, METRICS_PORT, JetStreamSpec
 from tpu_stacks.k8s.connectivity import Group
-from tpu_stacks.lifecycle import Declared, FoundationSettings, Scrape, WorkloadComponent
+from tpu_stacks.lifecycle.component import Declared, FoundationSettings, Scrape, WorkloadComponent
 from tpu_stacks.smoke_plan import SmokeTest, read_metrics, server_fingerprint
 from tpu_stacks.workload import Foundation
 

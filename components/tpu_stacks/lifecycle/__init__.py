@@ -1,8 +1,6 @@
-"""The workload lifecycle, written once (`component.WorkloadComponent`): a workload component implements its hooks.
+"""The workload lifecycle, written once: `component.WorkloadComponent`, whose hooks a workload component implements.
 
-A new workload starts here: docs/architecture.md ("Adding a workload") lists the hooks and the files.
+A new workload starts here: docs/architecture.md ("Adding a workload") lists the hooks. Importing the package
+loads no provider SDK (the registry looks into every package of `tpu_stacks` for a descriptor): import the names
+from `tpu_stacks.lifecycle.component`.
 """
-
-from tpu_stacks.lifecycle.component import Declared, FoundationSettings, Scrape, WorkloadComponent, WorkloadPlan
-
-__all__ = ["Declared", "FoundationSettings", "Scrape", "WorkloadComponent", "WorkloadPlan"]

@@ -21,7 +21,7 @@ from tpu_stacks.catalog.upstream import text
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.targets import Target
 from tpu_stacks.k8s.connectivity import Group
-from tpu_stacks.lifecycle import Declared, FoundationSettings, Scrape, WorkloadComponent
+from tpu_stacks.lifecycle.component import Declared, FoundationSettings, Scrape, WorkloadComponent
 from tpu_stacks.ray.ports import TRAIN_HEAD_PORTS
 from tpu_stacks.raytrain.args import RayTrainStackArgs
 from tpu_stacks.raytrain.descriptor import WORKLOAD

@@ -26,7 +26,7 @@ from tpu_stacks.gcp.monitoring.targets import Target
 from tpu_stacks.gcp.universe import advisories, cluster_features
 from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.k8s.jobset import install_jobset_controller
-from tpu_stacks.lifecycle import Declared, FoundationSettings, WorkloadComponent
+from tpu_stacks.lifecycle.component import Declared, FoundationSettings, WorkloadComponent
 from tpu_stacks.saxml.args import SaxmlStackArgs
 from tpu_stacks.saxml.descriptor import WORKLOAD
 from tpu_stacks.saxml.jobset import JOBSET_NAME, REPLICATED_JOB, model_server_set, server_wait

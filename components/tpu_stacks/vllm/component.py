@@ -28,7 +28,7 @@ from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
-from tpu_stacks.lifecycle import Declared, FoundationSettings, Scrape, WorkloadComponent
+from tpu_stacks.lifecycle.component import Declared, FoundationSettings, Scrape, WorkloadComponent
 from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
 from tpu_stacks.vllm.args import VllmStackArgs
 from tpu_stacks.vllm.before_up import first_up_record, multihost_waits
