@@ -149,6 +149,15 @@ def test_a_workload_names_its_token_and_descriptor_in_its_class_line():
         type("Nameless", (WorkloadComponent,), {})
 
 
+def test_a_workload_that_misses_a_required_hook_cannot_be_built():
+    class Partial(WorkloadComponent, token="tpu-stacks:index:Partial", workload=registry.workload(NAMES[0])):
+        def monitoring_target(self, plan):  # the other required hooks are missing
+            raise AssertionError("never reached: the class cannot be instantiated")
+
+    with pytest.raises(TypeError, match="abstract.*declare_objects"):
+        Partial("partial", {})
+
+
 # --- the checks fail where they should -------------------------------------------------------------------
 
 DELEGATING = """

@@ -36,6 +36,7 @@ The hooks (S: the spec model, P: the plan):
 
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -120,11 +121,11 @@ class Declared:
     """What the network policies wait for besides the namespace."""
 
 
-class WorkloadComponent(pulumi.ComponentResource, Generic[P]):
+class WorkloadComponent(pulumi.ComponentResource, Generic[P], metaclass=ABCMeta):
     """The lifecycle (this module's docstring) of a workload component; a subclass names its type token and
     descriptor in its class line, `class VllmStack(WorkloadComponent[VllmPlan], token=TYPE, workload=WORKLOAD)`,
-    and implements the hooks. (Every attribute here is private: the schema inference reads the public
-    annotations of every class of a component, this one included.)"""
+    and implements the hooks (a class that misses a required one cannot be instantiated). Every attribute here is
+    private: the schema inference reads the public annotations of every class of a component, this one included."""
 
     _token: ClassVar[str]
     _workload: ClassVar[Workload]
@@ -194,22 +195,27 @@ class WorkloadComponent(pulumi.ComponentResource, Generic[P]):
 
     # The interface: required hooks.
 
+    @abstractmethod
     def monitoring_target(self, plan: P) -> Target:
         """What monitoring watches (gcp/monitoring/targets.py): the dashboard, the alerts and the scrape's port."""
         raise NotImplementedError
 
+    @abstractmethod
     def foundation(self, plan: P) -> FoundationSettings:
         """The bucket, namespace and identity the workload needs."""
         raise NotImplementedError
 
+    @abstractmethod
     def declare_objects(self, name: str, plan: P, base: Foundation, inputs: Mapping[str, Any]) -> Declared:
         """Declare the workload's own objects on `base` (parented to `self`); `inputs` holds the secret inputs."""
         raise NotImplementedError
 
+    @abstractmethod
     def network(self, plan: P, smoke_ports: Sequence[int]) -> Sequence[Group]:
         """The workload's connectivity contract (its `network.py`), admitting the smoke test on `smoke_ports`."""
         raise NotImplementedError
 
+    @abstractmethod
     def record_first_up(self, plan: P, waits: Sequence[first_up.Wait]) -> first_up.FirstUp:
         """The first `up`'s record (first_up.py) from its `waits`, the smoke test's last."""
         raise NotImplementedError
