@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tpu_stacks.catalog.model_shape import Attention, Dtype, ModelArchitecture
-from tpu_stacks.errors import UserError
+from tpu_stacks.errors import MISSING, UserError
 
 LENGTH_KEYS = (
     "max_position_embeddings",
@@ -65,7 +65,7 @@ def _int(config: dict[str, Any], source: str, *keys: str, default: int | None = 
         return value
     if default is not None:
         return default
-    raise _problem(source, keys[0], None, "is missing", "give a Hugging Face config.json of a decoder-only model")
+    raise _problem(source, keys[0], MISSING, "is missing", "give a Hugging Face config.json of a decoder-only model")
 
 
 def text_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -218,7 +218,7 @@ def architecture_from_config(
         architecture=str(architectures[0]) if architectures else None,
         max_context=context,
         max_context_how=how,
-        quantized_dtype=quantized_dtype(config, source) or quantized_dtype(raw, source),
+        quantized_dtype=quantized_dtype(config, source),
         weight_bytes=weight_bytes,
         catalogued=catalogued,
         source=source,
