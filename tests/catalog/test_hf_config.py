@@ -131,7 +131,7 @@ def test_a_nested_text_config_is_read():
 
 
 def test_a_config_without_a_shape_is_refused_naming_the_key():
-    with pytest.raises(UserError, match=r"^test: hidden_size: <missing> is missing; give a Hugging Face config.json"):
+    with pytest.raises(UserError, match=r"^test: hidden_size is missing; give a Hugging Face config.json"):
         parse({"architectures": ["LlamaForCausalLM"]})
 
 
