@@ -64,7 +64,12 @@ def _model(notes: dict[str, Any]) -> ResolvedModel:
             return lookup_model(name, keys.MODEL)
         except UserError:
             if params is None:
-                raise
+                raise UserError(
+                    keys.MODEL,
+                    name,
+                    "is not in the model catalogue",
+                    f"annotate {keys.PARAMS} (and {keys.ATTENTION}) to size a model outside it",
+                ) from None
     shape: dict[str, int] = {}
     for part in (as_str(notes.get(keys.ATTENTION)) or "").split(","):
         if "=" in part:

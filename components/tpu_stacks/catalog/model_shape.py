@@ -49,6 +49,27 @@ class Attention(BaseModel):
         return int(per_token_per_layer * tokens * sequences)
 
 
+WEIGHTS_FIELDS = {
+    "attention",
+    "d_model",
+    "d_ff",
+    "vocab",
+    "tied_embeddings",
+    "gated_mlp",
+    "experts",
+    "experts_per_token",
+    "expert_d_ff",
+    "shared_d_ff",
+    "dense_layers",
+    "qkv_bias",
+    "qk_norm",
+    "norms_per_layer",
+    "declared_params",
+    "quantized_dtype",
+}
+"""What makes two records the same model for a measurement: everything but names, context and provenance."""
+
+
 class ModelArchitecture(BaseModel):
     """A decoder-only transformer as sizing knows it."""
 
@@ -148,6 +169,11 @@ class ModelArchitecture(BaseModel):
         layers = attention.layers * (attn + norms) + sparse_layers * moe_mlp + self.dense_layers * dense_mlp
         embeddings = self.vocab * d * (1 if self.tied_embeddings else 2)
         return layers + embeddings + d
+
+    def same_weights(self, other: ModelArchitecture) -> bool:
+        """Whether `other` holds the same weights shape: the same layers, widths, experts and dtype, whatever its name
+        or context (Llama 3 8B and Llama 3.1 8B: a measurement of one is a measurement of the other)."""
+        return self.model_dump(include=WEIGHTS_FIELDS) == other.model_dump(include=WEIGHTS_FIELDS)
 
     @property
     def hf_id(self) -> str | None:

@@ -48,6 +48,11 @@ class ResolvedModel(BaseModel):
     def params(self) -> int:
         return self.architecture.params
 
+    @property
+    def active_params(self) -> int:
+        """Parameters one token reads (a mixture of experts: its routed and shared experts only)."""
+        return self.architecture.active_params
+
     def require_token(self, hf_token_given: bool) -> None:
         """Refuse a gated model without a Hugging Face token (the component's secret input `hf_token`): the
         server could not download it once the slice is up. The one rule the serving engines (vLLM,

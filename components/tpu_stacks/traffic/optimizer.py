@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
-from tpu_stacks.catalog.models import ResolvedModel
+from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement
 from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, all_slice_shapes, generation
 from tpu_stacks.errors import UserError
@@ -169,7 +169,7 @@ def matching_measurement(
         for row in rows
         if row.engine == workload.engine
         and row.engine_version in PINNED_VERSIONS.get(workload.engine, ())
-        and row.model == model.architecture.name
+        and lookup_model(row.model).architecture.same_weights(model.architecture)
         and row.generation == shape.generation
         and row.chips == shape.chips
         and row.weight_dtype == workload.weight_dtype
