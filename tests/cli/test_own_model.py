@@ -101,6 +101,9 @@ def test_size_with_model_config_and_the_context_refusal(tmp_path):
     done = run("size", "acme/moe", "--model-config", "moe.json", "--tpu", "v6e", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("acme/moe: 30.53B params (3.35B active per token), serve on v6e")
+    (tmp_path / "odd.json").write_bytes(QWEN3_MOE.replace(b"Qwen3MoeForCausalLM", b"Qwen3MoeForCausalLLM"))
+    odd = run("size", "acme/odd", "--model-config", "odd.json", "--tpu", "v6e", cwd=tmp_path)
+    assert odd.returncode == 2 and "did you mean a Qwen3MoeForCausalLM model?" in odd.stderr
     long = run("size", "acme/moe", "--model-config", "moe.json", "--tpu", "v6e", "--context", "65536", cwd=tmp_path)
     assert long.returncode == 2
     assert long.stderr.strip() == (
