@@ -122,6 +122,8 @@ def run(args: argparse.Namespace, model: ResolvedModel) -> int:
     if args.json:
         document = result.as_dict()
         document["target"]["region"] = result.target.region
+        document.setdefault("params", model.params)  # the model record's counts, as `size --json` without a target
+        document.setdefault("active_params", model.architecture.active_params)
         document["pricing_default"] = {"ours": DEFAULT_PRICING, "gke_inference_quickstart": GIQ_DEFAULT_PRICING}
         document["sources"] = addresses(json.dumps(document))
         print(json.dumps(document, indent=2))

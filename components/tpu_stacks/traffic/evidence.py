@@ -68,7 +68,7 @@ def matching_measurement(
         for row in rows
         if row.engine == workload.engine
         and row.engine_version in PINNED_VERSIONS.get(workload.engine, ())
-        and row.model == model.architecture.name
+        and lookup_model(row.model).architecture.same_weights(model.architecture)
         and row.generation == shape.generation
         and row.chips == shape.chips
         and row.weight_dtype == workload.weight_dtype
@@ -287,7 +287,7 @@ def _same_slice(profile: Profile, model: ResolvedModel, shape: SliceShape, engin
     if profile.model_server.lower() != engine or profile.generation_name() != shape.generation:
         return False
     try:
-        if lookup_model(profile.model).architecture.name != model.architecture.name:
+        if not lookup_model(profile.model).architecture.same_weights(model.architecture):
             return False
     except UserError:
         return False

@@ -79,6 +79,10 @@ class VllmStackArgs(TypedDict):
     """Where to run: a new Standard or Autopilot cluster, or `existing` (slices are derived)."""
     model: str
     """Hugging Face id, e.g. meta-llama/Llama-3.1-70B."""
+    model_config_path: NotRequired[str]
+    """Path of the model's Hugging Face config.json, relative to the project directory, for a model outside the
+    catalogue (`tpu-stacks models fetch ORG/NAME` saves it under models/, where it is found without this). A stack
+    file writes `modelConfig` (pydantic reserves `model_config`, so the SDKs name it modelConfigPath)."""
     tpu_generation: NotRequired[str]
     """TPU generation the slice is sized on: v4, v5e, v5p, v6e or tpu7x. Default: v6e."""
     topology: NotRequired[str]

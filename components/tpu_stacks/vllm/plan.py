@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from tpu_stacks.catalog.engine_models import check_context, check_vllm_architecture
 from tpu_stacks.catalog.engines import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
@@ -164,7 +165,11 @@ def _check_exposure(spec: VllmSpec) -> None:
 
 def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_key_given: bool) -> VllmPlan:
     """Size the slice and check every setting; raises UserError before any resource exists."""
-    model = lookup_model(spec.model, key="vllm.model")
+    model = lookup_model(
+        spec.model, key="vllm.model", model_config=spec.model_config_path, config_key="vllm.modelConfig"
+    )
+    check_vllm_architecture(model.architecture, "vllm.model", spec.model)
+    check_context(model.architecture, spec.max_model_len, "vllm.maxModelLen")
     gen = generation(spec.tpu_generation, key="vllm.tpuGeneration")
     if spec.replicas.min > spec.replicas.max and not _slo_sets_max(spec):
         raise UserError(
@@ -177,6 +182,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     request = ServingRequest(
         model=model,
         engine="vllm",
+        weight_dtype=model.architecture.serving_dtype,
         context=spec.max_model_len,
         batch=1,
         prefill_tokens=spec.max_num_batched_tokens,

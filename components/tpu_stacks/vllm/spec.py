@@ -144,6 +144,10 @@ class VllmSpec(_Spec):
 
     model: str
     """Hugging Face id, e.g. meta-llama/Llama-3.1-70B."""
+    model_config_path: str | None = Field(default=None, alias="modelConfig")
+    """Path of the model's Hugging Face config.json, relative to the project directory, for a model outside the
+    catalogue (`tpu-stacks models fetch ORG/NAME` saves it under models/, where it is found without this). A stack
+    file writes `modelConfig` (pydantic reserves `model_config`, so the SDKs name it modelConfigPath)."""
     tpu_generation: str = Field(
         default="v6e",
         alias="tpuGeneration",
