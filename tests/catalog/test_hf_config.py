@@ -180,7 +180,7 @@ def test_the_project_models_directory_and_a_model_config_path(tmp_path):
     (tmp_path / "elsewhere.json").write_text(json.dumps(QWEN3_MOE))
     named = models.lookup_model("acme/moe", model_config="elsewhere.json", root=tmp_path)
     assert named.architecture.experts == 128
-    with pytest.raises(UserError, match=r"^vllm.modelConfig: '.*missing.json' does not exist; give the path"):
+    with pytest.raises(UserError, match=r"^vllm.modelConfig: 'missing.json' does not exist under .*; give the path"):
         models.lookup_model("acme/moe", model_config="missing.json", config_key="vllm.modelConfig", root=tmp_path)
     with pytest.raises(UserError, match="is not in the model catalogue"):
         models.lookup_model("acme/absent", root=tmp_path)

@@ -102,6 +102,10 @@ def lookup_model(
     base = root or Path.cwd()
     if model_config is not None:
         path = Path(model_config)
+        if not (path if path.is_absolute() else base / path).is_file():  # the path as the user wrote it
+            raise UserError(
+                config_key, str(model_config), f"does not exist under {base}", "give the path of a config.json"
+            )
         return ResolvedModel(
             id=str(name), architecture=from_file(str(name), path if path.is_absolute() else base / path, config_key)
         )
