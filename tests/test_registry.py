@@ -275,7 +275,7 @@ TOY_FILES = {
         """,
     "monitoring.py": """
         from tpu_stacks.catalog.engines import EngineVersion
-        from tpu_stacks.gcp.monitoring.alerts import Alert
+        from tpu_stacks.gcp.monitoring.alert import Alert
         from tpu_stacks.gcp.monitoring.model import Section
         from tpu_stacks.gcp.monitoring.queries import Scope
         from tpu_stacks.gcp.monitoring.spec import MonitoringSpec

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from tpu_stacks.catalog.engines import RAY
 from tpu_stacks.gcp.monitoring import queries as q
-from tpu_stacks.gcp.monitoring.alerts import Alert
+from tpu_stacks.gcp.monitoring.alert import Alert
 from tpu_stacks.gcp.monitoring.model import (
     Axis,
     DataSet,

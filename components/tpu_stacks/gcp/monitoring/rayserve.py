@@ -20,16 +20,12 @@ vllm.metric.time-to-first-token-seconds, vllm.metric.prompt-tokens, vllm.metric.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from tpu_stacks.catalog.engines import VLLM, through_ray
 from tpu_stacks.gcp.monitoring import queries as q
+from tpu_stacks.gcp.monitoring.alert import Alert
 from tpu_stacks.gcp.monitoring.model import Section, Threshold, Widget
 from tpu_stacks.gcp.monitoring.targets import Serve, Target
 from tpu_stacks.gcp.monitoring.widgets import chart, scorecard
-
-if TYPE_CHECKING:
-    from tpu_stacks.gcp.monitoring.alerts import Alert
 
 ENGINE_DEPLOYMENT = "LLMServer:.*"
 """The Serve deployment that holds the engine (one replica = one slice); the app's ingress is another deployment."""
@@ -215,8 +211,6 @@ def status_cards(t: Target) -> list[Widget]:
 
 def alerts(t: Target) -> list[Alert]:
     """The multi-host mode's serving alerts; none for other targets."""
-    from tpu_stacks.gcp.monitoring.alerts import Alert
-
     if t.serve is None:
         return []
     serve = _serve(t)
