@@ -7,6 +7,7 @@ import json
 from typing import get_args
 
 from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
+from tpu_stacks.catalog.engines.record import Engine
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import generation, generation_names
 from tpu_stacks.cli import size_traffic
@@ -14,7 +15,6 @@ from tpu_stacks.cli.arguments import positive
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.sizing import (
     Candidate,
-    Engine,
     Parallelism,
     ServingRequest,
     SizingResult,

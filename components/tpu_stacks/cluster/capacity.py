@@ -25,14 +25,8 @@ from tpu_stacks.catalog.capacity import (
     PLAIN_KINDS,
     KindName,
 )
-from tpu_stacks.catalog.tpu import (
-    DWS_MIN_NODES,
-    FLEX_START_MAX_RUN_SECONDS,
-    QUEUED_TPU_GENERATIONS,
-    GkeVersion,
-    SliceShape,
-    gke_version,
-)
+from tpu_stacks.catalog.flex_start import DWS_MIN_NODES, FLEX_START_MAX_RUN_SECONDS
+from tpu_stacks.catalog.tpu import QUEUED_TPU_GENERATIONS, GkeVersion, SliceShape, gke_version
 from tpu_stacks.cluster.spec import SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.names import RESOURCE_NAME

@@ -21,7 +21,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.annotations import API_TOKEN_REASON, NO_CPU_LIMIT_REASON
-from tpu_stacks.catalog.engines import EPP
+from tpu_stacks.catalog.engines.epp import EPP
 from tpu_stacks.catalog.inference_gateway import (
     BACKEND_TIMEOUT_SECONDS,
     EPP_IMAGE,

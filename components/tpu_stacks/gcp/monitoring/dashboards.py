@@ -16,7 +16,7 @@ epp.metric.scheduler-e2e-duration-seconds).
 
 from __future__ import annotations
 
-from tpu_stacks.catalog.engines import EngineVersion
+from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.gcp.monitoring import capabilities
 from tpu_stacks.gcp.monitoring import queries as q
 from tpu_stacks.gcp.monitoring.model import Dashboard, Section, Threshold, Widget
@@ -30,7 +30,7 @@ QUEUE_WAIT = "inference_extension_flow_control_request_queue_duration_seconds"
 def picker_section(t: Target, epp: EngineVersion) -> Section:
     """What GKE Inference Gateway's endpoint picker sees of the pool (its averages of the servers' own metrics,
     the ready endpoints) and of its own work: requests per objective and how long a pick takes
-    (pkg/epp/metrics/metrics.go at the pinned version: catalog/engines.py EPP); with its Flow Control layer on, the
+    (pkg/epp/metrics/metrics.go at the pinned version: catalog/engines/epp.py EPP); with its Flow Control layer on, the
     queue by priority and the time requests wait in it (metrics the picker fills only with that gate; ledger:
     epp.metric.flow-control-queue-size, epp.metric.flow-control-queue-duration)."""
     sel = t.scope.prometheus()

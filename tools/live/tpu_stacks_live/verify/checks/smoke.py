@@ -51,7 +51,7 @@ def _judge(ctx: Context, this: Check, job: dict[str, Any]):
             Verdict.FAIL,
             f"{ref(job)} Failed: {line}",
             "the line names the cause: a deny log entry means a missing allow for the test pod (smoke_test_group), "
-            "a missing metric a catalogue error (catalog/engines.py)",
+            "a missing metric a catalogue error (catalog/engines/)",
         )
     return this.answer(Verdict.UNKNOWN, f"{ref(job)} still running", "wait for it, then verify again")
 
