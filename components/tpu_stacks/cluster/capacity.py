@@ -5,7 +5,7 @@ Flex-start and queued provisioning come with companions GKE documents (no reserv
 location policy ANY, autoscaling from zero; queued provisioning is flex-start with queued
 provisioning): the facts and their sources are in the catalogue (`catalog.tpu`, DWS_*); this module
 refuses the combinations GKE documents as unsupported with one line. A `capacity` list of one kind is
-the same node pool; of several kinds, a ComputeClass GKE falls back across (`k8s.compute_class`), whose
+the same node pool; of several kinds, a ComputeClass GKE falls back across (`cluster.compute_class`), whose
 unsupported combinations and minimum versions are refused here too. Pure: no provider SDK.
 """
 
