@@ -31,10 +31,10 @@ import pytest
 
 from tests.module_tree import PACKAGE, modules, workload_of, workloads
 from tpu_stacks import registry
-from tpu_stacks.catalog.engines import ENGINES, EngineName
+from tpu_stacks.catalog.engines import ENGINES
+from tpu_stacks.catalog.engines.record import Engine, EngineName
 from tpu_stacks.gcp.monitoring import capabilities
 from tpu_stacks.gcp.monitoring.targets import Target
-from tpu_stacks.sizing import Engine
 
 DATA = ("catalog",)
 """Shared packages that are data, not decisions: they name what they describe."""
@@ -212,7 +212,7 @@ def test_a_branch_in_a_shared_module_is_reported_and_a_workloads_own_is_not(tmp_
 
 
 def test_a_target_naming_no_registered_workload_is_refused_by_name() -> None:
-    from tpu_stacks.catalog.engines import SAXML
+    from tpu_stacks.catalog.engines.saxml import SAXML
     from tpu_stacks.gcp.monitoring.queries import Scope
     from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 

@@ -33,7 +33,7 @@ import tpu_stacks
 from scripts import args_docs, mutation, security_scan
 from tests.test_ci_workflow import listed_stacks
 from tpu_stacks import registry, sizing
-from tpu_stacks.catalog.engines import EngineVersion
+from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.tpu import GENERATIONS
 from tpu_stacks.gcp.monitoring.plan import plan_monitoring
 from tpu_stacks.gcp.monitoring.targets import StepLog
@@ -276,8 +276,8 @@ TOY_FILES = {
             return spec.greeting.upper()
         """,
     "monitoring.py": """
-        from tpu_stacks.catalog.engines import EngineVersion
-        from tpu_stacks.gcp.monitoring.alerts import Alert
+        from tpu_stacks.catalog.engines.record import EngineVersion
+        from tpu_stacks.gcp.monitoring.alert import Alert
         from tpu_stacks.gcp.monitoring.model import Section
         from tpu_stacks.gcp.monitoring.queries import Scope
         from tpu_stacks.gcp.monitoring.spec import MonitoringSpec

@@ -6,7 +6,7 @@ from __future__ import annotations
 from tests.clients import CLIENTS
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.k8s import metrics_adapter
-from tpu_stacks.k8s.connectivity import ANY, SMOKE_TEST_LABELS, External, Group, Hosts, Pods
+from tpu_stacks.k8s.connectivity import ANY, External, Group, Hosts, Pods
 from tpu_stacks.k8s.platform_flows import (
     KONNECTIVITY_AGENT,
     MANAGED_PROMETHEUS,
@@ -18,6 +18,7 @@ from tpu_stacks.k8s.platform_flows import (
     tpu_runtime,
     workload_egress,
 )
+from tpu_stacks.smoke_plan import SMOKE_TEST_LABELS
 
 CLUSTER = ClusterSpec(project="proj", location="us-central1-a")
 

@@ -105,7 +105,7 @@ class Workload:
     """A function `(args) -> args` the scenario applies before the component parses them (a default
     that depends on the checkout, such as an image tag), or None."""
     engines: tuple[str, ...] = ()
-    """The engines of the engine catalogue (catalog/engines.py) it runs."""
+    """The engines of the engine catalogue (catalog/engines/) it runs."""
     sizing_engine: str | None = None
     """Its engine as `tpu-stacks size` names it (sizing.Engine), None when sizing does not serve it."""
     example_stack: str = ""

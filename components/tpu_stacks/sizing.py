@@ -30,12 +30,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tpu_stacks.catalog.engines.record import Engine
 from tpu_stacks.catalog.models import ResolvedModel, dtype_bytes
 from tpu_stacks.catalog.tpu import Generation, SliceShape, all_slice_shapes, generation, slice_shape
 from tpu_stacks.errors import UserError
 
 Workload = Literal["serve", "train"]
-Engine = Literal["vllm", "jetstream", "saxml", "generic"]
 
 USABLE_HBM_FRACTION = 0.90
 RUNTIME_RESERVE_PER_CHIP = 512 * 1024**2

@@ -21,8 +21,9 @@ from importlib import resources
 from typing import Any
 
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan  # pure: the workloads hand monitoring their targets
-from tpu_stacks.k8s.connectivity import SMOKE_TEST_LABELS
 
+SMOKE_TEST_LABELS = {"app.kubernetes.io/component": "smoke-test"}
+"""The label of a smoke-test pod; servers accept their API port from such pods of their own namespace."""
 POD_LABELS = {**SMOKE_TEST_LABELS, "app.kubernetes.io/name": "tpu-stacks-smoke-test"}
 """The smoke-test pod's labels: network policies admit pods with `SMOKE_TEST_LABELS` (the connectivity
 contract's) to a server's API and metrics ports (`SmokeTest.ports`)."""

@@ -27,7 +27,8 @@ from pulumi_policy import (
 from tpu_policies.settings import Setting, config_schema
 from tpu_policies.values import as_list, as_str, dig, plain
 from tpu_policies.workloads import name_of
-from tpu_stacks.catalog.engines import ENGINES, MANAGED_PROMETHEUS_PREFIX, Metric, metric_owner
+from tpu_stacks.catalog.engines import ENGINES, metric_owner
+from tpu_stacks.catalog.engines.record import MANAGED_PROMETHEUS_PREFIX, Metric
 
 HPA_TYPES = (
     "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",

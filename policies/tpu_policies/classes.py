@@ -28,7 +28,7 @@ class TpuRule:
     topology: str | None
     machine_type: str | None
     kind: str = "onDemand"
-    """The capacity kind the priority's nodes have: spot, flexStart, reservation or onDemand (k8s/compute_class.py)."""
+    """The capacity kind of the priority's nodes (spot, flexStart, reservation, onDemand; cluster/compute_class.py)."""
 
     def describe(self) -> str:
         if self.type is None:

@@ -19,7 +19,9 @@ from typing import Any
 from tpu_policies.values import UNKNOWN, as_list, as_str, dig
 from tpu_policies.workloads import PodTemplate
 from tpu_stacks.catalog.engine_traffic import traffic_of
-from tpu_stacks.catalog.engines import VLLM, EngineVersion, Flag, Meaning, engine_of_command, engine_of_image
+from tpu_stacks.catalog.engines import engine_of_command, engine_of_image
+from tpu_stacks.catalog.engines.record import EngineVersion, Flag, Meaning
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.errors import UserError
 from tpu_stacks.jetstream.models import MODELS as JETSTREAM_MODELS
@@ -27,7 +29,7 @@ from tpu_stacks.sizing import ServingRequest, TrainingRequest
 
 # vLLM `--dtype`, `--kv-cache-dtype` and `--quantization` values -> the sizing dtypes (vllm/config/model.py,
 # vllm/config/cache.py at the pinned v0.29.0). "auto" is the model's dtype: bf16 for every catalogued model.
-# torch_xla's `tpu_int8` is not a method of the tpu-inference image (catalog/engines.py, the flag's note).
+# torch_xla's `tpu_int8` is not a method of the tpu-inference image (catalog/engines/, the flag's note).
 VLLM_DTYPES = {"auto": "bf16", "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16"}
 VLLM_DTYPES |= {"float32": "fp32", "float": "fp32"}
 VLLM_KV_DTYPES = {"auto": None, "bfloat16": "bf16", "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}

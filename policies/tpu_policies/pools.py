@@ -19,13 +19,8 @@ from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationA
 
 from tpu_policies.slices import PoolSlice, pool_slice, pools_of
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_str, dig, is_true, plain
-from tpu_stacks.catalog.tpu import (
-    DWS_AUTO_REPAIR,
-    DWS_LOCATION_POLICY,
-    DWS_MIN_NODES,
-    DWS_RESERVATION_AFFINITY,
-    QUEUED_TPU_GENERATIONS,
-)
+from tpu_stacks.catalog.flex_start import DWS_AUTO_REPAIR, DWS_LOCATION_POLICY, DWS_MIN_NODES, DWS_RESERVATION_AFFINITY
+from tpu_stacks.catalog.tpu import QUEUED_TPU_GENERATIONS
 from tpu_stacks.names import is_region
 
 PER_ZONE = ("minNodeCount", "maxNodeCount")

@@ -29,7 +29,8 @@ from typing import Any
 from tpu_policies.engine_args import Inferred, infer, vllm_request
 from tpu_policies.values import dig
 from tpu_policies.workloads import PodTemplate, kind_of, tpu_templates
-from tpu_stacks.catalog.engines import RAY_SERVE, VLLM
+from tpu_stacks.catalog.engines.ray import RAY_SERVE
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation_of_accelerator, slice_shape
 from tpu_stacks.errors import UserError

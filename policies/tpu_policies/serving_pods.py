@@ -33,7 +33,7 @@ from tpu_policies.engine_args import engine_of_template
 from tpu_policies.stack import Item, Stack
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_list, as_str, dig
 from tpu_policies.workloads import PodTemplate, kind_of, pod_templates
-from tpu_stacks.catalog.engines import EngineVersion
+from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.inference_gateway import serving_api
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.pod_templates import pod_templates as walk

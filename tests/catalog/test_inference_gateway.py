@@ -1,6 +1,9 @@
 """The Inference Gateway catalogue: every catalogued engine says whether the endpoint picker can route to it."""
 
-from tpu_stacks.catalog.engines import ENGINES, JETSTREAM, VLLM, EngineName
+from tpu_stacks.catalog.engines import ENGINES
+from tpu_stacks.catalog.engines.jetstream import JETSTREAM
+from tpu_stacks.catalog.engines.record import EngineName
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.inference_gateway import EPP_IMAGE, INFERENCE_EXTENSION_VERSION, SERVING_APIS, serving_api
 
 

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from tpu_stacks.catalog import tpu
-from tpu_stacks.catalog.engines import RAY
+from tpu_stacks.catalog import flex_start, tpu
+from tpu_stacks.catalog.engines.ray import RAY
 from tpu_stacks.errors import UserError
 
 GiB, GB = 1024**3, 10**9
@@ -225,15 +225,20 @@ def test_topology_fix_names_the_generations_of_each_shape_from_the_records():
 def test_flex_start_and_queued_provisioning_facts_match_gkes_flags():
     """`--reservation-affinity=none --no-enable-autorepair --location-policy=ANY --num-nodes=0`, flex-start
     with queued provisioning, VMs for up to 7 days, queued TPUs only where Google's tooling builds them."""
-    assert (tpu.DWS_RESERVATION_AFFINITY, tpu.DWS_AUTO_REPAIR, tpu.DWS_LOCATION_POLICY, tpu.DWS_MIN_NODES) == (
+    assert (
+        flex_start.DWS_RESERVATION_AFFINITY,
+        flex_start.DWS_AUTO_REPAIR,
+        flex_start.DWS_LOCATION_POLICY,
+        flex_start.DWS_MIN_NODES,
+    ) == (
         "NO_RESERVATION",
         False,
         "ANY",
         0,
     )
-    assert tpu.QUEUED_NEEDS_FLEX_START is True and tpu.FLEX_START_MAX_RUN_SECONDS == 604800
+    assert flex_start.QUEUED_NEEDS_FLEX_START is True and flex_start.FLEX_START_MAX_RUN_SECONDS == 604800
     assert set(tpu.QUEUED_TPU_GENERATIONS) <= set(tpu.generation_names())
-    assert (tpu.QUEUED_LABEL, tpu.QUEUED_NODE_LABEL_VALUE) == ("cloud.google.com/gke-queued", "true")
+    assert (tpu.QUEUED_LABEL, flex_start.QUEUED_NODE_LABEL_VALUE) == ("cloud.google.com/gke-queued", "true")
 
 
 # JAX devices per chip ([D-GKE-TPU], "TensorCores / chip"): v4 and v5p chips have two

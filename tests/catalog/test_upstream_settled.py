@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tpu_stacks.catalog.upstream import ledger
-from tpu_stacks_live.verify.registry import registry
+from tpu_stacks_live.verify.checks import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 VERIFY = (ROOT / "docs/verify-on-a-cluster.md").read_text()

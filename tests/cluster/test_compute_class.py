@@ -11,8 +11,8 @@ import yaml
 
 from tests.clients import CLIENTS
 from tests.shipped import shipped
+from tpu_stacks.cluster.compute_class import compute_class_spec
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.k8s.compute_class import compute_class_spec
 from tpu_stacks.saxml.plan import plan_saxml
 from tpu_stacks.saxml.spec import SaxmlSpec
 from tpu_stacks.vllm.plan import plan_vllm

@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tpu_stacks.cluster.compute_class import compute_class_spec
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.jetstream.plan import plan_jetstream
 from tpu_stacks.jetstream.spec import JetStreamSpec
-from tpu_stacks.k8s.compute_class import compute_class_spec
 from tpu_stacks.raytrain.plan import plan_raytrain
 from tpu_stacks.raytrain.spec import RayTrainSpec
 

@@ -10,8 +10,9 @@ import pytest
 
 from tests.live.support import STACKS, context, planned
 from tpu_stacks_live.verdict import Verdict
+from tpu_stacks_live.verify.checks import registry
 from tpu_stacks_live.verify.plan import StackPlan
-from tpu_stacks_live.verify.registry import registry, run_check
+from tpu_stacks_live.verify.registry import run_check
 
 ARMOR = "gateway-regional-cloud-armor"
 

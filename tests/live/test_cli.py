@@ -11,7 +11,7 @@ import pytest
 from tests.live.support import FIXTURES, ROOT
 from tpu_stacks.cli.main import main
 from tpu_stacks_live.verdict import CheckResult, Verdict
-from tpu_stacks_live.verify.registry import registry
+from tpu_stacks_live.verify.checks import registry
 
 
 def verify(*args: str) -> int:

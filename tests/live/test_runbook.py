@@ -4,7 +4,7 @@ the registry and the ledger, and its commands the real ones."""
 from __future__ import annotations
 
 from tests.live.support import ROOT
-from tpu_stacks_live.verify.registry import registry
+from tpu_stacks_live.verify.checks import registry
 from tpu_stacks_live.verify.runbook import rewrite
 
 PAGE = ROOT / "docs/verify-on-a-cluster.md"

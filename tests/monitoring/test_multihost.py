@@ -13,7 +13,9 @@ import json
 import pytest
 
 from tests.clients import CLIENTS
-from tpu_stacks.catalog import engines
+from tpu_stacks.catalog.engines.ray import RAY, RAY_SERVE, through_ray
+from tpu_stacks.catalog.engines.record import Metric
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.published import publisher
 from tpu_stacks.catalog.tpu import generation, slice_shape
@@ -84,21 +86,21 @@ def test_every_metric_read_has_a_publisher_with_a_source():
     assert {"ray_serve_num_http_requests_total", "ray_serve_deployment_replica_healthy"} <= set(read)
     assert any(name.startswith("ray_vllm_") for name in read)
     for name in read:
-        found = publisher(name, [engines.RAY_SERVE])
+        found = publisher(name, [RAY_SERVE])
         assert found is not None, name
         assert found.by and found.source.startswith("https://"), found
     # vLLM's own names and the Ray Train entry's are not what this mode exports
     assert not [n for n in read if n.startswith("vllm:")]
-    ray_train_only = [n for n in read if publisher(n, [engines.RAY]) is None]
+    ray_train_only = [n for n in read if publisher(n, [RAY]) is None]
     assert "ray_serve_num_http_requests_total" in ray_train_only
 
 
 def test_the_dashboard_passes_the_plans_check_and_fails_it_without_the_ray_serve_entry():
     planned = monitored(target_ongoing_requests=32, replicas={"min": 1, "max": 3})
     board = board_record(planned)
-    assert check_dashboard(board, known_prometheus_metrics([engines.RAY_SERVE]), set(), "ray") == []
+    assert check_dashboard(board, known_prometheus_metrics([RAY_SERVE]), set(), "ray") == []
     # The same board against the single-host vLLM catalogue: every Ray name is flagged
-    problems = check_dashboard(board, known_prometheus_metrics([engines.VLLM]), set(), "vllm")
+    problems = check_dashboard(board, known_prometheus_metrics([VLLM]), set(), "vllm")
     assert problems and all("is not exported by vllm" in p.message for p in problems)
     assert any("ray_serve_num_http_requests_total" in p.message for p in problems)
 
@@ -113,7 +115,7 @@ def test_a_rayservice_in_a_plan_brings_the_ray_serve_catalogue():
     service = record("kubernetes:ray.io/v1:RayService", {"spec": {}}, name="vllm")
     board = board_record(monitored())
     capture = Capture(config=None, preview=False, resources=[service, board])  # type: ignore[arg-type]
-    assert engines.RAY_SERVE in engines_in(capture)
+    assert RAY_SERVE in engines_in(capture)
     assert check_monitoring(capture) == []
     without = Capture(config=None, preview=False, resources=[board])  # type: ignore[arg-type]
     assert engines_in(without) == [] and check_monitoring(without)  # no RayService: nothing exports them
@@ -196,16 +198,16 @@ RAY_DASHBOARD_VLLM_NAMES = (
 def test_names_through_ray_are_the_ones_rays_own_dashboard_reads():
     """`through_ray` on every vLLM name the catalogue shares with Ray's dashboard gives Ray's exact name; the
     vLLM-side name (with `:`) is never what Ray exports."""
-    derived = {engines.through_ray(m).name: m.name for m in engines.VLLM.metrics}
+    derived = {through_ray(m).name: m.name for m in VLLM.metrics}
     shared = [name for name in RAY_DASHBOARD_VLLM_NAMES if name in derived]
     assert len(shared) >= 8, shared  # queue, running, tokens, successes, TTFT, e2e, queue time, prompt lengths
     for name in shared:
-        assert engines.RAY_SERVE.metric(name) is not None
+        assert RAY_SERVE.metric(name) is not None
         assert derived[name].replace(":", "_") == name.removeprefix("ray_")
-    counter = engines.through_ray(engines.Metric(name="vllm:prompt_tokens_total", kind="counter"))
-    assert counter == engines.Metric(name="ray_vllm_prompt_tokens_total", kind="counter")
-    assert engines.RAY_SERVE.metric("ray_vllm:num_requests_waiting") is None
-    assert publisher("ray_vllm:num_requests_waiting", [engines.RAY_SERVE]) is None
+    counter = through_ray(Metric(name="vllm:prompt_tokens_total", kind="counter"))
+    assert counter == Metric(name="ray_vllm_prompt_tokens_total", kind="counter")
+    assert RAY_SERVE.metric("ray_vllm:num_requests_waiting") is None
+    assert publisher("ray_vllm:num_requests_waiting", [RAY_SERVE]) is None
 
 
 def test_engine_metric_names_what_the_pinned_vllm_exports_through_ray():
@@ -216,4 +218,4 @@ def test_engine_metric_names_what_the_pinned_vllm_exports_through_ray():
         rayserve.engine_metric("vllm:gpu_cache_usage_perc")
     cache = rayserve.engine_metric(rayserve.KV_CACHE_USAGE)
     assert cache == "ray_vllm_kv_cache_usage_perc"
-    assert engines.RAY_SERVE.metric(cache) is not None
+    assert RAY_SERVE.metric(cache) is not None

@@ -8,7 +8,11 @@ import re
 
 import pytest
 
-from tpu_stacks.catalog import engines
+from tpu_stacks.catalog.engines.jetstream import JETSTREAM
+from tpu_stacks.catalog.engines.ray import RAY, RAY_SERVE
+from tpu_stacks.catalog.engines.record import EngineVersion
+from tpu_stacks.catalog.engines.router import ROUTER
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.gke_metrics import KUBE_STATE_METRICS, SYSTEM_METRICS
 
 from .conftest import STACKS
@@ -60,17 +64,17 @@ EXPECTED_ALERTS = {
     "cluster": set(),  # no workload, nothing to watch
 }
 PINNED = {  # the engine each workload stack's images pin, found independently of the dashboards' code
-    "dev": [engines.VLLM],
-    "vllm": [engines.VLLM],
-    "vllm-fallback": [engines.VLLM],
-    "vllm-gateway": [engines.ROUTER, engines.VLLM],  # the gateway's endpoint picker (llm-d's router) pins its own image
-    "vllm-405b": [engines.VLLM, engines.RAY_SERVE],  # vLLM TPU with Ray Serve on top (vllm/ray_serve_image)
-    "jetstream-gemma": [engines.JETSTREAM[0]],
-    "jetstream-llama3": [engines.JETSTREAM[0]],
+    "dev": [VLLM],
+    "vllm": [VLLM],
+    "vllm-fallback": [VLLM],
+    "vllm-gateway": [ROUTER, VLLM],  # the gateway's endpoint picker (llm-d's router) pins its own image
+    "vllm-405b": [VLLM, RAY_SERVE],  # vLLM TPU with Ray Serve on top (vllm/ray_serve_image)
+    "jetstream-gemma": [JETSTREAM[0]],
+    "jetstream-llama3": [JETSTREAM[0]],
     "saxml": [],
     "saxml-s3ns": [],
-    "raytrain": [engines.RAY],
-    "raytrain-multislice": [engines.RAY],
+    "raytrain": [RAY],
+    "raytrain-multislice": [RAY],
 }
 
 
@@ -93,7 +97,7 @@ def queries(widget: dict) -> list[str]:
     return [d["timeSeriesQuery"]["prometheusQuery"] for d in sets if "prometheusQuery" in d["timeSeriesQuery"]]
 
 
-def exported(name: str, pinned: list[engines.EngineVersion]) -> bool:
+def exported(name: str, pinned: list[EngineVersion]) -> bool:
     base = re.sub(r"_(bucket|sum|count)$", "", name)
     for engine in pinned:
         metric = engine.metric(name) or engine.metric(base)
@@ -131,7 +135,7 @@ def test_every_widget_metric_is_exported_by_the_pinned_engine_or_gke(planned, st
     assert not missing
     assert "vllm:avg_generation_throughput_toks_per_s" not in names  # the tutorial's query: gone in V1
     # names the pinned vLLM renamed (catalogue `renamed`): the dashboards read only the new ones
-    assert not {r.old for r in engines.VLLM.renamed} & set(names)
+    assert not {r.old for r in VLLM.renamed} & set(names)
 
 
 def test_vllm_dashboard_shows_queue_running_cache_latency_tokens_and_replicas(planned):

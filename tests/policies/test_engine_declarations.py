@@ -5,16 +5,19 @@ import pytest
 
 from tpu_policies.engine_args import vllm_request
 from tpu_stacks.catalog import engines
-from tpu_stacks.catalog.engines import CommandMarker, engine_of_command
+from tpu_stacks.catalog.engines import engine_of_command
+from tpu_stacks.catalog.engines.maxtext import MAXTEXT
+from tpu_stacks.catalog.engines.record import CommandMarker
+from tpu_stacks.catalog.engines.vllm import VLLM
 
 
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
-        ("python3 -m vllm.entrypoints.openai.api_server --model m", engines.VLLM),
-        ("/usr/local/bin/vllm serve meta-llama/Llama-3.1-8B", engines.VLLM),
-        ("python3 -m MaxText.train run_name=x", engines.MAXTEXT),
-        ("python3 train.py /app/src/MaxText/configs/base.yml model_name=llama3-8b", engines.MAXTEXT),
+        ("python3 -m vllm.entrypoints.openai.api_server --model m", VLLM),
+        ("/usr/local/bin/vllm serve meta-llama/Llama-3.1-8B", VLLM),
+        ("python3 -m MaxText.train run_name=x", MAXTEXT),
+        ("python3 train.py /app/src/MaxText/configs/base.yml model_name=llama3-8b", MAXTEXT),
         ("vllm bench serve", None),  # `vllm` must be followed by `serve`
         ("python3 server.py --model m", None),
         ("serve vllm", None),
@@ -32,13 +35,13 @@ def test_a_marker_needs_every_part_it_names():
 
 
 def test_each_engine_says_whether_it_serves_or_trains():
-    assert engines.trains("maxtext") and engines.MAXTEXT.arguments == "settings"
+    assert engines.trains("maxtext") and MAXTEXT.arguments == "settings"
     assert not engines.trains("vllm") and not engines.trains("jetstream") and not engines.trains("nonesuch")
     assert {e.engine for e in engines.ENGINES if e.workload == "serve"} == {"vllm", "jetstream", "saxml"}
     # a recognised server is read by flags its record declares, so every reader's meaning is there
     for meaning in ("model", "tensor_parallel", "context", "prefill_tokens", "weight_dtype", "kv_dtype"):
-        assert engines.VLLM.flag(meaning) is not None, meaning
-    assert engines.VLLM.model_after == "serve"
+        assert VLLM.flag(meaning) is not None, meaning
+    assert VLLM.model_after == "serve"
 
 
 def test_the_quantization_alias_is_read_and_the_long_name_wins():

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from tpu_stacks.catalog.engines import JETSTREAM, VLLM
+from tpu_stacks.catalog.engines.jetstream import JETSTREAM
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks_preview.capture import Capture, ResourceOptionsRecord, ResourceRecord
 from tpu_stacks_preview.monitoring import (
     check_dashboard,

@@ -3,7 +3,7 @@
 import pytest
 
 from tpu_stacks.catalog.capacity import pricing_model_price
-from tpu_stacks.catalog.engines import VLLM
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS
 from tpu_stacks.catalog.tpu import GENERATIONS, slice_shape

@@ -3,8 +3,10 @@ instead of branching on its name."""
 
 import pytest
 
-from tpu_stacks.catalog import engines
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
+from tpu_stacks.catalog.engines.jetstream import JETSTREAM
+from tpu_stacks.catalog.engines.ray import RAY_SERVE
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.tpu import GENERATIONS, all_slice_shapes
 from tpu_stacks.errors import UserError
 from tpu_stacks.traffic.model import calibration
@@ -34,16 +36,16 @@ def test_kv_is_held_per_slot_for_jetstream_and_paged_for_vllm():
 
 def test_the_pinned_builds_are_the_catalogues():
     assert PINNED_VERSIONS == {
-        "vllm": (engines.VLLM.version,),
-        "jetstream": tuple(e.version for e in engines.JETSTREAM),
+        "vllm": (VLLM.version,),
+        "jetstream": tuple(e.version for e in JETSTREAM),
     }
 
 
 @pytest.mark.parametrize("generation", [g.name for g in GENERATIONS])
 def test_the_deployable_slices_are_the_stacks(generation):
     for shape in all_slice_shapes(generation):
-        jetstream = not shape.multi_host and engines.JETSTREAM[-1].serves_generation(generation)
-        vllm = not shape.multi_host or engines.RAY_SERVE.serves_generation(generation)
+        jetstream = not shape.multi_host and JETSTREAM[-1].serves_generation(generation)
+        vllm = not shape.multi_host or RAY_SERVE.serves_generation(generation)
         assert deployable(shape, "jetstream") is jetstream, shape
         assert deployable(shape, "vllm") is vllm, shape
     assert any(deployable(s, "vllm") for s in all_slice_shapes(generation))

@@ -6,7 +6,8 @@ import math
 import pytest
 
 from tpu_stacks.catalog.engine_traffic import TRAFFIC as ENGINE_RECORDS
-from tpu_stacks.catalog.engines import JETSTREAM, VLLM
+from tpu_stacks.catalog.engines.jetstream import JETSTREAM
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, VLLM_TPU_V6E_8B
 from tpu_stacks.catalog.tpu import GENERATIONS, all_slice_shapes, generation, slice_shape

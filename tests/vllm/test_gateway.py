@@ -13,7 +13,9 @@ import yaml
 from tests.clients import CLIENTS
 from tests.mocks import RecordingMocks, capture
 from tests.shipped import shipped
-from tpu_stacks.catalog.engines import ROUTER, VLLM, EngineVersion, Metric
+from tpu_stacks.catalog.engines.record import EngineVersion, Metric
+from tpu_stacks.catalog.engines.router import ROUTER
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.gke_versions import INFERENCE_GATEWAY_CRDS_FLOOR
 from tpu_stacks.catalog.inference_gateway import (
     CLASSES,

@@ -10,7 +10,8 @@ from pydantic import ValidationError
 
 from tests.test_smoke import env_of, smoke_jobs
 from tests.vllm.test_gateway import ON, _one, _stack_with, plan, refusal
-from tpu_stacks.catalog.engines import EPP, ROUTER
+from tpu_stacks.catalog.engines.epp import EPP
+from tpu_stacks.catalog.engines.router import ROUTER
 from tpu_stacks.catalog.pickers import (
     LEGACY_PICKER_RELEASE,
     PICKER_ADVISORY,

@@ -10,7 +10,7 @@ import yaml
 from tests.clients import CLIENTS
 from tests.mocks import capture, refused
 from tests.policies.harness import capture as capture_registrations
-from tpu_stacks.catalog.engines import VLLM
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.ray_serve import OPENAI_APP_IMPORT_PATH as IMPORT_PATH
 from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
 from tpu_stacks.cluster.spec import ClusterSpec
@@ -129,7 +129,7 @@ def test_the_serve_config_is_ray_serve_llms_openai_app_with_tensor_parallelism_3
 
 def test_the_serve_config_exports_the_engines_metrics_through_ray(fixed):
     """The dashboard and alerts of a multi-host stack read vLLM's metrics under Ray's names (`ray_vllm_...`,
-    catalog/engines.py `through_ray`), which Ray Serve LLM exports only with `log_engine_metrics` on (ledger:
+    catalog/engines/ray.py `through_ray`), which Ray Serve LLM exports only with `log_engine_metrics` on (ledger:
     ray.serve-llm.log-engine-metrics): the config sets it true explicitly rather than trust a default."""
     (llm,) = serve(fixed)["applications"][0]["args"]["llm_configs"]
     assert llm["log_engine_metrics"] is True

@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from tests.shipped import ROOT, shipped
-from tpu_stacks.catalog.engines import VLLM
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, SERVE_IMAGE_REVISION, image_build_command
 from tpu_stacks.vllm.spec import VLLM_IMAGE

@@ -37,7 +37,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tpu_stacks.catalog.tpu import GENERATIONS, Generation, MinimumVersion, generation, hourly_usd
+from tpu_stacks.catalog.tpu import GENERATIONS, Generation, MinimumVersion, generation
+from tpu_stacks.catalog.tpu_prices import hourly_usd
 
 COMPUTE_CLASS_API_VERSION = "cloud.google.com/v1"
 COMPUTE_CLASS_KIND = "ComputeClass"

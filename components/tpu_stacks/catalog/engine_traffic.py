@@ -8,7 +8,7 @@ which records bound the slices its stack deploys; the shared code looks the reco
 Sources: how vLLM and JetStream hold the KV cache is [SB] inference.md (vLLM pages the tokens a sequence has;
 JetStream reserves a full cache length per slot, the batch fixed by `--batch_size`), as tpu_stacks.sizing counts
 them; the deployable slices are the stacks' own (jetstream/plan.py serves one host of a generation its images
-serve; vllm/multihost_plan.py serves a multi-host slice through Ray Serve LLM, catalog/engines.py RAY_SERVE).
+serve; vllm/multihost_plan.py serves a multi-host slice through Ray Serve LLM, catalog/engines/ray.py RAY_SERVE).
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tpu_stacks.catalog.engines import JETSTREAM, RAY_SERVE, VLLM, EngineVersion
+from tpu_stacks.catalog.engines.jetstream import JETSTREAM
+from tpu_stacks.catalog.engines.ray import RAY_SERVE
+from tpu_stacks.catalog.engines.record import Engine, EngineVersion
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.errors import UserError
-from tpu_stacks.sizing import Engine
 
 KvCache = Literal["paged", "per-slot"]
 

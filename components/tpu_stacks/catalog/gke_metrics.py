@@ -3,7 +3,7 @@ Monitoring filters) and the managed kube state metrics packages (Prometheus name
 
 Why here: the dashboards and alert policies (gcp/monitoring) and the offline plan's metric check read the
 same list, so a widget naming a metric GKE does not export fails the plan, not the first look at the
-console. Engine metrics (vLLM, JetStream, Ray) are in catalog/engines.py.
+console. Engine metrics (vLLM, JetStream, Ray) are in catalog/engines/.
 
 Sources:
 - SYSTEM: "Kubernetes metrics" (Cloud Monitoring metrics list), https://cloud.google.com/monitoring/api/metrics_kubernetes

@@ -1,6 +1,6 @@
 """Who each pinned image runs as, with the source of that fact: pure data, read by `k8s/security.harden`.
 
-The serving and training engines' users are on their engine records (catalog/engines.py, `EngineVersion.user`);
+The serving and training engines' users are on their engine records (catalog/engines/, `EngineVersion.user`);
 the helper images the stacks also run (the Cloud SDK, a small Python, the converter, the metrics adapter) are
 here. Where an image's Dockerfile sets no USER (root by default), the entry is the numeric user we run it
 as and why that works; k8s/security.py says what such a user needs (HOME, LOGNAME, emptyDirs). Pure: no

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from tpu_stacks.catalog.engines import EPP, EPP_REPOSITORY, EngineName, EngineVersion, image_repository
+from tpu_stacks.catalog.engines import image_repository
+from tpu_stacks.catalog.engines.epp import EPP, EPP_REPOSITORY
+from tpu_stacks.catalog.engines.record import EngineName, EngineVersion
 from tpu_stacks.catalog.upstream import fact, number, text
 
 INFERENCE_EXTENSION_VERSION = EPP.version

@@ -19,7 +19,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tpu_stacks.catalog.engines import EPP, ROUTER, EngineVersion
+from tpu_stacks.catalog.engines.epp import EPP
+from tpu_stacks.catalog.engines.record import EngineVersion
+from tpu_stacks.catalog.engines.router import ROUTER
 from tpu_stacks.catalog.upstream import text
 
 ROUTER_VERSION = ROUTER.version

@@ -19,7 +19,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tpu_stacks.catalog.engines import ENGINES, MANAGED_PROMETHEUS_PREFIX, EngineVersion
+from tpu_stacks.catalog.engines import ENGINES
+from tpu_stacks.catalog.engines.record import MANAGED_PROMETHEUS_PREFIX, EngineVersion
 from tpu_stacks.catalog.gke_metrics import (
     KUBE_STATE_METRICS,
     KUBE_STATE_SOURCE,

@@ -24,7 +24,7 @@ RAY_LLM_VLLM = "0.29.0"
 """The vLLM this Ray release's Serve LLM is built against: the ray 2.60.0 wheel's METADATA says
 `Requires-Dist: vllm[audio]==0.29.0; extra == "llm"`, and its ray/llm/_internal/serve imports vLLM modules
 that v0.23.0 lacks (vllm.entrypoints.launchers.cli_args, vllm.entrypoints.serve.engine.protocol,
-vllm.renderers.online_renderer). The engine catalogue's VLLM is this version (catalog/engines.py reads it
+vllm.renderers.online_renderer). The engine catalogue's VLLM is this version (catalog/engines/vllm.py reads it
 here), and the server image's build checks the same pin against the image's vLLM
 (vllm/ray_serve_image/Dockerfile). Change it with RAY_SERVE_VERSION, after re-reading the new wheel."""
 

@@ -215,7 +215,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(
         id="vllm-v6e-llama3-8b",
         engine="vllm",
-        engine_version=None,  # the pinned vLLM (catalog/engines.py VLLM) runs on tpu-inference, another backend
+        engine_version=None,  # the pinned vLLM (catalog/engines/vllm.py VLLM) runs on tpu-inference, another backend
         engine_build="vLLM main 2025-04-11 (V1 engine, PyTorch/XLA TPU backend)",
         model="llama-3-8b",
         generation="v6e",

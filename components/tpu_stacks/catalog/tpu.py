@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.gke_versions import GkeVersion as GkeVersion
 from tpu_stacks.catalog.gke_versions import gke_version as gke_version
+from tpu_stacks.catalog.tpu_prices import SECONDARY_SB_PRICE, Price, hourly_usd
 from tpu_stacks.errors import UserError
 
 GiB = 1024**3
@@ -38,26 +39,6 @@ PRIVILEGED_NOT_NEEDED_SINCE = "1.28"
 # Multi-host TPU pools get 15 pods per node in Google's own tooling ([XPK] nodepool.py).
 MULTI_HOST_MAX_PODS_PER_NODE = 15
 
-# -- Flex-start and queued provisioning (Dynamic Workload Scheduler): the companions GKE documents --
-# A flex-start pool is created with `--flex-start --enable-autoscaling --num-nodes=0
-# --location-policy=ANY --reservation-affinity=none --no-enable-autorepair` ([XPK] capacity.py);
-# queued provisioning is "flex-start with queued provisioning": "you have to add the --flex-start and
-# --enable-queued-provisioning flags when you create the node pool" (GKE doc "Run a large-scale
-# workload with flex-start with queued provisioning", cloud.google.com/kubernetes-engine/docs/how-to/
-# provisioningrequest), with the same companions. [CTK] gke-node-pool preconditions agree: flex-start
-# needs auto_repair false, no static node count and NO_RESERVATION; queued provisioning needs
-# NO_RESERVATION and a total minimum of 0; neither goes with spot.
-DWS_RESERVATION_AFFINITY = "NO_RESERVATION"  # --reservation-affinity=none
-DWS_LOCATION_POLICY = "ANY"  # --location-policy=ANY
-DWS_AUTO_REPAIR = False  # --no-enable-autorepair
-DWS_MIN_NODES = 0  # --enable-autoscaling --num-nodes=0: the pool scales from zero
-QUEUED_NEEDS_FLEX_START = True  # --flex-start together with --enable-queued-provisioning
-QUEUED_NODE_LABEL_VALUE = "true"
-"""GKE taints queued nodes but does not label them; pods select `QUEUED_LABEL: "true"`, so the pool
-sets the label itself ([CTK] modules/compute/gke-node-pool/main.tf, kubernetes_labels)."""
-FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
-"""Flex-start VMs run for up to 7 days ([D-GKE-TPU] "TPU consumption")."""
-
 Placement = Literal["compact", "workload-policy"]
 
 
@@ -75,25 +56,6 @@ class MinimumVersion(_Frozen):
     @property
     def parsed(self) -> GkeVersion:
         return GkeVersion(text=self.version)
-
-
-SECONDARY_SB_PRICE = "secondary source: [SB] applied-inference.md (not Google's price list)"
-"""Where the v5e and v5p list prices come from: the scaling book, not cloud.google.com/tpu/pricing. Named as
-secondary wherever a price is shown (its `source`), as the traffic sizer's issue allows a secondary source."""
-
-
-class Price(_Frozen):
-    """On-demand list price per chip-hour; region-dependent, check cloud.google.com/tpu/pricing."""
-
-    usd_per_chip_hour: float
-    source: str
-    as_of: str
-
-
-def hourly_usd(usd_per_chip_hour: float | None, chips: int) -> float | None:
-    """What `chips` chips cost per hour at a per-chip price (None: unknown, never free); one rounding for every
-    price `size`, the plans and the docs show."""
-    return None if usd_per_chip_hour is None else round(usd_per_chip_hour * chips, 4)
 
 
 class Topology(_Frozen):

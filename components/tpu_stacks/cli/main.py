@@ -48,24 +48,47 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"tpu-stacks: {message} (see '{self.prog} --help')\n")
 
 
-def commands() -> dict[str, ModuleType]:
-    """`size`, `models` and every installed command module, by name."""
-    found = {name: importlib.import_module(f"tpu_stacks.cli.{name}") for name in ("size", "models")}
+BUILT_IN = ("size", "models")
+
+
+def _named() -> dict[str, str]:
+    """Every command's module by name (`size`, `models` and the installed ones), none imported yet."""
+    named = {name: f"tpu_stacks.cli.{name}" for name in BUILT_IN}
     for entry in entry_points(group=COMMAND_GROUP):
-        found.setdefault(entry.name, importlib.import_module(entry.value))
-    return found
+        named.setdefault(entry.name, entry.value)
+    return named
+
+
+def commands(only: str | None = None) -> dict[str, ModuleType]:
+    """`size`, `models` and every installed command module, by name; with `only`, that command's module alone
+    (a known name): `tpu-stacks plan` need not import what `verify` and `size` import."""
+    named = _named()
+    if only in named:
+        named = {only: named[only]}
+    return {name: importlib.import_module(module) for name, module in named.items()}
 
 
 def build_parser(modules: dict[str, ModuleType] | None = None) -> argparse.ArgumentParser:
+    """Every command a subparser; the arguments of those in `modules` (all, by default): the others are named
+    (in `--help` and in an invalid-choice message) without their modules being imported."""
     parser = _Parser(prog="tpu-stacks", description=__doc__.split("\n", 1)[0])
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name, module in (modules or commands()).items():
-        module.add_arguments(subparsers.add_parser(name, help=HELP.get(name)))
+    modules = modules if modules is not None else commands()
+    for name in _named():
+        command = subparsers.add_parser(name, help=HELP.get(name))
+        if name in modules:
+            modules[name].add_arguments(command)
     return parser
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command the arguments name: the first that is not an option (`tpu-stacks [-h] COMMAND ...`)."""
+    return next((token for token in argv if not token.startswith("-")), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    modules = commands()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    modules = commands(only=_command_of(argv))
     args = build_parser(modules).parse_args(argv)
     try:
         return modules[args.command].run(args)

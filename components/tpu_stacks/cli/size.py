@@ -8,6 +8,7 @@ from typing import get_args
 
 from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
 from tpu_stacks.catalog.engine_models import check_context, check_vllm_architecture
+from tpu_stacks.catalog.engines.record import Engine
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import generation, generation_names
 from tpu_stacks.cli import size_compare, size_traffic
@@ -15,7 +16,6 @@ from tpu_stacks.cli.arguments import positive
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.sizing import (
     Candidate,
-    Engine,
     Parallelism,
     ServingRequest,
     SizingResult,

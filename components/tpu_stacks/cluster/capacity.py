@@ -5,7 +5,7 @@ Flex-start and queued provisioning come with companions GKE documents (no reserv
 location policy ANY, autoscaling from zero; queued provisioning is flex-start with queued
 provisioning): the facts and their sources are in the catalogue (`catalog.tpu`, DWS_*); this module
 refuses the combinations GKE documents as unsupported with one line. A `capacity` list of one kind is
-the same node pool; of several kinds, a ComputeClass GKE falls back across (`k8s.compute_class`), whose
+the same node pool; of several kinds, a ComputeClass GKE falls back across (`cluster.compute_class`), whose
 unsupported combinations and minimum versions are refused here too. Pure: no provider SDK.
 """
 
@@ -25,14 +25,8 @@ from tpu_stacks.catalog.capacity import (
     PLAIN_KINDS,
     KindName,
 )
-from tpu_stacks.catalog.tpu import (
-    DWS_MIN_NODES,
-    FLEX_START_MAX_RUN_SECONDS,
-    QUEUED_TPU_GENERATIONS,
-    GkeVersion,
-    SliceShape,
-    gke_version,
-)
+from tpu_stacks.catalog.flex_start import DWS_MIN_NODES, FLEX_START_MAX_RUN_SECONDS
+from tpu_stacks.catalog.tpu import QUEUED_TPU_GENERATIONS, GkeVersion, SliceShape, gke_version
 from tpu_stacks.cluster.spec import SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.names import RESOURCE_NAME

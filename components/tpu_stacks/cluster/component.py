@@ -14,6 +14,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks.catalog.gke_metrics import kube_state_packages
 from tpu_stacks.cluster.args import TpuClusterArgs
+from tpu_stacks.cluster.compute_class import declare_compute_class
 from tpu_stacks.cluster.kubeconfig import gke_kubeconfig
 from tpu_stacks.cluster.node_pools import (
     CLOUD_PLATFORM_SCOPE,
@@ -29,7 +30,6 @@ from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.cluster.versions import OfferedVersions, create_version
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.apis import CLUSTER_APIS, GATEWAY_APIS, MONITORING_APIS, enable_apis_by_name
-from tpu_stacks.k8s.compute_class import declare_compute_class
 from tpu_stacks.validation import parse
 
 TYPE = "tpu-stacks:index:TpuCluster"

@@ -11,16 +11,18 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.capacity import COMPUTE_CLASS_LABEL
-from tpu_stacks.catalog.models import ResolvedModel
-from tpu_stacks.catalog.tpu import (
+from tpu_stacks.catalog.flex_start import (
     DWS_AUTO_REPAIR,
     DWS_LOCATION_POLICY,
     DWS_RESERVATION_AFFINITY,
+    QUEUED_NODE_LABEL_VALUE,
+)
+from tpu_stacks.catalog.models import ResolvedModel
+from tpu_stacks.catalog.tpu import (
     FLEX_START_LABEL,
     MULTI_HOST_MAX_PODS_PER_NODE,
     NODEPOOL_LABEL,
     QUEUED_LABEL,
-    QUEUED_NODE_LABEL_VALUE,
     RESERVATION_LABEL,
     SPOT_LABEL,
     SliceShape,

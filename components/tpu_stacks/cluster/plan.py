@@ -9,15 +9,9 @@ one-line `UserError` ("decide early, build late"). Pure: no provider SDK.
 
 from __future__ import annotations
 
+from tpu_stacks.catalog.flex_start import QUEUED_NEEDS_FLEX_START
 from tpu_stacks.catalog.locations import check_cpu_machine_type, check_location, check_tpu_zone
-from tpu_stacks.catalog.tpu import (
-    QUEUED_NEEDS_FLEX_START,
-    SliceShape,
-    generation,
-    generation_of_machine_type,
-    gke_version,
-    slice_shape,
-)
+from tpu_stacks.catalog.tpu import SliceShape, generation, generation_of_machine_type, gke_version, slice_shape
 from tpu_stacks.cluster.capacity import (
     autoscaling_limits,
     check_capacity,

@@ -25,6 +25,8 @@ Created before the cluster: GKE picks a new cluster's pod and Service ranges amo
 then avoids this range.
 """
 
+from __future__ import annotations
+
 from typing import Any, Optional
 
 import pulumi

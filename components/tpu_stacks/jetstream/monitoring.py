@@ -7,7 +7,8 @@ the metrics port is charted only when that version exports metrics.
 
 from __future__ import annotations
 
-from tpu_stacks.catalog.engines import JETSTREAM, engine_of_image
+from tpu_stacks.catalog.engines import engine_of_image
+from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.gcp.monitoring import queries as q
 from tpu_stacks.gcp.monitoring.dashboards import replicas_chart
 from tpu_stacks.gcp.monitoring.model import Section, Widget

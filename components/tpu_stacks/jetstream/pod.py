@@ -20,7 +20,7 @@ import math
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.catalog.engines import JETSTREAM_METRICS_FLAG, JETSTREAM_USER
+from tpu_stacks.catalog.engines.jetstream import JETSTREAM_METRICS_FLAG, JETSTREAM_USER
 from tpu_stacks.catalog.models import dtype_bytes
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.compile_cache import cache_containers, cache_mount, cache_volume, wait_for_checkpoint

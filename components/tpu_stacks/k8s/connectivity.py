@@ -29,8 +29,6 @@ from typing import Literal, Union
 Direction = Literal["ingress", "egress"]
 Protocol = Literal["TCP", "UDP"]
 ANNOTATION = "tpu-stacks.dev/flows"
-SMOKE_TEST_LABELS = {"app.kubernetes.io/component": "smoke-test"}
-"""The label of a smoke-test pod; servers accept their API port from such pods of their own namespace."""
 
 
 @dataclass(frozen=True)

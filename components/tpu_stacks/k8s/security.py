@@ -10,7 +10,7 @@ One function, `harden`, applied last by each pod builder, so no container can be
   `HOME` for caches and configs), and a CPU limit where it does not slow a TPU host (below).
 
 Which user. Each pinned image's user is catalogued with its source: the engines' on their records
-(catalog/engines.py, `EngineVersion.user`), the helper images' in catalog/image_users.py. Where the
+(catalog/engines/, `EngineVersion.user`), the helper images' in catalog/image_users.py. Where the
 image sets no USER (root by default), it is the numeric user we run it as and why that works. Such a
 numeric user has no /etc/passwd entry, so `USER` and `LOGNAME` name it: Python's `getpass.getuser()` reads LOGNAME,
 USER, LNAME and USERNAME and only then asks `pwd.getpwuid`, which raises KeyError (OSError from Python

@@ -11,9 +11,9 @@ ray-train.metric.controller-state-tag, ray-train.controller-state.running.
 
 from __future__ import annotations
 
-from tpu_stacks.catalog.engines import RAY
+from tpu_stacks.catalog.engines.ray import RAY
 from tpu_stacks.gcp.monitoring import queries as q
-from tpu_stacks.gcp.monitoring.alerts import Alert
+from tpu_stacks.gcp.monitoring.alert import Alert
 from tpu_stacks.gcp.monitoring.model import (
     Axis,
     DataSet,

@@ -15,7 +15,7 @@ import math
 import re
 import shlex
 
-from tpu_stacks.catalog.engines import RAY
+from tpu_stacks.catalog.engines.ray import RAY
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.catalog.upstream import number

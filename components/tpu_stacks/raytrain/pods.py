@@ -17,7 +17,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.catalog.engines import RAY
+from tpu_stacks.catalog.engines.ray import RAY
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s.gcsfuse import cache_volume, fuse_volume, mount_options, sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
@@ -57,7 +57,7 @@ USER = RAY.image_user()  # the image's ray user (RAY_USER_ID), never root
 
 RAY_METRICS_PORT = (
     RAY.scrape_port()
-)  # KubeRay's default metrics port (catalog/engines.py, RAY; ledger: kuberay.port.metrics)
+)  # KubeRay's default metrics port (catalog/engines/ray.py, RAY; ledger: kuberay.port.metrics)
 
 
 def pod_labels(plan: RayTrainPlan, role: str | None = None) -> dict[str, str]:

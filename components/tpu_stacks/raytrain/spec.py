@@ -12,14 +12,14 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from tpu_stacks.catalog.engines import RAY
+from tpu_stacks.catalog.engines.ray import RAY
 from tpu_stacks.catalog.tpu import generation_names, names_text
 from tpu_stacks.cluster.spec import workload_cluster
 from tpu_stacks.field_rules import ComponentInput, EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
 # The tutorial's Ray: rayproject/ray:2.49.1-py312 and `pip install "ray[default]==2.49.1"` ([D-GKE-RAY]).
-RAY_VERSION = RAY.version  # one place: the engine catalogue (catalog/engines.py)
+RAY_VERSION = RAY.version  # one place: the engine catalogue (catalog/engines/)
 # MaxText, fetched at one commit (the tutorial clones the unpinned HEAD, [K-RAY] Dockerfile). At this commit
 # src/MaxText/train.py has `main(argv)` and pyproject.toml declares `install_maxtext_github_deps`.
 MAXTEXT_REPOSITORY = "https://github.com/AI-Hypercomputer/maxtext.git"
@@ -32,7 +32,7 @@ TRAINER_PATH = "/app/raytrain_trainer.py"
 MAXTEXT_CONFIG = "/app/maxtext/src/MaxText/configs/base.yml"
 DATA_MOUNT = "/data"
 RAY_USER_ID = RAY.image_user().uid
-"""The `ray` user of rayproject images (catalog/engines.py, RAY.user)."""
+"""The `ray` user of rayproject images (catalog/engines/ray.py, RAY.user)."""
 # MaxText's ici_<axis>_parallelism settings (src/MaxText/configs/base.yml).
 ICI_AXES = (
     "data",

@@ -15,7 +15,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from tpu_stacks.catalog.engines import SAXML
+from tpu_stacks.catalog.engines.saxml import SAXML
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, generation, gke_version
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster
@@ -147,7 +147,7 @@ def _check_cluster(host_network: bool, cluster: ClusterSpec) -> None:
 
 
 def _platform_chip(generation_name: str) -> str:
-    """The model server's `--platform_chip` for a generation `_size` accepted (catalog/engines.py, SAXML)."""
+    """The model server's `--platform_chip` for a generation `_size` accepted (catalog/engines/saxml.py, SAXML)."""
     chip = SAXML.platform(generation_name)
     if chip is None:
         raise ValueError(f"Saxml names no --platform_chip for {generation_name}")
@@ -156,7 +156,7 @@ def _platform_chip(generation_name: str) -> str:
 
 def _size(spec: SaxmlSpec, model: ResolvedModel, request: ServingRequest) -> Candidate:
     gen = generation(spec.tpu_generation, key="saxml.tpuGeneration")
-    if SAXML.platform(gen.name) is None:  # the model server's --platform_chip (catalog/engines.py)
+    if SAXML.platform(gen.name) is None:  # the model server's --platform_chip (catalog/engines/)
         raise UserError(
             "saxml.tpuGeneration",
             spec.tpu_generation,

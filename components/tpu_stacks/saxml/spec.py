@@ -12,7 +12,7 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from tpu_stacks.catalog.engines import SAXML
+from tpu_stacks.catalog.engines.saxml import SAXML
 from tpu_stacks.catalog.inference_gateway import SAX_HTTP_REPOSITORY
 from tpu_stacks.catalog.models import SAXML_175B_TEST
 from tpu_stacks.catalog.tpu import names_text

@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tpu_stacks.catalog.engine_traffic import traffic_of
+from tpu_stacks.catalog.engines.record import Engine
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement
 from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, all_slice_shapes, generation
 from tpu_stacks.errors import UserError
-from tpu_stacks.sizing import Engine, serving_parallelism
+from tpu_stacks.sizing import serving_parallelism
 from tpu_stacks.traffic.evidence import (
     PINNED_VERSIONS,
     PerReplica,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tpu_stacks.catalog.capacity import pricing_model_price
-from tpu_stacks.catalog.tpu import hourly_usd
+from tpu_stacks.catalog.tpu_prices import hourly_usd
 from tpu_stacks.traffic.target import OUTPUT_INPUT_COST_RATIO, Pricing
 
 

@@ -1,6 +1,6 @@
 """The environment the pinned vLLM TPU engine reads, from the spec: one list for every pod that runs it.
 
-The engine is vLLM v0.29.0 on tpu-inference v0.29.0 (catalog/engines.py `VLLM`). What it reads, at that tag
+The engine is vLLM v0.29.0 on tpu-inference v0.29.0 (catalog/engines/vllm.py `VLLM`). What it reads, at that tag
 (read again in PyPI's vllm-tpu 0.29.0 sdist and tpu-inference 0.29.0 wheel; unchanged since v0.23.0):
 
 - `VLLM_XLA_CACHE_PATH`: tpu-inference hands it to JAX as `jax_compilation_cache_dir` unless

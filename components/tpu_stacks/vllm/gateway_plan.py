@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tpu_stacks.catalog.engines import VLLM, EngineVersion
+from tpu_stacks.catalog.engines.record import EngineVersion
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.gke_versions import INFERENCE_GATEWAY_CRDS_FLOOR
 from tpu_stacks.catalog.inference_gateway import (
     ARMOR_DEFAULT_RULE_PRIORITY,

@@ -14,7 +14,7 @@ vllm.metric.request-success.
 
 from __future__ import annotations
 
-from tpu_stacks.catalog.engines import VLLM
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.gcp.monitoring import queries as q
 from tpu_stacks.gcp.monitoring import rayserve
 from tpu_stacks.gcp.monitoring.dashboards import picker_section, replicas_chart

@@ -1,7 +1,7 @@
 """vLLM's monitoring target in multi-host mode: a RayService whose Serve replicas each span one slice.
 
 The single-host target (vllm/monitoring.py) watches a Deployment, its HPA and the API server's `/metrics`. Here
-the metrics come from Ray (catalog/engines.py RAY_SERVE: Serve's and vLLM's, on every Ray node's metrics port),
+the metrics come from Ray (catalog/engines/ray.py RAY_SERVE: Serve's and vLLM's, on every Ray node's metrics port),
 the replicas are Serve replicas scaled by Serve's autoscaler in whole slices, and a slice is `hosts` Ray TPU
 worker pods. The replica bounds and the startup budget are read from the plan the RayService is built from, the
 hosts from the sized slice (`sizing.serving_parallelism`), so the charts and alerts use the same numbers.
@@ -9,7 +9,7 @@ hosts from the sized slice (`sizing.serving_parallelism`), so the charts and ale
 
 from __future__ import annotations
 
-from tpu_stacks.catalog.engines import RAY_SERVE
+from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.gcp.monitoring.targets import Serve, Target, stack_fields
 from tpu_stacks.sizing import serving_parallelism
 from tpu_stacks.vllm.plan import VllmPlan

@@ -41,7 +41,9 @@ from typing import Any
 import yaml
 
 from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
-from tpu_stacks.catalog.engines import RAY_SERVE, VLLM, engine_of_image, image_repository
+from tpu_stacks.catalog.engines import engine_of_image, image_repository
+from tpu_stacks.catalog.engines.ray import RAY_SERVE
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.inference_gateway import serving_api
 from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, OPENAI_APP_IMPORT_PATH, RAY_SERVE_VERSION
 from tpu_stacks.catalog.tpu import SliceShape
@@ -87,7 +89,7 @@ SERVE_IMAGE_REVISION = 2
 an image built from an older folder lacks what the Serve config now names (revision 2: the start callback), so a
 changed folder takes a new revision, and a test fails until it does."""
 VLLM_RELEASE_TAG = r"v\d+\.\d+\.\d+"
-"""A vLLM release's image tag, the form of the pinned image's (catalog/engines.py VLLM: `v0.29.0`): in registry mode
+"""A vLLM release's image tag, the form of the pinned image's (catalog/engines/vllm.py: `v0.29.0`): in registry mode
 standard, an image so tagged is a plain vLLM image pushed as is (the single-host recipe's `vllm-tpu:v0.29.0`), not
 one built from SERVE_IMAGE_DIR, whose tag names its build (Pulumi.vllm-405b.yaml)."""
 CALLBACK_MODULE = "tpu_stacks_serve_callbacks"
@@ -165,7 +167,7 @@ def accelerator_type(shape: SliceShape) -> str:
             "vllm.tpuGeneration",
             shape.generation,
             f"is not offered for multi-host serving with Ray Serve LLM {RAY_SERVE.version} (the {shape.topology} "
-            "slice spans hosts; catalog/engines.py RAY_SERVE says why)",
+            "slice spans hosts; catalog/engines/ray.py RAY_SERVE says why)",
             f"use one of {', '.join(RAY_SERVE.served_generations or ())}",
         )
     return platform

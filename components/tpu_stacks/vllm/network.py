@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tpu_stacks.catalog.engines import RAY_SERVE
+from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.cluster.spec import operator_namespace
 from tpu_stacks.k8s.connectivity import Flow, Group, Pods, ingress, unique
 from tpu_stacks.k8s.platform_flows import (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from tpu_stacks.catalog.engine_models import check_context, check_vllm_architecture
-from tpu_stacks.catalog.engines import VLLM
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback

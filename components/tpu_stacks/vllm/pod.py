@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import annotations
-from tpu_stacks.catalog.engines import VLLM
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.upstream import fact
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s import compile_cache

@@ -44,7 +44,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, WAIT_FOR_ANNOTATION, AwaitBudget
-from tpu_stacks.catalog.engines import RAY_SERVE
+from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s import compile_cache

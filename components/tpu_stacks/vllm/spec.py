@@ -10,7 +10,8 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
-from tpu_stacks.catalog.engines import VLLM, managed_prometheus_name
+from tpu_stacks.catalog.engines import managed_prometheus_name
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.tpu import generation_names, names_text
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.spec import workload_cluster
@@ -27,9 +28,9 @@ from tpu_stacks.field_rules import (
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 from tpu_stacks.slo.spec import SloSpec
 
-# The released vLLM TPU image on tpu-inference the engine catalogue pins (catalog/engines.py `VLLM`: why this tag).
+# The released vLLM TPU image on tpu-inference the engine catalogue pins (catalog/engines/vllm.py `VLLM`: why this tag).
 VLLM_IMAGE = f"docker.io/vllm/vllm-tpu:{VLLM.version}"
-PORT = VLLM.scrape_port()  # `vllm serve --port`: the API, and /metrics on the same port (catalog/engines.py)
+PORT = VLLM.scrape_port()  # `vllm serve --port`: the API, and /metrics on the same port (catalog/engines/)
 HEALTH_PATH = text("vllm.server.health-route")
 """The server's health route, on PORT: the pod's probes and the gateway's health check call it."""
 HPA_METRICS = {

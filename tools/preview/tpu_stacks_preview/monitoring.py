@@ -5,7 +5,7 @@ against the catalogues for the versions the plan pins.
 
 Why: Cloud Monitoring accepts a PromQL query naming a metric that does not exist and draws an empty
 chart (vLLM's `avg_generation_throughput_toks_per_s`, gone in V1, is the tutorial's own example). The
-known metrics are those of the engines whose pinned images the plan runs (catalog/engines.py), Ray's
+known metrics are those of the engines whose pinned images the plan runs (catalog/engines/ray.py), Ray's
 when it declares a RayCluster, GKE's system and kube state metrics (catalog/gke_metrics.py), and the
 log-based metrics the plan itself declares.
 """
@@ -21,7 +21,9 @@ from typing import Any
 
 import jsonschema
 
-from tpu_stacks.catalog.engines import RAY, RAY_SERVE, EngineVersion, engine_of_image, metric_owner
+from tpu_stacks.catalog.engines import engine_of_image, metric_owner
+from tpu_stacks.catalog.engines.ray import RAY, RAY_SERVE
+from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.gke_metrics import SYSTEM_METRICS
 from tpu_stacks.catalog.published import prometheus_names, publisher
 from tpu_stacks_preview.capture import Capture, ResourceRecord

@@ -11,30 +11,13 @@ did-you-mean, before any resource is declared. The condition is a PromQL alert
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 
 from tpu_stacks.catalog.upstream import number
 from tpu_stacks.errors import UserError
+from tpu_stacks.gcp.monitoring import capabilities, rayserve
 from tpu_stacks.gcp.monitoring import queries as q
+from tpu_stacks.gcp.monitoring.alert import Alert
 from tpu_stacks.gcp.monitoring.targets import Target
-
-
-@dataclass(frozen=True)
-class Alert:
-    id: str
-    title: str
-    query: str
-    minutes: int
-    severity: str
-    why: str
-    """The documentation a responder reads: what fired and what to check first."""
-    default_on: bool = True
-    noisy_because: str = ""
-    enabled: bool = True
-
-    @property
-    def duration(self) -> str:
-        return f"{self.minutes * 60}s"
 
 
 def _not_ready(t: Target) -> Alert | None:
@@ -184,9 +167,6 @@ def _jobset(t: Target) -> list[Alert]:
 
 
 def all_alerts(t: Target) -> list[Alert]:
-    # they build `Alert`s: imported here, after this module
-    from tpu_stacks.gcp.monitoring import capabilities, rayserve
-
     found = [
         _not_ready(t),
         _queue_at_max(t),

@@ -10,14 +10,10 @@ descriptor leaves out (None) contributes nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from tpu_stacks import registry
+from tpu_stacks.gcp.monitoring.alert import Alert
 from tpu_stacks.gcp.monitoring.model import Section, Widget
 from tpu_stacks.gcp.monitoring.targets import Target
-
-if TYPE_CHECKING:
-    from tpu_stacks.gcp.monitoring.alerts import Alert
 
 
 def descriptor(t: Target) -> registry.Workload:

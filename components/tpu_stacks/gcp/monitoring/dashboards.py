@@ -16,7 +16,7 @@ epp.metric.scheduler-e2e-duration-seconds).
 
 from __future__ import annotations
 
-from tpu_stacks.catalog.engines import EngineVersion
+from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.inference_gateway import SCHEDULED_STATUS
 from tpu_stacks.catalog.pickers import PICKERS
 from tpu_stacks.gcp.monitoring import capabilities

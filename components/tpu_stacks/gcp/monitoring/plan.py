@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tpu_stacks.errors import UserError
-from tpu_stacks.gcp.monitoring.alerts import Alert, plan_alerts
+from tpu_stacks.gcp.monitoring.alert import Alert
+from tpu_stacks.gcp.monitoring.alerts import plan_alerts
 from tpu_stacks.gcp.monitoring.dashboards import dashboard
 from tpu_stacks.gcp.monitoring.model import Dashboard
 from tpu_stacks.gcp.monitoring.spec import CHANNEL

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tpu_stacks.catalog.engines import EngineVersion
+from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.gke_metrics import KUBE_STATE_METRICS, system_metric
 
 RATE_WINDOW = "5m"

@@ -2,7 +2,7 @@
 
 In multi-host mode no pod serves vLLM's `/metrics` on the API port: Ray Serve LLM runs the engine inside a Serve
 replica and exports its metrics through Ray (`log_engine_metrics`, on by default from Ray 2.51), on every Ray
-node's metrics port beside Serve's own (catalog/engines.py RAY_SERVE). So the charts read
+node's metrics port beside Serve's own (catalog/engines/ray.py RAY_SERVE). So the charts read
 - Serve's proxy: requests per second, the error ratio, end-to-end latency (`application` = the Serve app; the
   proxy's own health checks carry `application=""`, Ray's Serve dashboard excludes them the same way);
 - Serve's replicas of the engine deployment (`LLMServer:<model id>`, Ray Serve LLM's deployment name: its
@@ -20,16 +20,13 @@ vllm.metric.time-to-first-token-seconds, vllm.metric.prompt-tokens, vllm.metric.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from tpu_stacks.catalog.engines import VLLM, through_ray
+from tpu_stacks.catalog.engines.ray import through_ray
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.gcp.monitoring import queries as q
+from tpu_stacks.gcp.monitoring.alert import Alert
 from tpu_stacks.gcp.monitoring.model import Section, Threshold, Widget
 from tpu_stacks.gcp.monitoring.targets import Serve, Target
 from tpu_stacks.gcp.monitoring.widgets import chart, scorecard
-
-if TYPE_CHECKING:
-    from tpu_stacks.gcp.monitoring.alerts import Alert
 
 ENGINE_DEPLOYMENT = "LLMServer:.*"
 """The Serve deployment that holds the engine (one replica = one slice); the app's ingress is another deployment."""
@@ -38,7 +35,7 @@ ERROR_RATIO = 0.05
 PERCENTILES = (0.5, 0.9, 0.99)
 
 # The per-request TPOT histogram (the name Ray 2.60.0's Serve LLM dashboard charts) and the KV cache gauge, as the
-# pinned vLLM exports them (catalog/engines.py VLLM; a renamed name is refused there, VLLM.renamed).
+# pinned vLLM exports them (catalog/engines/vllm.py VLLM; a renamed name is refused there, VLLM.renamed).
 KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
 TIME_PER_OUTPUT_TOKEN = "vllm:request_time_per_output_token_seconds"
 
@@ -215,8 +212,6 @@ def status_cards(t: Target) -> list[Widget]:
 
 def alerts(t: Target) -> list[Alert]:
     """The multi-host mode's serving alerts; none for other targets."""
-    from tpu_stacks.gcp.monitoring.alerts import Alert
-
     if t.serve is None:
         return []
     serve = _serve(t)

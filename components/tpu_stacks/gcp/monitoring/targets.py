@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_stacks.catalog.engines import EngineVersion
+from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.gcp.monitoring.queries import Scope
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 
@@ -92,7 +92,7 @@ class Target:
     """The Ray Serve application: set for vLLM across a multi-host slice (a RayService), which is watched through
     Ray's metrics instead of the vLLM pod's (gcp/monitoring/rayserve.py)."""
     picker: EngineVersion | None = None
-    """GKE Inference Gateway's endpoint picker in front of the servers (catalog/engines.py EPP), whose pool and
+    """GKE Inference Gateway's endpoint picker in front of the servers (catalog/engines/epp.py EPP), whose pool and
     scheduling metrics the dashboard adds; None without a gateway."""
     picker_flow_control: bool = False
     """The picker runs its Flow Control layer (the `flowControl` gate), whose queue the dashboard then draws."""

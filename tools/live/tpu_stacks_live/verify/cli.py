@@ -15,8 +15,9 @@ from pathlib import Path
 
 from tpu_stacks.errors import UserError
 from tpu_stacks_live.verdict import CheckResult, Verdict, exit_code
+from tpu_stacks_live.verify.checks import registry, select
 from tpu_stacks_live.verify.plan import StackPlan, load_plan
-from tpu_stacks_live.verify.registry import Context, registry, run_check, select
+from tpu_stacks_live.verify.registry import Context, run_check
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,11 +8,9 @@ A check reads the cluster and the project through `Context` and returns a CheckR
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tpu_stacks.errors import UserError
 from tpu_stacks_live.verdict import CheckResult, Verdict
 from tpu_stacks_live.verify.plan import StackPlan
 from tpu_stacks_live.verify.readers import Cluster, Google, Pulumi, Unreadable
@@ -57,27 +55,8 @@ def check(name: str, summary: str, applies: Callable[[StackPlan], bool]) -> Call
     return register
 
 
-def registry() -> dict[str, Check]:
-    """Every check, after importing the modules that register them."""
-    from tpu_stacks_live.verify import checks  # noqa: F401 - registers on import
-
-    return CHECKS
-
-
 def run_check(item: Check, ctx: Context) -> CheckResult:
     try:
         return item.run(ctx)
     except Unreadable as error:
         return item.answer(Verdict.UNKNOWN, f"could not read: {error.what}", error.fix)
-
-
-def select(stack_plan: StackPlan, only: str | None) -> list[Check]:
-    """The checks that apply to the plan, or the one `--only` names (a typo is the user's, with a suggestion)."""
-    known = registry()
-    if only is None:
-        return [item for item in known.values() if item.applies(stack_plan)]
-    if only not in known:
-        close = difflib.get_close_matches(only, list(known), n=1)
-        fix = f"did you mean '{close[0]}'?" if close else "see `tpu-stacks verify --list`"
-        raise UserError("--only", only, "is not a verify check", fix)
-    return [known[only]]

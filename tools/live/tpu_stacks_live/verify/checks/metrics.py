@@ -49,7 +49,7 @@ def metrics_present(ctx: Context, this: Check):
         Verdict.FAIL,
         f"{len(missing)} of {len(wanted)} metrics have no series: {shown}{more}",
         "after the server has answered requests, a name still empty is not exported under it: fix it in "
-        "catalog/engines.py (GKE system metrics: monitoringConfig.enableComponents)",
+        "catalog/engines/ (GKE system metrics: monitoringConfig.enableComponents)",
     )
 
 
@@ -91,6 +91,6 @@ def hpa_read(ctx: Context, this: Check):
             return this.answer(
                 Verdict.FAIL,
                 f"{ref(hpa)} does not read its metric: {message}",
-                "check metrics-adapter-available, then that the engine exports the metric (catalog/engines.py)",
+                "check metrics-adapter-available, then that the engine exports the metric (catalog/engines/)",
             )
     return this.answer(Verdict.PASS, f"{len(ctx.plan.of_kind('HorizontalPodAutoscaler'))} HPA(s) read their metric")

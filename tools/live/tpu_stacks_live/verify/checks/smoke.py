@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpu_stacks.k8s.connectivity import SMOKE_TEST_LABELS
+from tpu_stacks.smoke_plan import SMOKE_TEST_LABELS
 from tpu_stacks_live.verdict import Verdict
 from tpu_stacks_live.verify.checks.kube import is_true, pods, read_object, ref
 from tpu_stacks_live.verify.plan import StackPlan, name_of, namespace_of
@@ -51,7 +51,7 @@ def _judge(ctx: Context, this: Check, job: dict[str, Any]):
             Verdict.FAIL,
             f"{ref(job)} Failed: {line}",
             "the line names the cause: a deny log entry means a missing allow for the test pod (smoke_test_group), "
-            "a missing metric a catalogue error (catalog/engines.py)",
+            "a missing metric a catalogue error (catalog/engines/)",
         )
     return this.answer(Verdict.UNKNOWN, f"{ref(job)} still running", "wait for it, then verify again")
 
