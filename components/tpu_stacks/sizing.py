@@ -35,7 +35,7 @@ from tpu_stacks.catalog.tpu import Generation, SliceShape, all_slice_shapes, gen
 from tpu_stacks.errors import UserError
 
 Workload = Literal["serve", "train"]
-Engine = Literal["vllm", "jetstream", "saxml", "generic"]
+Engine = Literal["vllm", "jetstream", "saxml", "sglang", "generic"]
 
 USABLE_HBM_FRACTION = 0.90
 RUNTIME_RESERVE_PER_CHIP = 512 * 1024**2

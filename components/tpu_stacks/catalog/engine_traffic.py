@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tpu_stacks.catalog.engines import JETSTREAM, RAY_SERVE, VLLM, EngineVersion
+from tpu_stacks.catalog.engines import JETSTREAM, RAY_SERVE, SGLANG, VLLM, EngineVersion
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import Engine
@@ -42,6 +42,9 @@ class EngineTraffic:
     tpu_stacks.catalog.throughput_measurements; tests/traffic/test_calibration.py refits and compares."""
     multi_host: EngineVersion | None = None
     """The record whose served generations bound a replica across the hosts of a slice (None: single host only)."""
+    calibrated: bool = True
+    """False: no published row measures one of `builds`, so `efficiency` is borrowed, not fitted (the calibration
+    tests skip it, and its predictions are a roofline guess until a measurement of the pinned build exists)."""
 
     @property
     def fixed_batch(self) -> bool:
@@ -68,8 +71,14 @@ TRAFFIC: dict[str, EngineTraffic] = {
         sizing_engine="vllm", kv_cache="paged", builds=(VLLM,), efficiency=0.57, multi_host=RAY_SERVE
     ),
     "jetstream": EngineTraffic(sizing_engine="jetstream", kv_cache="per-slot", builds=JETSTREAM, efficiency=0.15),
+    # SGLang-JAX pages its KV cache (a token pool behind the radix cache, sgl_jax/srt/mem_cache) like vLLM. Its only
+    # published numbers (https://lmsys.org/blog/2025-10-29-sglang-jax) measure a build the post does not pin, not the
+    # pinned wheel, so the efficiency is vLLM's fitted one, borrowed, and the record says it is uncalibrated.
+    "sglang": EngineTraffic(
+        sizing_engine="sglang", kv_cache="paged", builds=(SGLANG,), efficiency=0.57, calibrated=False
+    ),
 }
-"""The engines the traffic model is calibrated for."""
+"""The engines the traffic model knows; those whose `calibrated` is False borrow their efficiency."""
 
 
 def traffic_of(name: str) -> EngineTraffic:

@@ -263,6 +263,19 @@ MODELS: tuple[ModelArchitecture, ...] = (
         tied_embeddings=True,
         source="config.json of Qwen/Qwen2.5-1.5B-Instruct on Hugging Face (q/k/v biases not counted: 0.1M)",
     ),
+    ModelArchitecture(
+        name="qwen3-4b",
+        display_name="Qwen3 4B (open weights, no token needed)",
+        hf_ids=("Qwen/Qwen3-4B",),
+        attention=Attention(layers=36, kv_heads=8, head_dim=128, query_heads=32),
+        d_model=2560,
+        d_ff=9728,
+        vocab=151936,
+        tied_embeddings=True,
+        source="config.json of Qwen/Qwen3-4B on Hugging Face (hidden_size 2560, intermediate_size 9728, 36 layers, "
+        "32 heads, 8 KV heads, head_dim 128, vocab 151936, tie_word_embeddings true; its per-head q/k norms, "
+        "256 weights a layer, not counted)",
+    ),
 )
 
 SAXML_175B_TEST = "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test"
