@@ -31,7 +31,7 @@ from tpu_stacks.sglang.args import SglangStackArgs
 from tpu_stacks.sglang.descriptor import WORKLOAD
 from tpu_stacks.sglang.monitoring import sglang_target
 from tpu_stacks.sglang.network import SERVICE, network
-from tpu_stacks.sglang.outputs import ServedSlice
+from tpu_stacks.sglang.outputs import SglangSlice
 from tpu_stacks.sglang.plan import SglangPlan, plan_sglang
 from tpu_stacks.sglang.pod import CONTAINER, HF_SECRET_KEY, pod_template, workload_annotations
 from tpu_stacks.sglang.spec import PORT, SglangSpec
@@ -53,7 +53,7 @@ class SglangStack(pulumi.ComponentResource):
     base_url: pulumi.Output[str]
     """The OpenAI-compatible API base URL."""
     model_id: pulumi.Output[str]
-    served_slice: pulumi.Output[ServedSlice]
+    served_slice: pulumi.Output[SglangSlice]
     image: pulumi.Output[str]
     """The server image the Deployment runs."""
     image_build: pulumi.Output[str]
@@ -234,9 +234,9 @@ class SglangStack(pulumi.ComponentResource):
         return service.status.apply(ingress_ip)
 
 
-def served_slice(plan: SglangPlan) -> ServedSlice:
+def served_slice(plan: SglangPlan) -> SglangSlice:
     shape = plan.shape
-    return ServedSlice(
+    return SglangSlice(
         generation=shape.generation,
         topology=shape.topology,
         machine_type=shape.machine_type,

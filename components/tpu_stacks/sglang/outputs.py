@@ -8,7 +8,9 @@ generated `args.py`).
 from typing import TypedDict
 
 
-class ServedSlice(TypedDict):
+class SglangSlice(TypedDict):
+    """The slice a server replica runs on (its own name: the plugin schema has one namespace of types)."""
+
     generation: str
     topology: str
     machine_type: str
