@@ -504,7 +504,12 @@ SGLANG = EngineVersion(
             note="absent: the model's own context (config.json), at least the sizing default for catalogued models",
         ),
         Flag(name="--max-running-requests", meaning="max_sequences", note="an upper bound: the KV cache is paged"),
-        Flag(name="--chunked-prefill-size", meaning="prefill_tokens", default="4096", note="tokens per prefill chunk"),
+        Flag(
+            name="--chunked-prefill-size",
+            meaning="prefill_tokens",
+            default=str(number("sglang.default.chunked-prefill-size")),
+            note="tokens per prefill chunk",
+        ),
         Flag(name="--kv-cache-dtype", meaning="kv_dtype", default="auto", note="auto: the model dtype"),
         Flag(name="--dtype", meaning="weight_dtype", default="auto", note="auto: bf16 for the catalogued models"),
         Flag(name="--quantization", meaning="quantization", note="a method the catalogue cannot size is advisory"),

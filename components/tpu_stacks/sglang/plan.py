@@ -44,6 +44,8 @@ SLICE_KEYS = {
 }
 """The derived slice's fields, as the user spells them in the sglang section."""
 TP_FLAG = SGLANG.flag("tensor_parallel")
+PREFILL_TOKENS = int(SGLANG.flag("prefill_tokens").default)
+"""SGLang-JAX's own `--chunked-prefill-size` (the stack does not set it)."""
 UNGUARDED = "the stack sets no API key (SGLang-JAX's --api-key guards every route but /health and /metrics)"
 
 
@@ -137,7 +139,10 @@ def plan_sglang(spec: SglangSpec, cluster: ClusterSpec, hf_token_given: bool) ->
         check_pinned(spec.image, "sglang.image", f"lmsysorg/sglang-jax:v{SGLANG.version}")
     check_source_ranges("sglang", spec.exposure, spec.source_ranges, "serving the OpenAI API")
     require_clients("sglang", spec.exposure, spec.source_ranges, "serving the OpenAI API", UNGUARDED)
-    request = ServingRequest(model=model, engine="sglang", context=spec.context_length, batch=1)
+    # Paged KV: one sequence of the context is the floor (batch 1); one prefill chunk sizes the activations.
+    request = ServingRequest(
+        model=model, engine="sglang", context=spec.context_length, batch=1, prefill_tokens=PREFILL_TOKENS
+    )
     verdict = choose_slice(request, generation(spec.tpu_generation), spec.topology, "sglang")
     shape = verdict.shape
     if shape.multi_host:
