@@ -8,6 +8,7 @@ import re
 import runpy
 import sys
 import tomllib
+from inspect import isabstract
 from pathlib import Path
 
 import pulumi
@@ -16,6 +17,7 @@ from pulumi.provider.experimental.analyzer import Analyzer
 import tpu_stacks
 from tpu_stacks.cluster.args import SliceArgs, TpuClusterArgs
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
+from tpu_stacks.lifecycle.component import WorkloadComponent
 from tpu_stacks.plugin import TpuStacksProvider
 from tpu_stacks.vllm.args import VllmStackArgs
 from tpu_stacks.vllm.spec import VllmSpec
@@ -34,7 +36,8 @@ def defined_components() -> set[type]:
     for info in pkgutil.walk_packages(tpu_stacks.__path__, "tpu_stacks."):
         module = __import__(info.name, fromlist=["_"])
         for _, value in inspect.getmembers(module, inspect.isclass):
-            if issubclass(value, pulumi.ComponentResource) and value.__module__ == info.name:
+            # an abstract base (the workload lifecycle, lifecycle/component.py) is no component of its own
+            if issubclass(value, pulumi.ComponentResource) and value.__module__ == info.name and not isabstract(value):
                 found.add(value)
     return found
 
@@ -82,8 +85,12 @@ def test_schema_lists_components_with_inputs_and_outputs():
 def test_component_types_are_in_the_package_namespace():
     for component in defined_components():
         source = inspect.getsource(component)  # __init__ or the helper it calls (TpuCluster._declare)
-        assert "super().__init__(TYPE" in source
-        assert inspect.getmodule(component).TYPE == f"tpu-stacks:index:{component.__name__}"
+        token = inspect.getmodule(component).TYPE
+        assert token == f"tpu-stacks:index:{component.__name__}"
+        if issubclass(component, WorkloadComponent):  # its class line names the token the lifecycle registers
+            assert "token=TYPE" in source.split("\n", 1)[0] and component._token == token
+        else:
+            assert "super().__init__(TYPE" in source
 
 
 def test_schema_args_and_validated_spec_have_the_same_fields():

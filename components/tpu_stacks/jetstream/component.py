@@ -12,7 +12,8 @@ Service, and the outputs a user needs to call it.
 """
 
 import json
-from typing import Any, Optional, cast
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -20,9 +21,9 @@ import pulumi_kubernetes as k8s
 from tpu_stacks import annotations, first_up
 from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_monitoring
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
-from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
+from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
+from tpu_stacks.gcp.monitoring.targets import Target
 from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.jetstream.args import JetStreamStackArgs
 from tpu_stacks.jetstream.before_up import converter_wait, first_up_record
@@ -34,21 +35,20 @@ from tpu_stacks.jetstream.outputs import JetStreamSlice
 from tpu_stacks.jetstream.plan import JetStreamPlan, plan_jetstream
 from tpu_stacks.jetstream.pod import exports_metrics, pod_template
 from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, METRICS_PORT, JetStreamSpec
-from tpu_stacks.k8s.network_policy import declare_network_policies
-from tpu_stacks.k8s.platform_flows import smoke_test_group
-from tpu_stacks.k8s.smoke import smoke_test_job
+from tpu_stacks.k8s.connectivity import Group
+from tpu_stacks.lifecycle.component import Declared, FoundationSettings, Scrape, WorkloadComponent
 from tpu_stacks.smoke_plan import SmokeTest, read_metrics, server_fingerprint
-from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
-from tpu_stacks.workload import declare_foundation
+from tpu_stacks.workload import Foundation
 
 TYPE = "tpu-stacks:index:JetStreamStack"
 APP = "jetstream-pytorch-server"  # Deployment name and app label, as the tutorial
 SECRET_NAME = "huggingface-secret"  # the name and key the images read ([K-JETSTREAM])
+LABELS = {"app": APP}
 SAMPLE_REQUEST = {"prompt": "What are the top 5 programming languages", "max_tokens": 200}  # the tutorial's
 SMOKE_MAX_TOKENS = 16  # the smoke test's request: the tutorial's prompt, a short answer
 
 
-class JetStreamStack(pulumi.ComponentResource):
+class JetStreamStack(WorkloadComponent[JetStreamPlan], token=TYPE, workload=WORKLOAD):
     """JetStream-PyTorch on a single-host TPU slice, its checkpoint converted into GCS (or downloaded at start)."""
 
     service_name: pulumi.Output[str]
@@ -77,21 +77,20 @@ class JetStreamStack(pulumi.ComponentResource):
     """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
 
     def __init__(self, name: str, args: JetStreamStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        args = cast(Any, component_inputs(JetStreamSpec, args))  # `hfToken` is `hf_token`, as in other languages
-        plan = plan_jetstream(
-            parse_section(JetStreamSpec, args, "jetstream"),
-            parse(ClusterSpec, cluster_of(args), "cluster"),
-            hf_token_given="hf_token" in args,
-        )  # every refusal happens here, before the first resource
-        monitoring = plan_monitoring(jetstream_target(plan, APP, APP, METRICS_PORT), "jetstream")
-        smoke = smoke_test(plan, monitoring) if plan.spec.smoke_test else None  # its ports: network policies
-        super().__init__(TYPE, name, {}, opts)
-        self._plan = plan
+        super().__init__(name, args, opts)  # the lifecycle (lifecycle/component.py); this class implements its hooks
+
+    def plan_workload(self, spec: JetStreamSpec, cluster: ClusterSpec, inputs: Mapping[str, Any]) -> JetStreamPlan:
+        return plan_jetstream(spec, cluster, hf_token_given="hf_token" in inputs)
+
+    def monitoring_target(self, plan: JetStreamPlan) -> Target:
+        return jetstream_target(plan, APP, APP, METRICS_PORT)
+
+    def smoke_test(self, plan: JetStreamPlan, monitoring: MonitoringPlan) -> Optional[SmokeTest]:
+        return smoke_test(plan, monitoring) if plan.spec.smoke_test else None
+
+    def foundation(self, plan: JetStreamPlan) -> FoundationSettings:
         spec = plan.spec
-        base = declare_foundation(
-            self,
-            name,
-            plan.cluster,
+        return FoundationSettings(
             bucket_suffix="checkpoints",
             purpose="jetstream-checkpoints",
             force_destroy=spec.force_destroy_bucket,
@@ -99,11 +98,22 @@ class JetStreamStack(pulumi.ComponentResource):
             ksa_name=spec.ksa_name,
             gsa_name=spec.gsa_name,
         )
-        cluster, bucket, identity, depends = base.cluster, base.bucket, base.identity, base.namespace_ready
-        pool = plan.pool
+
+    def network(self, plan: JetStreamPlan, smoke_ports: Sequence[int]) -> Sequence[Group]:
+        return network(plan, LABELS, smoke_ports)
+
+    def scrape(self, plan: JetStreamPlan, base: Foundation) -> Scrape:
+        return Scrape(LABELS)
+
+    def record_first_up(self, plan: JetStreamPlan, waits: Sequence[first_up.Wait]) -> first_up.FirstUp:
+        return first_up_record(plan, list(waits))
+
+    def declare_objects(self, name: str, plan: JetStreamPlan, base: Foundation, inputs: Mapping[str, Any]) -> Declared:
+        """The Secret, the converter Job (converter flow), the Deployment and its Service."""
+        spec, cluster, bucket = plan.spec, base.cluster, base.bucket
         ns_opts = base.kubernetes_options(self)
-        secret = self._secret(name, args, plan, ns_opts)
-        ready: list[pulumi.Resource] = [*depends, identity, *([secret] if secret else [])]
+        secret = self._secret(name, inputs, plan, ns_opts)
+        ready: list[pulumi.Resource] = [*base.namespace_ready, base.identity, *([secret] if secret else [])]
         job = None
         if plan.converter_flow:
             # After the pool it runs on: the jobs pool (not the TPU pool, whose nodes come only for the servers).
@@ -111,17 +121,12 @@ class JetStreamStack(pulumi.ComponentResource):
             job = converter_job(
                 name,
                 plan,
-                pool,
+                plan.pool,
                 bucket.name,
                 SECRET_NAME,
                 pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*ready, *placed_on]),
             )
-        labels = {"app": APP}
-        template = pod_template(plan, pool, labels, bucket.name, SECRET_NAME if secret else None)
-        # `pulumi up` waits for every replica to be ready: as long as the template's probes allow, after
-        # a TPU node (the pool scales from 0 for these pods: NODE_PROVISIONING_MINUTES is in the budget) and the
-        # image (k8s/probes.py); a rollout restarts the replicas one by one.
-        budget = pod_budget(template, rollout_waves=spec.replicas)
+        template = pod_template(plan, plan.pool, LABELS, bucket.name, SECRET_NAME if secret else None)
         waits = [
             *([converter_wait(f"{name}-converter", plan)] if job else []),
             first_up.pod_wait(
@@ -133,12 +138,59 @@ class JetStreamStack(pulumi.ComponentResource):
                 download=not plan.converter_flow,  # the download flow's server fetches the model at start
             ),
         ]
-        deployment = k8s.apps.v1.Deployment(
+        deployment = self._deployment(name, plan, template, [*ready, *cluster.pools, *([job] if job else [])], base)
+        service = self._service(name, plan, LABELS, ns_opts)
+        outputs = {
+            "service_name": pulumi.Output.from_input(SERVICE),
+            "port_forward": pulumi.Output.from_input(
+                f"kubectl port-forward -n {spec.namespace} svc/{SERVICE} {HTTP_PORT}:{HTTP_PORT}"
+            ),
+            "curl": pulumi.Output.from_input(
+                f'curl --request POST --header "Content-type: application/json" -s localhost:{HTTP_PORT}/generate '
+                f"--data '{json.dumps(SAMPLE_REQUEST)}'"
+            ),
+            "checkpoint_path": (
+                bucket.name.apply(lambda b: f"gs://{b}/{plan.checkpoint_prefix}")
+                if plan.converter_flow
+                else pulumi.Output.from_input(f"hf://{plan.names.hf_id}")
+            ),
+            "checkpoint_bucket": bucket.name,
+            "converter_job": pulumi.Output.from_input(plan.converter_job_name if job else ""),
+            "model_id": pulumi.Output.from_input(plan.model.id),
+            "served_slice": pulumi.Output.from_input(
+                JetStreamSlice(
+                    generation=plan.shape.generation,
+                    topology=plan.shape.topology,
+                    machine_type=plan.shape.machine_type,
+                    chips=plan.shape.chips,
+                    nodes=spec.replicas,
+                )
+            ),
+            "ready_replicas": deployment.status.apply(_ready_replicas),
+        }
+        return Declared(outputs, waits, smoke_after=[*ready, deployment, service], smoke_pods=LABELS)
+
+    def _deployment(
+        self,
+        name: str,
+        plan: JetStreamPlan,
+        template: k8s.core.v1.PodTemplateSpecArgs,
+        depends_on: list[pulumi.Resource],
+        base: Foundation,
+    ) -> k8s.apps.v1.Deployment:
+        """The servers, one per TPU node. The server starts only once the converted checkpoint exists (Pulumi
+        waits for the Job), and on the TPU pool (in the download flow nothing else orders it after the pool)."""
+        spec = plan.spec
+        # `pulumi up` waits for every replica to be ready: as long as the template's probes allow, after
+        # a TPU node (the pool scales from 0 for these pods: NODE_PROVISIONING_MINUTES is in the budget) and the
+        # image (k8s/probes.py); a rollout restarts the replicas one by one.
+        budget = pod_budget(template, rollout_waves=spec.replicas)
+        return k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=APP,
                 namespace=spec.namespace,
-                labels=labels,
+                labels=LABELS,
                 annotations={
                     **annotations.for_serving(plan.request, plan.tensor_parallel_size),
                     **(plan.slo.annotations() if plan.slo else {}),
@@ -146,7 +198,7 @@ class JetStreamStack(pulumi.ComponentResource):
             ),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=spec.replicas,
-                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=LABELS),
                 # Every TPU node already holds a replica: replace pods in place, never surge.
                 strategy=k8s.apps.v1.DeploymentStrategyArgs(
                     type="RollingUpdate",
@@ -154,81 +206,16 @@ class JetStreamStack(pulumi.ComponentResource):
                 ),
                 template=template,
             ),
-            # The server starts only once the converted checkpoint exists (Pulumi waits for the Job),
-            # and on the TPU pool (in the download flow nothing else orders it after the pool).
             opts=pulumi.ResourceOptions(
                 parent=self,
-                provider=cluster.provider,
-                depends_on=[*ready, *cluster.pools, *([job] if job else [])],
+                provider=base.cluster.provider,
+                depends_on=depends_on,
                 custom_timeouts=budget.custom_timeouts(),
             ),
         )
-        service = self._service(name, plan, labels, ns_opts)
-        groups = network(plan, labels, smoke.ports if smoke else ())
-        if smoke is not None:  # the smoke-test pod's own contract: DNS and the server's ports
-            groups = (*groups, smoke_test_group(spec.namespace, labels, smoke.ports))
-        declare_network_policies(name, spec.namespace, groups, ns_opts)
-        if smoke is not None:
-            smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*ready, deployment, service])
-            waits.append(first_up.job_wait(f"{name}-smoke-test", "the smoke test", smoke.active_deadline_seconds))
-        self.service_name = pulumi.Output.from_input(SERVICE)
-        self.port_forward = pulumi.Output.from_input(
-            f"kubectl port-forward -n {spec.namespace} svc/{SERVICE} {HTTP_PORT}:{HTTP_PORT}"
-        )
-        self.curl = pulumi.Output.from_input(
-            f'curl --request POST --header "Content-type: application/json" -s localhost:{HTTP_PORT}/generate '
-            f"--data '{json.dumps(SAMPLE_REQUEST)}'"
-        )
-        self.checkpoint_path = (
-            bucket.name.apply(lambda b: f"gs://{b}/{plan.checkpoint_prefix}")
-            if plan.converter_flow
-            else pulumi.Output.from_input(f"hf://{plan.names.hf_id}")
-        )
-        self.checkpoint_bucket = bucket.name
-        self.converter_job = pulumi.Output.from_input(plan.converter_job_name if job else "")
-        self.model_id = pulumi.Output.from_input(plan.model.id)
-        self.served_slice = pulumi.Output.from_input(
-            JetStreamSlice(
-                generation=plan.shape.generation,
-                topology=plan.shape.topology,
-                machine_type=plan.shape.machine_type,
-                chips=plan.shape.chips,
-                nodes=spec.replicas,
-            )
-        )
-        self.ready_replicas = deployment.status.apply(_ready_replicas)
-        self.cluster = cluster
-        declare_pod_monitoring(name, monitoring, labels, ns_opts)
-        self.monitoring = declare_monitoring(self, name, monitoring, cluster.enabled_apis)
-        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
-        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
-        self.kubeconfig = cluster.kubeconfig
-        self.register_outputs(
-            {
-                "monitoring": self.monitoring,
-                "cluster_name": self.cluster_name,
-                "cluster_endpoint": self.cluster_endpoint,
-                "kubeconfig": self.kubeconfig,
-                "service_name": self.service_name,
-                "port_forward": self.port_forward,
-                "curl": self.curl,
-                "checkpoint_path": self.checkpoint_path,
-                "checkpoint_bucket": self.checkpoint_bucket,
-                "converter_job": self.converter_job,
-                "model_id": self.model_id,
-                "served_slice": self.served_slice,
-                "ready_replicas": self.ready_replicas,
-                # not a typed output (the SDKs' schema does not list it): what `tpu-stacks plan` prints before `up`
-                first_up.OUTPUT: first_up_record(plan, waits).document(),
-            }
-        )
-
-    @property
-    def plan(self) -> JetStreamPlan:
-        return self._plan
 
     def _secret(
-        self, name: str, args: JetStreamStackArgs, plan: JetStreamPlan, opts: pulumi.ResourceOptions
+        self, name: str, args: Mapping[str, Any], plan: JetStreamPlan, opts: pulumi.ResourceOptions
     ) -> Optional[k8s.core.v1.Secret]:
         """The Hugging Face token, from a Pulumi secret only, under the key the images read."""
         if "hf_token" not in args:

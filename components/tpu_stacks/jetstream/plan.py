@@ -44,7 +44,7 @@ from tpu_stacks.jetstream.spec import (
 )
 from tpu_stacks.names import is_region
 from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, heads_not_divided, judge, size
-from tpu_stacks.slo.plan import SloPrediction, predict, replica_range
+from tpu_stacks.slo.plan import SloPrediction, slo_replicas
 
 POOL = "tpu-nodepool"  # the tutorial's node pool name ([D-GKE-JETSTREAM])
 SLICE_KEYS = {
@@ -367,17 +367,16 @@ def _with_slo(
     """The spec with `replicas` sized for `slo` (slo/plan.py's rule: a fixed count is its own maximum)."""
     if spec.slo is None:
         return spec, None
-    prediction = predict(
+    prediction, _, replicas = slo_replicas(
         "jetstream",
         spec.slo,
-        request.model,
+        request,
         shape,
-        "jetstream",
-        weight_dtype=request.weight_dtype,
-        kv_dtype=request.kv_dtype,
+        engine="jetstream",
         context=request.context,
         max_batch=request.batch,
+        replicas_key="jetstream.replicas",
+        minimum=1,
+        maximum=spec.replicas if "replicas" in spec.model_fields_set else None,
     )
-    given = spec.replicas if "replicas" in spec.model_fields_set else None
-    _, replicas = replica_range("jetstream.replicas", prediction, 1, given)
     return spec.model_copy(update={"replicas": replicas}), prediction

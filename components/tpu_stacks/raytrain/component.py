@@ -9,6 +9,7 @@ training, and the commands a person needs.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 import pulumi
@@ -17,22 +18,21 @@ import pulumi_kubernetes as k8s
 from tpu_stacks import annotations, first_up
 from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, AwaitBudget, pod_budget
 from tpu_stacks.catalog.upstream import text
-from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_monitoring
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
-from tpu_stacks.gcp.monitoring.plan import plan_monitoring
-from tpu_stacks.k8s.network_policy import declare_network_policies
+from tpu_stacks.gcp.monitoring.targets import Target
+from tpu_stacks.k8s.connectivity import Group
+from tpu_stacks.lifecycle.component import Declared, FoundationSettings, Scrape, WorkloadComponent
 from tpu_stacks.ray.ports import TRAIN_HEAD_PORTS
 from tpu_stacks.raytrain.args import RayTrainStackArgs
+from tpu_stacks.raytrain.descriptor import WORKLOAD
 from tpu_stacks.raytrain.image import declare_image
 from tpu_stacks.raytrain.monitoring import raytrain_target
 from tpu_stacks.raytrain.network import network
 from tpu_stacks.raytrain.outputs import TrainingSlice
-from tpu_stacks.raytrain.plan import RayTrainPlan, plan_raytrain
+from tpu_stacks.raytrain.plan import RayTrainPlan
 from tpu_stacks.raytrain.pods import head_template, submitter_template, worker_template
-from tpu_stacks.raytrain.spec import DATA_MOUNT, RAY_VERSION, RayTrainSpec
-from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
-from tpu_stacks.workload import declare_foundation
+from tpu_stacks.raytrain.spec import DATA_MOUNT, RAY_VERSION
+from tpu_stacks.workload import Foundation
 
 TYPE = "tpu-stacks:index:RayTrainStack"
 WORKER_GROUP = "tpu-group"  # the tutorial's group name
@@ -47,7 +47,7 @@ CLUSTER_READY = {WAIT_FOR_ANNOTATION: "jsonpath={.status.state}=ready"}
 JOB_RUNNING = {WAIT_FOR_ANNOTATION: "jsonpath={.status.jobDeploymentStatus}=Running"}
 
 
-class RayTrainStack(pulumi.ComponentResource):
+class RayTrainStack(WorkloadComponent[RayTrainPlan], token=TYPE, workload=WORKLOAD):
     """MaxText training under Ray Train on TPU slices sized from the catalogue, checkpoints on GCS."""
 
     ray_cluster_name: pulumi.Output[str]
@@ -78,31 +78,45 @@ class RayTrainStack(pulumi.ComponentResource):
     """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
 
     def __init__(self, name: str, args: RayTrainStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        plan = plan_raytrain(
-            parse_section(RayTrainSpec, component_inputs(RayTrainSpec, args), "raytrain"),
-            parse(ClusterSpec, cluster_of(args), "cluster"),
-        )  # every refusal happens here, before the first resource
-        monitoring = plan_monitoring(raytrain_target(plan, "ray-worker"), "raytrain")
-        super().__init__(TYPE, name, {}, opts)
-        self._plan = plan
-        cluster_spec = plan.cluster.spec
-        spec, project, region = plan.spec, cluster_spec.project, plan.cluster.region
-        base = declare_foundation(
-            self,
-            name,
-            plan.cluster,
+        super().__init__(name, args, opts)  # the lifecycle (lifecycle/component.py); this class implements its hooks
+
+    def monitoring_target(self, plan: RayTrainPlan) -> Target:
+        return raytrain_target(plan, "ray-worker")
+
+    def foundation(self, plan: RayTrainPlan) -> FoundationSettings:
+        spec = plan.spec
+        return FoundationSettings(
             bucket_suffix="checkpoints",
             purpose="checkpoints",
             force_destroy=spec.force_destroy_bucket,
             namespace=spec.namespace,
             ksa_name=spec.ksa_name,
         )
-        cluster, bucket, identity, depends = base.cluster, base.bucket, base.identity, base.namespace_ready
+
+    def network(self, plan: RayTrainPlan, smoke_ports: Sequence[int]) -> Sequence[Group]:
+        return network(plan)
+
+    def scrape(self, plan: RayTrainPlan, base: Foundation) -> Scrape:
+        """Ray's metrics (every Ray pod, KubeRay's default port 8080, ledger: kuberay.port.metrics): Ray Train's
+        controller state and timings."""
+        return Scrape({CLUSTER_SELECTOR: plan.spec.ray_cluster_name})
+
+    def record_first_up(self, plan: RayTrainPlan, waits: Sequence[first_up.Wait]) -> first_up.FirstUp:
+        """The RayCluster's TPU pods (the slices' pools have a fixed size: their nodes exist from the pools'
+        creation), then the RayJob running (the same budget); training starts at its end."""
+        return first_up.FirstUp(
+            "raytrain", tuple(waits), first_up.slices(plan.pool, plan.spec.slices), ready="training"
+        )
+
+    def declare_objects(self, name: str, plan: RayTrainPlan, base: Foundation, inputs: Mapping[str, Any]) -> Declared:
+        """The training image's repository, the RayCluster and the RayJob of the run."""
+        spec, cluster, bucket = plan.spec, base.cluster, base.bucket
+        cluster_spec = plan.cluster.spec
         image, build_command = declare_image(
             spec.image,
             name,
-            project,
-            region,
+            cluster_spec.project,
+            plan.cluster.region,
             plan.cluster.universe,
             self,
             cluster.known_node_service_account,
@@ -139,62 +153,33 @@ class RayTrainStack(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=cluster.provider,
-                depends_on=[*depends, identity, *cluster.pools],  # the slices' pools first
+                depends_on=[*base.namespace_ready, base.identity, *cluster.pools],  # the slices' pools first
                 custom_timeouts=budget.custom_timeouts(),
             ),
         )
-        declare_network_policies(name, spec.namespace, network(plan), base.kubernetes_options(self))
-        self.ray_job_name = pulumi.Output.from_input(
-            self._job(name, plan, notes, ray_cluster, cluster.provider, budget, image)
-        )
-        self.ray_cluster_name = pulumi.Output.from_input(spec.ray_cluster_name)
-        self.namespace = pulumi.Output.from_input(spec.namespace)
-        self.image = image
-        self.image_build_command = build_command
-        self.checkpoint_bucket = bucket.name
-        self.checkpoint_path = bucket.name.apply(lambda bucket_name: checkpoint_path(plan, bucket_name))
-        self.dashboard_port_forward = pulumi.Output.from_input(port_forward(plan))
-        self.job_submit_command = pulumi.Output.from_input(job_submit(plan))
-        self.training_slice = pulumi.Output.from_input(training_slice(plan))
-        self.maxtext_args = pulumi.Output.from_input(plan.maxtext_args())
-        self.cluster = cluster
-        # Ray's metrics (every Ray pod, KubeRay's default port 8080, ledger: kuberay.port.metrics): Ray Train's
-        # controller state and timings.
-        declare_pod_monitoring(
-            name,
-            monitoring,
-            {CLUSTER_SELECTOR: spec.ray_cluster_name},
-            pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends),
-        )
-        self.monitoring = declare_monitoring(self, name, monitoring, cluster.enabled_apis)
-        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
-        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
-        self.kubeconfig = cluster.kubeconfig
-        self.register_outputs(
-            {
-                "monitoring": self.monitoring,
-                "cluster_name": self.cluster_name,
-                "cluster_endpoint": self.cluster_endpoint,
-                "kubeconfig": self.kubeconfig,
-                "ray_cluster_name": self.ray_cluster_name,
-                "namespace": self.namespace,
-                "ray_job_name": self.ray_job_name,
-                "image": self.image,
-                "image_build_command": self.image_build_command,
-                "checkpoint_bucket": self.checkpoint_bucket,
-                "checkpoint_path": self.checkpoint_path,
-                "dashboard_port_forward": self.dashboard_port_forward,
-                "job_submit_command": self.job_submit_command,
-                "training_slice": self.training_slice,
-                "maxtext_args": self.maxtext_args,
-                # not a typed output (the SDKs' schema does not list it): what `tpu-stacks plan` prints before `up`
-                first_up.OUTPUT: _first_up(name, plan, workers).document(),
-            }
-        )
-
-    @property
-    def plan(self) -> RayTrainPlan:
-        return self._plan
+        outputs = {
+            "ray_cluster_name": pulumi.Output.from_input(spec.ray_cluster_name),
+            "namespace": pulumi.Output.from_input(spec.namespace),
+            "ray_job_name": pulumi.Output.from_input(
+                self._job(name, plan, notes, ray_cluster, cluster.provider, budget, image)
+            ),
+            "image": image,
+            "image_build_command": build_command,
+            "checkpoint_bucket": bucket.name,
+            "checkpoint_path": bucket.name.apply(lambda bucket_name: checkpoint_path(plan, bucket_name)),
+            "dashboard_port_forward": pulumi.Output.from_input(port_forward(plan)),
+            "job_submit_command": pulumi.Output.from_input(job_submit(plan)),
+            "training_slice": pulumi.Output.from_input(training_slice(plan)),
+            "maxtext_args": pulumi.Output.from_input(plan.maxtext_args()),
+        }
+        waits = [
+            first_up.pod_wait(
+                f"{name}-ray-cluster", "every Ray pod ready (the image built meanwhile)", workers, tpu=True
+            )
+        ]
+        if spec.submit_job:
+            waits.append(first_up.pod_wait(f"{name}-ray-job", "the training run started", workers, tpu=True))
+        return Declared(outputs, waits)
 
     def _job(
         self,
@@ -273,14 +258,3 @@ def training_slice(plan: RayTrainPlan) -> TrainingSlice:
         memory_needed_gib=round(plan.verdict.memory.total_bytes / 1024**3, 1),
         memory_usable_gib=round(plan.verdict.usable_bytes / 1024**3, 1),
     )
-
-
-def _first_up(name: str, plan: RayTrainPlan, workers: Any) -> first_up.FirstUp:
-    """The first `up`: the RayCluster's TPU pods (the slices' pools have a fixed size: their nodes exist from the
-    pools' creation), then the RayJob running (the same budget); training starts at its end."""
-    waits = [
-        first_up.pod_wait(f"{name}-ray-cluster", "every Ray pod ready (the image built meanwhile)", workers, tpu=True)
-    ]
-    if plan.spec.submit_job:
-        waits.append(first_up.pod_wait(f"{name}-ray-job", "the training run started", workers, tpu=True))
-    return first_up.FirstUp("raytrain", tuple(waits), first_up.slices(plan.pool, plan.spec.slices), ready="training")

@@ -12,6 +12,7 @@ the outputs a user needs to call Saxml.
 """
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 import pulumi
@@ -19,22 +20,20 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import first_up
-from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.gcp.monitoring.component import declare_monitoring
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
-from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
+from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
+from tpu_stacks.gcp.monitoring.targets import Target
 from tpu_stacks.gcp.universe import advisories, cluster_features
+from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.k8s.jobset import install_jobset_controller
-from tpu_stacks.k8s.network_policy import declare_network_policies
-from tpu_stacks.k8s.platform_flows import smoke_test_group
-from tpu_stacks.k8s.smoke import smoke_test_job
+from tpu_stacks.lifecycle.component import Declared, FoundationSettings, WorkloadComponent
 from tpu_stacks.saxml.args import SaxmlStackArgs
 from tpu_stacks.saxml.descriptor import WORKLOAD
 from tpu_stacks.saxml.jobset import JOBSET_NAME, REPLICATED_JOB, model_server_set, server_wait
 from tpu_stacks.saxml.monitoring import saxml_target
 from tpu_stacks.saxml.network import network
 from tpu_stacks.saxml.outputs import SaxmlCurl, SaxmlSlice
-from tpu_stacks.saxml.plan import SaxmlPlan, plan_saxml
+from tpu_stacks.saxml.plan import SaxmlPlan
 from tpu_stacks.saxml.publisher import curl_commands, deadline_minutes, example_model, publisher_job, script_config
 from tpu_stacks.saxml.servers import (
     HTTP_NAME,
@@ -45,15 +44,14 @@ from tpu_stacks.saxml.servers import (
     in_cluster_url,
     pod_labels,
 )
-from tpu_stacks.saxml.spec import HTTP_PORT, SAMPLE_QUERY, SaxmlSpec
+from tpu_stacks.saxml.spec import HTTP_PORT, SAMPLE_QUERY
 from tpu_stacks.smoke_plan import REQUEST_WINDOW_MINUTES, SmokeTest, server_fingerprint
-from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
-from tpu_stacks.workload import READ_ROLE, declare_foundation
+from tpu_stacks.workload import READ_ROLE, Foundation
 
 TYPE = "tpu-stacks:index:SaxmlStack"
 
 
-class SaxmlStack(pulumi.ComponentResource):
+class SaxmlStack(WorkloadComponent[SaxmlPlan], token=TYPE, workload=WORKLOAD):
     """Saxml on TPU slices sized for the model: admin, model servers (JobSet), HTTP server, published models."""
 
     http_endpoint: pulumi.Output[str]
@@ -78,17 +76,17 @@ class SaxmlStack(pulumi.ComponentResource):
     """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
 
     def __init__(self, name: str, args: SaxmlStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        plan = plan_saxml(
-            parse_section(SaxmlSpec, component_inputs(SaxmlSpec, args), "saxml"),
-            parse(ClusterSpec, cluster_of(args), "cluster"),
-        )  # every refusal happens here, before the first resource
-        monitoring = plan_monitoring(saxml_target(plan, JOBSET_NAME, REPLICATED_JOB), "saxml")
-        smoke = smoke_test(plan, monitoring)  # its ports: network policies
-        super().__init__(TYPE, name, {}, opts)
-        self._plan = plan
-        spec = plan.spec
-        # What the universe documents as unavailable (S3NS: GKE Standard, machine series other than C3
-        # and A3): the tutorial's design is kept, one advisory line per limit (docs/sovereign.md).
+        super().__init__(name, args, opts)  # the lifecycle (lifecycle/component.py); this class implements its hooks
+
+    def monitoring_target(self, plan: SaxmlPlan) -> Target:
+        return saxml_target(plan, JOBSET_NAME, REPLICATED_JOB)
+
+    def smoke_test(self, plan: SaxmlPlan, monitoring: MonitoringPlan) -> Optional[SmokeTest]:
+        return smoke_test(plan, monitoring)
+
+    def advisories(self, plan: SaxmlPlan) -> list[str]:
+        """What the universe documents as unavailable (S3NS: GKE Standard, machine series other than C3
+        and A3): the tutorial's design is kept, one advisory line per limit (docs/sovereign.md)."""
         cluster_plan = plan.cluster
         own_system_pool = not (cluster_plan.autopilot or cluster_plan.spec.existing)
         planned = cluster_features(
@@ -97,12 +95,11 @@ class SaxmlStack(pulumi.ComponentResource):
             + ([cluster_plan.spec.system_pool.machine_type] if own_system_pool else []),
             bucket_locations=[cluster_plan.region],
         )
-        for line in advisories(cluster_plan.universe, planned):
-            pulumi.log.warn(line, resource=self)
-        base = declare_foundation(
-            self,
-            name,
-            plan.cluster,
+        return list(advisories(cluster_plan.universe, planned))
+
+    def foundation(self, plan: SaxmlPlan) -> FoundationSettings:
+        spec = plan.spec
+        return FoundationSettings(
             bucket_suffix="admin",
             purpose="saxml-admin",
             force_destroy=spec.force_destroy_bucket,
@@ -113,12 +110,21 @@ class SaxmlStack(pulumi.ComponentResource):
             # Host-network pods fail `baseline` already: only then does the namespace allow them.
             pod_security="privileged" if plan.host_network else "restricted",
         )
-        cluster, bucket, identity = base.cluster, base.bucket, base.identity
-        provider, ready = cluster.provider, list(base.namespace_ready)
+
+    def network(self, plan: SaxmlPlan, smoke_ports: Sequence[int]) -> Sequence[Group]:
+        return network(plan, smoke_ports)
+
+    def record_first_up(self, plan: SaxmlPlan, waits: Sequence[first_up.Wait]) -> first_up.FirstUp:
+        return first_up.FirstUp("saxml", tuple(waits), first_up.slices(plan.cluster.pools_of(0)[0], plan.slices))
+
+    def declare_objects(self, name: str, plan: SaxmlPlan, base: Foundation, inputs: Mapping[str, Any]) -> Declared:
+        """The admin server, the JobSet controller and the model servers, the HTTP server and its Service, and the
+        publisher Job."""
+        spec, cluster, bucket, identity = plan.spec, base.cluster, base.bucket, base.identity
+        provider, ready = cluster.provider, [*base.namespace_ready, identity]
         if plan.host_network and cluster.known_node_service_account is not None:
             self._node_read(name, bucket, cluster.known_node_service_account)
-        ready.append(identity)
-        k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=ready)
+        k8s_opts = base.kubernetes_options(self, identity)
         sax_root = pulumi.Output.concat("gs://", bucket.name, "/sax-root")
         admin = admin_server(f"{name}-admin-server", plan, bucket.name, k8s_opts)
         controller = (
@@ -137,10 +143,6 @@ class SaxmlStack(pulumi.ComponentResource):
         )
         http = http_server(f"{name}-http-server", plan, sax_root, k8s_opts)
         service = http_service(f"{name}-http-service", plan, k8s_opts)
-        groups = network(plan, smoke.ports if smoke else ())
-        if smoke is not None:  # the smoke-test pod's own contract: DNS and sax-http's port
-            groups = (*groups, smoke_test_group(spec.namespace, pod_labels(HTTP_NAME), smoke.ports))
-        declare_network_policies(name, spec.namespace, groups, k8s_opts)
         script = script_config(f"{name}-publisher-script", plan, k8s_opts)
         publisher = publisher_job(
             f"{name}-publisher",
@@ -157,54 +159,32 @@ class SaxmlStack(pulumi.ComponentResource):
                 f"{name}-publisher", "the models published and loaded", deadline_minutes(plan) * 60, tpu=True
             ),
         ]
-        if smoke is not None:
-            depends_on = [*ready, model_servers, http, service, publisher]
-            smoke_test_job(f"{name}-smoke-test", smoke, provider, self, depends_on)
-            waits.append(first_up.job_wait(f"{name}-smoke-test", "the smoke test", smoke.active_deadline_seconds))
         address = self._address(service, plan)
-        self.cluster = cluster
-        self.http_endpoint = address.apply(lambda host: f"http://{host}:{HTTP_PORT}")
-        self.admin_bucket = bucket.name
-        self.gsa_email = identity.gsa_email
-        self.published_models = pulumi.Output.from_input([model.model for model in plan.models])
-        self.served_slice = pulumi.Output.from_input(
-            SaxmlSlice(
-                generation=plan.shape.generation,
-                topology=plan.shape.topology,
-                machine_type=plan.shape.machine_type,
-                chips=plan.shape.chips,
-                hosts=plan.hosts,
-                chips_per_vm=plan.chips_per_host,
-                slices=plan.slices,
-            )
+        outputs = {
+            "http_endpoint": address.apply(lambda host: f"http://{host}:{HTTP_PORT}"),
+            "admin_bucket": bucket.name,
+            "gsa_email": identity.gsa_email,
+            "published_models": pulumi.Output.from_input([model.model for model in plan.models]),
+            "served_slice": pulumi.Output.from_input(
+                SaxmlSlice(
+                    generation=plan.shape.generation,
+                    topology=plan.shape.topology,
+                    machine_type=plan.shape.machine_type,
+                    chips=plan.shape.chips,
+                    hosts=plan.hosts,
+                    chips_per_vm=plan.chips_per_host,
+                    slices=plan.slices,
+                )
+            ),
+            "curl": address.apply(lambda host: curl_commands(f"{host}:{HTTP_PORT}", plan)),
+        }
+        return Declared(
+            outputs,
+            waits,
+            smoke_after=[*ready, model_servers, http, service, publisher],
+            smoke_pods=pod_labels(HTTP_NAME),  # the smoke test calls sax-http
+            policies_after=[identity],
         )
-        self.curl = address.apply(lambda host: curl_commands(f"{host}:{HTTP_PORT}", plan))
-        self.monitoring = declare_monitoring(self, name, monitoring, cluster.enabled_apis)
-        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
-        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
-        self.kubeconfig = cluster.kubeconfig
-        self.register_outputs(
-            {
-                "monitoring": self.monitoring,
-                "cluster_name": self.cluster_name,
-                "cluster_endpoint": self.cluster_endpoint,
-                "kubeconfig": self.kubeconfig,
-                "http_endpoint": self.http_endpoint,
-                "admin_bucket": self.admin_bucket,
-                "gsa_email": self.gsa_email,
-                "published_models": self.published_models,
-                "served_slice": self.served_slice,
-                "curl": self.curl,
-                # not a typed output (the SDKs' schema does not list it): what `tpu-stacks plan` prints before `up`
-                first_up.OUTPUT: first_up.FirstUp(
-                    "saxml", tuple(waits), first_up.slices(plan.cluster.pools_of(0)[0], plan.slices)
-                ).document(),
-            }
-        )
-
-    @property
-    def plan(self) -> SaxmlPlan:
-        return self._plan
 
     def _node_read(self, name: str, bucket: gcp.storage.Bucket, nodes: pulumi.Input[str]) -> None:
         """Host-network pods cannot use Workload Identity: their GCS calls carry the node's identity,

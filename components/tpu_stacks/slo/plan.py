@@ -6,7 +6,8 @@ it changes how many of them serve. `predict` asks the traffic model (`tpu_stacks
 the model `tpu-stacks size --output-tokens-per-second` ranks candidates with) what one replica of that slice
 carries within the latency limits, and how many replicas the target needs (R). A slice that cannot keep a
 latency limit at any load is refused in one line naming the limit, with the `size` command that finds one
-that can. `replica_range` then applies the one rule both engines share:
+that can. `replica_range` then applies the one rule every engine shares (`slo_replicas` runs both steps for
+an engine's plan):
 
 - the user did not set the maximum: the maximum is R (and at least the minimum);
 - the user set it: it must be at least R, else a one-line refusal naming it (a smaller maximum cannot carry
@@ -32,6 +33,7 @@ from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.errors import UserError
 from tpu_stacks.field_rules import LARGEST_REPLICAS
+from tpu_stacks.sizing import ServingRequest
 from tpu_stacks.slo.spec import SloSpec
 from tpu_stacks.traffic import Profile, TrafficCandidate, TrafficTarget, evaluate_slice, read_profiles
 
@@ -233,3 +235,34 @@ def replica_range(key: str, prediction: SloPrediction, minimum: int, maximum: in
             f"set it to {needed} or more, or remove it (the slo then sets it)",
         )
     return minimum, maximum
+
+
+def slo_replicas(
+    section: str,
+    slo: SloSpec,
+    request: ServingRequest,
+    shape: SliceShape,
+    *,
+    engine: str,
+    context: int,
+    max_batch: int,
+    replicas_key: str,
+    minimum: int,
+    maximum: int | None,
+) -> tuple[SloPrediction, int, int]:
+    """An engine's plan asks here for its replicas under `slo`: one replica of `shape` serving `request`'s model
+    predicted (`predict`, refusing what no count meets), then (min, max) replicas by `replica_range`'s rule
+    (`maximum`: the user's, None when unset; a too small one is refused naming `replicas_key`)."""
+    prediction = predict(
+        section,
+        slo,
+        request.model,
+        shape,
+        engine,
+        weight_dtype=request.weight_dtype,
+        kv_dtype=request.kv_dtype,
+        context=context,
+        max_batch=max_batch,
+    )
+    low, high = replica_range(replicas_key, prediction, minimum, maximum)
+    return prediction, low, high

@@ -8,6 +8,7 @@ the metrics adapter and the HPA, and the outputs a user needs to call the API.
 """
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any, Optional, cast
 
 import pulumi
@@ -18,21 +19,17 @@ from tpu_stacks import first_up
 from tpu_stacks.awaits import pod_budget
 from tpu_stacks.catalog.inference_gateway import METRICS_PORT as PICKER_METRICS_PORT
 from tpu_stacks.catalog.inference_gateway import SCHEDULED_METRIC, SCHEDULED_STATUS
-from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
-from tpu_stacks.gcp.monitoring.component import declare_monitoring
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
-from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
+from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
+from tpu_stacks.gcp.monitoring.targets import Target
 from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.images import PYTHON_IMAGE
+from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
-from tpu_stacks.k8s.network_policy import declare_network_policies
-from tpu_stacks.k8s.platform_flows import smoke_test_group
-from tpu_stacks.k8s.pod_monitoring import pod_monitoring
-from tpu_stacks.k8s.smoke import smoke_test_job
+from tpu_stacks.lifecycle.component import Declared, FoundationSettings, Scrape, WorkloadComponent
 from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
-from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
 from tpu_stacks.vllm.args import VllmStackArgs
 from tpu_stacks.vllm.before_up import first_up_record, multihost_waits
 from tpu_stacks.vllm.descriptor import WORKLOAD
@@ -51,12 +48,13 @@ from tpu_stacks.vllm.rayservice import WORKER_CONTAINER, declare_ray_service, po
 from tpu_stacks.vllm.rayservice import budget as ray_service_budget
 from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmSpec
 from tpu_stacks.vllm.weights_download import server_grants, weights_bytes, weights_download_job, writer_grants
-from tpu_stacks.workload import declare_foundation, declare_identity
+from tpu_stacks.workload import Foundation, declare_identity
 
 TYPE = "tpu-stacks:index:VllmStack"
 APP = "vllm-tpu"
 SECRET_NAME = "hf-secret"
 HPA_NAME = "vllm-hpa"
+LABELS = {"app": APP}
 SAMPLE_PROMPT = {"prompt": "San Francisco is a", "max_tokens": 7, "temperature": 0}  # the tutorial's request
 
 
@@ -94,7 +92,7 @@ def _image(
     return image_reference(region, project, repository, path or "")
 
 
-class VllmStack(pulumi.ComponentResource):
+class VllmStack(WorkloadComponent[VllmPlan], token=TYPE, workload=WORKLOAD):
     """vLLM on a TPU slice sized for the model: weights cached on GCS, autoscaled on vLLM's queue."""
 
     service_address: pulumi.Output[str]
@@ -119,166 +117,147 @@ class VllmStack(pulumi.ComponentResource):
     """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
 
     def __init__(self, name: str, args: VllmStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        args = cast(Any, component_inputs(VllmSpec, args))  # `hfToken` is `hf_token`, as in other languages
-        plan = plan_vllm(
-            parse_section(VllmSpec, args, "vllm"),
-            parse(ClusterSpec, cluster_of(args), "cluster"),
-            hf_token_given="hf_token" in args,
-            api_key_given="api_key_secret" in args,
-        )  # every refusal happens here, before the first resource
-        target = (
-            multihost_target(
+        super().__init__(name, args, opts)  # the lifecycle (lifecycle/component.py); this class implements its hooks
+
+    def plan_workload(self, spec: VllmSpec, cluster: ClusterSpec, inputs: Mapping[str, Any]) -> VllmPlan:
+        return plan_vllm(spec, cluster, hf_token_given="hf_token" in inputs, api_key_given="api_key_secret" in inputs)
+
+    def monitoring_target(self, plan: VllmPlan) -> Target:
+        if plan.multi_host:  # watched through Ray's metrics (vllm/monitoring_multihost.py)
+            return multihost_target(
                 plan, WORKER_CONTAINER, application=APP_NAME, target_ongoing_requests=plan.spec.max_num_seqs
             )
-            if plan.multi_host  # watched through Ray's metrics (vllm/monitoring_multihost.py)
-            else vllm_target(plan, HPA_NAME, APP, APP)
-        )
-        monitoring = plan_monitoring(target, "vllm")
-        smoke = smoke_test(plan, monitoring) if plan.spec.smoke_test else None  # its ports: network policies
-        super().__init__(TYPE, name, {}, opts)
-        self._plan = plan
-        cluster_spec = plan.cluster.spec
-        spec, project, region = plan.spec, cluster_spec.project, plan.cluster.region
-        base = declare_foundation(
-            self,
-            name,
-            plan.cluster,
+        return vllm_target(plan, HPA_NAME, APP, APP)
+
+    def smoke_test(self, plan: VllmPlan, monitoring: MonitoringPlan) -> Optional[SmokeTest]:
+        return smoke_test(plan, monitoring) if plan.spec.smoke_test else None
+
+    def foundation(self, plan: VllmPlan) -> FoundationSettings:
+        spec = plan.spec
+        return FoundationSettings(
             bucket_suffix="weights",
             purpose="model-weights",
             force_destroy=spec.force_destroy_bucket,
             namespace=spec.namespace,
             ksa_name=spec.ksa_name,
-            # across hosts the servers only read, but for their compile cache; the download Job writes (below)
+            # across hosts the servers only read, but for their compile cache; the download Job writes
             bucket_grants=server_grants(plan) if plan.multi_host else None,
         )
-        cluster, bucket, identity, depends = base.cluster, base.bucket, base.identity, base.namespace_ready
-        pool = plan.pool
-        ns_opts = base.kubernetes_options(self)
-        secret_name = self._secret(name, args, plan, ns_opts)
-        image = _image(plan, project, region, self, cluster.known_node_service_account)
-        labels = {"app": APP}
-        selector = labels
+
+    def network(self, plan: VllmPlan, smoke_ports: Sequence[int]) -> Sequence[Group]:
+        return network(plan, LABELS, smoke_ports)
+
+    def scrape(self, plan: VllmPlan, base: Foundation) -> Scrape:
+        """vLLM's /metrics on its API port; across hosts Ray's metrics port on every Ray pod (Ray Serve's and vLLM's
+        engine metrics), after the TPU pools. Always: the HPA scales on these metrics."""
+        return Scrape(LABELS, interval="15s", always=True, after=base.cluster.pool_ready if plan.multi_host else ())
+
+    def record_first_up(self, plan: VllmPlan, waits: Sequence[first_up.Wait]) -> first_up.FirstUp:
+        return first_up_record(plan, list(waits), weights_bytes(plan))
+
+    def declare_objects(self, name: str, plan: VllmPlan, base: Foundation, inputs: Mapping[str, Any]) -> Declared:
+        """The Secret, the image (through Artifact Registry on request), the servers (a Deployment and its HPA on
+        one host; across hosts the weights download Job, then a RayService over whole slices), the Service and the
+        GKE Inference Gateway in front of it (vllm/gateway.py)."""
+        cluster, ns_opts = base.cluster, base.kubernetes_options(self)
+        secret_name = self._secret(name, inputs, plan, ns_opts)
+        image = _image(plan, plan.cluster.spec.project, plan.cluster.region, self, cluster.known_node_service_account)
         if plan.multi_host:  # the slice decides the object: a RayService over whole multi-host slices
-            # The weights first, once, by one Job: the slice's hosts then only read them (vllm/download_plan.py).
-            # It runs the pinned upstream vLLM image (published, with vLLM's own huggingface_hub), not the Ray
-            # Serve image the user builds during the first `up`: the download does not wait for that build.
-            writer = declare_identity(
-                self,
-                f"{name}-weights-writer-identity",
-                plan.cluster,
-                cluster,
-                depends,
-                spec.namespace,
-                writer_ksa(spec.ksa_name),
-                writer_grants(bucket.name),
-            )
-            download = weights_download_job(
-                name, plan, bucket.name, secret_name, plan.spec.image, base.kubernetes_options(self, writer)
-            )
-            workload, selector = declare_ray_service(
-                name,
-                plan,
-                labels,
-                bucket.name,
-                image,
-                pulumi.ResourceOptions(
-                    parent=self,
-                    provider=cluster.provider,
-                    depends_on=[*depends, identity, *cluster.pools, download],
-                ),
-                pulumi.ResourceOptions.merge(ns_opts, pulumi.ResourceOptions(depends_on=cluster.pool_ready)),
-            )
-            waits = multihost_waits(name, plan, weights_bytes(plan), ray_service_budget(plan))
+            workload, selector, waits = self._ray_service(name, plan, base, secret_name, image)
         else:
-            workload, server_wait = self._deployment(
-                name, plan, pool, labels, bucket.name, secret_name, image, cluster, depends, identity
-            )
-            waits = [server_wait]
+            workload, server_wait = self._deployment(name, plan, base, secret_name, image)
+            selector, waits = LABELS, [server_wait]
+            self._autoscaler(name, plan, workload, ns_opts, cluster.pool_ready)
         service = self._service(name, plan, selector, SERVE_PORT if plan.multi_host else PORT, ns_opts)
         behind: list[pulumi.Resource] = []  # what the smoke test's request also goes through
         if plan.gateway is not None:  # GKE Inference Gateway in front of the replicas (vllm/gateway.py)
+            project, region = plan.cluster.spec.project, plan.cluster.region
             gateway = declare_gateway(
-                name, plan.gateway, labels, PORT, ns_opts, pulumi.ResourceOptions(parent=self), project, region
+                name, plan.gateway, LABELS, PORT, ns_opts, pulumi.ResourceOptions(parent=self), project, region
             )
             behind = [gateway.gateway, gateway.route, gateway.pool, gateway.picker]
-        groups = network(plan, labels, smoke.ports if smoke else ())
-        if smoke is not None:  # the smoke-test pod's own contract: DNS, the server's ports (and the gateway's)
-            # (on a multi-host slice the Service's pod is the Ray head, vllm/rayservice.py)
-            server = pod_labels(labels, "head") if plan.multi_host else labels
-            more = smoke_test_flows(plan.gateway) if plan.gateway is not None and plan.gateway.smoke_through else ()
-            groups = (*groups, smoke_test_group(spec.namespace, server, smoke.ports, more))
-        declare_network_policies(name, spec.namespace, groups, ns_opts)
-        if not plan.multi_host:
-            self._monitoring(name, plan, labels, workload, cluster_spec, ns_opts, cluster.pool_ready)
-        if smoke is not None:
-            smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, [*depends, workload, service, *behind])
-            waits.append(first_up.job_wait(f"{name}-smoke-test", "the smoke test", smoke.active_deadline_seconds))
-        address = self._address(service, plan)
-        self.service_address = address
-        port = LISTENER_PORT if plan.gateway else PORT
-        self.base_url = address.apply(lambda host: f"http://{host}:{port}/v1")
-        self.model_id = pulumi.Output.from_input(plan.model.id)
-        self.served_slice = pulumi.Output.from_input(
-            ServedSlice(
-                generation=plan.shape.generation,
-                topology=plan.shape.topology,
-                machine_type=plan.shape.machine_type,
-                chips=plan.shape.chips,
-                tensor_parallel_size=plan.tensor_parallel_size,
-            )
-        )
-        self.weights_bucket = bucket.name
-        self.curl = self.base_url.apply(lambda url: _curl(url, plan))
-        # A RayService reports no replica count Pulumi reads: the slices it started once Ready (awaited).
-        self.ready_replicas = (
-            workload.id.apply(lambda _: spec.replicas.min)
-            if plan.multi_host
-            else cast(k8s.apps.v1.Deployment, workload).status.apply(_ready_replicas)
-        )
-        self.cluster = cluster
-        self.monitoring = declare_monitoring(self, name, monitoring, cluster.enabled_apis)
-        # The cluster, for other languages' SDKs too (a TypeScript VllmStack user's kubectl or k8s provider).
-        self.cluster_name, self.cluster_endpoint = cluster.cluster_name, cluster.endpoint
-        self.kubeconfig = cluster.kubeconfig
-        self.register_outputs(
-            {
-                "monitoring": self.monitoring,
-                "cluster_name": self.cluster_name,
-                "cluster_endpoint": self.cluster_endpoint,
-                "kubeconfig": self.kubeconfig,
-                "service_address": self.service_address,
-                "base_url": self.base_url,
-                "model_id": self.model_id,
-                "served_slice": self.served_slice,
-                "weights_bucket": self.weights_bucket,
-                "curl": self.curl,
-                "ready_replicas": self.ready_replicas,
-                # not a typed output (the SDKs' schema does not list it): what `tpu-stacks plan` prints before `up`
-                first_up.OUTPUT: first_up_record(plan, waits, weights_bytes(plan)).document(),
-            }
+        return Declared(
+            self._outputs(plan, base, service, workload),
+            waits,
+            smoke_after=[*base.namespace_ready, workload, service, *behind],
+            # on a multi-host slice the Service's pod is the Ray head (vllm/rayservice.py)
+            smoke_pods=pod_labels(LABELS, "head") if plan.multi_host else LABELS,
+            smoke_flows=smoke_test_flows(plan.gateway)
+            if plan.gateway is not None and plan.gateway.smoke_through
+            else (),
         )
 
-    @property
-    def plan(self) -> VllmPlan:
-        return self._plan
+    def _outputs(
+        self, plan: VllmPlan, base: Foundation, service: k8s.core.v1.Service, workload: pulumi.Resource
+    ) -> dict[str, Any]:
+        address = self._address(service, plan)
+        port = LISTENER_PORT if plan.gateway else PORT
+        base_url = address.apply(lambda host: f"http://{host}:{port}/v1")
+        return {
+            "service_address": address,
+            "base_url": base_url,
+            "model_id": pulumi.Output.from_input(plan.model.id),
+            "served_slice": pulumi.Output.from_input(
+                ServedSlice(
+                    generation=plan.shape.generation,
+                    topology=plan.shape.topology,
+                    machine_type=plan.shape.machine_type,
+                    chips=plan.shape.chips,
+                    tensor_parallel_size=plan.tensor_parallel_size,
+                )
+            ),
+            "weights_bucket": base.bucket.name,
+            "curl": base_url.apply(lambda url: _curl(url, plan)),
+            # A RayService reports no replica count Pulumi reads: the slices it started once Ready (awaited).
+            "ready_replicas": (
+                workload.id.apply(lambda _: plan.spec.replicas.min)
+                if plan.multi_host
+                else cast(k8s.apps.v1.Deployment, workload).status.apply(_ready_replicas)
+            ),
+        }
+
+    def _ray_service(
+        self, name: str, plan: VllmPlan, base: Foundation, secret_name: Optional[str], image: pulumi.Input[str]
+    ) -> tuple[pulumi.Resource, dict[str, str], list[first_up.Wait]]:
+        """The weights first, once, by one Job: the slice's hosts then only read them (vllm/download_plan.py).
+        It runs the pinned upstream vLLM image (published, with vLLM's own huggingface_hub), not the Ray
+        Serve image the user builds during the first `up`: the download does not wait for that build.
+        Then the RayService; returns it, the Service's selector and the first `up`'s waits."""
+        spec, cluster, bucket = plan.spec, base.cluster, base.bucket
+        writer = declare_identity(
+            self,
+            f"{name}-weights-writer-identity",
+            plan.cluster,
+            cluster,
+            base.namespace_ready,
+            spec.namespace,
+            writer_ksa(spec.ksa_name),
+            writer_grants(bucket.name),
+        )
+        download = weights_download_job(
+            name, plan, bucket.name, secret_name, plan.spec.image, base.kubernetes_options(self, writer)
+        )
+        workload, selector = declare_ray_service(
+            name,
+            plan,
+            LABELS,
+            bucket.name,
+            image,
+            pulumi.ResourceOptions(
+                parent=self,
+                provider=cluster.provider,
+                depends_on=[*base.namespace_ready, base.identity, *cluster.pools, download],
+            ),
+        )
+        return workload, selector, multihost_waits(name, plan, weights_bytes(plan), ray_service_budget(plan))
 
     def _deployment(
-        self,
-        name: str,
-        plan: VllmPlan,
-        pool: PoolPlan,
-        labels: dict[str, str],
-        bucket: pulumi.Input[str],
-        secret_name: Optional[str],
-        image: pulumi.Input[str],
-        cluster: Any,
-        depends: list[pulumi.Resource],
-        identity: pulumi.Resource,
+        self, name: str, plan: VllmPlan, base: Foundation, secret_name: Optional[str], image: pulumi.Input[str]
     ) -> tuple[k8s.apps.v1.Deployment, first_up.Wait]:
         """The single-host server: one pod per TPU node, awaited until every replica is ready; and that wait as
         the first `up` sees it (the pool's minimum nodes exist from its creation: TPU hours from the first minute)."""
-        spec = plan.spec
-        template = pod_template(plan, pool, labels, bucket, spec.ksa_name, secret_name, image)
+        spec, cluster = plan.spec, base.cluster
+        template = pod_template(plan, plan.pool, LABELS, base.bucket.name, spec.ksa_name, secret_name, image)
         # `pulumi up` waits for every replica to be ready: as long as the template's probes allow, after
         # a TPU node and the image (k8s/probes.py); a rollout restarts up to replicas.max one by one.
         budget = pod_budget(template, rollout_waves=spec.replicas.max)
@@ -293,13 +272,13 @@ class VllmStack(pulumi.ComponentResource):
         deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=APP, namespace=spec.namespace, labels=labels, annotations=workload_annotations(plan)
+                name=APP, namespace=spec.namespace, labels=LABELS, annotations=workload_annotations(plan)
             ),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 # With an HPA the replica count is its to own: declaring it would scale a serving
                 # replica down on every template change (server-side apply owns what it sets).
                 replicas=None if plan.autoscales else spec.replicas.min,
-                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=LABELS),
                 strategy=k8s.apps.v1.DeploymentStrategyArgs(
                     # The pool has one TPU node per replica up to replicas.max: a surge pod could wait
                     # forever for a node, so a rollout replaces one replica at a time instead.
@@ -312,13 +291,15 @@ class VllmStack(pulumi.ComponentResource):
                 parent=self,
                 provider=cluster.provider,
                 # The TPU pool first: its nodes are then up when the await starts.
-                depends_on=[*depends, identity, *cluster.pools],
+                depends_on=[*base.namespace_ready, base.identity, *cluster.pools],
                 custom_timeouts=budget.custom_timeouts(),
             ),
         )
         return deployment, wait
 
-    def _secret(self, name: str, args: VllmStackArgs, plan: VllmPlan, opts: pulumi.ResourceOptions) -> Optional[str]:
+    def _secret(
+        self, name: str, args: Mapping[str, Any], plan: VllmPlan, opts: pulumi.ResourceOptions
+    ) -> Optional[str]:
         """One Secret with the Hugging Face token and vLLM's API key, from Pulumi secrets only."""
         data: dict[str, pulumi.Input[str]] = {}
         if plan.model.architecture.gated:
@@ -361,20 +342,17 @@ class VllmStack(pulumi.ComponentResource):
             opts=opts,
         )
 
-    def _monitoring(
+    def _autoscaler(
         self,
         name: str,
         plan: VllmPlan,
-        labels: dict[str, str],
         deployment: k8s.apps.v1.Deployment,
-        cluster_spec: ClusterSpec,
         opts: pulumi.ResourceOptions,
         pool_ready: list[pulumi.Resource],
     ) -> None:
-        """Managed Prometheus scrapes /metrics; the HPA scales on vLLM's queue through the adapter
-        (neither the HPA nor the adapter when the replica count is fixed: there is nothing to scale)."""
-        spec = plan.spec
-        pod_monitoring(f"{name}-pod-monitoring", "vllm-pod-monitoring", spec.namespace, labels, PORT, opts)
+        """The HPA scales on vLLM's queue through the adapter, from what Managed Prometheus scrapes (`scrape`);
+        neither the HPA nor the adapter when the replica count is fixed: there is nothing to scale."""
+        spec, cluster_spec = plan.spec, plan.cluster.spec
         if not plan.autoscales:
             return
         adapter: list[pulumi.Resource] = []

@@ -34,7 +34,7 @@ from tpu_stacks.sizing import (
     slice_refusal,
     tensor_parallel_size,
 )
-from tpu_stacks.slo.plan import SloPrediction, latency_batch, predict, replica_range, waiting_target
+from tpu_stacks.slo.plan import SloPrediction, latency_batch, slo_replicas, waiting_target
 from tpu_stacks.vllm.gateway_plan import GatewayPlan, check_gateway, check_single_host, plan_gateway
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, check_multihost
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
@@ -229,22 +229,22 @@ def _slo_sets_max(spec: VllmSpec) -> bool:
 
 
 def _with_slo(spec: VllmSpec, request: ServingRequest, shape: SliceShape) -> tuple[VllmSpec, SloPrediction | None]:
-    """The spec with its replica range sized for `slo` (slo/plan.py's rule), and the prediction."""
+    """The spec with its replica range sized for `slo` (slo/plan.py's rule), and the prediction; with a latency
+    limit also vLLM's own knobs: the batch cap and the HPA's waiting-requests target."""
     if spec.slo is None:
         return spec, None
-    prediction = predict(
+    prediction, low, high = slo_replicas(
         "vllm",
         spec.slo,
-        request.model,
+        request,
         shape,
-        "vllm",
-        weight_dtype=request.weight_dtype,
-        kv_dtype=request.kv_dtype,
+        engine="vllm",
         context=spec.max_model_len,
         max_batch=spec.max_num_seqs,
+        replicas_key="vllm.replicas.max",
+        minimum=spec.replicas.min,
+        maximum=None if _slo_sets_max(spec) else spec.replicas.max,
     )
-    given = None if _slo_sets_max(spec) else spec.replicas.max
-    low, high = replica_range("vllm.replicas.max", prediction, spec.replicas.min, given)
     updates: dict[str, object] = {"replicas": spec.replicas.model_copy(update={"min": low, "max": high})}
     # With a latency limit: cap the batch there, so excess requests wait, and scale on the waiting (yours win).
     cap, waiting = latency_batch(prediction), waiting_target(prediction)

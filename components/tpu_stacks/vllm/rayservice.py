@@ -51,7 +51,6 @@ from tpu_stacks.k8s import compile_cache
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
 from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.platform_flows import TPU_RUNTIME_PORT
-from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 from tpu_stacks.k8s.security import container_security_context, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.ray.pods import RAY_TMP_GIB, ROLE_LABEL
@@ -373,10 +372,10 @@ def declare_ray_service(
     bucket: pulumi.Input[str],
     image: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
-    scrape_opts: pulumi.ResourceOptions,
 ) -> tuple[k8s.apiextensions.CustomResource, dict[str, str]]:
-    """The RayService and the PodMonitoring of its Ray pods; returns it and the selector of the stack's
-    Service (the head, while KubeRay finds its Serve proxy healthy)."""
+    """The RayService; returns it and the selector of the stack's Service (the head, while KubeRay finds its Serve
+    proxy healthy). Managed Prometheus scrapes Ray's metrics port on every Ray pod (Ray Serve's and vLLM's engine
+    metrics, the monitoring target's port): the lifecycle's scrape step (VllmStack.scrape) declares it."""
     spec = plan.spec
     pulumi.Output.from_input(image).apply(
         lambda reference: pulumi.log.info(f"the multi-host server image: {image_build_command(reference, spec.image)}")
@@ -387,6 +386,4 @@ def declare_ray_service(
         name=NAME, namespace=spec.namespace, labels=labels, annotations=workload_annotations(plan)
     )
     service = rayservice(f"{name}-rayservice", plan, metadata, head, workers, opts)
-    # Managed Prometheus scrapes Ray's metrics port on every Ray pod: Ray Serve's and vLLM's engine metrics.
-    pod_monitoring(f"{name}-pod-monitoring", "vllm-pod-monitoring", spec.namespace, labels, METRICS_PORT, scrape_opts)
     return service, {**pod_labels(labels, "head"), SERVE_LABEL: SERVING}

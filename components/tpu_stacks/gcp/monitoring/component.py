@@ -1,8 +1,8 @@
-"""Declare a stack's monitoring: the PodMonitoring that scrapes its engine (JetStream, Ray; vLLM declares
-its own beside its HPA), the dashboard, a training job's step-time log metric (`Target.step_log`), and the
-alert policies.
+"""Declare a stack's monitoring: the PodMonitoring that scrapes its engine, the dashboard, a training job's
+step-time log metric (`Target.step_log`), and the alert policies.
 
-Called last by a workload component, with the plan made before its first resource (`plan_monitoring`).
+Called by the workload lifecycle (lifecycle/component.py), with the plan made before its first resource
+(`plan_monitoring`).
 """
 
 from __future__ import annotations
@@ -22,14 +22,21 @@ from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 
 
 def declare_pod_monitoring(
-    name: str, plan: MonitoringPlan, match_labels: dict[str, str], opts: pulumi.ResourceOptions
+    name: str,
+    plan: MonitoringPlan,
+    match_labels: dict[str, str],
+    opts: pulumi.ResourceOptions,
+    *,
+    interval: str = "30s",
+    always: bool = False,
 ) -> k8s.apiextensions.CustomResource | None:
-    """Managed Prometheus scrapes the engine's endpoint (only where the pinned engine exports metrics)."""
+    """Managed Prometheus scrapes the engine's endpoint on the target's metrics port: only where the pinned engine
+    exports metrics and the stack's monitoring is on, unless `always` (an autoscaler reads them: vLLM's HPA)."""
     t = plan.target
-    if not (plan.enabled and t.exports_metrics):
+    if not (always or (plan.enabled and t.exports_metrics)) or t.metrics_port is None:
         return None
     return pod_monitoring(
-        f"{name}-pod-monitoring", f"{t.kind}-pod-monitoring", t.namespace, match_labels, t.metrics_port, opts, "30s"
+        f"{name}-pod-monitoring", f"{t.kind}-pod-monitoring", t.namespace, match_labels, t.metrics_port, opts, interval
     )
 
 
