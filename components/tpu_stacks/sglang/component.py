@@ -2,14 +2,16 @@
 catalogue, with the radix prefix cache on. The image is built from the pinned wheel into the stack's registry
 (`image/`, one `gcloud builds submit` the stack prints), or a pinned image the user names.
 
-Decisions live in `sglang.plan.plan_sglang`; the pod template in `sglang.pod`; this module declares the resources:
-cluster, weights bucket, Workload Identity, registry, Secret, Deployment, Service, network policies, the smoke test
-and the monitoring (GKE's metrics only: the engine exports none, sglang/monitoring.py).
+Decisions live in `sglang.plan.plan_sglang`; the pod template in `sglang.pod`; the lifecycle every workload shares
+(cluster, namespace, bucket, identity, network policies, smoke test, monitoring, outputs) in
+`lifecycle/component.py`. This class implements its hooks: the registry, the Secret, the Deployment and the Service.
+No `scrape` hook: SGLang-JAX exports no metrics (sglang/monitoring.py).
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
 import json
-from typing import Any, Optional, cast
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
 
 import pulumi
 import pulumi_gcp as gcp
@@ -19,14 +21,13 @@ from tpu_stacks import first_up
 from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
-from tpu_stacks.gcp.monitoring.component import declare_monitoring
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
-from tpu_stacks.gcp.monitoring.plan import plan_monitoring
+from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
+from tpu_stacks.gcp.monitoring.targets import Target
 from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.images import PYTHON_IMAGE
-from tpu_stacks.k8s.network_policy import declare_network_policies
-from tpu_stacks.k8s.platform_flows import smoke_test_group
-from tpu_stacks.k8s.smoke import smoke_test_job
+from tpu_stacks.k8s.connectivity import Group
+from tpu_stacks.lifecycle.component import Declared, FoundationSettings, WorkloadComponent
 from tpu_stacks.sglang.args import SglangStackArgs
 from tpu_stacks.sglang.descriptor import WORKLOAD
 from tpu_stacks.sglang.monitoring import sglang_target
@@ -36,16 +37,16 @@ from tpu_stacks.sglang.plan import SglangPlan, plan_sglang
 from tpu_stacks.sglang.pod import CONTAINER, HF_SECRET_KEY, pod_template, workload_annotations
 from tpu_stacks.sglang.spec import PORT, SglangSpec
 from tpu_stacks.smoke_plan import SmokeTest, flag_value, server_fingerprint
-from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
-from tpu_stacks.workload import declare_foundation
+from tpu_stacks.workload import Foundation
 
 TYPE = "tpu-stacks:index:SglangStack"
 APP = "sglang-jax"
+LABELS = {"app": APP}
 SECRET_NAME = "hf-secret"
 SAMPLE_PROMPT = {"prompt": "San Francisco is a", "max_tokens": 7, "temperature": 0}
 
 
-class SglangStack(pulumi.ComponentResource):
+class SglangStack(WorkloadComponent[SglangPlan], token=TYPE, workload=WORKLOAD):
     """SGLang-JAX on a single-host TPU slice sized for the model: weights cached on GCS, radix cache on."""
 
     service_address: pulumi.Output[str]
@@ -64,42 +65,93 @@ class SglangStack(pulumi.ComponentResource):
     monitoring: pulumi.Output[MonitoringLinks]
     """The stack's Cloud Monitoring dashboard and the console pages to open first."""
     cluster_name: pulumi.Output[str]
+    """The GKE cluster's name (the one the stack created, or the existing one it runs on)."""
+    cluster_endpoint: pulumi.Output[str]
+    """The cluster's control-plane IP address."""
     kubeconfig: pulumi.Output[str]
     """A kubeconfig (secret) for the cluster that authenticates with gke-gcloud-auth-plugin."""
 
     def __init__(self, name: str, args: SglangStackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        args = cast(Any, component_inputs(SglangSpec, args))
-        plan = plan_sglang(
-            parse_section(SglangSpec, args, "sglang"),
-            parse(ClusterSpec, cluster_of(args), "cluster"),
-            hf_token_given="hf_token" in args,
-        )  # every refusal happens here, before the first resource
-        monitoring = plan_monitoring(sglang_target(plan, APP, CONTAINER), "sglang")
-        smoke = smoke_test(plan) if plan.spec.smoke_test else None
-        super().__init__(TYPE, name, {}, opts)
-        spec, labels = plan.spec, {"app": APP}
-        base = declare_foundation(
-            self,
-            name,
-            plan.cluster,
+        super().__init__(name, args, opts)  # the lifecycle (lifecycle/component.py); this class implements its hooks
+
+    def plan_workload(self, spec: SglangSpec, cluster: ClusterSpec, inputs: Mapping[str, Any]) -> SglangPlan:
+        return plan_sglang(spec, cluster, hf_token_given="hf_token" in inputs)
+
+    def monitoring_target(self, plan: SglangPlan) -> Target:
+        return sglang_target(plan, APP, CONTAINER)
+
+    def smoke_test(self, plan: SglangPlan, monitoring: MonitoringPlan) -> Optional[SmokeTest]:
+        return smoke_test(plan) if plan.spec.smoke_test else None
+
+    def foundation(self, plan: SglangPlan) -> FoundationSettings:
+        spec = plan.spec
+        return FoundationSettings(
             bucket_suffix="weights",
             purpose="model-weights",
             force_destroy=spec.force_destroy_bucket,
             namespace=spec.namespace,
             ksa_name=spec.ksa_name,
         )
-        cluster, ns_opts = base.cluster, base.kubernetes_options(self)
-        secret_name = self._secret(name, args, plan, ns_opts)
-        self.image, self.image_build = self._image(name, plan, cluster.known_node_service_account)
-        template = pod_template(plan, plan.pool, labels, base.bucket.name, secret_name, self.image)
-        deployment = k8s.apps.v1.Deployment(
+
+    def network(self, plan: SglangPlan, smoke_ports: Sequence[int]) -> Sequence[Group]:
+        return network(plan, LABELS, smoke_ports)
+
+    def record_first_up(self, plan: SglangPlan, waits: Sequence[first_up.Wait]) -> first_up.FirstUp:
+        return first_up.FirstUp(
+            workload="sglang", waits=tuple(waits), tpu=first_up.slices(plan.pool, plan.spec.replicas)
+        )
+
+    def declare_objects(self, name: str, plan: SglangPlan, base: Foundation, inputs: Mapping[str, Any]) -> Declared:
+        """The image's registry, the Secret (a gated model), the Deployment and its Service."""
+        spec, cluster = plan.spec, base.cluster
+        ns_opts = base.kubernetes_options(self)
+        secret_name = self._secret(name, inputs, plan, ns_opts)
+        image, build = self._image(name, plan, cluster.known_node_service_account)
+        template = pod_template(plan, plan.pool, LABELS, base.bucket.name, secret_name, image)
+        deployment = self._deployment(
+            name, plan, template, [*base.namespace_ready, base.identity, *cluster.pools], base
+        )
+        service = self._service(name, plan, ns_opts)
+        wait = first_up.pod_wait(
+            f"{name}-deployment",
+            "every replica ready (the first start downloads the weights, then compiles)",
+            template,
+            tpu=True,
+            rollout_waves=spec.replicas,
+            download=True,  # the server downloads the weights on its first start (from the bucket later)
+        )
+        address = self._address(service, plan)
+        base_url = address.apply(lambda host: f"http://{host}:{PORT}/v1")
+        outputs = {
+            "service_address": address,
+            "base_url": base_url,
+            "model_id": pulumi.Output.from_input(plan.model.id),
+            "served_slice": pulumi.Output.from_input(served_slice(plan)),
+            "image": image,
+            "image_build": build,
+            "weights_bucket": base.bucket.name,
+            "curl": base_url.apply(lambda url: _curl(url, plan)),
+        }
+        return Declared(outputs, [wait], smoke_after=[*base.namespace_ready, deployment, service], smoke_pods=LABELS)
+
+    def _deployment(
+        self,
+        name: str,
+        plan: SglangPlan,
+        template: k8s.core.v1.PodTemplateSpecArgs,
+        depends_on: list[pulumi.Resource],
+        base: Foundation,
+    ) -> k8s.apps.v1.Deployment:
+        """A fixed count of servers, one per TPU node; `pulumi up` waits until every replica is ready."""
+        spec = plan.spec
+        return k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=APP, namespace=spec.namespace, labels=labels, annotations=workload_annotations(plan)
+                name=APP, namespace=spec.namespace, labels=LABELS, annotations=workload_annotations(plan)
             ),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=spec.replicas,
-                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=LABELS),
                 # one TPU node per replica: a surge pod would wait for a node that never comes
                 strategy=k8s.apps.v1.DeploymentStrategyArgs(
                     type="RollingUpdate",
@@ -109,55 +161,10 @@ class SglangStack(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,
-                provider=cluster.provider,
-                depends_on=[*base.namespace_ready, base.identity, *cluster.pools],
+                provider=base.cluster.provider,
+                depends_on=depends_on,
                 custom_timeouts=pod_budget(template, rollout_waves=spec.replicas).custom_timeouts(),
             ),
-        )
-        service = self._service(name, plan, labels, ns_opts)
-        groups = network(plan, labels, smoke.ports if smoke else ())
-        if smoke is not None:
-            groups = (*groups, smoke_test_group(spec.namespace, labels, smoke.ports))
-        declare_network_policies(name, spec.namespace, groups, ns_opts)
-        waits = [
-            first_up.pod_wait(
-                f"{name}-deployment",
-                "every replica ready (the first start downloads the weights, then compiles)",
-                template,
-                tpu=True,
-                rollout_waves=spec.replicas,
-                download=True,
-            )
-        ]
-        if smoke is not None:
-            after = [*base.namespace_ready, deployment, service]
-            smoke_test_job(f"{name}-smoke-test", smoke, cluster.provider, self, after)
-            waits.append(first_up.job_wait(f"{name}-smoke-test", "the smoke test", smoke.active_deadline_seconds))
-        self.service_address = self._address(service, plan)
-        self.base_url = self.service_address.apply(lambda host: f"http://{host}:{PORT}/v1")
-        self.model_id = pulumi.Output.from_input(plan.model.id)
-        self.served_slice = pulumi.Output.from_input(served_slice(plan))
-        self.weights_bucket = base.bucket.name
-        self.curl = self.base_url.apply(lambda url: _curl(url, plan))
-        self.cluster = cluster
-        self.monitoring = declare_monitoring(self, name, monitoring, cluster.enabled_apis)
-        self.cluster_name, self.kubeconfig = cluster.cluster_name, cluster.kubeconfig
-        record = first_up.FirstUp(workload="sglang", waits=tuple(waits), tpu=first_up.slices(plan.pool, spec.replicas))
-        self.register_outputs(
-            {
-                "monitoring": self.monitoring,
-                "cluster_name": self.cluster_name,
-                "kubeconfig": self.kubeconfig,
-                "service_address": self.service_address,
-                "base_url": self.base_url,
-                "model_id": self.model_id,
-                "served_slice": self.served_slice,
-                "image": self.image,
-                "image_build": self.image_build,
-                "weights_bucket": self.weights_bucket,
-                "curl": self.curl,
-                first_up.OUTPUT: record.document(),
-            }
         )
 
     def _image(
@@ -200,9 +207,7 @@ class SglangStack(pulumi.ComponentResource):
         return SECRET_NAME
 
     @staticmethod
-    def _service(
-        name: str, plan: SglangPlan, labels: dict[str, str], opts: pulumi.ResourceOptions
-    ) -> k8s.core.v1.Service:
+    def _service(name: str, plan: SglangPlan, opts: pulumi.ResourceOptions) -> k8s.core.v1.Service:
         """Internal load balancer by default; public only on request and then only to source ranges."""
         spec = plan.spec
         return k8s.core.v1.Service(
@@ -215,7 +220,7 @@ class SglangStack(pulumi.ComponentResource):
             spec=k8s.core.v1.ServiceSpecArgs(
                 type=service_type(spec.exposure),
                 external_traffic_policy=external_traffic_policy(spec.exposure),
-                selector=labels,
+                selector=LABELS,
                 ports=[k8s.core.v1.ServicePortArgs(name="http", port=PORT, target_port=PORT, protocol="TCP")],
                 load_balancer_source_ranges=(spec.source_ranges or None) if spec.exposure != "cluster" else None,
             ),
