@@ -36,6 +36,7 @@ def test_the_pinned_builds_are_the_catalogues():
     assert PINNED_VERSIONS == {
         "vllm": (engines.VLLM.version,),
         "jetstream": tuple(e.version for e in engines.JETSTREAM),
+        "sglang": (engines.SGLANG.version,),
     }
 
 
