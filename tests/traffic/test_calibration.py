@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
+from tpu_stacks.catalog.engine_traffic import TRAFFIC
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS
 from tpu_stacks.catalog.tpu import GENERATIONS, slice_shape
 from tpu_stacks.traffic.calibration import checks, fitted_efficiency, markdown_table
-from tpu_stacks.catalog.engine_traffic import TRAFFIC
 from tpu_stacks.traffic.model import ENGINE_EFFICIENCY
 
 CALIBRATED = sorted(name for name, record in TRAFFIC.items() if record.calibrated)
