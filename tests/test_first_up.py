@@ -111,7 +111,7 @@ def test_slices_from_a_pool_plan():
 def test_the_slo_summary_prices_the_traffic_models_replicas():
     prediction = SimpleNamespace(
         replicas=3, replica_output_tokens_per_second=1000.0, replica_input_tokens_per_second=4000.0,
-        replica_ntpot_ms=40.0, replica_ttft_ms=500.0, basis="model",
+        replica_ntpot_ms=40.0, replica_ttft_ms=500.0, replica_ttft_p99_ms=900.0, basis="model",
     )  # fmt: skip
     summary = first_up.slo_summary(prediction, "v6e", 8)
     # a replica: 8 chips x $2.70 = $21.60/h; 3 replicas: $64.80/h
@@ -120,3 +120,4 @@ def test_the_slo_summary_prices_the_traffic_models_replicas():
     assert summary["usd_per_million_output_tokens"] == 3.0
     assert (summary["replicas"], summary["output_tokens_per_second"]) == (3, 3000.0)
     assert (summary["ntpot_ms"], summary["ttft_ms"], summary["pricing"]) == (40.0, 500.0, "on-demand")
+    assert summary["ttft_p99_ms"] == 900.0

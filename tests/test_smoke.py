@@ -166,7 +166,8 @@ def test_behind_the_gateway_the_request_goes_through_it_and_the_picker_must_pick
     metrics_port = next(p["port"] for p in picker_service["spec"]["ports"] if p["name"] == "http-metrics")
     assert env["SMOKE_PICKER_METRICS_URL"] == f"http://vllm-epp.vllm.svc.cluster.local:{metrics_port}/metrics"
     counter = json.loads(env["SMOKE_PICKER_COUNTER"])
-    assert counter == {"name": "inference_extension_scheduler_attempts_total", "labels": {"status": "success"}}
+    # llm-d's router's count of picks that chose a server (labelled with it: endpoint_name)
+    assert counter == {"name": "llm_d_epp_scheduler_attempts_total", "labels": {"status": "success"}}
     assert env["SMOKE_METRICS_URL"] == "http://vllm-service.vllm.svc.cluster.local:8000/metrics"
     assert env["SMOKE_API_KEY"] == {"secretKeyRef": {"name": "hf-secret", "key": "api_key"}}
     pod = job.inputs["spec"]["template"]

@@ -19,7 +19,8 @@ MODEL = f"{PREFIX}/model"
 PARAMS = f"{PREFIX}/params"
 """Parameter count, so a custom model (not in the catalogue) can be judged too."""
 ATTENTION = f"{PREFIX}/attention"
-"""A custom model's attention shape: `layers=N,kv_heads=N,head_dim=N`."""
+"""A model's attention shape when the pack cannot look it up (a custom model, or one from the user's own config.json):
+`layers=N,kv_heads=N,head_dim=N`, then `query_heads=N` and `sliding_window=N,windowed_layers=N` when known."""
 WORKLOAD = f"{PREFIX}/workload"
 """serve or train."""
 ENGINE = f"{PREFIX}/engine"
@@ -44,10 +45,17 @@ HOST_NETWORK_REASON = f"{PREFIX}/host-network-reason"
 
 
 def _model(model: ResolvedModel) -> dict[str, str]:
+    """The model's id and parameters; a model outside the catalogue (a custom shape, or the user's own config.json,
+    which the pack cannot read) carries its attention shape too, windowed layers included."""
     result = {MODEL: model.id, PARAMS: str(model.params)}
     attention = model.architecture.attention
-    if model.architecture.declared_params is not None and attention is not None:
-        result[ATTENTION] = f"layers={attention.layers},kv_heads={attention.kv_heads},head_dim={attention.head_dim}"
+    if attention is not None and not model.architecture.catalogued:
+        shape = f"layers={attention.layers},kv_heads={attention.kv_heads},head_dim={attention.head_dim}"
+        if attention.query_heads is not None and model.architecture.declared_params is None:
+            shape += f",query_heads={attention.query_heads}"
+        if attention.sliding_window is not None and attention.windowed_layers:
+            shape += f",sliding_window={attention.sliding_window},windowed_layers={attention.windowed_layers}"
+        result[ATTENTION] = shape
     return result
 
 

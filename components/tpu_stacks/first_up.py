@@ -241,7 +241,7 @@ class FirstUp:
 def slo_summary(prediction: SloPrediction, generation: str, chips: int) -> dict[str, Any]:
     """The traffic model's choice for a stack's `slo:` (slo/plan.py `SloPrediction`), priced as the traffic model
     prices it (its target's default pricing, traffic/target.py): per replica and for the replicas it needs.
-    TTFT is the model's one figure per replica (it computes no percentiles)."""
+    TTFT is the median (p50) and the 99th percentile of the traffic model's queue at the offered load."""
     price = hourly_price(generation, chips, DEFAULT_PRICING)
     per_million = (
         cost_per_million(
@@ -257,6 +257,7 @@ def slo_summary(prediction: SloPrediction, generation: str, chips: int) -> dict[
         "replica_output_tokens_per_second": prediction.replica_output_tokens_per_second,
         "ntpot_ms": prediction.replica_ntpot_ms,
         "ttft_ms": prediction.replica_ttft_ms,
+        "ttft_p99_ms": prediction.replica_ttft_p99_ms,
         "basis": prediction.basis,
         "pricing": DEFAULT_PRICING,
         "usd_per_hour": None if price.usd_per_hour is None else round(price.usd_per_hour * replicas, 4),

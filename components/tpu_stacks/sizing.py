@@ -163,6 +163,7 @@ class SizingResult(_Frozen):
             "generation": self.generation,
             "workload": self.workload,
             "params": self.model.params,
+            "active_params": self.model.architecture.active_params,
             "memory": self.memory.as_dict(),
             "candidates": [c.as_dict() for c in self.candidates],
             "recommended": recommended.as_dict() if recommended else None,
@@ -177,7 +178,10 @@ def usable_bytes(shape: SliceShape) -> int:
 def serving_memory(request: ServingRequest, shape: SliceShape) -> MemoryEstimate:
     """Weights + KV cache + overhead for serving `request` on `shape` (tensor parallel over all chips)."""
     arch = request.model.architecture
-    weights = int(arch.params * dtype_bytes(request.weight_dtype, "weight_dtype"))
+    weights = arch.weights_bytes(request.weight_dtype)
+    weights_how = f"{arch.params:,} params x {request.weight_dtype}"
+    if weights != int(arch.params * dtype_bytes(request.weight_dtype, "weight_dtype")):
+        weights_how = f"the {request.weight_dtype} checkpoint's bytes (model.safetensors.index.json total_size)"
     kv_per_byte = dtype_bytes(request.kv_dtype, "kv_dtype")
     notes: list[str] = []
     kv_cache = 0
@@ -199,7 +203,7 @@ def serving_memory(request: ServingRequest, shape: SliceShape) -> MemoryEstimate
         )
     overhead = RUNTIME_RESERVE_PER_CHIP * shape.chips + activations
     parts = (
-        MemoryPart(name="weights", bytes=weights, how=f"{arch.params:,} params x {request.weight_dtype}"),
+        MemoryPart(name="weights", bytes=weights, how=weights_how),
         MemoryPart(
             name="kv_cache",
             bytes=kv_cache,

@@ -30,6 +30,8 @@ from tpu_stacks.catalog.tpu import SliceShape, generation_of_accelerator, slice_
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import Engine, ServingRequest, TrainingRequest, breakdown, gib, judge, smallest_fit
 
+ATTENTION_EXTRA = ("query_heads", "sliding_window", "windowed_layers")
+"""The attention annotation's optional fields (annotations.ATTENTION), passed on to the custom model."""
 SERVING_ENGINES: tuple[str, ...] = get_args(Engine)
 """The engines sizing knows (`sizing.Engine`); any other engine is sized as `generic`."""
 
@@ -62,7 +64,12 @@ def _model(notes: dict[str, Any]) -> ResolvedModel:
             return lookup_model(name, keys.MODEL)
         except UserError:
             if params is None:
-                raise
+                raise UserError(
+                    keys.MODEL,
+                    name,
+                    "is not in the model catalogue",
+                    f"annotate {keys.PARAMS} (and {keys.ATTENTION}) to size a model outside it",
+                ) from None
     shape: dict[str, int] = {}
     for part in (as_str(notes.get(keys.ATTENTION)) or "").split(","):
         if "=" in part:
@@ -73,10 +80,11 @@ def _model(notes: dict[str, Any]) -> ResolvedModel:
     return custom_model(
         name or "custom model",
         parse_param_count(params or "0", keys.PARAMS),
-        shape.get("layers"),
-        shape.get("kv_heads"),
-        shape.get("head_dim"),
+        shape.pop("layers", None),
+        shape.pop("kv_heads", None),
+        shape.pop("head_dim", None),
         keys.MODEL,
+        attention_extra={k: v for k, v in shape.items() if k in ATTENTION_EXTRA},
     )
 
 

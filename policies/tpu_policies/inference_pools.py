@@ -13,7 +13,9 @@ from the load balancer. All of it is visible in the plan, from the pool and the 
 - `spec.endpointPickerRef.name` must name a Service in the pool's namespace, with `port.number` among its ports;
 - the matched servers must speak what the picker needs: OpenAI's Completions and Chat APIs (the Model Server
   Protocol of gateway-api-inference-extension v1.5.0, docs/proposals/003-model-server-protocol): the engine
-  is identified by image or command through the engine catalogue, and JetStream's HTTP server does not;
+  is identified by image or command through the engine catalogue, and JetStream's HTTP server does not (llm-d's
+  router v0.10.0, the stack's default picker, reads the same protocol: its built-in vLLM metric names are the
+  same, pkg/epp/server/options.go:143-147 @ v0.10.0, and its ext-proc port is 9002 too: ledger: router.port.ext-proc);
 - an HTTPRoute `backendRef` of kind InferencePool must name a pool of the stack.
 
 Values unknown at preview are skipped, never guessed; so is what a Helm v3 `Release` in the pool's namespace

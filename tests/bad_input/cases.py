@@ -485,6 +485,16 @@ EXPOSURE = [
         "tpu-stacks:vllm.gateway.className",
     ),
     Case(
+        "gateway-workload-unknown",
+        section("vllm-gateway", "vllm", gateway={"enabled": True, "workload": "agentic"}),
+        "tpu-stacks:vllm.gateway.workload",
+    ),
+    Case(
+        "vllm-disaggregation",
+        section("vllm-gateway", "vllm", disaggregation={"prefill": {"replicas": 1}, "decode": {"replicas": 2}}),
+        "tpu-stacks:vllm.disaggregation",
+    ),
+    Case(
         "gateway-proxy-range",
         section("vllm-gateway", "cluster", gatewayApi={"proxyOnlySubnet": {"range": "8.8.8.0/24"}}),
         "tpu-stacks:cluster.gatewayApi.proxyOnlySubnet.range",

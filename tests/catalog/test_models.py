@@ -30,9 +30,11 @@ def test_params_and_kv_match_the_reference(name):
 
 
 def test_gemma_7b_matches_the_tech_report_split():
+    """The report's 7,751,248,896 non-embedding parameters; its 786,825,216 embedding parameters count MaxText's
+    padded vocabulary (256,128), the checkpoint's config.json has 256,000 rows."""
     gemma = models.lookup_model("google/gemma-7b").architecture
     embedding = gemma.vocab * gemma.d_model
-    assert embedding == 786_825_216
+    assert gemma.vocab == 256_000 and embedding == 786_432_000
     assert gemma.params - embedding == 7_751_248_896
 
 
@@ -63,14 +65,14 @@ def test_unknown_model_is_one_short_line_with_the_nearest_name_and_where_the_oth
         models.lookup_model("gemma-7")
     assert str(e.value) == (
         "model: 'gemma-7' is not in the model catalogue; did you mean 'gemma-7b'? "
-        "`tpu-stacks models` lists them; size another with `tpu-stacks size --params N`"
+        "any Hugging Face model: `tpu-stacks models fetch ORG/NAME`, or give its config.json as modelConfig"
     )
     with pytest.raises(UserError, match=r"did you mean 'meta-llama/Llama-3.1-8B-Instruct'\?"):
         models.lookup_model("Meta-Llama/llama-3.1-8b-instuct")  # case and a typo
     with pytest.raises(UserError) as e:
         models.lookup_model("acme/unknown-13b")
     message = str(e.value)
-    assert message.startswith("model: 'acme/unknown-13b' is not in the model catalogue; `tpu-stacks models` lists")
+    assert message.startswith("model: 'acme/unknown-13b' is not in the model catalogue; any Hugging Face model")
     assert "did you mean" not in message  # nothing near it
     assert len(message.splitlines()) == 1 and len(message) < 200  # not every name (1,300 characters)
 

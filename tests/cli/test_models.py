@@ -33,8 +33,11 @@ def test_json_lists_every_model_with_every_name_it_answers_to():
     assert llama70["bf16_weights_gib"] == round(llama70["params"] * 2 / 1024**3, 1) == 131.4
     qwen = next(item for item in document["models"] if item["id"] == "Qwen/Qwen2.5-1.5B-Instruct")
     assert qwen["gated"] is False
-    assert "--params" in document["other_models"]
-    assert document["sources"]["MT"].startswith("https://github.com/AI-Hypercomputer/maxtext")
+    assert "tpu-stacks models fetch ORG/NAME" in document["other_models"]
+    moe = next(item for item in document["models"] if item["id"] == "Qwen/Qwen3-30B-A3B")
+    assert (moe["architecture"], moe["max_context"]) == ("Qwen3MoeForCausalLM", 40960)
+    assert moe["active_params"] < moe["params"] / 9  # 3.35B of 30.5B
+    assert document["sources"]["SAX"].startswith("https://github.com/google/saxml")  # the one model without config.json
 
 
 def test_text_table_has_a_line_per_model_and_the_route_for_others():
@@ -47,8 +50,9 @@ def test_text_table_has_a_line_per_model_and_the_route_for_others():
     assert any(row.startswith("meta-llama/Llama-3.1-70B ") and "131.4 GiB" in row and "yes" in row for row in rows)
     assert any(row.startswith("Qwen/Qwen2.5-1.5B-Instruct ") and row.endswith("  no") for row in rows)
     assert "  also: llama-3.1-70b," in result.stdout  # the aliases
-    assert "other models: tpu-stacks size --params N --layers N" in result.stdout
-    assert "[MT] AI-Hypercomputer/maxtext" in result.stdout  # every cited key opens without this repository
+    assert "other models: tpu-stacks models fetch ORG/NAME" in result.stdout
+    assert "https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json" in result.stdout  # each config's source
+    assert "[SAX] google/saxml" in result.stdout  # every cited key opens without this repository
 
 
 def test_help_lists_the_command():

@@ -68,7 +68,10 @@ def test_training_workload():
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["acme/unknown", "--tpu", "v6e"], "MODEL: 'acme/unknown' is not in the model catalogue; `tpu-stacks models`"),
+        (
+            ["acme/unknown", "--tpu", "v6e"],
+            "MODEL: 'acme/unknown' is not in the model catalogue; any Hugging Face model",
+        ),
         (["--params", "0.5", "--tpu", "v6e"], "tpu-stacks: --params: '0.5' is less than one parameter"),
         (["--params", "7B", "--layers", "4", "--tpu", "v6e"], "tpu-stacks: --layers/--kv-heads/--head-dim: "),
         # The valid names are the catalogue's (catalog/tpu.py), not a list typed here.

@@ -65,7 +65,8 @@ def test_the_table_shows_every_candidate_and_the_pricing_defaults(capsys):
     # No shipped row measures the pinned vLLM (tpu-inference): the roofline's figure, not the PyTorch/XLA row's.
     assert len(chosen) == 1 and " model " in chosen[0] and "1x1" in chosen[0]
     assert "no: does not fit" not in out  # an 8B model fits every v6e slice
-    assert "Choice: 1 x v6e 1x1 on ct6e-standard-1t" in out
+    # 512 tokens a step (the vLLM stack's default) feed at most 33 sequences of 1,800 in / 128 out: two chips
+    assert "Choice: 2 x v6e 1x1 on ct6e-standard-1t" in out and " step-budget " in chosen[0]
     assert "https://github.com/vllm-project/vllm/pull/16458" not in out
     assert "[NEO] Neowin" in out  # the price's source resolved under Sources
 
@@ -217,6 +218,13 @@ def test_batch_caps_the_concurrency_and_dtype_applies(capsys):
     assert json.loads(int8)["choice"]["price_per_hour"] <= json.loads(bf16)["choice"]["price_per_hour"]
 
 
-def test_tpu_is_still_required_without_a_target(capsys):
-    code, _, err = size(capsys, "meta-llama/Llama-3.1-8B")
-    assert code == 2 and err.strip() == "tpu-stacks: --tpu is required; name a generation (v4, v5e, v5p, v6e, tpu7x)"
+def test_without_tpu_and_without_a_target_every_generation_is_compared(capsys):
+    code, out, _ = size(capsys, "meta-llama/Llama-3.1-70B")
+    assert code == 0
+    rows = [line.split() for line in out.splitlines() if line.startswith("  ") and "topology" not in line]
+    assert [row[0] for row in rows] == ["v4", "v5e", "v5p", "v6e", "tpu7x"]
+    assert next(row for row in rows if row[0] == "v6e")[1:3] == ["2x4", "ct6e-standard-8t"]
+    code, out, _ = size(capsys, "meta-llama/Llama-3.1-70B", "--json")
+    document = json.loads(out)
+    assert code == 0 and [g["generation"] for g in document["generations"]] == ["v4", "v5e", "v5p", "v6e", "tpu7x"]
+    assert all(g["recommended"] is not None for g in document["generations"])

@@ -306,3 +306,13 @@ def test_auto_names_auto_and_the_slice_it_chose_when_the_weights_fit_no_vm(monke
         UserError, match=r"^jetstream.topology: 'auto' chose 2x4, the largest single-host slice, which cannot hold "
     ):
         _gemma(topology="auto")
+
+
+def test_a_cache_longer_than_the_model_is_refused_with_both_numbers():
+    with pytest.raises(UserError) as error:
+        _gemma(max_cache_length=16384)
+    assert str(error.value) == (
+        "jetstream.maxCacheLength: 16384 is beyond google/gemma-7b's context of 8,192 tokens "
+        "(max_position_embeddings); set maxCacheLength to at most 8192"
+    )
+    assert _gemma(max_cache_length=8192, batch_size=8).request.context == 8192  # the model's own length is taken

@@ -176,8 +176,9 @@ def _job(a: Answers, job: dict[str, Any], passed: bool) -> None:
     env = {
         e["name"]: e.get("value", "") for c in job["spec"]["template"]["spec"]["containers"] for e in c.get("env") or []
     }
-    picked = ', picked by the endpoint picker (inference_extension_scheduler_attempts_total{status="success"} 0 -> 1)'
-    gateway = picked if GATEWAY_ENV in env else ""
+    counter = json.loads(env.get("SMOKE_PICKER_COUNTER") or '{"name": "", "labels": {}}')  # the plan's picker's
+    shown = counter["name"] + "{" + ",".join(f'{k}="{v}"' for k, v in counter["labels"].items()) + "}"
+    gateway = f", picked by the endpoint picker ({shown} 0 -> 1)" if GATEWAY_ENV in env else ""
     url, metrics_url = env.get("SMOKE_URL", "the server"), env.get("SMOKE_METRICS_URL", "its metrics endpoint")
     url = url.replace("{gateway}", GATEWAY_ADDRESS)  # the script reads the address from the Gateway's status
     line = f"smoke test passed: {url} answered{gateway} and {metrics_url} exposes 8 metric(s)"  # k8s/smoke_check.py

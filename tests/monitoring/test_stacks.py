@@ -65,7 +65,7 @@ PINNED = {  # the engine each workload stack's images pin, found independently o
     "dev": [engines.VLLM],
     "vllm": [engines.VLLM],
     "vllm-fallback": [engines.VLLM],
-    "vllm-gateway": [engines.EPP, engines.VLLM],  # the gateway's endpoint picker pins its own image
+    "vllm-gateway": [engines.ROUTER, engines.VLLM],  # the gateway's endpoint picker (llm-d's router) pins its own image
     "vllm-405b": [engines.VLLM, engines.RAY_SERVE],  # vLLM TPU with Ray Serve on top (vllm/ray_serve_image)
     "jetstream-gemma": [engines.JETSTREAM[0]],
     "jetstream-llama3": [engines.JETSTREAM[0]],

@@ -4,6 +4,8 @@ does not have), and the smoke answer the script judges."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.sglang.test_plan import plan
 from tpu_policies.engine_args import infer
 from tpu_policies.workloads import PodTemplate
@@ -11,10 +13,11 @@ from tpu_stacks import registry
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
 from tpu_stacks.catalog.engines import SGLANG, engine_of_command
 from tpu_stacks.catalog.upstream import ledger
+from tpu_stacks.errors import UserError
 from tpu_stacks.k8s import smoke_check
 from tpu_stacks.sglang.monitoring import sglang_sections, sglang_target
 from tpu_stacks.sglang.pod import SERVER_COMMAND
-from tpu_stacks.traffic.model import ENGINE_EFFICIENCY
+from tpu_stacks.traffic.model import calibration
 
 
 def template(args: list[str], image: str = "us-central1-docker.pkg.dev/p/r/sglang-jax:0.0.1.post1") -> PodTemplate:
@@ -24,7 +27,7 @@ def template(args: list[str], image: str = "us-central1-docker.pkg.dev/p/r/sglan
 
 def test_the_pack_finds_the_server_by_its_command_and_reads_the_request_the_component_sized():
     assert engine_of_command(SERVER_COMMAND) is SGLANG
-    for decided in (plan(), plan(topology="2x2", context_length=8192)):
+    for decided in (plan(), plan(topology="2x4", context_length=8192)):
         found = infer(template(decided.engine_args()), {})
         assert found is not None and found.engine is SGLANG
         assert found.problem is None and found.request == decided.request
@@ -32,16 +35,18 @@ def test_the_pack_finds_the_server_by_its_command_and_reads_the_request_the_comp
 
 
 def test_the_pack_reads_a_wrong_tensor_parallel_flag_as_written():
-    found = infer(template(["--model-path=Qwen/Qwen3-4B", "--tp-size=8"]), {})
+    found = infer(template(["--model-path=Qwen/Qwen3-30B-A3B", "--tp-size=8"]), {})
     assert found is not None and found.tensor_parallel == 8 and found.tp_name == "--tp-size"
 
 
 def test_the_traffic_record_pages_the_kv_cache_and_says_it_is_uncalibrated():
     record = traffic_of("sglang")
     assert record.kv_cache == "paged" and not record.fixed_batch and record.builds == (SGLANG,)
-    assert record.calibrated is False and record.efficiency == TRAFFIC["vllm"].efficiency  # borrowed, said so
-    assert all(TRAFFIC[name].calibrated for name in ("vllm", "jetstream"))
-    assert ENGINE_EFFICIENCY["sglang"] == record.efficiency
+    assert record.calibrations == () and record.calibration("v6e") == (None, record.uncalibrated)
+    assert record.uncalibrated.startswith("uncalibrated: no published row measures SGLang-JAX 0.0.1.post1")
+    assert all(TRAFFIC[name].calibrations and not TRAFFIC[name].uncalibrated for name in ("vllm", "jetstream"))
+    with pytest.raises(UserError, match=r"^--tpu: 'v6e' uncalibrated: no published row measures SGLang-JAX"):
+        calibration("sglang", "v6e")
 
 
 def test_the_descriptor_declares_only_what_the_pinned_build_has():

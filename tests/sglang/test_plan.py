@@ -15,7 +15,7 @@ CLUSTER = {"project": "proj", "location": "us-central1-b", "name": "sg"}
 
 
 def plan(cluster: dict | None = None, token: bool = False, **spec) -> SglangPlan:
-    settings = {"model": "Qwen/Qwen3-4B", "source_ranges": ["10.128.0.0/20"], **spec}
+    settings = {"model": "Qwen/Qwen3-30B-A3B", "source_ranges": ["10.128.0.0/20"], **spec}
     return plan_sglang(SglangSpec(**settings), ClusterSpec(**{**CLUSTER, **(cluster or {})}), token)
 
 
@@ -29,15 +29,15 @@ def test_schema_args_and_validated_spec_have_the_same_fields():
     assert set(SglangStackArgs.__annotations__) - {"cluster", "hf_token"} == set(SglangSpec.model_fields)
 
 
-def test_qwen3_4b_is_sized_to_one_v6e_chip_with_the_servers_flags():
+def test_qwen3_30b_a3b_is_sized_to_one_v6e_host_with_the_servers_flags():
     decided = plan()
-    assert (decided.shape.generation, decided.shape.topology, decided.shape.nodes) == ("v6e", "1x1", 1)
-    assert decided.tensor_parallel_size == 1
+    assert (decided.shape.generation, decided.shape.topology, decided.shape.nodes) == ("v6e", "2x2", 1)
+    assert decided.tensor_parallel_size == 4
     assert decided.engine_args() == [
         "--host=0.0.0.0",
         f"--port={PORT}",
-        "--model-path=Qwen/Qwen3-4B",
-        "--tp-size=1",
+        "--model-path=Qwen/Qwen3-30B-A3B",
+        "--tp-size=4",
         "--context-length=4096",
         f"--mem-fraction-static={MEM_FRACTION_STATIC:g}",
         "--download-dir=/data",
@@ -46,8 +46,8 @@ def test_qwen3_4b_is_sized_to_one_v6e_chip_with_the_servers_flags():
 
 
 def test_tensor_parallelism_is_every_device_of_the_sized_slice():
-    decided = plan(topology="2x2")
-    assert decided.tensor_parallel_size == 4 and "--tp-size=4" in decided.engine_args()
+    decided = plan(topology="2x4")
+    assert decided.tensor_parallel_size == 8 and "--tp-size=8" in decided.engine_args()
 
 
 def test_radix_cache_is_on_unless_turned_off_and_the_optional_flags_follow_the_spec():
@@ -96,7 +96,7 @@ def test_the_image_build_names_the_folder_the_pinned_wheel_and_the_stacks_reposi
 
 def test_an_internal_load_balancer_without_clients_is_refused():
     with pytest.raises(UserError, match=r"^sglang.sourceRanges: \[\] is empty for the internal load balancer"):
-        plan_sglang(SglangSpec(model="Qwen/Qwen3-4B"), ClusterSpec(**CLUSTER), False)
+        plan_sglang(SglangSpec(model="Qwen/Qwen3-30B-A3B"), ClusterSpec(**CLUSTER), False)
     assert plan(exposure="cluster", source_ranges=[]).spec.exposure == "cluster"
 
 

@@ -19,17 +19,17 @@ def only(typ: str):
     return found.inputs
 
 
-def test_the_deployment_runs_the_pinned_server_on_one_v6e_chip_with_the_radix_cache_on():
+def test_the_deployment_runs_the_pinned_server_on_one_v6e_host_with_the_radix_cache_on():
     deployment = only("kubernetes:apps/v1:Deployment")
     assert deployment["spec"]["replicas"] == 1
     pod = deployment["spec"]["template"]["spec"]
     (server,) = pod["containers"]
     assert server["command"] == ["python3", "-m", "sgl_jax.launch_server"]
-    assert "--model-path=Qwen/Qwen3-4B" in server["args"] and "--tp-size=1" in server["args"]
+    assert "--model-path=Qwen/Qwen3-30B-A3B" in server["args"] and "--tp-size=4" in server["args"]
     assert "--disable-radix-cache" not in server["args"]
     assert server["image"].endswith("/sglang-jax-sglang-tpu/sglang-jax:0.0.1.post1")
     assert server["readinessProbe"]["httpGet"] == {"path": "/health", "port": 30000}
-    assert pod["nodeSelector"]["cloud.google.com/gke-tpu-topology"] == "1x1"
+    assert pod["nodeSelector"]["cloud.google.com/gke-tpu-topology"] == "2x2"
     env = {e["name"]: e.get("value") for e in server["env"]}
     assert env["JAX_COMPILATION_CACHE_DIR"] == "/jax-cache"
 

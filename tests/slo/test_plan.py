@@ -277,8 +277,9 @@ the test: they only have to differ from the traffic model's."""
 
 def test_a_profile_replaces_the_model_for_the_slice_it_covers():
     slo = {"outputTokensPerSecond": 5000, "ntpotMs": 30}
-    modelled = vllm(slo=slo)
-    profiled = vllm(slo={**slo, "profiles": str(FIXTURE)})
+    # the fixture covers v6e 1x1: pinned here, since without a topology the slo picks the cheapest slice
+    modelled = vllm(slo=slo, topology="1x1")
+    profiled = vllm(slo={**slo, "profiles": str(FIXTURE)}, topology="1x1")
     assert modelled.slo.basis == "model" and profiled.slo.basis == "profile"
     # The fixture's best point within 30 ms NTPOT carries 700 tokens/s (its 1100 tokens/s point takes 45 ms).
     assert profiled.slo.replica_output_tokens_per_second == 700

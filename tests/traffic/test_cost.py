@@ -9,7 +9,7 @@ from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS
 from tpu_stacks.catalog.tpu import GENERATIONS, slice_shape
 from tpu_stacks.catalog.tpu import generation as tpu_generation
 from tpu_stacks.traffic import TrafficTarget, evaluate_slice, size_for_traffic
-from tpu_stacks.traffic.model import ENGINE_EFFICIENCY
+from tpu_stacks.traffic.model import attention_flops, calibration
 from tpu_stacks.traffic.pricing import cost_per_million, hourly_price
 
 VLLM_ROW = next(row for row in MEASUREMENTS if row.engine == "vllm")
@@ -87,19 +87,19 @@ def test_input_throughput_and_input_cost_follow_the_model_by_hand():
     target = TrafficTarget(output_tokens_per_second=1000, input_tokens=1800, output_tokens=128)
     candidate = evaluate_slice(model, shape, target, max_batch=8)
     assert (candidate.basis, candidate.per_replica.batch) == ("model", 8)
-    # the roofline at batch 8 (tpu_stacks.traffic.model): decode is the bytes read, prefill the FLOPs
+    # the roofline at batch 8 (tpu_stacks.traffic.model): decode is the bytes read, prefill chunks the FLOPs
     v6e = tpu_generation("v6e")
-    bandwidth = v6e.hbm_bandwidth_bytes_per_s * ENGINE_EFFICIENCY["vllm"]
-    compute = v6e.peak_bf16_flops * ENGINE_EFFICIENCY["vllm"]
+    fit = calibration("vllm", "v6e")[0]
+    bandwidth = v6e.hbm_bandwidth_bytes_per_s
+    compute = v6e.peak_bf16_flops * fit.compute
     weights = model.params * 2
     kv_per_token = 2 * 2 * 128 * 8 * 32  # K and V, bf16, head_dim 128, 8 KV heads, 32 layers
-    step = (weights + 8 * kv_per_token * (1800 + 64)) / bandwidth  # at half the output: 1,864 tokens cached
-    assert step > 2 * model.architecture.active_params * 8 / compute  # bandwidth-bound at 8 sequences
-    attention = model.architecture.attention
-    causal = 4 * attention.query_heads * attention.head_dim * attention.layers * sum(range(1, 1801))
-    prefill = (2 * model.architecture.active_params * 1800 + causal) / compute
-    assert prefill > weights / bandwidth  # a 1,800-token prefill is compute-bound
-    output_rate = 8 / (step + 8 / 128 * prefill)
+    decode = weights / (bandwidth * fit.weights) + 8 * kv_per_token * (1800 + 64) / (bandwidth * fit.kv)
+    assert decode > 2 * model.architecture.active_params * 8 / compute  # bandwidth-bound at 8 sequences
+    prompt = 2 * model.architecture.active_params * 1800 + attention_flops(model, 1800)
+    # a round: 8 decode tokens and 8 x 1800 / 128 = 112.5 prompt tokens, within one 512-token step
+    step = decode + 8 / 128 * prompt / compute
+    output_rate = 8 / step
     input_rate = output_rate * 1800 / 128
     per = candidate.per_replica
     assert per.output_tokens_per_second == pytest.approx(output_rate, rel=1e-9)

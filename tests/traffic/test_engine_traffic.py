@@ -7,22 +7,22 @@ from tpu_stacks.catalog import engines
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
 from tpu_stacks.catalog.tpu import GENERATIONS, all_slice_shapes
 from tpu_stacks.errors import UserError
-from tpu_stacks.traffic.model import ENGINE_EFFICIENCY, efficiency
+from tpu_stacks.traffic.model import calibration
 from tpu_stacks.traffic.optimizer import PINNED_VERSIONS, deployable
 
 
 def test_every_calibrated_engine_has_a_record_and_no_other():
-    assert set(TRAFFIC) == set(ENGINE_EFFICIENCY)
+    assert set(TRAFFIC) == {"vllm", "jetstream"}
     for name, record in TRAFFIC.items():
         assert record.sizing_engine == name
         assert all(build.engine == name for build in record.builds)
 
 
-def test_an_engine_without_a_record_is_refused_as_the_efficiency_refuses_it():
+def test_an_engine_without_a_record_is_refused_as_the_calibration_refuses_it():
     with pytest.raises(UserError) as record_error:
         traffic_of("saxml")
     with pytest.raises(UserError) as efficiency_error:
-        efficiency("saxml")
+        calibration("saxml", "v6e")
     assert str(record_error.value) == str(efficiency_error.value)
     assert "use vllm or jetstream" in str(record_error.value)
 

@@ -1,5 +1,6 @@
-"""The roofline by hand: a decode step is the bytes read over the bandwidth, a prefill the FLOPs over the peak,
-both at the engine's efficiency; the batch grows until the KV cache, the cap or a latency limit stops it."""
+"""The roofline by hand: a decode step is the weights and the KV read over the bandwidth (each at its own
+efficiency), prefill chunks the FLOPs over the peak, mixed into the steps; the batch grows until the KV cache,
+the cap or a latency limit stops it."""
 
 from pathlib import Path
 
@@ -9,9 +10,9 @@ from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import generation, slice_shape
 from tpu_stacks.traffic import TrafficTarget, evaluate_slice, read_profiles
 from tpu_stacks.traffic.model import (
-    ENGINE_EFFICIENCY,
     Workload,
     attention_flops,
+    calibration,
     choose,
     kv_capacity,
     operating_point,
@@ -22,34 +23,48 @@ from tpu_stacks.traffic.pricing import hourly_price
 LLAMA_8B = lookup_model("meta-llama/Llama-3.1-8B")
 V6E_1 = slice_shape("v6e", "1x1")
 KV_PER_TOKEN = 2 * 2 * 128 * 8 * 32  # K and V, bf16, head_dim 128, 8 KV heads, 32 layers
+FIT = calibration("vllm", "v6e")[0]
+BUDGET = 512  # the vLLM stack's --max-num-batched-tokens default (vllm/spec.py)
 
 
 def test_a_decode_heavy_step_is_weights_and_kv_over_the_bandwidth():
     # One input token, many output tokens: the prefill share vanishes and the step is the bytes read.
     workload = Workload(engine="vllm", input_tokens=1, output_tokens=1000)
     point = operating_point(LLAMA_8B, V6E_1, workload, 1)
-    bandwidth = generation("v6e").hbm_bandwidth_bytes_per_s * ENGINE_EFFICIENCY["vllm"]
-    step = (LLAMA_8B.params * 2 + KV_PER_TOKEN * (1 + 500)) / bandwidth
-    prefill = LLAMA_8B.params * 2 / bandwidth  # one token: bound by reading the weights once
-    itl = step + prefill / 1000
-    assert point.output_tokens_per_second == pytest.approx(1 / itl, rel=1e-6)
+    bandwidth = generation("v6e").hbm_bandwidth_bytes_per_s
+    compute = generation("v6e").peak_bf16_flops * FIT.compute
+    decode = LLAMA_8B.params * 2 / (bandwidth * FIT.weights) + KV_PER_TOKEN * (1 + 500) / (bandwidth * FIT.kv)
+    chunk = 1 / 1000 * (2 * LLAMA_8B.architecture.active_params + attention_flops(LLAMA_8B, 1)) / compute
+    assert point.output_tokens_per_second == pytest.approx(1 / (decode + chunk), rel=1e-6)
     assert point.bound == "hbm-bandwidth"
 
 
-def test_a_prefill_is_flops_over_the_peak():
-    workload = Workload(engine="vllm", input_tokens=4000, output_tokens=1)
+def test_a_prefill_is_chunks_of_the_step_budget_at_the_peak():
+    workload = Workload(engine="vllm", input_tokens=4000, output_tokens=1000)
     point = operating_point(LLAMA_8B, V6E_1, workload, 1)
-    compute = generation("v6e").peak_bf16_flops * ENGINE_EFFICIENCY["vllm"]
-    attention = LLAMA_8B.architecture.attention
-    width = attention.query_heads * attention.head_dim  # 32 x 128
-    # Causal: token i attends to i keys; QK^T and AV are 2 x keys x width multiply-adds: 4 x width x keys FLOPs.
-    causal = 4 * width * attention.layers * sum(range(1, 4001))
-    prefill = (2 * LLAMA_8B.architecture.active_params * 4000 + causal) / compute
-    step = (LLAMA_8B.params * 2 + KV_PER_TOKEN * 4000) / (
-        generation("v6e").hbm_bandwidth_bytes_per_s * ENGINE_EFFICIENCY["vllm"]
+    compute = generation("v6e").peak_bf16_flops * FIT.compute
+    bandwidth = generation("v6e").hbm_bandwidth_bytes_per_s
+    prompt = 2 * LLAMA_8B.architecture.active_params * 4000 + attention_flops(LLAMA_8B, 4000)
+    decode = LLAMA_8B.params * 2 / (bandwidth * FIT.weights) + KV_PER_TOKEN * 4500 / (bandwidth * FIT.kv)
+    # one decoding sequence: a step is its decode and 1 / 1000 of a prompt's matmuls
+    step = max(decode, 2 * LLAMA_8B.architecture.active_params / compute) + prompt / 1000 / compute
+    assert point.output_tokens_per_second == pytest.approx(1 / step, rel=1e-9)
+    chunks = -(-4000 // (BUDGET - 1))  # the prompt in 511-token chunks beside the one decoding sequence: 8
+    # the prefill path is 4 / 511 busy: the median arrival waits for nothing
+    assert point.ttft_ms == pytest.approx((chunks * step + step / 2) * 1000, rel=1e-9)
+
+
+def test_more_concurrency_than_the_step_budget_feeds_only_waits():
+    """1,800 in / 128 out in 512-token steps: a step has room for the prompts of at most 512 / (1 + 1800 / 128) =
+    34 decoding sequences; beyond that the rate stays and TTFT is the saturated queue's."""
+    workload = Workload(engine="vllm", input_tokens=1800, output_tokens=128)
+    fed = operating_point(LLAMA_8B, V6E_1, workload, 16)
+    starved = operating_point(LLAMA_8B, V6E_1, workload, 64)
+    assert starved.output_tokens_per_second == pytest.approx(
+        operating_point(LLAMA_8B, V6E_1, workload, 35).output_tokens_per_second
     )
-    assert point.ttft_ms == pytest.approx((prefill + step) * 1000, rel=1e-6)
-    assert point.bound == "compute"
+    assert starved.output_tokens_per_second > fed.output_tokens_per_second
+    assert starved.ttft_ms > 5 * fed.ttft_ms
 
 
 @pytest.mark.parametrize(("tokens", "share"), [(8192, 0.13), (32768, 0.53)])
@@ -75,21 +90,23 @@ def test_a_windowed_layer_attends_to_its_window_only():
     )
 
 
-def test_int8_weights_use_the_int8_peak_and_read_half_the_bytes():
+def test_weight_only_int8_reads_half_the_bytes_and_w8a8_also_runs_at_the_int8_peak():
     bf16 = operating_point(LLAMA_8B, V6E_1, Workload(engine="vllm", input_tokens=1, output_tokens=1000), 1)
     int8 = operating_point(
         LLAMA_8B, V6E_1, Workload(engine="vllm", input_tokens=1, output_tokens=1000, weight_dtype="int8"), 1
     )
     assert 1.8 < int8.output_tokens_per_second / bf16.output_tokens_per_second < 2.0  # KV reads stay bf16
-    long_prompt = Workload(engine="vllm", input_tokens=8000, output_tokens=1)
-    assert operating_point(
-        LLAMA_8B, V6E_1, long_prompt.__class__(**{**long_prompt.__dict__, "weight_dtype": "int8"}), 1
-    ).ttft_ms < (operating_point(LLAMA_8B, V6E_1, long_prompt, 1).ttft_ms)
+    long_prompt = Workload(engine="vllm", input_tokens=8000, output_tokens=1000, weight_dtype="int8")
+    weight_only = operating_point(LLAMA_8B, V6E_1, long_prompt, 1).ttft_ms
+    w8a8 = operating_point(
+        LLAMA_8B, V6E_1, long_prompt.__class__(**{**long_prompt.__dict__, "activation_dtype": "int8"}), 1
+    )
+    assert w8a8.ttft_ms < weight_only  # the prompt's matmuls at 1,836 TOPS, not 918 TFLOP/s
 
 
 def test_more_sequences_raise_throughput_and_latency():
     workload = Workload(engine="vllm", input_tokens=1800, output_tokens=128)
-    points = [operating_point(LLAMA_8B, V6E_1, workload, b) for b in (1, 8, 32, 64)]
+    points = [operating_point(LLAMA_8B, V6E_1, workload, b) for b in (1, 8, 16, 32)]
     rates = [p.output_tokens_per_second for p in points]
     latencies = [p.ntpot_ms for p in points]
     assert rates == sorted(rates) and latencies == sorted(latencies)
@@ -100,6 +117,7 @@ def test_the_kv_cache_bounds_the_batch_and_jetstream_reserves_a_full_cache_per_s
     jetstream = Workload(engine="jetstream", input_tokens=1000, output_tokens=24, max_model_len=8192)
     activations = 8192 * (4096 + 14336) * 2 * 2  # one 8k-token prefill step, as sizing counts it
     free = V6E_1.hbm_bytes * 0.9 - LLAMA_8B.params * 2 - 512 * 1024**2 - activations
+    # paged: a sequence holds its prompt and half its output on average, in 16-token pages (1,012 -> 1,024)
     assert kv_capacity(LLAMA_8B, V6E_1, vllm) == pytest.approx(free // (KV_PER_TOKEN * 1024), abs=2)
     assert kv_capacity(LLAMA_8B, V6E_1, jetstream) == pytest.approx(free // (KV_PER_TOKEN * 8192), abs=1)
     chosen = choose(LLAMA_8B, V6E_1, jetstream, ntpot_ms=None, ttft_ms=None)
@@ -123,31 +141,31 @@ def test_the_cap_and_the_latency_limit_stop_the_batch():
 def test_a_large_batch_of_short_requests_is_compute_bound_in_decode():
     """Llama 3.1 8B on one v5p host (4 chips), 64 in / 256 out, 256 sequences: a decode step's 2 x params x batch
     FLOPs over the peak outlast its bytes over the bandwidth (v5p has the fewest FLOPs per byte of HBM bandwidth:
-    459 TFLOP/s over 2,765 GB/s per chip, 166), so the step is the compute time and the compute bound binds."""
+    459 TFLOP/s over 2,765 GB/s per chip, 166), so the step is the compute time and the compute bound binds.
+    v5p has no published row: it borrows v6e's calibration (flagged)."""
     shape = slice_shape("v5p", "2x2x1")
     workload = Workload(engine="vllm", input_tokens=64, output_tokens=256)
     batch = 256
     v5p = generation("v5p")
-    efficiency = ENGINE_EFFICIENCY["vllm"]
-    bandwidth = v5p.hbm_bandwidth_bytes_per_s * shape.chips * efficiency
-    compute = v5p.peak_bf16_flops * shape.chips * efficiency
-    weights = LLAMA_8B.params * 2
+    bandwidth = v5p.hbm_bandwidth_bytes_per_s * shape.chips
+    compute = v5p.peak_bf16_flops * shape.chips * FIT.compute
     active = LLAMA_8B.architecture.active_params
-    memory_time = (weights + batch * KV_PER_TOKEN * (64 + 256 // 2)) / bandwidth
+    memory_time = LLAMA_8B.params * 2 / (bandwidth * FIT.weights) + batch * KV_PER_TOKEN * (64 + 128) / (
+        bandwidth * FIT.kv
+    )
     compute_time = 2 * active * batch / compute
     assert compute_time > memory_time * 1.05  # compute-bound by a margin, not a tie
-    attention = LLAMA_8B.architecture.attention
-    causal = 4 * attention.query_heads * attention.head_dim * attention.layers * sum(range(1, 65))
-    prefill = max((2 * active * 64 + causal) / compute, weights / bandwidth)
-    prefill_per_step = batch / 256 * prefill
-    assert compute_time > prefill_per_step  # the decode step, not the prefills, sets the bound
-    itl = compute_time + prefill_per_step
+    # a round: 256 decode tokens and 256 x 64 / 256 = 64 prompt tokens, 320 within one 512-token step
+    chunk = batch / 256 * (2 * active * 64 + attention_flops(LLAMA_8B, 64)) / compute
+    step = compute_time + chunk
     point = operating_point(LLAMA_8B, shape, workload, batch)
     assert point.bound == "compute"
-    assert point.output_tokens_per_second == pytest.approx(batch / itl, rel=1e-9)
-    assert point.input_tokens_per_second == pytest.approx(batch / itl * 64 / 256, rel=1e-9)
-    assert point.ttft_ms == pytest.approx((prefill + compute_time) * 1000, rel=1e-9)
-    assert point.ntpot_ms == pytest.approx((prefill + compute_time + 255 * itl) / 256 * 1000, rel=1e-9)
+    assert point.output_tokens_per_second == pytest.approx(batch / step, rel=1e-9)
+    assert point.input_tokens_per_second == pytest.approx(batch / step * 64 / 256, rel=1e-9)
+    # TTFT: one chunk (64 tokens fit the 256 the step has left), half a step to the next, and the queue of a
+    # prefill path 64 / 256 = 25% busy: the median arrival waits for nothing
+    assert point.ttft_ms == pytest.approx(1.5 * step * 1000, rel=1e-9)
+    assert point.ntpot_ms == pytest.approx((1.5 * step + 255 * step) / 256 * 1000, rel=1e-9)
     # No latency limit: the engine's cap (256) stops the batch well inside the KV cache, and compute binds.
     chosen = choose(LLAMA_8B, shape, workload, ntpot_ms=None, ttft_ms=None)
     assert (chosen.point.batch, chosen.limit) == (batch, "compute")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tpu_stacks.catalog.models import lookup_model
-from tpu_stacks.catalog.tpu import slice_shape
+from tpu_stacks.catalog.tpu import all_slice_shapes, slice_shape
 from tpu_stacks.errors import UserError
 from tpu_stacks.traffic import TrafficTarget, evaluate_slice, read_profiles, size_for_traffic
 
@@ -212,3 +212,31 @@ def test_a_profile_point_that_breaks_the_ttft_limit_is_not_used():
         profiles=read_profiles(FIXTURE),
     )
     assert not strict.meets and strict.binding_limit == "ttft-target" and "GIQ profile meets" in strict.why
+
+
+def test_a_modelled_sibling_never_meets_what_a_profile_measured_failing(tmp_path):
+    """The issue's case: a GIQ profile of v5e 2x4 on ct5lp-hightpu-8t measured NTPOT 80 ms at its lightest load;
+    the same slice on two ct5lp-hightpu-4t hosts is modelled, and must not say it meets 40 ms."""
+    failing = {
+        "profile": [
+            {
+                "modelServerInfo": {"model": "meta-llama/Llama-3.1-8B-Instruct", "modelServer": "vllm"},
+                "acceleratorType": "tpu-v5-lite-podslice",
+                "tpuTopology": "2x4",
+                "instanceType": "ct5lp-hightpu-8t",
+                "resourcesUsed": {"acceleratorCount": 8},
+                "performanceStats": [{"queriesPerSecond": 1, "outputTokensPerSecond": 500, "ntpotMilliseconds": 80}],
+            }
+        ]
+    }
+    path = tmp_path / "giq.json"
+    path.write_text(json.dumps(failing))
+    profiles = read_profiles(path)
+    model = lookup_model("meta-llama/Llama-3.1-8B")
+    siblings = [s for s in all_slice_shapes("v5e") if s.topology == "2x4"]
+    two_hosts = next(s for s in siblings if s.machine_type != "ct5lp-hightpu-8t")
+    assert evaluate_slice(model, two_hosts, TARGET).meets  # the model alone would claim it
+    refuted = evaluate_slice(model, two_hosts, TARGET, profiles=profiles)
+    assert not refuted.meets and refuted.basis == "profile" and "measured no operating point" in refuted.why
+    answer = size_for_traffic(model, TARGET, profiles=profiles)
+    assert all(c.meets is False for c in answer.candidates if (c.generation, c.topology) == ("v5e", "2x4"))

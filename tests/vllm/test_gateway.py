@@ -13,7 +13,7 @@ import yaml
 from tests.clients import CLIENTS
 from tests.mocks import RecordingMocks, capture
 from tests.shipped import shipped
-from tpu_stacks.catalog.engines import EPP, VLLM, EngineVersion, Metric
+from tpu_stacks.catalog.engines import ROUTER, VLLM, EngineVersion, Metric
 from tpu_stacks.catalog.gke_versions import INFERENCE_GATEWAY_CRDS_FLOOR
 from tpu_stacks.catalog.inference_gateway import (
     CLASSES,
@@ -21,15 +21,15 @@ from tpu_stacks.catalog.inference_gateway import (
     EXTERNAL_CLASS,
     HEALTH_PORT,
     INTERNAL_CLASS,
-    PICKER_CONFIG_API,
 )
+from tpu_stacks.catalog.pickers import ROUTER_PICKER
 from tpu_stacks.catalog.published import publisher
 from tpu_stacks.catalog.tpu import slice_shape
 from tpu_stacks.catalog.upstream import fact
 from tpu_stacks.cluster.spec import ClusterSpec, ProxyOnlySubnetSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.universe import universe
-from tpu_stacks.k8s.crd_files import INFERENCE_OBJECTIVE_CRD, crd_document
+from tpu_stacks.k8s.crd_files import crd_document
 from tpu_stacks.vllm.component import VllmStack
 from tpu_stacks.vllm.gateway_plan import (
     CONFIG_FILE,
@@ -224,7 +224,8 @@ def test_every_name_the_picker_is_given_is_catalogued_for_the_pinned_vllm():
 def test_the_picker_config_carries_the_names_and_no_refused_metric_flag():
     decided = plan(gateway=ON).gateway
     config = decided.picker_config()
-    assert config["apiVersion"] == PICKER_CONFIG_API and config["kind"] == "EndpointPickerConfig"
+    assert config["apiVersion"] == ROUTER_PICKER.config_api == "llm-d.ai/v1alpha1"
+    assert config["kind"] == "EndpointPickerConfig"
     (extractor,) = [p for p in config["plugins"] if p["type"] == "core-metrics-extractor"]
     assert extractor["parameters"]["engineConfigs"] == [{"name": "vllm", **picker_metrics()}]
     args = " ".join(decided.picker_args())
@@ -266,7 +267,8 @@ def test_the_pool_selects_the_servers_on_their_port_and_names_the_pickers_servic
 def test_the_picker_is_pinned_hardened_and_may_read_what_it_watches(stack):
     pod = _one(stack, "Deployment", PICKER_NAME)["spec"]["template"]["spec"]
     (container,) = pod["containers"]
-    assert container["image"] == f"{EPP.images[0]}:{EPP.version}"
+    assert container["image"] == f"{ROUTER.images[0]}:{ROUTER.version}"
+    assert container["image"] == "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
     assert container["securityContext"]["readOnlyRootFilesystem"] and pod["automountServiceAccountToken"]
     rules = {
         (g, r)
@@ -274,7 +276,12 @@ def test_the_picker_is_pinned_hardened_and_may_read_what_it_watches(stack):
         for g in rule["apiGroups"]
         for r in rule["resources"]
     }
-    assert {("", "pods"), ("inference.networking.k8s.io", "inferencepools")} <= rules
+    assert {
+        ("", "pods"),
+        ("inference.networking.k8s.io", "inferencepools"),
+        ("llm-d.ai", "inferenceobjectives"),
+    } <= rules
+    assert ("inference.networking.x-k8s.io", "inferenceobjectives") not in rules  # the router ignores that group
     binding = _one(stack, "RoleBinding", PICKER_NAME)
     assert binding["subjects"][0]["name"] == pod["serviceAccountName"] == PICKER_NAME
 
@@ -345,11 +352,13 @@ def _with_objectives(tmp_path, objectives):
 def test_objectives_come_with_their_crd_which_they_and_the_picker_wait_for(tmp_path):
     capture_ = _with_objectives(tmp_path, [{"name": "interactive", "priority": 10}])
     (crd,) = capture_.of_type("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition")
-    upstream = crd_document(INFERENCE_OBJECTIVE_CRD)
+    upstream = crd_document(ROUTER_PICKER.objective_crd)
+    assert upstream["spec"]["group"] == "llm-d.ai"
     assert crd.inputs["metadata"]["name"] == upstream["metadata"]["name"]
     assert crd.inputs["spec"]["versions"][0]["schema"] == upstream["spec"]["versions"][0]["schema"]  # unchanged
     assert crd.options.retain_on_delete  # deleting a CRD deletes every object of its kind in the cluster
-    (objective,) = capture_.of_type("kubernetes:inference.networking.x-k8s.io/v1alpha2:InferenceObjective")
+    (objective,) = capture_.of_type("kubernetes:llm-d.ai/v1alpha2:InferenceObjective")
+    assert capture_.of_type("kubernetes:inference.networking.x-k8s.io/v1alpha2:InferenceObjective") == []
     assert objective.inputs["spec"] == {
         "priority": 10,
         "poolRef": {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": POOL_NAME},
@@ -364,6 +373,7 @@ def test_objectives_come_with_their_crd_which_they_and_the_picker_wait_for(tmp_p
 def test_without_objectives_no_crd_is_declared(stack):
     assert stack.of_type("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition") == []
     assert stack.of_type("kubernetes:inference.networking.x-k8s.io/v1alpha2:InferenceObjective") == []
+    assert stack.of_type("kubernetes:llm-d.ai/v1alpha2:InferenceObjective") == []
 
 
 # -- connectivity and monitoring --------------------------------------------------------------------------------
@@ -394,9 +404,13 @@ def test_the_dashboard_draws_the_pickers_metrics_only_behind_a_gateway():
     # every selector of every query, read from the query text (not from the catalogue): each names a metric the
     # pinned picker exports, and the section charts the pool's own gauges
     names = {name for query in queries for name in promql_metrics(query)}
-    assert {"inference_pool_average_queue_size", "inference_pool_ready_pods"} <= names
-    assert all(publisher(name, [EPP]) is not None for name in names), names
-    assert publisher("inference_pool_made_up", [EPP]) is None
+    assert {"llm_d_epp_average_queue_size", "llm_d_epp_ready_endpoints"} <= names
+    # the router's decisions: picks by the server chosen, and how much of each prompt its prefix index matched
+    assert {"llm_d_epp_scheduler_attempts_total", "llm_d_epp_prefix_indexer_hit_ratio_bucket"} <= names
+    assert "vllm:num_requests_waiting" in names  # each server's queue, what the queue scorer weighs
+    assert all(publisher(name, [ROUTER, VLLM]) is not None for name in names), names
+    assert not any(name.startswith("inference_") for name in names)  # the router's own names, not the deprecated
+    assert publisher("llm_d_epp_made_up", [ROUTER]) is None
     without = vllm_sections(vllm_target(plan(), "vllm-hpa", "vllm-tpu", "vllm-tpu"))
     assert "Inference Gateway" not in [section.title for section in without]
 
@@ -481,9 +495,9 @@ def test_the_pickers_configmap_holds_the_charts_scorers_with_their_weights(stack
     config_map = _one(stack, "ConfigMap", PICKER_NAME)
     assert set(config_map["data"]) == {CONFIG_FILE}
     document = yaml.safe_load(config_map["data"][CONFIG_FILE])
-    scorers = [fact(f"epp.plugin.{name}").value for name in SCORERS]
+    scorers = [fact(f"router.plugin.{name}").value for name in SCORERS]
     assert document == {
-        "apiVersion": PICKER_CONFIG_API,
+        "apiVersion": ROUTER_PICKER.config_api,
         "kind": "EndpointPickerConfig",  # no objectives in the shipped stack: no featureGates
         "plugins": [
             *({"type": scorer} for scorer in scorers),
@@ -536,10 +550,10 @@ def test_the_flow_control_charts_read_what_the_pinned_picker_exports():
     queries = [ds.time_series_query.prometheus_query for w in section.widgets for ds in w.xy_chart.data_sets]
     names = {name for query in queries for name in promql_metrics(query)}
     assert {
-        "inference_extension_flow_control_queue_size",
-        "inference_extension_flow_control_request_queue_duration_seconds_bucket",
+        "llm_d_epp_flow_control_queue_size",
+        "llm_d_epp_flow_control_request_queue_duration_seconds_bucket",
     } <= names
-    assert all(publisher(name, [EPP]) is not None for name in names), names
+    assert all(publisher(name, [ROUTER, VLLM]) is not None for name in names), names
 
 
 # -- a public gateway: regional Cloud Armor from sourceRanges ---------------------------------------------------

@@ -25,6 +25,25 @@ KvCache = Literal["paged", "per-slot"]
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """The fractions of the roofline one engine build reaches on one generation, fitted to published rows.
+
+    A decode step reads the weights (`weights`: fraction of HBM bandwidth) and every cached token of every
+    sequence, attending over it (`kv`: its own fraction, since paged-attention kernels reach less of the
+    bandwidth than a weight matmul); a step's matmuls over all its tokens run at `compute` of the peak for the
+    dtype the matmuls run in."""
+
+    generation: str
+    build: str
+    """The engine build the rows measured (not necessarily the build a stack pins: the figure says which)."""
+    weights: float
+    kv: float
+    compute: float
+    rows: tuple[str, ...]
+    """Ids of the rows of tpu_stacks.catalog.throughput_measurements the numbers are fitted on."""
+
+
+@dataclass(frozen=True)
 class EngineTraffic:
     """One serving engine as the traffic model and the pack's checks use it."""
 
@@ -37,14 +56,20 @@ class EngineTraffic:
     builds: tuple[EngineVersion, ...]
     """The pinned builds the stacks run: a published measurement is evidence only for one of these. The last is the
     newest, whose served generations bound a single-host replica."""
-    efficiency: float
-    """Fraction of the roofline the engine reaches, fitted (least squares on log error) to the published rows of
-    tpu_stacks.catalog.throughput_measurements; tests/traffic/test_calibration.py refits and compares."""
+    calibrations: tuple[Calibration, ...]
+    """One fitted record per generation the published rows cover (tpu_stacks.traffic.fit refits them and
+    tests/traffic/test_calibration.py fails when these constants drift from the fit)."""
+    borrowed: tuple[tuple[str, str], ...] = ()
+    """(generation, calibrated generation): a generation the engine serves with no row of its own is modelled
+    with another generation's efficiencies, and every figure says so (flagged, never silent)."""
+    default_batched_tokens: int | None = None
+    """Tokens one engine step takes when the workload does not say (vLLM `--max-num-batched-tokens`, the stack's
+    default in vllm/spec.py); None: the engine prefills a whole prompt apart from the decode steps (JetStream)."""
     multi_host: EngineVersion | None = None
     """The record whose served generations bound a replica across the hosts of a slice (None: single host only)."""
-    calibrated: bool = True
-    """False: no published row measures one of `builds`, so `efficiency` is borrowed, not fitted (the calibration
-    tests skip it, and its predictions are a roofline guess until a measurement of the pinned build exists)."""
+    uncalibrated: str = ""
+    """Why an engine has no calibration at all (no published row measures it): its traffic figures are refused with
+    this reason, while its KV-cache model and deployable slices still serve the pack and the sizing."""
 
     @property
     def fixed_batch(self) -> bool:
@@ -59,6 +84,21 @@ class EngineTraffic:
         """Tokens of KV one sequence holds: the full context per slot, or the tokens it has when paged."""
         return context if self.kv_cache == "per-slot" else input_tokens + output_tokens
 
+    def calibration(self, generation: str) -> tuple[Calibration | None, str]:
+        """The generation's calibration and a flag (empty when it is the generation's own); (None, why) when
+        the engine has none for it."""
+        own = next((c for c in self.calibrations if c.generation == generation), None)
+        if own is not None:
+            return own, ""
+        lender = dict(self.borrowed).get(generation)
+        if lender is not None:
+            found = next(c for c in self.calibrations if c.generation == lender)
+            return found, f"no published row on {generation}: efficiencies of {lender} ({found.build}) used"
+        if not self.calibrations and self.uncalibrated:
+            return None, self.uncalibrated
+        calibrated = ", ".join(c.generation for c in self.calibrations)
+        return None, f"no calibration for {self.sizing_engine} on {generation} (calibrated: {calibrated})"
+
     def deploys(self, shape: SliceShape) -> bool:
         """Whether the engine's stack serves one replica on `shape`."""
         if shape.multi_host:
@@ -66,19 +106,69 @@ class EngineTraffic:
         return self.builds[-1].serves_generation(shape.generation)
 
 
+# Fitted by tpu_stacks.traffic.fit (`python -m tpu_stacks.traffic.calibration` prints the table and each row's
+# leave-one-out error; tests/traffic/test_calibration.py refits and compares these constants).
+VLLM_CALIBRATIONS = (
+    Calibration("v6e", "vLLM main 2025-04-11 (PyTorch/XLA)", 0.57, 0.54, 0.54, ("vllm-v6e-llama3-8b",)),
+    Calibration(
+        "tpu7x",
+        "vllm/vllm-tpu nightly-20260624 (tpu-inference)",
+        0.54,
+        0.28,
+        0.14,
+        ("vllm-tpu7x-qwen3coder-1k1k", "vllm-tpu7x-qwen3coder-1k8k", "vllm-tpu7x-qwen3coder-8k1k"),
+    ),
+)
+JETSTREAM_CALIBRATIONS = (
+    Calibration(
+        "v5e",
+        "JetStream-PyTorch (2024-04 to 2024-07)",
+        0.74,
+        0.54,
+        0.15,
+        (
+            "jspt-llama3-8b-bf16",
+            "jspt-llama3-8b-int8",
+            "jspt-llama3-8b-int8-0729",
+            "jspt-gemma-7b-bf16",
+            "jspt-gemma-7b-int8",
+        ),
+    ),
+)
+
 TRAFFIC: dict[str, EngineTraffic] = {
     "vllm": EngineTraffic(
-        sizing_engine="vllm", kv_cache="paged", builds=(VLLM,), efficiency=0.57, multi_host=RAY_SERVE
+        sizing_engine="vllm",
+        kv_cache="paged",
+        builds=(VLLM,),
+        calibrations=VLLM_CALIBRATIONS,
+        # tpu-inference 0.29.0 (the pinned image's backend) lists its "Compatible TPU Generations" as v7x, v5e and
+        # v6e (https://pypi.org/project/tpu-inference/0.29.0/): v5e and v5p borrow v6e's fit, flagged in every
+        # figure; v4 is not among them, so vLLM on v4 has no calibration and is refused.
+        borrowed=(("v5e", "v6e"), ("v5p", "v6e")),
+        default_batched_tokens=512,  # vllm/spec.py maxNumBatchedTokens default
+        multi_host=RAY_SERVE,
     ),
-    "jetstream": EngineTraffic(sizing_engine="jetstream", kv_cache="per-slot", builds=JETSTREAM, efficiency=0.15),
+    "jetstream": EngineTraffic(
+        sizing_engine="jetstream",
+        kv_cache="per-slot",
+        builds=JETSTREAM,
+        calibrations=JETSTREAM_CALIBRATIONS,
+        borrowed=(("v4", "v5e"), ("v5p", "v5e"), ("v6e", "v5e"), ("tpu7x", "v5e")),
+    ),
     # SGLang-JAX pages its KV cache (a token pool behind the radix cache, sgl_jax/srt/mem_cache) like vLLM. Its only
-    # published numbers (https://lmsys.org/blog/2025-10-29-sglang-jax) measure a build the post does not pin, not the
-    # pinned wheel, so the efficiency is vLLM's fitted one, borrowed, and the record says it is uncalibrated.
+    # published numbers (https://lmsys.org/blog/2025-10-29-sglang-jax) measure a build the post does not pin, on slices
+    # it does not fully state: no row here, so no calibration (flagged, never borrowed silently).
     "sglang": EngineTraffic(
-        sizing_engine="sglang", kv_cache="paged", builds=(SGLANG,), efficiency=0.57, calibrated=False
+        sizing_engine="sglang",
+        kv_cache="paged",
+        builds=(SGLANG,),
+        calibrations=(),
+        uncalibrated="uncalibrated: no published row measures SGLang-JAX "
+        f"{SGLANG.version} (the traffic model has no efficiency for it yet)",
     ),
 }
-"""The engines the traffic model knows; those whose `calibrated` is False borrow their efficiency."""
+"""The engines the traffic model knows: calibrated on published rows, or (`uncalibrated`) only their KV model."""
 
 
 def traffic_of(name: str) -> EngineTraffic:

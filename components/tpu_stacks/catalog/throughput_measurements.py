@@ -14,8 +14,9 @@ steady state at that load (a benchmark that sends every request at once measures
 
 No row here measures a pinned build (`engine_version` is None on every row): the JetStream rows ran
 JetStream-PyTorch builds of April to July 2024 named by date, not the v0.2.3/v0.2.4 images the JetStream stacks
-pin, and the vLLM row ran vLLM's PyTorch/XLA backend, which the pinned vLLM TPU image (built on tpu-inference,
-a JAX backend vLLM calls faster: https://blog.vllm.ai/2025/10/16/vllm-tpu.html) replaced. They calibrate the
+pin, the vLLM v6e row ran vLLM's PyTorch/XLA backend, and the tpu7x rows a 2026-06-24 nightly of the vLLM TPU
+image (tpu-inference, not the pinned 0.29.0 release). The PyTorch/XLA backend is the one tpu-inference (a JAX
+backend vLLM calls faster: https://blog.vllm.ai/2025/10/16/vllm-tpu.html) replaced. They calibrate the
 model; a stack's figure is `measured` only from a row of its own build, or `profile` from a GIQ profile.
 
 Sources (read 2026-11-26):
@@ -30,11 +31,19 @@ Sources (read 2026-11-26):
   meta-llama/Llama-3.1-8B-Instruct, `--max-model-len 2048 --max_num_seqs 512 --gpu-memory-utilization 0.95`,
   random dataset 1,800 input / 128 output tokens, "Output token throughput (tok/s): 945.80" (the "Before" run;
   its TTFT of 61 s is the queue of 1,000 requests sent at once, so no latency is kept).
+- tpu-recipes' Qwen3-Coder-480B-A35B recipe for Ironwood at commit 8f0a9d2 ([QWEN3_CODER_TPU7X] below): tpu7x
+  2x2x1 (4 chips), `--tensor-parallel-size=8 --enable-expert-parallel --max-num-batched-tokens=8192
+  --max-num-seqs=512 --gpu-memory-utilization=0.8 --block-size=256 --kv-cache-dtype=fp8`, the FP8 checkpoint,
+  InferenceX's client at concurrency 64, lines 658-660: output tokens/s for 1k/1k, 1k/8k and 8k/1k. Lengths are
+  the centres of InferenceX's [0.8 L, L] range (922 and 7,373). W8A8 is assumed (the checkpoint's fp8
+  quantization quantizes activations dynamically); the recipe does not say.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from tpu_stacks.catalog.models import Attention, ModelArchitecture, ResolvedModel, lookup_model
 
 JETSTREAM_PYTORCH_SUMMARY = (
     "https://github.com/AI-Hypercomputer/jetstream-pytorch/blob/2ba0dd8bd3725d8ec6173261ab0016f9f336eeb8/"
@@ -42,6 +51,10 @@ JETSTREAM_PYTORCH_SUMMARY = (
 )
 JETSTREAM_SHAREGPT_LENGTHS = "https://github.com/AI-Hypercomputer/JetStream/pull/83"
 VLLM_TPU_V6E_8B = "https://github.com/vllm-project/vllm/pull/16458"
+QWEN3_CODER_TPU7X = (
+    "https://github.com/AI-Hypercomputer/tpu-recipes/blob/8f0a9d2b23f6a28cfc8ba395c94fec7c1e87ca37/"
+    "inference/ironwood/vLLM/Qwen3-Coder-480B-A35B/README.md"
+)
 
 SHAREGPT_INPUT_TOKENS = 121
 """Mean ShareGPT prompt length JetStream's benchmark sent (214,914 tokens / 1,780 requests, JetStream PR 83)."""
@@ -54,13 +67,15 @@ class Measurement(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    id: str
+    """A stable name: catalog/engine_traffic.py lists the rows each calibration is fitted on by it."""
     engine: str
     """`vllm` or `jetstream`, as the traffic sizer's `--engine` names them."""
     engine_build: str
     engine_version: str | None
     """The catalogued engine version (tpu_stacks.catalog.engines, `EngineVersion.version`) this row measured, or
     None when it measured another build. Only a row of the build a stack runs is evidence for that stack
-    (basis `measured`); a row of another build still calibrates the model (ENGINE_EFFICIENCY)."""
+    (basis `measured`); a row of another build still calibrates the model (catalog/engine_traffic.py `Calibration`)."""
     model: str
     """A catalogue model name (tpu_stacks.catalog.models)."""
     generation: str
@@ -77,6 +92,14 @@ class Measurement(BaseModel):
     max_model_len: int
     """Tokens per sequence the engine was started with (vLLM max-model-len, JetStream cache length)."""
     output_tokens_per_second: float = Field(gt=0)
+    activation_dtype: str | None = None
+    """int8/fp8 when activations are quantized too (W8A8); None: weight-only or unquantized."""
+    batched_tokens: int | None = None
+    """vLLM `--max-num-batched-tokens` (None: not given by the source; the engine's default is modelled)."""
+    memory_fraction: float | None = None
+    """vLLM `--gpu-memory-utilization` (None: not given)."""
+    page_tokens: int | None = None
+    """vLLM `--block-size` (None: not given)."""
     ntpot_ms: float | None = None
     ttft_ms: float | None = None
     date: str
@@ -89,6 +112,7 @@ _SHAREGPT = "ShareGPT; mean lengths from JetStream PR 83"
 
 MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(
+        id="jspt-llama3-8b-bf16",
         engine="jetstream",
         engine_version=None,
         engine_build=f"{_JETSTREAM_BUILD} (2024-04-24)",
@@ -108,6 +132,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         note=_SHAREGPT,
     ),
     Measurement(
+        id="jspt-llama3-8b-int8",
         engine="jetstream",
         engine_version=None,
         engine_build=f"{_JETSTREAM_BUILD} (2024-04-24)",
@@ -127,6 +152,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         note=_SHAREGPT + "; weights and KV cache quantized (quantize_weights, quantize_kv_cache)",
     ),
     Measurement(
+        id="jspt-llama3-8b-int8-0729",
         engine="jetstream",
         engine_version=None,
         engine_build=f"{_JETSTREAM_BUILD} (2024-07-29, a regression its authors note)",
@@ -146,6 +172,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         note=_SHAREGPT + "; same setup as the 2024-04-24 int8 row, a later build",
     ),
     Measurement(
+        id="jspt-gemma-7b-bf16",
         engine="jetstream",
         engine_version=None,
         engine_build=f"{_JETSTREAM_BUILD} (2024-05-10)",
@@ -165,6 +192,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         note=_SHAREGPT + " (lengths counted by Llama 3's tokenizer in PR 83; Gemma's counts differ)",
     ),
     Measurement(
+        id="jspt-gemma-7b-int8",
         engine="jetstream",
         engine_version=None,
         engine_build=f"{_JETSTREAM_BUILD} (2024-05-10)",
@@ -185,6 +213,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         + " (lengths counted by Llama 3's tokenizer in PR 83; Gemma's counts differ); weights and KV cache quantized",
     ),
     Measurement(
+        id="vllm-v6e-llama3-8b",
         engine="vllm",
         engine_version=None,  # the pinned vLLM (catalog/engines.py VLLM) runs on tpu-inference, another backend
         engine_build="vLLM main 2025-04-11 (V1 engine, PyTorch/XLA TPU backend)",
@@ -200,8 +229,109 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         batch_cap=512,
         max_model_len=2048,
         output_tokens_per_second=945.80,
+        memory_fraction=0.95,
         date="2025-04-11",
         source=VLLM_TPU_V6E_8B,
         note="random dataset, 1,000 requests sent at once; --max-num-seqs 512 caps the batch, the KV cache sets it",
     ),
+    Measurement(
+        id="vllm-tpu7x-qwen3coder-1k1k",
+        engine="vllm",
+        engine_version=None,
+        engine_build="vllm/vllm-tpu:nightly-20260624-ddfbfe4-e2bdc24 (tpu-inference)",
+        model="qwen3-coder-480b-a35b",
+        generation="tpu7x",
+        topology="2x2x1",
+        chips=4,
+        weight_dtype="fp8",
+        kv_dtype="fp8",
+        activation_dtype="fp8",
+        input_tokens=922,
+        output_tokens=922,
+        batch=64,
+        max_model_len=10240,
+        batched_tokens=8192,
+        memory_fraction=0.8,
+        page_tokens=256,
+        output_tokens_per_second=1996.0,
+        date="2026-07-14",
+        source=QWEN3_CODER_TPU7X,
+        note="line 658; TP 8 with expert parallelism, FP8 checkpoint, fp8 KV, InferenceX client at concurrency 64,"
+        " lengths the centres of [0.8 L, L]",
+    ),
+    Measurement(
+        id="vllm-tpu7x-qwen3coder-1k8k",
+        engine="vllm",
+        engine_version=None,
+        engine_build="vllm/vllm-tpu:nightly-20260624-ddfbfe4-e2bdc24 (tpu-inference)",
+        model="qwen3-coder-480b-a35b",
+        generation="tpu7x",
+        topology="2x2x1",
+        chips=4,
+        weight_dtype="fp8",
+        kv_dtype="fp8",
+        activation_dtype="fp8",
+        input_tokens=922,
+        output_tokens=7373,
+        batch=64,
+        max_model_len=10240,
+        batched_tokens=8192,
+        memory_fraction=0.8,
+        page_tokens=256,
+        output_tokens_per_second=2075.47,
+        date="2026-07-14",
+        source=QWEN3_CODER_TPU7X,
+        note="line 659; TP 8 with expert parallelism, FP8 checkpoint, fp8 KV, InferenceX client at concurrency 64,"
+        " lengths the centres of [0.8 L, L]",
+    ),
+    Measurement(
+        id="vllm-tpu7x-qwen3coder-8k1k",
+        engine="vllm",
+        engine_version=None,
+        engine_build="vllm/vllm-tpu:nightly-20260624-ddfbfe4-e2bdc24 (tpu-inference)",
+        model="qwen3-coder-480b-a35b",
+        generation="tpu7x",
+        topology="2x2x1",
+        chips=4,
+        weight_dtype="fp8",
+        kv_dtype="fp8",
+        activation_dtype="fp8",
+        input_tokens=7373,
+        output_tokens=922,
+        batch=64,
+        max_model_len=10240,
+        batched_tokens=8192,
+        memory_fraction=0.8,
+        page_tokens=256,
+        output_tokens_per_second=1053.1,
+        date="2026-07-14",
+        source=QWEN3_CODER_TPU7X,
+        note="line 660; TP 8 with expert parallelism, FP8 checkpoint, fp8 KV, InferenceX client at concurrency 64,"
+        " lengths the centres of [0.8 L, L]",
+    ),
 )
+
+
+QWEN3_CODER_480B = ModelArchitecture(
+    name="qwen3-coder-480b-a35b",
+    display_name="Qwen3-Coder 480B-A35B",
+    hf_ids=("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8",),
+    attention=Attention(layers=62, kv_heads=8, head_dim=128, query_heads=96),
+    d_model=6144,
+    d_ff=2560,
+    vocab=151936,
+    experts=160,
+    experts_per_token=8,
+    source="https://huggingface.co/Qwen/Qwen3-Coder-480B-A35B-Instruct/blob/main/config.json (hidden_size 6144,"
+    " 62 layers, 96 heads, 8 KV heads, head_dim 128, moe_intermediate_size 2560, 160 experts, 8 per token,"
+    " vocab 151936, untied)",
+)
+"""A row's model the catalogue does not serve (the fit needs its shape, not a stack)."""
+ROW_MODELS: dict[str, ModelArchitecture] = {QWEN3_CODER_480B.name: QWEN3_CODER_480B}
+
+
+def row_model(row: Measurement) -> ResolvedModel:
+    """The model a row measured: a catalogue model, or one of ROW_MODELS."""
+    if row.model in ROW_MODELS:
+        return ResolvedModel(id=row.model, architecture=ROW_MODELS[row.model])
+    return lookup_model(row.model)

@@ -150,6 +150,9 @@ class Generation(_Frozen):
     hbm_bandwidth_bytes_per_s: int
     peak_bf16_flops: float
     peak_int8_ops: float | None = None
+    peak_fp8_flops: float | None = None
+    """Peak fp8 FLOP/s per chip where the generation's page gives one (v5p, tpu7x): the matmul rate of W8A8 fp8
+    serving (tpu_stacks.traffic.model); None where the page gives none (no fp8 speed-up is assumed there)."""
     """Peak int8 operations per second per chip; None where the generation's page gives no int8 figure."""
     performance_source: str = ""
     """Where the HBM bandwidth and peak bf16/int8 figures of this record come from (the traffic model reads them)."""
@@ -310,6 +313,7 @@ GENERATIONS: tuple[Generation, ...] = (
         hbm_bandwidth_bytes_per_s=2765 * GB,
         peak_bf16_flops=459e12,
         peak_int8_ops=918e12,
+        peak_fp8_flops=459e12,
         performance_source=(
             "[D-v5p] (bf16 459 TFLOP/s, fp8 459 TFLOP/s, HBM 2765 GB/s per chip; no int8 figure);"
             " int8 918 TOPS from [SB] tpus.md"
@@ -366,6 +370,7 @@ GENERATIONS: tuple[Generation, ...] = (
         hbm_per_chip_as_documented="192 GiB",
         hbm_bandwidth_bytes_per_s=7380 * GB,
         peak_bf16_flops=2307e12,
+        peak_fp8_flops=4614e12,
         performance_source="[D-7x] (bf16 2307 TFLOP/s, fp8 4614 TFLOP/s and no int8 figure, HBM 7380 GB/s per chip)",
         ici_dims=3,
         max_shape=(16, 24, 24),  # 9216 chips [XPK]; [MT] lists tpu7x:16x24x24

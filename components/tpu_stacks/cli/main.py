@@ -27,11 +27,13 @@ HELP = {
     "plan": "run a stack offline under mocks",
     "verify": "check a deployed stack against its plan: PASS, FAIL or UNKNOWN with the change to make",
     "e2e": "deploy a stack, check it (smoke test, verify, a quiet preview) and destroy it, timed",
+    "bench": "measure a deployed stack's server with inference-perf over a sweep of rates; write a GIQ profile",
 }
 PROVIDED_BY = {
     "plan": "tpu-stacks-preview (pip install ./tools/preview in this repository)",
     "verify": "tpu-stacks-live (pip install ./tools/live in this repository)",
     "e2e": "tpu-stacks-live (pip install ./tools/live in this repository)",
+    "bench": "tpu-stacks-live (pip install ./tools/live in this repository)",
 }
 
 

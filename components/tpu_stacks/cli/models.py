@@ -2,26 +2,37 @@
 
 Every name a model answers to (its Hugging Face ids, its aliases, a Saxml path), its size and whether
 Hugging Face gates it (a gated model needs `tpu-stacks:hfToken` and an accepted licence), so the first
-question of a new user, "which models can I name?", has an answer without reading the code. A model the
-catalogue does not hold is sized with `tpu-stacks size --params N --layers N --kv-heads N --head-dim N`.
+question of a new user, "which models can I name?", has an answer without reading the code. Any other Hugging Face
+model: `tpu-stacks models fetch ORG/NAME` saves its config.json under models/ (cli/models_fetch.py), where `plan` and
+`size` find it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from tpu_stacks.catalog.models import MODELS, ModelArchitecture, accepted_names
+from tpu_stacks.cli.models_fetch import fetch
+from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.sizing import gib
 from tpu_stacks.sources import addresses, footnotes
 
 BF16_BYTES = 2
 HF_PAGE = "https://huggingface.co/{}"  # a model's page: its card, licence and (for a gated one) the access form
-OTHER_MODELS = "other models: tpu-stacks size --params N --layers N --kv-heads N --head-dim N --tpu GEN"
+OTHER_MODELS = (
+    "other models: tpu-stacks models fetch ORG/NAME (saves its config.json under models/), or a config.json as "
+    "modelConfig / size --model-config"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", nargs="?", choices=["fetch"], help="fetch: save a model's config.json under models/")
+    parser.add_argument("name", nargs="?", metavar="MODEL", help="fetch: the Hugging Face id, ORG/NAME")
+    parser.add_argument("--revision", default="main", help="fetch: the branch, tag or commit (main)")
+    parser.add_argument("--project", default=".", help="fetch: the project directory that holds models/ (.)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
 
 
@@ -34,6 +45,9 @@ def entry(model: ModelArchitecture) -> dict[str, Any]:
         "names": names,
         "display_name": model.display_name,
         "params": model.params,
+        "active_params": model.active_params,
+        "architecture": model.architecture,
+        "max_context": model.max_context,
         "bf16_weights_gib": round(model.params * BF16_BYTES / 1024**3, 1),
         "gated": model.gated,
         "page": HF_PAGE.format(model.hf_id) if model.hf_id else None,
@@ -58,7 +72,25 @@ def render() -> str:
     return "\n".join(lines)
 
 
+def _fetch(args: argparse.Namespace) -> int:
+    if not args.name:
+        raise UserError("MODEL", MISSING, "is required by fetch", "write tpu-stacks models fetch ORG/NAME")
+    saved = fetch(args.name, Path(args.project), revision=args.revision)
+    if args.json:
+        print(json.dumps(saved, indent=2))
+        return 0
+    exact = f"{saved['weight_bytes']:,} bytes of weights" if saved["weight_bytes"] else "no safetensors index"
+    active = f", {saved['active_params'] / 1e9:.2f}B active" if saved["active_params"] != saved["params"] else ""
+    print(
+        f"saved {saved['directory']}: {saved['architecture']}, {saved['params'] / 1e9:.2f}B params{active}, {exact}"
+        + ("; gated: the stack needs tpu-stacks:hfToken" if saved["gated"] else "")
+    )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.action == "fetch":
+        return _fetch(args)
     if args.json:
         document = {"models": [entry(model) for model in MODELS], "other_models": OTHER_MODELS}
         document["sources"] = addresses(json.dumps(document))

@@ -7,9 +7,10 @@ import json
 from typing import get_args
 
 from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
+from tpu_stacks.catalog.engine_models import check_context, check_vllm_architecture
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import generation, generation_names
-from tpu_stacks.cli import size_traffic
+from tpu_stacks.cli import size_compare, size_traffic
 from tpu_stacks.cli.arguments import positive
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.sizing import (
@@ -46,7 +47,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=positive(int),
         help="serve: sequences held at once (1; with a traffic target the most per replica); train: per-device batch",
     )
-    parser.add_argument("--dtype", choices=["bf16", "int8", "int4"], default="bf16", help="serving weight dtype")
+    parser.add_argument(
+        "--model-config",
+        help="the model's Hugging Face config.json (a model outside the catalogue and models/)",
+    )
+    parser.add_argument(
+        "--dtype",
+        choices=["bf16", "fp8", "int8", "int4"],
+        help="serving weight dtype (default: the checkpoint's quantization, else bf16)",
+    )
     parser.add_argument("--kv-dtype", choices=["bf16", "int8"], default="bf16")
     parser.add_argument("--params", help="custom model: parameter count such as 7B")
     parser.add_argument("--layers", type=positive(int))
@@ -77,6 +86,17 @@ def resolve_model(args: argparse.Namespace) -> ResolvedModel:
         )
         if value is not None
     ]
+    if args.model_config and custom:
+        raise UserError(
+            custom[0],
+            getattr(args, custom[0].lstrip("-").replace("-", "_")),
+            "cannot describe a model whose config.json --model-config gives",
+            f"drop {custom[0]} or --model-config",
+        )
+    if args.model_config:
+        if not args.model:
+            raise UserError("MODEL", MISSING, "is required with --model-config", "name the model, e.g. Qwen/Qwen2.5-7B")
+        return lookup_model(args.model, key="MODEL", model_config=args.model_config, config_key="--model-config")
     if args.model and custom and _catalogue_name(args.model):
         raise UserError(
             custom[0],
@@ -100,11 +120,23 @@ def resolve_model(args: argparse.Namespace) -> ResolvedModel:
     return lookup_model(args.model, key="MODEL")
 
 
+def with_model_defaults(args: argparse.Namespace, model: ResolvedModel) -> None:
+    """Settings the model decides when the user did not: the weight dtype (a quantized checkpoint's); and the
+    refusals of a model class vLLM TPU lacks and of a context longer than the model takes."""
+    if args.workload == "serve" and args.engine == "vllm":
+        check_vllm_architecture(model.architecture, "MODEL", model.id)
+    if args.dtype is None:
+        args.dtype = model.architecture.serving_dtype
+    if args.context is not None:
+        check_context(model.architecture, args.context, "--context", f"give --context {model.architecture.max_context}")
+
+
 def compute(args: argparse.Namespace) -> SizingResult:
     model = resolve_model(args)
+    with_model_defaults(args, model)
     gen = generation(args.tpu, key="--tpu")
     batch = args.batch or 1
-    context = args.context or DEFAULT_CONTEXT[args.workload]
+    context = args.context or min(DEFAULT_CONTEXT[args.workload], model.architecture.max_context or 1 << 30)
     request: ServingRequest | TrainingRequest
     if args.workload == "serve":
         request = ServingRequest(
@@ -123,9 +155,11 @@ def compute(args: argparse.Namespace) -> SizingResult:
 
 def run(args: argparse.Namespace) -> int:
     if size_traffic.wanted(args):  # a throughput target: cli/size_traffic.py answers
-        return size_traffic.run(args, resolve_model(args))
-    if args.tpu is None:
-        raise UserError("--tpu", MISSING, "is required", f"name a generation ({', '.join(generation_names())})")
+        model = resolve_model(args)
+        with_model_defaults(args, model)
+        return size_traffic.run(args, model)
+    if args.tpu is None:  # every generation side by side (cli/size_compare.py)
+        return size_compare.run(args, compute)
     result = compute(args)
     if result.recommended is None:
         largest = result.candidates[-1]
@@ -164,7 +198,7 @@ def render(result: SizingResult) -> str:
     recommended = result.recommended
     assert recommended is not None
     lines = [
-        f"{result.model.id}: {result.model.params / 1e9:.2f}B params, {result.workload} on {result.generation}",
+        f"{result.model.id}: {_params_text(result.model)}, {result.workload} on {result.generation}",
         "",
         f"  {'topology':<10} {'machine type':<20} {'chips':>5} {'nodes':>5} {'usable HBM':>11} {'needs':>11}"
         f" {'fits':>4} {'headroom':>11} {'$/hour':>8}",
@@ -198,6 +232,13 @@ def render(result: SizingResult) -> str:
     cited = footnotes("\n".join(lines))  # a reader without this repository can open every key shown
     lines += ["Sources:", *(f"  {note}" for note in cited)] if cited else []
     return "\n".join(lines)
+
+
+def _params_text(model: ResolvedModel) -> str:
+    """`7.62B params`, or for a mixture of experts `30.53B params (3.35B active per token)`."""
+    arch = model.architecture
+    active = f" ({arch.active_params / 1e9:.2f}B active per token)" if arch.active_params != arch.params else ""
+    return f"{arch.params / 1e9:.2f}B params{active}"
 
 
 def _parallelism_line(plan: Parallelism) -> str:

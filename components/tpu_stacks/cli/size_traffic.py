@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from tpu_stacks.catalog.engine_traffic import TRAFFIC
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.cli.arguments import positive
 from tpu_stacks.errors import UserError
@@ -31,7 +32,7 @@ from tpu_stacks.traffic import (
     read_profiles,
     size_for_traffic,
 )
-from tpu_stacks.traffic.model import ENGINE_EFFICIENCY, MAX_BATCH
+from tpu_stacks.traffic.model import MAX_BATCH
 from tpu_stacks.traffic.target import DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS, OUTPUT_INPUT_COST_RATIO
 
 TARGET_ONLY = ("ntpot_ms", "ttft_ms", "input_tokens", "output_tokens", "pricing", "region", "profiles")
@@ -73,10 +74,8 @@ def wanted(args: argparse.Namespace) -> bool:
 def _refuse_conflicts(args: argparse.Namespace, model: ResolvedModel, target: TrafficTarget) -> None:
     if args.workload != "serve":
         raise UserError("--workload", args.workload, "cannot carry a serving traffic target", "drop --workload train")
-    if args.engine not in ENGINE_EFFICIENCY:
-        raise UserError(
-            "--engine", args.engine, "has no calibrated performance model", f"use {' or '.join(ENGINE_EFFICIENCY)}"
-        )
+    if args.engine not in TRAFFIC:
+        raise UserError("--engine", args.engine, "has no calibrated performance model", f"use {' or '.join(TRAFFIC)}")
     if args.context is not None and args.context < target.input_tokens + target.output_tokens:
         raise UserError(
             "--context",
@@ -123,6 +122,8 @@ def run(args: argparse.Namespace, model: ResolvedModel) -> int:
     if args.json:
         document = result.as_dict()
         document["target"]["region"] = result.target.region
+        document.setdefault("params", model.params)  # the model record's counts, as `size --json` without a target
+        document.setdefault("active_params", model.architecture.active_params)
         document["pricing_default"] = {"ours": DEFAULT_PRICING, "gke_inference_quickstart": GIQ_DEFAULT_PRICING}
         document["sources"] = addresses(json.dumps(document))
         print(json.dumps(document, indent=2))

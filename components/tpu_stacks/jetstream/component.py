@@ -5,9 +5,10 @@ slice, the tutorial [D-GKE-JETSTREAM] as one component. JetStream was archived u
 
 Every decision (the slice, the cluster with its one TPU pool, every refusal) is made once in
 `jetstream.plan.plan_jetstream`, from the upstream facts in `jetstream.spec`; the pod is built in
-`jetstream.pod`, the converter Job in `jetstream.converter`. This module only declares the
-resources: cluster, checkpoint bucket, Workload Identity, Secret, converter Job, Deployment and
-Service, and the outputs a user needs to call it.
+`jetstream.pod`, the converter Job in `jetstream.converter`. This module implements the hooks of the
+lifecycle every workload shares (lifecycle/component.py: cluster, checkpoint bucket, Workload Identity,
+network policies, PodMonitoring, smoke test, dashboard): its own objects are the Secret, the converter
+Job, the Deployment and the Service, and the outputs a user needs to call it.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 

@@ -15,6 +15,7 @@ import re
 
 from pydantic import BaseModel
 
+from tpu_stacks.catalog.engine_models import check_context
 from tpu_stacks.catalog.engines import JETSTREAM, JETSTREAM_METRICS_FLAG
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, all_slice_shapes, generation, parse_topology, slice_shape
@@ -190,6 +191,17 @@ def _request(spec: JetStreamSpec, model: ResolvedModel) -> ServingRequest:
     )
 
 
+def _context_key(spec: JetStreamSpec) -> str:
+    """The setting that makes the KV cache's length: one key in the converter flow, two added in the download flow."""
+    return "jetstream.maxCacheLength" if spec.flow == "converter" else "jetstream.maxInputLength + maxOutputLength"
+
+
+def _context_fix(spec: JetStreamSpec, model: ResolvedModel) -> str | None:
+    if spec.flow == "converter":
+        return None
+    return f"make maxInputLength + maxOutputLength at most {model.architecture.max_context}"
+
+
 def _verdict(spec: JetStreamSpec, request: ServingRequest) -> Candidate:
     """The slice: the one named (checked to hold weights and cache), or the smallest single-host fit."""
     gen = generation(spec.tpu_generation, key="jetstream.tpuGeneration")
@@ -343,6 +355,7 @@ def plan_jetstream(spec: JetStreamSpec, cluster: ClusterSpec, hf_token_given: bo
     for (key, image), example in zip(images, defaults, strict=True):
         check_pinned(image, f"jetstream.{key}", example)
     request = _request(spec, model)
+    check_context(model.architecture, request.context, _context_key(spec), _context_fix(spec, model))
     verdict = _verdict(spec, request)
     _check_heads(model, verdict.shape)
     spec, slo = _with_slo(spec, request, verdict.shape)

@@ -1,9 +1,9 @@
 """`WorkloadComponent`: the lifecycle every workload component shares, written once; a workload implements hooks.
 
-The model is Kubernetes' job framework in kueue (pkg/controller/jobframework,
-https://github.com/kubernetes-sigs/kueue/tree/main/pkg/controller/jobframework): one generic reconciler runs every
-integration, each integration implements one small interface (`GenericJob`), and the reconciler asks for optional
-interfaces where an integration has more to say (`JobWithCustomStop`, `JobWithReclaimablePods`). Here
+The model is Kubernetes' job framework in kueue (pkg/controller/jobframework; its interfaces in
+https://github.com/kubernetes-sigs/kueue/blob/main/pkg/controller/jobframework/interface.go): one generic reconciler
+runs every integration, each integration implements one small interface (`GenericJob`), and the reconciler asks for
+optional interfaces where an integration has more to say (`JobWithCustomStop`, `JobWithReclaimablePods`). Here
 `WorkloadComponent.__init__` is the one reconciler and the hooks below are the interface. The constructor of a
 workload (`VllmStack`, ...) only hands over its typed `args` (the schema inference reads that annotation, and a
 Python user's editor the signature): `super().__init__(name, args, opts)`, nothing else
@@ -26,7 +26,7 @@ The lifecycle, in order; every refusal is made in steps 1-4, before the first re
 12. the dashboard, the alerts and a training job's log metric (gcp/monitoring/component.declare_monitoring);
 13. the outputs: the cluster's, the monitoring links, `Declared.outputs`, and `record_first_up`'s record.
 
-The hooks (S: the spec model, P: the plan):
+The hooks (P: the workload's plan):
 - required: `monitoring_target(plan)`, `foundation(plan)`, `declare_objects(name, plan, base, inputs)`,
   `network(plan, smoke_ports)`, `record_first_up(plan, waits)`;
 - optional, with their default: `plan_workload(spec, cluster, inputs)` (the descriptor's plan function, called

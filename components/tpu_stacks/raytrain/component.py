@@ -2,10 +2,11 @@
 slices. The Ray Train + MaxText tutorial ([D-GKE-RAY]) as one component.
 
 Decisions live in `raytrain.plan.plan_raytrain` (the cluster's included), the image's repository
-and build in `raytrain.image`, the pods in `raytrain.pods`; this module declares the resources: the
-cluster as planned (Ray operator and GCS FUSE add-ons, one pool per slice), the checkpoint bucket
-and its Workload Identity grant, the image repository, the RayCluster, the RayJob that runs the
-training, and the commands a person needs.
+and build in `raytrain.image`, the pods in `raytrain.pods`; this module implements the hooks of the
+lifecycle every workload shares (lifecycle/component.py: the cluster as planned, with the Ray operator
+and GCS FUSE add-ons and one pool per slice, the checkpoint bucket and its Workload Identity grant,
+network policies, Ray's PodMonitoring, dashboard): its own objects are the image repository, the
+RayCluster and the RayJob that runs the training, and the commands a person needs.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 

@@ -4,10 +4,11 @@ The Saxml tutorial ([D-GKE-SAX], and its sovereign-cloud edition [D-S3NS-SAX]) a
 Decisions live in `saxml.plan.plan_saxml`, the cluster and its pools included (this module reads
 them from the plan, declares them with `TpuCluster.from_plan` and re-derives nothing); the CPU
 servers in `saxml.servers`, the model servers' JobSet in `saxml.jobset`, publishing in
-`saxml.publisher`. This module declares, in order: the cluster with one TPU pool per slice, the
-admin bucket, the Google service account with Workload Identity, the admin server, the JobSet
-controller and the model servers, the HTTP server and its Service, and the publisher Job; then
-the outputs a user needs to call Saxml.
+`saxml.publisher`. This module implements the hooks of the lifecycle every workload shares
+(lifecycle/component.py: the cluster with one TPU pool per slice, the admin bucket, the Google service
+account with Workload Identity, network policies, smoke test, dashboard): its own objects are the
+admin server, the JobSet controller and the model servers, the HTTP server and its Service, and the
+publisher Job; then the outputs a user needs to call Saxml.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 

@@ -30,12 +30,12 @@ from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.models import ResolvedModel
-from tpu_stacks.catalog.tpu import SliceShape
+from tpu_stacks.catalog.tpu import SliceShape, slice_shape
 from tpu_stacks.errors import UserError
 from tpu_stacks.field_rules import LARGEST_REPLICAS
 from tpu_stacks.sizing import ServingRequest
 from tpu_stacks.slo.spec import SloSpec
-from tpu_stacks.traffic import Profile, TrafficCandidate, TrafficTarget, evaluate_slice, read_profiles
+from tpu_stacks.traffic import Profile, TrafficCandidate, TrafficTarget, evaluate_slice, read_profiles, size_for_traffic
 
 
 class SloPrediction(BaseModel):
@@ -54,11 +54,13 @@ class SloPrediction(BaseModel):
     replica_input_tokens_per_second: float | None
     replica_ntpot_ms: float | None
     replica_ttft_ms: float | None
+    """TTFT at the median of the queue at the offered load (p50)."""
     batch: int | None
     """Concurrent requests per replica the prediction assumes (None: a profile's point, which does not say)."""
     basis: str
     """measured, profile or model: how much the pack may trust the figure (its enforcement level)."""
     source: str
+    replica_ttft_p99_ms: float | None = None
 
     def annotations(self) -> dict[str, str]:
         """The workload's annotations (the contract in tpu_stacks.annotations)."""
@@ -134,6 +136,7 @@ def predict(
     kv_dtype: str,
     context: int,
     max_batch: int,
+    batched_tokens: int | None = None,
 ) -> SloPrediction:
     """Evaluate the stack's slice for the target; refuse in one line what no replica count can meet.
 
@@ -158,6 +161,7 @@ def predict(
         max_model_len=context,
         max_batch=max_batch,
         profiles=read_slo_profiles(section, slo),
+        batched_tokens=batched_tokens,
     )
     where, command = f"{shape.generation} {shape.topology}", size_command(model, target, engine, slo.profiles)
     replicas, replica = candidate.replicas, candidate.per_replica
@@ -195,7 +199,42 @@ def predict(
         batch=replica.batch,
         basis=candidate.basis,
         source=candidate.source,
+        replica_ttft_p99_ms=replica.ttft_p99_ms,
     )
+
+
+def slo_shape(
+    section: str,
+    slo: SloSpec,
+    model: ResolvedModel,
+    generation_name: str,
+    engine: str,
+    *,
+    weight_dtype: str,
+    kv_dtype: str,
+    context: int,
+    max_batch: int,
+    batched_tokens: int | None = None,
+) -> SliceShape | None:
+    """The slice a section with an `slo` and no `topology` runs on: the choice `tpu-stacks size MODEL --tpu GEN`
+    makes for the same target and engine settings (one code path, `size_for_traffic`), so the stack and `size`
+    never disagree. None when no slice of the generation carries the target: the memory sizing's slice is kept
+    and `predict` refuses it in one line naming the limit."""
+    answer = size_for_traffic(
+        model,
+        target_of(slo),
+        engine=engine,
+        generations=[generation_name],
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
+        max_model_len=context,
+        max_batch=max_batch,
+        profiles=read_slo_profiles(section, slo),
+        batched_tokens=batched_tokens,
+    )
+    if answer.choice is None:
+        return None
+    return slice_shape(generation_name, answer.choice.topology, answer.choice.machine_type)
 
 
 def latency_batch(prediction: SloPrediction) -> int | None:
@@ -249,6 +288,7 @@ def slo_replicas(
     replicas_key: str,
     minimum: int,
     maximum: int | None,
+    batched_tokens: int | None = None,
 ) -> tuple[SloPrediction, int, int]:
     """An engine's plan asks here for its replicas under `slo`: one replica of `shape` serving `request`'s model
     predicted (`predict`, refusing what no count meets), then (min, max) replicas by `replica_range`'s rule
@@ -263,6 +303,7 @@ def slo_replicas(
         kv_dtype=request.kv_dtype,
         context=context,
         max_batch=max_batch,
+        batched_tokens=batched_tokens,
     )
     low, high = replica_range(replicas_key, prediction, minimum, maximum)
     return prediction, low, high

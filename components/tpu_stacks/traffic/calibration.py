@@ -1,90 +1,98 @@
-"""The performance model against every published measurement: its prediction, its error, and the fit.
+"""The performance model against every published row it is fitted on: its prediction, error and leave-one-out.
 
 Why a module: docs/sizing-for-traffic.md shows this table, and tests/traffic/test_calibration.py checks the
 doc holds exactly what `markdown_table()` prints today (regenerate with
 `python -m tpu_stacks.traffic.calibration`), so the stated errors cannot drift from the model.
 
-The model's only fitted number is each engine's efficiency (tpu_stacks.traffic.model.ENGINE_EFFICIENCY).
-Every modelled time scales with 1 / efficiency, so a prediction scales with it, and the least-squares fit
-in log error is the efficiency that makes the geometric mean of predicted / measured equal to 1.
+In-sample error: the row under its calibration as catalog/engine_traffic.py holds it. Leave-one-out: the row
+under its calibration refitted without it (tpu_stacks.traffic.fit), the honest estimate of the error on a row
+the fit has not seen; a calibration fitted on one row has none.
 """
 
 from __future__ import annotations
 
-import math
+import statistics
 import sys
 from dataclasses import dataclass
 
-from tpu_stacks.catalog.models import lookup_model
-from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement
-from tpu_stacks.catalog.tpu import slice_shape
-from tpu_stacks.traffic.model import ENGINE_EFFICIENCY, MAX_BATCH, Workload, choose, operating_point
+from tpu_stacks.catalog.engine_traffic import TRAFFIC, Calibration
+from tpu_stacks.catalog.throughput_measurements import Measurement
+from tpu_stacks.traffic.fit import fit_all, leave_one_out, predict, rows_of
+
+__all__ = ["Check", "checks", "fit_all", "markdown_table"]
 
 
 @dataclass(frozen=True)
 class Check:
+    engine: str
+    calibration: Calibration
     row: Measurement
     batch: int
     predicted: float
+    left_out: float | None
 
     @property
     def error(self) -> float:
         """(predicted - measured) / measured."""
         return self.predicted / self.row.output_tokens_per_second - 1
 
-
-def workload_of(row: Measurement) -> Workload:
-    return Workload(
-        engine=row.engine,
-        input_tokens=row.input_tokens,
-        output_tokens=row.output_tokens,
-        weight_dtype=row.weight_dtype,
-        kv_dtype=row.kv_dtype,
-        max_model_len=row.max_model_len,
-    )
-
-
-def check(row: Measurement) -> Check:
-    """The model's output tokens/s for the row's slice, request shape and batch (or the batch the model's
-    KV capacity gives under the row's cap, when the engine's scheduler chose it)."""
-    model = lookup_model(row.model)
-    shape = slice_shape(row.generation, row.topology)
-    workload = workload_of(row)
-    batch = row.batch
-    if batch is None:
-        chosen = choose(model, shape, workload, ntpot_ms=None, ttft_ms=None, max_batch=row.batch_cap or MAX_BATCH)
-        assert chosen.point is not None, f"{row.model} does not fit {row.generation} {row.topology}"
-        batch = chosen.point.batch
-    return Check(
-        row=row, batch=batch, predicted=operating_point(model, shape, workload, batch).output_tokens_per_second
-    )
+    @property
+    def loo_error(self) -> float | None:
+        return None if self.left_out is None else self.left_out / self.row.output_tokens_per_second - 1
 
 
 def checks() -> list[Check]:
-    return [check(row) for row in MEASUREMENTS]
+    found = []
+    for engine, traffic in TRAFFIC.items():
+        for calibration in traffic.calibrations:
+            for row in rows_of(calibration):
+                batch, predicted = predict(row, calibration)
+                found.append(Check(engine, calibration, row, batch, predicted, leave_one_out(calibration, row)))
+    return found
 
 
-def fitted_efficiency(engine: str) -> float:
-    """The efficiency that makes the engine's predictions right on (geometric) average."""
-    errors = [math.log(c.predicted / c.row.output_tokens_per_second) for c in checks() if c.row.engine == engine]
-    return ENGINE_EFFICIENCY[engine] / math.exp(sum(errors) / len(errors))
+def _dtype(row: Measurement) -> str:
+    weights = f"W8A8 {row.weight_dtype}" if row.activation_dtype else row.weight_dtype
+    return f"{weights}, KV {row.kv_dtype}"
 
 
 def markdown_table() -> str:
     lines = [
-        "| Engine (build) | Measures a pinned build | Model | Slice | Dtype | Input/output tokens | Batch |"
-        " Measured out tok/s | Modelled out tok/s | Error | Source |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| Engine | Generation | Build the rows measured | Weights | KV | Compute | Rows |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for c in checks():
+    for engine, traffic in TRAFFIC.items():
+        for c in traffic.calibrations:
+            lines.append(
+                f"| {engine} | {c.generation} | {c.build} | {c.weights:.2f} | {c.kv:.2f} | {c.compute:.2f} |"
+                f" {len(c.rows)} |"
+            )
+        for lent, lender in traffic.borrowed:
+            lines.append(f"| {engine} | {lent} | borrows {lender}'s fit (flagged in every figure) | | | | 0 |")
+    lines += [
+        "",
+        "| Row | Build | Model | Slice | Dtypes | In/out tokens | Batch | Measured out tok/s | Modelled |"
+        " Error | Leave-one-out error | Source |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    all_checks = checks()
+    for c in all_checks:
         row = c.row
         batch = f"{c.batch}" if row.batch is not None else f"{c.batch} (modelled; cap {row.batch_cap})"
+        loo = "n/a (only row)" if c.loo_error is None else f"{c.loo_error:+.0%}"
         lines.append(
-            f"| {row.engine} ({row.engine_build}) | {row.engine_version or 'no'}"
-            f" | {row.model} | {row.generation} {row.topology} ({row.chips} chips)"
-            f" | {row.weight_dtype} | {row.input_tokens}/{row.output_tokens} | {batch} |"
-            f" {row.output_tokens_per_second:,.0f} | {c.predicted:,.0f} | {c.error:+.0%} | <{row.source}> |"
+            f"| {row.id} | {row.engine_build} | {row.model} | {row.generation} {row.topology} ({row.chips} chips)"
+            f" | {_dtype(row)} | {row.input_tokens}/{row.output_tokens} | {batch} |"
+            f" {row.output_tokens_per_second:,.0f} | {c.predicted:,.0f} | {c.error:+.0%} | {loo} | <{row.source}> |"
         )
+    loo = [abs(c.loo_error) for c in all_checks if c.loo_error is not None]
+    insample = [abs(c.error) for c in all_checks]
+    lines += [
+        "",
+        f"In sample: median |error| {statistics.median(insample):.0%}, largest {max(insample):.0%} over"
+        f" {len(insample)} rows. Leave-one-out: median |error| {statistics.median(loo):.0%}, largest"
+        f" {max(loo):.0%} over the {len(loo)} rows whose calibration has another row.",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -1,25 +1,33 @@
 """The performance model: what one replica on one TPU slice serves, from a roofline per engine step.
 
-Why a roofline: a decode step reads every weight and every cached token's K and V once, so it cannot be
-faster than those bytes over the slice's HBM bandwidth; a prefill multiplies every weight with every prompt
-token (2 x params x tokens FLOPs) and, in causal attention, every token with the keys before it
-(`attention_flops`), so it cannot be faster than that over the slice's peak FLOP/s ([SB]
-inference.md: "T_min = (B x KV + params) / total HBM BW"). Engines reach a fraction of either bound; that
-fraction, per engine, is the only fitted number, calibrated on the published rows of
-tpu_stacks.catalog.throughput_measurements (docs/sizing-for-traffic.md gives the error on each).
+Why a roofline: a decode step reads every weight once and every cached token's K and V of every sequence, so it
+cannot be faster than those bytes over the slice's HBM bandwidth; its matmuls (2 x active params per token) cannot
+run faster than the slice's peak for the dtype they run in ([SB] inference.md: "T_min = (B x KV + params) / total
+HBM BW"). An engine build reaches a fraction of each bound on each generation: three fractions per (build,
+generation), fitted on published rows (tpu_stacks.traffic.fit; catalog/engine_traffic.py holds them):
+`weights` of the bandwidth for the weight read, `kv` for the per-sequence KV read and attention (paged-attention
+kernels reach less than a weight matmul), `compute` of the peak.
 
-Continuous batching interleaves prefills with decode steps. With `b` sequences decoding and each request
-producing `O` tokens after an `I`-token prompt, every step finishes b/O requests whose replacements need a
-prefill, so one step of the engine takes
+vLLM (chunked prefill): a step takes at most `max_num_batched_tokens` tokens: one per decoding sequence and, in
+the room left, chunks of the prompts waiting. With `b` sequences decoding and each request producing `O` tokens
+after an `I`-token prompt, each step prefills b x I / O prompt tokens, so at most budget / (1 + I / O) sequences
+decode at once (more concurrency waits for the prefill path); a step takes the decode (weights + b x KV read, at
+least the decode's matmuls) plus its prompt tokens' matmuls. JetStream (per-slot, no chunking) prefills each
+prompt in its own pass between decode steps: ITL = step + (b / O) x prefill.
 
-    ITL(b) = step(b) + (b / O) x prefill(I)
+TTFT: a new prompt's chunks (ceil(I / (budget - b)) steps) plus the wait for the prefill path at the offered
+load, an M/D/1 queue (Poisson arrivals at the replica's request rate, deterministic service = the prompt's chunk
+time): mean wait rho x S / (2 (1 - rho)); p50 and p99 from the standard exponential-tail approximation of its
+waiting time (P(W > t) ~ rho x exp(-t rho / W_mean)), Kingman's heavy-traffic form. NTPOT = (TTFT + (O - 1) x
+ITL) / O.
 
-and a replica produces b / ITL(b) output tokens per second. TTFT is one prefill plus the step it waits for;
-NTPOT (GIQ's: request latency / output tokens) is (TTFT + (O - 1) x ITL) / O. The batch is the largest that
-the KV cache holds (vLLM allocates pages for the tokens a sequence has; JetStream a full cache length per
-slot), the engine's cap allows, and that keeps NTPOT and TTFT within the target. Not modelled: ICI
-collectives between chips and hosts (the model is optimistic for large tensor-parallel slices), queueing
-(TTFT at a load below saturation), speculative decoding and prefix caching.
+Dtypes: weight-only int8/fp8 halves the bytes read but the matmuls run in bf16 (the weights are dequantized);
+W8A8 (activations quantized too) runs the matmuls at the int8 or fp8 peak of the generation where the
+catalogue gives one. KV capacity: the engine's memory fraction of HBM less the weights and overhead, over a
+sequence's mean occupancy (paged: prompt + half the output, rounded up to the page; per-slot: the cache length).
+
+Not modelled: collectives over ICI (the fit absorbs them on the calibrated slices), prefix caching, speculative
+decoding. An (engine, generation) pair without a calibration is refused (catalog/engine_traffic.py).
 """
 
 from __future__ import annotations
@@ -29,20 +37,26 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
+from tpu_stacks.catalog.engine_traffic import TRAFFIC, Calibration, traffic_of
 from tpu_stacks.catalog.models import ResolvedModel, dtype_bytes
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.errors import UserError
-from tpu_stacks.sizing import ServingRequest, judge, serving_memory, usable_bytes
+from tpu_stacks.sizing import USABLE_HBM_FRACTION, ServingRequest, judge, serving_memory
 
-Limit = Literal["hbm-bandwidth", "compute", "kv-capacity", "ntpot-target", "ttft-target"]
-
-ENGINE_EFFICIENCY: dict[str, float] = {name: traffic.efficiency for name, traffic in TRAFFIC.items()}
-"""Fraction of the roofline each engine reaches (catalog/engine_traffic.py, `EngineTraffic.efficiency`)."""
+Limit = Literal["hbm-bandwidth", "compute", "kv-capacity", "ntpot-target", "ttft-target", "step-budget"]
+"""`step-budget`: the prompts of more sequences would not fit the engine's tokens per step (vLLM
+`--max-num-batched-tokens`); more concurrency would only wait."""
 
 MAX_BATCH = 256
 """Sequences one replica decodes at most: Google's vLLM TPU recipe starts vLLM with `--max-num-seqs 256`
 ([REC-VLLM]). `--batch` sets another cap."""
+PAGE_TOKENS = 16
+"""vLLM's default `--block-size` (tokens per KV page) when the workload does not give one."""
+P99 = 0.99
+MAX_UTILIZATION = 0.95
+"""The prefill path is taken as at most 95% busy: at 100% an open queue grows without bound, while a real
+replica at its batch cap turns requests away to the waiting queue (the HPA's signal); TTFT there is the wait of
+a 95%-busy M/D/1 queue, a large number that a TTFT limit rejects."""
 
 
 @dataclass(frozen=True)
@@ -54,8 +68,11 @@ class OperatingPoint:
     input_tokens_per_second: float | None
     ntpot_ms: float
     ttft_ms: float
+    """TTFT at the median (p50) of the offered load's queue."""
     bound: Limit
     """What sets the time per token at this batch: HBM bandwidth or compute."""
+    ttft_p99_ms: float | None = None
+    itl_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -68,22 +85,38 @@ class Workload:
     weight_dtype: str = "bf16"
     kv_dtype: str = "bf16"
     max_model_len: int | None = None
+    activation_dtype: str | None = None
+    """None or bf16: weight-only quantization (matmuls in bf16); int8/fp8: W8A8 at that dtype's peak."""
+    batched_tokens: int | None = None
+    """Tokens per engine step (vLLM `--max-num-batched-tokens`); None: the engine's default."""
+    memory_fraction: float | None = None
+    """Fraction of HBM the engine takes (vLLM `--gpu-memory-utilization`); None: sizing's 0.9."""
+    page_tokens: int | None = None
 
     @property
     def context(self) -> int:
         return self.max_model_len or self.input_tokens + self.output_tokens
 
 
-def efficiency(engine: str) -> float:
-    if engine not in ENGINE_EFFICIENCY:
+def calibration(engine: str, generation_name: str) -> tuple[Calibration, str]:
+    """The (engine, generation) fit and its flag; one-line UserError when the pair has none."""
+    if engine not in TRAFFIC:
         raise UserError("--engine", engine, "has no calibrated performance model", f"use {' or '.join(TRAFFIC)}")
-    return ENGINE_EFFICIENCY[engine]
+    found, flag = TRAFFIC[engine].calibration(generation_name)
+    if found is None:
+        raise UserError("--tpu", generation_name, flag, "choose a calibrated generation or give a GIQ profile")
+    return found, flag
 
 
-def _peak_ops(shape: SliceShape, weight_dtype: str) -> float:
-    """The slice's peak operations per second for the weight dtype: int8 where the page gives an int8 figure."""
+def _peak_ops(shape: SliceShape, workload: Workload) -> float:
+    """The slice's peak for the dtype the matmuls run in: int8/fp8 only when activations are quantized too."""
     gen = generation(shape.generation)
-    per_chip = gen.peak_int8_ops if weight_dtype == "int8" and gen.peak_int8_ops else gen.peak_bf16_flops
+    act = workload.activation_dtype
+    per_chip = gen.peak_bf16_flops
+    if act == "int8" and gen.peak_int8_ops:
+        per_chip = gen.peak_int8_ops
+    elif act == "fp8" and gen.peak_fp8_flops:
+        per_chip = gen.peak_fp8_flops
     return per_chip * shape.chips
 
 
@@ -117,15 +150,33 @@ def fits(model: ResolvedModel, shape: SliceShape, workload: Workload) -> tuple[b
     return False, f"does not fit: needs {need:.1f} GiB at batch 1, {have:.1f} GiB usable"
 
 
-def kv_capacity(model: ResolvedModel, shape: SliceShape, workload: Workload) -> int:
-    """Sequences whose KV cache fits beside the weights and overhead (0 when not even one does).
+def _occupancy(workload: Workload) -> int:
+    """Tokens of KV one sequence holds on average: the cache length per slot, or (paged) its prompt and half
+    its output rounded up to whole pages."""
+    traffic = traffic_of(workload.engine)
+    if traffic.fixed_batch:
+        return workload.context
+    page = workload.page_tokens or PAGE_TOKENS
+    tokens = workload.input_tokens + workload.output_tokens // 2
+    return math.ceil(tokens / page) * page
 
-    vLLM's pages hold the tokens a sequence has (prompt + output); JetStream reserves a full cache length
-    per slot ([SB] inference.md; tpu_stacks.sizing counts JetStream the same way)."""
+
+def _attended(workload: Workload) -> int:
+    """Cached tokens a decode step reads per sequence: paged attention reads the tokens a sequence has (at half
+    its output on average); a per-slot engine attends over its whole slot, masked (JetStream-PyTorch's
+    `ragged_mha` flag, default False, jetstream_pt/config.py in
+    https://github.com/AI-Hypercomputer/jetstream-pytorch)."""
+    if traffic_of(workload.engine).fixed_batch:
+        return workload.context
+    return workload.input_tokens + workload.output_tokens // 2
+
+
+def kv_capacity(model: ResolvedModel, shape: SliceShape, workload: Workload) -> int:
+    """Sequences whose KV cache fits in the engine's share of HBM beside the weights and overhead."""
     memory = serving_memory(_request(model, workload, workload.context), shape)
-    free = usable_bytes(shape) - memory.part("weights") - memory.part("overhead")
-    tokens = traffic_of(workload.engine).kv_tokens(workload.context, workload.input_tokens, workload.output_tokens)
-    per_sequence = _kv_bytes(model, shape, workload, tokens)
+    fraction = workload.memory_fraction or USABLE_HBM_FRACTION
+    free = shape.hbm_bytes * fraction - memory.part("weights") - memory.part("overhead")
+    per_sequence = _kv_bytes(model, shape, workload, _occupancy(workload))
     if per_sequence <= 0:
         return MAX_BATCH
     return max(0, int(free // per_sequence))
@@ -138,8 +189,7 @@ def attention_flops(model: ResolvedModel, tokens: int) -> float:
     Derivation: PaLM's FLOPs count (Chowdhery et al. 2022, appendix B, https://arxiv.org/abs/2204.02311) puts
     attention at 12 x L x H x Q x T per token for training, a third of it forward: 4 x L x d x T with d = H x Q
     (query heads x head dim) and T keys. Causally, token i sees i keys (a windowed layer at most its window),
-    so a prompt of n tokens costs 4 x d x (keys summed over tokens) per layer, ~2 x L x n^2 x d: +13% over
-    2 x params x n at 8k tokens for Llama 3 8B, +53% at 32k."""
+    so a prompt of n tokens costs 4 x d x (keys summed over tokens) per layer, ~2 x L x n^2 x d."""
     attention = model.architecture.attention
     if attention is None:
         return 0.0
@@ -151,40 +201,81 @@ def attention_flops(model: ResolvedModel, tokens: int) -> float:
     return 4 * width * (global_layers * full + attention.windowed_layers * windowed)
 
 
+def md1_wait(rho: float, service: float, quantile: float | None) -> float:
+    """Waiting time of an M/D/1 queue at utilization `rho` with deterministic `service`: the mean (quantile
+    None) is Pollaczek-Khinchine's rho x S / (2 (1 - rho)); a quantile q uses P(W > t) ~ rho x exp(-t rho /
+    mean), so it is 0 when 1 - q >= rho. Infinite at rho >= 1."""
+    if rho <= 0:
+        return 0.0
+    if rho >= 1:
+        return math.inf
+    mean = rho * service / (2 * (1 - rho))
+    if quantile is None:
+        return mean
+    tail = 1 - quantile
+    return 0.0 if tail >= rho else mean / rho * math.log(rho / tail)
+
+
 def operating_point(
-    model: ResolvedModel, shape: SliceShape, workload: Workload, batch: int, scale: float = 1.0
+    model: ResolvedModel,
+    shape: SliceShape,
+    workload: Workload,
+    batch: int,
+    scale: float = 1.0,
+    fit: Calibration | None = None,
 ) -> OperatingPoint:
     """The roofline at `batch` sequences: per-replica throughput and the latencies each request sees.
 
-    `scale` multiplies the engine's efficiency (every modelled time scales with 1 / efficiency): a published
-    measurement of the pinned build on this slice scales the model to itself (tpu_stacks.traffic.optimizer)."""
-    eff = efficiency(workload.engine) * scale
+    `scale` multiplies every efficiency (a published measurement of the pinned build on this slice scales the
+    model to itself, tpu_stacks.traffic.optimizer); `fit` replaces the catalogue's calibration (the fit and its
+    leave-one-out use it)."""
+    cal = fit or calibration(workload.engine, shape.generation)[0]
     gen = generation(shape.generation)
     arch = model.architecture
+    bandwidth = gen.hbm_bandwidth_bytes_per_s * shape.chips * scale
+    compute = _peak_ops(shape, workload) * cal.compute * scale
     weights = arch.params * dtype_bytes(workload.weight_dtype, "--dtype")
-    bandwidth = gen.hbm_bandwidth_bytes_per_s * shape.chips * eff
-    compute = _peak_ops(shape, workload.weight_dtype) * eff
-    # A decode step reads every weight once and every cached token of every sequence (at half its output).
-    mean_context = workload.input_tokens + workload.output_tokens // 2
-    memory_time = (weights + batch * _kv_bytes(model, shape, workload, mean_context)) / bandwidth
-    compute_time = 2 * arch.active_params * batch / compute
-    step = max(memory_time, compute_time)
-    # A prefill multiplies every weight with every prompt token, attends causally, and reads the weights once.
-    prefill_flops = 2 * arch.active_params * workload.input_tokens + attention_flops(model, workload.input_tokens)
-    prefill = max(prefill_flops / compute, weights / bandwidth)
-    prefill_per_step = batch / workload.output_tokens * prefill
-    itl = step + prefill_per_step
-    output_rate = batch / itl
-    ttft = prefill + step
-    ntpot = (ttft + (workload.output_tokens - 1) * itl) / workload.output_tokens
-    bound: Limit = "hbm-bandwidth" if memory_time >= compute_time and memory_time >= prefill_per_step else "compute"
+    kv = _kv_bytes(model, shape, workload, _attended(workload))
+    memory_time = weights / (bandwidth * cal.weights) + batch * kv / (bandwidth * cal.kv)
+    per_token = 2 * arch.active_params
+    prompt_flops = per_token * workload.input_tokens + attention_flops(model, workload.input_tokens)
+    inputs, outputs = workload.input_tokens, workload.output_tokens
+    budget = workload.batched_tokens or traffic_of(workload.engine).default_batched_tokens
+    if budget is not None:  # chunked prefill mixed into the decode steps
+        # A step takes every decoding sequence's token and prompt chunks in the room left; the prompts of the
+        # sequences that finish must fit that room, so at most budget / (1 + I / O) sequences decode at once:
+        # more concurrency only waits in the prefill queue.
+        decoding = min(float(batch), budget / (1 + inputs / outputs))
+        room = max(1.0, budget - decoding)
+        memory = weights / (bandwidth * cal.weights) + decoding * kv / (bandwidth * cal.kv)
+        decode_time = max(memory, decoding * per_token / compute)
+        chunk_time = decoding / outputs * prompt_flops / compute
+        step = itl = decode_time + chunk_time
+        service = math.ceil(inputs / room) * step
+        # the prefill path's utilization: prompt tokens asked per step over the room a step has
+        rho = 1.0 if decoding < batch else decoding * inputs / outputs / room
+        output_rate = decoding / itl
+        bound: Limit = "hbm-bandwidth" if memory >= decoding * per_token / compute + chunk_time else "compute"
+    else:  # a separate prefill pass per prompt between decode steps
+        step = max(memory_time, batch * per_token / compute)
+        service = max(prompt_flops / compute, weights / (bandwidth * cal.weights))
+        itl = step + batch / outputs * service
+        rho = batch / outputs * service / itl  # arrivals x service time of the prefill pass
+        output_rate = batch / itl
+        bound = "hbm-bandwidth" if memory_time >= batch * per_token / compute else "compute"
+    rho = min(rho, MAX_UTILIZATION)
+    ttft = service + step / 2 + md1_wait(rho, service, 0.5)
+    ttft_p99 = service + step + md1_wait(rho, service, P99)
+    ntpot = (ttft + (outputs - 1) * itl) / outputs
     return OperatingPoint(
         batch=batch,
         output_tokens_per_second=output_rate,
-        input_tokens_per_second=output_rate * workload.input_tokens / workload.output_tokens,
+        input_tokens_per_second=output_rate * inputs / outputs,
         ntpot_ms=ntpot * 1000,
         ttft_ms=ttft * 1000,
         bound=bound,
+        ttft_p99_ms=ttft_p99 * 1000,
+        itl_ms=itl * 1000,
     )
 
 
@@ -206,6 +297,7 @@ def choose(
     ttft_ms: float | None,
     max_batch: int = MAX_BATCH,
     scale: float = 1.0,
+    fit: Calibration | None = None,
 ) -> Choice:
     """The largest batch the KV cache holds, the cap allows and the latency limits accept (`scale`: as in
     `operating_point`)."""
@@ -216,11 +308,14 @@ def choose(
     if capacity < 1:
         return Choice(None, "kv-capacity", "no KV cache room for one sequence beside the weights")
     top = min(capacity, max_batch)
+    fed = _fed_batch(workload)
+    if fed is not None and fed < top:
+        top = fed
 
     def meets(point: OperatingPoint) -> bool:
         return (ntpot_ms is None or point.ntpot_ms <= ntpot_ms) and (ttft_ms is None or point.ttft_ms <= ttft_ms)
 
-    first = operating_point(model, shape, workload, 1, scale)
+    first = operating_point(model, shape, workload, 1, scale, fit)
     if not meets(first):
         missed = "ttft-target" if ttft_ms is not None and first.ttft_ms > ttft_ms else "ntpot-target"
         shown = (
@@ -233,18 +328,29 @@ def choose(
     low, high = 1, top
     while low < high:
         middle = (low + high + 1) // 2
-        if meets(operating_point(model, shape, workload, middle, scale)):
+        if meets(operating_point(model, shape, workload, middle, scale, fit)):
             low = middle
         else:
             high = middle - 1
-    point = operating_point(model, shape, workload, low, scale)
+    point = operating_point(model, shape, workload, low, scale, fit)
     if low < top:
-        latency_point = operating_point(model, shape, workload, low + 1, scale)
+        latency_point = operating_point(model, shape, workload, low + 1, scale, fit)
         missed_ttft = ttft_ms is not None and latency_point.ttft_ms > ttft_ms
         return Choice(point, "ttft-target" if missed_ttft else "ntpot-target")
     if low == capacity and capacity <= max_batch:
         return Choice(point, "kv-capacity")
+    if low == fed:
+        return Choice(point, "step-budget")
     return Choice(point, point.bound)
+
+
+def _fed_batch(workload: Workload) -> int | None:
+    """The most sequences a chunking engine keeps decoding: the prompts of those that finish must fit the room
+    its steps leave (None: the engine prefills apart, JetStream)."""
+    budget = workload.batched_tokens or traffic_of(workload.engine).default_batched_tokens
+    if budget is None:
+        return None
+    return max(1, math.floor(budget / (1 + workload.input_tokens / workload.output_tokens)))
 
 
 def replicas_for(target_output_tokens_per_second: float, per_replica: float) -> int:

@@ -75,7 +75,7 @@ class Profile:
         if self.model_server.lower() != engine or self.generation_name() != shape.generation:
             return False
         try:
-            if lookup_model(self.model).architecture.name != model.architecture.name:
+            if not lookup_model(self.model).architecture.same_weights(model.architecture):
                 return False
         except UserError:
             return False

@@ -1,9 +1,12 @@
 """`VllmStack`: serve a model with vLLM on a TPU slice sized from the catalogue, autoscaled on
 vLLM's own queue metric. The tutorial ([D-GKE-VLLM]) as one component.
 
-Decisions live in `vllm.spec.plan_vllm`; the pod template in `vllm.pod`; this module declares the
-resources: cluster, weights bucket, Workload Identity, Secret, Deployment, Service, PodMonitoring,
-the metrics adapter and the HPA, and the outputs a user needs to call the API.
+Decisions live in `vllm.plan.plan_vllm`; the pod template in `vllm.pod`, the image in `vllm.image`, the smoke
+test in `vllm.smoke`. The lifecycle every workload shares (lifecycle/component.py: the cluster, weights bucket,
+Workload Identity, network policies, PodMonitoring, smoke test, dashboard, outputs) runs this module's hooks:
+its own objects are the Secret, the Deployment with the metrics adapter and the HPA (or, across hosts, the
+weights download Job and the RayService), the Service and the gateway in front, and the outputs a user needs
+to call the API.
 (No `from __future__ import annotations`: the schema inference reads these annotations.)
 """
 
@@ -12,84 +15,45 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional, cast
 
 import pulumi
-import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import first_up
 from tpu_stacks.awaits import pod_budget
-from tpu_stacks.catalog.inference_gateway import METRICS_PORT as PICKER_METRICS_PORT
-from tpu_stacks.catalog.inference_gateway import SCHEDULED_METRIC, SCHEDULED_STATUS
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
 from tpu_stacks.gcp.monitoring.targets import Target
-from tpu_stacks.gcp.registry import docker_repository, image_reference
-from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
 from tpu_stacks.lifecycle.component import Declared, FoundationSettings, Scrape, WorkloadComponent
-from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
+from tpu_stacks.smoke_plan import SmokeTest
 from tpu_stacks.vllm.args import VllmStackArgs
 from tpu_stacks.vllm.before_up import first_up_record, multihost_waits
 from tpu_stacks.vllm.descriptor import WORKLOAD
 from tpu_stacks.vllm.download_plan import writer_ksa
 from tpu_stacks.vllm.gateway import declare_gateway
 from tpu_stacks.vllm.gateway_network import smoke_test_flows
-from tpu_stacks.vllm.gateway_plan import GATEWAY_NAME, LISTENER_PORT, PICKER_NAME
+from tpu_stacks.vllm.gateway_plan import GATEWAY_NAME, LISTENER_PORT
+from tpu_stacks.vllm.image import server_image
 from tpu_stacks.vllm.monitoring import vllm_target
 from tpu_stacks.vllm.monitoring_multihost import multihost_target
 from tpu_stacks.vllm.multihost_plan import APP_NAME, SERVE_PORT
 from tpu_stacks.vllm.network import SERVICE, network
 from tpu_stacks.vllm.outputs import ServedSlice
 from tpu_stacks.vllm.plan import VllmPlan, plan_vllm
-from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, pod_template, workload_annotations
+from tpu_stacks.vllm.pod import API_KEY_SECRET_KEY, HF_SECRET_KEY, SECRET_NAME, pod_template, workload_annotations
 from tpu_stacks.vllm.rayservice import WORKER_CONTAINER, declare_ray_service, pod_labels
 from tpu_stacks.vllm.rayservice import budget as ray_service_budget
+from tpu_stacks.vllm.smoke import SAMPLE_PROMPT, in_cluster_host, served_model_name, smoke_test
 from tpu_stacks.vllm.spec import HPA_METRICS, PORT, VllmSpec
 from tpu_stacks.vllm.weights_download import server_grants, weights_bytes, weights_download_job, writer_grants
 from tpu_stacks.workload import Foundation, declare_identity
 
 TYPE = "tpu-stacks:index:VllmStack"
 APP = "vllm-tpu"
-SECRET_NAME = "hf-secret"
 HPA_NAME = "vllm-hpa"
 LABELS = {"app": APP}
-SAMPLE_PROMPT = {"prompt": "San Francisco is a", "max_tokens": 7, "temperature": 0}  # the tutorial's request
-
-
-def _image(
-    plan: VllmPlan, project: str, region: str, parent: pulumi.Resource, nodes_account: Optional[pulumi.Input[str]]
-) -> pulumi.Input[str]:
-    """The upstream pinned image, or the same image through Artifact Registry (which the nodes may read)."""
-    registry = plan.spec.registry
-    if registry.mode == "none":
-        return plan.spec.image
-    remote = registry.mode == "remote"
-    repository = docker_repository(
-        parent._name,
-        gcp.artifactregistry.RepositoryArgs(
-            repository_id=registry.repository,
-            project=project,
-            location=region,
-            format="DOCKER",
-            mode="REMOTE_REPOSITORY" if remote else "STANDARD_REPOSITORY",
-            description="vLLM images for tpu-stacks",
-            remote_repository_config=gcp.artifactregistry.RepositoryRemoteRepositoryConfigArgs(
-                description="Docker Hub",
-                docker_repository=gcp.artifactregistry.RepositoryRemoteRepositoryConfigDockerRepositoryArgs(
-                    public_repository="DOCKER_HUB"
-                ),
-            )
-            if remote
-            else None,
-        ),
-        nodes_account,
-        parent,
-        enable_api=plan.cluster.universe.is_default,
-    )
-    path = plan.spec.image.removeprefix("docker.io/") if remote else registry.image
-    return image_reference(region, project, repository, path or "")
 
 
 class VllmStack(WorkloadComponent[VllmPlan], token=TYPE, workload=WORKLOAD):
@@ -161,7 +125,9 @@ class VllmStack(WorkloadComponent[VllmPlan], token=TYPE, workload=WORKLOAD):
         GKE Inference Gateway in front of it (vllm/gateway.py)."""
         cluster, ns_opts = base.cluster, base.kubernetes_options(self)
         secret_name = self._secret(name, inputs, plan, ns_opts)
-        image = _image(plan, plan.cluster.spec.project, plan.cluster.region, self, cluster.known_node_service_account)
+        image = server_image(
+            plan, plan.cluster.spec.project, plan.cluster.region, self, cluster.known_node_service_account
+        )
         if plan.multi_host:  # the slice decides the object: a RayService over whole multi-host slices
             workload, selector, waits = self._ray_service(name, plan, base, secret_name, image)
         else:
@@ -421,59 +387,6 @@ class VllmStack(WorkloadComponent[VllmPlan], token=TYPE, workload=WORKLOAD):
             return ingress[0].ip if ingress else "<pending load balancer>"
 
         return service.status.apply(ingress_ip)
-
-
-def in_cluster_host(spec: VllmSpec) -> str:
-    return f"{SERVICE}.{spec.namespace}.svc.cluster.local"
-
-
-def served_model_name(plan: VllmPlan) -> str:
-    """The model name the API answers to: `--served-model-name` when the extra arguments set it, else `--model`
-    (ledger: vllm.flag.served-model-name)."""
-    return flag_value(plan.engine_args(), "--served-model-name") or plan.model.id
-
-
-def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:
-    """One short completion (the tutorial's prompt) through the Service, then /metrics on the same port. Behind
-    GKE Inference Gateway the completion goes through the Gateway's address instead, and the picker's count of
-    successful picks must rise across it (k8s/smoke_check.py): `up` then proves the route, the pool and the picker."""
-    base = f"http://{in_cluster_host(plan.spec)}:{PORT}"
-    if plan.multi_host:
-        # Through the same Service to Ray Serve LLM's OpenAI app, which serves /v1/completions
-        # (ray.serve.llm build_openai_app, docs.ray.io serve/llm "Serving LLMs": the endpoints it supports).
-        # No /metrics there: Ray exports them per pod on its metrics port, which Managed Prometheus scrapes.
-        return SmokeTest(
-            answer=WORKLOAD.smoke_answer or "",
-            namespace=plan.spec.namespace,
-            url=f"{base}/v1/completions",
-            body=json.dumps({"model": plan.model.id, **SAMPLE_PROMPT}, sort_keys=True),
-            image=PYTHON_IMAGE,
-            server=server_fingerprint(plan.spec),
-            ports=(SERVE_PORT,),
-        )
-    gateway: dict[str, Any] = {}
-    if plan.gateway is not None and plan.gateway.smoke_through:
-        namespace = plan.spec.namespace
-        counter = {"name": SCHEDULED_METRIC, "labels": {"status": SCHEDULED_STATUS}}
-        gateway = {
-            "url": f"http://{{gateway}}:{LISTENER_PORT}/v1/completions",  # the script reads the Gateway's address
-            "gateway": (namespace, GATEWAY_NAME),
-            "picker_metrics_url": f"http://{PICKER_NAME}.{namespace}.svc.cluster.local:{PICKER_METRICS_PORT}/metrics",
-            "picker_counter": json.dumps(counter, sort_keys=True),
-        }
-    return SmokeTest(
-        answer=WORKLOAD.smoke_answer or "",
-        namespace=plan.spec.namespace,
-        url=gateway.pop("url", f"{base}/v1/completions"),
-        body=json.dumps({"model": served_model_name(plan), **SAMPLE_PROMPT}, sort_keys=True),
-        image=PYTHON_IMAGE,
-        server=server_fingerprint(plan.spec),
-        ports=(PORT,),
-        metrics_url=f"{base}/metrics",  # the API server serves /metrics on its own port (vllm/monitoring.py)
-        metrics=read_metrics(monitoring),
-        api_key=(SECRET_NAME, API_KEY_SECRET_KEY) if plan.spec.api_key else None,
-        **gateway,
-    )
 
 
 def _ready_replicas(status: Any) -> int:

@@ -13,7 +13,7 @@ WORKLOAD = Workload(
     dashboard_sections=Ref("tpu_stacks.vllm.monitoring:vllm_sections"),
     status_cards=Ref("tpu_stacks.vllm.monitoring:vllm_status_cards"),
     network=Ref("tpu_stacks.vllm.network:network"),
-    smoke_test=Ref("tpu_stacks.vllm.component:smoke_test"),
+    smoke_test=Ref("tpu_stacks.vllm.smoke:smoke_test"),
     smoke_answer="openai-completion",
     args_docs=(
         ("ReplicaArgs", "ReplicaSpec"),

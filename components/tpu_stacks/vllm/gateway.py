@@ -1,7 +1,9 @@
 """GKE Inference Gateway's resources for a VllmStack, built from the decided `GatewayPlan` (vllm/gateway_plan.py).
 
-The endpoint picker (EPP) of kubernetes-sigs/gateway-api-inference-extension at the pinned release, as its chart
-renders it for `provider: gke` (config/charts/epplib and config/charts/inferencepool @ v1.5.0): a ServiceAccount with
+The endpoint picker the plan chose (catalog/pickers.py): llm-d's router at v0.10.0 by default, as its chart renders
+it for `provider: gke` (config/charts/routerlib and config/charts/llm-d-router-gateway), or the picker of
+kubernetes-sigs/gateway-api-inference-extension v1.5.0 (config/charts/epplib and config/charts/inferencepool), kept
+for one release. The two charts render the same shape: a ServiceAccount with
 the Role its controllers need, the EndpointPickerConfig in a ConfigMap, one replica (the prefix cache index lives in
 the picker's memory), a Service for ext-proc and metrics; then the InferencePool selecting the servers, the
 InferenceObjectives, GKE's HealthCheckPolicy and GCPBackendPolicy on the pool, a Gateway of the chosen class and an
@@ -21,25 +23,22 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks.annotations import API_TOKEN_REASON, NO_CPU_LIMIT_REASON
-from tpu_stacks.catalog.engines import EPP
 from tpu_stacks.catalog.inference_gateway import (
     BACKEND_TIMEOUT_SECONDS,
-    EPP_IMAGE,
     EXT_PROC_PORT,
     FAILURE_MODE,
     GATEWAY_API,
     GKE_POLICY_API,
     HEALTH_PORT,
-    INFERENCE_OBJECTIVE_API_VERSION,
     INFERENCE_POOL_API_VERSION,
     METRICS_PORT,
-    PICKER_RULES,
     PICKER_VERBS,
 )
+from tpu_stacks.catalog.pickers import LEGACY_PICKER, PICKER_ADVISORY
 from tpu_stacks.catalog.upstream import fact, number
-from tpu_stacks.k8s.crd_files import INFERENCE_OBJECTIVE_CRD, crd_document
 from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 from tpu_stacks.k8s.security import harden
+from tpu_stacks.vllm.gateway_crd import objective_crd
 from tpu_stacks.vllm.gateway_plan import (
     CONFIG_DIR,
     CONFIG_FILE,
@@ -62,7 +61,8 @@ that pod does not fit the system pool's e2-standard-4, and one pool of a few TPU
 CPU limit, as upstream: "CPU limits are intentionally unset to allow bursting to all available node CPUs during
 scheduling spikes" (ledger: epp.chart-cpu-limit-unset); a throttled picker adds its stall to every request's
 latency. Memory stays capped, as the chart caps it, so a leak cannot starve the node's system pods."""
-PROBE_SERVICE = str(fact("epp.chart.probe-service").value)
+PROBE_SERVICE = {"epp": str(fact("epp.chart.probe-service").value), "router": str(fact("router.probe-service").value)}
+"""The gRPC health service the kubelet probes name, by the picker's ledger pin (both charts: `inference-extension`)."""
 POOL_CHECK_SECONDS = number("epp.chart.pool-health-interval")
 """The pool's health check: every 2 s with a 2 s timeout, as the chart's `provider: gke`."""
 NO_CPU_LIMIT = (
@@ -90,7 +90,7 @@ def _picker_rbac(name: str, plan: GatewayPlan, opts: pulumi.ResourceOptions) -> 
         metadata=_metadata(PICKER_NAME, plan),
         rules=[
             k8s.rbac.v1.PolicyRuleArgs(api_groups=[group], resources=list(resources), verbs=list(PICKER_VERBS))
-            for group, resources in PICKER_RULES
+            for group, resources in plan.picker.rules
         ],
         opts=opts,
     )
@@ -109,7 +109,7 @@ def picker_pod(plan: GatewayPlan) -> k8s.core.v1.PodTemplateSpecArgs:
     hardened like every pod here and keeping its API token (its controllers watch pods, the pool, objectives)."""
     container = k8s.core.v1.ContainerArgs(
         name="epp",
-        image=EPP_IMAGE,
+        image=plan.picker.image,
         args=plan.picker_args(),
         ports=[
             k8s.core.v1.ContainerPortArgs(name="grpc", container_port=EXT_PROC_PORT),
@@ -134,12 +134,13 @@ def picker_pod(plan: GatewayPlan) -> k8s.core.v1.PodTemplateSpecArgs:
             requests={"cpu": PICKER_CPU, "memory": PICKER_MEMORY}, limits={"memory": PICKER_MEMORY_LIMIT}
         ),
         liveness_probe=k8s.core.v1.ProbeArgs(
-            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service=PROBE_SERVICE),
+            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service=PROBE_SERVICE[plan.picker.ledger]),
             initial_delay_seconds=5,
             period_seconds=10,
         ),
         readiness_probe=k8s.core.v1.ProbeArgs(
-            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service=PROBE_SERVICE), period_seconds=2
+            grpc=k8s.core.v1.GRPCActionArgs(port=HEALTH_PORT, service=PROBE_SERVICE[plan.picker.ledger]),
+            period_seconds=2,
         ),
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="picker-config", mount_path=CONFIG_DIR, read_only=True)],
     )
@@ -155,7 +156,7 @@ def picker_pod(plan: GatewayPlan) -> k8s.core.v1.PodTemplateSpecArgs:
                 )
             ],
         ),
-        EPP.image_user(),
+        plan.picker.record.image_user(),
         api_token=True,
     )
     reason = "the picker's controllers watch its InferencePool, InferenceObjectives and the pool's pods"
@@ -329,48 +330,6 @@ def route_spec() -> dict[str, object]:
     }
 
 
-def objective_crd(name: str, opts: pulumi.ResourceOptions) -> k8s.apiextensions.v1.CustomResourceDefinition:
-    """InferenceObjective's CRD, upstream's v1.5.0 file (tpu_stacks/k8s/crds): GKE does not install this alpha
-    kind. Kept on destroy: deleting a CRD deletes every object of its kind in the whole cluster, other stacks'
-    and teams' included, so removing it is a person's decision, not a side effect of `pulumi destroy`."""
-    document = crd_document(INFERENCE_OBJECTIVE_CRD)
-    spec = document["spec"]
-    names = spec["names"]
-    versions = [
-        k8s.apiextensions.v1.CustomResourceDefinitionVersionArgs(
-            name=version["name"],
-            served=version["served"],
-            storage=version["storage"],
-            schema=k8s.apiextensions.v1.CustomResourceValidationArgs(
-                open_apiv3_schema=version["schema"]["openAPIV3Schema"]
-            ),
-            subresources=version.get("subresources"),
-            additional_printer_columns=[
-                k8s.apiextensions.v1.CustomResourceColumnDefinitionArgs(
-                    name=column["name"], type=column["type"], json_path=column["jsonPath"]
-                )
-                for column in version.get("additionalPrinterColumns", [])
-            ],
-        )
-        for version in spec["versions"]
-    ]
-    return k8s.apiextensions.v1.CustomResourceDefinition(
-        f"{name}-inference-objective-crd",
-        metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=document["metadata"]["name"], annotations=document["metadata"].get("annotations")
-        ),
-        spec=k8s.apiextensions.v1.CustomResourceDefinitionSpecArgs(
-            group=spec["group"],
-            scope=spec["scope"],
-            names=k8s.apiextensions.v1.CustomResourceDefinitionNamesArgs(
-                kind=names["kind"], list_kind=names["listKind"], plural=names["plural"], singular=names["singular"]
-            ),
-            versions=versions,
-        ),
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True)),
-    )
-
-
 def declare_gateway(
     name: str,
     plan: GatewayPlan,
@@ -385,9 +344,12 @@ def declare_gateway(
     options of a Google Cloud resource (the public gateway's Cloud Armor policy, in `project` and `region`). With
     objectives, their CRD first: the objectives need it, and the picker discovers the kind only when it starts
     (pkg/epp/server/controller_config.go @ v1.5.0), so it starts after the CRD."""
+    if plan.picker_name == LEGACY_PICKER:
+        pulumi.log.warn(PICKER_ADVISORY)
     after_crd = opts
     if plan.objectives:
-        after_crd = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[objective_crd(name, opts)]))
+        crd = objective_crd(name, plan.picker.objective_crd, opts)
+        after_crd = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[crd]))
     picker = _picker(name, plan, after_crd)
 
     def custom(
@@ -403,7 +365,7 @@ def declare_gateway(
     for objective in plan.objectives:
         k8s.apiextensions.CustomResource(
             f"{name}-objective-{objective.name}",
-            api_version=INFERENCE_OBJECTIVE_API_VERSION,
+            api_version=plan.picker.objective_api_version,
             kind="InferenceObjective",
             metadata=_metadata(objective.name, plan),
             spec={"priority": objective.priority, "poolRef": _pool_ref()},

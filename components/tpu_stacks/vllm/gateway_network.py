@@ -15,6 +15,10 @@ endpoint picker when `vllm.gateway` is on.
 - Managed Prometheus scrapes the picker's metrics port; so does the smoke test, which checks the picker served its
   request (k8s/smoke_check.py). The smoke test also sends that request through the Gateway's address, which is known
   only once GKE assigns it (it reads it from the Gateway's status through the API server): a port-only rule.
+
+The same flows whichever picker `vllm.gateway.picker` runs: llm-d's router keeps the v1.5.0 picker's ports
+(catalog/pickers.py SAME_PORTS). No KV-events flow (the servers' ZMQ port 5557 to the router): the precise prefix
+scorer that would read it is not configured at the pinned releases (docs/gateway.md).
 """
 
 from __future__ import annotations

@@ -25,8 +25,14 @@ from tpu_stacks.catalog.inference_gateway import (
     HEALTH_PORT,
     INFERENCE_POOL_API_VERSION,
     INTERNAL_CLASS,
-    OBJECTIVE_HEADER,
-    PICKER_CONFIG_API,
+)
+from tpu_stacks.catalog.pickers import (
+    DEFAULT_PICKER,
+    DEFAULT_WORKLOAD,
+    WORKLOAD_WEIGHTS,
+    Picker,
+    ScorerWeights,
+    picker,
 )
 from tpu_stacks.catalog.tpu import SliceShape, gke_version
 from tpu_stacks.catalog.upstream import fact, text
@@ -35,6 +41,7 @@ from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.universe import universe
 from tpu_stacks.names import RESOURCE_NAME, bounded
+from tpu_stacks.vllm.gateway_disaggregation import check_disaggregation
 from tpu_stacks.vllm.spec import ObjectiveSpec, VllmSpec
 
 POOL_NAME = "vllm-inference-pool"
@@ -111,6 +118,10 @@ class GatewayPlan(BaseModel):
     """Where the load balancer's health checks come from, in the cluster's universe (gcp/universe.py)."""
     objectives: tuple[ObjectiveSpec, ...] = ()
     metrics: dict[str, str]
+    picker_name: str = DEFAULT_PICKER
+    """`vllm.gateway.picker`: which release runs (catalog/pickers.py)."""
+    workload: str = DEFAULT_WORKLOAD
+    """`vllm.gateway.workload`: the scorer weights (catalog/pickers.py WORKLOAD_WEIGHTS)."""
     source_ranges: tuple[str, ...] = ()
     """Who may reach a public gateway (enforced by Cloud Armor, `armor_rules`); empty for the internal class."""
     armor_policy: str = ""
@@ -130,11 +141,19 @@ class GatewayPlan(BaseModel):
         return not self.public
 
     @property
+    def picker(self) -> Picker:
+        return picker(self.picker_name)
+
+    @property
+    def weights(self) -> ScorerWeights:
+        return WORKLOAD_WEIGHTS[self.workload]
+
+    @property
     def flow_control(self) -> bool:
         """Objectives are given, so their priorities must order requests: the picker's Flow Control layer, which
         only the `flowControl` gate turns on (ledger: epp.flow-control-admission, epp.legacy-admission-sheddable;
-        without it a priority of 0 or more does nothing)."""
-        return bool(self.objectives)
+        without it a priority of 0 or more does nothing). The batch workload asks for it too (its guide does)."""
+        return bool(self.objectives) or self.weights.flow_control
 
     def armor_rules(self) -> tuple[ArmorRule, ...]:
         """A public gateway's Cloud Armor rules: `sourceRanges` allowed in chunks of at most ARMOR_RANGES_PER_RULE,
@@ -149,18 +168,26 @@ class GatewayPlan(BaseModel):
         return (*allow, ArmorRule(priority=ARMOR_DEFAULT_RULE_PRIORITY, action=ARMOR_DENY, ranges=("*",)))
 
     def picker_config(self) -> dict[str, Any]:
-        """The EndpointPickerConfig: upstream chart's default scorers (queue 2, KV cache 2, prefix cache 3,
-        config/charts/epplib/templates/_config.yaml @ v1.5.0) with the pinned vLLM's metric names. The metric
-        flags (`--kv-cache-usage-percentage-metric`, ...) are refused at this version: "configure metrics via
-        engineConfigs in EndpointPickerConfig instead" (pkg/epp/server/options.go `Validate`). With objectives, the
-        `flowControl` feature gate: gates are set here, not by a flag (ledger: epp.config.feature-gates), and the
-        gate's own section is optional (its defaults: ledger: epp.flow-control-gate). The plugin types (ledger:
-        epp.plugin.queue-scorer, epp.plugin.kv-cache-utilization-scorer, epp.plugin.prefix-cache-scorer,
-        epp.plugin.metrics-data-source, epp.plugin.core-metrics-extractor); vLLM's metrics route (ledger:
-        vllm.server.metrics-route)."""
+        """The EndpointPickerConfig: the queue, KV cache and prefix cache scorers at the workload's weights
+        (catalog/pickers.py WORKLOAD_WEIGHTS, each set citing where llm-d uses it) with the pinned vLLM's metric
+        names, in the chosen picker's config API. The metric flags (`--kv-cache-usage-percentage-metric`, ...) are
+        refused at v1.5.0 and deprecated at the router: "configure metrics via engineConfigs in EndpointPickerConfig
+        instead" (pkg/epp/server/options.go of both). With Flow Control, its feature gate: gates are set here, not by
+        a flag (ledger: epp.config.feature-gates, router.flow-control-gate), and the gate's own section is optional
+        (its defaults: ledger: epp.flow-control-gate). The prefix cache scorer is the approximate one (it hashes the
+        prompts it routed): the precise one needs real tokens from a vLLM render endpoint that the API key closes
+        (docs/gateway.md; ledger: router.precise-scorer-deprecated, router.render-no-auth, router.kv-events-port),
+        though a TPU server does publish the events it would read (ledger: vllm.kv-events.scheduler-publishes,
+        vllm.kv-events.block-stored, vllm.kv-events.off-by-default, vllm.kv-events.endpoint,
+        tpu-inference.dp-scheduler-only-above-one). The plugin types (ledger: epp.plugin.queue-scorer,
+        epp.plugin.kv-cache-utilization-scorer, epp.plugin.prefix-cache-scorer, epp.plugin.metrics-data-source,
+        epp.plugin.core-metrics-extractor,
+        router.plugin.queue-scorer, router.plugin.kv-cache-utilization-scorer, router.plugin.prefix-cache-scorer);
+        vLLM's metrics route (ledger: vllm.server.metrics-route)."""
         gates = {fact("epp.config.feature-gates").value: [FLOW_CONTROL_GATE]} if self.flow_control else {}
+        weights = self.weights
         return {
-            "apiVersion": PICKER_CONFIG_API,
+            "apiVersion": self.picker.config_api,
             "kind": "EndpointPickerConfig",
             **gates,
             "plugins": [
@@ -177,9 +204,9 @@ class GatewayPlan(BaseModel):
                 {
                     "name": "default",
                     "plugins": [
-                        {"pluginRef": "queue-scorer", "weight": 2},
-                        {"pluginRef": "kv-cache-utilization-scorer", "weight": 2},
-                        {"pluginRef": "prefix-cache-scorer", "weight": 3},
+                        {"pluginRef": "queue-scorer", "weight": weights.queue},
+                        {"pluginRef": "kv-cache-utilization-scorer", "weight": weights.kv_cache},
+                        {"pluginRef": "prefix-cache-scorer", "weight": weights.prefix_cache},
                     ],
                 }
             ],
@@ -190,28 +217,37 @@ class GatewayPlan(BaseModel):
         return json.dumps(self.picker_config(), indent=2)
 
     def picker_args(self) -> list[str]:
-        """The picker's flags (pkg/epp/server/options.go @ v1.5.0). `--metrics-endpoint-auth=false`: Managed
-        Prometheus and the smoke test read it without a token, and the NetworkPolicy admits only them to the port.
-        The health port explicitly: the HealthCheckPolicy and the NetworkPolicy name the same number. pprof off: on by
-        default and served on the metrics port (ledger: epp.pprof-default-on, epp.pprof-on-metrics-server).
-        Every flag's name is the one its ledger row read in options.go."""
+        """The picker's flags (pkg/epp/server/options.go of the chosen release; both name them alike).
+        `--metrics-endpoint-auth=false`: Managed Prometheus and the smoke test read it without a token, and the
+        NetworkPolicy admits only them to the port. The health port explicitly: the HealthCheckPolicy and the
+        NetworkPolicy name the same number. pprof off: on by default and served on the metrics port (ledger:
+        epp.pprof-default-on, epp.pprof-on-metrics-server, router.pprof-default-on). Every flag's name is the one
+        its ledger row read in that release's options.go (`<release>.flag.<name>`: ledger: router.flag.pool-name,
+        router.flag.pool-namespace, router.flag.pool-group, router.flag.config-file, router.flag.tracing,
+        router.flag.metrics-endpoint-auth, router.flag.grpc-port, router.flag.grpc-health-port,
+        router.flag.enable-pprof; ledger: epp.flag.pool-name, epp.flag.pool-namespace, epp.flag.pool-group,
+        epp.flag.config-file, epp.flag.tracing, epp.flag.metrics-endpoint-auth, epp.flag.grpc-port,
+        epp.flag.grpc-health-port, epp.flag.enable-pprof)."""
+
+        def flag(name: str) -> str:
+            return text(f"{self.picker.ledger}.flag.{name}")
 
         return [
-            f"--{text('epp.flag.pool-name')}={POOL_NAME}",
-            f"--{text('epp.flag.pool-namespace')}={self.namespace}",
-            f"--{text('epp.flag.pool-group')}={INFERENCE_POOL_API_VERSION.split('/')[0]}",
-            f"--{text('epp.flag.config-file')}={CONFIG_DIR}/{CONFIG_FILE}",
+            f"--{flag('pool-name')}={POOL_NAME}",
+            f"--{flag('pool-namespace')}={self.namespace}",
+            f"--{flag('pool-group')}={INFERENCE_POOL_API_VERSION.split('/')[0]}",
+            f"--{flag('config-file')}={CONFIG_DIR}/{CONFIG_FILE}",
             "--zap-encoder=json",  # controller-runtime's zap options (ledger: epp.flag.zap-encoder)
-            f"--{text('epp.flag.tracing')}=false",
-            f"--{text('epp.flag.metrics-endpoint-auth')}=false",
-            f"--{text('epp.flag.grpc-port')}={EXT_PROC_PORT}",
-            f"--{text('epp.flag.grpc-health-port')}={HEALTH_PORT}",
-            f"--{text('epp.flag.enable-pprof')}=false",
+            f"--{flag('tracing')}=false",
+            f"--{flag('metrics-endpoint-auth')}=false",
+            f"--{flag('grpc-port')}={EXT_PROC_PORT}",
+            f"--{flag('grpc-health-port')}={HEALTH_PORT}",
+            f"--{flag('enable-pprof')}=false",
         ]
 
     @property
     def objective_header(self) -> str:
-        return OBJECTIVE_HEADER
+        return self.picker.objective_header
 
 
 def default_class(exposure: str) -> str | None:
@@ -221,9 +257,16 @@ def default_class(exposure: str) -> str | None:
 def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
     """Refuse a gateway setting that cannot work, in one line naming the key; return the cluster with the
     Gateway API turned on. Runs before the slice is sized and the cluster planned."""
+    check_disaggregation(spec)
     gateway = spec.gateway
     if not gateway.enabled:
-        given = [key for key, value in (("className", gateway.class_name), ("objectives", gateway.objectives)) if value]
+        settings = (
+            ("className", gateway.class_name),
+            ("objectives", gateway.objectives),
+            ("picker", gateway.picker),
+            ("workload", gateway.workload),
+        )
+        given = [key for key, value in settings if value]
         if given:  # settings of a gateway that is off would be ignored without a word
             raise UserError(
                 "vllm.gateway.enabled",
@@ -333,6 +376,8 @@ def plan_gateway(spec: VllmSpec, cluster: ClusterPlan) -> GatewayPlan | None:
         health_check_ranges=cluster.universe.health_check_ranges,
         objectives=tuple(spec.gateway.objectives),
         metrics=picker_metrics(),
+        picker_name=spec.gateway.picker or DEFAULT_PICKER,
+        workload=spec.gateway.workload or DEFAULT_WORKLOAD,
         source_ranges=tuple(spec.source_ranges) if public else (),
         armor_policy=bounded(f"{cluster_name}-{spec.namespace}", RESOURCE_NAME.max_length, ARMOR_SUFFIX)
         if public

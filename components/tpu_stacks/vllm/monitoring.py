@@ -14,7 +14,7 @@ vllm.metric.request-success.
 
 from __future__ import annotations
 
-from tpu_stacks.catalog.engines import EPP, VLLM
+from tpu_stacks.catalog.engines import VLLM
 from tpu_stacks.gcp.monitoring import queries as q
 from tpu_stacks.gcp.monitoring import rayserve
 from tpu_stacks.gcp.monitoring.dashboards import picker_section, replicas_chart
@@ -46,7 +46,7 @@ def vllm_target(plan: VllmPlan, hpa_name: str, deployment: str, container: str) 
         hpa=hpa,
         startup_minutes=spec.startup_minutes,
         metrics_port=PORT,  # the API server serves /metrics on its own port
-        picker=EPP if plan.gateway is not None else None,
+        picker=plan.gateway.picker.record if plan.gateway is not None else None,
         picker_flow_control=plan.gateway is not None and plan.gateway.flow_control,
         **stack_fields(plan),
     )

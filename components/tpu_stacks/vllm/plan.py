@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from tpu_stacks.catalog.engine_models import check_context, check_vllm_architecture
 from tpu_stacks.catalog.engines import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
@@ -34,7 +35,7 @@ from tpu_stacks.sizing import (
     slice_refusal,
     tensor_parallel_size,
 )
-from tpu_stacks.slo.plan import SloPrediction, latency_batch, slo_replicas, waiting_target
+from tpu_stacks.slo.plan import SloPrediction, latency_batch, slo_replicas, slo_shape, waiting_target
 from tpu_stacks.vllm.gateway_plan import GatewayPlan, check_gateway, check_single_host, plan_gateway
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, check_multihost
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
@@ -164,7 +165,11 @@ def _check_exposure(spec: VllmSpec) -> None:
 
 def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_key_given: bool) -> VllmPlan:
     """Size the slice and check every setting; raises UserError before any resource exists."""
-    model = lookup_model(spec.model, key="vllm.model")
+    model = lookup_model(
+        spec.model, key="vllm.model", model_config=spec.model_config_path, config_key="vllm.modelConfig"
+    )
+    check_vllm_architecture(model.architecture, "vllm.model", spec.model)
+    check_context(model.architecture, spec.max_model_len, "vllm.maxModelLen")
     gen = generation(spec.tpu_generation, key="vllm.tpuGeneration")
     if spec.replicas.min > spec.replicas.max and not _slo_sets_max(spec):
         raise UserError(
@@ -177,11 +182,28 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     request = ServingRequest(
         model=model,
         engine="vllm",
+        weight_dtype=model.architecture.serving_dtype,
         context=spec.max_model_len,
         batch=1,
         prefill_tokens=spec.max_num_batched_tokens,
     )
-    verdict = choose_slice(request, gen, spec.topology, "vllm")
+    topology, machine_type = spec.topology, None
+    if spec.slo is not None and spec.topology is None:  # the slice `size --tpu` picks for the slo (slo/plan.py)
+        picked = slo_shape(
+            "vllm",
+            spec.slo,
+            model,
+            gen.name,
+            "vllm",
+            weight_dtype=request.weight_dtype,
+            kv_dtype=request.kv_dtype,
+            context=spec.max_model_len,
+            max_batch=spec.max_num_seqs,
+            batched_tokens=spec.max_num_batched_tokens,
+        )
+        if picked is not None:
+            topology, machine_type = picked.topology, picked.machine_type
+    verdict = choose_slice(request, gen, topology, "vllm", machine_type)
     check_single_host(spec, verdict.shape)
     if verdict.shape.multi_host:
         check_multihost(spec, verdict.shape)  # the mode is decided here: a RayService over whole slices
@@ -244,6 +266,7 @@ def _with_slo(spec: VllmSpec, request: ServingRequest, shape: SliceShape) -> tup
         replicas_key="vllm.replicas.max",
         minimum=spec.replicas.min,
         maximum=None if _slo_sets_max(spec) else spec.replicas.max,
+        batched_tokens=spec.max_num_batched_tokens,
     )
     updates: dict[str, object] = {"replicas": spec.replicas.model_copy(update={"min": low, "max": high})}
     # With a latency limit: cap the batch there, so excess requests wait, and scale on the waiting (yours win).

@@ -24,6 +24,8 @@ from tpu_stacks.vllm.engine_env import XLA_CACHE_DIR, engine_env
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.spec import HEALTH_PATH, PORT
 
+SECRET_NAME = "hf-secret"
+"""The stack's one Secret: the Hugging Face token and vLLM's API key (VllmStack declares it)."""
 HF_SECRET_KEY = "hf_api_token"  # the tutorial's key name in Secret hf-secret
 API_KEY_SECRET_KEY = "api_key"
 API_KEY_ENV = str(fact("vllm.env.api-key").value)

@@ -122,8 +122,16 @@ class GatewaySpec(_Spec):
     """The Gateway's class, which `exposure` decides: gke-l7-rilb for internal (the VPC reaches it: set apiKey),
     gke-l7-regional-external-managed for public (sourceRanges enforced by a regional Cloud Armor policy)."""
     objectives: list[ObjectiveSpec] = Field(default_factory=list)
-    """InferenceObjectives (name, priority) requests name in the x-gateway-inference-objective header; the stack
-    declares their CRD and turns the picker's Flow Control on, without which priorities of 0 and up order nothing."""
+    """InferenceObjectives (name, priority) requests name in the x-llm-d-inference-objective header (the v1.5.0
+    picker's: x-gateway-inference-objective); the stack declares their CRD and turns the picker's Flow Control on,
+    without which priorities of 0 and up order nothing."""
+    picker: Literal["llm-d-router", "epp-v1.5.0"] | None = None
+    """The endpoint picker: llm-d-router (llm-d's router v0.10.0, when unset), or epp-v1.5.0 (gateway-api-inference-
+    extension's v1.5.0 picker, kept for this release only; catalog/pickers.py)."""
+    workload: Literal["chat", "rag", "batch"] | None = None
+    """What the traffic is like, which sets the scorers' weights (catalog/pickers.py WORKLOAD_WEIGHTS): chat (when
+    unset: queue, KV cache and prefix cache 2/2/3), rag (prefix cache first, 1/1/2), batch (2/2/3 with the picker's
+    Flow Control)."""
 
 
 class VllmSpec(_Spec):
@@ -136,6 +144,10 @@ class VllmSpec(_Spec):
 
     model: str
     """Hugging Face id, e.g. meta-llama/Llama-3.1-70B."""
+    model_config_path: str | None = Field(default=None, alias="modelConfig")
+    """Path of the model's Hugging Face config.json, relative to the project directory, for a model outside the
+    catalogue (`tpu-stacks models fetch ORG/NAME` saves it under models/, where it is found without this). A stack
+    file writes `modelConfig` (pydantic reserves `model_config`, so the SDKs name it modelConfigPath)."""
     tpu_generation: str = Field(
         default="v6e",
         alias="tpuGeneration",
@@ -172,6 +184,9 @@ class VllmSpec(_Spec):
     the whole VPC, and the API key does not cover /invocations (`0.0.0.0/0` is refused)."""
     gateway: GatewaySpec = Field(default_factory=GatewaySpec)
     """GKE Inference Gateway in front of the replicas (off: the Service's load balancer spreads requests evenly)."""
+    disaggregation: dict[str, dict[str, str | int]] | None = None
+    """Prefill and decode on separate pools: refused at the pinned releases (no TPU KV connector that llm-d's P/D
+    sidecar speaks; docs/gateway.md)."""
     api_key: bool = Field(default=False, alias="apiKey")
     """Require vLLM's API key, given as the secret `api_key_secret` input (config: `tpu-stacks:vllmApiKey`); it guards
     /v1, /v2, /inference and /cohere only, so it does not replace `sourceRanges` (refused on a multi-host slice)."""

@@ -30,7 +30,14 @@ def test_e2e_is_a_tpu_stacks_command_with_help():
 def test_a_stack_without_its_file_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]):
     assert main.main(["e2e", "--stack", "nope", "--cwd", str(ROOT)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--stack: 'nope' has no Pulumi.nope.yaml" in err
+    assert err.count("\n") == 1 and "--stack: 'nope' has no stack file" in err
+    assert "stacks here:" in err and "dev" in err
+
+
+def test_a_misspelt_stack_names_the_closest_one(capsys: pytest.CaptureFixture[str]):
+    assert main.main(["e2e", "--stack", "vlm", "--cwd", str(ROOT)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "did you mean 'vllm'?" in err
 
 
 def test_the_runner_is_wired_to_the_real_steps():

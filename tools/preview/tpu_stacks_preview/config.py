@@ -18,6 +18,7 @@ whatever namespace (a user's own project: `my-serving:hfToken`), found when the 
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
 from collections.abc import Collection, Mapping
@@ -225,6 +226,24 @@ def load_project(project_dir: Path) -> tuple[dict[str, Any], Path]:
     raise UserError("--cwd", str(project_dir), "has no Pulumi.yaml", "point --cwd at a Pulumi project")
 
 
+def require_stack_file(project_dir: Path, stack: str, project_data: dict[str, Any] | None = None) -> Path:
+    """`Pulumi.<stack>.yaml` in the project's stack directory (`stackConfigDir`), or the user's mistake in
+    one line: the closest stack name when one is near, else the stacks that are there. `plan` and `e2e`
+    both ask here, so the two commands refuse a misspelt stack alike."""
+    data = project_data if project_data is not None else load_project(project_dir)[0]
+    stack_dir = project_dir / str(data.get("stackConfigDir") or ".")
+    stack_file = stack_dir / f"Pulumi.{stack}.yaml"
+    if stack_file.is_file():
+        return stack_file
+    known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in stack_dir.glob("Pulumi.*.yaml"))
+    close = difflib.get_close_matches(stack, known, n=1)
+    if close:
+        fix = f"did you mean '{close[0]}'?"
+    else:
+        fix = f"stacks here: {', '.join(known)}" if known else f"create {stack_file.name}"
+    raise UserError("--stack", stack, f"has no stack file {stack_file}", fix)
+
+
 def check_python_program(project_dir: Path) -> None:
     """Refuse, in one line, a project whose program is not Python (`runtime: yaml`, `nodejs`, ...).
 
@@ -294,12 +313,7 @@ def load_stack_config(
     check_python_program(project_dir)
     project_data, project_file = load_project(project_dir)
     project = str(project_data["name"])
-    stack_dir = project_dir / str(project_data.get("stackConfigDir") or ".")
-    stack_file = stack_dir / f"Pulumi.{stack}.yaml"
-    if not stack_file.is_file():
-        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in stack_dir.glob("Pulumi.*.yaml"))
-        fix = f"stacks here: {', '.join(known)}" if known else f"create {stack_file.name}"
-        raise UserError("--stack", stack, f"has no stack file {stack_file}", fix)
+    stack_file = require_stack_file(project_dir, stack, project_data)
 
     stack_data = _read_yaml(stack_file) or {}
     if not isinstance(stack_data, dict):

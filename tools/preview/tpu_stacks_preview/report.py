@@ -161,6 +161,7 @@ def _slo_line(slo: dict[str, Any], tpu: dict[str, Any]) -> str:
     ]
     figures += [f"NTPOT {slo['ntpot_ms']:.1f} ms"] if slo["ntpot_ms"] is not None else []
     figures += [f"TTFT {slo['ttft_ms']:.1f} ms"] if slo["ttft_ms"] is not None else []
+    figures += [f"TTFT p99 {slo['ttft_p99_ms']:.1f} ms"] if slo.get("ttft_p99_ms") is not None else []
     if slo["usd_per_hour"] is not None:
         figures.append(f"{_money(slo['usd_per_hour'])}/h {slo['pricing']}")
     if slo["usd_per_million_output_tokens"] is not None:

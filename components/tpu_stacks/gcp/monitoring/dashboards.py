@@ -8,15 +8,17 @@ metrics only (queries.py).
 
 The workload's own cards and sections live in its package (`<workload>/monitoring.py`) and its descriptor
 names them (capabilities.py): this module draws what every workload shares and the endpoint picker's section
-(ledger: epp.metric.subsystem.objective, epp.metric.subsystem.pool, epp.metric.subsystem.extension,
-epp.metric.request-total, epp.metric.pool-average-queue-size, epp.metric.pool-average-running-requests,
-epp.metric.pool-average-kv-cache-utilization, epp.metric.pool-ready-pods,
+(the v1.5.0 picker's names: ledger: epp.metric.subsystem.objective, epp.metric.subsystem.pool,
+epp.metric.subsystem.extension, epp.metric.request-total, epp.metric.pool-average-queue-size,
+epp.metric.pool-average-running-requests, epp.metric.pool-average-kv-cache-utilization, epp.metric.pool-ready-pods,
 epp.metric.scheduler-e2e-duration-seconds).
 """
 
 from __future__ import annotations
 
 from tpu_stacks.catalog.engines import EngineVersion
+from tpu_stacks.catalog.inference_gateway import SCHEDULED_STATUS
+from tpu_stacks.catalog.pickers import PICKERS
 from tpu_stacks.gcp.monitoring import capabilities
 from tpu_stacks.gcp.monitoring import queries as q
 from tpu_stacks.gcp.monitoring.model import Dashboard, Section, Threshold, Widget
@@ -24,31 +26,29 @@ from tpu_stacks.gcp.monitoring.targets import Target
 from tpu_stacks.gcp.monitoring.widgets import chart as _chart
 from tpu_stacks.gcp.monitoring.widgets import scorecard as _scorecard
 
-QUEUE_WAIT = "inference_extension_flow_control_request_queue_duration_seconds"
-
 
 def picker_section(t: Target, epp: EngineVersion) -> Section:
-    """What GKE Inference Gateway's endpoint picker sees of the pool (its averages of the servers' own metrics,
-    the ready endpoints) and of its own work: requests per objective and how long a pick takes
-    (pkg/epp/metrics/metrics.go at the pinned version: catalog/engines.py EPP); with its Flow Control layer on, the
-    queue by priority and the time requests wait in it (metrics the picker fills only with that gate; ledger:
+    """What the gateway's endpoint picker sees of the pool (its averages of the servers' own metrics, the ready
+    endpoints) and of its own work: requests per objective, how long a pick takes, which server each pick chose
+    and, for llm-d's router, how much of each prompt its prefix index matched; each server's own queue beside them.
+    Names by release (catalog/pickers.py): the router's `llm_d_epp_*` (ledger: router.metric.subsystem,
+    router.metric.scheduler-attempts, router.metric.prefix-hit-ratio) or v1.5.0's. With its Flow Control layer on,
+    the queue by priority and the time requests wait in it (metrics the picker fills only with that gate; ledger:
     epp.metric.flow-control-queue-size, epp.metric.flow-control-queue-duration)."""
     sel = t.scope.prometheus()
+    m = next(p for p in PICKERS.values() if p.record == epp).metrics
     flow_control = (
         (
             _chart(
                 "Flow Control: queued requests, by priority",
-                (
-                    f"sum by (priority) ({q.engine(epp, 'inference_extension_flow_control_queue_size', sel)})",
-                    "priority ${priority}",
-                ),
+                (f"sum by (priority) ({q.engine(epp, m.flow_control_queue, sel)})", "priority ${priority}"),
                 unit="requests",
             ),
             _chart(
                 "Flow Control: time in queue (p99), by priority",
                 (
-                    f"histogram_quantile(0.99, sum by (le, priority) (rate({q.engine(epp, QUEUE_WAIT, sel, '_bucket')}"
-                    f"[{q.RATE_WINDOW}])))",
+                    "histogram_quantile(0.99, sum by (le, priority) "
+                    f"(rate({q.engine(epp, m.flow_control_wait, sel, '_bucket')}[{q.RATE_WINDOW}])))",
                     "priority ${priority}",
                 ),
                 unit="s",
@@ -57,37 +57,57 @@ def picker_section(t: Target, epp: EngineVersion) -> Section:
         if t.picker_flow_control
         else ()
     )
+    picks_sel = t.scope.prometheus(status=SCHEDULED_STATUS)
+    cache_hits = (
+        (
+            _chart(
+                "Prefix cache: matched fraction of each prompt",
+                *((q.quantile(epp, m.prefix_hit_ratio, sel, p), f"p{int(p * 100)}") for p in (0.5, 0.9)),
+                unit="fraction",
+            ),
+        )
+        if m.prefix_hit_ratio
+        else ()
+    )
     return Section(
         title="Inference Gateway",
-        subtitle=f"endpoint picker {epp.version}",
+        subtitle=f"endpoint picker {epp.images[0].rsplit('/', 1)[-1]} {epp.version}",
         widgets=(
             _chart(
                 "Pool: average queue and running requests",
-                (f"max({q.engine(epp, 'inference_pool_average_queue_size', sel)})", "queued"),
-                (f"max({q.engine(epp, 'inference_pool_average_running_requests', sel)})", "running"),
+                (f"max({q.engine(epp, m.pool_queue, sel)})", "queued"),
+                (f"max({q.engine(epp, m.pool_running, sel)})", "running"),
+                unit="requests",
+            ),
+            _chart(
+                "Queue per server (what the queue scorer weighs)",
+                (f"sum by (pod) ({q.engine(t.engine, 'vllm:num_requests_waiting', sel)})", "${pod}"),
                 unit="requests",
             ),
             _chart(
                 "Pool: average KV cache utilization",
-                (f"max({q.engine(epp, 'inference_pool_average_kv_cache_utilization', sel)})", "average"),
+                (f"max({q.engine(epp, m.pool_kv_cache, sel)})", "average"),
                 unit="fraction",
             ),
             _chart(
                 "Pool: ready endpoints",
-                (f"max({q.engine(epp, 'inference_pool_ready_pods', sel)})", "ready"),
+                (f"max({q.engine(epp, m.ready, sel)})", "ready"),
                 unit="pods",
             ),
             _chart(
+                "Picks per second, by chosen server (the scorers' decisions)",
+                (q.rate(q.engine(epp, m.picks, picks_sel), m.endpoint_label), f"${{{m.endpoint_label}}}"),
+                unit="picks/s",
+            ),
+            *cache_hits,
+            _chart(
                 "Requests routed per second, by objective",
-                (q.rate(q.engine(epp, "inference_objective_request_total", sel), "model_name"), "${model_name}"),
+                (q.rate(q.engine(epp, m.requests, sel), "model_name"), "${model_name}"),
                 unit="requests/s",
             ),
             _chart(
                 "Picking latency",
-                *(
-                    (q.quantile(epp, "inference_extension_scheduler_e2e_duration_seconds", sel, p), f"p{int(p * 100)}")
-                    for p in (0.5, 0.99)
-                ),
+                *((q.quantile(epp, m.pick_latency, sel, p), f"p{int(p * 100)}") for p in (0.5, 0.99)),
                 unit="s",
             ),
             *flow_control,

@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tpu_stacks.errors import UserError
 from tpu_stacks_live.e2e.automation import open_stack, run_verify
 from tpu_stacks_live.e2e.budget import plan_budget
 from tpu_stacks_live.e2e.runner import Runner
+from tpu_stacks_preview.config import require_stack_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,10 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_runner(args: argparse.Namespace) -> Runner:
-    project_dir = Path(args.cwd)
-    if not (project_dir / f"Pulumi.{args.stack}.yaml").is_file():
-        raise UserError("--stack", args.stack, f"has no Pulumi.{args.stack}.yaml in {project_dir}",
-                        "name a stack file of the project (or --cwd its directory)")  # fmt: skip
+    project_dir = Path(args.cwd).resolve()
+    require_stack_file(project_dir, args.stack)  # the planner's refusal, did-you-mean included
     return Runner(
         stack_name=args.stack,
         plan=lambda: plan_budget(project_dir, args.stack),

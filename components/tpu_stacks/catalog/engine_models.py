@@ -1,0 +1,60 @@
+"""Which model classes an engine can serve, and the one-line refusal of a model it cannot.
+
+vLLM TPU: `engine_architectures.toml`, generated from the pinned wheels by scripts/engine_architectures.py
+(tpu-inference's JAX models, then vLLM's own text-generation models it falls back to). JetStream-PyTorch names its
+models one by one (jetstream/models.py). Saxml serves the model paths its server has (the test model).
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from functools import cache
+from pathlib import Path
+
+from tpu_stacks.catalog.model_shape import ModelArchitecture
+from tpu_stacks.errors import UserError
+
+ARCHITECTURES_FILE = Path(__file__).parent / "engine_architectures.toml"
+
+
+@cache
+def vllm_architectures() -> dict[str, object]:
+    """The `[vllm]` table: pins, sources, and the `jax` and `pytorch` class lists."""
+    return tomllib.loads(ARCHITECTURES_FILE.read_text())["vllm"]
+
+
+def vllm_serves(architecture: str) -> bool:
+    table = vllm_architectures()
+    return architecture in table["jax"] or architecture in table["pytorch"]  # type: ignore[operator]
+
+
+def check_vllm_architecture(model: ModelArchitecture, key: str, value: str) -> None:
+    """Refuse a config.json whose `architectures[0]` the pinned vLLM TPU has no class for (a model without one,
+    sized from a parameter count, is not judged here)."""
+    architecture = model.architecture
+    if architecture is None or vllm_serves(architecture):
+        return
+    table = vllm_architectures()
+    known = [*table["jax"], *table["pytorch"]]  # type: ignore[misc]
+    close = difflib.get_close_matches(architecture, known, n=1)
+    raise UserError(
+        key,
+        value,
+        f"is a {architecture} (config.json architectures[0]): vllm-tpu {table['vllm_tpu']} has no class for it",
+        (f"did you mean a {close[0]} model? " if close else "")
+        + "catalog/engine_architectures.toml lists the classes it serves",
+    )
+
+
+def check_context(model: ModelArchitecture, context: int, key: str, fix: str | None = None) -> None:
+    """Refuse a context longer than the model takes (every engine: the server would refuse it after the slice is up;
+    vLLM's `_get_and_verify_max_len` raises on a max_model_len above the derived length)."""
+    if model.max_context is not None and context > model.max_context:
+        raise UserError(
+            key,
+            context,
+            f"is beyond {model.hf_id or model.name}'s context of {model.max_context:,} tokens "
+            f"({model.max_context_how})",
+            fix or f"set {key.rsplit('.', 1)[-1]} to at most {model.max_context}",
+        )

@@ -1,0 +1,119 @@
+"""`tpu-stacks models fetch ORG/NAME`: save a Hugging Face model's config.json and safetensors index under `models/`.
+
+`plan` and `size` then find the model by its id without `modelConfig` / `--model-config`
+(catalog/model_catalogue.py). What is fetched, from `HF_ENDPOINT` (default https://huggingface.co; the variable
+huggingface_hub reads, https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables):
+- `<endpoint>/<id>/resolve/<revision>/config.json`: the shape, read and checked before anything is written;
+- `<endpoint>/<id>/resolve/<revision>/model.safetensors.index.json`: `metadata.total_size`, the checkpoint's exact
+  bytes (a single-file checkpoint has none: its weights are sized from the parameter count);
+- `fetched.json`: where they came from, and whether the files needed a token (a gated model: its stack needs
+  `tpu-stacks:hfToken`).
+The token is the one huggingface_hub uses: `HF_TOKEN`, else the file `huggingface-cli login` writes
+(`$HF_HOME/token`, HF_HOME defaulting to ~/.cache/huggingface). It is sent only when the anonymous request is
+refused (401 or 403), so a model that needs none is recorded as not gated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from tpu_stacks.catalog.hf_config import architecture_from_config
+from tpu_stacks.catalog.model_catalogue import CONFIG_FILE, FETCHED_FILE, INDEX_FILE, PROJECT_MODELS
+from tpu_stacks.errors import UserError
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
+TIMEOUT_SECONDS = 60
+
+
+def hf_token() -> str | None:
+    """HF_TOKEN, else the token file huggingface-cli login writes; None when neither is there."""
+    token = os.environ.get("HF_TOKEN")
+    if token:
+        return token.strip()
+    home = Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface")
+    file = home / "token"
+    return file.read_text().strip() or None if file.is_file() else None
+
+
+def _get(url: str, token: str | None) -> bytes:
+    request = urllib.request.Request(url, headers={"User-Agent": "tpu-stacks"})
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # noqa: S310 (an https endpoint)
+        return response.read()
+
+
+def download(model_id: str, name: str, endpoint: str, revision: str) -> tuple[bytes | None, bool]:
+    """A file of the model (None when the repository has no such file) and whether it needed the token."""
+    url = f"{endpoint}/{model_id}/resolve/{revision}/{name}"
+    try:
+        return _get(url, None), False
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return None, False
+        if error.code not in (401, 403):
+            raise UserError(
+                "MODEL", model_id, f"could not be fetched: {url} answered {error.code}", "try again"
+            ) from None
+    except (urllib.error.URLError, TimeoutError) as error:
+        reason = getattr(error, "reason", error)
+        raise UserError(
+            "MODEL", model_id, f"could not be fetched from {endpoint} ({reason})", "check HF_ENDPOINT"
+        ) from None
+    token = hf_token()
+    if token is None:
+        raise UserError(
+            "MODEL",
+            model_id,
+            "is gated on Hugging Face (the anonymous download was refused)",
+            f"accept its licence at https://huggingface.co/{model_id} and set HF_TOKEN (or run huggingface-cli login)",
+        )
+    try:
+        return _get(url, token), True
+    except urllib.error.HTTPError as error:
+        raise UserError(
+            "HF_TOKEN",
+            "<the token>",
+            f"was refused for {model_id} ({error.code})",
+            f"accept the model's licence at https://huggingface.co/{model_id} with the token's account",
+        ) from None
+
+
+def fetch(model_id: str, root: Path, endpoint: str | None = None, revision: str = "main") -> dict[str, Any]:
+    """Save the model's files under `root/models/<id>/`; what was saved, as `models fetch --json` prints it."""
+    if not MODEL_ID.fullmatch(model_id) or ".." in model_id:
+        raise UserError(
+            "MODEL", model_id, "is not a Hugging Face model id", "write ORG/NAME, e.g. Qwen/Qwen2.5-7B-Instruct"
+        )
+    base = (endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+    config_bytes, gated = download(model_id, CONFIG_FILE, base, revision)
+    if config_bytes is None:
+        raise UserError("MODEL", model_id, f"has no config.json at {base}", "check the id on huggingface.co")
+    try:
+        config = json.loads(config_bytes)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise UserError("MODEL", model_id, "has a config.json that is not JSON", "check the repository") from None
+    model = architecture_from_config(config, name=model_id, source=f"{base}/{model_id}/{CONFIG_FILE}")
+    index_bytes, _ = download(model_id, INDEX_FILE, base, revision)
+    folder = root / PROJECT_MODELS / model_id
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / CONFIG_FILE).write_bytes(config_bytes)
+    if index_bytes is not None:
+        (folder / INDEX_FILE).write_bytes(index_bytes)
+    record = {"model": model_id, "endpoint": base, "revision": revision, "gated": gated}
+    (folder / FETCHED_FILE).write_text(json.dumps(record, indent=2) + "\n")
+    return {
+        **record,
+        "directory": str(folder),
+        "architecture": model.architecture,
+        "params": model.params,
+        "active_params": model.active_params,
+        "weight_bytes": json.loads(index_bytes).get("metadata", {}).get("total_size") if index_bytes else None,
+    }

@@ -1,0 +1,105 @@
+"""Fitting each (engine build, generation) calibration to its published rows, and leave-one-out.
+
+Why its own module: the efficiencies in catalog/engine_traffic.py are constants, so a review can read them;
+this module recomputes them from the rows of tpu_stacks.catalog.throughput_measurements (the only data it
+reads), and tests/traffic/test_calibration.py fails when the constants drift from what it computes.
+
+The fit: three efficiencies (weights, kv, compute; tpu_stacks.traffic.model) minimise the sum of squared log
+errors over the calibration's rows, plus a ridge that pulls the three logs towards their mean (weight
+`RIDGE`): with one or two rows the three are not all identifiable, and the ridge makes the answer the single
+common efficiency that fits; with rows that vary in batch, context and prompt length the data pull them apart.
+Coordinate descent over a log grid of efficiencies from 0.03 to 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+from tpu_stacks.catalog.engine_traffic import TRAFFIC, Calibration
+from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement, row_model
+from tpu_stacks.catalog.tpu import slice_shape
+from tpu_stacks.traffic.model import MAX_BATCH, Workload, choose, operating_point
+
+RIDGE = 0.05
+GRID = tuple(math.exp(math.log(0.03) + i * (math.log(1.0) - math.log(0.03)) / 80) for i in range(81))
+SWEEPS = 4
+
+
+NOT_BINDING = 10**7
+"""The step budget of a chunking engine's row whose source does not give `--max-num-batched-tokens`: modelled as
+not binding (a whole prompt fits one step) rather than at a default of another build."""
+
+
+def _budget(row: Measurement) -> int | None:
+    if row.batched_tokens is not None or TRAFFIC[row.engine].default_batched_tokens is None:
+        return row.batched_tokens
+    return NOT_BINDING
+
+
+def workload_of(row: Measurement) -> Workload:
+    return Workload(
+        engine=row.engine,
+        input_tokens=row.input_tokens,
+        output_tokens=row.output_tokens,
+        weight_dtype=row.weight_dtype,
+        kv_dtype=row.kv_dtype,
+        max_model_len=row.max_model_len,
+        activation_dtype=row.activation_dtype,
+        batched_tokens=_budget(row),
+        memory_fraction=row.memory_fraction,
+        page_tokens=row.page_tokens,
+    )
+
+
+def predict(row: Measurement, fit: Calibration) -> tuple[int, float]:
+    """(batch, modelled output tokens/s) for the row under `fit`: at the row's batch, or the batch the KV cache
+    holds under the row's cap when the engine's scheduler chose it."""
+    model, shape, workload = row_model(row), slice_shape(row.generation, row.topology), workload_of(row)
+    batch = row.batch
+    if batch is None:
+        chosen = choose(
+            model, shape, workload, ntpot_ms=None, ttft_ms=None, max_batch=row.batch_cap or MAX_BATCH, fit=fit
+        )
+        assert chosen.point is not None, f"{row.id}: {chosen.why}"
+        batch = chosen.point.batch
+    return batch, operating_point(model, shape, workload, batch, fit=fit).output_tokens_per_second
+
+
+def _loss(rows: Sequence[Measurement], fit: Calibration) -> float:
+    errors = sum(math.log(predict(row, fit)[1] / row.output_tokens_per_second) ** 2 for row in rows)
+    logs = [math.log(fit.weights), math.log(fit.kv), math.log(fit.compute)]
+    mean = sum(logs) / 3
+    return errors + RIDGE * sum((value - mean) ** 2 for value in logs)
+
+
+def fit_rows(start: Calibration, rows: Sequence[Measurement]) -> Calibration:
+    """The efficiencies that fit `rows` best (rounded to two digits, as the catalogue keeps them)."""
+    best = min((replace(start, weights=e, kv=e, compute=e) for e in GRID), key=lambda c: _loss(rows, c))
+    for _ in range(SWEEPS):
+        for name in ("weights", "kv", "compute"):
+            best = min((replace(best, **{name: e}) for e in GRID), key=lambda c: _loss(rows, c))
+    return replace(best, weights=round(best.weights, 2), kv=round(best.kv, 2), compute=round(best.compute, 2))
+
+
+def rows_of(calibration: Calibration) -> list[Measurement]:
+    by_id = {row.id: row for row in MEASUREMENTS}
+    return [by_id[name] for name in calibration.rows]
+
+
+def fit_all() -> dict[tuple[str, str], Calibration]:
+    """Every calibration of every engine, refitted on its rows."""
+    return {
+        (engine, calibration.generation): fit_rows(calibration, rows_of(calibration))
+        for engine, traffic in TRAFFIC.items()
+        for calibration in traffic.calibrations
+    }
+
+
+def leave_one_out(calibration: Calibration, row: Measurement) -> float | None:
+    """The row's modelled output tokens/s when its calibration is fitted without it (None: it is the only row)."""
+    others = [other for other in rows_of(calibration) if other.id != row.id]
+    if not others:
+        return None
+    return predict(row, fit_rows(calibration, others))[1]

@@ -1,0 +1,186 @@
+"""A Hugging Face config.json read into the model record: published counts, every shape feature, the refusals."""
+
+import json
+
+import pytest
+
+from tpu_stacks.catalog import models
+from tpu_stacks.catalog.engine_models import check_context, check_vllm_architecture, vllm_serves
+from tpu_stacks.catalog.hf_config import architecture_from_config, max_context
+from tpu_stacks.catalog.model_catalogue import CONFIG_DIR
+from tpu_stacks.errors import UserError
+from tpu_stacks.sizing import ServingRequest, serving_memory
+
+# id -> (published total, published active, the unit the publisher rounds to), in billions: Hugging Face model
+# cards (safetensors parameter counts) and the Qwen3 / Qwen2.5 / Gemma reports.
+PUBLISHED = {
+    "meta-llama/Llama-3.1-8B-Instruct": (8.03, 8.03, 0.01),
+    "meta-llama/Meta-Llama-3-8B": (8.03, 8.03, 0.01),
+    "meta-llama/Llama-3.1-70B": (70.6, 70.6, 0.1),
+    "meta-llama/Llama-3.1-405B": (406, 406, 1),
+    "google/gemma-7b": (8.54, 8.54, 0.01),
+    "google/gemma-2-9b": (9.24, 9.24, 0.01),
+    "google/gemma-2-27b": (27.2, 27.2, 0.1),
+    "mistralai/Mixtral-8x7B-v0.1": (46.7, 12.9, 0.1),
+    "Qwen/Qwen2.5-1.5B-Instruct": (1.54, 1.54, 0.01),
+    "Qwen/Qwen2.5-7B-Instruct": (7.61, 7.61, 0.01),
+    "Qwen/Qwen3-30B-A3B": (30.5, 3.3, 0.1),
+}
+QWEN25_7B = json.loads((CONFIG_DIR / "Qwen/Qwen2.5-7B-Instruct/config.json").read_text())
+QWEN3_MOE = json.loads((CONFIG_DIR / "Qwen/Qwen3-30B-A3B/config.json").read_text())
+
+
+def parse(config: dict, **kw):
+    return architecture_from_config(config, name="acme/test", source="test", **kw)
+
+
+@pytest.mark.parametrize("model_id", sorted(PUBLISHED))
+def test_counts_match_the_published_counts(model_id):
+    total, active, unit = PUBLISHED[model_id]
+    arch = models.lookup_model(model_id).architecture
+    assert abs(arch.params / 1e9 - total) < unit
+    assert abs(arch.active_params / 1e9 - active) < unit
+
+
+def test_every_catalogued_model_but_saxml_comes_from_a_config_json():
+    from_code = [m.name for m in models.MODELS if not m.source.startswith("config.json: https://huggingface.co/")]
+    assert from_code == ["saxml-lmcloudspmd175b32test"]
+    assert all(m.architecture and vllm_serves(m.architecture) for m in models.MODELS if m.architecture)
+
+
+def test_moe_experts_shared_experts_and_dense_layers():
+    arch = parse(QWEN3_MOE)
+    assert (arch.experts, arch.experts_per_token, arch.expert_d_ff) == (128, 8, 768)
+    assert arch.qk_norm and not arch.qkv_bias and arch.attention.kv_heads == 4 and arch.attention.head_dim == 128
+    shared = parse({**QWEN3_MOE, "shared_expert_intermediate_size": 4096})
+    assert shared.params - arch.params == 48 * 3 * 2048 * 4096
+    assert shared.active_params - arch.active_params == 48 * 3 * 2048 * 4096  # every token uses the shared expert
+    deepseek_like = parse({**QWEN3_MOE, "n_shared_experts": 2})
+    assert deepseek_like.shared_d_ff == 2 * 768
+    dense_first = parse({**QWEN3_MOE, "mlp_only_layers": [0, 1]})
+    assert arch.params - dense_first.params == 2 * (3 * 2048 * (128 * 768 - 6144) + 2048 * 128)
+    mixtral = parse({**QWEN3_MOE, "num_experts": None, "num_local_experts": 8, "moe_intermediate_size": None})
+    assert (mixtral.experts, mixtral.expert_d_ff) == (8, None)  # Mixtral: an expert is intermediate_size wide
+
+
+def test_gqa_mqa_head_dim_and_tied_embeddings():
+    base = {k: v for k, v in QWEN25_7B.items() if k != "num_key_value_heads"}
+    assert parse(base).attention.kv_heads == 28  # no num_key_value_heads: one KV head per query head (MHA)
+    assert parse({**base, "multi_query": True}).attention.kv_heads == 1  # MQA
+    assert parse(QWEN25_7B).attention.head_dim == 3584 // 28
+    assert parse({**QWEN25_7B, "head_dim": 256}).attention.head_dim == 256
+    untied, tied = parse(QWEN25_7B), parse({**QWEN25_7B, "tie_word_embeddings": True})
+    assert untied.params - tied.params == 152064 * 3584
+    gemma = models.lookup_model("google/gemma-7b").architecture
+    assert gemma.tied_embeddings  # Gemma's config.json omits the key: transformers' default is tied
+
+
+def test_sliding_window_layers():
+    assert parse(QWEN25_7B).attention.sliding_window is None  # use_sliding_window: false
+    gemma2 = models.lookup_model("google/gemma-2-9b").architecture.attention
+    assert (gemma2.sliding_window, gemma2.windowed_layers) == (4096, 21)
+    mistral = parse({**QWEN25_7B, "use_sliding_window": None, "sliding_window": 4096, "model_type": "mistral"})
+    assert mistral.attention.windowed_layers == 28
+    types = ["sliding_attention"] * 20 + ["full_attention"] * 8
+    listed = parse({**QWEN25_7B, "sliding_window": 1024, "layer_types": types, "use_sliding_window": None})
+    assert (listed.attention.sliding_window, listed.attention.windowed_layers) == (1024, 20)
+    assert listed.kv_bytes_per_token() == parse(QWEN25_7B).kv_bytes_per_token()  # one token fits any window
+
+
+@pytest.mark.parametrize(
+    "quantization,dtype",
+    [
+        ({"quant_method": "fp8", "activation_scheme": "dynamic"}, "fp8"),
+        ({"quant_method": "gptq", "bits": 4}, "int4"),
+        ({"quant_method": "awq", "bits": 4}, "int4"),
+        ({"quant_method": "gptq", "bits": 8}, "int8"),
+        ({"quant_method": "bitsandbytes", "load_in_8bit": True}, "int8"),
+        (
+            {
+                "quant_method": "compressed-tensors",
+                "config_groups": {"g": {"weights": {"num_bits": 8, "type": "float"}}},
+            },
+            "fp8",
+        ),
+        (
+            {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 8, "type": "int"}}}},
+            "int8",
+        ),
+    ],
+)
+def test_quantization_config_sets_the_weight_dtype(quantization, dtype):
+    arch = parse({**QWEN25_7B, "quantization_config": quantization})
+    assert arch.quantized_dtype == arch.serving_dtype == dtype
+    request = ServingRequest(model=models.ResolvedModel(id="q", architecture=arch), weight_dtype=arch.serving_dtype)
+    from tpu_stacks.catalog.tpu import generation, slice_shape
+
+    weights = serving_memory(request, slice_shape(generation("v6e"), "1x1")).part("weights")
+    assert weights == int(arch.params * {"fp8": 1, "int8": 1, "int4": 0.5}[dtype])
+
+
+def test_an_unknown_quantization_is_refused_in_one_line():
+    with pytest.raises(UserError) as error:
+        parse({**QWEN25_7B, "quantization_config": {"quant_method": "hqq", "bits": 3}})
+    assert str(error.value).startswith("test: quantization_config.quant_method: 'hqq' stores weights")
+    assert len(str(error.value).splitlines()) == 1
+
+
+def test_a_nested_text_config_is_read():
+    wrapper = {"architectures": ["Qwen2ForCausalLM"], "text_config": QWEN25_7B, "vision_config": {"hidden_size": 1}}
+    assert parse(wrapper).params == parse(QWEN25_7B).params
+
+
+def test_a_config_without_a_shape_is_refused_naming_the_key():
+    with pytest.raises(UserError, match=r"^test: hidden_size is missing; give a Hugging Face config.json"):
+        parse({"architectures": ["LlamaForCausalLM"]})
+
+
+def test_context_is_the_rope_scaled_length():
+    assert max_context(QWEN25_7B) == (32768, "max_position_embeddings")
+    yarn = {**QWEN25_7B, "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"}}
+    assert max_context(yarn)[0] == 131072
+    linear = {**QWEN25_7B, "rope_scaling": {"factor": 2.0, "rope_type": "linear"}}
+    assert max_context(linear)[0] == 65536
+    llama31 = models.lookup_model("meta-llama/Llama-3.1-8B-Instruct").architecture
+    assert llama31.max_context == 131072  # llama3 rope: max_position_embeddings is already the long one
+    assert models.lookup_model("meta-llama/Meta-Llama-3-8B").architecture.max_context == 8192
+
+
+def test_a_context_beyond_the_model_is_refused_with_both_numbers():
+    gemma = models.lookup_model("google/gemma-2-9b").architecture
+    check_context(gemma, 8192, "vllm.maxModelLen")
+    with pytest.raises(UserError) as error:
+        check_context(gemma, 32768, "vllm.maxModelLen")
+    assert str(error.value) == (
+        "vllm.maxModelLen: 32768 is beyond google/gemma-2-9b's context of 8,192 tokens (max_position_embeddings); "
+        "set maxModelLen to at most 8192"
+    )
+
+
+def test_an_architecture_vllm_cannot_serve_is_refused_in_one_line():
+    check_vllm_architecture(parse(QWEN3_MOE), "vllm.model", "acme/test")
+    with pytest.raises(UserError) as error:
+        check_vllm_architecture(parse({**QWEN25_7B, "architectures": ["Qwen2ForCausalLm"]}), "vllm.model", "acme/x")
+    message = str(error.value)
+    assert message.startswith("vllm.model: 'acme/x' is a Qwen2ForCausalLm (config.json architectures[0]): vllm-tpu")
+    assert "did you mean a Qwen2ForCausalLM model?" in message and len(message.splitlines()) == 1
+
+
+def test_the_project_models_directory_and_a_model_config_path(tmp_path):
+    folder = tmp_path / "models" / "acme" / "qwen-copy"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(QWEN25_7B))
+    found = models.lookup_model("acme/qwen-copy", root=tmp_path)
+    assert found.id == "acme/qwen-copy" and found.params == parse(QWEN25_7B).params
+    assert not found.architecture.catalogued and found.architecture.weight_bytes is None
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": 15_231_233_024}}))
+    exact = models.lookup_model("acme/qwen-copy", root=tmp_path).architecture
+    assert exact.weights_bytes("bf16") == 15_231_233_024  # the checkpoint's bytes, not params x 2
+    assert exact.weights_bytes("int8") == exact.params  # another dtype: from the parameter count
+    (tmp_path / "elsewhere.json").write_text(json.dumps(QWEN3_MOE))
+    named = models.lookup_model("acme/moe", model_config="elsewhere.json", root=tmp_path)
+    assert named.architecture.experts == 128
+    with pytest.raises(UserError, match=r"^vllm.modelConfig: 'missing.json' does not exist under .*; give the path"):
+        models.lookup_model("acme/moe", model_config="missing.json", config_key="vllm.modelConfig", root=tmp_path)
+    with pytest.raises(UserError, match="is not in the model catalogue"):
+        models.lookup_model("acme/absent", root=tmp_path)
