@@ -523,9 +523,14 @@ SGLANG = EngineVersion(
         "(--download-dir, HF_HOME) and the JAX compile cache (JAX_COMPILATION_CACHE_DIR), all given writable "
         "volumes [I: not run here]",
     ),
-    # Its TPU kernels are Pallas kernels written for v5e/v6e-class chips; its docs and benchmarks run v6e
-    # (docs/get_started/install.md at v0.0.3rc1: a v6e-4 TPU VM). Only v6e is offered until another is tried.
-    serves=(Served(generation="v6e", source="sgl-project/sglang-jax README and docs (TPU v6e examples)"),),
+    # The generation its own guides run: the install guide's SkyPilot example asks for `tpu-v6e-4`
+    # (docs/get_started/install.md line 52 at tag v0.0.3rc1). Only v6e is offered until another is tried.
+    serves=(
+        Served(
+            generation="v6e",
+            source="https://github.com/sgl-project/sglang-jax/blob/v0.0.3rc1/docs/get_started/install.md#L52",
+        ),
+    ),
     source="sgl-project/sglang-jax sglang-jax 0.0.1.post1 wheel (PyPI): sgl_jax/srt/server_args.py (flags and "
     "defaults), sgl_jax/srt/entrypoints/http_server.py (routes: /health, /health_generate, /v1/completions; no "
     "/metrics), sgl_jax/srt/model_loader/loader.py (huggingface_hub snapshot_download into --download-dir)",
