@@ -21,6 +21,7 @@ SHIPPED: tuple[str, ...] = (
     "raytrain-multislice",
     "saxml",
     "saxml-s3ns",
+    "sglang",
     "vllm",
     "vllm-405b",
     "vllm-fallback",

@@ -160,6 +160,7 @@ def test_secrets_are_marked_in_the_schema_and_nothing_else_is():
         ("VllmStack", "hfToken"),
         ("VllmStack", "apiKeySecret"),
         ("JetStreamStack", "hfToken"),
+        ("SglangStack", "hfToken"),
     }
     secret_outputs = {
         (token.split(":")[-1], name)
@@ -167,7 +168,7 @@ def test_secrets_are_marked_in_the_schema_and_nothing_else_is():
         for name, spec in resource["properties"].items()
         if spec.get("secret")
     }
-    workloads = {"TpuCluster", "VllmStack", "SaxmlStack", "JetStreamStack", "RayTrainStack"}
+    workloads = {"TpuCluster", "VllmStack", "SaxmlStack", "JetStreamStack", "RayTrainStack", "SglangStack"}
     assert secret_outputs == {(workload, "kubeconfig") for workload in workloads}
 
 

@@ -43,7 +43,7 @@ from tpu_stacks.registry import Ref, Workload, workloads
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "preview.yml"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-SHIPPED = ("jetstream", "raytrain", "saxml", "vllm")
+SHIPPED = ("jetstream", "raytrain", "saxml", "sglang", "vllm")
 
 
 # --- the checks, as functions, so each can be shown to fail -------------------------------------------
@@ -120,7 +120,7 @@ def documented(block: str) -> list[str]:
 # --- the shipped workloads ------------------------------------------------------------------------------
 
 
-def test_the_four_workloads_are_found_in_their_folders():
+def test_the_five_workloads_are_found_in_their_folders():
     assert registry.names() == SHIPPED
     for workload in workloads():
         assert workload.package == f"tpu_stacks.{workload.name}"
@@ -189,7 +189,7 @@ def test_the_registry_loads_no_provider_sdk():
         """
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "4 []"
+    assert out.strip() == f"{len(SHIPPED)} []"
 
 
 def monitoring_capabilities(workload: Workload) -> tuple[Ref, ...]:
@@ -215,7 +215,7 @@ def test_every_list_of_workloads_derives_from_the_registry():
     assert {p.args_name for p in args_docs.pairs()} >= {a for w in workloads() for a, _ in w.args_docs}
     assert {f"components/tpu_stacks/{n}/plan.py" for n in SHIPPED} <= set(mutation.MODULES)
     assert {f"components/tpu_stacks/{n}/network.py" for n in SHIPPED} <= set(mutation.MODULES)
-    assert security_scan.STACKS == ("jetstream-gemma", "raytrain", "saxml", "vllm")
+    assert security_scan.STACKS == ("jetstream-gemma", "raytrain", "saxml", "sglang", "vllm")
     assert SECRET_KEYS == ("hfToken", "vllmApiKey")
 
 
@@ -514,8 +514,8 @@ def test_the_files_a_new_generation_touches_are_the_files_that_name_every_genera
 
 def test_the_census_finds_a_new_hand_written_list(tmp_path: Path):
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    (tmp_path / "lists.py").write_text('KINDS = ("vllm", "saxml", "jetstream", "raytrain")\n')
+    (tmp_path / "lists.py").write_text('KINDS = ("vllm", "saxml", "jetstream", "raytrain", "sglang")\n')
     (tmp_path / "one.py").write_text('KIND = "vllm"  # VllmStack, JetStreamStack: not names\n')
     (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "lists.py").write_text('KINDS = ("vllm", "saxml", "jetstream", "raytrain")\n')
+    (tmp_path / "tests" / "lists.py").write_text('KINDS = ("vllm", "saxml", "jetstream", "raytrain", "sglang")\n')
     assert naming_every(tmp_path, list(SHIPPED), ()) == ["lists.py"]

@@ -168,6 +168,14 @@ def _given(flags: dict[str, str], flag: Flag, default: str | None = None) -> str
     return next((flags[alias] for alias in flag.aliases if alias in flags), default)
 
 
+def _declared(flags: dict[str, str], flag: Flag, fallback: int | None) -> int | None:
+    """A numeric flag as the record declares it: its value under its name or an alias, else the engine's own
+    default (the record's), else `fallback` (the sizing default where the engine's depends on the model)."""
+    default = flag.default if flag.default is not None else (None if fallback is None else str(fallback))
+    given = _given(flags, flag, default)
+    return _number({flag.name: given} if given is not None else {}, flag.name, None)
+
+
 def _paged(engine: EngineVersion, flags: dict[str, str], tokens: list[str]) -> Inferred:
     """A paged-KV server (vLLM): the model is its model flag, else the argument after `model_after`."""
     model_flag = _flag(engine, "model").name
@@ -208,11 +216,11 @@ def _paged_request(engine: EngineVersion, flags: dict[str, str], model_name: str
         engine=traffic_of(engine.engine).sizing_engine,
         weight_dtype=weight,
         kv_dtype=VLLM_KV_DTYPES[kv_flag] or ("bf16" if weight in ("int8", "fp8") else weight),
-        context=_number(flags, _flag(engine, "context").name, SIZING_CONTEXT),
+        context=_declared(flags, _flag(engine, "context"), SIZING_CONTEXT),
         batch=1,  # paged KV: one sequence of the max model length is the floor (the max-sequences flag bounds it)
-        prefill_tokens=_number(flags, _flag(engine, "prefill_tokens").name, SIZING_PREFILL),
+        prefill_tokens=_declared(flags, _flag(engine, "prefill_tokens"), SIZING_PREFILL),
     )
-    tp = _number(flags, tensor_parallel.name, tensor_parallel.default)
+    tp = _declared(flags, tensor_parallel, None)
     return Inferred(engine, request, tensor_parallel=tp, tp_name=tensor_parallel.name)
 
 

@@ -105,7 +105,7 @@ def test_the_help_lists_the_catalogues_generations_and_the_sized_engines():
     assert result.returncode == 0
     help_text = " ".join(result.stdout.split())
     assert f"TPU generation: {', '.join(generation_names())}" in help_text
-    assert "{vllm,jetstream,saxml,generic}" in help_text
+    assert "{vllm,jetstream,saxml,sglang,generic}" in help_text
 
 
 def test_a_model_no_slice_holds_is_told_in_one_unit():

@@ -137,7 +137,7 @@ REFUSED = [
     ),
     (
         ["--output-tokens-per-second", "100", "--engine", "saxml"],
-        "tpu-stacks: --engine: 'saxml' has no calibrated performance model; use vllm or jetstream",
+        "tpu-stacks: --engine: 'saxml' has no calibrated performance model; use vllm or jetstream or sglang",
     ),
     (
         ["--output-tokens-per-second", "100", "--context", "1024"],

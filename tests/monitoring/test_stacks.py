@@ -59,6 +59,8 @@ EXPECTED_ALERTS = {
         "tpu-nodes-idle",
         "pods-restarting",
     },
+    # no engine metrics (ledger: sglang.metrics.none), a fixed replica count: the alerts every server gets
+    "sglang": {"serving-pods-not-ready", "tpu-hbm-near-full", "tpu-nodes-idle", "pods-restarting"},
     "raytrain": {"training-failed", "slice-restarted", "tpu-hbm-near-full", "pods-restarting"},
     "raytrain-multislice": {"training-failed", "slice-restarted", "tpu-hbm-near-full", "pods-restarting"},
     "cluster": set(),  # no workload, nothing to watch
@@ -73,6 +75,7 @@ PINNED = {  # the engine each workload stack's images pin, found independently o
     "jetstream-llama3": [JETSTREAM[0]],
     "saxml": [],
     "saxml-s3ns": [],
+    "sglang": [],  # its image is built into the stack's registry, and SGLang-JAX exports no metrics
     "raytrain": [RAY],
     "raytrain-multislice": [RAY],
 }

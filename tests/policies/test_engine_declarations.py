@@ -8,6 +8,7 @@ from tpu_stacks.catalog import engines
 from tpu_stacks.catalog.engines import engine_of_command
 from tpu_stacks.catalog.engines.maxtext import MAXTEXT
 from tpu_stacks.catalog.engines.record import CommandMarker
+from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.engines.vllm import VLLM
 
 
@@ -37,10 +38,11 @@ def test_a_marker_needs_every_part_it_names():
 def test_each_engine_says_whether_it_serves_or_trains():
     assert engines.trains("maxtext") and MAXTEXT.arguments == "settings"
     assert not engines.trains("vllm") and not engines.trains("jetstream") and not engines.trains("nonesuch")
-    assert {e.engine for e in engines.ENGINES if e.workload == "serve"} == {"vllm", "jetstream", "saxml"}
-    # a recognised server is read by flags its record declares, so every reader's meaning is there
-    for meaning in ("model", "tensor_parallel", "context", "prefill_tokens", "weight_dtype", "kv_dtype"):
-        assert VLLM.flag(meaning) is not None, meaning
+    assert {e.engine for e in engines.ENGINES if e.workload == "serve"} == {"vllm", "jetstream", "saxml", "sglang"}
+    # a recognised paged-KV server is read by flags its record declares, so every reader's meaning is there
+    for engine in (VLLM, SGLANG):
+        for meaning in ("model", "tensor_parallel", "context", "prefill_tokens", "weight_dtype", "kv_dtype"):
+            assert engine.flag(meaning) is not None, (engine.engine, meaning)
     assert VLLM.model_after == "serve"
 
 

@@ -47,7 +47,7 @@ CASES = [
     (
         "scenario",
         {"tpu-stacks:scenario": "magic", "tpu-stacks:cluster": CLUSTER},
-        "tpu-stacks:scenario: 'magic' is not a scenario; valid: cluster, jetstream, raytrain, saxml, vllm",
+        "tpu-stacks:scenario: 'magic' is not a scenario; valid: cluster, jetstream, raytrain, saxml, sglang, vllm",
     ),
     (
         "nocluster",

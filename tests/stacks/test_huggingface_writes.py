@@ -40,6 +40,8 @@ def download_target(container: dict[str, Any]) -> tuple[bool, str | None]:
     """(downloads from Hugging Face, the directory sized for the download or None)."""
     if "vllm.entrypoints.openai.api_server" in (container.get("command") or []):
         return True, _arg(container, "--download-dir")
+    if "sgl_jax.launch_server" in (container.get("command") or []):
+        return True, _arg(container, "--download-dir")  # snapshot_download(cache_dir=--download-dir), sglang-jax
     if _arg(container, "--model_id"):  # `jpt serve`
         return True, _arg(container, "--working_dir")
     if "inference-checkpoint" in container["image"] and "-h=True" in (container.get("args") or []):
@@ -89,8 +91,11 @@ def problems(template: dict[str, Any]) -> list[str]:
                 f"{container['name']}: a {chunk / GiB:.0f} GiB Xet chunk cache on volume {name} ({capacity / GiB:.0f} GiB)"
             )
         hub = env.get("HF_HUB_CACHE", f"{hf_home}/hub")
-        if "vllm.entrypoints.openai.api_server" in (container.get("command") or []):
-            target = target or hub  # without --download-dir vLLM's weights go to the hub cache
+        command = container.get("command") or []
+        if "vllm.entrypoints.openai.api_server" in command or "sgl_jax.launch_server" in command:
+            # both hand --download-dir to snapshot_download as its cache_dir (vLLM; ledger: sglang.flag.download-dir);
+            # without it the weights go to the hub cache
+            target = target or hub
         elif (container.get("command") or [])[:2] == ["python3", "-c"]:
             pass  # a local_dir download of huggingface_hub >= 0.23 writes nothing to the hub cache (above)
         elif target and volume_at(template, container, hub)[0] != volume_at(template, container, target)[0]:

@@ -6,6 +6,7 @@ import pytest
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
 from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.ray import RAY_SERVE
+from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.tpu import GENERATIONS, all_slice_shapes
 from tpu_stacks.errors import UserError
@@ -14,7 +15,8 @@ from tpu_stacks.traffic.optimizer import PINNED_VERSIONS, deployable
 
 
 def test_every_calibrated_engine_has_a_record_and_no_other():
-    assert set(TRAFFIC) == {"vllm", "jetstream"}
+    assert {name for name, record in TRAFFIC.items() if record.calibrations} == {"vllm", "jetstream"}
+    assert {name for name, record in TRAFFIC.items() if record.uncalibrated} == {"sglang"}  # its KV model only
     for name, record in TRAFFIC.items():
         assert record.sizing_engine == name
         assert all(build.engine == name for build in record.builds)
@@ -38,6 +40,7 @@ def test_the_pinned_builds_are_the_catalogues():
     assert PINNED_VERSIONS == {
         "vllm": (VLLM.version,),
         "jetstream": tuple(e.version for e in JETSTREAM),
+        "sglang": (SGLANG.version,),
     }
 
 

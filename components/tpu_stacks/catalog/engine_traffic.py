@@ -19,6 +19,7 @@ from typing import Literal
 from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.catalog.engines.record import Engine, EngineVersion
+from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.errors import UserError
@@ -69,6 +70,9 @@ class EngineTraffic:
     default in vllm/spec.py); None: the engine prefills a whole prompt apart from the decode steps (JetStream)."""
     multi_host: EngineVersion | None = None
     """The record whose served generations bound a replica across the hosts of a slice (None: single host only)."""
+    uncalibrated: str = ""
+    """Why an engine has no calibration at all (no published row measures it): its traffic figures are refused with
+    this reason, while its KV-cache model and deployable slices still serve the pack and the sizing."""
 
     @property
     def fixed_batch(self) -> bool:
@@ -93,6 +97,8 @@ class EngineTraffic:
         if lender is not None:
             found = next(c for c in self.calibrations if c.generation == lender)
             return found, f"no published row on {generation}: efficiencies of {lender} ({found.build}) used"
+        if not self.calibrations and self.uncalibrated:
+            return None, self.uncalibrated
         calibrated = ", ".join(c.generation for c in self.calibrations)
         return None, f"no calibration for {self.sizing_engine} on {generation} (calibrated: {calibrated})"
 
@@ -153,8 +159,19 @@ TRAFFIC: dict[str, EngineTraffic] = {
         calibrations=JETSTREAM_CALIBRATIONS,
         borrowed=(("v4", "v5e"), ("v5p", "v5e"), ("v6e", "v5e"), ("tpu7x", "v5e")),
     ),
+    # SGLang-JAX pages its KV cache (a token pool behind the radix cache, sgl_jax/srt/mem_cache) like vLLM. Its only
+    # published numbers (https://lmsys.org/blog/2025-10-29-sglang-jax) measure a build the post does not pin, on slices
+    # it does not fully state: no row here, so no calibration (flagged, never borrowed silently).
+    "sglang": EngineTraffic(
+        sizing_engine="sglang",
+        kv_cache="paged",
+        builds=(SGLANG,),
+        calibrations=(),
+        uncalibrated="uncalibrated: no published row measures SGLang-JAX "
+        f"{SGLANG.version} (the traffic model has no efficiency for it yet)",
+    ),
 }
-"""The engines the traffic model is calibrated for."""
+"""The engines the traffic model knows: calibrated on published rows, or (`uncalibrated`) only their KV model."""
 
 
 def traffic_of(name: str) -> EngineTraffic:

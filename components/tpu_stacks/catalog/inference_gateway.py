@@ -83,6 +83,16 @@ SERVING_APIS: tuple[ServingApi, ...] = (
         serves_models=True,
     ),
     ServingApi(
+        engine="sglang",
+        openai=True,
+        port_flag="--port",
+        default_port=number("sglang.flag.port"),
+        why="`python -m sgl_jax.launch_server` serves OpenAI's Completions and Chat (/v1/completions, "
+        "/v1/chat/completions) beside SGLang's own /generate, and no /metrics (ledger: sglang.route.completions)",
+        source="sgl-project/sglang-jax, the sglang-jax 0.0.1.post1 wheel: sgl_jax/srt/entrypoints/http_server.py",
+        serves_models=True,
+    ),
+    ServingApi(
         engine="jetstream",
         openai=False,
         port_flag=None,

@@ -24,10 +24,11 @@ from tpu_stacks.catalog.engines.ray import RAY, RAY_SERVE
 from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.engines.router import ROUTER
 from tpu_stacks.catalog.engines.saxml import SAXML
+from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.image_users import HELPER_IMAGE_USERS, ImageUser
 
-ENGINES: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML, RAY, RAY_SERVE, EPP, ROUTER)
+ENGINES: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML, RAY, RAY_SERVE, EPP, ROUTER, SGLANG)
 
 
 def image_repository(image: str) -> tuple[str, str]:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.image_users import ImageUser
 
-Engine = Literal["vllm", "jetstream", "saxml", "generic"]
+Engine = Literal["vllm", "jetstream", "saxml", "sglang", "generic"]
 """How `tpu-stacks size` counts a server's memory (tpu_stacks.sizing): the engines it knows by name, any other
 sized as `generic`."""
 
@@ -117,7 +117,7 @@ class CommandMarker(BaseModel):
         return any(t.endswith(self.program) and n == self.then for t, n in zip(tokens, tokens[1:], strict=False))
 
 
-EngineName = Literal["vllm", "jetstream", "maxtext", "saxml", "ray", "epp"]
+EngineName = Literal["vllm", "jetstream", "maxtext", "saxml", "ray", "epp", "sglang"]
 """The catalogued engines, for the type checker (a test checks it against `ENGINES`)."""
 
 

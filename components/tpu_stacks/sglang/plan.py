@@ -1,0 +1,191 @@
+"""Every decision of an SGLang-JAX deployment, made once before any resource: the single-host slice for the model,
+the cluster that holds it, `--tp-size`, the image and the server's flags. The component only turns this plan into
+resources. Pure: no provider SDK.
+
+The flags, read in the pinned wheel: ledger: sglang.flag.host, sglang.flag.port, sglang.flag.model-path,
+sglang.flag.tp-size, sglang.flag.context-length, sglang.flag.mem-fraction-static, sglang.flag.download-dir,
+sglang.flag.max-running-requests, sglang.flag.disable-radix-cache.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tpu_stacks.catalog.engines.sglang import SGLANG
+from tpu_stacks.catalog.models import lookup_model
+from tpu_stacks.catalog.tpu import SliceShape, generation
+from tpu_stacks.cluster.capacity import is_fallback
+from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
+from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec
+from tpu_stacks.errors import UserError
+from tpu_stacks.exposure import check_source_ranges, require_clients
+from tpu_stacks.images import PYTHON_IMAGE, check_pinned
+from tpu_stacks.names import REPOSITORY_ID
+from tpu_stacks.sglang.spec import IMAGE_DIR, IMAGE_NAME, PORT, SglangSpec
+from tpu_stacks.sizing import (
+    Parallelism,
+    ServingRequest,
+    choose_slice,
+    file_cache_gib,
+    heads_not_divided,
+    serving_parallelism,
+    slice_refusal,
+)
+
+POOL = "sglang-pool"
+REPOSITORY = "sglang-jax"
+"""The Artifact Registry repository id's prefix; the stack's cluster name follows it (one per stack)."""
+SLICE_KEYS = {
+    "spot": "sglang.spot",
+    "reservation": "sglang.reservation",
+    "autoscaling": "sglang.replicas",
+    "count": "sglang.replicas",
+    "capacity": "sglang.capacity",
+}
+"""The derived slice's fields, as the user spells them in the sglang section."""
+TP_FLAG = SGLANG.flag("tensor_parallel")
+PREFILL_TOKENS = int(SGLANG.flag("prefill_tokens").default)
+"""SGLang-JAX's own `--chunked-prefill-size` (the stack does not set it)."""
+UNGUARDED = "the stack sets no API key (SGLang-JAX's --api-key guards every route but /health and /metrics)"
+
+
+class SglangPlan(WorkloadPlan):
+    """Everything decided for one SGLang-JAX deployment: a Deployment of fixed size on a single-host slice."""
+
+    spec: SglangSpec
+    request: ServingRequest
+    cache_gib: int
+    """The GCS FUSE file cache of the weights mount, GiB."""
+    repository: str
+    """The Artifact Registry repository the server image is built into (`sglang-jax-<cluster>`)."""
+
+    @property
+    def parallelism(self) -> Parallelism:
+        return serving_parallelism(self.shape)
+
+    @property
+    def builds_image(self) -> bool:
+        """The stack runs the image it asks the user to build into its registry (no `sglang.image` given)."""
+        return self.spec.image is None
+
+    def image_path(self) -> str:
+        """The image's name and tag inside the repository."""
+        return IMAGE_NAME
+
+    def build_command(self, image: str) -> str:
+        """The Cloud Build command that builds `image` (the registry's full reference) from the pinned wheel."""
+        values = f"_IMAGE={image},_SGLANG_JAX_VERSION={SGLANG.version},_PYTHON_IMAGE={PYTHON_IMAGE}"
+        return f"gcloud builds submit {IMAGE_DIR} --config={IMAGE_DIR}/cloudbuild.yaml --substitutions={values}"
+
+    def engine_args(self) -> list[str]:
+        """The server's flags; a tensor-parallel flag in extraArgs (checked equal to the slice's) replaces ours."""
+        spec = self.spec
+        given = _tensor_parallel_given(spec.extra_args)
+        return [
+            "--host=0.0.0.0",
+            f"--port={PORT}",
+            f"--model-path={self.model.id}",
+            *([] if given is not None else [f"{TP_FLAG.name}={self.tensor_parallel_size}"]),
+            f"--context-length={spec.context_length}",
+            f"--mem-fraction-static={spec.mem_fraction_static:g}",
+            f"--download-dir={spec.download_dir}",
+            *([f"--max-running-requests={spec.max_running_requests}"] if spec.max_running_requests else []),
+            *([] if spec.radix_cache else ["--disable-radix-cache"]),
+            *spec.extra_args,
+        ]
+
+
+def _tensor_parallel_given(extra_args: list[str]) -> tuple[int, str] | None:
+    """(index, value) of the last tensor-parallel flag in extraArgs (`--tp-size N`, `--tensor-parallel-size=N`)."""
+    names = "|".join(re.escape(n) for n in (TP_FLAG.name, *TP_FLAG.aliases))
+    found = None
+    for index, arg in enumerate(extra_args):
+        for match in re.finditer(rf"(?:{names})(?:=|\s+)(\S+)", arg):
+            found = (index, match.group(1))
+        if arg in (TP_FLAG.name, *TP_FLAG.aliases) and index + 1 < len(extra_args):
+            found = (index, extra_args[index + 1])
+    return found
+
+
+def _check_tensor_parallel(spec: SglangSpec, devices: int, slice_name: str) -> None:
+    given = _tensor_parallel_given(spec.extra_args)
+    if given is not None and given[1] != str(devices):
+        raise UserError(
+            f"sglang.extraArgs[{given[0]}]",
+            spec.extra_args[given[0]],
+            f"sets tensor parallelism {given[1]}, but the {slice_name} slice the model is sized for has {devices} "
+            "devices (SGLang-JAX shards the model over every one)",
+            f"write {TP_FLAG.name}={devices}, or leave it out (the stack sets it)",
+        )
+
+
+def _check_generation(spec: SglangSpec) -> None:
+    gen = generation(spec.tpu_generation, key="sglang.tpuGeneration")
+    if not SGLANG.serves_generation(gen.name):
+        served = ", ".join(SGLANG.served_generations or ())
+        raise UserError(
+            "sglang.tpuGeneration",
+            spec.tpu_generation,
+            f"is not a generation the pinned SGLang-JAX {SGLANG.version} is known to serve ({served})",
+            f"use tpuGeneration: {(SGLANG.served_generations or ('v6e',))[0]}, or serve on {gen.name} with VllmStack",
+        )
+
+
+def plan_sglang(spec: SglangSpec, cluster: ClusterSpec, hf_token_given: bool) -> SglangPlan:
+    """Size the slice and check every setting; raises UserError before any resource exists."""
+    model = lookup_model(spec.model, key="sglang.model")
+    _check_generation(spec)
+    if spec.image is not None:
+        check_pinned(spec.image, "sglang.image", f"lmsysorg/sglang-jax:v{SGLANG.version}")
+    check_source_ranges("sglang", spec.exposure, spec.source_ranges, "serving the OpenAI API")
+    require_clients("sglang", spec.exposure, spec.source_ranges, "serving the OpenAI API", UNGUARDED)
+    # Paged KV: one sequence of the context is the floor (batch 1); one prefill chunk sizes the activations.
+    request = ServingRequest(
+        model=model, engine="sglang", context=spec.context_length, batch=1, prefill_tokens=PREFILL_TOKENS
+    )
+    verdict = choose_slice(request, generation(spec.tpu_generation), spec.topology, "sglang")
+    shape = verdict.shape
+    if shape.multi_host:
+        raise slice_refusal(
+            "sglang",
+            spec.topology,
+            spec.model,
+            shape,
+            f"spans {shape.nodes} hosts; this stack serves SGLang-JAX from one host",
+            "choose a smaller model, a shorter contextLength, or a single-host topology",
+        )
+    if reason := heads_not_divided(model, shape):
+        raise slice_refusal(
+            "sglang", spec.topology, spec.model, shape, reason, "set sglang.topology to one whose devices divide them"
+        )
+    _check_tensor_parallel(spec, shape.jax_devices, f"{shape.generation} {shape.topology}")
+    cluster_plan = _plan_cluster(spec, cluster, verdict.shape)
+    model.require_token(hf_token_given)  # last: a missing token must not hide any other refusal
+    return SglangPlan(
+        spec=spec,
+        model=model,
+        request=request,
+        verdict=verdict,
+        cache_gib=file_cache_gib(verdict.memory.part("weights")),
+        cluster=cluster_plan,
+        repository=REPOSITORY_ID.check("sglang.image", f"{REPOSITORY}-{cluster_plan.spec.name}"),
+    )
+
+
+def _plan_cluster(spec: SglangSpec, cluster: ClusterSpec, shape: SliceShape) -> ClusterPlan:
+    """The user's cluster plus one TPU pool of single-host nodes, one per replica (a fixed count); a capacity
+    fallback's pools are created and sized by GKE from the pending replicas."""
+    replicas = spec.replicas
+    pool = SliceSpec(
+        generation=shape.generation,
+        topology=shape.topology,
+        machine_type=shape.machine_type,
+        name=POOL,
+        count=1,
+        autoscaling=None if is_fallback(spec.capacity) else Autoscaling(min_nodes=replicas, max_nodes=replicas),
+        spot=spec.spot,
+        reservation=spec.reservation,
+        capacity=spec.capacity,
+    )
+    cluster = require_addons(cluster, "SglangStack", "gcs_fuse")
+    return plan_workload_cluster(cluster, pool, SLICE_KEYS, "sglang.model")

@@ -1,0 +1,111 @@
+"""Pure decisions of the sglang workload: the plan, with no resources and no mocks."""
+
+from __future__ import annotations
+
+import pytest
+
+from tpu_stacks.catalog.engines.sglang import SGLANG
+from tpu_stacks.cluster.spec import ClusterSpec
+from tpu_stacks.errors import UserError
+from tpu_stacks.sglang.args import SglangStackArgs
+from tpu_stacks.sglang.plan import SglangPlan, plan_sglang
+from tpu_stacks.sglang.spec import IMAGE_DIR, MEM_FRACTION_STATIC, PORT, SglangSpec
+
+CLUSTER = {"project": "proj", "location": "us-central1-b", "name": "sg"}
+
+
+def plan(cluster: dict | None = None, token: bool = False, **spec) -> SglangPlan:
+    settings = {"model": "Qwen/Qwen3-30B-A3B", "source_ranges": ["10.128.0.0/20"], **spec}
+    return plan_sglang(SglangSpec(**settings), ClusterSpec(**{**CLUSTER, **(cluster or {})}), token)
+
+
+def refusal(**spec) -> str:
+    with pytest.raises(UserError) as raised:
+        plan(**spec)
+    return str(raised.value)
+
+
+def test_schema_args_and_validated_spec_have_the_same_fields():
+    assert set(SglangStackArgs.__annotations__) - {"cluster", "hf_token"} == set(SglangSpec.model_fields)
+
+
+def test_qwen3_30b_a3b_is_sized_to_one_v6e_host_with_the_servers_flags():
+    decided = plan()
+    assert (decided.shape.generation, decided.shape.topology, decided.shape.nodes) == ("v6e", "2x2", 1)
+    assert decided.tensor_parallel_size == 4
+    assert decided.engine_args() == [
+        "--host=0.0.0.0",
+        f"--port={PORT}",
+        "--model-path=Qwen/Qwen3-30B-A3B",
+        "--tp-size=4",
+        "--context-length=4096",
+        f"--mem-fraction-static={MEM_FRACTION_STATIC:g}",
+        "--download-dir=/data",
+    ]
+    assert PORT == 30000 and MEM_FRACTION_STATIC == 0.88  # the wheel's defaults (the ledger rows)
+
+
+def test_tensor_parallelism_is_every_device_of_the_sized_slice():
+    decided = plan(topology="2x4")
+    assert decided.tensor_parallel_size == 8 and "--tp-size=8" in decided.engine_args()
+
+
+def test_radix_cache_is_on_unless_turned_off_and_the_optional_flags_follow_the_spec():
+    assert "--disable-radix-cache" not in plan().engine_args()
+    args = plan(radix_cache=False, max_running_requests=64, extra_args=["--dtype=bfloat16"]).engine_args()
+    assert args[-3:] == ["--max-running-requests=64", "--disable-radix-cache", "--dtype=bfloat16"]
+
+
+@pytest.mark.parametrize("written", [["--tp-size=2"], ["--tensor-parallel-size", "2"], ["--tp-size 2"]])
+def test_a_tensor_parallel_flag_that_contradicts_the_slice_is_refused_by_its_argument(written):
+    assert refusal(topology="2x2", extra_args=written).startswith(
+        "sglang.extraArgs[0]: "
+    ) and "has 4 devices" in refusal(topology="2x2", extra_args=written)
+
+
+def test_a_matching_tensor_parallel_flag_replaces_the_stacks():
+    args = plan(topology="2x2", extra_args=["--tensor-parallel-size=4"]).engine_args()
+    assert "--tp-size=4" not in args and args[-1] == "--tensor-parallel-size=4"
+
+
+def test_a_model_that_needs_more_than_one_host_is_refused_naming_the_model():
+    line = refusal(model="meta-llama/Llama-3.1-405B-Instruct")
+    assert line.startswith("sglang.model: 'meta-llama/Llama-3.1-405B-Instruct' is sized to v6e")
+    assert "from one host" in line
+
+
+def test_a_generation_the_pinned_build_does_not_serve_is_refused():
+    assert SGLANG.served_generations == ("v6e",)
+    line = refusal(tpu_generation="v5e")
+    assert line.startswith("sglang.tpuGeneration: 'v5e' is not a generation the pinned SGLang-JAX 0.0.1.post1")
+
+
+def test_an_unpinned_image_is_refused_and_a_pinned_one_replaces_the_build():
+    assert refusal(image="lmsysorg/sglang-jax:latest").startswith("sglang.image: 'lmsysorg/sglang-jax:latest'")
+    own = plan(image="lmsysorg/sglang-jax:v0.0.1.post1")
+    assert not own.builds_image and plan().builds_image
+
+
+def test_the_image_build_names_the_folder_the_pinned_wheel_and_the_stacks_repository():
+    decided = plan()
+    assert decided.repository == "sglang-jax-sg"
+    command = decided.build_command("us-central1-docker.pkg.dev/proj/sglang-jax-sg/sglang-jax:0.0.1.post1")
+    assert command.startswith(f"gcloud builds submit {IMAGE_DIR} --config={IMAGE_DIR}/cloudbuild.yaml ")
+    assert "_SGLANG_JAX_VERSION=0.0.1.post1" in command and decided.image_path() == "sglang-jax:0.0.1.post1"
+
+
+def test_an_internal_load_balancer_without_clients_is_refused():
+    with pytest.raises(UserError, match=r"^sglang.sourceRanges: \[\] is empty for the internal load balancer"):
+        plan_sglang(SglangSpec(model="Qwen/Qwen3-30B-A3B"), ClusterSpec(**CLUSTER), False)
+    assert plan(exposure="cluster", source_ranges=[]).spec.exposure == "cluster"
+
+
+def test_a_gated_model_needs_the_token_after_every_other_check():
+    with pytest.raises(UserError, match=r"hf_token"):
+        plan(model="meta-llama/Llama-3.1-8B")
+    assert plan(model="meta-llama/Llama-3.1-8B", token=True).model.architecture.gated
+
+
+def test_replicas_are_a_fixed_pool_of_single_host_nodes():
+    pool = plan(replicas=3).pool
+    assert (pool.autoscaling_min, pool.autoscaling_max) == (3, 3)
