@@ -47,6 +47,17 @@ def check_vllm_architecture(model: ModelArchitecture, key: str, value: str) -> N
     )
 
 
+ARCHITECTURE_CHECKS = {"vllm": check_vllm_architecture}
+"""Per engine, the refusal of a model class its pinned release cannot serve (an engine without one judges none)."""
+
+
+def check_architecture(engine: str, model: ModelArchitecture, key: str, value: str) -> None:
+    """The engine's own refusal of `model`'s class, where the catalogue has one for it."""
+    check = ARCHITECTURE_CHECKS.get(engine)
+    if check is not None:
+        check(model, key, value)
+
+
 def check_context(model: ModelArchitecture, context: int, key: str, fix: str | None = None) -> None:
     """Refuse a context longer than the model takes (every engine: the server would refuse it after the slice is up;
     vLLM's `_get_and_verify_max_len` raises on a max_model_len above the derived length)."""

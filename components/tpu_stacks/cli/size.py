@@ -7,7 +7,7 @@ import json
 from typing import get_args
 
 from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
-from tpu_stacks.catalog.engine_models import check_context, check_vllm_architecture
+from tpu_stacks.catalog.engine_models import check_architecture, check_context
 from tpu_stacks.catalog.engines.record import Engine
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import generation, generation_names
@@ -123,8 +123,8 @@ def resolve_model(args: argparse.Namespace) -> ResolvedModel:
 def with_model_defaults(args: argparse.Namespace, model: ResolvedModel) -> None:
     """Settings the model decides when the user did not: the weight dtype (a quantized checkpoint's); and the
     refusals of a model class vLLM TPU lacks and of a context longer than the model takes."""
-    if args.workload == "serve" and args.engine == "vllm":
-        check_vllm_architecture(model.architecture, "MODEL", model.id)
+    if args.workload == "serve":
+        check_architecture(args.engine, model.architecture, "MODEL", model.id)
     if args.dtype is None:
         args.dtype = model.architecture.serving_dtype
     if args.context is not None:

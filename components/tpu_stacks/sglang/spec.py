@@ -1,7 +1,7 @@
 """What an SGLang-JAX deployment asks for (`SglangSpec`, the `tpu-stacks:sglang` section), and SGLang-JAX's facts.
 
 `sglang.plan.plan_sglang` derives everything else. Every flag, route and default is read in the pinned wheel
-(sglang-jax 0.0.1.post1 on PyPI, catalog/engines/sglang.py SGLANG says why this one) and is a row of the upstream ledger.
+(sglang-jax 0.0.1.post1 on PyPI, catalog/engines/sglang.py says why this one) and is a row of the upstream ledger.
 Pure: no provider SDK.
 """
 

