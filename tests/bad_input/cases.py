@@ -606,7 +606,7 @@ SIZE = [
     Case("context-zero", ["meta-llama/Llama-3.1-8B", "--tpu", "v6e", "--context", "0"], "--context"),
     Case("context-words", ["meta-llama/Llama-3.1-8B", "--tpu", "v6e", "--context", "long"], "--context"),
     Case("batch-negative", ["meta-llama/Llama-3.1-8B", "--tpu", "v6e", "--batch", "-1"], "--batch"),
-    Case("dtype", ["meta-llama/Llama-3.1-8B", "--tpu", "v6e", "--dtype", "fp8"], "--dtype"),
+    Case("dtype", ["meta-llama/Llama-3.1-8B", "--tpu", "v6e", "--dtype", "fp4"], "--dtype"),
     Case("workload", ["meta-llama/Llama-3.1-8B", "--tpu", "v6e", "--workload", "finetune"], "--workload"),
     Case("engine", ["meta-llama/Llama-3.1-8B", "--tpu", "v6e", "--engine", "tgi"], "--engine"),
     Case("size-token-as-model", [HF, "--tpu", "v6e"], "MODEL", secret=HF),

@@ -72,7 +72,10 @@ def project_config(model_id: str, root: Path | None = None) -> Path | None:
     if "/" not in model_id or ".." in model_id.split("/"):
         return None
     path = (root or Path.cwd()) / PROJECT_MODELS / model_id / CONFIG_FILE
-    return path if path.is_file() else None
+    try:
+        return path if path.is_file() else None
+    except OSError:  # a name no file system holds (too long): no such folder, so not the project's model
+        return None
 
 
 def from_file(model_id: str, path: Path, key: str) -> ModelArchitecture:
