@@ -60,37 +60,59 @@ def test_imports(root: Path = REPO) -> dict[str, set[str]]:
     """Each test file (relative path) -> the dotted names it imports, itself or through the helper modules of
     tests/ it imports (a policy test reaches the pack through tests/policies/harness.py)."""
     tests = root / "tests"
-    helpers: dict[str, set[str]] = {}
+    own: dict[str, set[str]] = {}  # a helper's own imports, read once
 
-    def reached(names: set[str], seen: set[str]) -> set[str]:
-        out = set(names)
-        for name in names - seen:
+    def reached(names: set[str]) -> set[str]:
+        out, todo, seen = set(names), sorted(names), set()
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
             path = _helper_path(root, name)
             if path is not None:
-                seen.add(name)
-                if name not in helpers:
-                    helpers[name] = reached(imported_names(path), seen)
-                out |= helpers[name]
+                if name not in own:
+                    own[name] = imported_names(path)
+                out |= own[name]
+                todo.extend(sorted(own[name] - seen))
         return out
 
     return {
-        str(path.relative_to(root)): reached(imported_names(path), set())
+        str(path.relative_to(root)): reached(imported_names(path))
         for path in sorted(tests.rglob("test_*.py"))
         if not set(path.relative_to(tests).parts[:-1]) & set(LEFT_OUT)
     }
 
 
 def pinning_tests(
-    module: str, tests: dict[str, set[str]], importers: dict[str, set[str]], seen: frozenset[str] = frozenset()
+    module: str,
+    tests: dict[str, set[str]],
+    importers: dict[str, set[str]],
+    seen: frozenset[str] = frozenset(),
+    packages: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """The test files that import `module`; if none, those of the modules that import it (recursively)."""
-    direct = sorted(test for test, names in tests.items() if module in names)
+    """The test files that import `module` or a package that re-exports it (`packages`: those whose `__init__`
+    imports it, `from tpu_stacks.traffic import evaluate_slice`); if none, those of the modules that import it
+    (recursively)."""
+    direct = sorted(test for test, names in tests.items() if names & {module, *packages})
     if direct:
         return direct
     found: set[str] = set()
     for parent in sorted(importers.get(module, set()) - seen - {module}):
         found |= set(pinning_tests(parent, tests, importers, seen | {module}))
     return sorted(found)
+
+
+def _packages(module: str, importers: dict[str, set[str]], is_package: dict[str, bool]) -> frozenset[str]:
+    """The packages whose `__init__` imports `module`, directly or through another such package."""
+    found: set[str] = set()
+    todo = [module]
+    while todo:
+        for parent in importers.get(todo.pop(), set()):
+            if is_package.get(parent) and parent not in found:
+                found.add(parent)
+                todo.append(parent)
+    return frozenset(found)
 
 
 def source_of(root: Path, dotted: str, package_dir: Path) -> str:
@@ -133,7 +155,13 @@ def targets(root: Path = REPO, package_dir: Path | None = None, networks: Iterab
     tests = test_imports(root)
     layer = decision_layer(package_dir)
     importers = _importers(layer, package_dir)
-    out = {source_of(root, m, package_dir): pinning_tests(m, tests, importers) for m in layer}
+    is_package = {m: source_of(root, m, package_dir).endswith("__init__.py") for m in layer}
+    out = {
+        source_of(root, m, package_dir): pinning_tests(
+            m, tests, importers, packages=_packages(m, importers, is_package)
+        )
+        for m in layer
+    }
     for network in networks:
         found = pinning_tests(network, tests, {})
         out[source_of(root, network, package_dir)] = sorted({*found, *WORKLOAD_NETWORK_TESTS})
