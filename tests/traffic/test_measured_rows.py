@@ -12,7 +12,8 @@ from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import slice_shape
 from tpu_stacks.traffic import TrafficTarget, evaluate_slice, size_for_traffic
 from tpu_stacks.traffic.model import Workload, choose
-from tpu_stacks.traffic.optimizer import LENGTH_TOLERANCE, PerReplica
+from tpu_stacks.traffic.optimizer import LENGTH_TOLERANCE, PerReplica, _from_profile
+from tpu_stacks.traffic.profiles import Profile, ProfilePoint
 
 MODEL = lookup_model("meta-llama/Llama-3.1-8B-Instruct")
 SHAPE = slice_shape("v6e", "1x1")
@@ -107,3 +108,46 @@ def test_a_priced_slice_that_meets_ranks_before_an_unpriced_one_that_meets():
     priced = [c.price_per_hour is not None for c in meeting]
     assert priced == sorted(priced, reverse=True)  # every priced one first
     assert answer.choice.price_per_hour is not None
+
+
+def test_a_missed_row_gives_way_to_the_batch_just_below_it_or_batch_one():
+    """The scaled model at the row's batch runs at the row's rate (40 / 945.8 tokens/s: ~42 ms a token), far
+    inside 300 ms: so the largest batch left, 39, or for a row at batch 2, batch 1, is the one chosen (40 is
+    below the 47 sequences the KV cache holds, so the cache does not bind)."""
+    slow = ROW.model_copy(update={"batch": 40, "ntpot_ms": 400.0})
+    assert judge(slow, ntpot_ms=300).per_replica.batch == 39
+    two = judge(ROW.model_copy(update={"batch": 2, "ntpot_ms": 400.0}), ntpot_ms=300)
+    assert (two.meets, two.basis, two.per_replica.batch) == (True, "model", 1)
+
+
+def test_at_batch_one_a_ttft_exactly_at_its_limit_is_not_the_one_missed():
+    row = ROW.model_copy(update={"batch": 1, "ntpot_ms": 40.0, "ttft_ms": 900.0})
+    assert judge(row, ntpot_ms=20, ttft_ms=900).binding_limit == "ntpot-target"
+
+
+def profile(*points):
+    return Profile("m", "vLLM", "", "tpu-v6e-slice", "2x4", "ct6e-standard-8t", 8, tuple(points))
+
+
+def test_a_profile_point_exactly_at_the_limits_is_used_and_the_next_names_what_it_breaks():
+    at_limit = ProfilePoint(queries_per_second=2.0, output_tokens_per_second=500.0, ntpot_ms=40.0, ttft_ms=900.0)
+    busier = ProfilePoint(queries_per_second=3.0, output_tokens_per_second=700.0, ntpot_ms=60.0, ttft_ms=900.0)
+    target = TrafficTarget(output_tokens_per_second=1000, ntpot_ms=40, ttft_ms=900)
+    served = _from_profile(profile(at_limit, busier), target, "giq")
+    assert served.per_replica.output_tokens_per_second == 500.0
+    assert served.limit == "ntpot-target"  # the busier point keeps the TTFT limit (900 <= 900): NTPOT binds
+    no_ttft = ProfilePoint(queries_per_second=3.0, output_tokens_per_second=700.0, ntpot_ms=30.0, ttft_ms=None)
+    assert _from_profile(profile(at_limit, no_ttft), target, "giq").limit == "ttft-target"  # unmeasured: not kept
+
+
+def test_priced_candidates_rank_by_price_and_unpriced_ones_by_chips():
+    """Hand-made from one candidate: a dearer slice with fewer chips ranks after a cheaper one with more; with no
+    price, fewer chips first."""
+    one = dataclasses.replace(judge(), replicas=1)
+    dear = dataclasses.replace(one, chips_per_replica=8, price_per_hour=10.0)
+    cheap = dataclasses.replace(one, chips_per_replica=16, price_per_hour=5.0)
+    assert sorted([dear, cheap], key=lambda c: c.rank()) == [cheap, dear]
+    small = dataclasses.replace(dear, price_per_hour=None, cost_per_million_output_tokens=None)
+    large = dataclasses.replace(cheap, price_per_hour=None, cost_per_million_output_tokens=None)
+    assert sorted([large, small], key=lambda c: c.rank()) == [small, large]
+    assert sorted([small, dear], key=lambda c: c.rank()) == [dear, small]  # priced first
