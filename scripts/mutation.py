@@ -17,10 +17,15 @@ cached reaches tests that never execute its line).
 Equivalent mutants (no behaviour can tell them apart) are listed with the reason in
 `scripts/mutation_equivalent.txt`; they are reported, and left out of the score, never silently.
 
+The modules and the tests that pin each are found, not listed (scripts/mutation_targets.py): every
+module the purity walk (tests/test_pure_decisions.py) calls the decision layer, each workload's
+connectivity contract and the policy pack's rules, each pinned by the test files that import it.
+
     venv/bin/python scripts/mutation.py                 # every module of the decision layer
     venv/bin/python scripts/mutation.py sizing.py       # the modules whose path ends so
+    venv/bin/python scripts/mutation.py --list          # the modules and their tests, without running
 
-Not part of `make test` (minutes, not seconds); `make mutation` runs it. Run it before a change
+Not part of `make test` (an hour or more for all of it, not seconds); `make mutation` runs it. Run it before a change
 to one of these modules lands.
 """
 
@@ -44,62 +49,15 @@ if str(REPO) not in sys.path:  # run as `python scripts/mutation.py`: its siblin
 
 from scripts.mutants import Mutant, apply, collect  # noqa: E402
 from scripts.mutation_runs import Worker, line_tests, run_pytest  # noqa: E402
+from scripts.mutation_targets import WORKLOAD_NETWORK_TESTS, targets  # noqa: E402
 from tpu_stacks.registry import Workload, workloads  # noqa: E402
 
 EQUIVALENT_FILE = REPO / "scripts" / "mutation_equivalent.txt"
 
-WORKLOAD_NETWORK_TESTS = ["tests/test_workload_networks.py"]
-"""Every workload's connectivity contract is tested there, with the shared flows it composes."""
-
-# module -> the test files that pin it: the module's own pure, fast tests (the CLI's and the
-# components' tests run these modules too, but a number is pinned where it is decided). Missing
-# files are skipped; the runner picks, per line, the tests among these that run it.
-MODULES: dict[str, list[str]] = {
-    "components/tpu_stacks/sizing.py": ["tests/test_sizing.py", "tests/test_sizing_numbers.py"],
-    "components/tpu_stacks/catalog/tpu.py": ["tests/catalog/test_tpu.py", "tests/test_sizing.py"],
-    "policies/tpu_policies/fit.py": [
-        "tests/policies/test_fit.py",
-        "tests/policies/test_fit_numbers.py",
-        "tests/policies/test_fit_raw.py",  # the engine-flag inference (`_inferred`) and its tensor-parallel shard
-    ],
-    "policies/tpu_policies/matching.py": [
-        "tests/policies/test_matching.py",
-        "tests/policies/test_matching_numbers.py",
-    ],
-    # A RayService's Serve config: read once, judged against its TPU worker groups (fit and matching).
-    "components/tpu_stacks/serve_config.py": ["tests/test_serve_config.py", "tests/policies/test_multihost_serving.py"],
-    "policies/tpu_policies/ray_serve.py": ["tests/policies/test_multihost_serving.py"],
-    "components/tpu_stacks/cluster/plan.py": [
-        "tests/cluster/test_plan.py",
-        "tests/cluster/test_capacity_fallback.py",  # capacity lists: pools become a ComputeClass
-        "tests/cluster/test_compute_class.py",
-        "tests/catalog/test_locations.py",  # where a pool may go (catalog/locations.py through the plan)
-    ],
-    "components/tpu_stacks/cluster/capacity.py": [
-        "tests/cluster/test_plan.py",
-        "tests/cluster/test_capacity.py",
-        "tests/cluster/test_capacity_fallback.py",
-        "tests/cluster/test_workload_capacity.py",
-        "tests/catalog/test_capacity.py",
-    ],
-    # The connectivity contract, the policies generated from it, and who may reach a load balancer.
-    "components/tpu_stacks/k8s/connectivity.py": ["tests/k8s/test_connectivity.py"],
-    "components/tpu_stacks/k8s/platform_flows.py": [
-        "tests/k8s/test_connectivity.py",
-        *WORKLOAD_NETWORK_TESTS,  # the workloads compose them
-    ],
-    "components/tpu_stacks/k8s/network_policy.py": ["tests/k8s/test_connectivity.py"],
-    "components/tpu_stacks/exposure.py": ["tests/test_exposure.py"],
-}
-
-
-def _source(module: str) -> str:
-    return f"components/{module.replace('.', '/')}.py"
-
 
 def workload_modules(workload: Workload) -> dict[str, list[str]]:
-    """A registered workload's decisions: its plan (pinned by `tests/<folder>/test_plan.py`) and its
-    connectivity contract."""
+    """A registered workload's decisions: its plan (pinned by `tests/<folder>/test_plan.py`, among the
+    tests that import it) and its connectivity contract."""
     folder = workload.plan.module.split(".")[-2]
     return {
         _source(workload.plan.module): [f"tests/{folder}/test_plan.py"],
@@ -107,8 +65,15 @@ def workload_modules(workload: Workload) -> dict[str, list[str]]:
     }
 
 
-for _workload in workloads():
-    MODULES.update(workload_modules(_workload))
+def _source(module: str) -> str:
+    return f"components/{module.replace('.', '/')}.py"
+
+
+MODULES: dict[str, list[str]] = targets(networks=[w.network.module for w in workloads()])
+"""module -> the test files that pin it, found (scripts/mutation_targets.py): the decision layer the purity
+walk finds, each workload's connectivity contract and the policy pack's rules. Missing files are skipped;
+the runner picks, per line, the tests among these that run it."""
+
 IGNORED = shutil.ignore_patterns("venv", ".git", "__pycache__", ".pytest_cache", "manifests", "plan-*.json")
 
 # --- running -------------------------------------------------------------------------------------
@@ -190,7 +155,7 @@ def run_module(
         if not fresh:
             warm = {copy: Worker(copy) for copy in copies}
             for worker in warm.values():
-                if worker.run(tests, max(timeout, 120.0)) != 0:
+                if worker.run(tests, max(timeout, 120.0)) not in (0, 5):
                     raise SystemExit(f"{module}: the tests fail in a forked worker before any mutation; try --fresh")
 
         def pytest_rc(copy: Path, args: list[str]) -> int:
@@ -248,11 +213,16 @@ def main(argv: list[str] | None = None) -> int:
         "--fresh", action="store_true", help="a new interpreter per run instead of forks of a warm one (slower)"
     )
     parser.add_argument("--root", type=Path, default=REPO, help="the repository to test (default: this one)")
+    parser.add_argument("--list", action="store_true", help="print the modules and the tests that pin each, and stop")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the copies are removed
     chosen = {m: t for m, t in MODULES.items() if not args.modules or any(m.endswith(s) for s in args.modules)}
     if not chosen:
         parser.error(f"no module matches {args.modules}; modules: {', '.join(MODULES)}")
+    if args.list:
+        for module, tests in chosen.items():
+            print(f"{module}: {' '.join(tests)}")
+        return 0
     equivalents = load_equivalents()
     results = []
     for module, tests in chosen.items():

@@ -51,3 +51,52 @@ def test_every_listed_equivalent_has_a_reason_and_names_a_module_of_the_run():
     for (module, key), reason in listed.items():
         assert module in mutation.MODULES, module
         assert reason and key
+
+
+# --- the targets are found, not listed ---------------------------------------------------------------
+
+
+def test_every_decision_module_is_a_mutation_target_with_tests():
+    """The purity walk's decision layer (tests/test_pure_decisions.py) is mutated, module by module, and
+    each module has test files to run: a new plan, spec or catalogue table is measured the day it lands."""
+    from scripts.mutation_targets import source_of
+    from tests.module_tree import PACKAGE
+    from tests.test_pure_decisions import decision_modules
+
+    root = PACKAGE.parents[1]
+    for module in decision_modules():
+        source = source_of(root, module, PACKAGE)
+        assert source in mutation.MODULES, f"{module} is in the decision layer but not a mutation target"
+        tests = mutation.MODULES[source]
+        assert tests, f"{source}: no test file pins it"
+        assert all((root / t).is_file() for t in tests), tests
+    for name in ("vllm/plan.py", "vllm/gateway_plan.py", "vllm/multihost_plan.py", "slo/plan.py", "traffic/model.py"):
+        assert f"components/tpu_stacks/{name}" in mutation.MODULES, name
+    assert "components/tpu_stacks/vllm/network.py" in mutation.MODULES  # through the registry
+    assert "policies/tpu_policies/fit.py" in mutation.MODULES
+
+
+def test_the_tests_of_a_module_are_those_that_import_it(tmp_path: Path):
+    """On a toy tree: a plan's tests are the files importing it (any import form, inside a function too);
+    a table no test imports is pinned by its importer's tests; tests/live is never used."""
+    from scripts import mutation_targets
+
+    package = tmp_path / "components" / "toy_stacks"
+    files = {
+        package / "__init__.py": "",
+        package / "toy" / "__init__.py": "",
+        package / "toy" / "table.py": "ROWS = (1, 2)\n",
+        package / "toy" / "plan.py": "from toy_stacks.toy.table import ROWS\n",
+        package / "toy" / "component.py": "import pulumi\nfrom toy_stacks.toy import plan\n",
+        tmp_path / "tests" / "toy" / "test_plan.py": "def test_x():\n    from toy_stacks.toy.plan import ROWS\n",
+        tmp_path / "tests" / "test_other.py": "import toy_stacks.toy.plan as p\n",
+        tmp_path / "tests" / "test_component.py": "from toy_stacks.toy import component\n",
+        tmp_path / "tests" / "live" / "test_live.py": "from toy_stacks.toy import plan\n",
+    }
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    found = mutation_targets.targets(root=tmp_path, package_dir=package)
+    assert found["components/toy_stacks/toy/plan.py"] == ["tests/test_other.py", "tests/toy/test_plan.py"]
+    assert found["components/toy_stacks/toy/table.py"] == ["tests/test_other.py", "tests/toy/test_plan.py"]
+    assert "components/toy_stacks/toy/component.py" not in found  # a builder, not a decision

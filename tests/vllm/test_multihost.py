@@ -16,7 +16,7 @@ from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.k8s.connectivity import External, Pods
-from tpu_stacks.k8s.platform_flows import KONNECTIVITY_AGENT
+from tpu_stacks.k8s.platform_flows import KONNECTIVITY_AGENT, api_endpoint
 from tpu_stacks.vllm.component import VllmStack
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, image_build_command
 from tpu_stacks.vllm.network import network
@@ -220,6 +220,20 @@ def test_the_contract_covers_head_workers_serve_and_the_operator():
     assert not [f for f in download.flows if f.direction == "ingress"]
     assert {(f.port, f.protocol) for f in download.flows} >= {(53, "UDP"), (53, "TCP"), (443, "TCP")}
     assert ray_pods not in {f.peer for f in download.flows}
+
+
+def test_the_head_calls_the_kubernetes_api_only_when_the_autoscaler_may_change_the_slices():
+    """KubeRay's autoscaler (on the head) runs only for a replica range; a fixed count calls no API: min == max
+    is fixed, min < max a range (the `<` in vllm/network.py, not `<=`)."""
+    (endpoint,) = api_endpoint()
+
+    def head_flows(replicas):
+        head, _worker, _download = network(plan(replicas=replicas), {"app": "vllm-tpu"}, (8000,))
+        return head.flows
+
+    assert endpoint in head_flows({"min": 1, "max": 2})
+    assert endpoint not in head_flows({"min": 2, "max": 2})
+    assert endpoint not in head_flows(ONE_SLICE)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,174 @@
+"""What `make mutation` mutates and which tests pin each module: found by walking the tree, not listed.
+
+The targets are the decision layer as the purity walk finds it (`decision_modules` in
+tests/test_pure_decisions.py: every spec and plan, the catalogue, the top-level rules, the connectivity
+contract and all they import), so a new plan is measured the day it lands. Two kinds of module that
+decide but live outside that walk are added: each registered workload's connectivity contract (its
+`network` module, from the registry) and the policy pack's judging rules (`policies/tpu_policies`).
+
+The tests that pin a module are the test files that import it (`import tpu_stacks.x`,
+`from tpu_stacks.x import y`, anywhere in the file; `tests/live` is left out: it needs a cluster). A
+module no test imports is pinned by the tests of the decision modules that import it, nearest first
+(a table module read only through its plan is pinned by the plan's tests).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+POLICY_RULES = ("fit", "matching", "ray_serve")
+"""The policy pack's modules that judge a wire value with the decision layer's rules (the pack's other
+modules register policies and format messages)."""
+
+WORKLOAD_NETWORK_TESTS = ["tests/test_workload_networks.py"]
+"""Every workload's connectivity contract is tested there, with the shared flows it composes (through
+the registry, so no test file imports a workload's network module by name)."""
+
+LEFT_OUT = ("live",)
+"""Test folders a mutation run never uses: tests/live talks to a real cluster."""
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every dotted name a file may load, wherever the import stands: `from a.b import c` gives `a.b`
+    and `a.b.c` (c may be a module or a name in a.b; both count as importing a.b)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def _helper_path(root: Path, name: str) -> Path | None:
+    """A helper module of tests/ (`tests.policies.harness`) as a file, if `name` is one."""
+    if not name.startswith("tests."):
+        return None
+    parts = name.split(".")
+    for path in (root.joinpath(*parts[:-1], f"{parts[-1]}.py"), root.joinpath(*parts, "__init__.py")):
+        if path.is_file():
+            return path
+    return None
+
+
+def test_imports(root: Path = REPO) -> dict[str, set[str]]:
+    """Each test file (relative path) -> the dotted names it imports, itself or through the helper modules of
+    tests/ it imports (a policy test reaches the pack through tests/policies/harness.py)."""
+    tests = root / "tests"
+    own: dict[str, set[str]] = {}  # a helper's own imports, read once
+
+    def reached(names: set[str]) -> set[str]:
+        out, todo, seen = set(names), sorted(names), set()
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            path = _helper_path(root, name)
+            if path is not None:
+                if name not in own:
+                    own[name] = imported_names(path)
+                out |= own[name]
+                todo.extend(sorted(own[name] - seen))
+        return out
+
+    return {
+        str(path.relative_to(root)): reached(imported_names(path))
+        for path in sorted(tests.rglob("test_*.py"))
+        if not set(path.relative_to(tests).parts[:-1]) & set(LEFT_OUT)
+    }
+
+
+def pinning_tests(
+    module: str,
+    tests: dict[str, set[str]],
+    importers: dict[str, set[str]],
+    seen: frozenset[str] = frozenset(),
+    packages: frozenset[str] = frozenset(),
+) -> list[str]:
+    """The test files that import `module` or a package that re-exports it (`packages`: those whose `__init__`
+    imports it, `from tpu_stacks.traffic import evaluate_slice`); if none, those of the modules that import it
+    (recursively)."""
+    direct = sorted(test for test, names in tests.items() if names & {module, *packages})
+    if direct:
+        return direct
+    found: set[str] = set()
+    for parent in sorted(importers.get(module, set()) - seen - {module}):
+        found |= set(pinning_tests(parent, tests, importers, seen | {module}))
+    return sorted(found)
+
+
+def _packages(module: str, importers: dict[str, set[str]], is_package: dict[str, bool]) -> frozenset[str]:
+    """The packages whose `__init__` imports `module`, directly or through another such package."""
+    found: set[str] = set()
+    todo = [module]
+    while todo:
+        for parent in importers.get(todo.pop(), set()):
+            if is_package.get(parent) and parent not in found:
+                found.add(parent)
+                todo.append(parent)
+    return frozenset(found)
+
+
+def source_of(root: Path, dotted: str, package_dir: Path) -> str:
+    """`tpu_stacks.vllm.plan` -> `components/tpu_stacks/vllm/plan.py` (a package: its `__init__.py`)."""
+    parts = dotted.split(".")[1:]
+    path = package_dir.joinpath(*parts[:-1], f"{parts[-1]}.py") if parts else package_dir / "__init__.py"
+    if not path.is_file():
+        path = package_dir.joinpath(*parts, "__init__.py")
+    return str(path.relative_to(root))
+
+
+def decision_layer(package_dir: Path) -> list[str]:
+    """The purity walk's decision layer (defined once, where the purity test states its rules)."""
+    from tests.test_pure_decisions import decision_modules
+
+    return decision_modules(package_dir)
+
+
+def _importers(modules: Iterable[str], package_dir: Path) -> dict[str, set[str]]:
+    from tests.module_tree import imports
+    from tests.module_tree import modules as tree_modules
+
+    tree = tree_modules(package_dir)
+    chosen = set(modules)
+    out: dict[str, set[str]] = {}
+    for name in chosen:
+        for statement in imports(tree[name], package_dir):
+            for imported in statement.names:
+                if imported in chosen and imported != name:
+                    out.setdefault(imported, set()).add(name)
+    return out
+
+
+def targets(root: Path = REPO, package_dir: Path | None = None, networks: Iterable[str] = ()) -> dict[str, list[str]]:
+    """Every mutation target (path relative to `root`) -> the test files that pin it.
+
+    `networks` are extra dotted modules of the package (the workloads' connectivity contracts), pinned
+    by `WORKLOAD_NETWORK_TESTS` as well as by any test importing them."""
+    package_dir = package_dir or root / "components" / "tpu_stacks"
+    tests = test_imports(root)
+    layer = decision_layer(package_dir)
+    importers = _importers(layer, package_dir)
+    is_package = {m: source_of(root, m, package_dir).endswith("__init__.py") for m in layer}
+    out = {
+        source_of(root, m, package_dir): pinning_tests(
+            m, tests, importers, packages=_packages(m, importers, is_package)
+        )
+        for m in layer
+    }
+    for network in networks:
+        found = pinning_tests(network, tests, {})
+        out[source_of(root, network, package_dir)] = sorted({*found, *WORKLOAD_NETWORK_TESTS})
+    pack = root / "policies" / "tpu_policies"
+    for rule in POLICY_RULES:
+        if (pack / f"{rule}.py").is_file():  # the pack's package registers every rule: its tests reach each
+            name = f"tpu_policies.{rule}"
+            found = {test for test, names in tests.items() if name in names or "tpu_policies" in names}
+            out[f"policies/tpu_policies/{rule}.py"] = sorted(found)
+    return out
