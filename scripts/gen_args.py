@@ -32,7 +32,7 @@ from pulumi.provider.experimental.util import camel_case
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scripts.args_docs import _docstring_lines, expected_doc  # noqa: E402
-from tpu_stacks.field_rules import ComponentInput, SpecModel  # noqa: E402
+from tpu_stacks.inputs.field_rules import ComponentInput, SpecModel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DIR = ROOT / "components" / "tpu_stacks"

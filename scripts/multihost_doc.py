@@ -2,7 +2,7 @@
 
 The slice, its parallelism, the weights per host, the KV cache per sequence (replicated when tensor parallelism
 exceeds the KV heads), how many full-length sequences fit and the price per hour of each capacity kind are all
-computed here from `tpu_stacks.sizing`, `tpu_stacks.serving_fit` and `tpu_stacks.catalog.capacity`, for the
+computed here from `tpu_stacks.sizing`, `tpu_stacks.serving.serving_fit` and `tpu_stacks.catalog.capacity`, for the
 shipped multi-host stack's own settings (`Pulumi.vllm-405b.yaml`'s `tpu-stacks:vllm`; the spec's defaults for
 the model the stack serves while that file is absent). tests/docs/test_multihost_doc.py fails when the doc and
 this output differ: run `venv/bin/python scripts/multihost_doc.py` and commit the result.
@@ -18,7 +18,7 @@ import yaml
 from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import generation
-from tpu_stacks.serving_fit import sequence_fit
+from tpu_stacks.serving.serving_fit import sequence_fit
 from tpu_stacks.sizing import ServingRequest, choose_slice, serving_parallelism
 from tpu_stacks.vllm.download_plan import READ_BYTES_PER_S, load_minutes
 from tpu_stacks.vllm.spec import VllmSpec

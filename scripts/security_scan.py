@@ -27,8 +27,8 @@ from typing import Any
 
 import yaml
 
-from tpu_stacks.pod_templates import CUSTOM_KINDS
-from tpu_stacks.pod_templates import pod_templates as walk
+from tpu_stacks.objects.pod_templates import CUSTOM_KINDS
+from tpu_stacks.objects.pod_templates import pod_templates as walk
 from tpu_stacks.registry import workloads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +39,7 @@ SKIP_PREFIX = "checkov.io/skip"
 
 def pod_templates(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(suffix, pod template) of each pod template a custom resource holds; none for built-in kinds,
-    which checkov reads itself. Where the templates are is `tpu_stacks.pod_templates`, the walker the
+    which checkov reads itself. Where the templates are is `tpu_stacks.objects.pod_templates`, the walker the
     policy pack uses too."""
     kind = obj.get("kind")
     if kind not in CUSTOM_KINDS:

@@ -14,7 +14,7 @@ from tpu_stacks.cluster.plan import plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.identity import WorkloadIdentity, WorkloadIdentityArgs, check_args
-from tpu_stacks.validation import parse
+from tpu_stacks.inputs.validation import parse
 
 
 def build(stack: LoadedStack, secrets: Secrets) -> None:

@@ -16,12 +16,12 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from tpu_stacks.catalog.tpu import gke_version
 from tpu_stacks.errors import MISSING, UserError
-from tpu_stacks.field_rules import FieldProblem, K8sName, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.universe import resolve as resolve_universe
 from tpu_stacks.gcp.universe import universe
+from tpu_stacks.inputs.field_rules import FieldProblem, K8sName, ServiceAccountId, SpecModel
+from tpu_stacks.inputs.validation import camel, parse
 from tpu_stacks.names import PROJECT_NUMBER, is_zone_of
 from tpu_stacks.registry import workloads
-from tpu_stacks.validation import camel, parse
 
 NAMESPACE = "tpu-stacks"
 SECRET_KEYS = tuple(dict.fromkeys(key for workload in workloads() for key in workload.secret_keys))

@@ -6,7 +6,7 @@ import pulumi
 import pytest
 
 from tpu_stacks.errors import UserError
-from tpu_stacks.validation import cluster_of, component_inputs
+from tpu_stacks.inputs.validation import cluster_of, component_inputs
 from tpu_stacks.vllm.spec import VllmSpec
 
 

@@ -3,7 +3,12 @@
 import pytest
 
 from tpu_stacks.errors import UserError
-from tpu_stacks.exposure import check_source_ranges, covers_whole_internet, external_traffic_policy, service_type
+from tpu_stacks.serving.exposure import (
+    check_source_ranges,
+    covers_whole_internet,
+    external_traffic_policy,
+    service_type,
+)
 
 
 def test_internal_needs_nothing_and_public_with_ranges_passes():

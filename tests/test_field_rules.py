@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tpu_stacks.errors import UserError
-from tpu_stacks.field_rules import FieldProblem, check_plain_values
-from tpu_stacks.k8s_quantity import check_quantity
+from tpu_stacks.inputs.field_rules import FieldProblem, check_plain_values
+from tpu_stacks.inputs.k8s_quantity import check_quantity
 from tpu_stacks.names import check_bucket_name, check_image_name
 
 
@@ -97,7 +97,7 @@ def test_checking_a_bucket_name_loads_no_provider_sdk():
     import sys
 
     code = (
-        "import sys; from tpu_stacks.saxml.spec import SaxmlSpec; from tpu_stacks.validation import parse; "
+        "import sys; from tpu_stacks.saxml.spec import SaxmlSpec; from tpu_stacks.inputs.validation import parse; "
         "parse(SaxmlSpec, {'checkpointBuckets': ['my-weights']}, 'saxml'); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_gcp', 'pulumi_kubernetes')))"
     )

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import pytest
 
 from tpu_stacks import first_up
-from tpu_stacks.awaits import AwaitBudget
 from tpu_stacks.catalog.tpu import slice_shape
 from tpu_stacks.cluster.capacity import Capacity
 from tpu_stacks.cluster.decided import PoolPlan
+from tpu_stacks.objects.awaits import AwaitBudget
 
 
 def template(**probe: int) -> dict:

@@ -1,4 +1,4 @@
-"""The one pod-template walker (tpu_stacks.pod_templates), which the policy pack and the security scan
+"""The one pod-template walker (tpu_stacks.objects.pod_templates), which the policy pack and the security scan
 both use: where each kind keeps its templates, their short names and how many pods form a group."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from scripts.security_scan import pod_templates as lifted
-from tpu_stacks.pod_templates import CUSTOM_KINDS, count, lws_group_size, pod_templates
+from tpu_stacks.objects.pod_templates import CUSTOM_KINDS, count, lws_group_size, pod_templates
 
 
 def tpl(name: str) -> dict:

@@ -7,7 +7,8 @@ another module) fails here. The modules are found by walking `components/tpu_sta
 - every `spec`, `plan` and `*_plan` module, at any depth (each workload's, the cluster's, monitoring's,
   the smoke test's);
 - the catalogue package;
-- the top-level modules (sizing and the rules: field_rules, validation, names, errors, exposure, ...),
+- the top-level modules (sizing, names, errors, ...) and the packages of shared rules (serving/, inputs/,
+  objects/),
   except the builders, which use the SDK (they declare resources, or mock them for tests);
 - the connectivity contract: `k8s.connectivity` and the k8s modules that state flows with it and
   declare nothing (they import no SDK themselves; the probe holds them to that through their imports);
@@ -34,6 +35,8 @@ SDKS = ("pulumi", "pulumi_gcp", "pulumi_kubernetes")
 DECISION_STEMS = ("spec", "plan")
 CATALOGUE = "catalog"
 CONTRACT = "k8s.connectivity"
+SHARED = frozenset({"serving", "inputs", "objects"})
+"""Packages of shared rules, as decision-layer as the top-level modules they were."""
 BUILDERS = frozenset({"plugin", "testing", "workload"})
 """Top-level modules that work with the SDK and decide nothing: the plugin registration, every workload's
 foundation, and the mocks for users' unit tests (a `pulumi.runtime.Mocks`)."""
@@ -64,6 +67,8 @@ def decision_modules(package: Path = PACKAGE) -> list[str]:
         elif inner == CATALOGUE or inner.startswith(f"{CATALOGUE}."):
             roots.add(name)
         elif inner and "." not in inner and path.name != "__init__.py" and inner not in BUILDERS:
+            roots.add(name)
+        elif inner.split(".")[0] in SHARED and path.name != "__init__.py":
             roots.add(name)
         elif name == contract or (
             inner.startswith("k8s.")
@@ -106,15 +111,15 @@ def test_the_walk_finds_the_decision_layer() -> None:
     expected = {f"tpu_stacks.{w}.{part}" for w in {*workloads, "cluster"} for part in ("spec", "plan")} | {
         "tpu_stacks.gcp.monitoring.plan",
         "tpu_stacks.gcp.monitoring.spec",
-        "tpu_stacks.smoke_plan",
+        "tpu_stacks.serving.smoke_plan",
         "tpu_stacks.catalog.tpu",
         "tpu_stacks.catalog.engines",
         "tpu_stacks.sizing",
-        "tpu_stacks.field_rules",
-        "tpu_stacks.validation",
+        "tpu_stacks.inputs.field_rules",
+        "tpu_stacks.inputs.validation",
         "tpu_stacks.names",
         "tpu_stacks.errors",
-        "tpu_stacks.exposure",
+        "tpu_stacks.serving.exposure",
         "tpu_stacks.k8s.connectivity",
         "tpu_stacks.k8s.platform_flows",
     }

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tpu_stacks.serve_config import LlmApp, ServeConfigError, cli_text, engine_flags, is_openai_app, llm_apps, parse
+from tpu_stacks.serving.serve_config import (
+    LlmApp,
+    ServeConfigError,
+    cli_text,
+    engine_flags,
+    is_openai_app,
+    llm_apps,
+    parse,
+)
 
 CONFIG = """
 applications:

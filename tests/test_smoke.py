@@ -17,12 +17,12 @@ import pytest
 from tests.clients import CLIENTS
 from tests.mocks import capture
 from tests.shipped import shipped
-from tpu_stacks.awaits import job_budget
 from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.jetstream.component import JetStreamStack
+from tpu_stacks.objects.awaits import job_budget
 from tpu_stacks.saxml.component import SaxmlStack
-from tpu_stacks.smoke_plan import POD_LABELS, POD_START_MINUTES, SCRIPT, flag_value, script_source
+from tpu_stacks.serving.smoke_plan import POD_LABELS, POD_START_MINUTES, SCRIPT, flag_value, script_source
 from tpu_stacks.vllm.component import VllmStack
 from tpu_stacks_preview.engine import run_program
 
@@ -333,7 +333,7 @@ def test_a_publisher_that_does_not_wait_gives_the_request_the_models_load_time()
 
 def test_a_changed_pod_failure_policy_gives_a_new_name(monkeypatch):
     """The policy is immutable and pulumi-kubernetes does not replace a Job for it: only a new name re-creates."""
-    from tpu_stacks import smoke_plan
+    from tpu_stacks.serving import smoke_plan
 
     test = smoke_plan.SmokeTest("vllm", "ns", "http://s:8000/v1/completions", "{}", "img", "{}", (8000,))
     name = test.name
@@ -344,7 +344,7 @@ def test_a_changed_pod_failure_policy_gives_a_new_name(monkeypatch):
 def test_the_server_fingerprint_follows_the_server_not_unset_optional_keys():
     """The Job is named by the server's settings: a changed setting renames it (a new test runs), an optional key
     left unset (a key a later release adds) does not, so upgrading does not re-run every stack's smoke test."""
-    from tpu_stacks.smoke_plan import server_fingerprint
+    from tpu_stacks.serving.smoke_plan import server_fingerprint
     from tpu_stacks.vllm.spec import VllmSpec
 
     base = VllmSpec(model="meta-llama/Llama-3.1-70B")

@@ -6,8 +6,8 @@ import pytest
 
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
+from tpu_stacks.inputs.validation import parse, suggest
 from tpu_stacks.jetstream.spec import JetStreamSpec
-from tpu_stacks.validation import parse, suggest
 from tpu_stacks.vllm.spec import VllmSpec
 
 

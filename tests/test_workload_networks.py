@@ -18,7 +18,7 @@ from tpu_stacks.k8s.platform_flows import (
     tpu_runtime,
     workload_egress,
 )
-from tpu_stacks.smoke_plan import SMOKE_TEST_LABELS
+from tpu_stacks.serving.smoke_plan import SMOKE_TEST_LABELS
 
 CLUSTER = ClusterSpec(project="proj", location="us-central1-a")
 

@@ -23,7 +23,9 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tpu_stacks.awaits import (
+from tpu_stacks.catalog.capacity import KindName, KindPrice, kind_prices
+from tpu_stacks.cluster.decided import PoolPlan
+from tpu_stacks.objects.awaits import (
     IMAGE_PULL_MINUTES,
     JOB_REPORT_MINUTES,
     NODE_PROVISIONING_MINUTES,
@@ -32,8 +34,6 @@ from tpu_stacks.awaits import (
     pod_budget,
     start_seconds,
 )
-from tpu_stacks.catalog.capacity import KindName, KindPrice, kind_prices
-from tpu_stacks.cluster.decided import PoolPlan
 from tpu_stacks.traffic.pricing import cost_per_million, hourly_price
 from tpu_stacks.traffic.target import DEFAULT_PRICING
 

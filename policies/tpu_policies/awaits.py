@@ -32,7 +32,7 @@ from pulumi_policy import (
 from tpu_policies.settings import Setting, config_schema
 from tpu_policies.values import UNKNOWN, as_int, is_true, plain
 from tpu_policies.workloads import is_kubernetes, kind_of, name_of, pod_templates, workload_annotations
-from tpu_stacks.awaits import (
+from tpu_stacks.objects.awaits import (
     AWAITED_KINDS,
     PROVIDER_DEFAULT_AWAIT_SECONDS,
     SKIP_AWAIT_ANNOTATION,

@@ -18,7 +18,7 @@ from pulumi_policy import (
 from tpu_policies.settings import Setting, config_schema
 from tpu_policies.values import UNKNOWN, as_list, dig, plain
 from tpu_policies.workloads import is_kubernetes, kind_of, name_of, workload_annotations
-from tpu_stacks.exposure import covers_whole_internet
+from tpu_stacks.serving.exposure import covers_whole_internet
 
 INTERNAL_ANNOTATIONS = ("networking.gke.io/load-balancer-type", "cloud.google.com/load-balancer-type")
 

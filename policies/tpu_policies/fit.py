@@ -23,12 +23,12 @@ from pydantic import ValidationError
 from tpu_policies.ray_serve import engine_requests, serve_config
 from tpu_policies.values import UNKNOWN, as_str, plain
 from tpu_policies.workloads import PodTemplate, kind_of, name_of, tpu_templates, workload_annotations
-from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.engines import trains
 from tpu_stacks.catalog.engines.record import Engine
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import SliceShape, generation_of_accelerator, slice_shape
 from tpu_stacks.errors import UserError
+from tpu_stacks.objects import annotations as keys
 from tpu_stacks.sizing import ServingRequest, TrainingRequest, breakdown, gib, judge, smallest_fit
 
 ATTENTION_EXTRA = ("query_heads", "sliding_window", "windowed_layers")

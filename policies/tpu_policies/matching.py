@@ -21,10 +21,10 @@ from tpu_policies.slices import PoolSlice
 from tpu_policies.stack import read_stack
 from tpu_policies.values import UNKNOWN, as_str
 from tpu_policies.workloads import PodTemplate, workload_annotations
-from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.tpu import ACCELERATOR_LABEL, GENERATIONS, TOPOLOGY_LABEL, generation_of_accelerator
 from tpu_stacks.errors import UserError
-from tpu_stacks.parallel_flags import check_parallelism
+from tpu_stacks.objects import annotations as keys
+from tpu_stacks.serving.parallel_flags import check_parallelism
 
 ICI_FLAG = re.compile(r"(?<![\w-])ici_([a-z_]+?)_parallelism[=:\s]+(-?\d+)")
 
@@ -59,7 +59,7 @@ def _hosts(template: PodTemplate, accelerator: str, topology: str, options: list
 
 
 def _tensor_parallel(template: PodTemplate, notes: dict[str, Any], granted: int, per_pod: str) -> list[str]:
-    """vLLM/JetStream shard over every device the workload gets: the rule of tpu_stacks.parallel_flags, which
+    """vLLM/JetStream shard over every device the workload gets: the rule of tpu_stacks.serving.parallel_flags, which
     VllmStack's plan applies to its extraArgs too."""
     rule = check_parallelism(template.arg_text(), granted)
     if rule.pipeline_flag is not None and not rule.pipeline_fits:

@@ -30,9 +30,9 @@ from pulumi_policy import (
 
 from tpu_policies.values import UNKNOWN, as_dict, as_list, as_str, dig, is_true, plain
 from tpu_policies.workloads import PodTemplate, pod_templates
-from tpu_stacks.annotations import API_TOKEN_REASON, NO_CPU_LIMIT_REASON
 from tpu_stacks.catalog.tpu import TPU_RESOURCE
-from tpu_stacks.exposure import covers_whole_internet
+from tpu_stacks.objects.annotations import API_TOKEN_REASON, NO_CPU_LIMIT_REASON
+from tpu_stacks.serving.exposure import covers_whole_internet
 
 SECCOMP_OK = ("RuntimeDefault", "Localhost")
 ALLOWED_ADDED_CAPABILITIES = ("NET_BIND_SERVICE",)  # the one Pod Security `restricted` allows

@@ -13,8 +13,8 @@ from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationA
 
 from tpu_policies.values import as_str, dig, is_true, plain
 from tpu_policies.workloads import pod_templates, workload_annotations
-from tpu_stacks.annotations import HOST_NETWORK_REASON, PRIVILEGED_REASON
 from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE
+from tpu_stacks.objects.annotations import HOST_NETWORK_REASON, PRIVILEGED_REASON
 
 
 def _reason(key: str, *sources: dict) -> bool:

@@ -1,7 +1,7 @@
 """Multi-host serving on KubeRay: what a RayService's Serve config asks of the TPU worker groups it runs on.
 
 A RayService serving with Ray Serve LLM says what it serves in `spec.serveConfigV2` (a YAML string;
-tpu_stacks.serve_config reads it), not in its containers' arguments: each `applications[].args.llm_configs[]`
+tpu_stacks.serving.serve_config reads it), not in its containers' arguments: each `applications[].args.llm_configs[]`
 entry names the model (`model_loading_config`), vLLM's engine arguments (`engine_kwargs`: tensor and
 pipeline parallel, `max_model_len`, dtypes) and the slice one replica reserves (`accelerator_type`,
 `accelerator_config.topology`). Ray Serve LLM asks for `tensor_parallel_size x pipeline_parallel_size` TPU
@@ -34,8 +34,8 @@ from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation_of_accelerator, slice_shape
 from tpu_stacks.errors import UserError
-from tpu_stacks.parallel_flags import check_parallelism
-from tpu_stacks.serve_config import (
+from tpu_stacks.serving.parallel_flags import check_parallelism
+from tpu_stacks.serving.serve_config import (
     SERVE_CONFIG_FIELD,
     LlmApp,
     ServeConfigError,

@@ -17,7 +17,7 @@ Services among them) are not load balancers and pass. Values unknown at preview 
 Advisory, like no-public-endpoint, for three reasons: the pack cannot see the controls that legitimately close the
 VPC path from outside the stack (a hierarchical or network firewall policy, a VPC that holds only this cluster);
 the graver case, a public endpoint, is itself advisory, and the pack would contradict itself by refusing the
-lesser one; and this project's own stacks cannot produce it (tpu_stacks.exposure.require_clients refuses such a
+lesser one; and this project's own stacks cannot produce it (tpu_stacks.serving.exposure.require_clients refuses such a
 config in one line before any resource), so the advisory speaks only to programs the project does not check.
 """
 
@@ -41,7 +41,7 @@ from tpu_policies.values import UNKNOWN, as_dict, as_list, as_str, dig
 from tpu_policies.workloads import is_kubernetes, kind_of, name_of
 from tpu_stacks.catalog.inference_gateway import front_end, serving_api
 from tpu_stacks.catalog.upstream import fact
-from tpu_stacks.exposure import covers_whole_internet
+from tpu_stacks.serving.exposure import covers_whole_internet
 
 API_KEY_FLAG = "--api-key"  # ledger: vllm.flag.api-key
 API_KEY_ENV = str(fact("vllm.env.api-key").value)

@@ -2,7 +2,7 @@
 
 An InferencePool selects pods by label and sends traffic to a port on them; whether that works depends on
 what the controllers make of the pod templates: the labels they add, the ports the containers listen on, the
-engine that answers. The templates come from the one walker (`tpu_stacks.pod_templates`); this module adds
+engine that answers. The templates come from the one walker (`tpu_stacks.objects.pod_templates`); this module adds
 what each serving kind's controller puts on its pods:
 
 - Deployment, StatefulSet: the template's labels; `pod-template-hash`, `controller-revision-hash`,
@@ -36,7 +36,7 @@ from tpu_policies.workloads import PodTemplate, kind_of, pod_templates
 from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.inference_gateway import serving_api
 from tpu_stacks.catalog.upstream import text
-from tpu_stacks.pod_templates import pod_templates as walk
+from tpu_stacks.objects.pod_templates import pod_templates as walk
 
 SERVING_KINDS = ("Deployment", "StatefulSet", "LeaderWorkerSet", "RayService")
 DEFAULT_NAMESPACE = "default"

@@ -1,6 +1,6 @@
 """Rule 18: a serving workload with a traffic target can carry it.
 
-A workload annotated with a target (`tpu-stacks.dev/slo-*`, the contract in tpu_stacks.annotations; a
+A workload annotated with a target (`tpu-stacks.dev/slo-*`, the contract in tpu_stacks.objects.annotations; a
 stack's `slo:` writes it) is judged again here, from its own facts and not from the numbers its
 annotations predict: the slice from its nodeSelector and chips (fit.granted_shape), the model and its
 settings from the annotation contract or, without it, from the engine's arguments (engine_args), and the
@@ -32,10 +32,10 @@ from tpu_policies.settings import Setting, config_schema
 from tpu_policies.stack import Item, Stack, read_stack
 from tpu_policies.values import UNKNOWN
 from tpu_policies.workloads import PodTemplate, workload_annotations
-from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.engine_traffic import TRAFFIC
 from tpu_stacks.errors import UserError
-from tpu_stacks.serve_config import engine_flags
+from tpu_stacks.objects import annotations as keys
+from tpu_stacks.serving.serve_config import engine_flags
 from tpu_stacks.sizing import ServingRequest
 from tpu_stacks.slo.plan import size_command
 from tpu_stacks.traffic import Profile, TrafficTarget, evaluate_slice, read_profiles

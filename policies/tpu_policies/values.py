@@ -13,7 +13,7 @@ from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
 
-from tpu_stacks.pod_templates import count
+from tpu_stacks.objects.pod_templates import count
 
 
 class _Unknown:
@@ -82,7 +82,7 @@ def as_str(value: Any) -> str | None:
 
 as_int = count
 """An integral count from a float, int or digit string (`4.0`, `4`, `"4"`); else None: the walker's own
-reading (tpu_stacks.pod_templates.count), so a group size and a chip count are read alike."""
+reading (tpu_stacks.objects.pod_templates.count), so a group size and a chip count are read alike."""
 
 
 def is_true(value: Any) -> bool:

@@ -4,7 +4,7 @@ Every policy about pods (fit, matching, images, secrets, privilege, GCS FUSE) ne
 facts: where a kind keeps its pod template(s), and how many of those pods share one TPU slice
 (Deployment: 1; Job: parallelism when Indexed; JobSet: the replicated Job's parallelism;
 RayCluster: a worker group's numOfHosts; LeaderWorkerSet: the group's TPU pods). Where they are is
-`tpu_stacks.pod_templates`, the walker the security scan uses too; this module adds what the
+`tpu_stacks.objects.pod_templates`, the walker the security scan uses too; this module adds what the
 policies read of a template (chips, node selectors, arguments).
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_list, as_str, dig
 from tpu_stacks.catalog.tpu import ACCELERATOR_LABEL, TOPOLOGY_LABEL, TPU_RESOURCE
-from tpu_stacks.pod_templates import Found, lws_group_size
-from tpu_stacks.pod_templates import pod_templates as walk
+from tpu_stacks.objects.pod_templates import Found, lws_group_size
+from tpu_stacks.objects.pod_templates import pod_templates as walk
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ import pytest
 
 from tests.mocks import autonamed, capture, project_roles, refused, workload_accounts
 from tests.policies.harness import capture as capture_registrations
-from tpu_stacks.annotations import TENSOR_PARALLEL
-from tpu_stacks.awaits import NODE_PROVISIONING_MINUTES
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.jetstream.component import JetStreamStack
 from tpu_stacks.jetstream.plan import plan_jetstream
 from tpu_stacks.jetstream.spec import JetStreamSpec
+from tpu_stacks.objects.annotations import TENSOR_PARALLEL
+from tpu_stacks.objects.awaits import NODE_PROVISIONING_MINUTES
 from tpu_stacks.sizing import tensor_parallel_size
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"

@@ -189,7 +189,7 @@ def test_refusals_name_the_key(spec, message):
 
 
 def test_a_bad_gsa_name_is_refused_when_the_section_is_parsed():
-    from tpu_stacks.validation import parse
+    from tpu_stacks.inputs.validation import parse
 
     with pytest.raises(UserError, match=r"^jetstream.gsaName: 'WI' is not a valid service account id"):
         parse(JetStreamSpec, {"model": "google/gemma-7b-it", "gsaName": "WI"}, "jetstream")

@@ -11,7 +11,7 @@ import pytest
 from tpu_stacks.k8s import platform_flows as platform
 from tpu_stacks.k8s.connectivity import ANNOTATION, ANY, External, Flow, Group, Hosts, Pods, egress, ingress, unique
 from tpu_stacks.k8s.network_policy import DENY_ALL_NAME, deny_all_ingress, peer_args, policy_spec, rules
-from tpu_stacks.smoke_plan import SMOKE_TEST_LABELS
+from tpu_stacks.serving.smoke_plan import SMOKE_TEST_LABELS
 
 
 def _ports(ports):

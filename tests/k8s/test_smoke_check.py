@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tpu_stacks.k8s import smoke_check
-from tpu_stacks.smoke_plan import SCRIPT, script_source
+from tpu_stacks.serving.smoke_plan import SCRIPT, script_source
 
 VLLM_ANSWER = {"id": "cmpl-1", "object": "text_completion", "choices": [{"index": 0, "text": " city in"}]}
 VLLM_METRICS = """\

@@ -7,9 +7,9 @@ from typing import Any
 
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.annotations import for_serving, for_training
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import ACCELERATOR_LABEL, TOPOLOGY_LABEL, TPU_RESOURCE
+from tpu_stacks.objects.annotations import for_serving, for_training
 from tpu_stacks.sizing import ServingRequest, TrainingRequest
 
 CustomResource = k8s.apiextensions.CustomResource

@@ -6,8 +6,8 @@ from tests.policies import objects as o
 from tests.policies.harness import UNKNOWN_STRING, capture, of, raw, run
 from tpu_policies.fit import request_from
 from tpu_policies.values import UNKNOWN, as_str
-from tpu_stacks.annotations import ATTENTION, BATCH, CONTEXT, MODEL, PARAMS, PREFILL_TOKENS
 from tpu_stacks.catalog.models import SAXML_175B_TEST
+from tpu_stacks.objects.annotations import ATTENTION, BATCH, CONTEXT, MODEL, PARAMS, PREFILL_TOKENS
 
 POLICY = "tpu-model-fits-slice"
 V5E, V6E = "tpu-v5-lite-podslice", "tpu-v6e-slice"

@@ -13,7 +13,8 @@ import pytest
 from tpu_policies import fit
 from tpu_policies.values import UNKNOWN
 from tpu_policies.workloads import PodTemplate
-from tpu_stacks.annotations import (
+from tpu_stacks.errors import UserError
+from tpu_stacks.objects.annotations import (
     ATTENTION,
     BATCH,
     CONTEXT,
@@ -26,7 +27,6 @@ from tpu_stacks.annotations import (
     WEIGHT_DTYPE,
     WORKLOAD,
 )
-from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import ServingRequest, TrainingRequest
 
 GB, GiB, MiB = 10**9, 1024**3, 1024**2

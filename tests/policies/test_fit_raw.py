@@ -5,7 +5,7 @@ import pytest
 
 from tests.policies import objects as o
 from tests.policies.harness import UNKNOWN_STRING, capture, of, raw, run
-from tpu_stacks.annotations import MODEL
+from tpu_stacks.objects.annotations import MODEL
 
 FIT, SIZABLE = "tpu-model-fits-slice", "tpu-model-sizable"
 V5E, V6E = "tpu-v5-lite-podslice", "tpu-v6e-slice"

@@ -14,8 +14,8 @@ from tpu_policies import matching
 from tpu_policies.slices import pool_slice
 from tpu_policies.values import UNKNOWN
 from tpu_policies.workloads import PodTemplate
-from tpu_stacks.annotations import PARALLELISM, TENSOR_PARALLEL
 from tpu_stacks.catalog.tpu import GENERATIONS
+from tpu_stacks.objects.annotations import PARALLELISM, TENSOR_PARALLEL
 
 V5E, V6E, TPU7X = "tpu-v5-lite-podslice", "tpu-v6e-slice", "tpu7x"
 

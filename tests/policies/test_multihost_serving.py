@@ -18,8 +18,8 @@ import yaml
 
 from tests.policies import objects as o
 from tests.policies.harness import UNKNOWN_STRING, capture, of, raw, run
-from tpu_stacks.annotations import for_serving
 from tpu_stacks.catalog.models import lookup_model
+from tpu_stacks.objects.annotations import for_serving
 from tpu_stacks.sizing import ServingRequest
 
 FIT, SIZABLE, MATCH = "tpu-model-fits-slice", "tpu-model-sizable", "tpu-workload-matches-pool"

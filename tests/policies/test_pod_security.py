@@ -5,7 +5,7 @@ import pulumi_gcp as gcp
 
 from tests.policies import objects as o
 from tests.policies.harness import capture, of, run
-from tpu_stacks.annotations import API_TOKEN_REASON
+from tpu_stacks.objects.annotations import API_TOKEN_REASON
 
 HARDENED = "pods-hardened"
 LEAST = "pods-least-privilege"

@@ -2,7 +2,7 @@
 
 from tests.policies import objects as o
 from tests.policies.harness import capture, of, run
-from tpu_stacks.annotations import HOST_NETWORK_REASON, PRIVILEGED_REASON
+from tpu_stacks.objects.annotations import HOST_NETWORK_REASON, PRIVILEGED_REASON
 
 POLICY = "no-privileged-pods"
 

@@ -14,10 +14,10 @@ import yaml
 from tests.policies import objects as o
 from tests.policies.harness import capture, of, run
 from tests.policies.test_fit_raw import JETSTREAM_IMAGE, VLLM_IMAGE, vllm_args
-from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.throughput_measurements import SHAREGPT_INPUT_TOKENS, SHAREGPT_OUTPUT_TOKENS
 from tpu_stacks.catalog.tpu import generation, slice_shape
+from tpu_stacks.objects import annotations as keys
 from tpu_stacks.traffic import TrafficTarget, evaluate_slice
 
 MANDATORY, ADVISORY = "tpu-slo-capacity", "tpu-slo-capacity-modelled"

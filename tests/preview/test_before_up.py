@@ -18,7 +18,7 @@ import yaml
 
 from scripts import before_up_doc
 from tests.shipped import shipped
-from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, job_budget
+from tpu_stacks.objects.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, job_budget
 from tpu_stacks.vllm import download_plan
 from tpu_stacks_preview import cli as plan
 from tpu_stacks_preview.engine import run_program

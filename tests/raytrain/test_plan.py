@@ -4,12 +4,12 @@ import pytest
 
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
+from tpu_stacks.inputs.validation import parse
 from tpu_stacks.names import SERVICE_ACCOUNT_ID
 from tpu_stacks.raytrain.args import RayTrainStackArgs
 from tpu_stacks.raytrain.component import checkpoint_path, job_submit, port_forward
 from tpu_stacks.raytrain.plan import plan_raytrain
 from tpu_stacks.raytrain.spec import RayTrainSpec
-from tpu_stacks.validation import parse
 
 TUTORIAL = {
     "cluster": {"project": "proj", "location": "us-east5-b", "release_channel": "RAPID"},

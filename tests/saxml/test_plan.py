@@ -167,7 +167,7 @@ def test_published_paths_are_required_for_a_catalogue_model_and_checked_when_kno
     ],
 )
 def test_names_are_refused_when_the_section_is_parsed(spec, message):
-    from tpu_stacks.validation import parse
+    from tpu_stacks.inputs.validation import parse
 
     with pytest.raises(UserError, match=message):
         parse(SaxmlSpec, spec, "saxml")

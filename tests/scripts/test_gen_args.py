@@ -12,9 +12,9 @@ from pydantic import Field
 
 from scripts import gen_args
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.field_rules import ComponentInput, K8sName, SpecModel
+from tpu_stacks.inputs.field_rules import ComponentInput, K8sName, SpecModel
+from tpu_stacks.inputs.validation import parse_section
 from tpu_stacks.jetstream.component import JetStreamStack
-from tpu_stacks.validation import parse_section
 from tpu_stacks.vllm.component import VllmStack
 from tpu_stacks.vllm.spec import VllmSpec
 

@@ -12,7 +12,7 @@ from scripts import multihost_doc
 from tpu_stacks.catalog.capacity import slice_prices
 from tpu_stacks.catalog.models import custom_model, lookup_model
 from tpu_stacks.catalog.tpu import generation, slice_shape
-from tpu_stacks.serving_fit import sequence_fit
+from tpu_stacks.serving.serving_fit import sequence_fit
 from tpu_stacks.sizing import ServingRequest, usable_bytes
 
 V6E_4X8 = slice_shape(generation("v6e"), "4x8")

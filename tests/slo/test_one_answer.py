@@ -7,7 +7,7 @@ import json
 from tests.clients import CLIENTS
 from tpu_stacks.cli.main import main
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.validation import parse_section
+from tpu_stacks.inputs.validation import parse_section
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import VllmSpec
 

@@ -11,15 +11,15 @@ from typing import get_args
 import pytest
 
 from tests.clients import CLIENTS
-from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.throughput_measurements import SHAREGPT_INPUT_TOKENS, SHAREGPT_OUTPUT_TOKENS
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
+from tpu_stacks.inputs.validation import parse_section
 from tpu_stacks.jetstream.plan import plan_jetstream
 from tpu_stacks.jetstream.spec import JetStreamSpec
+from tpu_stacks.objects import annotations as keys
 from tpu_stacks.slo.plan import replica_range, slo_replicas
 from tpu_stacks.traffic import TrafficTarget, evaluate_slice
-from tpu_stacks.validation import parse_section
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import AutoscalingSpec, VllmSpec
 

@@ -9,10 +9,10 @@ import pytest
 from tests.clients import CLIENTS
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
-from tpu_stacks.field_rules import LARGEST_REPLICAS
+from tpu_stacks.inputs.field_rules import LARGEST_REPLICAS
+from tpu_stacks.inputs.validation import parse_section
 from tpu_stacks.slo.plan import SloPrediction, _missed_limit, latency_batch, waiting_target
 from tpu_stacks.slo.spec import SloSpec
-from tpu_stacks.validation import parse_section
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import VllmSpec
 

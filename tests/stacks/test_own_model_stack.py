@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.model_catalogue import CONFIG_DIR
+from tpu_stacks.objects import annotations as keys
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.policy import run_policy_pack
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tests.stacks.test_shipped_stacks import STACKS, WORKLOAD_STACKS, planned
-from tpu_stacks.annotations import NO_CPU_LIMIT_REASON
 from tpu_stacks.k8s.smoke import GATEWAY_READER
+from tpu_stacks.objects.annotations import NO_CPU_LIMIT_REASON
 from tpu_stacks_preview.manifests import render_manifests
 
 ALLOWED_VOLUMES = {

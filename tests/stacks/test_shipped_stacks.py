@@ -104,9 +104,9 @@ def test_tpu_workloads_wait_for_their_pools_and_for_as_long_as_their_probes_allo
     """pulumi-kubernetes waits 10 minutes unless told otherwise, and would start a TPU workload before its
     node pool exists: every object whose pods take TPU chips depends on the stack's TPU pools (dependsOn)
     and has create and update budgets (customTimeouts) that cover its probes, a node and the image."""
-    from tpu_stacks.awaits import AWAITED_KINDS, IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, start_seconds
     from tpu_stacks.catalog.tpu import generation_of_machine_type
-    from tpu_stacks.pod_templates import pod_templates
+    from tpu_stacks.objects.awaits import AWAITED_KINDS, IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, start_seconds
+    from tpu_stacks.objects.pod_templates import pod_templates
 
     _, up = planned(stack)
     pools = {  # the TPU capacity: every TPU pool (not the CPU system and jobs pools), and the ComputeClasses

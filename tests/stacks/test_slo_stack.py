@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.throughput_measurements import SHAREGPT_INPUT_TOKENS, SHAREGPT_OUTPUT_TOKENS
+from tpu_stacks.objects import annotations as keys
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.policy import run_policy_pack
 

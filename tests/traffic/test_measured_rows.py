@@ -12,7 +12,8 @@ from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import slice_shape
 from tpu_stacks.traffic import TrafficTarget, evaluate_slice, size_for_traffic
 from tpu_stacks.traffic.model import Workload, choose
-from tpu_stacks.traffic.optimizer import LENGTH_TOLERANCE, PerReplica, _from_profile
+from tpu_stacks.traffic.evidence import LENGTH_TOLERANCE, PerReplica
+from tpu_stacks.traffic.evidence import from_profile as _from_profile
 from tpu_stacks.traffic.profiles import Profile, ProfilePoint
 
 MODEL = lookup_model("meta-llama/Llama-3.1-8B-Instruct")
@@ -78,13 +79,14 @@ def test_a_row_without_a_batch_cap_runs_as_many_as_the_kv_cache_holds_up_to_256(
 
 
 def test_the_json_rounds_rates_to_tenths_ntpot_to_hundredths_and_costs_to_four_places():
-    per = PerReplica(1234.5678, 2345.6789, 12.34567, 456.789, 8)
+    per = PerReplica(1234.5678, 2345.6789, 12.34567, 456.789, 8, 1234.5678)
     assert per.as_dict() == {
         "output_tokens_per_second": 1234.6,
         "input_tokens_per_second": 2345.7,
         "ntpot_ms": 12.35,
         "ttft_ms": 456.8,
         "batch": 8,
+        "ttft_p99_ms": 1234.6,
     }
     assert PerReplica(None, None, None, None, None).as_dict()["output_tokens_per_second"] is None
     candidate = judge()
@@ -101,21 +103,22 @@ def test_total_chips_are_the_replicas_chips_and_one_replicas_when_none_serve():
 
 
 def test_a_priced_slice_that_meets_ranks_before_an_unpriced_one_that_meets():
-    """v4 and tpu7x have no catalogue price: a price no source gives is never taken as free."""
+    """tpu7x has no catalogue price: a price no source gives is never taken as free (v4, uncalibrated for vLLM,
+    is flagged and meets nothing)."""
     answer = size_for_traffic(lookup_model("meta-llama/Llama-3.1-8B"), TrafficTarget(output_tokens_per_second=100))
     meeting = [c for c in answer.candidates if c.meets]
-    assert {c.generation for c in meeting} >= {"v4", "v6e"}
+    assert {c.generation for c in meeting} >= {"tpu7x", "v6e"} and "v4" not in {c.generation for c in meeting}
     priced = [c.price_per_hour is not None for c in meeting]
     assert priced == sorted(priced, reverse=True)  # every priced one first
     assert answer.choice.price_per_hour is not None
 
 
 def test_a_missed_row_gives_way_to_the_batch_just_below_it_or_batch_one():
-    """The scaled model at the row's batch runs at the row's rate (40 / 945.8 tokens/s: ~42 ms a token), far
-    inside 300 ms: so the largest batch left, 39, or for a row at batch 2, batch 1, is the one chosen (40 is
-    below the 47 sequences the KV cache holds, so the cache does not bind)."""
-    slow = ROW.model_copy(update={"batch": 40, "ntpot_ms": 400.0})
-    assert judge(slow, ntpot_ms=300).per_replica.batch == 39
+    """The scaled model at the row's batch runs at the row's rate (20 / 945.8 tokens/s: ~21 ms a token), far
+    inside 300 ms: so the largest batch left, 19, or for a row at batch 2, batch 1, is the one chosen (20 is
+    below the 33 sequences the default 512-token step budget admits, so neither it nor the KV cache binds)."""
+    slow = ROW.model_copy(update={"batch": 20, "ntpot_ms": 400.0})
+    assert judge(slow, ntpot_ms=300).per_replica.batch == 19
     two = judge(ROW.model_copy(update={"batch": 2, "ntpot_ms": 400.0}), ntpot_ms=300)
     assert (two.meets, two.basis, two.per_replica.batch) == (True, "model", 1)
 

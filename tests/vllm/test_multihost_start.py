@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from tests.vllm.test_multihost import ONE_SLICE, ray_service, serve, stack, workers
-from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
 from tpu_stacks.catalog.upstream import fact, number
+from tpu_stacks.objects.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
 from tpu_stacks.vllm.multihost_plan import HOST_START_MINUTES
 
 

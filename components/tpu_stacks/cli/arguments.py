@@ -6,7 +6,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from tpu_stacks.field_rules import LARGEST_NUMBER
+from tpu_stacks.inputs.field_rules import LARGEST_NUMBER
 
 
 def positive(kind: type[int] | type[float] = int) -> Callable[[str], int | float]:

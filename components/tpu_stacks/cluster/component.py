@@ -30,7 +30,7 @@ from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.cluster.versions import OfferedVersions, create_version
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.apis import CLUSTER_APIS, GATEWAY_APIS, MONITORING_APIS, enable_apis_by_name
-from tpu_stacks.validation import parse
+from tpu_stacks.inputs.validation import parse
 
 TYPE = "tpu-stacks:index:TpuCluster"
 UNCATALOGUED_LABEL = "tpu-stacks-uncatalogued"

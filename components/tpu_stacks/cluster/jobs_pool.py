@@ -22,7 +22,7 @@ from tpu_stacks.catalog.tpu import generation_of_machine_type
 from tpu_stacks.cluster.decided import JobsPoolPlan
 from tpu_stacks.cluster.spec import ClusterSpec, JobsPoolSpec
 from tpu_stacks.errors import MISSING, UserError
-from tpu_stacks.k8s_quantity import quantity_value
+from tpu_stacks.inputs.k8s_quantity import quantity_value
 from tpu_stacks.names import JOBS_POOL_NAME
 
 KEY = "cluster.jobsPool"

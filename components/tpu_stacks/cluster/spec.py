@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from tpu_stacks.catalog.tpu import QUEUED_TPU_GENERATIONS, generation_names, names_text
-from tpu_stacks.field_rules import ComponentInput, K8sName, SpecModel
+from tpu_stacks.inputs.field_rules import ComponentInput, K8sName, SpecModel
 
 
 class _Spec(SpecModel):

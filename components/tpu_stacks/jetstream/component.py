@@ -19,8 +19,7 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks import annotations, first_up
-from tpu_stacks.awaits import pod_budget
+from tpu_stacks import first_up
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
@@ -38,7 +37,9 @@ from tpu_stacks.jetstream.pod import exports_metrics, pod_template
 from tpu_stacks.jetstream.spec import GRPC_PORT, HTTP_PORT, METRICS_PORT, JetStreamSpec
 from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.lifecycle.component import Declared, FoundationSettings, Scrape, WorkloadComponent
-from tpu_stacks.smoke_plan import SmokeTest, read_metrics, server_fingerprint
+from tpu_stacks.objects import annotations
+from tpu_stacks.objects.awaits import pod_budget
+from tpu_stacks.serving.smoke_plan import SmokeTest, read_metrics, server_fingerprint
 from tpu_stacks.workload import Foundation
 
 TYPE = "tpu-stacks:index:JetStreamStack"

@@ -24,7 +24,6 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.awaits import job_budget
 from tpu_stacks.catalog.disks import PREINSTALLED_STORAGE_CLASSES, scratch_disk_type
 from tpu_stacks.catalog.image_users import JETSTREAM_CONVERTER
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL, TPU_TAINT_KEY
@@ -32,6 +31,7 @@ from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.plan import JetStreamPlan
 from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.security import HOME, harden
+from tpu_stacks.objects.awaits import job_budget
 
 CONTAINER = "inference-checkpoint"  # the tutorial's container name
 HF_MOUNT = "/huggingface"  # the converter script reads /huggingface/HUGGINGFACE_TOKEN ([CONVERTER])

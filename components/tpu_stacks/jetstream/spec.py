@@ -17,8 +17,15 @@ from pydantic import ConfigDict, Field
 from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.tpu import names_text
 from tpu_stacks.cluster.spec import workload_cluster
-from tpu_stacks.field_rules import LARGEST_REPLICAS, ComponentInput, K8sName, Quantity, ServiceAccountId, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+from tpu_stacks.inputs.field_rules import (
+    LARGEST_REPLICAS,
+    ComponentInput,
+    K8sName,
+    Quantity,
+    ServiceAccountId,
+    SpecModel,
+)
 from tpu_stacks.slo.spec import SloSpec
 
 # Pinned upstream images ([K-JETSTREAM-CONV], [K-JETSTREAM]). Tags only: upstream publishes no digests.

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from tpu_stacks.catalog.upstream import number
 from tpu_stacks.k8s.connectivity import ANY, External, Flow, Group, Hosts, Pods, egress, ingress, unique
-from tpu_stacks.smoke_plan import SMOKE_TEST_LABELS
+from tpu_stacks.serving.smoke_plan import SMOKE_TEST_LABELS
 
 DNS_PORT = 53
 DNS_PEERS = Hosts("kube-dns pods, NodeLocal DNSCache (169.254.20.10, host network) or Cloud DNS (169.254.169.254)")

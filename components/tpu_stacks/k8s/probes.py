@@ -1,11 +1,11 @@
 """Probes for model servers whose first start takes many minutes. How long `pulumi up` waits for
-them is derived from these same probes in `tpu_stacks.awaits`."""
+them is derived from these same probes in `tpu_stacks.objects.awaits`."""
 
 from __future__ import annotations
 
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.awaits import STARTUP_PERIOD_SECONDS
+from tpu_stacks.objects.awaits import STARTUP_PERIOD_SECONDS
 
 
 def _http(path: str, port: int, period: int, failures: int) -> k8s.core.v1.ProbeArgs:

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.annotations import API_TOKEN_REASON
 from tpu_stacks.catalog.image_users import ImageUser
+from tpu_stacks.objects.annotations import API_TOKEN_REASON
 
 __all__ = ["API_TOKEN_REASON", "ImageUser", "harden"]
 SECCOMP = "RuntimeDefault"

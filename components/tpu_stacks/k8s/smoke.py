@@ -35,11 +35,18 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.annotations import API_TOKEN_REASON
-from tpu_stacks.awaits import job_budget
 from tpu_stacks.catalog.image_users import PYTHON
 from tpu_stacks.k8s.security import harden
-from tpu_stacks.smoke_plan import BACKOFF_LIMIT, IGNORED_POD_CONDITIONS, POD_LABELS, SCRIPT, SmokeTest, script_source
+from tpu_stacks.objects.annotations import API_TOKEN_REASON
+from tpu_stacks.objects.awaits import job_budget
+from tpu_stacks.serving.smoke_plan import (
+    BACKOFF_LIMIT,
+    IGNORED_POD_CONDITIONS,
+    POD_LABELS,
+    SCRIPT,
+    SmokeTest,
+    script_source,
+)
 
 CONFIG_MAP = "smoke-test-script"
 MOUNT = "/opt/smoke-test"

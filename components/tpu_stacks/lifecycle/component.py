@@ -49,14 +49,14 @@ from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.gcp.monitoring.component import declare_monitoring, declare_pod_monitoring
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan, plan_monitoring
 from tpu_stacks.gcp.monitoring.targets import Target
+from tpu_stacks.inputs.validation import cluster_of, component_inputs, parse, parse_section
 from tpu_stacks.k8s.connectivity import Flow, Group
 from tpu_stacks.k8s.namespace import PodSecurityLevel
 from tpu_stacks.k8s.network_policy import declare_network_policies
 from tpu_stacks.k8s.platform_flows import smoke_test_group
 from tpu_stacks.k8s.smoke import smoke_test_job
 from tpu_stacks.registry import Workload
-from tpu_stacks.smoke_plan import SmokeTest
-from tpu_stacks.validation import cluster_of, component_inputs, parse, parse_section
+from tpu_stacks.serving.smoke_plan import SmokeTest
 from tpu_stacks.workload import BucketGrants, Foundation, declare_foundation
 
 

@@ -16,13 +16,14 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks import annotations, first_up
-from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, AwaitBudget, pod_budget
+from tpu_stacks import first_up
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.targets import Target
 from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.lifecycle.component import Declared, FoundationSettings, Scrape, WorkloadComponent
+from tpu_stacks.objects import annotations
+from tpu_stacks.objects.awaits import WAIT_FOR_ANNOTATION, AwaitBudget, pod_budget
 from tpu_stacks.ray.ports import TRAIN_HEAD_PORTS
 from tpu_stacks.raytrain.args import RayTrainStackArgs
 from tpu_stacks.raytrain.descriptor import WORKLOAD

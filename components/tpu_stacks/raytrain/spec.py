@@ -15,8 +15,8 @@ from pydantic import ConfigDict, Field
 from tpu_stacks.catalog.engines.ray import RAY
 from tpu_stacks.catalog.tpu import generation_names, names_text
 from tpu_stacks.cluster.spec import workload_cluster
-from tpu_stacks.field_rules import ComponentInput, EngineArgs, ImageName, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+from tpu_stacks.inputs.field_rules import ComponentInput, EngineArgs, ImageName, K8sName, Quantity, SpecModel
 
 # The tutorial's Ray: rayproject/ray:2.49.1-py312 and `pip install "ray[default]==2.49.1"` ([D-GKE-RAY]).
 RAY_VERSION = RAY.version  # one place: the engine catalogue (catalog/engines/)

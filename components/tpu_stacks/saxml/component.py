@@ -46,7 +46,7 @@ from tpu_stacks.saxml.servers import (
     pod_labels,
 )
 from tpu_stacks.saxml.spec import HTTP_PORT, SAMPLE_QUERY
-from tpu_stacks.smoke_plan import REQUEST_WINDOW_MINUTES, SmokeTest, server_fingerprint
+from tpu_stacks.serving.smoke_plan import REQUEST_WINDOW_MINUTES, SmokeTest, server_fingerprint
 from tpu_stacks.workload import READ_ROLE, Foundation
 
 TYPE = "tpu-stacks:index:SaxmlStack"

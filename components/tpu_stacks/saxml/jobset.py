@@ -23,14 +23,14 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks import annotations
-from tpu_stacks.awaits import WAIT_FOR_ANNOTATION, pod_budget
 from tpu_stacks.catalog.tpu import NODEPOOL_LABEL
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.first_up import Wait, pod_wait
 from tpu_stacks.k8s.jobset import API_VERSION, EXCLUSIVE_TOPOLOGY
 from tpu_stacks.k8s.security import harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
+from tpu_stacks.objects import annotations
+from tpu_stacks.objects.awaits import WAIT_FOR_ANNOTATION, pod_budget
 from tpu_stacks.saxml.plan import SaxmlPlan
 from tpu_stacks.saxml.servers import MANAGED, USER
 from tpu_stacks.saxml.spec import MODEL_PORT, MULTI_HOST_PORT

@@ -21,10 +21,10 @@ from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, gene
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
-from tpu_stacks.exposure import check_source_ranges, require_clients
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import check_gcs_path, check_node_service_account
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
+from tpu_stacks.serving.exposure import check_source_ranges, require_clients
 from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge, slice_refusal
 
 MIN_JOBSET = (0, 12, 0)  # the failure policy's RestartJob actions are in this release's CRD

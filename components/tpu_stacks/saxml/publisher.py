@@ -16,11 +16,11 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.annotations import PREFIX
-from tpu_stacks.awaits import job_budget
 from tpu_stacks.catalog.image_users import PYTHON
 from tpu_stacks.gcp.universe import Universe
 from tpu_stacks.k8s.security import harden
+from tpu_stacks.objects.annotations import PREFIX
+from tpu_stacks.objects.awaits import job_budget
 from tpu_stacks.saxml import reconcile
 from tpu_stacks.saxml.outputs import SaxmlCurl
 from tpu_stacks.saxml.plan import PublishedModel, SaxmlPlan

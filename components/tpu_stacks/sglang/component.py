@@ -18,9 +18,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import first_up
-from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
 from tpu_stacks.gcp.monitoring.targets import Target
@@ -28,6 +26,9 @@ from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.lifecycle.component import Declared, FoundationSettings, WorkloadComponent
+from tpu_stacks.objects.awaits import pod_budget
+from tpu_stacks.serving.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
+from tpu_stacks.serving.smoke_plan import SmokeTest, flag_value, server_fingerprint
 from tpu_stacks.sglang.args import SglangStackArgs
 from tpu_stacks.sglang.descriptor import WORKLOAD
 from tpu_stacks.sglang.monitoring import sglang_target
@@ -36,7 +37,6 @@ from tpu_stacks.sglang.outputs import SglangSlice
 from tpu_stacks.sglang.plan import SglangPlan, plan_sglang
 from tpu_stacks.sglang.pod import CONTAINER, HF_SECRET_KEY, pod_template, workload_annotations
 from tpu_stacks.sglang.spec import PORT, SglangSpec
-from tpu_stacks.smoke_plan import SmokeTest, flag_value, server_fingerprint
 from tpu_stacks.workload import Foundation
 
 TYPE = "tpu-stacks:index:SglangStack"

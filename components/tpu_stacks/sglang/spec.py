@@ -15,8 +15,8 @@ from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.tpu import names_text
 from tpu_stacks.catalog.upstream import fact, number, text
 from tpu_stacks.cluster.spec import workload_cluster
-from tpu_stacks.field_rules import LARGEST_REPLICAS, ComponentInput, EngineArgs, K8sName, Quantity, SpecModel
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+from tpu_stacks.inputs.field_rules import LARGEST_REPLICAS, ComponentInput, EngineArgs, K8sName, Quantity, SpecModel
 
 PORT = number("sglang.flag.port")
 """The server's default `--port` (the stack passes it explicitly): the OpenAI API and /health."""

@@ -28,11 +28,11 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from tpu_stacks import annotations as keys
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.tpu import SliceShape, slice_shape
 from tpu_stacks.errors import UserError
-from tpu_stacks.field_rules import LARGEST_REPLICAS
+from tpu_stacks.inputs.field_rules import LARGEST_REPLICAS
+from tpu_stacks.objects import annotations as keys
 from tpu_stacks.sizing import ServingRequest
 from tpu_stacks.slo.spec import SloSpec
 from tpu_stacks.traffic import Profile, TrafficCandidate, TrafficTarget, evaluate_slice, read_profiles, size_for_traffic
@@ -63,7 +63,7 @@ class SloPrediction(BaseModel):
     replica_ttft_p99_ms: float | None = None
 
     def annotations(self) -> dict[str, str]:
-        """The workload's annotations (the contract in tpu_stacks.annotations)."""
+        """The workload's annotations (the contract in tpu_stacks.objects.annotations)."""
         return keys.for_slo(
             target={
                 keys.SLO_OUTPUT_TOKENS_PER_SECOND: self.output_tokens_per_second,

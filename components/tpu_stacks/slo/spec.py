@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from tpu_stacks.field_rules import SpecModel
+from tpu_stacks.inputs.field_rules import SpecModel
 
 
 class SloSpec(SpecModel):

@@ -10,7 +10,7 @@ Pure: no provider SDK.
 from __future__ import annotations
 
 from tpu_stacks import first_up
-from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, AwaitBudget
+from tpu_stacks.objects.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, AwaitBudget
 from tpu_stacks.vllm import download_plan
 from tpu_stacks.vllm.plan import VllmPlan
 

@@ -18,16 +18,16 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tpu_stacks import first_up
-from tpu_stacks.awaits import pod_budget
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
 from tpu_stacks.gcp.monitoring.targets import Target
 from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.k8s.metrics_adapter import CustomMetricsAdapter
 from tpu_stacks.lifecycle.component import Declared, FoundationSettings, Scrape, WorkloadComponent
-from tpu_stacks.smoke_plan import SmokeTest
+from tpu_stacks.objects.awaits import pod_budget
+from tpu_stacks.serving.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
+from tpu_stacks.serving.smoke_plan import SmokeTest
 from tpu_stacks.vllm.args import VllmStackArgs
 from tpu_stacks.vllm.before_up import first_up_record, multihost_waits
 from tpu_stacks.vllm.descriptor import WORKLOAD

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
+from tpu_stacks.objects.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
 
 JOB_NAME = "vllm-weights-download"
 WEIGHTS_DIR = "weights"

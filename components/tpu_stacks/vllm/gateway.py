@@ -22,7 +22,6 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.annotations import API_TOKEN_REASON, NO_CPU_LIMIT_REASON
 from tpu_stacks.catalog.inference_gateway import (
     BACKEND_TIMEOUT_SECONDS,
     EXT_PROC_PORT,
@@ -38,6 +37,7 @@ from tpu_stacks.catalog.pickers import LEGACY_PICKER, PICKER_ADVISORY
 from tpu_stacks.catalog.upstream import fact, number
 from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 from tpu_stacks.k8s.security import harden
+from tpu_stacks.objects.annotations import API_TOKEN_REASON, NO_CPU_LIMIT_REASON
 from tpu_stacks.vllm.gateway_crd import objective_crd
 from tpu_stacks.vllm.gateway_plan import (
     CONFIG_DIR,

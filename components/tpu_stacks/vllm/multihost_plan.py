@@ -40,7 +40,6 @@ from typing import Any
 
 import yaml
 
-from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
 from tpu_stacks.catalog.engines import engine_of_image, image_repository
 from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.catalog.engines.vllm import VLLM
@@ -49,8 +48,9 @@ from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, OPENAI_APP_IMPORT_PATH,
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.catalog.upstream import fact, number, text
 from tpu_stacks.errors import UserError
-from tpu_stacks.exposure import require_clients
 from tpu_stacks.names import K8S_NAME
+from tpu_stacks.objects.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
+from tpu_stacks.serving.exposure import require_clients
 from tpu_stacks.sizing import Parallelism, serving_parallelism
 from tpu_stacks.vllm.download_plan import WRITER_SUFFIX, writer_ksa
 from tpu_stacks.vllm.spec import VllmSpec

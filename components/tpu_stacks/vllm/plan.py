@@ -21,10 +21,10 @@ from tpu_stacks.cluster.plan import (
 )
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
-from tpu_stacks.exposure import check_source_ranges, require_clients
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID
-from tpu_stacks.parallel_flags import check_parallelism, tensor_parallel_flags
+from tpu_stacks.serving.exposure import check_source_ranges, require_clients
+from tpu_stacks.serving.parallel_flags import check_parallelism, tensor_parallel_flags
 from tpu_stacks.sizing import (
     Parallelism,
     ServingRequest,

@@ -43,7 +43,6 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, WAIT_FOR_ANNOTATION, AwaitBudget
 from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.plan import PoolPlan
@@ -53,6 +52,7 @@ from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.platform_flows import TPU_RUNTIME_PORT
 from tpu_stacks.k8s.security import container_security_context, harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
+from tpu_stacks.objects.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES, WAIT_FOR_ANNOTATION, AwaitBudget
 from tpu_stacks.ray.pods import RAY_TMP_GIB, ROLE_LABEL
 from tpu_stacks.ray.ports import SERVE_HEAD_PORTS
 from tpu_stacks.vllm.download_plan import model_path

@@ -9,7 +9,7 @@ from tpu_stacks.catalog.inference_gateway import METRICS_PORT as PICKER_METRICS_
 from tpu_stacks.catalog.inference_gateway import SCHEDULED_STATUS
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
 from tpu_stacks.images import PYTHON_IMAGE
-from tpu_stacks.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
+from tpu_stacks.serving.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
 from tpu_stacks.vllm.descriptor import WORKLOAD
 from tpu_stacks.vllm.gateway_plan import GATEWAY_NAME, LISTENER_PORT, PICKER_NAME
 from tpu_stacks.vllm.multihost_plan import SERVE_PORT

@@ -15,7 +15,8 @@ from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.tpu import generation_names, names_text
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.spec import workload_cluster
-from tpu_stacks.field_rules import (
+from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+from tpu_stacks.inputs.field_rules import (
     LARGEST_REPLICAS,
     ComponentInput,
     EngineArgs,
@@ -25,7 +26,6 @@ from tpu_stacks.field_rules import (
     Quantity,
     SpecModel,
 )
-from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 from tpu_stacks.slo.spec import SloSpec
 
 # The released vLLM TPU image on tpu-inference the engine catalogue pins (catalog/engines/vllm.py `VLLM`: why this tag).

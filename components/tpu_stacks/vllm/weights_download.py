@@ -13,10 +13,10 @@ from collections.abc import Callable
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.awaits import job_budget
 from tpu_stacks.gcp.identity import BucketGrantArgs
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations
 from tpu_stacks.k8s.security import harden
+from tpu_stacks.objects.awaits import job_budget
 from tpu_stacks.vllm import download_plan
 from tpu_stacks.vllm.plan import VllmPlan
 from tpu_stacks.vllm.pod import OWNER_OPTIONS, USER, _mounts, _volumes

@@ -9,9 +9,9 @@ import pytest
 from kubernetes.client import ApiClient, V1Pod
 
 from tests.live.probe.stacks import objects
-from tpu_stacks.annotations import API_TOKEN_REASON
 from tpu_stacks.catalog.image_users import PYTHON
 from tpu_stacks.k8s.security import container_security_context, pod_security_context
+from tpu_stacks.objects.annotations import API_TOKEN_REASON
 from tpu_stacks_live.probe import plan, pod
 
 RUN = "0a1b2c"

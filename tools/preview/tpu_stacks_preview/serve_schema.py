@@ -2,7 +2,7 @@
 
 The KubeRay CRD declares `serveConfigV2` as a plain string, so the CRD check passes any text; Ray's
 dashboard agent parses it only after the cluster is up (minutes of TPU node provisioning later). Here
-it is parsed (tpu_stacks.serve_config) and checked against JSON schemas generated from the release
+it is parsed (tpu_stacks.serving.serve_config) and checked against JSON schemas generated from the release
 `tpu_stacks.catalog.ray_serve.RAY_SERVE_VERSION` pins (ray_serve/, written by
 scripts/ray_serve_schema.py; ray_serve/PROVENANCE.tsv says from what):
 
@@ -32,7 +32,7 @@ from typing import Any
 import jsonschema
 
 from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, RAY_SERVE_VERSION
-from tpu_stacks.serve_config import SERVE_CONFIG_FIELD, ServeConfigError, is_openai_app, parse
+from tpu_stacks.serving.serve_config import SERVE_CONFIG_FIELD, ServeConfigError, is_openai_app, parse
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "ray_serve"
 

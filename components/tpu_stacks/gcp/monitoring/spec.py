@@ -7,7 +7,7 @@ import re
 
 from pydantic import Field
 
-from tpu_stacks.field_rules import SpecModel
+from tpu_stacks.inputs.field_rules import SpecModel
 
 CHANNEL = re.compile(r"^projects/[^/]+/notificationChannels/[0-9]+$")
 """A notification channel's resource name (projects.notificationChannels, Monitoring API v3)."""

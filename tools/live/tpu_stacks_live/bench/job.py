@@ -31,7 +31,7 @@ from tpu_stacks.k8s.connectivity import Group, Pods, egress, unique
 from tpu_stacks.k8s.network_policy import ANNOTATION, MANAGED, policy_spec
 from tpu_stacks.k8s.platform_flows import dns, google_apis
 from tpu_stacks.k8s.security import harden
-from tpu_stacks.smoke_plan import SMOKE_TEST_LABELS
+from tpu_stacks.serving.smoke_plan import SMOKE_TEST_LABELS
 from tpu_stacks_live.bench.config import COMMAND, IMAGE, STAGE_INTERVAL_S, Workload, inference_perf_config
 from tpu_stacks_live.bench.target import BenchTarget
 from tpu_stacks_live.probe.pod import plain

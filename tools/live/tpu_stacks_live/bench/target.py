@@ -23,7 +23,7 @@ from typing import Any
 
 from tpu_stacks.errors import UserError
 from tpu_stacks.k8s.connectivity import ANNOTATION
-from tpu_stacks.smoke_plan import SMOKE_TEST_LABELS, flag_value
+from tpu_stacks.serving.smoke_plan import SMOKE_TEST_LABELS, flag_value
 from tpu_stacks_live.probe.contract import _pod_templates, selects
 from tpu_stacks_live.verify.plan import NODE_POOL, StackPlan, name_of, namespace_of
 

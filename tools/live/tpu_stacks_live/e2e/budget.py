@@ -25,7 +25,7 @@ from typing import Any
 
 from tpu_stacks.catalog.tpu import generation_of_machine_type, parse_topology
 from tpu_stacks.errors import UserError
-from tpu_stacks.smoke_plan import SMOKE_TEST_LABELS
+from tpu_stacks.serving.smoke_plan import SMOKE_TEST_LABELS
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 COMPUTE_CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"

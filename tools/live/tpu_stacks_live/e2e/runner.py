@@ -7,7 +7,7 @@ stack object; `automation.py` is the only code that reaches the CLI.
 - plan: the stack's offline plan (no cloud), for the TPU bound and the smoke-test Job (budget.py).
 - select: select the Automation API stack, creating it when the backend has none.
 - up: `pulumi up`. A serving stack's smoke-test Job is one of its resources, and pulumi-kubernetes awaits a Job
-  until it completes (components/tpu_stacks/awaits.py, AWAITED_KINDS), so a passing up is a passing smoke test.
+  until it completes (components/tpu_stacks/objects/awaits.py, AWAITED_KINDS), so a passing up is a passing smoke test.
 - verify: `tpu-stacks verify --stack S` (exit 0 passes, 1 fails).
 - preview: a second preview that must propose no change (`--expect-no-changes`).
 - destroy: attempted once up has started, whatever failed after it (a failed run must not leave TPU slices

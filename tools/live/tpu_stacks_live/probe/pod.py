@@ -36,10 +36,10 @@ from typing import Any
 import pulumi._types as pulumi_types  # input_type_to_dict: an Args object's fields by their API (camelCase) names
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.annotations import API_TOKEN_REASON
 from tpu_stacks.catalog.image_users import PYTHON
 from tpu_stacks.k8s.security import harden
 from tpu_stacks.k8s.smoke import RESOURCES
+from tpu_stacks.objects.annotations import API_TOKEN_REASON
 from tpu_stacks_live.probe.plan import Probe
 
 MARKER = "tpu-stacks.dev/probe"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tpu_stacks.catalog.cpu_machines import SYSTEM_PODS_CPU_MILLIS, SYSTEM_PODS_MEMORY, allocatable, machine_shape
-from tpu_stacks.k8s_quantity import quantity_value
+from tpu_stacks.inputs.k8s_quantity import quantity_value
 from tpu_stacks_live.verdict import Verdict
 from tpu_stacks_live.verify.checks.kube import list_objects
 from tpu_stacks_live.verify.plan import NODE_POOL, Resource, StackPlan, name_of

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpu_stacks.smoke_plan import SMOKE_TEST_LABELS
+from tpu_stacks.serving.smoke_plan import SMOKE_TEST_LABELS
 from tpu_stacks_live.verdict import Verdict
 from tpu_stacks_live.verify.checks.kube import is_true, pods, read_object, ref
 from tpu_stacks_live.verify.plan import StackPlan, name_of, namespace_of

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from tpu_stacks.errors import MISSING, UserError
-from tpu_stacks.field_rules import FieldProblem
+from tpu_stacks.inputs.field_rules import FieldProblem
 
 Model = TypeVar("Model", bound=BaseModel)
 REQUIRED_BONUS = 0.1

@@ -187,7 +187,7 @@ def _service_account_id(value: str) -> str:
 
 
 def _quantity(value: str) -> str:
-    from tpu_stacks.k8s_quantity import check_quantity
+    from tpu_stacks.inputs.k8s_quantity import check_quantity
 
     return check_quantity(value)
 
