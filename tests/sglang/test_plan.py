@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tpu_stacks.catalog.engines.sglang import SGLANG
+from tpu_stacks.catalog import engine_models
+from tpu_stacks.catalog.engines.sglang import SGLANG, SGLANG_ARCHITECTURES
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.sglang.args import SglangStackArgs
@@ -68,6 +69,22 @@ def test_a_matching_tensor_parallel_flag_replaces_the_stacks():
     assert "--tp-size=4" not in args and args[-1] == "--tensor-parallel-size=4"
 
 
+@pytest.fixture
+def any_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sizing and token rules, apart from the model-class rule: the Llama class counted as served for one test."""
+    monkeypatch.setattr(engine_models, "SGLANG_ARCHITECTURES", (*SGLANG_ARCHITECTURES, "LlamaForCausalLM"))
+
+
+def test_a_model_class_the_pinned_registry_lacks_is_refused_in_one_line_before_sizing():
+    line = refusal(model="meta-llama/Llama-3.1-405B-Instruct")
+    assert line.startswith("sglang.model: 'meta-llama/Llama-3.1-405B-Instruct' is a LlamaForCausalLM")
+    assert "sglang-jax 0.0.1.post1 serves only QWenLMHeadModel, Qwen3ForCausalLM, Qwen3MoeForCausalLM" in line
+    assert "\n" not in line and "serve it with vllm" in line
+    assert SGLANG_ARCHITECTURES == ("QWenLMHeadModel", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
+    assert plan().model.architecture.architecture == "Qwen3MoeForCausalLM"  # the shipped model's class passes
+
+
+@pytest.mark.usefixtures("any_class")
 def test_a_model_that_needs_more_than_one_host_is_refused_naming_the_model():
     line = refusal(model="meta-llama/Llama-3.1-405B-Instruct")
     assert line.startswith("sglang.model: 'meta-llama/Llama-3.1-405B-Instruct' is sized to v6e")
@@ -100,6 +117,7 @@ def test_an_internal_load_balancer_without_clients_is_refused():
     assert plan(exposure="cluster", source_ranges=[]).spec.exposure == "cluster"
 
 
+@pytest.mark.usefixtures("any_class")
 def test_a_gated_model_needs_the_token_after_every_other_check():
     with pytest.raises(UserError, match=r"hf_token"):
         plan(model="meta-llama/Llama-3.1-8B")

@@ -11,9 +11,9 @@ from tests.traffic.test_optimizer import VLLM_ROW, pinned
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import slice_shape
 from tpu_stacks.traffic import TrafficTarget, evaluate_slice, size_for_traffic
-from tpu_stacks.traffic.model import Workload, choose
 from tpu_stacks.traffic.evidence import LENGTH_TOLERANCE, PerReplica
 from tpu_stacks.traffic.evidence import from_profile as _from_profile
+from tpu_stacks.traffic.model import Workload, choose
 from tpu_stacks.traffic.profiles import Profile, ProfilePoint
 
 MODEL = lookup_model("meta-llama/Llama-3.1-8B-Instruct")

@@ -12,6 +12,7 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
+from tpu_stacks.catalog.engines.sglang import SGLANG, SGLANG_ARCHITECTURES
 from tpu_stacks.catalog.model_shape import ModelArchitecture
 from tpu_stacks.errors import UserError
 
@@ -47,7 +48,22 @@ def check_vllm_architecture(model: ModelArchitecture, key: str, value: str) -> N
     )
 
 
-ARCHITECTURE_CHECKS = {"vllm": check_vllm_architecture}
+def check_sglang_architecture(model: ModelArchitecture, key: str, value: str) -> None:
+    """Refuse a config.json whose class the pinned SGLang-JAX's model registry lacks (it has three)."""
+    architecture = model.architecture
+    if architecture is None or architecture in SGLANG_ARCHITECTURES:
+        return
+    close = difflib.get_close_matches(architecture, SGLANG_ARCHITECTURES, n=1)
+    raise UserError(
+        key,
+        value,
+        f"is a {architecture} (config.json architectures[0]): sglang-jax {SGLANG.version} serves only "
+        + ", ".join(SGLANG_ARCHITECTURES),
+        (f"did you mean a {close[0]} model? " if close else "") + "serve it with vllm, or pick a Qwen/Qwen3 model",
+    )
+
+
+ARCHITECTURE_CHECKS = {"vllm": check_vllm_architecture, "sglang": check_sglang_architecture}
 """Per engine, the refusal of a model class its pinned release cannot serve (an engine without one judges none)."""
 
 

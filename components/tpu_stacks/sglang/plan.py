@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from tpu_stacks.catalog.engine_models import check_architecture
 from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
@@ -134,6 +135,7 @@ def _check_generation(spec: SglangSpec) -> None:
 def plan_sglang(spec: SglangSpec, cluster: ClusterSpec, hf_token_given: bool) -> SglangPlan:
     """Size the slice and check every setting; raises UserError before any resource exists."""
     model = lookup_model(spec.model, key="sglang.model")
+    check_architecture("sglang", model.architecture, "sglang.model", spec.model)
     _check_generation(spec)
     if spec.image is not None:
         check_pinned(spec.image, "sglang.image", f"lmsysorg/sglang-jax:v{SGLANG.version}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tpu_stacks.catalog.engines.record import CommandMarker, EngineVersion, Flag, Served
 from tpu_stacks.catalog.image_users import NONROOT_UID, ImageUser
-from tpu_stacks.catalog.upstream import number
+from tpu_stacks.catalog.upstream import number, text
 
 SGLANG_JAX_VERSION = "0.0.1.post1"
 """SGLang-JAX (github.com/sgl-project/sglang-jax): its newest release on PyPI (sglang-jax 0.0.1 and 0.0.1.post1 are
@@ -65,3 +65,6 @@ SGLANG = EngineVersion(
     "defaults), sgl_jax/srt/entrypoints/http_server.py (routes: /health, /health_generate, /v1/completions; no "
     "/metrics), sgl_jax/srt/model_loader/loader.py (huggingface_hub snapshot_download into --download-dir)",
 )
+
+SGLANG_ARCHITECTURES = (text("sglang.model.qwen"), text("sglang.model.qwen3"), text("sglang.model.qwen3-moe"))
+"""The model classes the pinned release has (config.json `architectures[0]`): its registry's three modules."""
