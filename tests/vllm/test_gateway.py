@@ -283,7 +283,7 @@ def test_the_picker_is_pinned_hardened_and_may_read_what_it_watches(stack):
         ("inference.networking.k8s.io", "inferencepools"),
         ("llm-d.ai", "inferenceobjectives"),
     } <= rules
-    assert ("inference.networking.x-k8s.io", "inferenceobjectives") not in rules  # the router ignores that group
+    assert ("inference.networking.x-k8s.io", "inferenceobjectives") in rules  # read when llm-d.ai is absent
     binding = _one(stack, "RoleBinding", PICKER_NAME)
     assert binding["subjects"][0]["name"] == pod["serviceAccountName"] == PICKER_NAME
 

@@ -50,6 +50,14 @@ def test_each_release_has_its_own_objective_crd_in_the_group_it_reads():
     assert LEGACY_PICKER_RELEASE.objective_header == "x-gateway-inference-objective"
 
 
+def test_the_router_may_read_objectives_in_whichever_group_discovery_finds():
+    """The router watches the legacy group when llm-d.ai's CRD is absent (controller_config.go @ v0.10.0), so it
+    is granted both, as its chart does; a Role without the legacy group would leave its informer unsynced."""
+    legacy = next(p for p in PICKERS.values() if p is LEGACY_PICKER_RELEASE).objective_api_version.split("/")[0]
+    objectives = ("inferenceobjectives", "inferencemodelrewrites")
+    assert {(legacy, objectives), ("llm-d.ai", objectives)} <= set(ROUTER_PICKER.rules)
+
+
 def test_every_metric_the_dashboard_and_smoke_test_read_is_exported_by_that_release():
     for picker in PICKERS.values():
         names = [v for v in picker.metrics.model_dump().values() if v and v != picker.metrics.endpoint_label]

@@ -96,11 +96,14 @@ ROUTER_PICKER = Picker(
     objective_crd="llm-d.ai_inferenceobjectives.yaml",
     objective_header=text("router.header.objective"),
     # config/charts/llm-d-router-gateway/templates/rbac.yaml and routerlib/templates/_rbac.yaml @ v0.10.0 (ledger:
-    # router.rbac.pods, router.rbac.pools, router.rbac.objectives). The chart also grants the legacy group; this
-    # stack declares no legacy objective for it to read, so it is not granted.
+    # router.rbac.pods, router.rbac.pools, router.rbac.objectives, router.rbac.legacy-objectives). The legacy group
+    # too, as the chart grants it: the router asks discovery which group holds InferenceObjective and falls back to
+    # the legacy one when llm-d.ai is absent (ledger: router.objective-discovery), as on a cluster where only the
+    # v1.5.0 picker's CRD is installed; without the grant its informer could never list them and never sync.
     rules=(
         ("", ("pods",)),
         ("inference.networking.k8s.io", ("inferencepools",)),
+        ("inference.networking.x-k8s.io", ("inferenceobjectives", "inferencemodelrewrites")),
         ("llm-d.ai", ("inferenceobjectives", "inferencemodelrewrites")),
     ),
     metrics=PickerMetrics(
