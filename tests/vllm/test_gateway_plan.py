@@ -7,6 +7,7 @@ import pytest
 
 from tests.clients import CLIENTS
 from tpu_stacks.catalog.inference_gateway import ARMOR_RANGES_PER_RULE, OBJECTIVE_HEADER
+from tpu_stacks.catalog.pickers import ROUTER_PICKER
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import VllmSpec
@@ -65,6 +66,8 @@ def test_the_smoke_test_goes_through_an_internal_gateway_only():
 def test_the_config_map_text_is_the_pickers_config_as_json_and_objectives_turn_flow_control_on():
     plain = gateway(api_key=True)
     assert json.loads(plain.picker_config_text()) == plain.picker_config() and not plain.flow_control
-    assert plain.objective_header == OBJECTIVE_HEADER
+    assert plain.objective_header == ROUTER_PICKER.objective_header == "x-llm-d-inference-objective"  # the default
+    legacy = gateway(api_key=True, gateway={**ON, "picker": "epp-v1.5.0"})
+    assert legacy.objective_header == OBJECTIVE_HEADER  # the v1.5.0 picker's own header
     ordered = gateway(api_key=True, gateway={**ON, "objectives": [{"name": "chat", "priority": 1}]})
     assert ordered.flow_control and [o.name for o in ordered.objectives] == ["chat"]
