@@ -116,7 +116,7 @@ def picker_pod(plan: GatewayPlan) -> k8s.core.v1.PodTemplateSpecArgs:
             k8s.core.v1.ContainerPortArgs(name="grpc-health", container_port=HEALTH_PORT),
             k8s.core.v1.ContainerPortArgs(name="metrics", container_port=METRICS_PORT),
         ],
-        env=[
+        env=[  # the picker's own namespace and name (ledger: router.env.namespace, router.env.pod-name)
             k8s.core.v1.EnvVarArgs(
                 name="NAMESPACE",
                 value_from=k8s.core.v1.EnvVarSourceArgs(

@@ -182,8 +182,9 @@ class GatewayPlan(BaseModel):
         vllm.kv-events.block-stored, vllm.kv-events.off-by-default, vllm.kv-events.endpoint,
         tpu-inference.dp-scheduler-only-above-one). The plugin types (ledger: epp.plugin.queue-scorer,
         epp.plugin.kv-cache-utilization-scorer, epp.plugin.prefix-cache-scorer, epp.plugin.metrics-data-source,
-        epp.plugin.core-metrics-extractor,
-        router.plugin.queue-scorer, router.plugin.kv-cache-utilization-scorer, router.plugin.prefix-cache-scorer);
+        epp.plugin.core-metrics-extractor, router.plugin.metrics-data-source, router.plugin.core-metrics-extractor,
+        router.config.feature-gates, router.plugin.queue-scorer, router.plugin.kv-cache-utilization-scorer,
+        router.plugin.prefix-cache-scorer);
         vLLM's metrics route (ledger: vllm.server.metrics-route)."""
         gates = {fact("epp.config.feature-gates").value: [FLOW_CONTROL_GATE]} if self.flow_control else {}
         weights = self.weights
@@ -238,7 +239,7 @@ class GatewayPlan(BaseModel):
             f"--{flag('pool-namespace')}={self.namespace}",
             f"--{flag('pool-group')}={INFERENCE_POOL_API_VERSION.split('/')[0]}",
             f"--{flag('config-file')}={CONFIG_DIR}/{CONFIG_FILE}",
-            "--zap-encoder=json",  # controller-runtime's zap options (ledger: epp.flag.zap-encoder)
+            "--zap-encoder=json",  # zap options (ledger: epp.flag.zap-encoder, router.flag.zap-encoder)
             f"--{flag('tracing')}=false",
             f"--{flag('metrics-endpoint-auth')}=false",
             f"--{flag('grpc-port')}={EXT_PROC_PORT}",
