@@ -15,7 +15,8 @@ DISAGGREGATION_MISSING = (
     "(v0.10.0) only nixlv2, shared-storage, sglang, mooncake and offloading"
 )
 """Why `vllm.disaggregation` is refused (docs/gateway.md, "Prefill and decode apart"; ledger:
-tpu-inference.kv-connectors, router.sidecar.kv-connectors)."""
+tpu-inference.kv-connectors, router.sidecar.kv-connectors; SGLang-JAX, the other TPU engine pinned here, has
+no disaggregation at all: ledger: sglang.disaggregation.none)."""
 
 
 def check_disaggregation(spec: VllmSpec) -> None:
