@@ -11,7 +11,7 @@ did not). Sources:
 - [MT] base.yml: fp32 weights, fp32 gradients, AdamW's two moments in the
   weight dtype: 4 + 4 + 2 x 4 = 16 bytes per parameter.
 - [D-v6e], [D-7x]: v6e 32 GB per chip, one JAX device per chip; tpu7x 192 GiB per chip,
-  two JAX devices per chip. vLLM's default --gpu-memory-utilization 0.9 (usable HBM).
+  two JAX devices per chip. 90% usable HBM (under vLLM 0.29.0's default --gpu-memory-utilization 0.92).
 """
 
 import pydantic

@@ -4,9 +4,9 @@ Pure Python, no Pulumi: the CLI, the components and the policy pack all call the
 so a slice that `tpu-stacks size` recommends is the slice a stack builds and the policy accepts.
 
 Assumptions (also printed by `tpu-stacks size`):
-- Usable HBM is 90% of the slice's HBM. vLLM's default `--gpu-memory-utilization` is 0.9 and it
-  applies on TPU as well; the other 10% is left to the XLA runtime (compiled programs, scratch,
-  fragmentation). Training keeps the same margin for the compiler's temporaries.
+- Usable HBM is 90% of the slice's HBM, a little under the pinned vLLM's default `--gpu-memory-utilization`,
+  0.92 (ledger: vllm.default.gpu-memory-utilization); the other 10% is left to the XLA runtime (compiled
+  programs, scratch, fragmentation). Training keeps the same margin for the compiler's temporaries.
 - Serving: weights (params x weight bytes) + KV cache + overhead. The KV cache follows
   [SB] inference.md: 2 x bytes x head_dim x kv_heads x layers x tokens. How many tokens depends on
   the engine: vLLM must hold at least one full `max_model_len` sequence beyond its weights
@@ -421,7 +421,7 @@ def breakdown(memory: MemoryEstimate) -> str:
 
 ASSUMPTIONS: dict[str, tuple[str, ...]] = {
     "serve": (
-        "usable HBM = 90% of total (vLLM's default --gpu-memory-utilization 0.9; the rest is XLA runtime)",
+        "usable HBM = 90% of total (under vLLM 0.29.0's default --gpu-memory-utilization 0.92; the rest: XLA)",
         "KV cache = 2 x bytes x head_dim x kv_heads x layers x context x batch ([SB] inference.md)",
         "tensor parallel over every chip; KV heads replicated when tp > kv_heads",
         "overhead = 512 MiB per chip + one prefill step's activations",

@@ -178,8 +178,8 @@ def _declared(flags: dict[str, str], flag: Flag, fallback: int | None) -> int | 
 
 def _paged(engine: EngineVersion, flags: dict[str, str], tokens: list[str]) -> Inferred:
     """A paged-KV server (vLLM): the model is its model flag, else the argument after `model_after`."""
-    model_flag = _flag(engine, "model").name
-    model_name = flags.get(model_flag)
+    model = _flag(engine, "model")
+    model_flag, model_name = model.name, _given(flags, model)  # SGLang's `--model` is `--model-path`
     if model_name is None and engine.model_after is not None:  # `vllm serve <model>`
         after = engine.model_after
         served = [n for t, n in zip(tokens, tokens[1:], strict=False) if t == after and not n.startswith("-")]

@@ -184,3 +184,24 @@ def test_the_project_models_directory_and_a_model_config_path(tmp_path):
         models.lookup_model("acme/moe", model_config="missing.json", config_key="vllm.modelConfig", root=tmp_path)
     with pytest.raises(UserError, match="is not in the model catalogue"):
         models.lookup_model("acme/absent", root=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("base", "change", "key", "problem"),
+    [
+        (QWEN25_7B, {"quantization_config": "fp8"}, "quantization_config", "is not an object"),
+        (QWEN25_7B, {"architectures": "Qwen2ForCausalLM"}, "architectures", "is not a list"),
+        (QWEN25_7B, {"sliding_window": "abc"}, "sliding_window", "is not a whole number of tokens"),
+        (QWEN25_7B, {"num_key_value_heads": 5}, "num_key_value_heads", "does not divide the 28 query heads"),
+        (QWEN3_MOE, {"moe_intermediate_size": "x"}, "moe_intermediate_size", "is not a positive whole number"),
+        (QWEN3_MOE, {"mlp_only_layers": 5}, "mlp_only_layers", "is not a list of layer numbers"),
+        (QWEN3_MOE, {"first_k_dense_replace": 99}, "first_k_dense_replace", "leaves no MoE layer of 48"),
+        (QWEN3_MOE, {"num_experts_per_tok": 200}, "num_experts_per_tok", "is more than the 128 experts"),
+    ],
+)
+def test_a_config_that_describes_no_servable_shape_is_one_line_naming_its_key(base, change, key, problem):
+    """Each of these once ended in a Python traceback or a negative parameter count."""
+    with pytest.raises(UserError) as raised:
+        parse({**base, **change})
+    line = str(raised.value)
+    assert f": {key}:" in line and problem in line and "\n" not in line

@@ -36,7 +36,13 @@ class StandIn(BaseHTTPRequestHandler):
         status = (
             404 if body is None else 401 if gated and self.headers.get("Authorization") != f"Bearer {TOKEN}" else 200
         )
+        known = any(path.startswith(self.path.split("/resolve/")[0] + "/") for path in self.files)
+        error = "GatedRepo" if status == 401 else "EntryNotFound" if known else "RepoNotFound"
+        if body is None and not known:  # as the Hub: 401 for a repository that does not exist, named in a header
+            status = 401
         self.send_response(status)
+        if status != 200:
+            self.send_header("X-Error-Code", error)
         self.send_header("Content-Length", str(len(body) if status == 200 else 0))
         self.end_headers()
         if status == 200:
@@ -88,11 +94,12 @@ def test_a_gated_model_needs_the_token_and_is_recorded_gated(endpoint, tmp_path)
     assert TOKEN not in done.stdout + done.stderr
 
 
-def test_an_unknown_model_is_one_line(endpoint, tmp_path):
-    done = run("models", "fetch", "acme/absent", cwd=tmp_path, HF_ENDPOINT=endpoint)
+def test_an_unknown_model_is_one_line_not_taken_for_a_gated_one(endpoint, tmp_path):
+    """The Hub answers 401 for a repository that does not exist (X-Error-Code: RepoNotFound), as for a gated one."""
+    done = run("models", "fetch", "acme/absent", cwd=tmp_path, HF_ENDPOINT=endpoint, HF_TOKEN=TOKEN)
     assert (done.returncode, done.stderr.strip()) == (
         2,
-        f"tpu-stacks: MODEL: 'acme/absent' has no config.json at {endpoint}; check the id on huggingface.co",
+        f"tpu-stacks: MODEL: 'acme/absent' is not a model repository at {endpoint}; check the id on huggingface.co",
     )
 
 

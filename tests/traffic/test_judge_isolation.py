@@ -40,7 +40,7 @@ def test_no_fitting_module_names_the_judge() -> None:
     assert len(FITTING_MODULES) > 3
     for module in FITTING_MODULES:
         text = module.read_text()
-        for name in (JUDGE_FILE.name, "tests/traffic/judge", "judged_rows"):
+        for name in (JUDGE_FILE.name, "tests/traffic/judge", "tests.traffic.judge", "judged_rows"):
             assert name not in text, f"{module.relative_to(ROOT)} names {name}"
 
 

@@ -81,6 +81,8 @@ def quantized_dtype(config: dict[str, Any], source: str) -> Dtype | None:
     quant = config.get("quantization_config")
     if not quant:
         return None
+    if not isinstance(quant, dict):
+        raise _problem(source, "quantization_config", quant, "is not an object", "fix the config.json")
     method = str(quant.get("quant_method", "")).lower()
     if method in ("fp8", "fbgemm_fp8"):
         return "fp8"
@@ -124,10 +126,12 @@ def max_context(config: dict[str, Any]) -> tuple[int | None, str]:
     return length, how
 
 
-def _windowed_layers(config: dict[str, Any], layers: int) -> tuple[int | None, int]:
+def _windowed_layers(config: dict[str, Any], source: str, layers: int) -> tuple[int | None, int]:
     """(window, windowed layers) of the attention: (None, 0) when every layer attends globally."""
     window = config.get("sliding_window")
     layer_types = config.get("layer_types")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 0):
+        raise _problem(source, "sliding_window", window, "is not a whole number of tokens", "fix the config.json")
     if isinstance(layer_types, list) and layer_types:
         windowed = sum(1 for kind in layer_types if kind == "sliding_attention")
         return (window, windowed) if window and windowed else (None, 0)
@@ -148,19 +152,31 @@ def _experts(config: dict[str, Any], source: str, layers: int) -> dict[str, int]
     experts = _int(config, source, "num_experts", "num_local_experts", "n_routed_experts", default=1)
     if experts == 1:
         return {}
-    expert_d_ff = config.get("moe_intermediate_size")
-    shared = config.get("shared_expert_intermediate_size") or 0
-    if not shared and config.get("n_shared_experts") and expert_d_ff:
-        shared = int(config["n_shared_experts"]) * int(expert_d_ff)
-    dense = len(config.get("mlp_only_layers") or []) or int(config.get("first_k_dense_replace") or 0)
+    expert_d_ff = _int(config, source, "moe_intermediate_size", default=0)
+    shared = _int(config, source, "shared_expert_intermediate_size", default=0)
+    if not shared and expert_d_ff:
+        shared = _int(config, source, "n_shared_experts", default=0) * expert_d_ff
+    only = config.get("mlp_only_layers") or []
+    if not isinstance(only, list):
+        raise _problem(source, "mlp_only_layers", only, "is not a list of layer numbers", "fix the config.json")
+    dense = len(only) or _int(config, source, "first_k_dense_replace", default=0)
     step = config.get("decoder_sparse_step")
     if not dense and isinstance(step, int) and step > 1:
         dense = layers - layers // step
+    if dense >= layers:
+        raise _problem(
+            source, "first_k_dense_replace", dense, f"leaves no MoE layer of {layers}", "fix the config.json"
+        )
+    per_token = _int(config, source, "num_experts_per_tok", "moe_topk")
+    if per_token > experts:
+        raise _problem(
+            source, "num_experts_per_tok", per_token, f"is more than the {experts} experts", "fix the config.json"
+        )
     return {
         "experts": experts,
-        "experts_per_token": _int(config, source, "num_experts_per_tok", "moe_topk"),
-        **({"expert_d_ff": int(expert_d_ff)} if expert_d_ff else {}),
-        "shared_d_ff": int(shared),
+        "experts_per_token": per_token,
+        **({"expert_d_ff": expert_d_ff} if expert_d_ff else {}),
+        "shared_d_ff": shared,
         "dense_layers": dense,
     }
 
@@ -182,14 +198,20 @@ def architecture_from_config(
         raise _problem(source, "(top level)", type(raw).__name__, "is not a JSON object", "give a config.json")
     config = text_config(raw)
     architectures = raw.get("architectures") or config.get("architectures") or []
+    if not isinstance(architectures, list):
+        raise _problem(source, "architectures", architectures, "is not a list", 'write ["<ModelClass>"]')
     model_type = str(config.get("model_type", ""))
     d = _int(config, source, "hidden_size", "n_embd", "d_model")
     layers = _int(config, source, "num_hidden_layers", "n_layer", "num_layers")
     heads = _int(config, source, "num_attention_heads", "n_head")
     kv_default = 1 if config.get("multi_query") else heads
     kv_heads = _int(config, source, "num_key_value_heads", "n_head_kv", "num_kv_heads", default=kv_default)
+    if heads % kv_heads:
+        raise _problem(
+            source, "num_key_value_heads", kv_heads, f"does not divide the {heads} query heads", "fix the config.json"
+        )
     head_dim = _int(config, source, "head_dim", default=d // heads)
-    window, windowed = _windowed_layers(config, layers)
+    window, windowed = _windowed_layers(config, source, layers)
     context, how = max_context(config)
     tied = raw.get("tie_word_embeddings", config.get("tie_word_embeddings", True))
     return ModelArchitecture(

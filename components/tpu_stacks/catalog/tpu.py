@@ -112,10 +112,10 @@ class Generation(_Frozen):
     hbm_bandwidth_bytes_per_s: int
     peak_bf16_flops: float
     peak_int8_ops: float | None = None
+    """Peak int8 operations per second per chip; None where the generation's page gives no int8 figure."""
     peak_fp8_flops: float | None = None
     """Peak fp8 FLOP/s per chip where the generation's page gives one (v5p, tpu7x): the matmul rate of W8A8 fp8
     serving (tpu_stacks.traffic.model); None where the page gives none (no fp8 speed-up is assumed there)."""
-    """Peak int8 operations per second per chip; None where the generation's page gives no int8 figure."""
     performance_source: str = ""
     """Where the HBM bandwidth and peak bf16/int8 figures of this record come from (the traffic model reads them)."""
     ici_dims: Literal[2, 3]

@@ -56,8 +56,16 @@ def download(model_id: str, name: str, endpoint: str, revision: str) -> tuple[by
     try:
         return _get(url, None), False
     except urllib.error.HTTPError as error:
-        if error.code == 404:
+        # The Hub answers 401 for a repository that does not exist too, and names which in X-Error-Code
+        # (RepoNotFound, EntryNotFound, GatedRepo): huggingface_hub's own client reads it so
+        # (src/huggingface_hub/utils/_http.py, hf_raise_for_status; github.com/huggingface/huggingface_hub).
+        kind = error.headers.get("X-Error-Code") if error.headers else None
+        if error.code == 404 or kind == "EntryNotFound":
             return None, False
+        if kind == "RepoNotFound":
+            raise UserError(
+                "MODEL", model_id, f"is not a model repository at {endpoint}", "check the id on huggingface.co"
+            ) from None
         if error.code not in (401, 403):
             raise UserError(
                 "MODEL", model_id, f"could not be fetched: {url} answered {error.code}", "try again"
@@ -77,7 +85,12 @@ def download(model_id: str, name: str, endpoint: str, revision: str) -> tuple[by
         )
     try:
         return _get(url, token), True
-    except urllib.error.HTTPError as error:
+    except (urllib.error.URLError, TimeoutError) as error:
+        if not isinstance(error, urllib.error.HTTPError):
+            reason = getattr(error, "reason", error)
+            raise UserError(
+                "MODEL", model_id, f"could not be fetched from {endpoint} ({reason})", "check HF_ENDPOINT"
+            ) from None
         raise UserError(
             "HF_TOKEN",
             "<the token>",
@@ -102,6 +115,14 @@ def fetch(model_id: str, root: Path, endpoint: str | None = None, revision: str 
         raise UserError("MODEL", model_id, "has a config.json that is not JSON", "check the repository") from None
     model = architecture_from_config(config, name=model_id, source=f"{base}/{model_id}/{CONFIG_FILE}")
     index_bytes, _ = download(model_id, INDEX_FILE, base, revision)
+    index: dict[str, Any] = {}
+    if index_bytes is not None:  # checked before anything is written: `size` must not find a broken file later
+        try:
+            index = json.loads(index_bytes)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            index = None  # type: ignore[assignment]
+        if not isinstance(index, dict):
+            raise UserError("MODEL", model_id, f"has an {INDEX_FILE} that is not a JSON object", "check the repository")
     folder = root / PROJECT_MODELS / model_id
     folder.mkdir(parents=True, exist_ok=True)
     (folder / CONFIG_FILE).write_bytes(config_bytes)
@@ -115,5 +136,5 @@ def fetch(model_id: str, root: Path, endpoint: str | None = None, revision: str 
         "architecture": model.architecture,
         "params": model.params,
         "active_params": model.active_params,
-        "weight_bytes": json.loads(index_bytes).get("metadata", {}).get("total_size") if index_bytes else None,
+        "weight_bytes": (index.get("metadata") or {}).get("total_size") if index else None,
     }

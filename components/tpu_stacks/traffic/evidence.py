@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
-from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement
+from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement, row_model
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import heads_not_divided
@@ -68,7 +68,7 @@ def matching_measurement(
         for row in rows
         if row.engine == workload.engine
         and row.engine_version in PINNED_VERSIONS.get(workload.engine, ())
-        and lookup_model(row.model).architecture.same_weights(model.architecture)
+        and row_model(row).architecture.same_weights(model.architecture)  # uncatalogued row models too
         and row.generation == shape.generation
         and row.chips == shape.chips
         and row.weight_dtype == workload.weight_dtype

@@ -173,3 +173,26 @@ def test_bench_is_a_tpu_stacks_command_with_help():
     assert "bench" in main.HELP and "bench" in main.PROVIDED_BY
     args = main.build_parser().parse_args(["bench", "--stack", "dev", "--rates", "1,2"])
     assert (args.stack, args.rates, args.dry_run) == ("dev", "1,2", False)
+
+
+def test_a_refused_log_read_is_one_line_exit_1_and_still_cleaned_up(tmp_path, capsys):
+    """RBAC without pods/log (a 403 while the Job ran) was a traceback; it is BenchFailed's line now."""
+
+    class Forbidden(Exception):
+        status, reason, body = 403, "Forbidden", '{"message": "pods \\"x\\" is forbidden: cannot get pods/log"}'
+
+    class NoLog(_Fake):
+        def __getattr__(self, name: str):
+            if name == "read_namespaced_pod_log":
+
+                def refuse(*args, **kwargs):
+                    raise Forbidden()
+
+                return refuse
+            return super().__getattr__(name)
+
+    fake = NoLog("")
+    assert _run(fake, tmp_path) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "could not read the log of bench-dev-abc-pod" in err and "Traceback" not in err
+    assert [name for name, _, _ in fake.calls][-3:][0] == "delete_namespaced_job"

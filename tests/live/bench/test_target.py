@@ -18,8 +18,15 @@ def test_the_dev_stack_single_host_vllm():
     assert target.model == target.served_model == "Qwen/Qwen2.5-1.5B-Instruct"
     assert (target.accelerator, target.topology, target.chips) == ("tpu-v6e-slice", "1x1", 1)
     assert target.machine_type == "ct6e-standard-1t"
-    assert target.engine_version == "v0.29.0"  # the vllm-tpu image's tag
+    assert (target.engine, target.engine_version) == ("vllm", "v0.29.0")  # the vllm-tpu image's tag
     assert target.hf_token is None and target.api_key_secret is None  # an open model, no API key
+
+
+def test_the_profile_names_the_engine_that_ran_not_vllm_for_every_server():
+    """A profile is evidence for its own engine only: SGLang's run must not size a vLLM stack."""
+    target = bench_target(planned("sglang"))
+    assert (target.engine, target.model) == ("sglang", "Qwen/Qwen3-30B-A3B")  # its model flag is --model-path
+    assert target.server_port == 30000
 
 
 def test_a_gated_model_behind_an_api_key_reads_both_secrets_as_the_server_does():

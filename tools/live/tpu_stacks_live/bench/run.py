@@ -123,8 +123,20 @@ class Run:
                     left.append(f"{kind} {namespace}/{name}")
         return left
 
+    @staticmethod
+    def _read(what: str, call, *args, **kwargs):  # noqa: ANN001, ANN205 - one of the client's read calls
+        """A read the wait makes; a refusal (403 on pods/log, say) or a lost connection is BenchFailed's one line."""
+        try:
+            return call(*args, **kwargs)
+        except Exception as error:  # the client's ApiException, or no answer at all
+            raise BenchFailed(
+                f"could not read {what}: {_reason(error)} (bench needs get and list on jobs and pods, and pods/log)"
+            ) from error
+
     def _pod(self, namespace: str, run_id: str) -> str | None:
-        pods = self.apis.core.list_namespaced_pod(namespace, label_selector=f"{RUN}={run_id}")
+        pods = self._read(
+            "the bench pod", self.apis.core.list_namespaced_pod, namespace, label_selector=f"{RUN}={run_id}"
+        )
         items = pods.get("items") if isinstance(pods, dict) else pods.items
         return _name(items[0]) if items else None
 
@@ -134,14 +146,17 @@ class Run:
         run_id = job["metadata"]["labels"][RUN]
         deadline = self.clock() + limit_s
         while True:
-            conditions = _conditions(self.apis.batch.read_namespaced_job_status(name, namespace))
+            conditions = _conditions(
+                self._read(f"Job {namespace}/{name}", self.apis.batch.read_namespaced_job_status, name, namespace)
+            )
             if "Complete" in conditions or "Failed" in conditions:
                 break
             if self.clock() >= deadline:
                 raise BenchFailed(f"Job {namespace}/{name} did not finish within {limit_s:g} s")
             self.sleep(POLL_SECONDS)
         pod = self._pod(namespace, run_id)
-        log = self.apis.core.read_namespaced_pod_log(pod, namespace, container=CONTAINER) if pod else ""
+        read_log = self.apis.core.read_namespaced_pod_log
+        log = self._read(f"the log of {pod}", read_log, pod, namespace, container=CONTAINER) if pod else ""
         if "Failed" in conditions:
             tail = " | ".join(line for line in (log or "").strip().splitlines()[-3:])
             raise BenchFailed(f"Job {namespace}/{name} failed: {conditions['Failed'] or 'no message'}; log: {tail}")

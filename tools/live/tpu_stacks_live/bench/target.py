@@ -21,6 +21,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from tpu_stacks.catalog.engines import engine_of_command, engine_of_image
+from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.errors import UserError
 from tpu_stacks.k8s.connectivity import ANNOTATION
 from tpu_stacks.serving.smoke_plan import SMOKE_TEST_LABELS, flag_value
@@ -141,6 +143,13 @@ def _tpu_template(templates: list[dict[str, Any]], server: dict[str, Any]) -> di
     return server
 
 
+def _model(record: EngineVersion, args: list[str]) -> str | None:
+    """The model the server loads, under the engine's own model flag or one of its aliases."""
+    flag = record.flag("model")
+    names = (flag.name, *flag.aliases) if flag is not None else ()
+    return next((value for name in names if (value := flag_value(args, name))), None)
+
+
 def _secret_ref(env: dict[str, dict[str, Any]], name: str) -> tuple[str, str] | None:
     ref = ((env.get(name) or {}).get("valueFrom") or {}).get("secretKeyRef")
     return (ref["name"], ref["key"]) if ref else None
@@ -200,6 +209,12 @@ def bench_target(plan: StackPlan) -> BenchTarget:
     server = template["spec"]["containers"][0]
     args = [*(server.get("command") or []), *(server.get("args") or [])]
     image = str(server.get("image", ""))
+    # The profile names the server that ran (a profile is evidence only for its own engine): the catalogue's
+    # record, by the command the container runs, else by its image.
+    record = engine_of_command(args) or engine_of_image(image)
+    if record is None or record.workload != "serve":
+        raise UserError("--stack", plan.stack, f"runs a server tpu-stacks has no engine record for ({image})",
+                        "bench a stack whose server is a catalogued engine")  # fmt: skip
     tpu = _tpu_template(templates, template)["spec"]
     selector = tpu.get("nodeSelector") or {}
     limit = (((tpu["containers"][0]).get("resources") or {}).get("limits") or {}).get(TPU_RESOURCE)
@@ -212,8 +227,8 @@ def bench_target(plan: StackPlan) -> BenchTarget:
         server_labels=labels,
         server_port=port,
         served_model=served,
-        model=flag_value(args, "--model") or served,
-        engine="vllm",
+        model=_model(record, args) or served,
+        engine=record.engine,
         engine_version=image.rpartition(":")[2] if ":" in image.rpartition("/")[2] else "",
         accelerator=accelerator,
         topology=topology,
