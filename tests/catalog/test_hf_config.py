@@ -280,3 +280,14 @@ def test_a_length_that_is_not_a_whole_number_is_refused_in_one_line(config, said
         parse({**QWEN25_7B, **config})
     message = str(caught.value)
     assert message.startswith(said) and message.endswith("of tokens above 0; fix the config.json"), message
+
+
+@pytest.mark.parametrize("metadata", [[], "big", {"total_size": True}, {"total_size": -1}, {}])
+def test_an_index_without_a_usable_total_size_leaves_the_parameter_count(tmp_path, metadata):
+    """`metadata` that is not an object was an AttributeError traceback; no usable size is no exact size."""
+    folder = tmp_path / "models" / "acme" / "copy"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(QWEN25_7B))
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": metadata}))
+    arch = models.lookup_model("acme/copy", root=tmp_path).architecture
+    assert arch.weight_bytes is None and arch.weights_bytes("bf16") == arch.params * 2

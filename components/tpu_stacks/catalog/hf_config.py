@@ -16,7 +16,10 @@ What is read, key by key (the names `transformers`' configuration classes give t
 - the longest context, as vLLM derives it (vllm-tpu 0.29.0, vllm/config/model.py `_get_and_verify_max_len`): the
   smallest of the length keys present, times `rope_scaling.factor` unless the rope type is llama3, su or longrope
   (whose `max_position_embeddings` is already the long one) or the model is Gemma 3; yarn scales
-  `original_max_position_embeddings`.
+  `original_max_position_embeddings`. A length is a whole number of tokens, written as an integer or as an
+  integral float (`32768.0`); anything else is refused;
+- the checkpoint's dtype, `dtype` (transformers 5) or `torch_dtype`: what a safetensors index's `total_size` is
+  counted in, so the weights a server holds in another dtype are scaled from it (`ModelArchitecture.weights`).
 """
 
 from __future__ import annotations
