@@ -178,10 +178,7 @@ def usable_bytes(shape: SliceShape) -> int:
 def serving_memory(request: ServingRequest, shape: SliceShape) -> MemoryEstimate:
     """Weights + KV cache + overhead for serving `request` on `shape` (tensor parallel over all chips)."""
     arch = request.model.architecture
-    weights = arch.weights_bytes(request.weight_dtype)
-    weights_how = f"{arch.params:,} params x {request.weight_dtype}"
-    if weights != int(arch.params * dtype_bytes(request.weight_dtype, "weight_dtype")):
-        weights_how = f"the {request.weight_dtype} checkpoint's bytes (model.safetensors.index.json total_size)"
+    weights, weights_how = arch.weights(request.weight_dtype)
     kv_per_byte = dtype_bytes(request.kv_dtype, "kv_dtype")
     notes: list[str] = []
     kv_cache = 0

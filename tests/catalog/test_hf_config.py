@@ -205,3 +205,89 @@ def test_a_config_that_describes_no_servable_shape_is_one_line_naming_its_key(ba
         parse({**base, **change})
     line = str(raised.value)
     assert f": {key}:" in line and problem in line and "\n" not in line
+
+
+def _fetched(tmp_path, config: dict, total_size: int):
+    folder = tmp_path / "models" / "acme" / "copy"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total_size}}))
+    return models.lookup_model("acme/copy", root=tmp_path).architecture
+
+
+def test_an_fp32_checkpoint_is_served_in_bf16_at_half_its_files_bytes(tmp_path):
+    """Gemma 2's checkpoints are fp32 (`torch_dtype`): their index counts 4 bytes a parameter, the server holds 2."""
+    fp32 = {**QWEN25_7B, "torch_dtype": "float32"}
+    arch = _fetched(tmp_path, fp32, 30_462_466_048)
+    assert (arch.checkpoint_dtype, arch.serving_dtype) == ("fp32", "bf16")
+    assert arch.weights_bytes("bf16") == 15_231_233_024  # half the files, not all of them
+    bytes_, how = arch.weights("bf16")
+    assert how == "the fp32 checkpoint's bytes (model.safetensors.index.json total_size) x 2/4, served in bf16"
+    memory = serving_memory(ServingRequest(model=models.lookup_model("acme/copy", root=tmp_path)), _shape())
+    assert memory.part("weights") == bytes_ and [p.how for p in memory.parts if p.name == "weights"] == [how]
+
+
+def test_transformers_5_dtype_key_wins_over_torch_dtype_and_bf16_files_count_whole(tmp_path):
+    arch = _fetched(tmp_path, {**QWEN25_7B, "dtype": "bfloat16", "torch_dtype": "float32"}, 15_231_233_024)
+    assert arch.checkpoint_dtype == "bf16" and arch.weights_bytes("bf16") == 15_231_233_024
+
+
+def test_a_checkpoint_of_no_known_dtype_is_sized_from_its_parameters(tmp_path):
+    """Without a dtype the index's bytes cannot be turned into served bytes: parameters x 2, not a guess."""
+    config = {key: value for key, value in QWEN25_7B.items() if key not in ("torch_dtype", "dtype")}
+    arch = _fetched(tmp_path, config, 30_462_466_048)
+    assert arch.checkpoint_dtype is None and arch.weights_bytes("bf16") == arch.params * 2
+
+
+def test_a_quantized_checkpoint_counts_its_files_whatever_torch_dtype_says(tmp_path):
+    """An fp8 checkpoint's config says `torch_dtype: bfloat16` (its unquantized parts); its files are what is served."""
+    fp8 = {**QWEN25_7B, "torch_dtype": "bfloat16", "quantization_config": {"quant_method": "fp8"}}
+    arch = _fetched(tmp_path, fp8, 8_000_000_000)
+    assert (arch.checkpoint_dtype, arch.serving_dtype) == ("fp8", "fp8") and arch.weights_bytes("fp8") == 8_000_000_000
+
+
+def _shape():
+    from tpu_stacks.catalog.tpu import generation, slice_shape
+
+    return slice_shape(generation("v6e"), "2x2")
+
+
+@pytest.mark.parametrize("key", ["max_position_embeddings", "seq_length"])
+def test_an_integral_float_length_is_a_length(key):
+    """Some exporters write `32768.0`; vLLM takes it, and it was silently ignored (no context limit at all)."""
+    config = {key: value for key, value in QWEN25_7B.items() if key != "max_position_embeddings"}
+    assert max_context({**config, key: 32768.0}) == (32768, key)
+    assert parse({**config, key: 32768.0}).max_context == 32768
+    yarn = {**QWEN25_7B, "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768.0, "type": "yarn"}}
+    assert max_context(yarn)[0] == 131072
+
+
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        ({"max_position_embeddings": 32768.5}, "test: max_position_embeddings: 32768.5 is not a whole number"),
+        ({"max_position_embeddings": True}, "test: max_position_embeddings: True is not a whole number"),
+        ({"max_position_embeddings": 0}, "test: max_position_embeddings: 0 is not a whole number"),
+        ({"max_position_embeddings": "32k"}, "test: max_position_embeddings: '32k' is not a whole number"),
+        (
+            {"rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 4096.5, "type": "yarn"}},
+            "test: rope_scaling.original_max_position_embeddings: 4096.5 is not a whole number",
+        ),
+    ],
+)
+def test_a_length_that_is_not_a_whole_number_is_refused_in_one_line(config, said):
+    with pytest.raises(UserError) as caught:
+        parse({**QWEN25_7B, **config})
+    message = str(caught.value)
+    assert message.startswith(said) and message.endswith("of tokens above 0; fix the config.json"), message
+
+
+@pytest.mark.parametrize("metadata", [[], "big", {"total_size": True}, {"total_size": -1}, {}])
+def test_an_index_without_a_usable_total_size_leaves_the_parameter_count(tmp_path, metadata):
+    """`metadata` that is not an object was an AttributeError traceback; no usable size is no exact size."""
+    folder = tmp_path / "models" / "acme" / "copy"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(QWEN25_7B))
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": metadata}))
+    arch = models.lookup_model("acme/copy", root=tmp_path).architecture
+    assert arch.weight_bytes is None and arch.weights_bytes("bf16") == arch.params * 2

@@ -18,6 +18,8 @@ SCRIPT = str(Path(sys.executable).parent / "tpu-stacks")
 QWEN3_MOE = (CONFIG_DIR / "Qwen/Qwen3-30B-A3B/config.json").read_bytes()
 LLAMA = (CONFIG_DIR / "meta-llama/Llama-3.1-8B-Instruct/config.json").read_bytes()
 INDEX = json.dumps({"metadata": {"total_size": 61_064_245_248}, "weight_map": {}}).encode()
+GEMMA2 = (CONFIG_DIR / "google/gemma-2-9b/config.json").read_bytes()  # `torch_dtype: float32`, as published
+FP32_INDEX = json.dumps({"metadata": {"total_size": 36_972_256_768}, "weight_map": {}}).encode()
 TOKEN = "hf_standin_token_for_tests"
 
 
@@ -29,6 +31,8 @@ class StandIn(BaseHTTPRequestHandler):
         "/acme/moe/resolve/main/config.json": (QWEN3_MOE, False),
         "/acme/moe/resolve/main/model.safetensors.index.json": (INDEX, False),
         "/acme/gated/resolve/main/config.json": (LLAMA, True),
+        "/acme/fp32/resolve/main/config.json": (GEMMA2, False),
+        "/acme/fp32/resolve/main/model.safetensors.index.json": (FP32_INDEX, False),
     }
 
     def do_GET(self):  # noqa: N802 (http.server's name)
@@ -117,3 +121,25 @@ def test_size_with_model_config_and_the_context_refusal(tmp_path):
         "tpu-stacks: --context: 65536 is beyond acme/moe's context of 40,960 tokens (max_position_embeddings); "
         "give --context 40960"
     )
+
+
+def test_an_fp32_checkpoint_is_reported_and_sized_at_its_served_bf16_bytes(endpoint, tmp_path):
+    """Gemma 2's files are fp32 (4 bytes a parameter); the server holds bf16: `fetch` and `size` both say half."""
+    done = run("models", "fetch", "acme/fp32", "--json", cwd=tmp_path, HF_ENDPOINT=endpoint)
+    assert done.returncode == 0, done.stderr
+    saved = json.loads(done.stdout)
+    assert (saved["checkpoint_bytes"], saved["checkpoint_dtype"]) == (36_972_256_768, "fp32")
+    assert (saved["weight_bytes"], saved["weight_dtype"]) == (18_486_128_384, "bf16")
+    text = run("models", "fetch", "acme/fp32", cwd=tmp_path, HF_ENDPOINT=endpoint)
+    assert "9.24B params, 18,486,128,384 bytes of bf16 weights" in text.stdout, text.stdout + text.stderr
+    sized = run("size", "acme/fp32", "--tpu", "v6e", "--json", cwd=tmp_path)
+    assert sized.returncode == 0, sized.stderr
+    assert json.loads(sized.stdout)["memory"]["weights_bytes"] == 18_486_128_384
+
+
+def test_the_licence_page_of_a_refusal_is_the_page_models_lists():
+    """One source for a model's Hub page: `models` lists it, and `models fetch`'s refusals send the user to it."""
+    from tpu_stacks.cli import models, models_fetch
+
+    assert models.HF_PAGE is models_fetch.HF_PAGE
+    assert models.entry(models.MODELS[0])["page"] == models_fetch.HF_PAGE.format(models.MODELS[0].hf_id)

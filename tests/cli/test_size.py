@@ -140,3 +140,14 @@ def test_a_single_host_model_keeps_one_host():
     }
     trained = json.loads(run("meta-llama/Meta-Llama-3-8B", "--tpu", "v6e", "--workload", "train", "--json").stdout)
     assert "tensor_parallel" not in trained["recommended"]  # training shards by MaxText's own flags
+
+
+def test_the_comparison_across_generations_gives_the_params_line_of_one_generation():
+    """`size MODEL` without --tpu had its own copy of the params text, which dropped a mixture of experts' active
+    parameters; both now print the model's one `params_text`."""
+    one = run("Qwen/Qwen3-30B-A3B", "--tpu", "v6e")
+    every = run("Qwen/Qwen3-30B-A3B")
+    assert one.returncode == every.returncode == 0, one.stderr + every.stderr
+    params = one.stdout.splitlines()[0].removeprefix("Qwen/Qwen3-30B-A3B: ").split(", ")[0]
+    assert params.endswith("B params (3.35B active per token)")
+    assert every.stdout.startswith(f"Qwen/Qwen3-30B-A3B: {params}, ")

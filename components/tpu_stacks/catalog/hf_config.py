@@ -16,7 +16,10 @@ What is read, key by key (the names `transformers`' configuration classes give t
 - the longest context, as vLLM derives it (vllm-tpu 0.29.0, vllm/config/model.py `_get_and_verify_max_len`): the
   smallest of the length keys present, times `rope_scaling.factor` unless the rope type is llama3, su or longrope
   (whose `max_position_embeddings` is already the long one) or the model is Gemma 3; yarn scales
-  `original_max_position_embeddings`.
+  `original_max_position_embeddings`. A length is a whole number of tokens, written as an integer or as an
+  integral float (`32768.0`); anything else is refused;
+- the checkpoint's dtype, `dtype` (transformers 5) or `torch_dtype`: what a safetensors index's `total_size` is
+  counted in, so the weights a server holds in another dtype are scaled from it (`ModelArchitecture.weights`).
 """
 
 from __future__ import annotations
@@ -107,21 +110,64 @@ def quantized_dtype(config: dict[str, Any], source: str) -> Dtype | None:
     )
 
 
-def max_context(config: dict[str, Any]) -> tuple[int | None, str]:
+CHECKPOINT_DTYPES: dict[str, Dtype] = {
+    "float32": "fp32",
+    "float": "fp32",
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+}
+"""config.json's `dtype` / `torch_dtype` names (torch's, as transformers writes them) of an unquantized checkpoint."""
+
+
+def checkpoint_dtype(raw: dict[str, Any], config: dict[str, Any], quantized: Dtype | None) -> Dtype | None:
+    """The dtype the checkpoint's files hold: a quantized checkpoint's, else config.json's `dtype` (transformers 5's
+    name) or `torch_dtype` (before it), the top level's first as vLLM reads it (ledger: vllm.dtype.from-config);
+    None when neither names a dtype of CHECKPOINT_DTYPES (its files are then sized from the parameter count)."""
+    if quantized is not None:
+        return quantized
+    for document in (raw, config):
+        for key in ("dtype", "torch_dtype"):
+            value = document.get(key)
+            if isinstance(value, str) and value.removeprefix("torch.") in CHECKPOINT_DTYPES:
+                return CHECKPOINT_DTYPES[value.removeprefix("torch.")]
+    return None
+
+
+def _length(config: dict[str, Any], source: str, key: str, shown: str | None = None) -> int | None:
+    """A length key's tokens: a whole number above 0, written as an integer or as an integral float (`32768.0`, which
+    some exporters write and vLLM takes); None when absent; a one-line UserError (naming `shown`, the key as written
+    in the file) for anything else."""
+    value = config.get(key)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        problem = "is not a whole number of tokens above 0"
+        raise _problem(source, shown or key, config.get(key), problem, "fix the config.json")
+    return value
+
+
+def max_context(config: dict[str, Any], source: str = "config.json") -> tuple[int | None, str]:
     """The longest context the model takes and how it was derived (vLLM's rule, module docstring)."""
-    present = {key: config[key] for key in LENGTH_KEYS if isinstance(config.get(key), int)}
+    lengths = {key: _length(config, source, key) for key in LENGTH_KEYS}
+    present = {key: length for key, length in lengths.items() if length is not None}
     if not present:
         return None, ""
     key = min(present, key=lambda k: present[k])
     length, how = present[key], key
-    rope = config.get("rope_scaling") or config.get("rope_parameters")
+    rope_key = "rope_scaling" if config.get("rope_scaling") else "rope_parameters"
+    rope = config.get(rope_key)
     model_type = str(config.get("model_type", ""))
     if isinstance(rope, dict) and "gemma3" not in model_type:
         rope_type = rope.get("rope_type") or rope.get("type") or "default"
         factor = rope.get("factor")
         if rope_type not in UNSCALED_ROPE and isinstance(factor, int | float) and factor > 0:
-            if rope_type == "yarn" and isinstance(rope.get("original_max_position_embeddings"), int):
-                length, how = rope["original_max_position_embeddings"], "rope_scaling.original_max_position_embeddings"
+            original_key = f"{rope_key}.original_max_position_embeddings"
+            original = _length(rope, source, "original_max_position_embeddings", original_key)
+            if rope_type == "yarn" and original is not None:
+                length, how = original, "rope_scaling.original_max_position_embeddings"
             length, how = int(length * factor), f"{how} x rope_scaling.factor {factor:g} ({rope_type})"
     return length, how
 
@@ -212,8 +258,9 @@ def architecture_from_config(
         )
     head_dim = _int(config, source, "head_dim", default=d // heads)
     window, windowed = _windowed_layers(config, source, layers)
-    context, how = max_context(config)
+    context, how = max_context(config, source)
     tied = raw.get("tie_word_embeddings", config.get("tie_word_embeddings", True))
+    quantized = quantized_dtype(config, source)
     return ModelArchitecture(
         name=name,
         display_name=display_name or name,
@@ -240,8 +287,9 @@ def architecture_from_config(
         architecture=str(architectures[0]) if architectures else None,
         max_context=context,
         max_context_how=how,
-        quantized_dtype=quantized_dtype(config, source),
+        quantized_dtype=quantized,
         weight_bytes=weight_bytes,
+        checkpoint_dtype=checkpoint_dtype(raw, config, quantized),
         catalogued=catalogued,
         source=source,
     )
@@ -260,9 +308,15 @@ def read_json(path: Path, key: str) -> dict[str, Any]:
     return document
 
 
+def total_size(index: dict[str, Any]) -> int | None:
+    """A safetensors index's `metadata.total_size` (the checkpoint's exact bytes, in its own dtype), when present."""
+    metadata = index.get("metadata")
+    total = metadata.get("total_size") if isinstance(metadata, dict) else None
+    return int(total) if isinstance(total, int | float) and not isinstance(total, bool) and total > 0 else None
+
+
 def index_total_size(path: Path) -> int | None:
-    """model.safetensors.index.json's `metadata.total_size` (the checkpoint's exact bytes), when present."""
+    """model.safetensors.index.json's `metadata.total_size` (`total_size`), when the file is there."""
     if not path.is_file():
         return None
-    total = read_json(path, str(path)).get("metadata", {}).get("total_size")
-    return int(total) if isinstance(total, int | float) and total > 0 else None
+    return total_size(read_json(path, str(path)))

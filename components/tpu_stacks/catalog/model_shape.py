@@ -114,7 +114,11 @@ class ModelArchitecture(BaseModel):
     quantized_dtype: Dtype | None = None
     """The weight dtype of a quantized checkpoint (`quantization_config`): fp8, int8 or int4."""
     weight_bytes: int | None = None
-    """Exact checkpoint bytes (model.safetensors.index.json's metadata.total_size), when fetched."""
+    """Exact checkpoint bytes (model.safetensors.index.json's metadata.total_size), when fetched: the files' size in
+    `checkpoint_dtype`, not what a server holds (see `weights`)."""
+    checkpoint_dtype: Dtype | None = None
+    """The dtype the checkpoint's files hold: `quantized_dtype`, else config.json's `dtype` (`torch_dtype` before
+    transformers 5); None when config.json names none the sizing knows."""
     catalogued: bool = False
     """Shipped with tpu-stacks (catalog/hf_configs); a user's config.json is not, and its shape travels in the
     workload's annotations so the policy pack judges the same model."""
@@ -136,15 +140,31 @@ class ModelArchitecture(BaseModel):
 
     @property
     def serving_dtype(self) -> Dtype:
-        """The weight dtype a server loads: the quantized checkpoint's, else bf16 (vLLM's `--dtype auto` serves
-        an fp32 or bf16 checkpoint in bf16 on TPU)."""
+        """The weight dtype a server loads: the quantized checkpoint's, else bf16 (vLLM's `--dtype auto` serves an
+        fp32 checkpoint in bf16, the TPU platform's first dtype: ledger: vllm.dtype.auto-downcasts-fp32,
+        vllm.dtype.platform-default; an fp16 one in fp16, the same two bytes)."""
         return self.quantized_dtype or "bf16"
 
+    def weights(self, dtype: str, key: str = "weight_dtype") -> tuple[int, str]:
+        """Weight bytes in `dtype` and how they were found. The served dtype decides the bytes: the checkpoint's exact
+        size counts when the server holds the weights in the dtype it serves (`serving_dtype`), scaled from the dtype
+        the files hold (an fp32 checkpoint served in bf16 takes half its files' bytes); any other dtype, or files of an
+        unknown dtype, from the parameter count. The one place the rule is written: sizing and `models fetch` both
+        read it here."""
+        if self.weight_bytes is not None and self.checkpoint_dtype is not None and dtype == self.serving_dtype:
+            if dtype == self.checkpoint_dtype:
+                return self.weight_bytes, f"the {dtype} checkpoint's bytes (model.safetensors.index.json total_size)"
+            scaled = int(self.weight_bytes * dtype_bytes(dtype, key) / dtype_bytes(self.checkpoint_dtype))
+            how = (
+                f"the {self.checkpoint_dtype} checkpoint's bytes (model.safetensors.index.json total_size)"
+                f" x {dtype_bytes(dtype, key):g}/{dtype_bytes(self.checkpoint_dtype):g}, served in {dtype}"
+            )
+            return scaled, how
+        return int(self.params * dtype_bytes(dtype, key)), f"{self.params:,} params x {dtype}"
+
     def weights_bytes(self, dtype: str, key: str = "weight_dtype") -> int:
-        """Weight bytes in `dtype`: the checkpoint's exact size when the dtype is the checkpoint's own."""
-        if self.weight_bytes is not None and dtype == self.serving_dtype:
-            return self.weight_bytes
-        return int(self.params * dtype_bytes(dtype, key))
+        """Weight bytes in `dtype` (`weights`)."""
+        return self.weights(dtype, key)[0]
 
     def _params(self, experts: int) -> int:
         attention = self.attention

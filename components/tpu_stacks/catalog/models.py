@@ -53,6 +53,13 @@ class ResolvedModel(BaseModel):
         """Parameters one token reads (a mixture of experts: its routed and shared experts only)."""
         return self.architecture.active_params
 
+    @property
+    def params_text(self) -> str:
+        """`7.62B params`, or for a mixture of experts `30.53B params (3.35B active per token)`: the one wording of
+        the size a model's summary line gives (`size --tpu`, and `size` across generations)."""
+        active = f" ({self.active_params / 1e9:.2f}B active per token)" if self.active_params != self.params else ""
+        return f"{self.params / 1e9:.2f}B params{active}"
+
     def require_token(self, hf_token_given: bool) -> None:
         """Refuse a gated model without a Hugging Face token (the component's secret input `hf_token`): the
         server could not download it once the slice is up. The one rule the serving engines (vLLM,

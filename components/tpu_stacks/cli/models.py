@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from tpu_stacks.catalog.models import MODELS, ModelArchitecture, accepted_names
-from tpu_stacks.cli.models_fetch import fetch
+from tpu_stacks.cli.models_fetch import HF_PAGE, fetch
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.sizing import gib
 from tpu_stacks.sources import addresses, footnotes
 
 BF16_BYTES = 2
-HF_PAGE = "https://huggingface.co/{}"  # a model's page: its card, licence and (for a gated one) the access form
 OTHER_MODELS = (
     "other models: tpu-stacks models fetch ORG/NAME (saves its config.json under models/), or a config.json as "
     "modelConfig / size --model-config"
@@ -79,7 +78,12 @@ def _fetch(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(saved, indent=2))
         return 0
-    exact = f"{saved['weight_bytes']:,} bytes of weights" if saved["weight_bytes"] else "no safetensors index"
+    if saved["weight_bytes"]:
+        exact = f"{saved['weight_bytes']:,} bytes of {saved['weight_dtype']} weights"
+    elif saved["checkpoint_bytes"]:
+        exact = "no dtype in config.json: weights sized from the parameter count"
+    else:
+        exact = "no safetensors index"
     active = f", {saved['active_params'] / 1e9:.2f}B active" if saved["active_params"] != saved["params"] else ""
     print(
         f"saved {saved['directory']}: {saved['architecture']}, {saved['params'] / 1e9:.2f}B params{active}, {exact}"

@@ -23,11 +23,14 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tpu_stacks.catalog.hf_config import architecture_from_config
+from tpu_stacks.catalog.hf_config import architecture_from_config, total_size
 from tpu_stacks.catalog.model_catalogue import CONFIG_FILE, FETCHED_FILE, INDEX_FILE, PROJECT_MODELS
 from tpu_stacks.errors import UserError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
+HF_PAGE = DEFAULT_ENDPOINT + "/{}"
+"""A model's page: its card, its licence and (for a gated one) the access form; on huggingface.co whatever
+HF_ENDPOINT says, since a licence is accepted there."""
 MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
 TIMEOUT_SECONDS = 60
 
@@ -81,7 +84,7 @@ def download(model_id: str, name: str, endpoint: str, revision: str) -> tuple[by
             "MODEL",
             model_id,
             "is gated on Hugging Face (the anonymous download was refused)",
-            f"accept its licence at https://huggingface.co/{model_id} and set HF_TOKEN (or run huggingface-cli login)",
+            f"accept its licence at {HF_PAGE.format(model_id)} and set HF_TOKEN (or run huggingface-cli login)",
         )
     try:
         return _get(url, token), True
@@ -95,7 +98,7 @@ def download(model_id: str, name: str, endpoint: str, revision: str) -> tuple[by
             "HF_TOKEN",
             "<the token>",
             f"was refused for {model_id} ({error.code})",
-            f"accept the model's licence at https://huggingface.co/{model_id} with the token's account",
+            f"accept the model's licence at {HF_PAGE.format(model_id)} with the token's account",
         ) from None
 
 
@@ -113,7 +116,7 @@ def fetch(model_id: str, root: Path, endpoint: str | None = None, revision: str 
         config = json.loads(config_bytes)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise UserError("MODEL", model_id, "has a config.json that is not JSON", "check the repository") from None
-    model = architecture_from_config(config, name=model_id, source=f"{base}/{model_id}/{CONFIG_FILE}")
+    architecture_from_config(config, name=model_id, source=f"{base}/{model_id}/{CONFIG_FILE}")  # refused early
     index_bytes, _ = download(model_id, INDEX_FILE, base, revision)
     index: dict[str, Any] = {}
     if index_bytes is not None:  # checked before anything is written: `size` must not find a broken file later
@@ -130,11 +133,19 @@ def fetch(model_id: str, root: Path, endpoint: str | None = None, revision: str 
         (folder / INDEX_FILE).write_bytes(index_bytes)
     record = {"model": model_id, "endpoint": base, "revision": revision, "gated": gated}
     (folder / FETCHED_FILE).write_text(json.dumps(record, indent=2) + "\n")
+    checkpoint = total_size(index) if index else None
+    model = architecture_from_config(
+        config, name=model_id, source=f"{base}/{model_id}/{CONFIG_FILE}", weight_bytes=checkpoint
+    )
+    served = model.serving_dtype
     return {
         **record,
         "directory": str(folder),
         "architecture": model.architecture,
         "params": model.params,
         "active_params": model.active_params,
-        "weight_bytes": (index.get("metadata") or {}).get("total_size") if index else None,
+        "checkpoint_bytes": checkpoint,
+        "checkpoint_dtype": model.checkpoint_dtype,
+        "weight_bytes": model.weights_bytes(served) if checkpoint else None,
+        "weight_dtype": served,
     }

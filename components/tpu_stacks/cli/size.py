@@ -198,7 +198,7 @@ def render(result: SizingResult) -> str:
     recommended = result.recommended
     assert recommended is not None
     lines = [
-        f"{result.model.id}: {_params_text(result.model)}, {result.workload} on {result.generation}",
+        f"{result.model.id}: {result.model.params_text}, {result.workload} on {result.generation}",
         "",
         f"  {'topology':<10} {'machine type':<20} {'chips':>5} {'nodes':>5} {'usable HBM':>11} {'needs':>11}"
         f" {'fits':>4} {'headroom':>11} {'$/hour':>8}",
@@ -232,13 +232,6 @@ def render(result: SizingResult) -> str:
     cited = footnotes("\n".join(lines))  # a reader without this repository can open every key shown
     lines += ["Sources:", *(f"  {note}" for note in cited)] if cited else []
     return "\n".join(lines)
-
-
-def _params_text(model: ResolvedModel) -> str:
-    """`7.62B params`, or for a mixture of experts `30.53B params (3.35B active per token)`."""
-    arch = model.architecture
-    active = f" ({arch.active_params / 1e9:.2f}B active per token)" if arch.active_params != arch.params else ""
-    return f"{arch.params / 1e9:.2f}B params{active}"
 
 
 def _parallelism_line(plan: Parallelism) -> str:

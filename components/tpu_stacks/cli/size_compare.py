@@ -45,7 +45,7 @@ def run(args: argparse.Namespace, compute) -> int:  # noqa: ANN001 - cli/size.py
         )
         return 0
     lines = [
-        f"{first.model.id}: {first.model.params / 1e9:.2f}B params, {first.workload}; the smallest slice on every"
+        f"{first.model.id}: {first.model.params_text}, {first.workload}; the smallest slice on every"
         " generation (--tpu GEN shows one generation's candidates)",
         "",
         f"  {'gen':<6} {'topology':<10} {'machine type':<20} {'chips':>5} {'needs':>11} {'usable HBM':>11}"

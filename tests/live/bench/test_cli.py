@@ -196,3 +196,69 @@ def test_a_refused_log_read_is_one_line_exit_1_and_still_cleaned_up(tmp_path, ca
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "could not read the log of bench-dev-abc-pod" in err and "Traceback" not in err
     assert [name for name, _, _ in fake.calls][-3:][0] == "delete_namespaced_job"
+
+
+def test_a_from_log_that_is_not_utf8_is_one_line_naming_the_flag(tmp_path, capsys):
+    """A log saved in another encoding (or a binary file) was a UnicodeDecodeError traceback."""
+    log = tmp_path / "job.log"
+    log.write_bytes(b"=== START_STAGE_0 ===\n\xff\xfe not utf-8\n")
+    assert _run(_Fake(""), tmp_path, f"from_log={log}") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"tpu-stacks: --from-log: '{log}' is not UTF-8 text (byte 22 is 0xff); give the Job's log")
+
+
+@pytest.mark.parametrize(
+    ("out", "problem"),
+    [
+        ("file/p.json", "cannot be written (a file stands where one of its folders would be)"),
+        ("folder", "is a folder, not a file"),
+    ],
+)
+def test_an_unwritable_out_is_one_line_before_the_job_runs(tmp_path, capsys, monkeypatch, out, problem):
+    """An --out that could not be written was an OSError traceback, after the whole sweep had run."""
+    monkeypatch.chdir(tmp_path)  # short relative paths: the line shows the value whole
+    (tmp_path / "file").write_text("")
+    (tmp_path / "folder").mkdir()
+    fake = _Fake(FIXTURE.read_text())
+    assert _run(fake, tmp_path, f"out={out}") == 2
+    err = capsys.readouterr().err
+    assert (
+        err == f"tpu-stacks: --out: '{out}' {problem}; give --out a file path in a folder you can write, e.g."
+        " --out profiles/bench.json\n"
+    )
+    assert fake.calls == []  # refused before anything was created in the cluster
+
+
+def test_an_out_that_becomes_unwritable_after_the_run_is_one_line(tmp_path, capsys, monkeypatch):
+    """The check before the run cannot see a disk that fills during it: the write's own error is one line too."""
+    monkeypatch.chdir(tmp_path)
+    fake = _Fake(FIXTURE.read_text())
+
+    def full(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    assert _run(fake, tmp_path, "out=p.json") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tpu-stacks: --out: 'p.json' cannot be written (No space left on device); give --out")
+    assert err.count("\n") == 1
+
+
+def test_a_default_out_names_the_path_it_stood_for(tmp_path):
+    """Without --out the profile goes to <cwd>/profiles/bench-<stack>.json; a refusal names that path."""
+    (tmp_path / "profiles").write_text("")  # a file where the folder would be
+    default = tmp_path / "profiles" / "bench-dev.json"
+    with pytest.raises(UserError) as caught:
+        cli._check_writable(None, default)
+    assert (caught.value.key, caught.value.value) == ("--out", str(default))
+
+
+def test_the_check_before_the_run_leaves_no_file_behind(tmp_path):
+    out = tmp_path / "new" / "p.json"
+    cli._check_writable(str(out), out)
+    assert not out.exists()
+    kept = tmp_path / "old.json"
+    kept.write_text("earlier profile")
+    cli._check_writable(str(kept), kept)
+    assert kept.read_text() == "earlier profile"

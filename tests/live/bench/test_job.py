@@ -144,3 +144,34 @@ def test_the_servers_own_policy_admits_the_bench_pod_on_the_port_it_calls(stack)
         and any(port.get("port") == target.server_port for port in rule.get("ports") or [])
     ]
     assert admitted, f"no ingress rule of {[p['metadata']['name'] for p in server_policies]} admits {pod_labels}"
+
+
+def _settings(document: dict, prefix: str = "") -> list[str]:
+    """Every setting of the configuration file, as `section.key` (a length distribution or the stage list whole)."""
+    found = []
+    for key, value in document.items():
+        if isinstance(value, dict) and not key.endswith("_distribution"):
+            found += _settings(value, f"{prefix}{key}.")
+        else:
+            found.append(f"{prefix}{key}")
+    return found
+
+
+def test_every_setting_bench_passes_to_inference_perf_has_a_ledger_row():
+    """Each key of the file is named, in backticks, by a claim of an inference-perf row (`server.base_url`, the report
+    switches and `data.type` had none): what we pass is what upstream was read to do with it."""
+    from tpu_stacks.catalog.upstream import ledger
+
+    claims = [row.claim for row in ledger().rows_of("inference-perf")]
+    settings = _settings(config_document(bench_target(planned("dev")), WORKLOAD))
+    assert "server.base_url" in settings and "report.request_lifecycle.per_request" in settings
+    assert [key for key in settings if not any(f"`{key}" in claim for claim in claims)] == []
+
+
+def test_the_token_file_variable_is_the_one_the_pinned_huggingface_hub_releases_read():
+    """bench's inference-perf (huggingface_hub 1.x, through transformers 5.13.0) and the servers whose variable it
+    copies (vLLM's 1.x, SGLang's 0.34) read the same name; the Job takes it from the ledger, not typed again."""
+    from tpu_stacks.catalog.upstream import text
+    from tpu_stacks_live.bench.job import HF_TOKEN_PATH
+
+    assert HF_TOKEN_PATH == text("huggingface-hub-sglang.token-path") == "HF_TOKEN_PATH"

@@ -86,6 +86,33 @@ def setup(target: BenchTarget) -> ProfileSetup:
     )
 
 
+def _unwritable(given: str | None, out: Path, error: OSError) -> UserError:
+    """`--out` as the user wrote it (or the default path it stood for) and why the profile cannot go there."""
+    fix = "give --out a file path in a folder you can write, e.g. --out profiles/bench.json"
+    if isinstance(error, IsADirectoryError):
+        problem = "is a folder, not a file"
+    elif isinstance(error, FileExistsError | NotADirectoryError):
+        problem = "cannot be written (a file stands where one of its folders would be)"
+    else:
+        problem = f"cannot be written ({error.strerror or error})"
+    return UserError("--out", given if given else str(out), problem, fix)
+
+
+def _check_writable(given: str | None, out: Path) -> None:
+    """Refuse an `--out` that cannot be written before anything runs: a folder, a path through a file, or a folder
+    the user may not write. Probed by creating the folder and opening the file for appending, which changes
+    nothing of an existing file; a probe that created the file removes it again."""
+    existed = out.exists()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("a", encoding="utf-8"):
+            pass
+    except OSError as error:
+        raise _unwritable(given, out, error) from None
+    if not existed:
+        out.unlink()
+
+
 def _log(args: argparse.Namespace, target: BenchTarget, workload: Workload) -> str:
     if args.from_log:
         try:
@@ -93,6 +120,10 @@ def _log(args: argparse.Namespace, target: BenchTarget, workload: Workload) -> s
         except OSError as error:
             problem = f"cannot be read ({error.strerror})"
             raise UserError("--from-log", args.from_log, problem, "give the saved log") from None
+        except UnicodeDecodeError as error:
+            problem = f"is not UTF-8 text (byte {error.start} is {error.object[error.start]:#04x})"
+            fix = "give the Job's log as `kubectl logs` saved it (inference-perf prints UTF-8)"
+            raise UserError("--from-log", args.from_log, problem, fix) from None
     objects = manifests(target, workload, secrets.token_hex(3))
     return Run(live_apis(args.kubeconfig, args.context), objects, keep=args.keep).run()
 
@@ -107,9 +138,11 @@ def _bench(args: argparse.Namespace) -> int:
         duration_s=_count("--duration", args.duration, str(STAGE_DURATION_S)),
     )
     target = bench_target(load_plan(Path(args.cwd), args.stack))
+    out = Path(args.out) if args.out else Path(args.cwd) / "profiles" / f"bench-{args.stack}.json"
     if args.dry_run:
         print(yaml.safe_dump_all(manifests(target, workload, "dryrun"), sort_keys=False), end="")
         return 0
+    _check_writable(args.out, out)  # before the run: a sweep's measurements must not be lost to a bad --out
     log = _log(args, target, workload)
     try:
         measured = stages(stage_reports(log, args.from_log or "the Job's log"), args.from_log or "the Job's log")
@@ -127,9 +160,11 @@ def _bench(args: argparse.Namespace) -> int:
     if not document["profile"][0]["performanceStats"]:
         print("no stage without failures: nothing to write; lower --rates", file=sys.stderr)
         return 1
-    out = Path(args.out) if args.out else Path(args.cwd) / "profiles" / f"bench-{args.stack}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise _unwritable(args.out, out, error) from None
     print(f"wrote {out}: tpu-stacks size {target.model} --profiles {out} (or the stack's slo.profiles)")
     return 0
 

@@ -4,19 +4,25 @@ inference-perf (https://github.com/kubernetes-sigs/inference-perf) is the benchm
 wg-serving, the one GKE Inference Quickstart's profiles come from. Every setting below was read in its source at the
 pinned release (each names its ledger row; `make upstream` re-reads them in the wheel). Its configuration models
 refuse unknown keys, so a misspelt setting fails the run at once (ledger: inference-perf.config.strict):
-- `api`: the OpenAI completions API, streamed, so time to first token is measured (ledger:
-  inference-perf.api.streaming, inference-perf.completion.request-body);
-- `server`: type `vllm` at the stack's Service, with the served model's name (else the client asks
-  GET /v1/models, ledger: inference-perf.vllm-client.models), `ignore_eos` so each request generates exactly the
-  tokens asked for (ledger: inference-perf.server.ignore-eos);
+- `api`: the OpenAI completions API (ledger: inference-perf.api.completion-route), streamed, so time to first token
+  is measured (ledger: inference-perf.api.streaming, inference-perf.completion.request-body);
+- `server`: type `vllm`, the OpenAI-compatible client both engines answer (ledger: inference-perf.server.type), at
+  the stack's Service: `base_url` is required and is the server's root, the API's route is added to it (ledger:
+  inference-perf.server.base-url-required, inference-perf.server.base-url); with the served model's name (else the
+  client asks GET /v1/models, ledger: inference-perf.vllm-client.models), `ignore_eos` so each request generates
+  exactly the tokens asked for (ledger: inference-perf.server.ignore-eos);
 - `tokenizer`: the model's, which the vLLM client always loads, from a Hugging Face id or a local directory
   (ledger: inference-perf.vllm-client.tokenizer);
-- `data`: `random` prompts of a fixed length and a fixed output length (ledger: inference-perf.distribution.fixed);
+- `data`: `random` prompts, random vocabulary tokens that tokenize to exactly the input length (ledger:
+  inference-perf.data.random), of a fixed length and a fixed output length (ledger: inference-perf.distribution.fixed);
 - `load`: `poisson` arrivals (the arrivals a queueing model assumes), one stage per request rate, each `duration`
   whole seconds, STAGE_INTERVAL_S apart (ledger: inference-perf.load.stage, inference-perf.load.stage-duration,
   inference-perf.load.poisson, inference-perf.load.interval);
-- `report`: the per-stage lifecycle reports, counting output tokens as the server reports them (`usage`), as GIQ's
-  output throughput does (ledger: inference-perf.report.server-output-tokens); no per-request report;
+- `report`: the per-stage lifecycle reports bench reads (ledger: inference-perf.report.per-stage), counting output
+  tokens as the server reports them (`usage`), as GIQ's output throughput does (ledger:
+  inference-perf.report.server-output-tokens); the run's summary for a person reading the log (ledger:
+  inference-perf.report.summary); no per-request report, which would carry every prompt and response (ledger:
+  inference-perf.report.per-request). Each switch is written even where it is the default: the file says what runs;
 - `storage`: the report files under /tmp (an emptyDir; the default, a folder relative to the image's read-only
   /workspace, could not be written: ledger: inference-perf.storage.default-path). The Job's log carries the same
   reports between markers, which is where `bench` reads them (ledger: inference-perf.stdout.stage-markers).

@@ -26,7 +26,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from tpu_stacks.catalog.image_users import NONROOT_UID, ImageUser
-from tpu_stacks.catalog.upstream import number
+from tpu_stacks.catalog.upstream import number, text
 from tpu_stacks.k8s.connectivity import Group, Pods, egress, unique
 from tpu_stacks.k8s.network_policy import ANNOTATION, MANAGED, policy_spec
 from tpu_stacks.k8s.platform_flows import dns, google_apis
@@ -57,6 +57,8 @@ inference-perf.load.num-workers), which in a container is the node's, not the li
 TEARDOWN_GRACE_S = number("inference-perf.load.teardown-grace")
 """inference-perf lets in-flight requests finish for `load.stage_teardown_grace_seconds` after a stage (by default):
 part of the Job's deadline."""
+HF_TOKEN_PATH = text("huggingface-hub.token-path")
+"""The variable naming the file huggingface_hub reads the token from (the server's, set to the same file here)."""
 START_S = 600
 """The pod's start: a CPU node, the image (about 1 GB), the tokenizer's download."""
 TTL_S = 3600
@@ -115,13 +117,14 @@ def config_map(target: BenchTarget, workload: Workload, run_id: str) -> dict:
 
 def _env(target: BenchTarget) -> list[k8s.core.v1.EnvVarArgs]:
     """HF_TOKEN_PATH where the server reads it (a gated model's tokenizer; inference-perf passes no token of its own,
-    so huggingface_hub reads that file, ledger: inference-perf.tokenizer.token) and API_KEY from the key's Secret."""
+    so huggingface_hub reads that file, ledger: inference-perf.tokenizer.token, huggingface-hub.token-path,
+    huggingface-hub.token-file) and API_KEY from the key's Secret."""
     env = [
         k8s.core.v1.EnvVarArgs(name="PYTHONDONTWRITEBYTECODE", value="1"),
         k8s.core.v1.EnvVarArgs(name="PYTHONUNBUFFERED", value="1"),
     ]
     if target.hf_token is not None:
-        env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=target.hf_token[2]))
+        env.append(k8s.core.v1.EnvVarArgs(name=HF_TOKEN_PATH, value=target.hf_token[2]))
     if target.api_key_secret is not None:
         ref = k8s.core.v1.SecretKeySelectorArgs(name=target.api_key_secret[0], key=target.api_key_secret[1])
         env.append(k8s.core.v1.EnvVarArgs(name="API_KEY", value_from=k8s.core.v1.EnvVarSourceArgs(secret_key_ref=ref)))
