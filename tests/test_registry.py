@@ -349,6 +349,48 @@ TOY_FILES = {
                 self.answer = pulumi.Output.from_input(plan_toy(spec))
                 self.register_outputs({"answer": self.answer})
         """,
+    "engine.py": """
+        from tpu_stacks.catalog.engine_traffic import EngineTraffic
+        from tpu_stacks.catalog.engines.declared import EngineDeclaration, GatewaySupport
+        from tpu_stacks.catalog.engines.record import CommandMarker, EngineVersion, Flag
+        from tpu_stacks.catalog.inference_gateway import ServingApi
+        from tpu_stacks.errors import UserError
+
+        # not in the engine Literal (the one edit outside the folder a real engine makes): built without validation
+        TOY = EngineVersion.model_construct(
+            engine="toy-engine",
+            version="0.1",
+            images=("example.com/toy-engine",),
+            workload="serve",
+            commands=(CommandMarker(contains="toy_engine.serve"),),
+            flags=(Flag(name="--toy-shards", meaning="tensor_parallel", default="1"),),
+            source="https://example.com/toy-engine/0.1/server.py, the toy's own server",
+        )
+
+
+        def check_architecture(model, key, value):
+            if model.architecture not in (None, "ToyForCausalLM"):
+                raise UserError(key, value, f"is a {model.architecture}: toy-engine serves only ToyForCausalLM")
+
+
+        ENGINE = EngineDeclaration(
+            versions=(TOY,),
+            api=ServingApi.model_construct(
+                engine="toy-engine",
+                openai=True,
+                port_flag="--port",
+                default_port=8080,
+                why="the toy serves OpenAI's Completions",
+                source="the toy",
+                serves_models=True,
+            ),
+            gateway=GatewaySupport(fronts=False, why="the toy exports none of the picker's gauges"),
+            traffic=EngineTraffic(
+                sizing_engine="toy-engine", kv_cache="paged", builds=(TOY,), calibrations=(), uncalibrated="a toy"
+            ),
+            check_architecture=check_architecture,
+        )
+        """,
     "descriptor.py": """
         from tpu_stacks.registry import Export, Ref, Workload
 
@@ -367,6 +409,7 @@ TOY_FILES = {
             smoke_test=None,
             args_docs=(("ToyStackArgs", "ToySpec"),),
             exports=(Export("answer", "answer"),),
+            engine=Ref("tpu_stacks.toyserve.engine:ENGINE"),
             engines=("toy-engine",),
             sizing_engine="toy-engine",
             example_stack="toyserve",
@@ -413,6 +456,48 @@ def test_a_toy_workload_gets_a_scenario_a_plugin_component_args_docs_and_mutatio
         "components/tpu_stacks/toyserve/plan.py": ["tests/toyserve/test_plan.py"],
         "components/tpu_stacks/toyserve/network.py": ["tests/test_workload_networks.py"],
     }
+
+
+def test_a_toy_engine_declared_in_its_folder_passes_the_shared_engine_tests(
+    toy: Workload, monkeypatch: pytest.MonkeyPatch
+):
+    """The toy's engine.py (record, traffic entry, HTTP API, model-class check, gateway answer) is all the catalogue
+    needs: its shared tables collect it through the descriptor, and the shared tests of the engine catalogue, the
+    serving APIs, the traffic records and the pack's tensor-parallel rule hold with it. The Literal it misses (the
+    one edit outside the folder) is named by test_the_checks_fail_on_a_workload_they_do_not_know."""
+    from tests.catalog import test_engines, test_inference_gateway
+    from tests.policies.test_matching_numbers import V6E, check, pod
+    from tpu_stacks.catalog import engines
+    from tpu_stacks.catalog.engine_models import check_architecture
+    from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
+    from tpu_stacks.catalog.inference_gateway import gateway_support, serving_api
+    from tpu_stacks.catalog.model_shape import ModelArchitecture
+    from tpu_stacks.errors import UserError
+
+    declared = toy.engine.load() if toy.engine else None
+    assert declared is not None and declared.name == "toy-engine"
+    record = declared.versions[-1]
+    assert engines.ENGINES[-1] is record and engines.engine("toy-engine") is record
+    assert engines.engine_of_command(["python3", "-m", "toy_engine.serve"]) is record
+    assert engines.engine_of_image("example.com/toy-engine:0.1") is record
+    assert traffic_of("toy-engine") is declared.traffic and "toy-engine" in TRAFFIC
+    assert serving_api("toy-engine") is declared.api
+    assert gateway_support("toy-engine") == declared.gateway
+    with pytest.raises(UserError, match="toy-engine serves only ToyForCausalLM"):
+        check_architecture("toy-engine", ModelArchitecture.model_construct(architecture="LlamaForCausalLM"), "k", "m")
+
+    # the shared tests, with the toy among the engines (tests/traffic/test_engine_traffic.py's record rule inline);
+    # the engine Literal is the one line a real engine adds outside its folder (catalog/engines/record.py)
+    widened = typing.Literal[(*typing.get_args(test_inference_gateway.EngineName), "toy-engine")]  # type: ignore[misc]
+    monkeypatch.setattr(test_inference_gateway, "EngineName", widened)
+    test_inference_gateway.test_every_catalogued_engine_has_one_serving_api()
+    test_inference_gateway.test_every_engine_a_folder_declares_answers_whether_the_gateway_fronts_it()
+    test_engines.test_every_entry_cites_its_source(record)
+    for name, traffic in TRAFFIC.items():
+        assert traffic.sizing_engine == name and all(build.engine == name for build in traffic.builds)
+    # the pack reads the toy's tensor-parallel flag as its record spells it
+    (problem,) = check(pod(V6E, "2x4", 8, command=["python3", "-m", "toy_engine.serve", "--toy-shards=4"]))
+    assert "container arg --toy-shards" in problem and problem.endswith("set it to 8")
 
 
 def test_a_toy_workload_builds_its_scenario_and_exports_its_outputs(toy: Workload, monkeypatch: pytest.MonkeyPatch):

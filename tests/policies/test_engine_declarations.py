@@ -8,8 +8,8 @@ from tpu_stacks.catalog import engines
 from tpu_stacks.catalog.engines import engine_of_command
 from tpu_stacks.catalog.engines.maxtext import MAXTEXT
 from tpu_stacks.catalog.engines.record import CommandMarker
-from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.engines.vllm import VLLM
+from tpu_stacks.sglang.engine import SGLANG
 
 
 @pytest.mark.parametrize(

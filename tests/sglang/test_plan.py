@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tpu_stacks.catalog import engine_models
-from tpu_stacks.catalog.engines.sglang import SGLANG, SGLANG_ARCHITECTURES
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
+from tpu_stacks.sglang import engine as sglang_engine
 from tpu_stacks.sglang.args import SglangStackArgs
+from tpu_stacks.sglang.engine import SGLANG, SGLANG_ARCHITECTURES
 from tpu_stacks.sglang.plan import SglangPlan, plan_sglang
 from tpu_stacks.sglang.spec import IMAGE_DIR, MEM_FRACTION_STATIC, PORT, SglangSpec
 
@@ -72,7 +72,7 @@ def test_a_matching_tensor_parallel_flag_replaces_the_stacks():
 @pytest.fixture
 def any_class(monkeypatch: pytest.MonkeyPatch) -> None:
     """Sizing and token rules, apart from the model-class rule: the Llama class counted as served for one test."""
-    monkeypatch.setattr(engine_models, "SGLANG_ARCHITECTURES", (*SGLANG_ARCHITECTURES, "LlamaForCausalLM"))
+    monkeypatch.setattr(sglang_engine, "SGLANG_ARCHITECTURES", (*SGLANG_ARCHITECTURES, "LlamaForCausalLM"))
 
 
 def test_a_model_class_the_pinned_registry_lacks_is_refused_in_one_line_before_sizing():

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 
 from tpu_stacks.catalog.engine_models import check_architecture
-from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
@@ -22,6 +21,7 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.images import PYTHON_IMAGE, check_pinned
 from tpu_stacks.names import REPOSITORY_ID
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
+from tpu_stacks.sglang.engine import SGLANG
 from tpu_stacks.sglang.spec import IMAGE_DIR, IMAGE_NAME, PORT, SglangSpec
 from tpu_stacks.sizing import (
     Parallelism,
