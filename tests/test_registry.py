@@ -354,6 +354,7 @@ TOY_FILES = {
         from tpu_stacks.catalog.engines.declared import EngineDeclaration, GatewaySupport
         from tpu_stacks.catalog.engines.record import CommandMarker, EngineVersion, Flag
         from tpu_stacks.catalog.inference_gateway import ServingApi
+        from tpu_stacks.catalog.upstream import number
         from tpu_stacks.errors import UserError
 
         # not in the engine Literal (the one edit outside the folder a real engine makes): built without validation
@@ -379,7 +380,7 @@ TOY_FILES = {
                 engine="toy-engine",
                 openai=True,
                 port_flag="--port",
-                default_port=8080,
+                default_port=number("toy-engine.port"),  # the folder's own ledger (upstream.toml)
                 why="the toy serves OpenAI's Completions",
                 source="the toy",
                 serves_models=True,
@@ -390,6 +391,23 @@ TOY_FILES = {
             ),
             check_architecture=check_architecture,
         )
+        """,
+    "upstream.toml": """
+        [pins.toy-engine]
+        kind = "documented"
+        title = "The toy engine's own page"
+        repository = "example.com"
+
+        [[row]]
+        id = "toy-engine.port"
+        pin = "toy-engine"
+        claim = "The toy server listens on 8080."
+        relied_on_by = ["components/tpu_stacks/toyserve/engine.py"]
+        read = 2026-11-29
+        url = "https://example.com/toy-engine"
+        quote = "The server listens on 8080."
+        settled_by = "curl the toy's port"
+        value = 8080
         """,
     "descriptor.py": """
         from tpu_stacks.registry import Export, Ref, Workload
@@ -465,6 +483,7 @@ def test_a_toy_engine_declared_in_its_folder_passes_the_shared_engine_tests(
     needs: its shared tables collect it through the descriptor, and the shared tests of the engine catalogue, the
     serving APIs, the traffic records and the pack's tensor-parallel rule hold with it. The Literal it misses (the
     one edit outside the folder) is named by test_the_checks_fail_on_a_workload_they_do_not_know."""
+    monkeypatch.syspath_prepend(str(ROOT / "policies"))  # the pack's package, as tests/policies/conftest.py does
     from tests.catalog import test_engines, test_inference_gateway
     from tests.policies.test_matching_numbers import V6E, check, pod
     from tpu_stacks.catalog import engines
@@ -472,6 +491,7 @@ def test_a_toy_engine_declared_in_its_folder_passes_the_shared_engine_tests(
     from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
     from tpu_stacks.catalog.inference_gateway import gateway_support, serving_api
     from tpu_stacks.catalog.model_shape import ModelArchitecture
+    from tpu_stacks.catalog.upstream import fact
     from tpu_stacks.errors import UserError
 
     declared = toy.engine.load() if toy.engine else None
@@ -481,7 +501,8 @@ def test_a_toy_engine_declared_in_its_folder_passes_the_shared_engine_tests(
     assert engines.engine_of_command(["python3", "-m", "toy_engine.serve"]) is record
     assert engines.engine_of_image("example.com/toy-engine:0.1") is record
     assert traffic_of("toy-engine") is declared.traffic and "toy-engine" in TRAFFIC
-    assert serving_api("toy-engine") is declared.api
+    assert serving_api("toy-engine") is declared.api and declared.api.default_port == 8080
+    assert fact("toy-engine.port").pin == "toy-engine"  # the folder's upstream.toml, merged into the ledger
     assert gateway_support("toy-engine") == declared.gateway
     with pytest.raises(UserError, match="toy-engine serves only ToyForCausalLM"):
         check_architecture("toy-engine", ModelArchitecture.model_construct(architecture="LlamaForCausalLM"), "k", "m")

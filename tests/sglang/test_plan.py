@@ -106,8 +106,16 @@ def test_an_unpinned_image_is_refused_and_a_pinned_one_replaces_the_build():
 def test_the_image_build_names_the_folder_the_pinned_wheel_and_the_stacks_repository():
     decided = plan()
     assert decided.repository == "sglang-jax-sg"
-    command = decided.build_command("us-central1-docker.pkg.dev/proj/sglang-jax-sg/sglang-jax:0.0.1.post1")
-    assert command.startswith(f"gcloud builds submit {IMAGE_DIR} --config={IMAGE_DIR}/cloudbuild.yaml ")
+    account = "projects/proj/serviceAccounts/sglang-jax-sg-builder@proj.iam.gserviceaccount.com"
+    command = decided.build_command(
+        "us-central1-docker.pkg.dev/proj/sglang-jax-sg/sglang-jax:0.0.1.post1", account, "gs://src/source"
+    )
+    project, region = decided.cluster.spec.project, decided.cluster.region
+    assert command.startswith(f"gcloud builds submit {IMAGE_DIR} --project={project} --region={region} ")
+    assert f" --config={IMAGE_DIR}/cloudbuild.yaml " in command
+    # as the stack's builder account (the default build account may lack the roles), the source where it may read
+    assert command.endswith(f" --service-account={account} --gcs-source-staging-dir=gs://src/source")
+    assert decided.builder_account == "sglang-jax-sg-builder"
     assert "_SGLANG_JAX_VERSION=0.0.1.post1" in command and decided.image_path() == "sglang-jax:0.0.1.post1"
 
 
