@@ -98,16 +98,6 @@ CATALOGUED_APIS: tuple[ServingApi, ...] = (
         serves_models=True,
     ),
     ServingApi(
-        engine="saxml",
-        openai=False,
-        port_flag=None,
-        default_port=None,
-        why="a Saxml model server answers its admin server's gRPC (saxutil, the Sax HTTP client), not OpenAI's APIs",
-        source="[K-SAX]",
-        serves_models=True,
-        front_ends=(SAX_HTTP_REPOSITORY,),
-    ),
-    ServingApi(
         engine="maxtext",
         openai=False,
         port_flag=None,

@@ -26,11 +26,10 @@ from tpu_stacks.catalog.engines.maxtext import MAXTEXT
 from tpu_stacks.catalog.engines.ray import RAY, RAY_SERVE
 from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.engines.router import ROUTER
-from tpu_stacks.catalog.engines.saxml import SAXML
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.image_users import HELPER_IMAGE_USERS, ImageUser
 
-CATALOGUED: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML, RAY, RAY_SERVE, EPP, ROUTER)
+CATALOGUED: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, RAY, RAY_SERVE, EPP, ROUTER)
 """The engines this package records itself; a workload folder declares its own (`<workload>/engine.py`)."""
 
 
