@@ -353,6 +353,7 @@ TOY_FILES = {
         from tpu_stacks.catalog.engine_traffic import EngineTraffic
         from tpu_stacks.catalog.engines.declared import EngineDeclaration, GatewaySupport
         from tpu_stacks.catalog.engines.record import CommandMarker, EngineVersion, Flag
+        from tpu_stacks.catalog.image_users import NONROOT_UID, ImageUser
         from tpu_stacks.catalog.inference_gateway import ServingApi
         from tpu_stacks.catalog.upstream import number
         from tpu_stacks.errors import UserError
@@ -365,6 +366,7 @@ TOY_FILES = {
             workload="serve",
             commands=(CommandMarker(contains="toy_engine.serve"),),
             flags=(Flag(name="--toy-shards", meaning="tensor_parallel", default="1"),),
+            user=ImageUser(NONROOT_UID, "the toy's Dockerfile sets USER 65532"),
             source="https://example.com/toy-engine/0.1/server.py, the toy's own server",
         )
 
@@ -394,9 +396,10 @@ TOY_FILES = {
         """,
     "upstream.toml": """
         [pins.toy-engine]
-        kind = "documented"
-        title = "The toy engine's own page"
-        repository = "example.com"
+        kind = "source"
+        title = "The toy engine's source"
+        repository = "example/toy-engine"
+        version = "v0.1"
 
         [[row]]
         id = "toy-engine.port"
@@ -404,9 +407,9 @@ TOY_FILES = {
         claim = "The toy server listens on 8080."
         relied_on_by = ["components/tpu_stacks/toyserve/engine.py"]
         read = 2026-11-29
-        url = "https://example.com/toy-engine"
-        quote = "The server listens on 8080."
-        settled_by = "curl the toy's port"
+        path = "toy_engine/serve.py"
+        line = 3
+        literal = "PORT = 8080"
         value = 8080
         """,
     "descriptor.py": """
@@ -486,6 +489,7 @@ def test_a_toy_engine_declared_in_its_folder_passes_the_shared_engine_tests(
     monkeypatch.syspath_prepend(str(ROOT / "policies"))  # the pack's package, as tests/policies/conftest.py does
     from tests.catalog import test_engines, test_inference_gateway
     from tests.policies.test_matching_numbers import V6E, check, pod
+    from tests.traffic import test_engine_traffic
     from tpu_stacks.catalog import engines
     from tpu_stacks.catalog.engine_models import check_architecture
     from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
@@ -507,15 +511,15 @@ def test_a_toy_engine_declared_in_its_folder_passes_the_shared_engine_tests(
     with pytest.raises(UserError, match="toy-engine serves only ToyForCausalLM"):
         check_architecture("toy-engine", ModelArchitecture.model_construct(architecture="LlamaForCausalLM"), "k", "m")
 
-    # the shared tests, with the toy among the engines (tests/traffic/test_engine_traffic.py's record rule inline);
+    # the shared tests, with the toy among the engines;
     # the engine Literal is the one line a real engine adds outside its folder (catalog/engines/record.py)
     widened = typing.Literal[(*typing.get_args(test_inference_gateway.EngineName), "toy-engine")]  # type: ignore[misc]
     monkeypatch.setattr(test_inference_gateway, "EngineName", widened)
     test_inference_gateway.test_every_catalogued_engine_has_one_serving_api()
     test_inference_gateway.test_every_engine_a_folder_declares_answers_whether_the_gateway_fronts_it()
     test_engines.test_every_entry_cites_its_source(record)
-    for name, traffic in TRAFFIC.items():
-        assert traffic.sizing_engine == name and all(build.engine == name for build in traffic.builds)
+    test_engines.test_each_engine_with_an_image_names_its_user_and_each_exporter_its_port()
+    test_engine_traffic.test_every_calibrated_engine_has_a_record_and_no_other()
     # the pack reads the toy's tensor-parallel flag as its record spells it
     (problem,) = check(pod(V6E, "2x4", 8, command=["python3", "-m", "toy_engine.serve", "--toy-shards=4"]))
     assert "container arg --toy-shards" in problem and problem.endswith("set it to 8")
