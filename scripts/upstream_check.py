@@ -1,4 +1,5 @@
-"""Check the upstream ledger (components/tpu_stacks/catalog/upstream_ledger.toml) against the pinned upstreams.
+"""Check the upstream ledger (components/tpu_stacks/catalog/upstream_ledger.toml and each workload folder's
+upstream.toml) against the pinned upstreams.
 
 Why: a row says "this upstream, at the version we pin, does X at file:line, where the text is L". A pin that moves,
 or a row typed wrong, must fail somewhere a person sees it. For each `wheel` pin this script downloads the pinned
@@ -28,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tpu_stacks.catalog.upstream import LEDGER_FILE, Ledger, Pin, Row, parse
+from tpu_stacks.catalog.upstream import Ledger, Pin, Row, ledger_files, parse_files
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".upstream-cache"
@@ -206,7 +207,11 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("--ledger", type=Path, default=LEDGER_FILE, help="the ledger file (default: the package's)")
+    parser.add_argument(
+        "--ledger",
+        type=Path,
+        help="one ledger file (default: the package's, with every workload folder's upstream.toml)",
+    )
     parser.add_argument("--cache", type=Path, default=CACHE, help="where wheels are downloaded and unpacked")
     parser.add_argument(
         "--version", action="append", default=[], metavar="NAME=VERSION", help="check a pin's rows at another version"
@@ -219,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--offline", type=Path, metavar="DIR", help="wheel pins from DIR/<pin>/ (unpacked), no download"
     )
     args = parser.parse_args(argv)
-    ledger = parse(args.ledger.read_text(encoding="utf-8"))
+    ledger = parse_files([args.ledger] if args.ledger else ledger_files())
     sources = {name: Path(path) for name, path in _assignments(args.source, "--source", ledger).items()}
     for name in sources:
         if ledger.pins[name].kind != "source":

@@ -101,8 +101,9 @@ def render(book: Ledger | None = None) -> str:
         "",
         "Every behaviour of a pinned upstream that a stack relies on (a port, a flag, an environment variable, a",
         "metric name, a label, a default), with the file and line where the pinned release does it and the text at",
-        "that line. The data is one file, "
-        f"[{Path(LEDGER_PATH).name}](../{LEDGER_PATH}); the code reads its values from there",
+        "that line. The data is the shared file "
+        f"[{Path(LEDGER_PATH).name}](../{LEDGER_PATH}) and a workload folder's own `upstream.toml` (the rows of an",
+        "upstream only it runs, such as components/tpu_stacks/sglang/upstream.toml); the code reads its values there",
         '(`tpu_stacks.catalog.upstream`: `number("ray.serve.http-port")`), and a module that relies on a row in',
         "prose names it (`ledger: <row id>`). Why and how: the module docstring of",
         "[upstream.py](../components/tpu_stacks/catalog/upstream.py).",

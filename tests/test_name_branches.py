@@ -212,9 +212,9 @@ def test_a_branch_in_a_shared_module_is_reported_and_a_workloads_own_is_not(tmp_
 
 
 def test_a_target_naming_no_registered_workload_is_refused_by_name() -> None:
-    from tpu_stacks.catalog.engines.saxml import SAXML
     from tpu_stacks.gcp.monitoring.queries import Scope
     from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
+    from tpu_stacks.saxml.engine import SAXML
 
     target = Target(
         kind="nobody",

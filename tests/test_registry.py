@@ -31,6 +31,7 @@ from pydantic import BaseModel
 
 import tpu_stacks
 from scripts import args_docs, mutation, security_scan
+from stacks import shipped
 from tests.test_ci_workflow import listed_stacks
 from tpu_stacks import registry, sizing
 from tpu_stacks.catalog.engines.record import EngineVersion
@@ -43,7 +44,8 @@ from tpu_stacks.registry import Ref, Workload, workloads
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "preview.yml"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-SHIPPED = ("jetstream", "raytrain", "saxml", "sglang", "vllm")
+SHIPPED = tuple(w.name for w in workloads() if w.example_stack in shipped.SHIPPED)
+"""The workloads whose example stack ships (stacks/shipped.py, the one list): every workload the registry finds."""
 
 
 # --- the checks, as functions, so each can be shown to fail -------------------------------------------
@@ -120,7 +122,7 @@ def documented(block: str) -> list[str]:
 # --- the shipped workloads ------------------------------------------------------------------------------
 
 
-def test_the_five_workloads_are_found_in_their_folders():
+def test_the_shipped_workloads_are_found_in_their_folders():
     assert registry.names() == SHIPPED
     for workload in workloads():
         assert workload.package == f"tpu_stacks.{workload.name}"
@@ -189,7 +191,7 @@ def test_the_registry_loads_no_provider_sdk():
         """
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == f"{len(SHIPPED)} []"
+    assert out.strip() == f"{len(workloads())} []"
 
 
 def monitoring_capabilities(workload: Workload) -> tuple[Ref, ...]:
@@ -209,13 +211,13 @@ def test_every_list_of_workloads_derives_from_the_registry():
     from stacks.scenarios import scenarios
     from tpu_stacks.plugin import public_components
 
-    assert list(scenarios()) == ["cluster", *SHIPPED]
+    assert list(scenarios()) == ["cluster", *registry.names()]
     names = {c.__name__ for c in public_components()}
     assert {w.component.load().__name__ for w in workloads()} <= names
     assert {p.args_name for p in args_docs.pairs()} >= {a for w in workloads() for a, _ in w.args_docs}
     assert {f"components/tpu_stacks/{n}/plan.py" for n in SHIPPED} <= set(mutation.MODULES)
     assert {f"components/tpu_stacks/{n}/network.py" for n in SHIPPED} <= set(mutation.MODULES)
-    assert security_scan.STACKS == ("jetstream-gemma", "raytrain", "saxml", "sglang", "vllm")
+    assert set(security_scan.STACKS) == {w.example_stack for w in workloads()}  # each workload's example stack
     assert SECRET_KEYS == ("hfToken", "vllmApiKey")
 
 
@@ -232,7 +234,7 @@ def test_each_workloads_dashboard_and_alerts_live_in_its_own_package():
         for ref in monitoring_capabilities(workload):
             assert ref.module.startswith(f"tpu_stacks.{workload.name}."), (workload.name, ref)
     assert registry.workload("saxml").status_cards is None  # optional: Saxml has no card of its own
-    assert [w.name for w in workloads() if w.alerts is not None] == ["raytrain"]
+    assert [w.name for w in workloads() if w.alerts is not None and w.name in SHIPPED] == ["raytrain"]
 
 
 def test_the_ci_matrix_previews_each_workloads_stack():
@@ -349,6 +351,69 @@ TOY_FILES = {
                 self.answer = pulumi.Output.from_input(plan_toy(spec))
                 self.register_outputs({"answer": self.answer})
         """,
+    "engine.py": """
+        from tpu_stacks.catalog.engine_traffic import EngineTraffic
+        from tpu_stacks.catalog.engines.declared import EngineDeclaration, GatewaySupport
+        from tpu_stacks.catalog.engines.record import CommandMarker, EngineVersion, Flag
+        from tpu_stacks.catalog.image_users import NONROOT_UID, ImageUser
+        from tpu_stacks.catalog.inference_gateway import ServingApi
+        from tpu_stacks.catalog.upstream import number
+        from tpu_stacks.errors import UserError
+
+        # not in the engine Literal (the one edit outside the folder a real engine makes): built without validation
+        TOY = EngineVersion.model_construct(
+            engine="toy-engine",
+            version="0.1",
+            images=("example.com/toy-engine",),
+            workload="serve",
+            commands=(CommandMarker(contains="toy_engine.serve"),),
+            flags=(Flag(name="--toy-shards", meaning="tensor_parallel", default="1"),),
+            user=ImageUser(NONROOT_UID, "the toy's Dockerfile sets USER 65532"),
+            source="https://example.com/toy-engine/0.1/server.py, the toy's own server",
+        )
+
+
+        def check_architecture(model, key, value):
+            if model.architecture not in (None, "ToyForCausalLM"):
+                raise UserError(key, value, f"is a {model.architecture}: toy-engine serves only ToyForCausalLM")
+
+
+        ENGINE = EngineDeclaration(
+            versions=(TOY,),
+            api=ServingApi.model_construct(
+                engine="toy-engine",
+                openai=True,
+                port_flag="--port",
+                default_port=number("toy-engine.port"),  # the folder's own ledger (upstream.toml)
+                why="the toy serves OpenAI's Completions",
+                source="the toy",
+                serves_models=True,
+            ),
+            gateway=GatewaySupport(fronts=False, why="the toy exports none of the picker's gauges"),
+            traffic=EngineTraffic(
+                sizing_engine="toy-engine", kv_cache="paged", builds=(TOY,), calibrations=(), uncalibrated="a toy"
+            ),
+            check_architecture=check_architecture,
+        )
+        """,
+    "upstream.toml": """
+        [pins.toy-engine]
+        kind = "source"
+        title = "The toy engine's source"
+        repository = "example/toy-engine"
+        version = "v0.1"
+
+        [[row]]
+        id = "toy-engine.port"
+        pin = "toy-engine"
+        claim = "The toy server listens on 8080."
+        relied_on_by = ["components/tpu_stacks/toyserve/engine.py"]
+        read = 2026-11-29
+        path = "toy_engine/serve.py"
+        line = 3
+        literal = "PORT = 8080"
+        value = 8080
+        """,
     "descriptor.py": """
         from tpu_stacks.registry import Export, Ref, Workload
 
@@ -367,6 +432,7 @@ TOY_FILES = {
             smoke_test=None,
             args_docs=(("ToyStackArgs", "ToySpec"),),
             exports=(Export("answer", "answer"),),
+            engine=Ref("tpu_stacks.toyserve.engine:ENGINE"),
             engines=("toy-engine",),
             sizing_engine="toy-engine",
             example_stack="toyserve",
@@ -413,6 +479,52 @@ def test_a_toy_workload_gets_a_scenario_a_plugin_component_args_docs_and_mutatio
         "components/tpu_stacks/toyserve/plan.py": ["tests/toyserve/test_plan.py"],
         "components/tpu_stacks/toyserve/network.py": ["tests/test_workload_networks.py"],
     }
+
+
+def test_a_toy_engine_declared_in_its_folder_passes_the_shared_engine_tests(
+    toy: Workload, monkeypatch: pytest.MonkeyPatch
+):
+    """The toy's engine.py (record, traffic entry, HTTP API, model-class check, gateway answer) is all the catalogue
+    needs: its shared tables collect it through the descriptor, and the shared tests of the engine catalogue, the
+    serving APIs, the traffic records and the pack's tensor-parallel rule hold with it. The Literal it misses (the
+    one edit outside the folder) is named by test_the_checks_fail_on_a_workload_they_do_not_know."""
+    monkeypatch.syspath_prepend(str(ROOT / "policies"))  # the pack's package, as tests/policies/conftest.py does
+    from tests.catalog import test_engines, test_inference_gateway
+    from tests.policies.test_matching_numbers import V6E, check, pod
+    from tests.traffic import test_engine_traffic
+    from tpu_stacks.catalog import engines
+    from tpu_stacks.catalog.engine_models import check_architecture
+    from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
+    from tpu_stacks.catalog.inference_gateway import gateway_support, serving_api
+    from tpu_stacks.catalog.model_shape import ModelArchitecture
+    from tpu_stacks.catalog.upstream import fact
+    from tpu_stacks.errors import UserError
+
+    declared = toy.engine.load() if toy.engine else None
+    assert declared is not None and declared.name == "toy-engine"
+    record = declared.versions[-1]
+    assert engines.ENGINES[-1] is record and engines.engine("toy-engine") is record
+    assert engines.engine_of_command(["python3", "-m", "toy_engine.serve"]) is record
+    assert engines.engine_of_image("example.com/toy-engine:0.1") is record
+    assert traffic_of("toy-engine") is declared.traffic and "toy-engine" in TRAFFIC
+    assert serving_api("toy-engine") is declared.api and declared.api.default_port == 8080
+    assert fact("toy-engine.port").pin == "toy-engine"  # the folder's upstream.toml, merged into the ledger
+    assert gateway_support("toy-engine") == declared.gateway
+    with pytest.raises(UserError, match="toy-engine serves only ToyForCausalLM"):
+        check_architecture("toy-engine", ModelArchitecture.model_construct(architecture="LlamaForCausalLM"), "k", "m")
+
+    # the shared tests, with the toy among the engines;
+    # the engine Literal is the one line a real engine adds outside its folder (catalog/engines/record.py)
+    widened = typing.Literal[(*typing.get_args(test_inference_gateway.EngineName), "toy-engine")]  # type: ignore[misc]
+    monkeypatch.setattr(test_inference_gateway, "EngineName", widened)
+    test_inference_gateway.test_every_catalogued_engine_has_one_serving_api()
+    test_inference_gateway.test_every_engine_a_folder_declares_answers_whether_the_gateway_fronts_it()
+    test_engines.test_every_entry_cites_its_source(record)
+    test_engines.test_each_engine_with_an_image_names_its_user_and_each_exporter_its_port()
+    test_engine_traffic.test_every_calibrated_engine_has_a_record_and_no_other()
+    # the pack reads the toy's tensor-parallel flag as its record spells it
+    (problem,) = check(pod(V6E, "2x4", 8, command=["python3", "-m", "toy_engine.serve", "--toy-shards=4"]))
+    assert "container arg --toy-shards" in problem and problem.endswith("set it to 8")
 
 
 def test_a_toy_workload_builds_its_scenario_and_exports_its_outputs(toy: Workload, monkeypatch: pytest.MonkeyPatch):

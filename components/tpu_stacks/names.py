@@ -316,3 +316,15 @@ def check_image_name(name: str, key: str = "") -> str:
             "use lowercase path parts of letters and digits joined by '.', '_' or '-', and an optional :tag",
         )
     return name
+
+
+def builder_account_id(repository: str, key: str) -> str:
+    """The Cloud Build builder's service account id of an image repository, `<repository>-builder`: unique per
+    project like the repository. IAM ids have at most 30 characters; a longer one keeps 23 and adds a hash of the
+    whole, so two repositories that share their first characters never share an account. `key`: the setting that
+    named the repository, for the error."""
+    account = f"{repository}-builder"
+    if SERVICE_ACCOUNT_ID.matches(account):
+        return account
+    digest = hashlib.sha256(account.encode()).hexdigest()[:6]
+    return SERVICE_ACCOUNT_ID.check(key, f"{repository[:23].rstrip('-')}-{digest}")

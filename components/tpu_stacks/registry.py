@@ -22,6 +22,7 @@ import pkgutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import tpu_stacks
@@ -108,6 +109,11 @@ class Workload:
     """The engines of the engine catalogue (catalog/engines/) it runs."""
     sizing_engine: str | None = None
     """Its engine as `tpu-stacks size` names it (sizing.Engine), None when sizing does not serve it."""
+    engine: Ref | None = None
+    """Its engine as the catalogue knows it, declared in its own folder (`<workload>/engine.py`, an
+    `EngineDeclaration`): the pinned record, the traffic entry, the HTTP API, the model classes it serves and whether
+    the gateway can front it. Shared code collects these through `declared()` and never names the engine; None: its
+    engine is one of the catalogue's own (catalog/engines/)."""
     example_stack: str = ""
     """The shipped stack (`Pulumi.<stack>.yaml`) that shows it: the security scan plans it."""
     package: str = field(default="", compare=False)
@@ -137,9 +143,15 @@ def _found() -> Iterator[Workload]:
         yield Workload(**{**workload.__dict__, "package": package})
 
 
+@cache
+def _found_in(path: tuple[str, ...]) -> tuple[Workload, ...]:
+    """The package's workloads for one search path of `tpu_stacks` (a test may add a folder to it)."""
+    return tuple(_found())
+
+
 def workloads() -> tuple[Workload, ...]:
     """Every workload, found in the package and registered, by name."""
-    found = {w.name: w for w in _found()}
+    found = {w.name: w for w in _found_in(tuple(tpu_stacks.__path__))}
     clash = found.keys() & _registered.keys()
     if clash:
         raise ValueError(f"workloads registered twice: {', '.join(sorted(clash))}")
@@ -154,10 +166,24 @@ def names() -> tuple[str, ...]:
     return tuple(w.name for w in workloads())
 
 
+@cache
+def _declared_in(
+    key: tuple[tuple[str, ...], tuple[Workload, ...]], capability: str
+) -> tuple[tuple[Workload, Any], ...]:
+    return tuple((w, ref.load()) for w in workloads() if isinstance(ref := getattr(w, capability), Ref))
+
+
+def declared(capability: str) -> tuple[tuple[Workload, Any], ...]:
+    """(workload, loaded value) of every workload that declares the optional capability `capability` (a `Ref` field
+    of `Workload`), by workload name: how shared code collects what the folders declare without naming one. Loaded
+    once per set of workloads; a workload that declares none is left out."""
+    return _declared_in((tuple(tpu_stacks.__path__), tuple(_registered.values())), capability)
+
+
 @contextmanager
 def registered(extra: Workload) -> Iterator[Workload]:
     """A workload from outside the package (a plugin of a user, a test's toy) while the block runs."""
-    if extra.name in _registered or extra.name in {w.name for w in _found()}:
+    if extra.name in _registered or extra.name in {w.name for w in _found_in(tuple(tpu_stacks.__path__))}:
         raise ValueError(f"workload {extra.name!r} is registered already")
     _registered[extra.name] = extra
     try:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
+from tpu_policies.engine_args import engine_of_template
 from tpu_policies.ray_serve import serve_problems
 from tpu_policies.slices import PoolSlice
 from tpu_policies.stack import read_stack
@@ -24,7 +25,7 @@ from tpu_policies.workloads import PodTemplate, workload_annotations
 from tpu_stacks.catalog.tpu import ACCELERATOR_LABEL, GENERATIONS, TOPOLOGY_LABEL, generation_of_accelerator
 from tpu_stacks.errors import UserError
 from tpu_stacks.objects import annotations as keys
-from tpu_stacks.serving.parallel_flags import check_parallelism
+from tpu_stacks.serving.parallel_flags import check_parallelism, tensor_parallel_pattern
 
 ICI_FLAG = re.compile(r"(?<![\w-])ici_([a-z_]+?)_parallelism[=:\s]+(-?\d+)")
 
@@ -60,8 +61,12 @@ def _hosts(template: PodTemplate, accelerator: str, topology: str, options: list
 
 def _tensor_parallel(template: PodTemplate, notes: dict[str, Any], granted: int, per_pod: str) -> list[str]:
     """vLLM/JetStream shard over every device the workload gets: the rule of tpu_stacks.serving.parallel_flags, which
-    VllmStack's plan applies to its extraArgs too."""
-    rule = check_parallelism(template.arg_text(), granted)
+    VllmStack's plan applies to its extraArgs too. The flag is read as the engine's catalogue record spells it
+    (SGLang-JAX `--tp-size`), vLLM's spellings for an engine that declares none."""
+    engine = engine_of_template(template)
+    flag = engine.flag("tensor_parallel") if engine is not None else None
+    spellings = (flag.name, *flag.aliases) if flag is not None else ()
+    rule = check_parallelism(template.arg_text(), granted, tensor_parallel_pattern(spellings))
     if rule.pipeline_flag is not None and not rule.pipeline_fits:
         flag = rule.pipeline_flag
         return [

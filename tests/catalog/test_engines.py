@@ -11,11 +11,11 @@ from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.maxtext import MAXTEXT
 from tpu_stacks.catalog.engines.ray import RAY
 from tpu_stacks.catalog.engines.record import Engine, EngineName
-from tpu_stacks.catalog.engines.saxml import SAXML
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.tpu import generation_names
 from tpu_stacks.jetstream.spec import FLOW_IMAGES
 from tpu_stacks.raytrain.spec import MAXTEXT_REVISION
+from tpu_stacks.saxml.engine import SAXML
 from tpu_stacks.saxml.spec import MODEL_IMAGE
 from tpu_stacks.vllm.spec import HPA_METRICS, VLLM_IMAGE
 

@@ -15,7 +15,7 @@ import pytest
 
 from scripts import upstream_check
 from tpu_stacks.catalog import upstream
-from tpu_stacks.catalog.upstream import LEDGER_FILE, evaluate, fact, ledger, number, parse, references, text
+from tpu_stacks.catalog.upstream import evaluate, fact, ledger, number, parse, references, text
 
 ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("components/tpu_stacks", "policies", "stacks", "scripts", "tools")
@@ -29,7 +29,7 @@ def _files() -> list[Path]:
         for path in sorted((ROOT / folder).rglob("*")):
             if path.is_file() and path.suffix in SUFFIXES and "__pycache__" not in path.parts:
                 found.append(path)
-    return [path for path in found if path not in (LEDGER_FILE, Path(upstream.__file__))]
+    return [path for path in found if path not in (*upstream.ledger_files(), Path(upstream.__file__))]
 
 
 NAMED = {path.relative_to(ROOT).as_posix(): references(path.read_text(errors="replace")) for path in _files()}
@@ -319,3 +319,16 @@ def test_the_command_line_reads_another_version_from_the_cache_and_an_unpacked_t
         upstream_check.main(["--ledger", str(tmp_path / "ledger.toml"), "--rows", "demo.gone"])
     with pytest.raises(SystemExit, match="no pin"):
         upstream_check.main(["--ledger", str(tmp_path / "ledger.toml"), "--version", "nope=1"])
+
+
+def test_a_workload_folder_keeps_its_own_upstreams_rows(tmp_path: Path):
+    """SGLang-JAX's pin and rows are in its folder (sglang/upstream.toml), merged with the shared file; a pin
+    declared in two files is refused."""
+    folder = ROOT / "components" / "tpu_stacks" / "sglang" / upstream.FOLDER_LEDGER
+    assert folder in upstream.ledger_files() and upstream.ledger_files()[0] == upstream.LEDGER_FILE
+    assert ledger().pins["sglang-jax"].declared_in == str(folder) and fact("sglang.flag.port").pin == "sglang-jax"
+    assert "[pins.sglang-jax]" not in upstream.LEDGER_FILE.read_text()
+    twice = tmp_path / "upstream.toml"
+    twice.write_text(folder.read_text())
+    with pytest.raises(ValueError, match=r"pin sglang-jax is declared in another ledger file too"):
+        upstream.parse_files([folder, twice])

@@ -151,6 +151,24 @@ def test_pipeline_parallelism_divides_the_devices():
     assert check(pod(V6E, "2x4", 8, args=["--tensor-parallel-size=8", "--pipeline-parallel-size=1"])) == []
 
 
+def test_an_engine_is_read_with_its_own_tensor_parallel_spelling():
+    """SGLang-JAX's `--tp-size` (its record's spelling; ledger: sglang.flag.tp-size) is judged like vLLM's flag; vLLM's
+    `-tp` is not SGLang's flag (its argparse has none), so it is not read there."""
+    sglang = ["python3", "-m", "sgl_jax.launch_server", "--model-path", "Qwen/Qwen3-4B"]
+    (problem,) = check(pod(V6E, "2x4", 8, command=[*sglang, "--tp-size=4"]))
+    assert problem == (
+        "tensor-parallel size 4 (container arg --tp-size) but the workload gets 8 devices (1 pod(s) x 8 chips); "
+        "set it to 8"
+    )
+    (problem,) = check(pod(V6E, "2x4", 8, command=[*sglang, "--tensor-parallel-size", "2"]))
+    assert "container arg --tensor-parallel-size" in problem
+    assert check(pod(V6E, "2x4", 8, command=[*sglang, "--tp-size", "8"])) == []
+    assert check(pod(V6E, "2x4", 8, command=[*sglang, "-tp", "4"])) == []
+    # vLLM keeps its own spellings, `-tp` among them
+    (problem,) = check(pod(V6E, "2x4", 8, command=["vllm", "serve", "m", "-tp", "4"]))
+    assert "container arg -tp" in problem
+
+
 def test_tpu7x_counts_two_devices_per_chip():
     # one tpu7x-standard-4t node: 4 chips = 8 JAX devices
     assert check(pod(TPU7X, "2x2x1", 4, args=["--tensor-parallel-size=8"])) == []

@@ -12,10 +12,10 @@ from tpu_policies.workloads import PodTemplate
 from tpu_stacks import registry
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
 from tpu_stacks.catalog.engines import engine_of_command
-from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.upstream import ledger
 from tpu_stacks.errors import UserError
 from tpu_stacks.k8s import smoke_check
+from tpu_stacks.sglang.engine import SGLANG
 from tpu_stacks.sglang.monitoring import sglang_sections, sglang_target
 from tpu_stacks.sglang.pod import SERVER_COMMAND
 from tpu_stacks.traffic.model import calibration
@@ -76,3 +76,31 @@ def test_every_sglang_fact_is_a_row_read_in_the_pinned_wheel():
     rows = ledger().rows_of("sglang-jax")
     assert len(rows) >= 15 and all(r.path and r.path.startswith("sgl_jax/") for r in rows)
     assert SGLANG.version == "0.0.1.post1"  # the release the rows were read in (`make upstream` re-reads them)
+
+
+def test_the_engine_is_declared_in_the_folder_and_collected_by_the_catalogue():
+    """The record, its traffic entry, HTTP API, model-class check and gateway answer live in sglang/engine.py; the
+    catalogue's shared tables find them through the descriptor (catalog/engines/declared.py), not by name."""
+    from tpu_stacks.catalog import engines
+    from tpu_stacks.catalog.engine_models import architecture_checks
+    from tpu_stacks.catalog.inference_gateway import gateway_support, serving_api
+    from tpu_stacks.sglang.engine import ENGINE, check_architecture
+
+    assert registry.workload("sglang").engine.load() is ENGINE
+    assert SGLANG in engines.ENGINES and SGLANG not in engines.CATALOGUED
+    assert traffic_of("sglang") is ENGINE.traffic and serving_api(SGLANG) is ENGINE.api
+    assert architecture_checks()["sglang"] is check_architecture
+    answer = gateway_support(SGLANG)
+    assert answer is not None and not answer.fronts and "exports no metrics" in answer.why
+
+
+def test_the_image_runs_as_the_catalogues_nonroot_user():
+    """The Dockerfile's USER is the catalogue's NONROOT_UID, the user the pod's security context names."""
+    from pathlib import Path
+
+    from tpu_stacks.catalog.image_users import NONROOT_UID
+    from tpu_stacks.sglang.spec import IMAGE_DIR
+
+    dockerfile = (Path(__file__).resolve().parents[2] / IMAGE_DIR / "Dockerfile").read_text()
+    users = [line.split()[1] for line in dockerfile.splitlines() if line.startswith("USER ")]
+    assert users == [str(NONROOT_UID)] and SGLANG.image_user().uid == NONROOT_UID

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tpu_stacks.catalog import engine_models
-from tpu_stacks.catalog.engines.sglang import SGLANG, SGLANG_ARCHITECTURES
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
+from tpu_stacks.sglang import engine as sglang_engine
 from tpu_stacks.sglang.args import SglangStackArgs
+from tpu_stacks.sglang.engine import SGLANG, SGLANG_ARCHITECTURES
 from tpu_stacks.sglang.plan import SglangPlan, plan_sglang
 from tpu_stacks.sglang.spec import IMAGE_DIR, MEM_FRACTION_STATIC, PORT, SglangSpec
 
@@ -72,7 +72,7 @@ def test_a_matching_tensor_parallel_flag_replaces_the_stacks():
 @pytest.fixture
 def any_class(monkeypatch: pytest.MonkeyPatch) -> None:
     """Sizing and token rules, apart from the model-class rule: the Llama class counted as served for one test."""
-    monkeypatch.setattr(engine_models, "SGLANG_ARCHITECTURES", (*SGLANG_ARCHITECTURES, "LlamaForCausalLM"))
+    monkeypatch.setattr(sglang_engine, "SGLANG_ARCHITECTURES", (*SGLANG_ARCHITECTURES, "LlamaForCausalLM"))
 
 
 def test_a_model_class_the_pinned_registry_lacks_is_refused_in_one_line_before_sizing():
@@ -106,8 +106,16 @@ def test_an_unpinned_image_is_refused_and_a_pinned_one_replaces_the_build():
 def test_the_image_build_names_the_folder_the_pinned_wheel_and_the_stacks_repository():
     decided = plan()
     assert decided.repository == "sglang-jax-sg"
-    command = decided.build_command("us-central1-docker.pkg.dev/proj/sglang-jax-sg/sglang-jax:0.0.1.post1")
-    assert command.startswith(f"gcloud builds submit {IMAGE_DIR} --config={IMAGE_DIR}/cloudbuild.yaml ")
+    account = "projects/proj/serviceAccounts/sglang-jax-sg-builder@proj.iam.gserviceaccount.com"
+    command = decided.build_command(
+        "us-central1-docker.pkg.dev/proj/sglang-jax-sg/sglang-jax:0.0.1.post1", account, "gs://src/source"
+    )
+    project, region = decided.cluster.spec.project, decided.cluster.region
+    assert command.startswith(f"gcloud builds submit {IMAGE_DIR} --project={project} --region={region} ")
+    assert f" --config={IMAGE_DIR}/cloudbuild.yaml " in command
+    # as the stack's builder account (the default build account may lack the roles), the source where it may read
+    assert command.endswith(f" --service-account={account} --gcs-source-staging-dir=gs://src/source")
+    assert decided.builder_account == "sglang-jax-sg-builder"
     assert "_SGLANG_JAX_VERSION=0.0.1.post1" in command and decided.image_path() == "sglang-jax:0.0.1.post1"
 
 

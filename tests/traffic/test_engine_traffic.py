@@ -3,21 +3,28 @@ instead of branching on its name."""
 
 import pytest
 
-from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
+from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic, traffic_of
+from tpu_stacks.catalog.engines.declared import declarations
 from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.ray import RAY_SERVE
-from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.tpu import GENERATIONS, all_slice_shapes
 from tpu_stacks.errors import UserError
+from tpu_stacks.sglang.engine import SGLANG
 from tpu_stacks.traffic.model import calibration
 from tpu_stacks.traffic.optimizer import PINNED_VERSIONS, deployable
 
 
 def test_every_calibrated_engine_has_a_record_and_no_other():
-    assert {name for name, record in TRAFFIC.items() if record.calibrations} == {"vllm", "jetstream"}
-    assert {name for name, record in TRAFFIC.items() if record.uncalibrated} == {"sglang"}  # its KV model only
-    for name, record in TRAFFIC.items():
+    """Collected on each call (a workload folder's engine, a test's toy, counts)."""
+    known = traffic()
+    assert {name for name, record in known.items() if record.calibrations} == {"vllm", "jetstream"}
+    # an engine without a calibration says why (SGLang-JAX, and any engine a folder declares so): its KV model only
+    assert {name for name, record in known.items() if not record.calibrations} == {
+        name for name, record in known.items() if record.uncalibrated
+    }
+    assert "sglang" in {name for name, record in known.items() if record.uncalibrated}
+    for name, record in known.items():
         assert record.sizing_engine == name
         assert all(build.engine == name for build in record.builds)
 
@@ -37,11 +44,9 @@ def test_kv_is_held_per_slot_for_jetstream_and_paged_for_vllm():
 
 
 def test_the_pinned_builds_are_the_catalogues():
-    assert PINNED_VERSIONS == {
-        "vllm": (VLLM.version,),
-        "jetstream": tuple(e.version for e in JETSTREAM),
-        "sglang": (SGLANG.version,),
-    }
+    declared = {d.name: tuple(b.version for b in d.traffic.builds) for d in declarations() if d.traffic is not None}
+    assert declared["sglang"] == (SGLANG.version,)
+    assert PINNED_VERSIONS == {"vllm": (VLLM.version,), "jetstream": tuple(e.version for e in JETSTREAM), **declared}
 
 
 @pytest.mark.parametrize("generation", [g.name for g in GENERATIONS])

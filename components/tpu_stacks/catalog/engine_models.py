@@ -2,17 +2,19 @@
 
 vLLM TPU: `engine_architectures.toml`, generated from the pinned wheels by scripts/engine_architectures.py
 (tpu-inference's JAX models, then vLLM's own text-generation models it falls back to). JetStream-PyTorch names its
-models one by one (jetstream/models.py). Saxml serves the model paths its server has (the test model).
+models one by one (jetstream/models.py). Saxml serves the model paths its server has (the test model). An engine
+declared in its workload's folder brings its own check (SGLang-JAX: sglang/engine.py).
 """
 
 from __future__ import annotations
 
 import difflib
 import tomllib
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from tpu_stacks.catalog.engines.sglang import SGLANG, SGLANG_ARCHITECTURES
+from tpu_stacks.catalog.engines.declared import declarations
 from tpu_stacks.catalog.model_shape import ModelArchitecture
 from tpu_stacks.errors import UserError
 
@@ -48,28 +50,20 @@ def check_vllm_architecture(model: ModelArchitecture, key: str, value: str) -> N
     )
 
 
-def check_sglang_architecture(model: ModelArchitecture, key: str, value: str) -> None:
-    """Refuse a config.json whose class the pinned SGLang-JAX's model registry lacks (it has three)."""
-    architecture = model.architecture
-    if architecture is None or architecture in SGLANG_ARCHITECTURES:
-        return
-    close = difflib.get_close_matches(architecture, SGLANG_ARCHITECTURES, n=1)
-    raise UserError(
-        key,
-        value,
-        f"is a {architecture} (config.json architectures[0]): sglang-jax {SGLANG.version} serves only "
-        + ", ".join(SGLANG_ARCHITECTURES),
-        (f"did you mean a {close[0]} model? " if close else "") + "serve it with vllm, or pick a Qwen/Qwen3 model",
-    )
+ARCHITECTURE_CHECKS = {"vllm": check_vllm_architecture}
+"""Per engine, the refusal of a model class its pinned release cannot serve (an engine without one judges none); a
+workload folder's engine declares its own (`EngineDeclaration.check_architecture`)."""
 
 
-ARCHITECTURE_CHECKS = {"vllm": check_vllm_architecture, "sglang": check_sglang_architecture}
-"""Per engine, the refusal of a model class its pinned release cannot serve (an engine without one judges none)."""
+def architecture_checks() -> dict[str, Callable[[ModelArchitecture, str, str], None]]:
+    """This module's checks, then each workload folder's engine's (catalog/engines/declared.py)."""
+    declared = {d.name: d.check_architecture for d in declarations() if d.check_architecture is not None}
+    return {**ARCHITECTURE_CHECKS, **declared}
 
 
 def check_architecture(engine: str, model: ModelArchitecture, key: str, value: str) -> None:
     """The engine's own refusal of `model`'s class, where the catalogue has one for it."""
-    check = ARCHITECTURE_CHECKS.get(engine)
+    check = architecture_checks().get(engine)
     if check is not None:
         check(model, key, value)
 

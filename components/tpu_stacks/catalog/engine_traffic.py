@@ -14,12 +14,12 @@ serve; vllm/multihost_plan.py serves a multi-host slice through Ray Serve LLM, c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
+from tpu_stacks.catalog.engines.declared import declarations
 from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.catalog.engines.record import Engine, EngineVersion
-from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.errors import UserError
@@ -139,7 +139,7 @@ JETSTREAM_CALIBRATIONS = (
     ),
 )
 
-TRAFFIC: dict[str, EngineTraffic] = {
+CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
     "vllm": EngineTraffic(
         sizing_engine="vllm",
         kv_cache="paged",
@@ -159,24 +159,27 @@ TRAFFIC: dict[str, EngineTraffic] = {
         calibrations=JETSTREAM_CALIBRATIONS,
         borrowed=(("v4", "v5e"), ("v5p", "v5e"), ("v6e", "v5e"), ("tpu7x", "v5e")),
     ),
-    # SGLang-JAX pages its KV cache (a token pool behind the radix cache, sgl_jax/srt/mem_cache) like vLLM. Its only
-    # published numbers (https://lmsys.org/blog/2025-10-29-sglang-jax) measure a build the post does not pin, on slices
-    # it does not fully state: no row here, so no calibration (flagged, never borrowed silently).
-    "sglang": EngineTraffic(
-        sizing_engine="sglang",
-        kv_cache="paged",
-        builds=(SGLANG,),
-        calibrations=(),
-        uncalibrated="uncalibrated: no published row measures SGLang-JAX "
-        f"{SGLANG.version} (the traffic model has no efficiency for it yet)",
-    ),
 }
-"""The engines the traffic model knows: calibrated on published rows, or (`uncalibrated`) only their KV model."""
+"""The engines the traffic model knows from this module; a workload folder declares its own engine's entry."""
+
+
+def traffic() -> dict[str, EngineTraffic]:
+    """The engines the traffic model knows: calibrated on published rows, or (`uncalibrated`) only their KV model;
+    this module's, then each workload folder's (catalog/engines/declared.py)."""
+    return {**CATALOGUED_TRAFFIC, **{d.name: d.traffic for d in declarations() if d.traffic is not None}}
+
+
+def __getattr__(name: str) -> Any:
+    """`TRAFFIC`, collected on use (PEP 562), so a folder's declaration can import this module."""
+    if name == "TRAFFIC":
+        return traffic()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def traffic_of(name: str) -> EngineTraffic:
     """The engine's traffic record; a UserError naming `--engine` when the traffic model has none."""
-    found = TRAFFIC.get(name)
+    known = traffic()
+    found = known.get(name)
     if found is None:
-        raise UserError("--engine", name, "has no calibrated performance model", f"use {' or '.join(TRAFFIC)}")
+        raise UserError("--engine", name, "has no calibrated performance model", f"use {' or '.join(known)}")
     return found

@@ -24,9 +24,12 @@ Sources:
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 from tpu_stacks.catalog.engines import image_repository
+from tpu_stacks.catalog.engines.declared import GatewaySupport, declarations
 from tpu_stacks.catalog.engines.epp import EPP, EPP_REPOSITORY
 from tpu_stacks.catalog.engines.record import EngineName, EngineVersion
 from tpu_stacks.catalog.upstream import fact, number, text
@@ -71,7 +74,7 @@ SAX_HTTP_REPOSITORY = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http"
 """The Sax HTTP server ([K-SAX] sax-http.yaml): answers /generate for every published model and /publish,
 /unpublish and /update without authentication."""
 
-SERVING_APIS: tuple[ServingApi, ...] = (
+CATALOGUED_APIS: tuple[ServingApi, ...] = (
     ServingApi(
         engine="vllm",
         openai=True,
@@ -80,16 +83,6 @@ SERVING_APIS: tuple[ServingApi, ...] = (
         why="`vllm serve` is vLLM's OpenAI-compatible server (/v1/completions, /v1/chat/completions, /metrics)",
         source="vllm-project/vllm vllm/entrypoints/openai/cli_args.py (`--port`, default 8000); "
         "docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
-        serves_models=True,
-    ),
-    ServingApi(
-        engine="sglang",
-        openai=True,
-        port_flag="--port",
-        default_port=number("sglang.flag.port"),
-        why="`python -m sgl_jax.launch_server` serves OpenAI's Completions and Chat (/v1/completions, "
-        "/v1/chat/completions) beside SGLang's own /generate, and no /metrics (ledger: sglang.route.completions)",
-        source="sgl-project/sglang-jax, the sglang-jax 0.0.1.post1 wheel: sgl_jax/srt/entrypoints/http_server.py",
         serves_models=True,
     ),
     ServingApi(
@@ -103,16 +96,6 @@ SERVING_APIS: tuple[ServingApi, ...] = (
         source="https://github.com/AI-Hypercomputer/JetStream/blob/07fe623b5637c7e3b17f501a1e4b5ebd04a6ae49/"
         "jetstream/entrypoints/http/api_server.py; [K-JETSTREAM] (jetstream-http `/generate`)",
         serves_models=True,
-    ),
-    ServingApi(
-        engine="saxml",
-        openai=False,
-        port_flag=None,
-        default_port=None,
-        why="a Saxml model server answers its admin server's gRPC (saxutil, the Sax HTTP client), not OpenAI's APIs",
-        source="[K-SAX]",
-        serves_models=True,
-        front_ends=(SAX_HTTP_REPOSITORY,),
     ),
     ServingApi(
         engine="maxtext",
@@ -146,16 +129,36 @@ SERVING_APIS: tuple[ServingApi, ...] = (
 )
 
 
+def serving_apis() -> tuple[ServingApi, ...]:
+    """Every catalogued engine's serving API: this module's, then each workload folder's engine's
+    (catalog/engines/declared.py)."""
+    return (*CATALOGUED_APIS, *(declared.api for declared in declarations()))
+
+
+def __getattr__(name: str) -> Any:
+    """`SERVING_APIS`, collected on use (PEP 562), so a folder's declaration can import this module."""
+    if name == "SERVING_APIS":
+        return serving_apis()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def front_end(image: str) -> ServingApi | None:
     """The serving API whose models an image fronts (Sax HTTP for Saxml), or None."""
     repository, _ = image_repository(image)
-    return next((api for api in SERVING_APIS if repository in api.front_ends), None)
+    return next((api for api in serving_apis() if repository in api.front_ends), None)
 
 
 def serving_api(engine: EngineVersion | EngineName) -> ServingApi:
     """The serving API of a catalogued engine (every catalogued engine has one; a test checks it)."""
     name = engine if isinstance(engine, str) else engine.engine
-    return next(api for api in SERVING_APIS if api.engine == name)
+    return next(api for api in serving_apis() if api.engine == name)
+
+
+def gateway_support(engine: EngineVersion | EngineName) -> GatewaySupport | None:
+    """Whether the gateway's endpoint picker can front an engine a workload folder declares, and why (not); None for
+    the catalogue's own engines (the gateway is vLLM's: vllm/gateway_plan.py)."""
+    name = engine if isinstance(engine, str) else engine.engine
+    return next((d.gateway for d in declarations() if d.name == name), None)
 
 
 PICKER_CONFIG_API = "inference.networking.x-k8s.io/v1alpha1"

@@ -24,7 +24,11 @@ any more is visible, and so is a name whose row is gone.
 - `documented`: a claim with no pinned source (the port GKE health-checks the endpoint picker on; which KubeRay
   GKE's Ray add-on runs): the document, its date, and the cluster check that settles it.
 
-docs/upstream.md is generated from the data file (`make upstream-docs`; a test fails when it is stale). Pure: no
+A workload folder keeps the rows of its own upstream in its own `upstream.toml` (the same tables: its pin and its
+rows), found through the registry and merged here (`ledger_files`), so adding an engine edits no shared ledger;
+`upstream_ledger.toml` keeps the upstreams several stacks share.
+
+docs/upstream.md is generated from the data files (`make upstream-docs`; a test fails when it is stale). Pure: no
 provider SDK, so the policy pack and the plans read it too.
 """
 
@@ -36,6 +40,7 @@ import importlib
 import operator
 import re
 import tomllib
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -43,6 +48,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 LEDGER_FILE = Path(__file__).with_name("upstream_ledger.toml")
+FOLDER_LEDGER = "upstream.toml"
+"""A workload folder's own ledger file: the pins and rows of the upstream only that workload runs."""
 Kind = Literal["wheel", "source", "documented"]
 ROW_ID = re.compile(r"[a-z0-9][a-z0-9_-]*(?:\.[a-z0-9_-]+)+")
 """A row id: dotted lower-case words, the pin's name first (`ray.serve.http-port`)."""
@@ -75,6 +82,8 @@ class Pin(BaseModel):
     """Extra `pip download` arguments (a platform wheel: `--platform`, `--python-version`, `--only-binary=:all:`)."""
     repository: str | None = None
     """`owner/name` on GitHub (source pins), or the document's site (documented pins)."""
+    declared_in: str = ""
+    """The ledger file that declares it (filled in when read; empty: the shared upstream_ledger.toml)."""
 
     @model_validator(mode="after")
     def _one_version(self) -> Pin:
@@ -98,7 +107,7 @@ class Pin(BaseModel):
         """Where the pin lives, repository-relative: the module of `version_from` and its constant, or this file's
         `[pins.NAME]` table."""
         if self.version_from is None:
-            return _relative(LEDGER_FILE, root), f"[pins.{self.name}]"
+            return _relative(Path(self.declared_in) if self.declared_in else LEDGER_FILE, root), f"[pins.{self.name}]"
         module, _, constant = self.version_from.rpartition(".")
         return _relative(Path(str(importlib.import_module(module).__file__)), root), constant
 
@@ -201,7 +210,9 @@ class Ledger(BaseModel):
         for row in self.rows:
             if row.id == row_id:
                 return row
-        raise KeyError(f"the upstream ledger has no row {row_id!r} (catalog/upstream_ledger.toml)")
+        raise KeyError(
+            f"the upstream ledger has no row {row_id!r} (catalog/upstream_ledger.toml, <workload>/upstream.toml)"
+        )
 
 
 _OPERATORS = {
@@ -267,15 +278,55 @@ def _relative(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def parse(text: str) -> Ledger:
+def parse(text: str, declared_in: str = "") -> Ledger:
     data = tomllib.loads(text)
-    pins = {name: Pin(name=name, **fields) for name, fields in data.get("pins", {}).items()}
+    pins = {name: Pin(name=name, declared_in=declared_in, **fields) for name, fields in data.get("pins", {}).items()}
     return Ledger(pins=pins, rows=tuple(Row(**row) for row in data.get("row", [])))
 
 
+def ledger_files() -> tuple[Path, ...]:
+    """The shared ledger, then each workload folder's own `upstream.toml`, by folder (a folder of `tpu_stacks` with a
+    `descriptor.py`, as the registry finds them; a folder without one adds nothing)."""
+    import tpu_stacks
+
+    return _ledger_files(tuple(tpu_stacks.__path__))
+
+
 @cache
+def _ledger_files(search_path: tuple[str, ...]) -> tuple[Path, ...]:
+    # The registry's rule (a folder with a descriptor is a workload), read from the file system: the ledger is read
+    # while the catalogue itself imports, before any package of the registry may be imported.
+    found = [
+        path
+        for location in search_path
+        for path in sorted(Path(location).glob(f"*/{FOLDER_LEDGER}"))
+        if (path.parent / "descriptor.py").is_file()
+    ]
+    return (LEDGER_FILE, *found)
+
+
+def parse_files(paths: Iterable[Path]) -> Ledger:
+    """One ledger of several files: their pins (each declared once) and rows, in file order."""
+    pins: dict[str, Pin] = {}
+    rows: list[Row] = []
+    for path in paths:
+        part = parse(path.read_text(encoding="utf-8"), "" if path == LEDGER_FILE else str(path))
+        twice = pins.keys() & part.pins.keys()
+        if twice:
+            raise ValueError(f"{path}: pin {', '.join(sorted(twice))} is declared in another ledger file too")
+        pins.update(part.pins)
+        rows.extend(part.rows)
+    return Ledger(pins=pins, rows=tuple(rows))
+
+
 def ledger() -> Ledger:
-    return parse(LEDGER_FILE.read_text())
+    """The whole ledger: read once per set of ledger files (a test's toy workload may add a folder's)."""
+    return _ledger(ledger_files())
+
+
+@cache
+def _ledger(files: tuple[Path, ...]) -> Ledger:
+    return parse_files(files)
 
 
 def fact(row_id: str) -> Row:

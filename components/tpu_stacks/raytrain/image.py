@@ -36,8 +36,8 @@ import pulumi
 import pulumi_gcp as gcp
 
 from tpu_stacks.gcp.apis import BUILD_APIS, enable_apis
+from tpu_stacks.gcp.image_build import SOURCE_FOLDER, builder, source_bucket
 from tpu_stacks.gcp.registry import docker_repository, image_reference
-from tpu_stacks.gcp.storage import hardened_bucket
 from tpu_stacks.gcp.universe import Universe
 from tpu_stacks.raytrain.plan import builder_account_id
 from tpu_stacks.raytrain.spec import (
@@ -69,10 +69,6 @@ def repository_id(image: ImageSpec) -> str:
     if image.repository is None:
         raise ValueError("raytrain.plan decides image.repository before any resource is declared")
     return image.repository
-
-
-SOURCE_FOLDER = "source"
-"""Where `gcloud builds submit` stages the uploaded source in the stack's source bucket."""
 
 
 def submit_command(image: str, project: str, region: str, account: str, source_bucket: str) -> str:
@@ -124,72 +120,14 @@ def declare_image(
         enable_api=universe.is_default,
     )
     reference = image_reference(region, project, repository, f"{image.name}:{image.tag or default_tag()}")
-    account, grants = _builder(image, name, project, region, repository, parent)
+    account_id = builder_account_id(repository_id(image))
+    account, grants = builder(name, project, region, repository, account_id, "Builds the Ray Train image", parent)
     if image.build == "trigger":
         return reference, _trigger(image, name, project, region, account, grants, reference, parent)
-    bucket = hardened_bucket(
-        f"{name}-build-source",
-        project=project,
-        location=region,
-        purpose="build-source",
-        force_destroy=True,  # uploaded source archives only: nothing to keep
-        parent=parent,
-        after=storage_api,
-    )
-    gcp.storage.BucketIAMMember(
-        f"{name}-image-builder-source",
-        gcp.storage.BucketIAMMemberArgs(bucket=bucket.name, role="roles/storage.objectViewer", member=_member(account)),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[account]),
-    )
+    bucket = source_bucket(name, project, region, account, parent, storage_api)
     return reference, pulumi.Output.all(reference, account.name, bucket.name).apply(
         lambda parts: submit_command(parts[0], project, region, parts[1], parts[2])
     )
-
-
-def _member(account: gcp.serviceaccount.Account) -> pulumi.Output[str]:
-    # The account's own e-mail (the provider knows the universe's domain), never a formatted guess.
-    return account.email.apply(lambda email: f"serviceAccount:{email}")
-
-
-def _builder(
-    image: ImageSpec,
-    name: str,
-    project: str,
-    region: str,
-    repository: gcp.artifactregistry.Repository,
-    parent: pulumi.Resource,
-) -> tuple[gcp.serviceaccount.Account, list[pulumi.Resource]]:
-    """The account builds run as, with what every build needs: push to this repository, write logs."""
-    child = pulumi.ResourceOptions(parent=parent)
-    account_id = builder_account_id(repository_id(image))
-    account = gcp.serviceaccount.Account(
-        f"{name}-image-builder",
-        gcp.serviceaccount.AccountArgs(
-            account_id=account_id, project=project, display_name="Builds the Ray Train image"
-        ),
-        opts=child,
-    )
-    member = _member(account)
-    after_account = pulumi.ResourceOptions(parent=parent, depends_on=[account])
-    grants = [
-        gcp.artifactregistry.RepositoryIamMember(
-            f"{name}-image-builder-push",
-            gcp.artifactregistry.RepositoryIamMemberArgs(
-                project=project,
-                location=region,
-                repository=repository.repository_id,
-                role="roles/artifactregistry.writer",
-                member=member,
-            ),
-            opts=after_account,
-        ),
-        gcp.projects.IAMMember(
-            f"{name}-image-builder-logs",
-            gcp.projects.IAMMemberArgs(project=project, role="roles/logging.logWriter", member=member),
-            opts=after_account,
-        ),
-    ]
-    return account, grants
 
 
 def _trigger(

@@ -10,11 +10,11 @@ the exact command the RayJob and a person at `ray job submit` run. Anything wron
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import shlex
 
+from tpu_stacks import names
 from tpu_stacks.catalog.engines.ray import RAY
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
@@ -30,7 +30,7 @@ from tpu_stacks.cluster.plan import (
 from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import MOVING_TAGS, image_problem
-from tpu_stacks.names import DNS1035_LABEL, IMAGE_TAG, REPOSITORY_ID, SERVICE_ACCOUNT_ID, check_gcs_path
+from tpu_stacks.names import DNS1035_LABEL, IMAGE_TAG, REPOSITORY_ID, check_gcs_path
 from tpu_stacks.raytrain.spec import (
     DATA_MOUNT,
     ICI_AXES,
@@ -405,11 +405,5 @@ def _with_repository(spec: RayTrainSpec, cluster: ClusterPlan) -> RayTrainSpec:
 
 
 def builder_account_id(repository: str) -> str:
-    """The Cloud Build trigger's service account id, `<repository>-builder`: unique per project like the
-    repository. IAM ids have at most 30 characters; a longer one keeps 23 and adds a hash of the whole,
-    so two repositories that share their first characters never share an account."""
-    account = f"{repository}-builder"
-    if SERVICE_ACCOUNT_ID.matches(account):
-        return account
-    digest = hashlib.sha256(account.encode()).hexdigest()[:6]
-    return SERVICE_ACCOUNT_ID.check("raytrain.image.repository", f"{repository[:23].rstrip('-')}-{digest}")
+    """The Cloud Build builder's service account id of the training image's repository (names.builder_account_id)."""
+    return names.builder_account_id(repository, "raytrain.image.repository")

@@ -37,6 +37,7 @@ WORKLOAD = Workload(
         ),
         Export("monitoring", "monitoring"),
     ),
+    engine=Ref("tpu_stacks.saxml.engine:ENGINE"),
     engines=("saxml",),
     sizing_engine="saxml",
     example_stack="saxml",

@@ -7,11 +7,11 @@ hosts per slice) as planned; Saxml exports no Prometheus metrics at its pinned v
 
 from __future__ import annotations
 
-from tpu_stacks.catalog.engines.saxml import SAXML
 from tpu_stacks.gcp.monitoring import queries as q
 from tpu_stacks.gcp.monitoring.model import Section
 from tpu_stacks.gcp.monitoring.targets import Target, stack_fields
 from tpu_stacks.gcp.monitoring.widgets import chart, note
+from tpu_stacks.saxml.engine import SAXML
 from tpu_stacks.saxml.plan import SaxmlPlan
 
 

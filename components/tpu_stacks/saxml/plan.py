@@ -15,7 +15,6 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from tpu_stacks.catalog.engines.saxml import SAXML
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import PRIVILEGED_NOT_NEEDED_SINCE, SliceShape, generation, gke_version
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster
@@ -23,6 +22,7 @@ from tpu_stacks.cluster.spec import ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import check_gcs_path, check_node_service_account
+from tpu_stacks.saxml.engine import SAXML
 from tpu_stacks.saxml.spec import MODEL_PORT, SAX_CELL, TUTORIAL_MODEL_NAME, ImagesSpec, SaxmlSpec
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
 from tpu_stacks.sizing import Candidate, ServingRequest, choose_slice, gib, judge, slice_refusal
@@ -147,7 +147,7 @@ def _check_cluster(host_network: bool, cluster: ClusterSpec) -> None:
 
 
 def _platform_chip(generation_name: str) -> str:
-    """The model server's `--platform_chip` for a generation `_size` accepted (catalog/engines/saxml.py, SAXML)."""
+    """The model server's `--platform_chip` for a generation `_size` accepted (saxml/engine.py, SAXML)."""
     chip = SAXML.platform(generation_name)
     if chip is None:
         raise ValueError(f"Saxml names no --platform_chip for {generation_name}")

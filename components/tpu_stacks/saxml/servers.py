@@ -12,9 +12,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.catalog.engines.saxml import SAXML
 from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, tcp_probe
 from tpu_stacks.k8s.security import harden
+from tpu_stacks.saxml.engine import SAXML
 from tpu_stacks.saxml.plan import SaxmlPlan
 from tpu_stacks.saxml.spec import ADMIN_PORT, HTTP_PORT
 from tpu_stacks.serving.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type

@@ -12,7 +12,6 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from tpu_stacks.catalog.engines.saxml import SAXML
 from tpu_stacks.catalog.inference_gateway import SAX_HTTP_REPOSITORY
 from tpu_stacks.catalog.models import SAXML_175B_TEST
 from tpu_stacks.catalog.tpu import names_text
@@ -20,6 +19,7 @@ from tpu_stacks.cluster.spec import workload_cluster
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.inputs.field_rules import BucketName, ComponentInput, K8sName, Quantity, ServiceAccountId, SpecModel
+from tpu_stacks.saxml.engine import SAXML
 
 # Pinned as the multi-host sample pins them ([K-SAX]). Saxml publishes no digests.
 ADMIN_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"

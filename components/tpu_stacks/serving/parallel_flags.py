@@ -10,15 +10,32 @@ the v0.8 line the image catalogue pins); its FlexibleArgumentParser also reads u
 (`--tensor_parallel_size`) as dashes (vllm/utils.py). The last occurrence wins, as in argparse.
 
 One rule, two readers: VllmStack's plan refuses `extraArgs` that break it (vllm/plan.py), and the policy
-pack reports any workload's container arguments that break it (policies, matching.py).
+pack reports any workload's container arguments that break it (policies, matching.py). Other engines spell the flag
+their own way (SGLang-JAX `--tp-size`): the pack reads the spellings the engine's catalogue record declares
+(`tensor_parallel_pattern`), vLLM's pattern where the record's spellings are all vLLM's.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 TP_FLAG = re.compile(r"(?:--tensor[-_]parallel[-_]size|(?<!\S)-tp)(?:=|\s+)(\d+)")
+VALUE = r"(?:=|\s+)(\d+)"
+
+
+def tensor_parallel_pattern(spellings: Iterable[str]) -> re.Pattern[str]:
+    """The pattern of an engine's tensor-parallel flag from the spellings its record declares (name and aliases):
+    vLLM's (`TP_FLAG`, which also reads `-tp` and underscores) when it reads every one of them, else exactly these
+    spellings (an argparse parser such as SGLang-JAX's reads no underscores)."""
+    names = tuple(spellings)
+    if not names or all(TP_FLAG.fullmatch(f"{name}=1") for name in names):
+        return TP_FLAG
+    ordered = sorted(names, key=len, reverse=True)
+    return re.compile("(?:" + "|".join(rf"(?<!\S){re.escape(name)}" for name in ordered) + ")" + VALUE)
+
+
 PP_FLAG = re.compile(r"(?:--pipeline[-_]parallel[-_]size|(?<!\S)-pp)(?:=|\s+)(\d+)")
 
 
@@ -68,9 +85,10 @@ class Parallelism:
         return f"set it to {self.expected}{stages}"
 
 
-def tensor_parallel_flags(text: str) -> list[TensorParallelFlag]:
-    """Every tensor-parallel flag of `text` (arguments joined with spaces), in order."""
-    return [TensorParallelFlag(m.group(0), int(m.group(1)), m.start()) for m in TP_FLAG.finditer(text)]
+def tensor_parallel_flags(text: str, pattern: re.Pattern[str] = TP_FLAG) -> list[TensorParallelFlag]:
+    """Every tensor-parallel flag of `text` (arguments joined with spaces), in order; vLLM's spellings unless the
+    engine's `pattern` (tensor_parallel_pattern) is given."""
+    return [TensorParallelFlag(m.group(0), int(m.group(1)), m.start()) for m in pattern.finditer(text)]
 
 
 def pipeline_parallel_flags(text: str) -> list[TensorParallelFlag]:
@@ -78,12 +96,13 @@ def pipeline_parallel_flags(text: str) -> list[TensorParallelFlag]:
     return [TensorParallelFlag(m.group(0), int(m.group(1)), m.start()) for m in PP_FLAG.finditer(text)]
 
 
-def check_parallelism(text: str, devices: int) -> Parallelism:
+def check_parallelism(text: str, devices: int, tp_pattern: re.Pattern[str] = TP_FLAG) -> Parallelism:
     """The rule: tensor parallel x pipeline parallel = `devices`; flags in `text` that break it. The last
-    occurrence of each flag is the one vLLM's argparse keeps."""
+    occurrence of each flag is the one vLLM's argparse keeps. `tp_pattern`: the engine's tensor-parallel
+    spellings (tensor_parallel_pattern), vLLM's by default."""
     pipelines = pipeline_parallel_flags(text)
     last = pipelines[-1] if pipelines else None
     rule = Parallelism(devices=devices, pipeline=last.value if last else 1, wrong=(), pipeline_flag=last)
-    flags = tensor_parallel_flags(text)
+    flags = tensor_parallel_flags(text, tp_pattern)
     wrong = tuple(flag for flag in flags[-1:] if flag.value != rule.expected)
     return Parallelism(devices=devices, pipeline=rule.pipeline, wrong=wrong, pipeline_flag=last)

@@ -5,7 +5,10 @@ alerts of its own, and no metrics anywhere (ledger: sglang.metrics.none: `--enab
 nowhere, no route serves /metrics), so its monitoring target has no metrics port, there is no HPA on its metrics,
 its dashboard is GKE's TPU and container metrics, and its smoke test checks the completion only. GKE Inference
 Gateway could not front it either: the endpoint picker scores replicas by their queue and KV-cache metrics, which
-this server does not export.
+this server does not export (its engine's gateway answer, engine.py).
+
+Its engine is declared here too (`engine`, engine.py): the pinned record, its traffic entry, its HTTP API and the
+model classes it serves, which the catalogue collects through the registry.
 """
 
 from tpu_stacks.registry import Export, Ref, Workload
@@ -40,6 +43,7 @@ WORKLOAD = Workload(
         Export("monitoring", "monitoring"),
     ),
     secrets=(("hf_token", "hfToken"),),
+    engine=Ref("tpu_stacks.sglang.engine:ENGINE"),
     engines=("sglang",),
     sizing_engine="sglang",
     example_stack="sglang",

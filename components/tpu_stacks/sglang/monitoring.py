@@ -9,10 +9,10 @@ section, which says so.
 
 from __future__ import annotations
 
-from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.gcp.monitoring.model import Section
 from tpu_stacks.gcp.monitoring.targets import Target, stack_fields
 from tpu_stacks.gcp.monitoring.widgets import note
+from tpu_stacks.sglang.engine import SGLANG
 from tpu_stacks.sglang.plan import SglangPlan
 
 

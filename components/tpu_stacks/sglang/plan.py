@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 
 from tpu_stacks.catalog.engine_models import check_architecture
-from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
@@ -20,8 +19,9 @@ from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_clu
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.images import PYTHON_IMAGE, check_pinned
-from tpu_stacks.names import REPOSITORY_ID
+from tpu_stacks.names import REPOSITORY_ID, builder_account_id
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
+from tpu_stacks.sglang.engine import SGLANG
 from tpu_stacks.sglang.spec import IMAGE_DIR, IMAGE_NAME, PORT, SglangSpec
 from tpu_stacks.sizing import (
     Parallelism,
@@ -73,10 +73,21 @@ class SglangPlan(WorkloadPlan):
         """The image's name and tag inside the repository."""
         return IMAGE_NAME
 
-    def build_command(self, image: str) -> str:
-        """The Cloud Build command that builds `image` (the registry's full reference) from the pinned wheel."""
+    @property
+    def builder_account(self) -> str:
+        """The id of the service account the build runs as (gcp/image_build.py says why one of our own)."""
+        return builder_account_id(self.repository, "sglang.image")
+
+    def build_command(self, image: str, account: str, staging: str) -> str:
+        """The Cloud Build command that builds `image` (the registry's full reference) from the pinned wheel, in the
+        stack's project and region, as the builder `account` (projects/P/serviceAccounts/E), the source uploaded to
+        `staging` (gs://BUCKET/FOLDER, which the builder may read); run from the repository root."""
         values = f"_IMAGE={image},_SGLANG_JAX_VERSION={SGLANG.version},_PYTHON_IMAGE={PYTHON_IMAGE}"
-        return f"gcloud builds submit {IMAGE_DIR} --config={IMAGE_DIR}/cloudbuild.yaml --substitutions={values}"
+        where = f"--project={self.cluster.spec.project} --region={self.cluster.region}"
+        return (
+            f"gcloud builds submit {IMAGE_DIR} {where} --config={IMAGE_DIR}/cloudbuild.yaml --substitutions={values} "
+            f"--service-account={account} --gcs-source-staging-dir={staging}"
+        )
 
     def engine_args(self) -> list[str]:
         """The server's flags; a tensor-parallel flag in extraArgs (checked equal to the slice's) replaces ours."""

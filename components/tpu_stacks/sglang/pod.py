@@ -12,7 +12,6 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.k8s import compile_cache
@@ -22,6 +21,7 @@ from tpu_stacks.k8s.probes import liveness_probe, readiness_probe, startup_probe
 from tpu_stacks.k8s.security import harden
 from tpu_stacks.k8s.tpu import tpu_node_selector, tpu_resources
 from tpu_stacks.objects import annotations
+from tpu_stacks.sglang.engine import SGLANG
 from tpu_stacks.sglang.plan import SglangPlan
 from tpu_stacks.sglang.spec import HEALTH_PATH, PORT
 

@@ -1,7 +1,7 @@
 """What an SGLang-JAX deployment asks for (`SglangSpec`, the `tpu-stacks:sglang` section), and SGLang-JAX's facts.
 
 `sglang.plan.plan_sglang` derives everything else. Every flag, route and default is read in the pinned wheel
-(sglang-jax 0.0.1.post1 on PyPI, catalog/engines/sglang.py says why this one) and is a row of the upstream ledger.
+(sglang-jax 0.0.1.post1 on PyPI, sglang/engine.py says why this one) and is a row of the upstream ledger.
 Pure: no provider SDK.
 """
 
@@ -11,12 +11,12 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.tpu import names_text
 from tpu_stacks.catalog.upstream import fact, number, text
 from tpu_stacks.cluster.spec import workload_cluster
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 from tpu_stacks.inputs.field_rules import LARGEST_REPLICAS, ComponentInput, EngineArgs, K8sName, Quantity, SpecModel
+from tpu_stacks.sglang.engine import SGLANG
 
 PORT = number("sglang.flag.port")
 """The server's default `--port` (the stack passes it explicitly): the OpenAI API and /health."""

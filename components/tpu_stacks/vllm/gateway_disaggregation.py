@@ -15,8 +15,8 @@ DISAGGREGATION_MISSING = (
     "(v0.10.0) only nixlv2, shared-storage, sglang, mooncake and offloading"
 )
 """Why `vllm.disaggregation` is refused (docs/gateway.md, "Prefill and decode apart"; ledger:
-tpu-inference.kv-connectors, router.sidecar.kv-connectors; SGLang-JAX, the other TPU engine pinned here, has
-no disaggregation at all: ledger: sglang.disaggregation.none)."""
+tpu-inference.kv-connectors, router.sidecar.kv-connectors; another engine says what it has in its own folder's
+gateway answer, catalog/engines/declared.py GatewaySupport)."""
 
 
 def check_disaggregation(spec: VllmSpec) -> None:

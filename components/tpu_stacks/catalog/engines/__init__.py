@@ -17,18 +17,32 @@ which the Custom Metrics Stackdriver Adapter spells `prometheus.googleapis.com|<
 
 from __future__ import annotations
 
+from typing import Any
+
+from tpu_stacks.catalog.engines.declared import declarations
 from tpu_stacks.catalog.engines.epp import EPP
 from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.maxtext import MAXTEXT
 from tpu_stacks.catalog.engines.ray import RAY, RAY_SERVE
 from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.engines.router import ROUTER
-from tpu_stacks.catalog.engines.saxml import SAXML
-from tpu_stacks.catalog.engines.sglang import SGLANG
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.image_users import HELPER_IMAGE_USERS, ImageUser
 
-ENGINES: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, SAXML, RAY, RAY_SERVE, EPP, ROUTER, SGLANG)
+CATALOGUED: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, RAY, RAY_SERVE, EPP, ROUTER)
+"""The engines this package records itself; a workload folder declares its own (`<workload>/engine.py`)."""
+
+
+def engines() -> tuple[EngineVersion, ...]:
+    """Every catalogued engine version: this package's, then each workload folder's (declared.py), in that order."""
+    return (*CATALOGUED, *(version for declared in declarations() for version in declared.versions))
+
+
+def __getattr__(name: str) -> Any:
+    """`ENGINES`, collected on use (PEP 562), so the folders' declarations can import this package."""
+    if name == "ENGINES":
+        return engines()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def image_repository(image: str) -> tuple[str, str]:
@@ -45,7 +59,7 @@ def engine_of_image(image: str) -> EngineVersion | None:
     """The catalogued engine an image runs: the pinned version when the tag matches, else the newest entry."""
     repo, tag = image_repository(image)
     matches = [
-        e for e in ENGINES if repo in e.images or any(repo.endswith(f"/{i.rsplit('/', 1)[-1]}") for i in e.images)
+        e for e in engines() if repo in e.images or any(repo.endswith(f"/{i.rsplit('/', 1)[-1]}") for i in e.images)
     ]
     if not matches:
         return None
@@ -54,27 +68,27 @@ def engine_of_image(image: str) -> EngineVersion | None:
 
 def engine(name: str) -> EngineVersion:
     """The newest catalogued version of an engine."""
-    return [e for e in ENGINES if e.engine == name][-1]
+    return [e for e in engines() if e.engine == name][-1]
 
 
 def trains(name: str) -> bool:
     """Whether the catalogued engine of this name is a trainer (False: a server, or no engine has the name)."""
-    return any(e.engine == name and e.workload == "train" for e in ENGINES)
+    return any(e.engine == name and e.workload == "train" for e in engines())
 
 
 def engine_of_command(tokens: list[str]) -> EngineVersion | None:
     """The first catalogued engine (in `ENGINES` order) whose command markers the container's tokens carry."""
-    return next((e for e in ENGINES if any(m.marks(tokens) for m in e.commands)), None)
+    return next((e for e in engines() if any(m.marks(tokens) for m in e.commands)), None)
 
 
 def image_users() -> dict[str, ImageUser]:
     """Who every pinned image runs as, by family: the engines' (from their records) and the helper images'."""
-    return {**{e.engine: e.user for e in ENGINES if e.user is not None}, **HELPER_IMAGE_USERS}
+    return {**{e.engine: e.user for e in engines() if e.user is not None}, **HELPER_IMAGE_USERS}
 
 
 def metric_owner(metric_name: str) -> EngineVersion | None:
     """The engine whose metric prefix the name carries (only engines with catalogued metrics)."""
-    return next((e for e in ENGINES if e.metric_prefix and metric_name.startswith(e.metric_prefix)), None)
+    return next((e for e in engines() if e.metric_prefix and metric_name.startswith(e.metric_prefix)), None)
 
 
 def managed_prometheus_name(engine_version: EngineVersion, metric_name: str) -> str:

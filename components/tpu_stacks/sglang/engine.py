@@ -1,10 +1,21 @@
-"""SGLang-JAX at the pinned release: its server's command, the flags that size it, its user; no metrics."""
+"""SGLang-JAX as the engine catalogue knows it, declared in its own folder (descriptor.py `engine`): the pinned
+release's record (its server's command, the flags that size it and the pack reads, its user; no metrics), its
+traffic-model entry, its HTTP API, the model classes it serves, and the gateway's answer. Shared code collects this
+through the registry (catalog/engines/declared.py) and never names the engine.
+"""
 
 from __future__ import annotations
 
+import difflib
+
+from tpu_stacks.catalog.engine_traffic import EngineTraffic
+from tpu_stacks.catalog.engines.declared import EngineDeclaration, GatewaySupport
 from tpu_stacks.catalog.engines.record import CommandMarker, EngineVersion, Flag, Served
 from tpu_stacks.catalog.image_users import NONROOT_UID, ImageUser
+from tpu_stacks.catalog.inference_gateway import ServingApi
+from tpu_stacks.catalog.model_shape import ModelArchitecture
 from tpu_stacks.catalog.upstream import number, text
+from tpu_stacks.errors import UserError
 
 SGLANG_JAX_VERSION = "0.0.1.post1"
 """SGLang-JAX (github.com/sgl-project/sglang-jax): its newest release on PyPI (sglang-jax 0.0.1 and 0.0.1.post1 are
@@ -49,7 +60,8 @@ SGLANG = EngineVersion(
     # sglang.metrics.none). So no metric_prefix, metrics or metrics_port.
     user=ImageUser(
         NONROOT_UID,
-        "our image (sglang/image/Dockerfile) sets USER 65532; the server writes only the Hugging Face cache "
+        "our image (sglang/image/Dockerfile) sets USER 65532, NONROOT_UID (tests/sglang/test_engine.py checks it); "
+        "the server writes only the Hugging Face cache "
         "(--download-dir, HF_HOME) and the JAX compile cache (JAX_COMPILATION_CACHE_DIR), all given writable "
         "volumes [I: not run here]",
     ),
@@ -68,3 +80,54 @@ SGLANG = EngineVersion(
 
 SGLANG_ARCHITECTURES = (text("sglang.model.qwen"), text("sglang.model.qwen3"), text("sglang.model.qwen3-moe"))
 """The model classes the pinned release has (config.json `architectures[0]`): its registry's three modules."""
+
+
+def check_architecture(model: ModelArchitecture, key: str, value: str) -> None:
+    """Refuse a config.json whose class the pinned SGLang-JAX's model registry lacks (it has three)."""
+    architecture = model.architecture
+    if architecture is None or architecture in SGLANG_ARCHITECTURES:
+        return
+    close = difflib.get_close_matches(architecture, SGLANG_ARCHITECTURES, n=1)
+    raise UserError(
+        key,
+        value,
+        f"is a {architecture} (config.json architectures[0]): sglang-jax {SGLANG.version} serves only "
+        + ", ".join(SGLANG_ARCHITECTURES),
+        (f"did you mean a {close[0]} model? " if close else "") + "serve it with vllm, or pick a Qwen/Qwen3 model",
+    )
+
+
+ENGINE = EngineDeclaration(
+    versions=(SGLANG,),
+    api=ServingApi(
+        engine="sglang",
+        openai=True,
+        port_flag="--port",
+        default_port=number("sglang.flag.port"),
+        why="`python -m sgl_jax.launch_server` serves OpenAI's Completions and Chat (/v1/completions, "
+        "/v1/chat/completions) beside SGLang's own /generate, and no /metrics (ledger: sglang.route.completions)",
+        source="sgl-project/sglang-jax, the sglang-jax 0.0.1.post1 wheel: sgl_jax/srt/entrypoints/http_server.py",
+        serves_models=True,
+    ),
+    # The endpoint picker scores replicas by the Model Server Protocol's queue and KV-cache gauges
+    # (vllm/gateway_plan.py MODEL_SERVER_PROTOCOL), which this release does not export (ledger: sglang.metrics.none),
+    # and prefill/decode apart needs a KV transfer it does not have (ledger: sglang.disaggregation.none).
+    gateway=GatewaySupport(
+        fronts=False,
+        why=f"sglang-jax {SGLANG_JAX_VERSION} exports no metrics (no /metrics route), and the endpoint picker scores "
+        "replicas by their queue and KV-cache gauges; reach it through its Service",
+    ),
+    # SGLang-JAX pages its KV cache (a token pool behind the radix cache, sgl_jax/srt/mem_cache) like vLLM. Its only
+    # published numbers (https://lmsys.org/blog/2025-10-29-sglang-jax) measure a build the post does not pin, on slices
+    # it does not fully state: no row here, so no calibration (flagged, never borrowed silently).
+    traffic=EngineTraffic(
+        sizing_engine="sglang",
+        kv_cache="paged",
+        builds=(SGLANG,),
+        calibrations=(),
+        uncalibrated="uncalibrated: no published row measures SGLang-JAX "
+        f"{SGLANG.version} (the traffic model has no efficiency for it yet)",
+    ),
+    check_architecture=check_architecture,
+)
+"""SGLang-JAX for the catalogue's shared tables (collected by catalog/engines/declared.py)."""
