@@ -11,6 +11,7 @@ import yaml
 
 from tests.shipped import shipped
 from tpu_stacks.catalog.engines.router import ROUTER
+from tpu_stacks.catalog.kv_pages import tpu_page_size
 from tpu_stacks.catalog.pickers import ROUTER_PICKER
 from tpu_stacks.catalog.upstream import number, text
 from tpu_stacks.cluster.spec import ClusterSpec
@@ -92,14 +93,14 @@ def _events_config(args: list[str]) -> dict:
     ],
 )
 def test_the_page_size_is_tpu_inferences_choice_at_each_boundary(max_model_len, max_num_seqs, page):
-    assert kv_events.tpu_page_size(max_model_len, max_num_seqs) == page
+    assert tpu_page_size(max_model_len, max_num_seqs) == page
 
 
 def test_the_routers_blocks_are_the_servers_pages_not_its_default_of_16(stack):
     """Read from the rendered objects: the router's blockSizeTokens is what tpu-inference picks for the servers'
     --max-model-len and --max-num-seqs, which for the shipped stack is not the router's default."""
     args = _server_args(stack)
-    server_page = kv_events.tpu_page_size(
+    server_page = tpu_page_size(
         int(flag_value(args, "--max-model-len") or 0), int(flag_value(args, "--max-num-seqs") or 0)
     )
     producer = _plugin(_config(stack), text("router.plugin.precise-prefix-cache-producer"))

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 
+from tpu_stacks.catalog.kv_pages import tpu_page_size
 from tpu_stacks.catalog.upstream import number, text
 from tpu_stacks.errors import UserError
 from tpu_stacks.serving.smoke_plan import flag_value
@@ -60,33 +61,10 @@ RENDER_MEMORY_LIMIT = "4Gi"
 picker's pod must fit beside the system pods on an e2-standard-4 (vllm/gateway.py says why the picker asks 1 CPU).
 Memory is capped, as the picker's is [I: not measured on a cluster]."""
 
-LONG_CONTEXT = number("tpu-inference.page-size.long-context")
-PAGE_DIVISOR = number("tpu-inference.page-size.sixteenth")
-PAGE_FLOOR = number("tpu-inference.page-size.floor")
-PAGE_CEILING = number("tpu-inference.page-size.ceiling")
-SMEM_BYTES = number("tpu-inference.page-size.smem-pages")
-"""The SMEM the block tables may use half of (1 MB up to v6e, tpu-inference's comment above get_min_page_size)."""
-BLOCK_TABLE_ENTRY_BYTES = 4
-"""An int32 per page in the block tables (the `// 4` of flash_attn.py:113-114)."""
 FLAGS_WE_SET = ("--kv-events-config", "--data-parallel-size")
 """Flags the precise path cannot share with `extraArgs`: its own events config, and data parallelism, under which
 tpu-inference runs one scheduler (and one publisher on the same endpoint) per rank (ledger:
 tpu-inference.dp-scheduler-only-above-one)."""
-
-
-def _power_of_two_at_least(n: int) -> int:
-    return 1 if n < 1 else 1 << (n - 1).bit_length()
-
-
-def tpu_page_size(max_model_len: int, max_num_seqs: int) -> int:
-    """The KV page size tpu-inference 0.29.0 picks for a (non-MLA) model when `--block-size` is not given."""
-    if max_model_len > LONG_CONTEXT:
-        page = PAGE_FLOOR
-    else:
-        page = min(max(_power_of_two_at_least(max_model_len) // PAGE_DIVISOR, PAGE_FLOOR), PAGE_CEILING)
-    pages_per_request = SMEM_BYTES // 2 // max_num_seqs // BLOCK_TABLE_ENTRY_BYTES
-    smem_floor = _power_of_two_at_least(-(-max_model_len // pages_per_request))
-    return max(page, smem_floor)
 
 
 def server_block_size(max_model_len: int, max_num_seqs: int, extra_args: list[str]) -> int:
