@@ -49,6 +49,7 @@ from tpu_policies.serving_pods import (
 from tpu_policies.stack import Item, read_stack
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_list, as_str, dig
 from tpu_policies.workloads import kind_of, name_of, pod_templates
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.inference_gateway import INFERENCE_POOL_GROUP, serving_api
 from tpu_stacks.catalog.kv_pages import tpu_page_size
 from tpu_stacks.catalog.upstream import number, text
@@ -263,7 +264,7 @@ def _precise_problems(configs: list[dict[str, Any]], matched: list[ServingPod]) 
     )
     problems = []
     for pod in matched:
-        if pod.engine is None or pod.engine.engine != "vllm":
+        if pod.engine != VLLM:  # the flags and the page size read here are vLLM TPU's
             continue
         tokens = pod_tokens(pod.template)
         if tokens is None:

@@ -39,7 +39,6 @@ from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 from tpu_stacks.k8s.security import harden
 from tpu_stacks.objects.annotations import API_TOKEN_REASON, NO_CPU_LIMIT_REASON
-from tpu_stacks.vllm import kv_events
 from tpu_stacks.vllm.gateway_crd import objective_crd
 from tpu_stacks.vllm.gateway_plan import (
     CONFIG_DIR,
@@ -52,6 +51,14 @@ from tpu_stacks.vllm.gateway_plan import (
     ROUTE_NAME,
     ROUTED_PREFIX,
     GatewayPlan,
+)
+from tpu_stacks.vllm.kv_events import (
+    RENDER_CPU,
+    RENDER_IMAGE,
+    RENDER_MEMORY,
+    RENDER_MEMORY_LIMIT,
+    RENDER_PORT,
+    render_command,
 )
 from tpu_stacks.vllm.pod import HF_SECRET_KEY, HF_TOKEN_DIR, SECRET_NAME
 
@@ -112,23 +119,23 @@ def render_container(plan: GatewayPlan) -> k8s.core.v1.ContainerArgs:
     port the token producer calls on loopback, ready once its /health answers (the chart's probe). It fetches only
     the model's config and tokenizer into HOME (k8s.huggingface: no Xet chunk cache), with the stack's Hugging Face
     token read from a file only when the model is gated."""
-    command, args = kv_events.render_command(plan.model)
+    command, args = render_command(plan.model)
     env = hf_env()
     if plan.gated:
         env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=f"{HF_TOKEN_DIR}/{HF_SECRET_KEY}"))
     return k8s.core.v1.ContainerArgs(
         name="vllm-render",
-        image=kv_events.RENDER_IMAGE,
+        image=RENDER_IMAGE,
         command=command,
         args=args,
-        ports=[k8s.core.v1.ContainerPortArgs(name="render-http", container_port=kv_events.RENDER_PORT)],
+        ports=[k8s.core.v1.ContainerPortArgs(name="render-http", container_port=RENDER_PORT)],
         env=env,
         resources=k8s.core.v1.ResourceRequirementsArgs(
-            requests={"cpu": kv_events.RENDER_CPU, "memory": kv_events.RENDER_MEMORY},
-            limits={"memory": kv_events.RENDER_MEMORY_LIMIT},
+            requests={"cpu": RENDER_CPU, "memory": RENDER_MEMORY},
+            limits={"memory": RENDER_MEMORY_LIMIT},
         ),
         readiness_probe=k8s.core.v1.ProbeArgs(
-            http_get=k8s.core.v1.HTTPGetActionArgs(path="/health", port=kv_events.RENDER_PORT),
+            http_get=k8s.core.v1.HTTPGetActionArgs(path="/health", port=RENDER_PORT),
             period_seconds=5,
         ),
         volume_mounts=[

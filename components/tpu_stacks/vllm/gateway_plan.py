@@ -43,8 +43,8 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.universe import universe
 from tpu_stacks.names import RESOURCE_NAME, bounded
 from tpu_stacks.serving.smoke_plan import flag_value
-from tpu_stacks.vllm import kv_events
 from tpu_stacks.vllm.gateway_disaggregation import check_disaggregation
+from tpu_stacks.vllm.kv_events import RENDER_PORT, check_extra_args, server_block_size
 from tpu_stacks.vllm.spec import ObjectiveSpec, VllmSpec
 
 POOL_NAME = "vllm-inference-pool"
@@ -265,7 +265,7 @@ class GatewayPlan(BaseModel):
                 "parameters": {
                     text("router.token-producer.model-name"): self.model,
                     text("router.token-producer.vllm"): {
-                        text("router.token-producer.vllm-fields"): f"http://localhost:{kv_events.RENDER_PORT}"
+                        text("router.token-producer.vllm-fields"): f"http://localhost:{RENDER_PORT}"
                     },
                 },
             },
@@ -431,7 +431,7 @@ def _check_prefix_cache(spec: VllmSpec) -> None:
             "remove vllm.gateway.picker (llm-d's router), or set vllm.gateway.prefixCache: approximate",
         )
     if prefix_cache(spec) == PRECISE:
-        kv_events.check_extra_args(spec.extra_args)
+        check_extra_args(spec.extra_args)
 
 
 def _with_floor(cluster: ClusterSpec) -> ClusterSpec:
@@ -490,6 +490,6 @@ def plan_gateway(spec: VllmSpec, cluster: ClusterPlan, model_id: str, gated: boo
         prefix_cache=prefix_cache(spec),
         # The name requests use (ledger: vllm.flag.served-model-name): the topic's model part must be it.
         model=flag_value(spec.extra_args, "--served-model-name") or model_id,
-        block_size=kv_events.server_block_size(spec.max_model_len, spec.max_num_seqs, spec.extra_args),
+        block_size=server_block_size(spec.max_model_len, spec.max_num_seqs, spec.extra_args),
         gated=gated,
     )
