@@ -16,7 +16,14 @@ from the load balancer. All of it is visible in the plan, from the pool and the 
   is identified by image or command through the engine catalogue, and JetStream's HTTP server does not (llm-d's
   router v0.10.0, the stack's default picker, reads the same protocol: its built-in vLLM metric names are the
   same, pkg/epp/server/options.go:143-147 @ v0.10.0, and its ext-proc port is 9002 too: ledger: router.port.ext-proc);
-- an HTTPRoute `backendRef` of kind InferencePool must name a pool of the stack.
+- an HTTPRoute `backendRef` of kind InferencePool must name a pool of the stack;
+- when the picker's EndpointPickerConfig (a ConfigMap its pods mount) declares llm-d's
+  `precise-prefix-cache-producer`, every matched server must publish its KV-cache events under a topic the router
+  reads: `--kv-events-config` with `enable_kv_cache_events`, a topic `kv@<pod>@<model>` whose model is the name the
+  server answers to (the router hashes events with it and requests with the model they name), and, when the server
+  says its `--max-model-len` and `--max-num-seqs` (or `--block-size`), the producer's `blockSizeTokens` must be the
+  server's block size (catalog/kv_pages.py). Without events the index stays empty and the scorer silently adds
+  nothing; with another model name or block size no request ever matches (vllm/kv_events.py has the ledger rows).
 
 Values unknown at preview are skipped, never guessed; so is what a Helm v3 `Release` in the pool's namespace
 may hold (its objects are not resources of the stack): a selector or picker the stack shows nothing for is then
@@ -25,15 +32,30 @@ not refused.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import yaml
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from tpu_policies.serving_pods import DEFAULT_NAMESPACE, ServingPod, namespace_of, same_namespace, serving_pods
+from tpu_policies.serving_pods import (
+    DEFAULT_NAMESPACE,
+    ServingPod,
+    namespace_of,
+    pod_tokens,
+    same_namespace,
+    serving_pods,
+)
 from tpu_policies.stack import Item, read_stack
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_list, as_str, dig
-from tpu_policies.workloads import kind_of, name_of
+from tpu_policies.workloads import kind_of, name_of, pod_templates
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.inference_gateway import INFERENCE_POOL_GROUP, serving_api
+from tpu_stacks.catalog.kv_pages import tpu_page_size
+from tpu_stacks.catalog.upstream import number, text
+
+PRECISE_PRODUCER = text("router.plugin.precise-prefix-cache-producer")
+TOPIC_PREFIX = text("router.kv-events.topic-filter")
 
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -169,7 +191,115 @@ def _opaque(items: list[Item], namespace: Any) -> bool:
     return False
 
 
-def check_pool(pool: Item, pods: list[ServingPod], services: list[Item], opaque: bool = False) -> list[str]:
+def _picker_configs(pool: dict[str, Any], items: list[Item]) -> list[dict[str, Any]]:
+    """The EndpointPickerConfigs the pool's picker pods mount: its Service's selector, the workloads whose pods it
+    selects, their ConfigMap volumes, those ConfigMaps' documents. Whatever is unknown or unreadable is skipped."""
+    namespace = namespace_of(pool)
+    name = dig(pool, "spec", "endpointPickerRef", "name")
+    here = [i for i in items if same_namespace(namespace_of(i.props), namespace)]
+    services = [s for s in _services(here) if dig(s.props, "metadata", "name") == name]
+    selector = as_dict(dig(services[0].props, "spec", "selector")) if services else {}
+    if not selector or UNKNOWN in selector.values():
+        return []
+    volumes: set[str] = set()
+    for item in here:
+        for template in pod_templates(item.type, item.props):
+            labels = as_dict(dig(item.props, "spec", "template", "metadata", "labels"))
+            if all(labels.get(k) == v for k, v in selector.items()):
+                volumes |= {
+                    n
+                    for v in as_list(template.spec.get("volumes"))
+                    if isinstance(n := dig(v, "configMap", "name"), str)
+                }
+    configs = []
+    for item in here:
+        if kind_of(item.type, item.props) != "ConfigMap" or dig(item.props, "metadata", "name") not in volumes:
+            continue
+        for value in as_dict(item.props.get("data")).values():
+            try:
+                document = yaml.safe_load(value) if isinstance(value, str) else None
+            except yaml.YAMLError:
+                continue
+            if isinstance(document, dict) and document.get("kind") == "EndpointPickerConfig":
+                configs.append(document)
+    return configs
+
+
+def _flag(tokens: list[str], name: str) -> str | None:
+    """The last `--name=value` / `--name value`, as argparse reads them."""
+    found = None
+    for index, token in enumerate(tokens):
+        if token == name and index + 1 < len(tokens):
+            found = tokens[index + 1]
+        elif token.startswith(f"{name}="):
+            found = token.partition("=")[2]
+    return found
+
+
+def _server_block(tokens: list[str]) -> int | None:
+    """The server's block size when its arguments say it: `--block-size`, else tpu-inference's page size for its
+    `--max-model-len` and `--max-num-seqs` (None when either is not given: its defaults are the model's)."""
+    given = as_int(_flag(tokens, "--block-size"))
+    if given is not None:
+        return given
+    length, sequences = as_int(_flag(tokens, "--max-model-len")), as_int(_flag(tokens, "--max-num-seqs"))
+    return tpu_page_size(length, sequences) if length and sequences else None
+
+
+def _precise_problems(configs: list[dict[str, Any]], matched: list[ServingPod]) -> list[str]:
+    producers = [
+        p
+        for c in configs
+        for p in as_list(c.get("plugins"))
+        if isinstance(p, dict) and p.get("type") == PRECISE_PRODUCER
+    ]
+    if not producers:
+        return []
+    parameters = as_dict(producers[0].get("parameters"))
+    processor = as_dict(parameters.get("tokenProcessorConfig"))
+    router_block = (
+        as_int(processor.get("blockSizeTokens"))
+        or as_int(processor.get("blockSize"))
+        or number("router.kvblock.default-block-size")
+    )
+    problems = []
+    for pod in matched:
+        if pod.engine != VLLM:  # the flags and the page size read here are vLLM TPU's
+            continue
+        tokens = pod_tokens(pod.template)
+        if tokens is None:
+            continue
+        raw = _flag(tokens, "--kv-events-config")
+        try:
+            events = json.loads(raw) if raw is not None else None
+        except json.JSONDecodeError:
+            continue  # split by the shell or written another way: not judged
+        model = _flag(tokens, "--served-model-name") or _flag(tokens, "--model")
+        topic = str(as_dict(events).get("topic", ""))
+        parts = topic.split("@")
+        if events is None or as_dict(events).get("enable_kv_cache_events") is not True:
+            problems.append(
+                f"the picker's {PRECISE_PRODUCER} indexes KV-cache events, but {pod.label} publishes none; give the "
+                "server --kv-events-config with enable_kv_cache_events true, publisher zmq and topic kv@<pod>@<model>, "
+                "or drop the producer for the approximate prefix scorer"
+            )
+        elif not topic.startswith(TOPIC_PREFIX) or len(parts) != 3 or (model and parts[2] != model):
+            problems.append(
+                f"{pod.label} publishes KV events under topic {topic!r}, which the router drops or hashes under "
+                f"another model; use kv@<pod>@{model or '<served model name>'}"
+            )
+        server_block = _server_block(tokens)
+        if server_block is not None and server_block != router_block:
+            problems.append(
+                f"the picker's {PRECISE_PRODUCER} hashes {router_block}-token blocks, but {pod.label} caches "
+                f"{server_block}-token blocks; set tokenProcessorConfig.blockSizeTokens: {server_block}"
+            )
+    return problems
+
+
+def check_pool(
+    pool: Item, pods: list[ServingPod], services: list[Item], opaque: bool = False, items: list[Item] | None = None
+) -> list[str]:
     """Every way one InferencePool cannot serve, one line each, without the pool's name."""
     namespace = namespace_of(pool.props)
     problems = []
@@ -180,6 +310,7 @@ def check_pool(pool: Item, pods: list[ServingPod], services: list[Item], opaque:
         if matched:
             problems += _port_problems(matched, pool.props)
             problems += _protocol_problems(matched)
+            problems += _precise_problems(_picker_configs(pool.props, items or []), matched)
         elif not opaque:
             problems.append(_selector_problem(selector, here))
     picker = None if opaque else _picker_problem(pool.props, namespace, services)
@@ -229,7 +360,7 @@ def _validate(args: StackValidationArgs, report_violation: ReportViolation) -> N
     services = _services(stack.items)
     for pool in pools:
         opaque = _opaque(stack.items, namespace_of(pool.props))
-        for problem in check_pool(pool, pods, services, opaque):
+        for problem in check_pool(pool, pods, services, opaque, stack.items):
             report_violation(f"InferencePool {name_of(pool.props, pool.name)}: {problem}", pool.urn)
     for route in _of_kind(stack.items, "HTTPRoute", GATEWAY_GROUP):
         for problem in route_problems(route, every_pool):
@@ -240,7 +371,8 @@ POLICY = StackValidationPolicy(
     name="inference-pool-serves",
     description="An InferencePool selects serving pods of the stack, targets a port they listen on, names an "
     "endpoint picker Service (and one of its ports), and its servers speak OpenAI's Completions/Chat APIs (not "
-    "JetStream); an HTTPRoute's InferencePool backendRef names a pool of the stack.",
+    "JetStream), and publish KV-cache events under their model at the router's block size when its precise prefix "
+    "producer indexes them; an HTTPRoute's InferencePool backendRef names a pool of the stack.",
     validate=_validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,

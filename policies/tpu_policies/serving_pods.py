@@ -114,7 +114,7 @@ class ServingPod:
         engine = self.engine
         if engine is not None:
             api = serving_api(engine)
-            tokens = _tokens(self.template)
+            tokens = pod_tokens(self.template)
             if tokens is None:
                 return None
             given = _flag(tokens, api.port_flag) if api.port_flag else None
@@ -125,7 +125,8 @@ class ServingPod:
         return ports
 
 
-def _tokens(template: PodTemplate) -> list[str] | None:
+def pod_tokens(template: PodTemplate) -> list[str] | None:
+    """The main containers' command and argument tokens (shell strings split); None when some are unknown."""
     tokens: list[str] = []
     for container in template.containers(init=False):
         for key in ("command", "args"):

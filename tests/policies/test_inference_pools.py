@@ -4,6 +4,7 @@ declared with pulumi-kubernetes (no project component), judged against the model
 from typing import Any
 
 import pulumi_kubernetes as k8s
+import yaml
 
 from tests.policies import objects as o
 from tests.policies.harness import UNKNOWN_STRING, capture, of, raw, run
@@ -353,3 +354,75 @@ def test_a_picker_reference_without_a_port_breaks_the_crds_rule_the_schema_check
         "InferencePool serving/vllm-pool: spec.endpointPickerRef.port is required when kind is Service (the CRD's "
         "validation rule); set port.number to Service vllm-epp's ext-proc port (9002 by default)"
     ]
+
+
+# -- the precise prefix cache: a picker that indexes KV events needs servers that publish them --------------------
+
+PRECISE_EVENTS = '{"enable_kv_cache_events":true,"publisher":"zmq","topic":"kv@vllm@meta-llama/Llama-3.1-8B"}'
+
+
+def precise_picker(block: int = 256) -> Any:
+    """A hand-written llm-d router picker (`app: vllm-epp`, the Service's selector) whose ConfigMap declares the
+    precise prefix producer at `block` tokens."""
+
+    def build():
+        config = {
+            "apiVersion": "llm-d.ai/v1alpha1",
+            "kind": "EndpointPickerConfig",
+            "plugins": [
+                {
+                    "type": "precise-prefix-cache-producer",
+                    "parameters": {"tokenProcessorConfig": {"blockSizeTokens": block}},
+                },
+                {"type": "prefix-cache-scorer"},
+            ],
+        }
+        k8s.core.v1.ConfigMap(
+            "vllm-epp",
+            metadata={"name": "vllm-epp", "namespace": "serving"},
+            data={"config.yaml": yaml.safe_dump(config)},
+        )
+        o.deployment(
+            "vllm-epp",
+            {
+                "containers": [{"name": "epp", "image": "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"}],
+                "volumes": [{"name": "config", "configMap": {"name": "vllm-epp"}}],
+            },
+        )
+        pool()
+        route()
+
+    return build
+
+
+def precise_server(*events: str, lengths: tuple[str, ...] = ("--max-model-len=4096", "--max-num-seqs=128")) -> dict:
+    spec = vllm_pod(["--port=8000", *lengths])
+    spec["containers"][0]["args"] += list(events)
+    return spec
+
+
+def test_a_precise_picker_with_servers_that_publish_under_their_model_at_their_block_size_passes():
+    assert problems(program(precise_server("--kv-events-config", PRECISE_EVENTS), precise_picker())) == []
+
+
+def test_a_precise_picker_in_front_of_servers_that_publish_nothing_is_refused():
+    (message,) = problems(program(precise_server(), precise_picker()))
+    assert "precise-prefix-cache-producer indexes KV-cache events, but Deployment serving/vllm-tpu" in message
+    assert "publishes none" in message and "--kv-events-config" in message
+
+
+def test_a_topic_under_another_model_or_without_the_prefix_is_refused():
+    for topic in ("kv@vllm@llama", "vllm@meta-llama/Llama-3.1-8B", ""):
+        events = PRECISE_EVENTS.replace("kv@vllm@meta-llama/Llama-3.1-8B", topic)
+        (message,) = problems(program(precise_server(f"--kv-events-config={events}"), precise_picker()))
+        assert f"under topic {topic!r}" in message and "kv@<pod>@meta-llama/Llama-3.1-8B" in message
+
+
+def test_a_router_block_size_other_than_the_servers_is_refused():
+    # max-model-len 4096 on tpu-inference: 256-token pages; the router's default would be 16
+    (message,) = problems(program(precise_server("--kv-events-config", PRECISE_EVENTS), precise_picker(block=16)))
+    assert message.endswith("caches 256-token blocks; set tokenProcessorConfig.blockSizeTokens: 256")
+    given = precise_server("--kv-events-config", PRECISE_EVENTS, "--block-size=64")
+    assert problems(program(given, precise_picker(block=64))) == []
+    unsaid = precise_server("--kv-events-config", PRECISE_EVENTS, lengths=())
+    assert problems(program(unsaid, precise_picker(block=16))) == []  # the model's defaults: not judged

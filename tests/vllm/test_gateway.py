@@ -266,9 +266,15 @@ def test_the_pool_selects_the_servers_on_their_port_and_names_the_pickers_servic
     assert _one(stack, "Service", "vllm-service")["spec"]["type"] == "ClusterIP"  # the Gateway is the LB now
 
 
+def _picker_container(pod: dict) -> dict:
+    """The picker's own container (with the precise prefix cache, the render sidecar runs beside it)."""
+    (container,) = [c for c in pod["containers"] if c["name"] == "epp"]
+    return container
+
+
 def test_the_picker_is_pinned_hardened_and_may_read_what_it_watches(stack):
     pod = _one(stack, "Deployment", PICKER_NAME)["spec"]["template"]["spec"]
-    (container,) = pod["containers"]
+    container = _picker_container(pod)
     assert container["image"] == f"{ROUTER.images[0]}:{ROUTER.version}"
     assert container["image"] == "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
     assert container["securityContext"]["readOnlyRootFilesystem"] and pod["automountServiceAccountToken"]
@@ -468,7 +474,7 @@ def test_the_pickers_health_check_port_is_its_flag_and_the_port_its_policy_admit
     check = policy["default"]["config"]
     assert check["type"] == "GRPC" and check["grpcHealthCheck"]["portSpecification"] == "USE_FIXED_PORT"
     port = check["grpcHealthCheck"]["port"]
-    (container,) = _one(stack, "Deployment", PICKER_NAME)["spec"]["template"]["spec"]["containers"]
+    container = _picker_container(_one(stack, "Deployment", PICKER_NAME)["spec"]["template"]["spec"])
     assert f"--grpc-health-port={port}" in container["args"]
     assert {"name": "grpc-health", "containerPort": port} in container["ports"]
     assert container["readinessProbe"]["grpc"]["port"] == container["livenessProbe"]["grpc"]["port"] == port
@@ -483,7 +489,7 @@ def test_the_pickers_health_check_port_is_its_flag_and_the_port_its_policy_admit
 
 def test_the_picker_runs_without_pprof_or_a_cpu_limit_and_says_why(stack):
     template = _one(stack, "Deployment", PICKER_NAME)["spec"]["template"]
-    (container,) = template["spec"]["containers"]
+    container = _picker_container(template["spec"])
     assert "--enable-pprof=false" in container["args"]  # on by default, served on the metrics port
     assert "cpu" not in container["resources"]["limits"] and container["resources"]["limits"]["memory"]
     assert "chart" in template["metadata"]["annotations"]["tpu-stacks.dev/no-cpu-limit-reason"]
@@ -492,13 +498,20 @@ def test_the_picker_runs_without_pprof_or_a_cpu_limit_and_says_why(stack):
 def test_the_pickers_configmap_holds_the_charts_scorers_with_their_weights(stack):
     """The ConfigMap the picker reads its --config-file from holds the whole EndpointPickerConfig: the upstream
     chart's default scorers and weights (queue 2, KV cache 2, prefix cache 3: config/charts/epplib/templates/
-    _config.yaml @ v1.5.0), the metrics source on vLLM's /metrics and the extractor with the pinned vLLM's names.
-    An empty config, a missing scorer or another weight would route differently from what docs/vllm.md describes."""
+    _config.yaml @ v1.5.0), the metrics source on vLLM's /metrics and the extractor with the pinned vLLM's names;
+    the shipped stack's prefix cache scorer reads the precise producer (tests/vllm/test_kv_events.py has its parts),
+    the approximate one the producer the router wires itself. An empty config, a missing scorer or another weight
+    would route differently from what docs/vllm.md describes."""
     config_map = _one(stack, "ConfigMap", PICKER_NAME)
     assert set(config_map["data"]) == {CONFIG_FILE}
     document = yaml.safe_load(config_map["data"][CONFIG_FILE])
     scorers = [fact(f"router.plugin.{name}").value for name in SCORERS]
-    assert document == {
+    precise = plan(gateway=ON).gateway
+    assert precise is not None and precise.precise
+    assert document == precise.picker_config()
+    approximate = plan(gateway={**ON, "prefix_cache": "approximate"}).gateway
+    assert approximate is not None and not approximate.precise
+    assert approximate.picker_config() == {
         "apiVersion": ROUTER_PICKER.config_api,
         "kind": "EndpointPickerConfig",  # no objectives in the shipped stack: no featureGates
         "plugins": [
@@ -525,7 +538,7 @@ def test_the_pickers_configmap_holds_the_charts_scorers_with_their_weights(stack
     template = _one(stack, "Deployment", PICKER_NAME)["spec"]["template"]["spec"]
     (volume,) = [v for v in template["volumes"] if "configMap" in v]
     assert volume["configMap"]["name"] == config_map["metadata"]["name"] == PICKER_NAME
-    (container,) = template["containers"]
+    container = _picker_container(template)
     (mount,) = [m for m in container["volumeMounts"] if m["name"] == volume["name"]]
     assert f"--config-file={mount['mountPath']}/{CONFIG_FILE}" in container["args"]
 

@@ -39,6 +39,26 @@ Workload = Literal["chat", "rag", "batch"]
 DEFAULT_WORKLOAD: Workload = "chat"
 
 
+class KvIndexMetrics(BaseModel):
+    """The precise prefix producer's metrics (llm-d's router: pkg/kvcache/metrics/collector.go)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    lookups: str
+    """Counter of index lookups, one per scored request."""
+    hits: str
+    """Counter of block keys a lookup found."""
+    admissions: str
+    evictions: str
+    """Counters of blocks the servers' events stored and removed."""
+    subscribers: str
+    """Gauge of KV-events subscribers (one per server)."""
+    messages: str
+    """Counter of event batches received, labelled `pod_identifier`."""
+    errors: str
+    """Counter of subscriber errors, labelled `pod_identifier` and `operation`."""
+
+
 class PickerMetrics(BaseModel):
     """The picker's metric names the dashboard and the smoke test read, by what they mean."""
 
@@ -59,6 +79,8 @@ class PickerMetrics(BaseModel):
     prefix_hit_ratio: str | None = None
     """Histogram of the prefix cache index's matched fraction per lookup (None: the release exports none by a name
     this table reads)."""
+    kv_index: KvIndexMetrics | None = None
+    """The precise prefix producer's KV-block index and KV-events metrics (None: the release has no such producer)."""
 
 
 class Picker(BaseModel):
@@ -118,11 +140,20 @@ ROUTER_PICKER = Picker(
         flow_control_queue="llm_d_epp_flow_control_queue_size",
         flow_control_wait="llm_d_epp_flow_control_request_queue_duration_seconds",
         prefix_hit_ratio="llm_d_epp_prefix_indexer_hit_ratio",
+        kv_index=KvIndexMetrics(
+            lookups="llm_d_router_epp_kv_cache_index_lookup_requests_total",
+            hits="llm_d_router_epp_kv_cache_index_lookup_hits_total",
+            admissions="llm_d_router_epp_kv_cache_index_admissions_total",
+            evictions="llm_d_router_epp_kv_cache_index_evictions_total",
+            subscribers="llm_d_router_epp_kv_cache_events_active_subscribers",
+            messages="llm_d_router_epp_kv_cache_events_messages_received_total",
+            errors="llm_d_router_epp_kv_cache_events_zmq_errors_total",
+        ),
     ),
     chart_source="https://github.com/llm-d/llm-d-router/tree/v0.10.0/config/charts",
 )
 """ledger: router.metric.subsystem, router.metric.scheduler-attempts, router.metric.scheduler-status-success,
-router.metric.prefix-hit-ratio."""
+router.metric.prefix-hit-ratio, router.metric.kv-subsystem and the KV index's (catalog/engines/router.py)."""
 
 LEGACY_PICKER_RELEASE = Picker(
     name="epp-v1.5.0",

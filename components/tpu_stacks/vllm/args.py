@@ -72,6 +72,11 @@ class InferenceGatewayArgs(TypedDict):
     """What the traffic is like, which sets the scorers' weights (catalog/pickers.py WORKLOAD_WEIGHTS): chat (when
     unset: queue, KV cache and prefix cache 2/2/3), rag (prefix cache first, 1/1/2), batch (2/2/3 with the
     picker's Flow Control)."""
+    prefix_cache: NotRequired[str]
+    """How the prefix cache scorer knows what each server holds: precise (when unset with llm-d's router: the servers
+    publish their KV-cache events, the router indexes them, and a render sidecar in the picker's pod tokenizes
+    each prompt as the server does), or approximate (the router guesses from the prompts it routed: no events, no
+    sidecar, no second image; the only choice with epp-v1.5.0). docs/gateway.md."""
 
 
 class VllmStackArgs(TypedDict):

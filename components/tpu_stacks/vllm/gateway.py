@@ -35,6 +35,7 @@ from tpu_stacks.catalog.inference_gateway import (
 )
 from tpu_stacks.catalog.pickers import LEGACY_PICKER, PICKER_ADVISORY
 from tpu_stacks.catalog.upstream import fact, number
+from tpu_stacks.k8s.huggingface import hf_env
 from tpu_stacks.k8s.pod_monitoring import pod_monitoring
 from tpu_stacks.k8s.security import harden
 from tpu_stacks.objects.annotations import API_TOKEN_REASON, NO_CPU_LIMIT_REASON
@@ -51,6 +52,15 @@ from tpu_stacks.vllm.gateway_plan import (
     ROUTED_PREFIX,
     GatewayPlan,
 )
+from tpu_stacks.vllm.kv_events import (
+    RENDER_CPU,
+    RENDER_IMAGE,
+    RENDER_MEMORY,
+    RENDER_MEMORY_LIMIT,
+    RENDER_PORT,
+    render_command,
+)
+from tpu_stacks.vllm.pod import HF_SECRET_KEY, HF_TOKEN_DIR, SECRET_NAME
 
 POOL_GROUP = INFERENCE_POOL_API_VERSION.split("/")[0]
 PICKER_CPU = "1"
@@ -104,9 +114,65 @@ def _picker_rbac(name: str, plan: GatewayPlan, opts: pulumi.ResourceOptions) -> 
     return account
 
 
+def render_container(plan: GatewayPlan) -> k8s.core.v1.ContainerArgs:
+    """The precise path's render sidecar (vllm/kv_events.py says why one): `vllm launch render <model>` on the
+    port the token producer calls on loopback, ready once its /health answers (the chart's probe). It fetches only
+    the model's config and tokenizer into HOME (k8s.huggingface: no Xet chunk cache), with the stack's Hugging Face
+    token read from a file only when the model is gated."""
+    command, args = render_command(plan.model)
+    env = hf_env()
+    if plan.gated:
+        env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=f"{HF_TOKEN_DIR}/{HF_SECRET_KEY}"))
+    return k8s.core.v1.ContainerArgs(
+        name="vllm-render",
+        image=RENDER_IMAGE,
+        command=command,
+        args=args,
+        ports=[k8s.core.v1.ContainerPortArgs(name="render-http", container_port=RENDER_PORT)],
+        env=env,
+        resources=k8s.core.v1.ResourceRequirementsArgs(
+            requests={"cpu": RENDER_CPU, "memory": RENDER_MEMORY},
+            limits={"memory": RENDER_MEMORY_LIMIT},
+        ),
+        readiness_probe=k8s.core.v1.ProbeArgs(
+            http_get=k8s.core.v1.HTTPGetActionArgs(path="/health", port=RENDER_PORT),
+            period_seconds=5,
+        ),
+        volume_mounts=[
+            # An empty directory where the pod's Kubernetes API token would be: the picker needs the token, the
+            # renderer does not, and the ServiceAccount admission plugin skips a container that already mounts that
+            # path ("Existing mounts at the default mount path prevent mounting of the API token",
+            # kubernetes/kubernetes plugin/pkg/admission/serviceaccount/admission.go).
+            k8s.core.v1.VolumeMountArgs(name=NO_API_TOKEN, mount_path=API_TOKEN_PATH, read_only=True),
+            *(
+                [k8s.core.v1.VolumeMountArgs(name="hf-token", mount_path=HF_TOKEN_DIR, read_only=True)]
+                if plan.gated
+                else []
+            ),
+        ],
+    )
+
+
+NO_API_TOKEN = "no-api-token"
+API_TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def _token_volume() -> k8s.core.v1.VolumeArgs:
+    return k8s.core.v1.VolumeArgs(
+        name="hf-token",
+        secret=k8s.core.v1.SecretVolumeSourceArgs(
+            secret_name=SECRET_NAME,
+            items=[k8s.core.v1.KeyToPathArgs(key=HF_SECRET_KEY, path=HF_SECRET_KEY)],
+            default_mode=0o400,
+        ),
+    )
+
+
 def picker_pod(plan: GatewayPlan) -> k8s.core.v1.PodTemplateSpecArgs:
     """The picker's pod: the pinned image, its flags, gRPC probes on the health port (epplib _deployment.yaml),
-    hardened like every pod here and keeping its API token (its controllers watch pods, the pool, objectives)."""
+    hardened like every pod here and keeping its API token (its controllers watch pods, the pool, objectives).
+    With the precise prefix cache, the render sidecar beside it (`render_container`), hardened the same way and
+    running as the picker's user."""
     container = k8s.core.v1.ContainerArgs(
         name="epp",
         image=plan.picker.image,
@@ -144,17 +210,24 @@ def picker_pod(plan: GatewayPlan) -> k8s.core.v1.PodTemplateSpecArgs:
         ),
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="picker-config", mount_path=CONFIG_DIR, read_only=True)],
     )
+    containers = [container]
+    volumes = [
+        k8s.core.v1.VolumeArgs(name="picker-config", config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=PICKER_NAME))
+    ]
+    if plan.precise:
+        containers.append(render_container(plan))
+        volumes.append(
+            k8s.core.v1.VolumeArgs(name=NO_API_TOKEN, empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit="1Mi"))
+        )
+        if plan.gated:  # the stack's Secret (vllm/pod.py), which holds the token for a gated model
+            volumes.append(_token_volume())
     spec = harden(
         k8s.core.v1.PodSpecArgs(
             service_account_name=PICKER_NAME,
             # As the chart: the longest grace period of the pool's pods, so requests in flight finish.
             termination_grace_period_seconds=number("epp.chart.termination-grace"),
-            containers=[container],
-            volumes=[
-                k8s.core.v1.VolumeArgs(
-                    name="picker-config", config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=PICKER_NAME)
-                )
-            ],
+            containers=containers,
+            volumes=volumes,
         ),
         plan.picker.record.image_user(),
         api_token=True,

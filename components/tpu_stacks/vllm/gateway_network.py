@@ -16,17 +16,24 @@ endpoint picker when `vllm.gateway` is on.
   request (k8s/smoke_check.py). The smoke test also sends that request through the Gateway's address, which is known
   only once GKE assigns it (it reads it from the Gateway's status through the API server): a port-only rule.
 
+- With the precise prefix cache (`vllm.gateway.prefixCache: precise`, vllm/kv_events.py), the picker dials each
+  server's KV-events socket: ZMQ over TCP to the pool endpoint's address on 5557, the servers bind and the router
+  connects (ledger: router.kv-events-port, router.kv-events.per-endpoint-port, router.kv-events.discover-pods), so
+  the servers admit the picker there and the picker may leave for it. Its render sidecar is reached on loopback
+  (no rule) and fetches the model's config and tokenizer from Hugging Face over HTTPS, which the picker's
+  port-only rule to 443 (the API endpoint) already lets out; the contract names that reason too.
+
 The same flows whichever picker `vllm.gateway.picker` runs: llm-d's router keeps the v1.5.0 picker's ports
-(catalog/pickers.py SAME_PORTS). No KV-events flow (the servers' ZMQ port 5557 to the router): the precise prefix
-scorer that would read it is not configured at the pinned releases (docs/gateway.md).
+(catalog/pickers.py SAME_PORTS).
 """
 
 from __future__ import annotations
 
 from tpu_stacks.catalog.inference_gateway import EXT_PROC_PORT, HEALTH_PORT, METRICS_PORT
 from tpu_stacks.k8s.connectivity import ANY, External, Flow, Group, Pods, egress, ingress, unique
-from tpu_stacks.k8s.platform_flows import api_endpoint, dns, scrape, smoke_test_clients
+from tpu_stacks.k8s.platform_flows import HTTPS_PORT, PRIVATE_RANGES, api_endpoint, dns, scrape, smoke_test_clients
 from tpu_stacks.vllm.gateway_plan import LISTENER_PORT, PICKER_LABELS, GatewayPlan
+from tpu_stacks.vllm.kv_events import KV_EVENTS_PORT
 
 
 def _proxies(plan: GatewayPlan, port: int, what: str) -> tuple[Flow, ...]:
@@ -46,6 +53,7 @@ def server_flows(plan: GatewayPlan, port: int) -> tuple[Flow, ...]:
         *_proxies(plan, port, "the servers"),
         *_health_checks(plan, port, "the servers (/health)"),
         *ingress(picker, [port], "the endpoint picker scrapes /metrics (Model Server Protocol)"),
+        *(ingress(picker, [KV_EVENTS_PORT], "the router reads the KV-cache events (ZMQ)") if plan.precise else ()),
     )
 
 
@@ -59,9 +67,21 @@ def picker_group(plan: GatewayPlan, server_labels: dict[str, str], port: int, sm
         *(smoke_test_clients(plan.namespace, [METRICS_PORT]) if smoke_test else ()),
         *dns(),
         *egress(servers, [port], "each server's /metrics: queue, running requests, KV cache"),
+        *(_precise_egress(servers) if plan.precise else ()),
         *api_endpoint(),
     )
     return Group("vllm-epp", plan.namespace, dict(PICKER_LABELS), unique(flows))
+
+
+def _precise_egress(servers: Pods) -> tuple[Flow, ...]:
+    return (
+        *egress(servers, [KV_EVENTS_PORT], "each server's KV-cache events (ZMQ, the precise prefix producer)"),
+        *egress(
+            External("0.0.0.0/0", PRIVATE_RANGES),
+            [HTTPS_PORT],
+            "the render sidecar fetches the model's config and tokenizer from Hugging Face",
+        ),
+    )
 
 
 def smoke_test_flows(plan: GatewayPlan) -> tuple[Flow, ...]:

@@ -9,7 +9,7 @@ What the gateway is for and what it costs: docs/vllm.md, "Inference Gateway".
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -42,7 +42,9 @@ from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.universe import universe
 from tpu_stacks.names import RESOURCE_NAME, bounded
+from tpu_stacks.serving.smoke_plan import flag_value
 from tpu_stacks.vllm.gateway_disaggregation import check_disaggregation
+from tpu_stacks.vllm.kv_events import RENDER_PORT, check_extra_args, server_block_size
 from tpu_stacks.vllm.spec import ObjectiveSpec, VllmSpec
 
 POOL_NAME = "vllm-inference-pool"
@@ -59,6 +61,12 @@ same completions at /invocations, which the key does not guard (ledger: vllm.api
 vllm.api-key.invocations-unguarded); routing only /v1 keeps that path off the gateway, so behind an internal gateway
 the key closes everything the VPC can reach (the pods themselves admit only the gateway's proxies, the picker and
 the smoke test)."""
+PrefixCache = Literal["precise", "approximate"]
+PRECISE: PrefixCache = "precise"
+APPROXIMATE: PrefixCache = "approximate"
+PRECISE_PRODUCER = text("router.plugin.precise-prefix-cache-producer")
+TOKEN_PRODUCER = text("router.plugin.token-producer")
+ENDPOINT_SOURCE = text("router.plugin.endpoint-notification-source")
 ARMOR_SUFFIX = "-gateway-armor"
 ARMOR_FIRST_PRIORITY = 1000
 """The first allow rule's priority; each further chunk of ranges takes the next one (lower numbers win)."""
@@ -128,6 +136,18 @@ class GatewayPlan(BaseModel):
     armor_policy: str = ""
     """The public gateway's regional Cloud Armor policy's name: `<cluster>-<namespace>-gateway-armor` within 63
     characters (one per stack on a cluster); empty for the internal class."""
+    prefix_cache: PrefixCache = APPROXIMATE
+    """`vllm.gateway.prefixCache`: precise (the servers' KV events, vllm/kv_events.py) or approximate."""
+    model: str = ""
+    """The name the servers answer to: the render sidecar's model, and the KV-events topic's model part."""
+    block_size: int = 0
+    """Tokens per KV block on the servers (vllm/kv_events.server_block_size): the router's `blockSizeTokens`."""
+    gated: bool = False
+    """The model is gated on Hugging Face: the render sidecar reads the stack's token to fetch its tokenizer."""
+
+    @property
+    def precise(self) -> bool:
+        return self.prefix_cache == PRECISE
 
     @property
     def public(self) -> bool:
@@ -175,12 +195,14 @@ class GatewayPlan(BaseModel):
         refused at v1.5.0 and deprecated at the router: "configure metrics via engineConfigs in EndpointPickerConfig
         instead" (pkg/epp/server/options.go of both). With Flow Control, its feature gate: gates are set here, not by
         a flag (ledger: epp.config.feature-gates, router.flow-control-gate), and the gate's own section is optional
-        (its defaults: ledger: epp.flow-control-gate). The prefix cache scorer is the approximate one (it hashes the
-        prompts it routed): the precise one needs real tokens from a vLLM render endpoint that the API key closes
-        (docs/gateway.md; ledger: router.precise-scorer-deprecated, router.render-no-auth, router.kv-events-port),
-        though a TPU server does publish the events it would read (ledger: vllm.kv-events.scheduler-publishes,
-        vllm.kv-events.block-stored, vllm.kv-events.off-by-default, vllm.kv-events.endpoint,
-        tpu-inference.dp-scheduler-only-above-one). The plugin types (ledger: epp.plugin.queue-scorer,
+        (its defaults: ledger: epp.flow-control-gate). The prefix cache scorer reads, with `prefixCache: precise`,
+        the precise producer the router recommends over its deprecated precise scorer (ledger:
+        router.precise-scorer-deprecated), fed by the servers' KV events, which a TPU server publishes (ledger:
+        vllm.kv-events.scheduler-publishes, vllm.kv-events.block-stored, vllm.kv-events.off-by-default,
+        vllm.kv-events.endpoint, tpu-inference.dp-scheduler-only-above-one), with tokens rendered by a sidecar
+        because the token producer sends no API key (ledger: router.render-no-auth, router.kv-events-port;
+        `_precise_config`); with `approximate`, the producer the router auto-wires (it hashes the prompts it routed).
+        The plugin types (ledger: epp.plugin.queue-scorer,
         epp.plugin.kv-cache-utilization-scorer, epp.plugin.prefix-cache-scorer, epp.plugin.metrics-data-source,
         epp.plugin.core-metrics-extractor, router.plugin.metrics-data-source, router.plugin.core-metrics-extractor,
         router.config.feature-gates, router.plugin.queue-scorer, router.plugin.kv-cache-utilization-scorer,
@@ -188,20 +210,27 @@ class GatewayPlan(BaseModel):
         vLLM's metrics route (ledger: vllm.server.metrics-route)."""
         gates = {fact("epp.config.feature-gates").value: [FLOW_CONTROL_GATE]} if self.flow_control else {}
         weights = self.weights
+        prefix: dict[str, Any] = {"type": "prefix-cache-scorer"}
+        precise: list[dict[str, Any]] = []
+        data_layer: dict[str, Any] = {}
+        if self.precise:
+            prefix, precise, data_layer = self._precise_config()
         return {
             "apiVersion": self.picker.config_api,
             "kind": "EndpointPickerConfig",
             **gates,
             "plugins": [
+                *precise,
                 {"type": "queue-scorer"},
                 {"type": "kv-cache-utilization-scorer"},
-                {"type": "prefix-cache-scorer"},
+                prefix,
                 {"type": "metrics-data-source", "parameters": {"scheme": "http", "path": "/metrics"}},
                 {
                     "type": "core-metrics-extractor",
                     "parameters": {"engineConfigs": [{"name": "vllm", **self.metrics}]},
                 },
             ],
+            **data_layer,
             "schedulingProfiles": [
                 {
                     "name": "default",
@@ -213,6 +242,56 @@ class GatewayPlan(BaseModel):
                 }
             ],
         }
+
+    def _precise_config(self) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+        """The precise path's pieces of the config: the prefix cache scorer reading the precise producer (ledger:
+        router.prefix-scorer.producer-name); the token producer rendering through the sidecar on loopback (ledger:
+        router.plugin.token-producer, router.token-producer.model-name, router.token-producer.vllm,
+        router.token-producer.vllm-fields); the precise producer at the servers' block size with the index's
+        metrics on (ledger: router.plugin.precise-prefix-cache-producer, router.precise.token-processor-config,
+        router.kvblock.block-size-tokens, router.precise.indexer-config, router.kvcache.index-config,
+        router.kvblock.enable-metrics), its subscribers on the router's defaults (5557, `kv@`, per pool endpoint);
+        and the data layer feeding it the pool's endpoints, which it does not ask for itself (ledger:
+        router.precise.endpoint-events, router.plugin.endpoint-notification-source, router.config.data-layer,
+        router.config.data-layer-sources, router.config.data-layer-extractors), beside the metrics source, which
+        the router then no longer injects (ledger: router.config.metrics-source-not-injected)."""
+        scorer = {
+            "type": "prefix-cache-scorer",
+            "parameters": {text("router.prefix-scorer.producer-name"): PRECISE_PRODUCER},
+        }
+        plugins: list[dict[str, Any]] = [
+            {
+                "type": TOKEN_PRODUCER,
+                "parameters": {
+                    text("router.token-producer.model-name"): self.model,
+                    text("router.token-producer.vllm"): {
+                        text("router.token-producer.vllm-fields"): f"http://localhost:{RENDER_PORT}"
+                    },
+                },
+            },
+            {
+                "type": PRECISE_PRODUCER,
+                "parameters": {
+                    text("router.precise.token-processor-config"): {
+                        text("router.kvblock.block-size-tokens"): self.block_size
+                    },
+                    text("router.precise.indexer-config"): {
+                        text("router.kvcache.index-config"): {text("router.kvblock.enable-metrics"): True}
+                    },
+                },
+            },
+            {"type": ENDPOINT_SOURCE},
+        ]
+        sources, extractors = text("router.config.data-layer-sources"), text("router.config.data-layer-extractors")
+        data_layer = {
+            text("router.config.data-layer"): {
+                sources: [
+                    {"pluginRef": "metrics-data-source", extractors: [{"pluginRef": "core-metrics-extractor"}]},
+                    {"pluginRef": ENDPOINT_SOURCE, extractors: [{"pluginRef": PRECISE_PRODUCER}]},
+                ]
+            }
+        }
+        return scorer, plugins, data_layer
 
     def picker_config_text(self) -> str:
         """The config as the ConfigMap holds it (JSON is YAML; keys kept in order)."""
@@ -267,6 +346,7 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
             ("objectives", gateway.objectives),
             ("picker", gateway.picker),
             ("workload", gateway.workload),
+            ("prefixCache", gateway.prefix_cache),
         )
         given = [key for key, value in settings if value]
         if given:  # settings of a gateway that is off would be ignored without a word
@@ -317,6 +397,7 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
             f"does not serve exposure {spec.exposure}",
             f"use {expected} with exposure {spec.exposure}, or leave className out",
         )
+    _check_prefix_cache(spec)
     names = [objective.name for objective in gateway.objectives]
     for index, name in enumerate(names):
         if name in names[:index]:
@@ -330,6 +411,27 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
             "cluster.gatewayApi.enabled", False, "is required by vllm.gateway", "remove it or set it to true"
         )
     return cluster.model_copy(update={"gateway_api": api.model_copy(update={"enabled": True})})
+
+
+def prefix_cache(spec: VllmSpec) -> PrefixCache:
+    """`vllm.gateway.prefixCache`, or its default: precise with llm-d's router (the server is always vLLM TPU
+    here, which publishes KV events), approximate with the v1.5.0 picker (it has no precise producer)."""
+    if spec.gateway.prefix_cache is not None:
+        return spec.gateway.prefix_cache
+    return PRECISE if (spec.gateway.picker or DEFAULT_PICKER) == DEFAULT_PICKER else APPROXIMATE
+
+
+def _check_prefix_cache(spec: VllmSpec) -> None:
+    picker_name = spec.gateway.picker or DEFAULT_PICKER
+    if spec.gateway.prefix_cache == PRECISE and picker_name != DEFAULT_PICKER:
+        raise UserError(
+            "vllm.gateway.prefixCache",
+            PRECISE,
+            f"needs llm-d's router: the {picker_name} picker has no precise-prefix-cache-producer",
+            "remove vllm.gateway.picker (llm-d's router), or set vllm.gateway.prefixCache: approximate",
+        )
+    if prefix_cache(spec) == PRECISE:
+        check_extra_args(spec.extra_args)
 
 
 def _with_floor(cluster: ClusterSpec) -> ClusterSpec:
@@ -363,8 +465,9 @@ def check_single_host(spec: VllmSpec, shape: SliceShape) -> None:
         )
 
 
-def plan_gateway(spec: VllmSpec, cluster: ClusterPlan) -> GatewayPlan | None:
-    """The gateway of a checked spec (check_gateway ran), or None when it is off."""
+def plan_gateway(spec: VllmSpec, cluster: ClusterPlan, model_id: str, gated: bool) -> GatewayPlan | None:
+    """The gateway of a checked spec (check_gateway ran), or None when it is off; `model_id` is what `--model`
+    loads, `gated` whether Hugging Face gates it."""
     if not spec.gateway.enabled:
         return None
     class_name = spec.gateway.class_name or CLASSES[spec.exposure]
@@ -384,4 +487,9 @@ def plan_gateway(spec: VllmSpec, cluster: ClusterPlan) -> GatewayPlan | None:
         armor_policy=bounded(f"{cluster_name}-{spec.namespace}", RESOURCE_NAME.max_length, ARMOR_SUFFIX)
         if public
         else "",
+        prefix_cache=prefix_cache(spec),
+        # The name requests use (ledger: vllm.flag.served-model-name): the topic's model part must be it.
+        model=flag_value(spec.extra_args, "--served-model-name") or model_id,
+        block_size=server_block_size(spec.max_model_len, spec.max_num_seqs, spec.extra_args),
+        gated=gated,
     )

@@ -48,6 +48,7 @@ def vllm_target(plan: VllmPlan, hpa_name: str, deployment: str, container: str) 
         metrics_port=PORT,  # the API server serves /metrics on its own port
         picker=plan.gateway.picker.record if plan.gateway is not None else None,
         picker_flow_control=plan.gateway is not None and plan.gateway.flow_control,
+        picker_precise=plan.gateway is not None and plan.gateway.precise,
         **stack_fields(plan),
     )
 

@@ -37,6 +37,7 @@ from tpu_stacks.sizing import (
 )
 from tpu_stacks.slo.plan import SloPrediction, latency_batch, slo_replicas, slo_shape, waiting_target
 from tpu_stacks.vllm.gateway_plan import GatewayPlan, check_gateway, check_single_host, plan_gateway
+from tpu_stacks.vllm.kv_events import server_args
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, check_multihost
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
@@ -120,6 +121,8 @@ class VllmPlan(WorkloadPlan):
             f"--download-dir={spec.download_dir}",
             f"--max-num-batched-tokens={spec.max_num_batched_tokens}",
             f"--max-num-seqs={spec.max_num_seqs}",
+            # Behind the gateway's precise prefix cache, the KV events its router indexes (vllm/kv_events.py).
+            *(server_args(self.gateway.model) if self.gateway is not None and self.gateway.precise else []),
             *spec.extra_args,
         ]
 
@@ -242,7 +245,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
         cache_gib=0 if verdict.shape.multi_host else file_cache_gib(weights),
         cluster=cluster_plan,
         slo=slo,
-        gateway=plan_gateway(spec, cluster_plan),
+        gateway=plan_gateway(spec, cluster_plan, model.id, model.architecture.gated),
     )
 
 

@@ -28,6 +28,8 @@ SECRET_NAME = "hf-secret"
 """The stack's one Secret: the Hugging Face token and vLLM's API key (VllmStack declares it)."""
 HF_SECRET_KEY = "hf_api_token"  # the tutorial's key name in Secret hf-secret
 API_KEY_SECRET_KEY = "api_key"
+HF_TOKEN_DIR = "/var/run/secrets/huggingface"
+"""Where a pod that reads the Hugging Face token mounts it (a file, never an environment value)."""
 API_KEY_ENV = str(fact("vllm.env.api-key").value)
 """Where vLLM reads its API key when no --api-key is given (the ledger row read it in vllm/envs.py)."""
 LOCAL_CACHE = XLA_CACHE_DIR
@@ -47,7 +49,7 @@ def _env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs
     if secret_name and plan.model.architecture.gated:
         # The token is read from a file (HF_TOKEN_PATH), never exposed as an environment value (ledger:
         # huggingface-hub.token-path, huggingface-hub.token-file).
-        env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=f"/var/run/secrets/huggingface/{HF_SECRET_KEY}"))
+        env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=f"{HF_TOKEN_DIR}/{HF_SECRET_KEY}"))
     if secret_name and plan.spec.api_key:
         # The server reads its key from the environment when no --api-key is given (ledger: vllm.env.api-key,
         # vllm.api-key.env-fallback).
@@ -70,9 +72,7 @@ def _mounts(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.VolumeM
     if plan.spec.compile_cache:
         mounts.append(k8s.core.v1.VolumeMountArgs(name="xla-cache", mount_path=LOCAL_CACHE))
     if secret_name and plan.model.architecture.gated:
-        mounts.append(
-            k8s.core.v1.VolumeMountArgs(name="hf-token", mount_path="/var/run/secrets/huggingface", read_only=True)
-        )
+        mounts.append(k8s.core.v1.VolumeMountArgs(name="hf-token", mount_path=HF_TOKEN_DIR, read_only=True))
     return mounts
 
 

@@ -21,9 +21,15 @@ ROUTER = EngineVersion(
     metric_prefix="llm_d_epp_",
     # pkg/epp/metrics/llm_d_router_metrics.go @ v0.10.0: subsystem llm_d_epp (the inference_* names remain, marked
     # "[Deprecated: Use llm_d_epp_...]"); the prefix indexer's hit ratio is the approximate prefix producer's
-    # (pkg/epp/framework/plugins/requestcontrol/dataproducer/approximateprefix/metrics.go).
+    # (pkg/epp/framework/plugins/requestcontrol/dataproducer/approximateprefix/metrics.go). The precise prefix
+    # producer's KV-block index and KV-events subscribers export under `llm_d_router_epp`, the index's counters
+    # only with `enableMetrics` (pkg/kvcache/metrics/collector.go; ledger: router.metric.kv-subsystem,
+    # router.metric.kv-index-lookups, router.metric.kv-index-hits, router.metric.kv-index-admissions,
+    # router.metric.kv-index-evictions, router.metric.kv-events-subscribers, router.metric.kv-events-messages,
+    # router.metric.kv-events-zmq-errors, router.kvblock.enable-metrics).
     metrics=(
         *gauges(
+            "llm_d_router_epp_kv_cache_events_active_subscribers",
             "llm_d_epp_average_kv_cache_utilization",
             "llm_d_epp_average_queue_size",
             "llm_d_epp_average_running_requests",
@@ -35,6 +41,12 @@ ROUTER = EngineVersion(
             "llm_d_epp_request_total",
             "llm_d_epp_request_error_total",
             "llm_d_epp_scheduler_attempts_total",
+            "llm_d_router_epp_kv_cache_index_lookup_requests_total",
+            "llm_d_router_epp_kv_cache_index_lookup_hits_total",
+            "llm_d_router_epp_kv_cache_index_admissions_total",
+            "llm_d_router_epp_kv_cache_index_evictions_total",
+            "llm_d_router_epp_kv_cache_events_messages_received_total",
+            "llm_d_router_epp_kv_cache_events_zmq_errors_total",
         ),
         *histograms(
             "llm_d_epp_request_duration_seconds",

@@ -69,6 +69,7 @@ def picker_section(t: Target, epp: EngineVersion) -> Section:
         if m.prefix_hit_ratio
         else ()
     )
+    precise = _kv_index_charts(t, epp, sel) if t.picker_precise and m.kv_index else ()
     return Section(
         title="Inference Gateway",
         subtitle=f"endpoint picker {epp.images[0].rsplit('/', 1)[-1]} {epp.version}",
@@ -111,6 +112,41 @@ def picker_section(t: Target, epp: EngineVersion) -> Section:
                 unit="s",
             ),
             *flow_control,
+            *precise,
+        ),
+    )
+
+
+def _kv_index_charts(t: Target, epp: EngineVersion, sel: str) -> tuple[Widget, ...]:
+    """The precise prefix producer's view (ledger: router.metric.kv-index-lookups, router.metric.kv-index-hits,
+    router.metric.kv-index-admissions, router.metric.kv-index-evictions, router.metric.kv-events-subscribers,
+    router.metric.kv-events-messages, router.metric.kv-events-zmq-errors): how many cached blocks a request's prompt
+    finds (0 while the events do not arrive or the block sizes disagree), the blocks the servers' events add and
+    remove, and whether the router hears every server."""
+    m = next(p for p in PICKERS.values() if p.record == epp).metrics.kv_index
+    assert m is not None
+    return (
+        _chart(
+            "Precise prefix cache: cached blocks found per request",
+            (f"{q.rate(q.engine(epp, m.hits, sel))} / {q.rate(q.engine(epp, m.lookups, sel))}", "blocks per lookup"),
+            unit="blocks",
+        ),
+        _chart(
+            "KV-block index: blocks stored and evicted per second (the servers' events)",
+            (q.rate(q.engine(epp, m.admissions, sel)), "stored"),
+            (q.rate(q.engine(epp, m.evictions, sel)), "evicted"),
+            unit="blocks/s",
+        ),
+        _chart(
+            "KV events: batches received per second, by server",
+            (q.rate(q.engine(epp, m.messages, sel), "pod_identifier"), "${pod_identifier}"),
+            unit="batches/s",
+        ),
+        _chart(
+            "KV events: subscribers and errors",
+            (f"max({q.engine(epp, m.subscribers, sel)})", "subscribers (one per server)"),
+            (q.rate(q.engine(epp, m.errors, sel), "operation"), "errors/s ${operation}"),
+            unit="count",
         ),
     )
 

@@ -96,6 +96,9 @@ class Target:
     scheduling metrics the dashboard adds; None without a gateway."""
     picker_flow_control: bool = False
     """The picker runs its Flow Control layer (the `flowControl` gate), whose queue the dashboard then draws."""
+    picker_precise: bool = False
+    """The picker's prefix cache reads the servers' KV events (`vllm.gateway.prefixCache: precise`): the dashboard
+    draws its KV-block index and its event subscribers."""
     serving: bool = True
     """A server (True) or a training job (False): TPU nodes with no Ready pod are idle only for a server, and a
     server's HBM reads near full by design (its KV cache), so its HBM alert is off by default."""

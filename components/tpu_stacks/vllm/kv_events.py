@@ -1,0 +1,120 @@
+"""The precise prefix-cache path of `vllm.gateway`: the servers publish their KV-cache events, llm-d's router indexes
+them, and a render sidecar in the picker's pod gives the router the servers' own tokens. Pure decisions (no
+provider SDK): the block size the servers use, their `--kv-events-config`, the sidecar's image and command.
+
+Why each piece (docs/gateway.md, "Cache-aware routing from the engine's events", has the source lines):
+
+- The block size. The router hashes prompts and events into blocks of `blockSizeTokens`, 16 unless told (ledger:
+  router.kvblock.default-block-size); tpu-inference picks its own page size unless `--block-size` is given (ledger:
+  tpu-inference.page-size.user-given): 16 above 8192 tokens of max-model-len, else a sixteenth of max-model-len
+  rounded up to a power of two within 16..256, raised to what the block tables need to fit SMEM (ledger:
+  tpu-inference.page-size.long-context, tpu-inference.page-size.sixteenth, tpu-inference.page-size.floor,
+  tpu-inference.page-size.ceiling, tpu-inference.page-size.smem-pages, tpu-inference.page-size.smem-raise).
+  `server_block_size` repeats that choice, so the router's blocks are the server's: one engine block, one index
+  key. The router would map a mismatch (ledger: router.precise.block-size-need-not-match), but its index would then
+  claim matches at a finer grain than the server caches. The servers' own choice is kept (no `--block-size` is
+  added), so their paging does not change; an MLA model (1024-token pages, ledger: tpu-inference.page-size.mla) is
+  not told apart by the catalogue, and there the mapping above is what keeps routing right.
+- The hash seed. The router computes both the prompt's and the event's block keys itself, from tokens, with its own
+  FNV seed (ledger: router.kvblock.hash-seed-router-side): vLLM's PYTHONHASHSEED and prefix_caching_hash_algo never
+  enter them, so the servers need neither.
+- The topic. vLLM publishes with an empty topic unless told (ledger: vllm.kv-events.topic-default), sent as the
+  first ZMQ frame (ledger: vllm.kv-events.topic-frame); the router subscribes to `kv@` (ledger:
+  router.kv-events.topic-filter) and reads `kv@<pod>@<model>` (ledger: router.kv-events.topic-format,
+  router.kv-events.model-from-topic). The model part is hashed into every event's keys (ledger:
+  router.kv-events.keys-hash-model) and a request's keys are hashed with the model it names (ledger:
+  router.precise.lookup-model), so it is the served model's name. The pod part is not read: each per-server
+  subscriber names its stream by the endpoint it dialled.
+- The endpoint: vLLM binds `tcp://*:5557` (ledger: vllm.kv-events.endpoint) and the router dials each pool
+  endpoint there (ledger: router.kv-events-port, router.kv-events.per-endpoint-port).
+- The render sidecar. The router's vLLM token producer calls `/v1/completions/render` with no credentials and has
+  no setting for any (ledger: router.render-no-auth, router.token-producer.vllm-fields), and the servers' API key
+  guards /v1. So the picker renders locally, as the router's chart does: `vllm launch render <model>` (ledger:
+  vllm.launch-render, router.chart.render-command) in vLLM's CPU image at the chart's pin (ledger:
+  router.chart.render-registry, router.chart.render-repository, router.chart.render-tag) on the port the token
+  producer calls by default (ledger: router.chart.render-port, router.token-producer.default-url).
+"""
+
+from __future__ import annotations
+
+import json
+
+from tpu_stacks.catalog.kv_pages import tpu_page_size
+from tpu_stacks.catalog.upstream import number, text
+from tpu_stacks.errors import UserError
+from tpu_stacks.serving.smoke_plan import flag_value
+
+KV_EVENTS_PORT = number("router.kv-events-port")
+"""Where each server publishes and the router dials: vLLM's default endpoint's port, the router's default too."""
+KV_EVENTS_ENDPOINT = text("vllm.kv-events.endpoint")
+"""vLLM's default publisher endpoint, on KV_EVENTS_PORT (tests/vllm/test_kv_events.py checks the two agree)."""
+ROUTER_DEFAULT_BLOCK = number("router.kvblock.default-block-size")
+RENDER_PORT = number("router.chart.render-port")
+RENDER_IMAGE = (
+    f"{text('router.chart.render-registry')}/{text('router.chart.render-repository')}:{text('router.chart.render-tag')}"
+)
+"""vLLM's CPU image at the router chart's pin, which renders prompts without an accelerator."""
+RENDER_CPU = "500m"
+RENDER_MEMORY = "2Gi"
+RENDER_MEMORY_LIMIT = "4Gi"
+"""The chart asks 4 CPUs and 8Gi for the sidecar; it tokenizes one prompt per request and holds one tokenizer, and the
+picker's pod must fit beside the system pods on an e2-standard-4 (vllm/gateway.py says why the picker asks 1 CPU).
+Memory is capped, as the picker's is [I: not measured on a cluster]."""
+
+FLAGS_WE_SET = ("--kv-events-config", "--data-parallel-size")
+"""Flags the precise path cannot share with `extraArgs`: its own events config, and data parallelism, under which
+tpu-inference runs one scheduler (and one publisher on the same endpoint) per rank (ledger:
+tpu-inference.dp-scheduler-only-above-one)."""
+
+
+def server_block_size(max_model_len: int, max_num_seqs: int, extra_args: list[str]) -> int:
+    """The block size the server runs with: `--block-size` from extraArgs when given (tpu-inference keeps it;
+    ledger: vllm.flag.block-size), else the page size tpu-inference picks."""
+    given = flag_value(extra_args, f"--{text('vllm.flag.block-size')}")
+    if given is None:
+        return tpu_page_size(max_model_len, max_num_seqs)
+    if not given.isdigit() or int(given) <= 0:
+        raise UserError(
+            "vllm.extraArgs",
+            f"--block-size {given}",
+            "is not a positive whole number of tokens",
+            "give --block-size a positive integer, or remove it (tpu-inference picks the page size)",
+        )
+    return int(given)
+
+
+def check_extra_args(extra_args: list[str]) -> None:
+    """Refuse extraArgs the precise path would contradict, in one line naming the flag."""
+    for flag in FLAGS_WE_SET:
+        value = flag_value(extra_args, flag)
+        if value is not None and not (flag == "--data-parallel-size" and value == "1"):
+            raise UserError(
+                "vllm.extraArgs",
+                f"{flag} {value}",
+                "conflicts with vllm.gateway.prefixCache: precise, which sets the servers' KV events itself"
+                if flag == "--kv-events-config"
+                else "runs one KV-events publisher per data-parallel rank, which the precise path does not configure",
+                f"remove {flag} from vllm.extraArgs, or set vllm.gateway.prefixCache: approximate",
+            )
+
+
+def topic(model: str) -> str:
+    """`kv@<pod>@<model>`: the router's filter prefix, a pod part it does not read, the served model's name."""
+    return f"{text('router.kv-events.topic-filter')}vllm@{model}"
+
+
+def server_args(model: str) -> list[str]:
+    """The servers' `--kv-events-config` (ledger: vllm.flag.kv-events-config): events on, ZMQ on vLLM's default
+    endpoint, the topic the router reads."""
+    config = {
+        "enable_kv_cache_events": True,
+        "publisher": "zmq",
+        "endpoint": KV_EVENTS_ENDPOINT,
+        "topic": topic(model),
+    }
+    return [f"--{text('vllm.flag.kv-events-config')}={json.dumps(config, separators=(',', ':'))}"]
+
+
+def render_command(model: str) -> tuple[list[str], list[str]]:
+    """The sidecar's command and arguments, as the router's chart runs it."""
+    return ["vllm", "launch", "render"], [model, f"--port={RENDER_PORT}"]
