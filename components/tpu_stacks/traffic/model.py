@@ -270,6 +270,13 @@ class StepCost:
         return (decoding + prompt_tokens) * self.per_token > self.weights
 
 
+def cached_token_bytes(model: ResolvedModel, shape: SliceShape, workload: Workload) -> float:
+    """KV bytes one cached token takes on the slice, averaged over the tokens a decode step reads (no efficiency
+    enters it, so the benchmark replay's schedule can use it without a calibration)."""
+    attended = _attended(workload)
+    return _kv_bytes(model, shape, workload, attended) / attended
+
+
 def step_cost(
     model: ResolvedModel, shape: SliceShape, workload: Workload, scale: float = 1.0, fit: Calibration | None = None
 ) -> StepCost:
@@ -279,8 +286,7 @@ def step_cost(
     bandwidth = gen.hbm_bandwidth_bytes_per_s * shape.chips * scale
     compute = _peak_ops(shape, workload) * cal.compute * scale
     weights = model.architecture.params * dtype_bytes(workload.weight_dtype, "--dtype")
-    attended = _attended(workload)
-    per_token_bytes = _kv_bytes(model, shape, workload, attended) / attended
+    per_token_bytes = cached_token_bytes(model, shape, workload)
     return StepCost(
         weights=weights / (bandwidth * cal.weights),
         per_token=2 * model.architecture.active_params / compute,
