@@ -30,7 +30,7 @@ import statistics
 from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate
+from operator import sub
 
 from tpu_stacks.catalog.engine_traffic import Calibration, traffic_of
 from tpu_stacks.catalog.models import ResolvedModel
@@ -83,14 +83,15 @@ class _Schedule:
     (`replay`), and tpu_stacks.traffic.fit's search costs one schedule per row, not one per calibration."""
 
     stretches: tuple[tuple[int, float, float, int], ...]
-    """Per stretch of steps, in order: (tokens through the linear layers per step, cached tokens read over the
-    stretch, prompt attention FLOPs, steps). A step that prefills is a stretch of one; decode-only steps between
-    two events are one stretch (their cached tokens summed)."""
-    first_tokens: tuple[tuple[int, int], ...]
-    """Per request, in the order their first tokens came: (stretches done when it was sent, stretches done at its
-    first token)."""
+    """Per stretch of steps, in the run's order: (tokens through the linear layers per step, cached tokens read over
+    the stretch, prompt attention FLOPs, steps). A step that prefills is a stretch of one; the decode-only steps up
+    to the next event are one stretch (their cached tokens summed)."""
+    sent: tuple[int, ...]
+    """Per request, in the order their first tokens came: stretches done when it was sent ..."""
+    first: tuple[int, ...]
+    """... and stretches done at its first token."""
     produced: int
-    steps: int
+    total_steps: int
     batch_steps: float
 
 
@@ -104,24 +105,13 @@ def replay(
     """The benchmark's output tokens/s and TTFT percentiles under the model's step cost."""
     cost = step_cost(model, shape, workload, fit=fit)
     run = _schedule(model, shape, workload, client)
-    weights, per_token, per_cached, per_flop = cost.weights, cost.per_token, cost.per_cached_token, cost.per_flop
-    # each stretch's time as StepCost.step adds it (a decode-only stretch: steps x linear + its cached tokens),
-    # summed in the run's order
-    times = list(
-        accumulate(
-            (
-                (steps * max(weights, tokens * per_token) + cached * per_cached + attention * per_flop)
-                for tokens, cached, attention, steps in run.stretches
-            ),
-            initial=0.0,
-        )
-    )
-    ttfts = sorted(times[first] - times[sent] for sent, first in run.first_tokens)
+    times = cost.elapsed(run.stretches)
+    ttfts = sorted(map(sub, map(times.__getitem__, run.first), map(times.__getitem__, run.sent)))
     return Replay(
         output_tokens_per_second=run.produced / times[-1],
         ttft_p50_ms=statistics.median(ttfts) * 1000,
         ttft_p99_ms=ttfts[min(len(ttfts) - 1, math.ceil(0.99 * len(ttfts)) - 1)] * 1000,
-        mean_batch=run.batch_steps / max(1, run.steps),
+        mean_batch=run.batch_steps / max(1, run.total_steps),
     )
 
 
@@ -249,4 +239,5 @@ def _schedule(model: ResolvedModel, shape: SliceShape, workload: Workload, clien
             if request in running and started[request] + left[request] == step:
                 stop(request)
                 send()
-    return _Schedule(tuple(stretches), tuple(first_tokens), produced, step, batch_steps)
+    sent_at_first, first_at = (tuple(column) for column in zip(*first_tokens, strict=True))
+    return _Schedule(tuple(stretches), sent_at_first, first_at, produced, step, batch_steps)

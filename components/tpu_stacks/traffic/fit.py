@@ -16,10 +16,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import cache
 
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, Calibration
+from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement, row_model
-from tpu_stacks.catalog.tpu import slice_shape
+from tpu_stacks.catalog.tpu import SliceShape, slice_shape
 from tpu_stacks.traffic.bench import Client, replay
 from tpu_stacks.traffic.model import MAX_BATCH, Workload, choose, operating_point
 
@@ -56,11 +58,17 @@ def workload_of(row: Measurement) -> Workload:
     )
 
 
+@cache
+def _setup(row: Measurement) -> tuple[ResolvedModel, SliceShape, Workload]:
+    """The row's model, slice and workload (pure in the row: the fit asks for them at every calibration it tries)."""
+    return row_model(row), slice_shape(row.generation, row.topology), workload_of(row)
+
+
 def predict(row: Measurement, fit: Calibration) -> tuple[int, float]:
     """(batch, modelled output tokens/s) for the row under `fit`: the benchmark replayed when the row gives its
     client (the batch is then the run's mean), else the steady state at the row's batch, or the batch the KV cache
     holds under the row's cap when the engine's scheduler chose it."""
-    model, shape, workload = row_model(row), slice_shape(row.generation, row.topology), workload_of(row)
+    model, shape, workload = _setup(row)
     if row.prompts is not None and workload.batched_tokens is not None:
         # a closed-loop benchmark of a chunking engine: replayed as the client ran it (tpu_stacks.traffic.bench)
         run = replay(model, shape, workload, Client(row.prompts, row.concurrency, row.length_ratio), fit=fit)

@@ -39,8 +39,10 @@ decoding. An (engine, generation) pair without a calibration is refused (catalog
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Literal
 
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, Calibration, traffic_of
@@ -266,6 +268,25 @@ class StepCost:
         linear = max(self.weights, (decoding + prompt_tokens) * self.per_token)
         return linear + cached_tokens * self.per_cached_token + prompt_attention_flops * self.per_flop
 
+    def elapsed(self, stretches: Iterable[tuple[int, float, float, int]]) -> list[float]:
+        """The clock after each of a run's stretches of steps (starting at 0), summed in order. A stretch is
+        (tokens per step, cached tokens over the stretch, prompt attention FLOPs, steps): one step as `step` adds
+        it, or `steps` decode-only steps, each its linear part, with their cached tokens summed. Why here: the
+        replay (tpu_stacks.traffic.bench) times one schedule under hundreds of calibrations, so this is `step`
+        written out (max as a comparison) over a whole run, the same arithmetic in the same order."""
+        weights, per_token, per_cached, per_flop = self.weights, self.per_token, self.per_cached_token, self.per_flop
+        return list(
+            accumulate(
+                (
+                    steps * (linear if (linear := tokens * per_token) > weights else weights)
+                    + cached * per_cached
+                    + attention * per_flop
+                    for tokens, cached, attention, steps in stretches
+                ),
+                initial=0.0,
+            )
+        )
+
     def compute_bound(self, decoding: float, prompt_tokens: float) -> bool:
         return (decoding + prompt_tokens) * self.per_token > self.weights
 
@@ -277,19 +298,32 @@ def cached_token_bytes(model: ResolvedModel, shape: SliceShape, workload: Worklo
     return _kv_bytes(model, shape, workload, attended) / attended
 
 
+@lru_cache(maxsize=1024)
+def _roofline(model: ResolvedModel, shape: SliceShape, workload: Workload) -> tuple[float, float, float, float, float]:
+    """What step_cost divides by the efficiencies: the slice's HBM bandwidth and peak for the matmuls' dtype, the
+    weight bytes, the linear FLOPs per token and the KV bytes per cached token. No calibration enters it, so the
+    fit's hundreds of calibrations per row share one."""
+    gen = generation(shape.generation)
+    return (
+        gen.hbm_bandwidth_bytes_per_s * shape.chips,
+        _peak_ops(shape, workload),
+        model.architecture.params * dtype_bytes(workload.weight_dtype, "--dtype"),
+        2 * model.architecture.active_params,
+        cached_token_bytes(model, shape, workload),
+    )
+
+
 def step_cost(
     model: ResolvedModel, shape: SliceShape, workload: Workload, scale: float = 1.0, fit: Calibration | None = None
 ) -> StepCost:
     """The step's parts for this model, slice and workload under the (engine, generation) calibration."""
     cal = fit or calibration(workload.engine, shape.generation)[0]
-    gen = generation(shape.generation)
-    bandwidth = gen.hbm_bandwidth_bytes_per_s * shape.chips * scale
-    compute = _peak_ops(shape, workload) * cal.compute * scale
-    weights = model.architecture.params * dtype_bytes(workload.weight_dtype, "--dtype")
-    per_token_bytes = cached_token_bytes(model, shape, workload)
+    bandwidth, peak, weights, linear_flops, per_token_bytes = _roofline(model, shape, workload)
+    bandwidth = bandwidth * scale
+    compute = peak * cal.compute * scale
     return StepCost(
         weights=weights / (bandwidth * cal.weights),
-        per_token=2 * model.architecture.active_params / compute,
+        per_token=linear_flops / compute,
         per_cached_token=per_token_bytes / (bandwidth * cal.kv),
         per_flop=1 / compute,
         cached_token_bytes=per_token_bytes,
