@@ -111,6 +111,13 @@ def _golden(loss: Callable[[float], float], low: float, high: float) -> float:
 def fit_rows(start: Calibration, rows: Sequence[Measurement]) -> Calibration:
     """The efficiencies that fit `rows` best (rounded to two digits, as the catalogue keeps them): the best single
     common efficiency first, then each of the three in turn, SWEEPS times."""
+    return _fitted(start, tuple(rows))
+
+
+@cache
+def _fitted(start: Calibration, rows: tuple[Measurement, ...]) -> Calibration:
+    """fit_rows, once per process for the same calibration and rows (a pure function of frozen inputs): the
+    calibration table, its tests and the doc check ask for the same fits and leave-one-outs."""
     low, high = math.log(LOWEST), 0.0
     common = math.exp(
         _golden(
