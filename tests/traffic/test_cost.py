@@ -94,11 +94,13 @@ def test_input_throughput_and_input_cost_follow_the_model_by_hand():
     compute = v6e.peak_bf16_flops * fit.compute
     weights = model.params * 2
     kv_per_token = 2 * 2 * 128 * 8 * 32  # K and V, bf16, head_dim 128, 8 KV heads, 32 layers
-    decode = weights / (bandwidth * fit.weights) + 8 * kv_per_token * (1800 + 64) / (bandwidth * fit.kv)
-    assert decode > 2 * model.architecture.active_params * 8 / compute  # bandwidth-bound at 8 sequences
-    prompt = 2 * model.architecture.active_params * 1800 + attention_flops(model, 1800)
-    # a round: 8 decode tokens and 8 x 1800 / 128 = 112.5 prompt tokens, within one 512-token step
-    step = decode + 8 / 128 * prompt / compute
+    active = model.architecture.active_params
+    # a step: 8 decode tokens and 8 x 1800 / 128 = 112.5 prompt tokens (within one 512-token step) through the
+    # linear layers, which read the weights once; then 8 sequences' KV reads; then the prompt tokens' attention
+    linear = weights / (bandwidth * fit.weights)
+    assert linear > 2 * active * (8 + 112.5) / compute  # bandwidth-bound at 8 sequences
+    kv = 8 * kv_per_token * (1800 + 64) / (bandwidth * fit.kv)
+    step = linear + kv + 8 / 128 * attention_flops(model, 1800) / compute
     output_rate = 8 / step
     input_rate = output_rate * 1800 / 128
     per = candidate.per_replica

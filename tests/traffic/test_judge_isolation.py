@@ -2,7 +2,8 @@
 
 Two checks: no fitting module names the judge file (a grep of their source), and fitting the model and running
 its calibration opens no file under tests/traffic/judge (an audit hook on `open`, in a fresh interpreter so no
-module is already imported).
+module is already imported and nothing is cached: the probe asserts the fit and the replay really ran there,
+since tpu_stacks.traffic.fit and .bench keep their results within a process).
 """
 
 from __future__ import annotations
@@ -49,8 +50,11 @@ import sys
 opened = []
 sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" and args else None)
 import tpu_stacks.traffic.calibration as calibration
+from tpu_stacks.traffic import bench, fit
+assert fit._fitted.cache_info().currsize == bench._schedule.cache_info().currsize == 0
 calibration.fit_all()
 calibration.markdown_table()
+assert fit._fitted.cache_info().misses > 0 and bench._schedule.cache_info().misses > 0
 print("\\n".join(path for path in opened if "judge" in path))
 """
 

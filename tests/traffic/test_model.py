@@ -1,5 +1,5 @@
-"""The roofline by hand: a decode step is the weights and the KV read over the bandwidth (each at its own
-efficiency), prefill chunks the FLOPs over the peak, mixed into the steps; the batch grows until the KV cache,
+"""The roofline by hand: a step is its linear layers (the longer of one weight read and all its tokens' matmuls),
+then each decoding sequence's KV read (its own efficiency), then the prompt chunks' attention, mixed into the steps; the batch grows until the KV cache,
 the cap or a latency limit stops it."""
 
 from pathlib import Path
@@ -33,9 +33,11 @@ def test_a_decode_heavy_step_is_weights_and_kv_over_the_bandwidth():
     point = operating_point(LLAMA_8B, V6E_1, workload, 1)
     bandwidth = generation("v6e").hbm_bandwidth_bytes_per_s
     compute = generation("v6e").peak_bf16_flops * FIT.compute
-    decode = LLAMA_8B.params * 2 / (bandwidth * FIT.weights) + KV_PER_TOKEN * (1 + 500) / (bandwidth * FIT.kv)
-    chunk = 1 / 1000 * (2 * LLAMA_8B.architecture.active_params + attention_flops(LLAMA_8B, 1)) / compute
-    assert point.output_tokens_per_second == pytest.approx(1 / (decode + chunk), rel=1e-6)
+    active = LLAMA_8B.architecture.active_params
+    # the linear layers read the weights once for the decode token and 1 / 1000 of a prompt token; then the KV
+    linear = max(LLAMA_8B.params * 2 / (bandwidth * FIT.weights), (1 + 1 / 1000) * 2 * active / compute)
+    step = linear + KV_PER_TOKEN * (1 + 500) / (bandwidth * FIT.kv) + attention_flops(LLAMA_8B, 1) / 1000 / compute
+    assert point.output_tokens_per_second == pytest.approx(1 / step, rel=1e-9)
     assert point.bound == "hbm-bandwidth"
 
 
@@ -44,10 +46,11 @@ def test_a_prefill_is_chunks_of_the_step_budget_at_the_peak():
     point = operating_point(LLAMA_8B, V6E_1, workload, 1)
     compute = generation("v6e").peak_bf16_flops * FIT.compute
     bandwidth = generation("v6e").hbm_bandwidth_bytes_per_s
-    prompt = 2 * LLAMA_8B.architecture.active_params * 4000 + attention_flops(LLAMA_8B, 4000)
-    decode = LLAMA_8B.params * 2 / (bandwidth * FIT.weights) + KV_PER_TOKEN * 4500 / (bandwidth * FIT.kv)
-    # one decoding sequence: a step is its decode and 1 / 1000 of a prompt's matmuls
-    step = max(decode, 2 * LLAMA_8B.architecture.active_params / compute) + prompt / 1000 / compute
+    active = LLAMA_8B.architecture.active_params
+    # one decoding sequence: a step's linear layers take its token and 1 / 1000 of a prompt (4 tokens), then its
+    # KV read, then 1 / 1000 of the prompt's attention
+    linear = max(LLAMA_8B.params * 2 / (bandwidth * FIT.weights), (1 + 4) * 2 * active / compute)
+    step = linear + KV_PER_TOKEN * 4500 / (bandwidth * FIT.kv) + attention_flops(LLAMA_8B, 4000) / 1000 / compute
     assert point.output_tokens_per_second == pytest.approx(1 / step, rel=1e-9)
     chunks = -(-4000 // (BUDGET - 1))  # the prompt in 511-token chunks beside the one decoding sequence: 8
     # the prefill path is 4 / 511 busy: the median arrival waits for nothing
@@ -116,9 +119,13 @@ def test_the_kv_cache_bounds_the_batch_and_jetstream_reserves_a_full_cache_per_s
     vllm = Workload(engine="vllm", input_tokens=1000, output_tokens=24, max_model_len=8192)
     jetstream = Workload(engine="jetstream", input_tokens=1000, output_tokens=24, max_model_len=8192)
     activations = 8192 * (4096 + 14336) * 2 * 2  # one 8k-token prefill step, as sizing counts it
-    free = V6E_1.hbm_bytes * 0.9 - LLAMA_8B.params * 2 - 512 * 1024**2 - activations
-    # paged: a sequence holds its prompt and half its output on average, in 16-token pages (1,012 -> 1,024)
-    assert kv_capacity(LLAMA_8B, V6E_1, vllm) == pytest.approx(free // (KV_PER_TOKEN * 1024), abs=2)
+    reserved = LLAMA_8B.params * 2 + 512 * 1024**2 + activations
+    # paged: vLLM takes 92% of HBM (its default) and a sequence holds its prompt and half its output on average,
+    # in tpu-inference's 256-token pages at an 8,192-token max model length (1,012 -> 1,024)
+    vllm_free = V6E_1.hbm_bytes * 0.92 - reserved
+    assert kv_capacity(LLAMA_8B, V6E_1, vllm) == pytest.approx(vllm_free // (KV_PER_TOKEN * 1024), abs=2)
+    # per slot: JetStream reserves the whole cache length of every slot, in sizing's 90%
+    free = V6E_1.hbm_bytes * 0.9 - reserved
     assert kv_capacity(LLAMA_8B, V6E_1, jetstream) == pytest.approx(free // (KV_PER_TOKEN * 8192), abs=1)
     chosen = choose(LLAMA_8B, V6E_1, jetstream, ntpot_ms=None, ttft_ms=None)
     assert chosen.limit == "kv-capacity" and chosen.point.batch == kv_capacity(LLAMA_8B, V6E_1, jetstream)
@@ -150,14 +157,13 @@ def test_a_large_batch_of_short_requests_is_compute_bound_in_decode():
     bandwidth = v5p.hbm_bandwidth_bytes_per_s * shape.chips
     compute = v5p.peak_bf16_flops * shape.chips * FIT.compute
     active = LLAMA_8B.architecture.active_params
-    memory_time = LLAMA_8B.params * 2 / (bandwidth * FIT.weights) + batch * KV_PER_TOKEN * (64 + 128) / (
-        bandwidth * FIT.kv
-    )
-    compute_time = 2 * active * batch / compute
-    assert compute_time > memory_time * 1.05  # compute-bound by a margin, not a tie
-    # a round: 256 decode tokens and 256 x 64 / 256 = 64 prompt tokens, 320 within one 512-token step
-    chunk = batch / 256 * (2 * active * 64 + attention_flops(LLAMA_8B, 64)) / compute
-    step = compute_time + chunk
+    weights_time = LLAMA_8B.params * 2 / (bandwidth * FIT.weights)
+    # a round: 256 decode tokens and 256 x 64 / 256 = 64 prompt tokens, 320 within one 512-token step, through the
+    # linear layers: their matmuls outlast the weight read
+    linear = 2 * active * (batch + 64) / compute
+    assert linear > weights_time * 1.05  # compute-bound by a margin, not a tie
+    kv = batch * KV_PER_TOKEN * (64 + 128) / (bandwidth * FIT.kv)
+    step = linear + kv + batch / 256 * attention_flops(LLAMA_8B, 64) / compute
     point = operating_point(LLAMA_8B, shape, workload, batch)
     assert point.bound == "compute"
     assert point.output_tokens_per_second == pytest.approx(batch / step, rel=1e-9)

@@ -13,6 +13,8 @@ serve; vllm/multihost_plan.py serves a multi-host slice through Ray Serve LLM, c
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -70,6 +72,12 @@ class EngineTraffic:
     default in vllm/spec.py); None: the engine prefills a whole prompt apart from the decode steps (JetStream)."""
     multi_host: EngineVersion | None = None
     """The record whose served generations bound a replica across the hosts of a slice (None: single host only)."""
+    page_tokens: Callable[[int, int], int] | None = None
+    """Tokens per KV page the pinned build picks when the server is not given one, from (max model length, max
+    sequences); None: the traffic model's fallback (catalog says why per engine)."""
+    memory_fraction: float | None = None
+    """Fraction of HBM the pinned build takes for weights, activations and KV cache when not told (vLLM
+    `--gpu-memory-utilization`); None: sizing's usable fraction."""
     uncalibrated: str = ""
     """Why an engine has no calibration at all (no published row measures it): its traffic figures are refused with
     this reason, while its KV-cache model and deployable slices still serve the pack and the sizing."""
@@ -109,16 +117,31 @@ class EngineTraffic:
         return self.builds[-1].serves_generation(shape.generation)
 
 
+def tpu_inference_page_tokens(max_model_len: int, max_num_seqs: int) -> int:
+    """The KV page size tpu-inference 0.29.0 (the pinned vLLM's TPU backend) sets when `--block-size` is not given:
+    16 above 8,192 tokens, else max-model-len's next power of two over 16, within 16..256; then raised to the
+    smallest power of two that keeps a sequence's pages within the kernel's scalar memory, 2^20 / 2 / max-num-seqs / 4
+    pages (ledger: tpu-inference.page-size.user-unset, tpu-inference.page-size.rule, tpu-inference.page-size.long,
+    tpu-inference.page-size.min)."""
+    if max_model_len > 8192:
+        page = 16
+    else:
+        page = min(256, max(16, (1 << (max_model_len - 1).bit_length()) // 16))
+    pages_per_sequence = 1024 * 1024 // 2 // max_num_seqs // 4
+    floor = 1 << (math.ceil(max_model_len / pages_per_sequence) - 1).bit_length()
+    return max(page, floor)
+
+
 # Fitted by tpu_stacks.traffic.fit (`python -m tpu_stacks.traffic.calibration` prints the table and each row's
 # leave-one-out error; tests/traffic/test_calibration.py refits and compares these constants).
 VLLM_CALIBRATIONS = (
-    Calibration("v6e", "vLLM main 2025-04-11 (PyTorch/XLA)", 0.57, 0.54, 0.54, ("vllm-v6e-llama3-8b",)),
+    Calibration("v6e", "vLLM main 2025-04-11 (PyTorch/XLA)", 0.43, 0.43, 0.43, ("vllm-v6e-llama3-8b",)),
     Calibration(
         "tpu7x",
         "vllm/vllm-tpu nightly-20260624 (tpu-inference)",
-        0.54,
-        0.28,
-        0.14,
+        0.58,
+        0.26,
+        0.13,
         ("vllm-tpu7x-qwen3coder-1k1k", "vllm-tpu7x-qwen3coder-1k8k", "vllm-tpu7x-qwen3coder-8k1k"),
     ),
 )
@@ -126,9 +149,9 @@ JETSTREAM_CALIBRATIONS = (
     Calibration(
         "v5e",
         "JetStream-PyTorch (2024-04 to 2024-07)",
-        0.74,
-        0.54,
-        0.15,
+        0.67,
+        0.5,
+        0.27,
         (
             "jspt-llama3-8b-bf16",
             "jspt-llama3-8b-int8",
@@ -151,6 +174,8 @@ CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
         borrowed=(("v5e", "v6e"), ("v5p", "v6e")),
         default_batched_tokens=512,  # vllm/spec.py maxNumBatchedTokens default
         multi_host=RAY_SERVE,
+        page_tokens=tpu_inference_page_tokens,
+        memory_fraction=0.92,  # ledger: vllm.default.gpu-memory-utilization (the stack does not set it)
     ),
     "jetstream": EngineTraffic(
         sizing_engine="jetstream",

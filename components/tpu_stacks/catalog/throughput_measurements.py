@@ -28,15 +28,18 @@ Sources (read 2026-11-26):
   script on Llama 3 (AI-Hypercomputer/JetStream pull request 83, 2024-05-17) sent 214,914 input and 415,416
   output tokens over 1,780 requests: 121 and 233 tokens on average, used here for every JetStream row.
 - vLLM pull request 16458 ("Increase block size and reset block shapes" for TPU, 2025-04-11): TPU v6e-1,
-  meta-llama/Llama-3.1-8B-Instruct, `--max-model-len 2048 --max_num_seqs 512 --gpu-memory-utilization 0.95`,
+  meta-llama/Llama-3.1-8B-Instruct, `--max-num-batched-tokens 512 --max-model-len 2048 --max_num_seqs 512
+  --gpu-memory-utilization 0.95`,
   random dataset 1,800 input / 128 output tokens, "Output token throughput (tok/s): 945.80" (the "Before" run;
   its TTFT of 61 s is the queue of 1,000 requests sent at once, so no latency is kept).
 - tpu-recipes' Qwen3-Coder-480B-A35B recipe for Ironwood at commit 8f0a9d2 ([QWEN3_CODER_TPU7X] below): tpu7x
   2x2x1 (4 chips), `--tensor-parallel-size=8 --enable-expert-parallel --max-num-batched-tokens=8192
   --max-num-seqs=512 --gpu-memory-utilization=0.8 --block-size=256 --kv-cache-dtype=fp8`, the FP8 checkpoint,
   InferenceX's client at concurrency 64, lines 658-660: output tokens/s for 1k/1k, 1k/8k and 8k/1k. Lengths are
-  the centres of InferenceX's [0.8 L, L] range (922 and 7,373). W8A8 is assumed (the checkpoint's fp8
-  quantization quantizes activations dynamically); the recipe does not say.
+  the centres of InferenceX's [0.8 L, L] range (922 and 7,373). W8A8 fp8: the recipe does not say, but
+  tpu-inference (read at the pinned 0.29.0, not the recipe's nightly) requantizes an fp8 checkpoint's weights per
+  channel and quantizes the activations of its matmuls unless told otherwise (ledger:
+  tpu-inference.fp8.requantize-default, tpu-inference.fp8.quantize-activations).
 """
 
 from __future__ import annotations
@@ -100,6 +103,12 @@ class Measurement(BaseModel):
     """vLLM `--gpu-memory-utilization` (None: not given)."""
     page_tokens: int | None = None
     """vLLM `--block-size` (None: not given)."""
+    prompts: int | None = None
+    """Prompts the benchmark client sent (`--num-prompts`); None: the row is read as a steady state."""
+    concurrency: int | None = None
+    """The client's `--max-concurrency` (None with `prompts`: every prompt sent at once)."""
+    length_ratio: float = 1.0
+    """The client's `--random-range-ratio` as a lower bound: lengths uniform in [ratio x L, L] (1.0: exact)."""
     ntpot_ms: float | None = None
     ttft_ms: float | None = None
     date: str
@@ -230,6 +239,11 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         max_model_len=2048,
         output_tokens_per_second=945.80,
         memory_fraction=0.95,
+        batched_tokens=512,  # the PR's `vllm serve ... --max-num-batched-tokens 512`
+        prompts=1000,  # benchmark_serving.py's default --num-prompts, every one at once (request rate inf)
+        # The PR's "Before" run predates tpu-inference's page rule (catalog/engine_traffic.py): its build paged
+        # at vLLM's 16-token default, which that PR went on to raise.
+        page_tokens=16,
         date="2025-04-11",
         source=VLLM_TPU_V6E_8B,
         note="random dataset, 1,000 requests sent at once; --max-num-seqs 512 caps the batch, the KV cache sets it",
@@ -253,6 +267,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         batched_tokens=8192,
         memory_fraction=0.8,
         page_tokens=256,
+        prompts=320,  # --num-prompts=320 --max-concurrency=64, lines 525-526 (and the other two benchmarks')
+        concurrency=64,
+        length_ratio=0.8,  # --random-range-ratio=0.8
         output_tokens_per_second=1996.0,
         date="2026-07-14",
         source=QWEN3_CODER_TPU7X,
@@ -278,6 +295,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         batched_tokens=8192,
         memory_fraction=0.8,
         page_tokens=256,
+        prompts=320,  # --num-prompts=320 --max-concurrency=64, lines 525-526 (and the other two benchmarks')
+        concurrency=64,
+        length_ratio=0.8,  # --random-range-ratio=0.8
         output_tokens_per_second=2075.47,
         date="2026-07-14",
         source=QWEN3_CODER_TPU7X,
@@ -303,6 +323,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         batched_tokens=8192,
         memory_fraction=0.8,
         page_tokens=256,
+        prompts=320,  # --num-prompts=320 --max-concurrency=64, lines 525-526 (and the other two benchmarks')
+        concurrency=64,
+        length_ratio=0.8,  # --random-range-ratio=0.8
         output_tokens_per_second=1053.1,
         date="2026-07-14",
         source=QWEN3_CODER_TPU7X,

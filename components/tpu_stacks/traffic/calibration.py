@@ -78,7 +78,13 @@ def markdown_table() -> str:
     all_checks = checks()
     for c in all_checks:
         row = c.row
-        batch = f"{c.batch}" if row.batch is not None else f"{c.batch} (modelled; cap {row.batch_cap})"
+        if row.prompts is not None:
+            sent = f"at concurrency {row.concurrency}" if row.concurrency else "at once"
+            batch = f"{c.batch} (replay's mean; {row.prompts} prompts {sent})"
+        elif row.batch is not None:
+            batch = f"{c.batch}"
+        else:
+            batch = f"{c.batch} (modelled; cap {row.batch_cap})"
         loo = "n/a (only row)" if c.loo_error is None else f"{c.loo_error:+.0%}"
         lines.append(
             f"| {row.id} | {row.engine_build} | {row.model} | {row.generation} {row.topology} ({row.chips} chips)"

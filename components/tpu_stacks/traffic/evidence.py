@@ -173,9 +173,10 @@ def _per_replica(point: OperatingPoint) -> PerReplica:
 
 def _at_most(served: Served, measured: float) -> Served:
     """A smaller batch of the model scaled to a row serves at most the row's rate (where the scaled model is
-    flat in the batch, compute-bound, floating point would otherwise put it a hair above)."""
+    flat in the batch, compute-bound, floating point would otherwise put it a hair above or below: within a
+    billionth it is the row's rate)."""
     per = served.per_replica
-    if per.output_tokens_per_second is None or per.output_tokens_per_second <= measured:
+    if per.output_tokens_per_second is None or per.output_tokens_per_second < measured * (1 - 1e-9):
         return served
     ratio = measured / per.output_tokens_per_second
     inputs = per.input_tokens_per_second * ratio if per.input_tokens_per_second is not None else None

@@ -8,12 +8,17 @@ generation), fitted on published rows (tpu_stacks.traffic.fit; catalog/engine_tr
 `weights` of the bandwidth for the weight read, `kv` for the per-sequence KV read and attention (paged-attention
 kernels reach less than a weight matmul), `compute` of the peak.
 
+A step (StepCost) adds up: the linear layers over all its tokens, one weight read shared by every token, so the
+longer of the weight read and the tokens' matmuls; then each decoding sequence's KV read and attention; then the
+prompt chunks' causal attention (compute).
+
 vLLM (chunked prefill): a step takes at most `max_num_batched_tokens` tokens: one per decoding sequence and, in
 the room left, chunks of the prompts waiting. With `b` sequences decoding and each request producing `O` tokens
 after an `I`-token prompt, each step prefills b x I / O prompt tokens, so at most budget / (1 + I / O) sequences
-decode at once (more concurrency waits for the prefill path); a step takes the decode (weights + b x KV read, at
-least the decode's matmuls) plus its prompt tokens' matmuls. JetStream (per-slot, no chunking) prefills each
-prompt in its own pass between decode steps: ITL = step + (b / O) x prefill.
+decode at once (more concurrency waits for the prefill path). JetStream (per-slot, no chunking) prefills each
+prompt in its own pass between decode steps: ITL = step + (b / O) x prefill. A published closed-loop benchmark (N
+prompts at a concurrency) is replayed step by step with the same StepCost (tpu_stacks.traffic.bench); sizing
+uses the steady state here.
 
 TTFT: a new prompt's chunks (ceil(I / (budget - b)) steps) plus the wait for the prefill path at the offered
 load, an M/D/1 queue (Poisson arrivals at the replica's request rate, deterministic service = the prompt's chunk
@@ -23,8 +28,9 @@ ITL) / O.
 
 Dtypes: weight-only int8/fp8 halves the bytes read but the matmuls run in bf16 (the weights are dequantized);
 W8A8 (activations quantized too) runs the matmuls at the int8 or fp8 peak of the generation where the
-catalogue gives one. KV capacity: the engine's memory fraction of HBM less the weights and overhead, over a
-sequence's mean occupancy (paged: prompt + half the output, rounded up to the page; per-slot: the cache length).
+catalogue gives one. KV capacity: the engine's memory fraction of HBM (vLLM's 0.92 default unless given) less the
+weights and overhead, over a sequence's mean occupancy (paged: prompt + half the output, rounded up to the page the
+engine build picks, catalog/engine_traffic.py; per-slot: the cache length).
 
 Not modelled: collectives over ICI (the fit absorbs them on the calibrated slices), prefix caching, speculative
 decoding. An (engine, generation) pair without a calibration is refused (catalog/engine_traffic.py).
@@ -33,8 +39,10 @@ decoding. An (engine, generation) pair without a calibration is refused (catalog
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Literal
 
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, Calibration, traffic_of
@@ -51,7 +59,8 @@ MAX_BATCH = 256
 """Sequences one replica decodes at most: Google's vLLM TPU recipe starts vLLM with `--max-num-seqs 256`
 ([REC-VLLM]). `--batch` sets another cap."""
 PAGE_TOKENS = 16
-"""vLLM's default `--block-size` (tokens per KV page) when the workload does not give one."""
+"""Tokens per KV page for a paged engine whose record gives no rule of its own (catalog/engine_traffic.py
+`page_tokens`; vLLM's is tpu-inference's, which picks it from the max model length)."""
 P99 = 0.99
 MAX_UTILIZATION = 0.95
 """The prefill path is taken as at most 95% busy: at 100% an open queue grows without bound, while a real
@@ -92,6 +101,9 @@ class Workload:
     memory_fraction: float | None = None
     """Fraction of HBM the engine takes (vLLM `--gpu-memory-utilization`); None: sizing's 0.9."""
     page_tokens: int | None = None
+    """vLLM `--block-size`; None: the page size the engine build picks itself (catalog/engine_traffic.py)."""
+    max_num_seqs: int | None = None
+    """vLLM `--max-num-seqs` (it bounds tpu-inference's page size); None: MAX_BATCH."""
 
     @property
     def context(self) -> int:
@@ -156,9 +168,20 @@ def _occupancy(workload: Workload) -> int:
     traffic = traffic_of(workload.engine)
     if traffic.fixed_batch:
         return workload.context
-    page = workload.page_tokens or PAGE_TOKENS
+    page = page_tokens(workload)
     tokens = workload.input_tokens + workload.output_tokens // 2
     return math.ceil(tokens / page) * page
+
+
+def page_tokens(workload: Workload) -> int:
+    """Tokens per KV page: the workload's `--block-size`, else what the engine build picks for its max model
+    length and max sequences, else PAGE_TOKENS."""
+    if workload.page_tokens:
+        return workload.page_tokens
+    rule = traffic_of(workload.engine).page_tokens
+    if rule is None:
+        return PAGE_TOKENS
+    return rule(workload.context, workload.max_num_seqs or MAX_BATCH)
 
 
 def _attended(workload: Workload) -> int:
@@ -171,11 +194,16 @@ def _attended(workload: Workload) -> int:
     return workload.input_tokens + workload.output_tokens // 2
 
 
+def kv_free_bytes(model: ResolvedModel, shape: SliceShape, workload: Workload) -> float:
+    """HBM left for the KV cache: the engine's memory fraction less the weights and overhead."""
+    memory = serving_memory(_request(model, workload, workload.context), shape)
+    fraction = workload.memory_fraction or traffic_of(workload.engine).memory_fraction or USABLE_HBM_FRACTION
+    return shape.hbm_bytes * fraction - memory.part("weights") - memory.part("overhead")
+
+
 def kv_capacity(model: ResolvedModel, shape: SliceShape, workload: Workload) -> int:
     """Sequences whose KV cache fits in the engine's share of HBM beside the weights and overhead."""
-    memory = serving_memory(_request(model, workload, workload.context), shape)
-    fraction = workload.memory_fraction or USABLE_HBM_FRACTION
-    free = shape.hbm_bytes * fraction - memory.part("weights") - memory.part("overhead")
+    free = kv_free_bytes(model, shape, workload)
     per_sequence = _kv_bytes(model, shape, workload, _occupancy(workload))
     if per_sequence <= 0:
         return MAX_BATCH
@@ -216,6 +244,92 @@ def md1_wait(rho: float, service: float, quantile: float | None) -> float:
     return 0.0 if tail >= rho else mean / rho * math.log(rho / tail)
 
 
+@dataclass(frozen=True)
+class StepCost:
+    """The cost of one engine step, in parts a step's work adds up from (seconds).
+
+    A step runs the linear layers once over all its tokens (decoding sequences' one each, and prompt chunks): one
+    weight read shared by every token, so that part takes the longer of the weight read and the tokens' matmuls
+    (a roofline). Attention runs apart: a decoding sequence reads its cached K and V (memory-bound, its own
+    efficiency), a prompt chunk attends causally over its prompt (compute)."""
+
+    weights: float
+    """Seconds to read the weights once."""
+    per_token: float
+    """Seconds of linear-layer matmuls per token."""
+    per_cached_token: float
+    """Seconds to read and attend over one cached token of one decoding sequence."""
+    per_flop: float
+    """Seconds per FLOP of prompt attention."""
+    cached_token_bytes: float
+    """KV bytes one cached token takes on the slice."""
+
+    def step(self, decoding: float, cached_tokens: float, prompt_tokens: float, prompt_attention_flops: float) -> float:
+        linear = max(self.weights, (decoding + prompt_tokens) * self.per_token)
+        return linear + cached_tokens * self.per_cached_token + prompt_attention_flops * self.per_flop
+
+    def elapsed(self, stretches: Iterable[tuple[int, float, float, int]]) -> list[float]:
+        """The clock after each of a run's stretches of steps (starting at 0), summed in order. A stretch is
+        (tokens per step, cached tokens over the stretch, prompt attention FLOPs, steps): one step as `step` adds
+        it, or `steps` decode-only steps, each its linear part, with their cached tokens summed. Why here: the
+        replay (tpu_stacks.traffic.bench) times one schedule under hundreds of calibrations, so this is `step`
+        written out (max as a comparison) over a whole run, the same arithmetic in the same order."""
+        weights, per_token, per_cached, per_flop = self.weights, self.per_token, self.per_cached_token, self.per_flop
+        return list(
+            accumulate(
+                (
+                    steps * (linear if (linear := tokens * per_token) > weights else weights)
+                    + cached * per_cached
+                    + attention * per_flop
+                    for tokens, cached, attention, steps in stretches
+                ),
+                initial=0.0,
+            )
+        )
+
+    def compute_bound(self, decoding: float, prompt_tokens: float) -> bool:
+        return (decoding + prompt_tokens) * self.per_token > self.weights
+
+
+def cached_token_bytes(model: ResolvedModel, shape: SliceShape, workload: Workload) -> float:
+    """KV bytes one cached token takes on the slice, averaged over the tokens a decode step reads (no efficiency
+    enters it, so the benchmark replay's schedule can use it without a calibration)."""
+    attended = _attended(workload)
+    return _kv_bytes(model, shape, workload, attended) / attended
+
+
+@lru_cache(maxsize=1024)
+def _roofline(model: ResolvedModel, shape: SliceShape, workload: Workload) -> tuple[float, float, float, float, float]:
+    """What step_cost divides by the efficiencies: the slice's HBM bandwidth and peak for the matmuls' dtype, the
+    weight bytes, the linear FLOPs per token and the KV bytes per cached token. No calibration enters it, so the
+    fit's hundreds of calibrations per row share one."""
+    gen = generation(shape.generation)
+    return (
+        gen.hbm_bandwidth_bytes_per_s * shape.chips,
+        _peak_ops(shape, workload),
+        model.architecture.params * dtype_bytes(workload.weight_dtype, "--dtype"),
+        2 * model.architecture.active_params,
+        cached_token_bytes(model, shape, workload),
+    )
+
+
+def step_cost(
+    model: ResolvedModel, shape: SliceShape, workload: Workload, scale: float = 1.0, fit: Calibration | None = None
+) -> StepCost:
+    """The step's parts for this model, slice and workload under the (engine, generation) calibration."""
+    cal = fit or calibration(workload.engine, shape.generation)[0]
+    bandwidth, peak, weights, linear_flops, per_token_bytes = _roofline(model, shape, workload)
+    bandwidth = bandwidth * scale
+    compute = peak * cal.compute * scale
+    return StepCost(
+        weights=weights / (bandwidth * cal.weights),
+        per_token=linear_flops / compute,
+        per_cached_token=per_token_bytes / (bandwidth * cal.kv),
+        per_flop=1 / compute,
+        cached_token_bytes=per_token_bytes,
+    )
+
+
 def operating_point(
     model: ResolvedModel,
     shape: SliceShape,
@@ -224,22 +338,15 @@ def operating_point(
     scale: float = 1.0,
     fit: Calibration | None = None,
 ) -> OperatingPoint:
-    """The roofline at `batch` sequences: per-replica throughput and the latencies each request sees.
+    """The steady state at `batch` sequences: per-replica throughput and the latencies each request sees.
 
     `scale` multiplies every efficiency (a published measurement of the pinned build on this slice scales the
     model to itself, tpu_stacks.traffic.optimizer); `fit` replaces the catalogue's calibration (the fit and its
     leave-one-out use it)."""
-    cal = fit or calibration(workload.engine, shape.generation)[0]
-    gen = generation(shape.generation)
-    arch = model.architecture
-    bandwidth = gen.hbm_bandwidth_bytes_per_s * shape.chips * scale
-    compute = _peak_ops(shape, workload) * cal.compute * scale
-    weights = arch.params * dtype_bytes(workload.weight_dtype, "--dtype")
-    kv = _kv_bytes(model, shape, workload, _attended(workload))
-    memory_time = weights / (bandwidth * cal.weights) + batch * kv / (bandwidth * cal.kv)
-    per_token = 2 * arch.active_params
-    prompt_flops = per_token * workload.input_tokens + attention_flops(model, workload.input_tokens)
+    cost = step_cost(model, shape, workload, scale, fit)
     inputs, outputs = workload.input_tokens, workload.output_tokens
+    attended = _attended(workload)
+    prompt_attention = attention_flops(model, inputs)
     budget = workload.batched_tokens or traffic_of(workload.engine).default_batched_tokens
     if budget is not None:  # chunked prefill mixed into the decode steps
         # A step takes every decoding sequence's token and prompt chunks in the room left; the prompts of the
@@ -247,22 +354,20 @@ def operating_point(
         # more concurrency only waits in the prefill queue.
         decoding = min(float(batch), budget / (1 + inputs / outputs))
         room = max(1.0, budget - decoding)
-        memory = weights / (bandwidth * cal.weights) + decoding * kv / (bandwidth * cal.kv)
-        decode_time = max(memory, decoding * per_token / compute)
-        chunk_time = decoding / outputs * prompt_flops / compute
-        step = itl = decode_time + chunk_time
+        prompts = decoding / outputs  # prompts started per step, in the steady state
+        step = itl = cost.step(decoding, decoding * attended, prompts * inputs, prompts * prompt_attention)
         service = math.ceil(inputs / room) * step
         # the prefill path's utilization: prompt tokens asked per step over the room a step has
         rho = 1.0 if decoding < batch else decoding * inputs / outputs / room
         output_rate = decoding / itl
-        bound: Limit = "hbm-bandwidth" if memory >= decoding * per_token / compute + chunk_time else "compute"
+        bound: Limit = "compute" if cost.compute_bound(decoding, prompts * inputs) else "hbm-bandwidth"
     else:  # a separate prefill pass per prompt between decode steps
-        step = max(memory_time, batch * per_token / compute)
-        service = max(prompt_flops / compute, weights / (bandwidth * cal.weights))
+        step = cost.step(batch, batch * attended, 0, 0)
+        service = cost.step(0, 0, inputs, prompt_attention)
         itl = step + batch / outputs * service
         rho = batch / outputs * service / itl  # arrivals x service time of the prefill pass
         output_rate = batch / itl
-        bound = "hbm-bandwidth" if memory_time >= batch * per_token / compute else "compute"
+        bound = "compute" if cost.compute_bound(batch, 0) else "hbm-bandwidth"
     rho = min(rho, MAX_UTILIZATION)
     ttft = service + step / 2 + md1_wait(rho, service, 0.5)
     ttft_p99 = service + step + md1_wait(rho, service, P99)

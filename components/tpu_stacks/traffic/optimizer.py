@@ -155,6 +155,7 @@ def evaluate_slice(
         kv_dtype=kv_dtype,
         max_model_len=max_model_len,
         batched_tokens=batched_tokens,
+        max_num_seqs=max_batch,
     )
     served: Served | None = None
     profile = next((p for p in profiles if p.matches(model, shape, engine)), None)

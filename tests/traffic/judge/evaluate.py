@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tpu_stacks.catalog.models import Attention, ModelArchitecture, ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import slice_shape
+from tpu_stacks.traffic.bench import Client, replay
 from tpu_stacks.traffic.model import Workload, calibration, kv_capacity, operating_point
 
 JUDGE_FILE = Path(__file__).resolve().parent / "judged_rows.toml"
@@ -79,8 +80,13 @@ def judge(row: dict) -> Judged:
         activation_dtype=None if row["activation_dtype"] == "bf16" else row["activation_dtype"],
         batched_tokens=row.get("max_num_batched_tokens"),
         memory_fraction=row.get("gpu_memory_utilization"),
+        page_tokens=row.get("block_size"),
+        max_num_seqs=row.get("max_num_seqs"),
     )
     _, flag = calibration(row["engine"], row["generation"])
+    if "prompts" in row:  # the benchmark replayed as its client ran it, like the fit's rows that give one
+        run = replay(model, shape, workload, Client(row["prompts"], row["concurrency"], row["length_ratio"]))
+        return Judged(row, round(run.mean_batch), run.output_tokens_per_second, run.ttft_p50_ms, run.ttft_p99_ms, flag)
     if "batch" in row:
         batch = row["batch"]
     else:
