@@ -13,7 +13,6 @@ serve; vllm/multihost_plan.py serves a multi-host slice through Ray Serve LLM, c
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -23,7 +22,9 @@ from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.catalog.engines.record import Engine, EngineVersion
 from tpu_stacks.catalog.engines.vllm import VLLM
+from tpu_stacks.catalog.kv_pages import tpu_page_size
 from tpu_stacks.catalog.tpu import SliceShape
+from tpu_stacks.catalog.upstream import fraction
 from tpu_stacks.errors import UserError
 
 KvCache = Literal["paged", "per-slot"]
@@ -117,21 +118,6 @@ class EngineTraffic:
         return self.builds[-1].serves_generation(shape.generation)
 
 
-def tpu_inference_page_tokens(max_model_len: int, max_num_seqs: int) -> int:
-    """The KV page size tpu-inference 0.29.0 (the pinned vLLM's TPU backend) sets when `--block-size` is not given:
-    16 above 8,192 tokens, else max-model-len's next power of two over 16, within 16..256; then raised to the
-    smallest power of two that keeps a sequence's pages within the kernel's scalar memory, 2^20 / 2 / max-num-seqs / 4
-    pages (ledger: tpu-inference.page-size.user-unset, tpu-inference.page-size.rule, tpu-inference.page-size.long,
-    tpu-inference.page-size.min)."""
-    if max_model_len > 8192:
-        page = 16
-    else:
-        page = min(256, max(16, (1 << (max_model_len - 1).bit_length()) // 16))
-    pages_per_sequence = 1024 * 1024 // 2 // max_num_seqs // 4
-    floor = 1 << (math.ceil(max_model_len / pages_per_sequence) - 1).bit_length()
-    return max(page, floor)
-
-
 # Fitted by tpu_stacks.traffic.fit (`python -m tpu_stacks.traffic.calibration` prints the table and each row's
 # leave-one-out error; tests/traffic/test_calibration.py refits and compares these constants).
 VLLM_CALIBRATIONS = (
@@ -174,8 +160,8 @@ CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
         borrowed=(("v5e", "v6e"), ("v5p", "v6e")),
         default_batched_tokens=512,  # vllm/spec.py maxNumBatchedTokens default
         multi_host=RAY_SERVE,
-        page_tokens=tpu_inference_page_tokens,
-        memory_fraction=0.92,  # ledger: vllm.default.gpu-memory-utilization (the stack does not set it)
+        page_tokens=tpu_page_size,
+        memory_fraction=fraction("vllm.default.gpu-memory-utilization"),  # the stack does not set it
     ),
     "jetstream": EngineTraffic(
         sizing_engine="jetstream",

@@ -342,6 +342,14 @@ def number(row_id: str) -> int:
     return value
 
 
+def fraction(row_id: str) -> float:
+    """A row's real-number value (a memory fraction, a ratio)."""
+    value = fact(row_id).value
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise TypeError(f"upstream ledger row {row_id} records {value!r}, not a number")
+    return float(value)
+
+
 def text(row_id: str) -> str:
     """A row's text value (a label key, a condition type, a flag or metric name)."""
     value = fact(row_id).value
