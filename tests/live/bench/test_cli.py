@@ -198,9 +198,11 @@ def test_a_refused_log_read_is_one_line_exit_1_and_still_cleaned_up(tmp_path, ca
     assert [name for name, _, _ in fake.calls][-3:][0] == "delete_namespaced_job"
 
 
-def test_a_from_log_that_is_not_utf8_is_one_line_naming_the_flag(tmp_path, capsys):
-    """A log saved in another encoding (or a binary file) was a UnicodeDecodeError traceback."""
-    log = tmp_path / "job.log"
+def test_a_from_log_that_is_not_utf8_is_one_line_naming_the_flag(tmp_path, capsys, monkeypatch):
+    """A log saved in another encoding (or a binary file) was a UnicodeDecodeError traceback. The path is relative:
+    a long one is shortened in the message, and pytest's temporary paths are long."""
+    monkeypatch.chdir(tmp_path)
+    log = Path("job.log")
     log.write_bytes(b"=== START_STAGE_0 ===\n\xff\xfe not utf-8\n")
     assert _run(_Fake(""), tmp_path, f"from_log={log}") == 2
     err = capsys.readouterr().err

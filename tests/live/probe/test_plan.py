@@ -88,6 +88,10 @@ def test_no_deny_probe_where_every_pod_or_any_peer_is_admitted_on_the_port():
     every_pod = {"direction": "ingress", "peer": {"kind": "pods", "namespace": "*", "labels": {}}, "protocol": "TCP"}
     set_flows(server, [*flows(server), {**every_pod, "port": 8000, "why": "exposure: cluster"}])
     groups = contract.groups(objs)
+    # 8000 is open to every pod now; the KV-events port stays the picker's alone, so the deny probe moves there
+    assert plan.deny_port(groups, next(g for g in groups if g.policy == "vllm-server")) == 5557
+    set_flows(server, [*flows(server), {**every_pod, "port": 5557, "why": "exposure: cluster"}])
+    groups = contract.groups(objs)
     assert plan.deny_port(groups, next(g for g in groups if g.policy == "vllm-server")) is None
     probes = checks(objs)
     assert "probe-deny:vllm/vllm-server:8000" not in probes
