@@ -2,7 +2,6 @@
 strictly against the KubeRay v1.7.0 CRDs, the policy pack finds nothing, two slices are config,
 and a wrong setting is one line naming the `tpu-stacks:raytrain` key."""
 
-import subprocess
 import sys
 from functools import cache
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.cli_run import tpu_stacks
 from tests.shipped import shipped
 from tpu_stacks.raytrain.sources import build_inputs_digest
 from tpu_stacks_preview.manifests import render_manifests
@@ -170,9 +170,7 @@ def test_a_wrong_setting_is_one_line_naming_the_key(project, change, message):
     section.pop("parallelism") if "paralelism" in change else None
     section.update(change)
     (project / "Pulumi.bad.yaml").write_text(yaml.safe_dump(document))
-    result = subprocess.run(
-        [PLAN, "plan", "--cwd", str(project), "--stack", "bad"], capture_output=True, text=True, timeout=300
-    )
+    result = tpu_stacks("plan", "--cwd", str(project), "--stack", "bad")
     assert result.returncode == 2, result.stdout + result.stderr
     lines = [
         line
