@@ -2,14 +2,12 @@
 pulumi-kubernetes, planned with `tpu-stacks plan --cwd DIR --policy-pack policies`."""
 
 import json
-import sys
 from pathlib import Path
 
 from tests.cli_run import tpu_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
 RAW = ROOT / "tests" / "preview" / "fixtures" / "raw"
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 
 
 def test_a_raw_program_gets_the_checks_that_need_no_model(tmp_path):

@@ -3,7 +3,6 @@ plans with exit code 0 and builds what `examples/cluster-only` builds from a use
 the same v6e 2x4 pool, plus the Workload Identity ServiceAccount a workload's pods run as."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ import yaml
 from tests.cli_run import tpu_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 POOL = "gcp:container/nodePool:NodePool"
 
 

@@ -1,7 +1,6 @@
 """The two JetStream stack files, run as users run them: the whole program offline (preview and up),
 strict schemas, the policy pack and `tpu-stacks plan`; and config mistakes as one line, exit 2."""
 
-import sys
 from functools import cache
 from pathlib import Path
 
@@ -15,7 +14,6 @@ from tpu_stacks_preview.policy import run_policy_pack
 from tpu_stacks_preview.schema import validate_objects
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 STACKS = {
     "jetstream-gemma": {
         "dir": "gemma-7b-it",

@@ -3,7 +3,6 @@ and the policy pack. Qwen2.5 7B Instruct from the catalogue's config.json, Qwen3
 a config.json the stack names (`modelConfig`), and a context beyond the model's refused before anything is declared."""
 
 import shutil
-import sys
 from pathlib import Path
 
 import yaml
@@ -15,7 +14,6 @@ from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.policy import run_policy_pack
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 
 
 def vllm_stack(project: Path, name: str, **changes) -> str:

@@ -2,7 +2,6 @@
 strictly against the KubeRay v1.7.0 CRDs, the policy pack finds nothing, two slices are config,
 and a wrong setting is one line naming the `tpu-stacks:raytrain` key."""
 
-import sys
 from functools import cache
 from pathlib import Path
 
@@ -18,7 +17,6 @@ from tpu_stacks_preview.schema import VENDORED_CRDS, validate_objects
 
 ROOT = Path(__file__).resolve().parents[2]
 CRDS = VENDORED_CRDS  # the schemas the planner ships
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 
 
 @cache

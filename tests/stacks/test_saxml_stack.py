@@ -4,7 +4,6 @@ sovereign identity domains, and config mistakes as one line naming the key."""
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ from tpu_stacks_preview.schema import VENDORED_CRDS, validate_objects
 
 ROOT = Path(__file__).resolve().parents[2]
 CRDS = VENDORED_CRDS  # the schemas the planner ships
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 POOL = "gcp:container/nodePool:NodePool"
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 IDENTITY_DOMAINS = ("svc.id.goog", "iam.gserviceaccount.com")

@@ -2,7 +2,6 @@
 the HPA and the TPU pool from the target and annotates the Deployment, the policy pack passes it; an
 unreachable latency limit is one line and exit 2 from `tpu-stacks plan`, before anything is declared."""
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.policy import run_policy_pack
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 SLO_POLICIES = ("tpu-slo-capacity", "tpu-slo-capacity-modelled")
 
 
