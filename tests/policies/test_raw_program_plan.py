@@ -2,33 +2,26 @@
 pulumi-kubernetes, planned with `tpu-stacks plan --cwd DIR --policy-pack policies`."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_run import tpu_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
 RAW = ROOT / "tests" / "preview" / "fixtures" / "raw"
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 
 
 def test_a_raw_program_gets_the_checks_that_need_no_model(tmp_path):
     out = tmp_path / "plan.json"
-    result = subprocess.run(
-        [
-            PLAN,
-            "plan",
-            "--cwd",
-            str(RAW),
-            "--stack",
-            "dev",
-            "--policy-pack",
-            str(ROOT / "policies"),
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
+    result = tpu_stacks(
+        "plan",
+        "--cwd",
+        str(RAW),
+        "--stack",
+        "dev",
+        "--policy-pack",
+        str(ROOT / "policies"),
+        "--json",
+        str(out),
     )
     assert result.returncode == 1  # mandatory violations fail the plan
     assert "mandatory policy violation" in result.stderr

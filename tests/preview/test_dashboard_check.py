@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 
+import jsonschema
 import pytest
 
 from tpu_stacks.catalog.engines.jetstream import JETSTREAM
@@ -82,6 +83,7 @@ def chart(document):
 
 
 def test_the_schema_is_a_valid_json_schema_and_a_good_dashboard_passes():
+    jsonschema.Draft202012Validator.check_schema(dashboard_validator().schema)  # the plan trusts the file for this
     assert dashboard_validator().schema["$defs"]["Widget"]["additionalProperties"] is False
     assert problems(GOOD) == []
 

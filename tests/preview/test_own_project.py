@@ -4,22 +4,22 @@ project's namespace; without it the plan stops on the first one in one line nami
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.cli_run import tpu_stacks
 from tpu_stacks_preview.config import load_stack_config, secret_placeholder
 from tpu_stacks_preview.engine import run_program
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK_DOC = ROOT / "docs" / "sdk.md"
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 SECTION = "## Plan and test your own project"
 
 
@@ -51,8 +51,11 @@ def commands() -> list[list[str]]:
 
 
 def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """The docs' command run in the project's directory, through `tpu-stacks`'s own `main` in this process
+    (tests/cli_run.py): what is read is its exit code, its output and the files it writes."""
     assert argv[0] == "tpu-stacks"
-    return subprocess.run([PLAN, *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=300)
+    with contextlib.chdir(cwd):
+        return tpu_stacks(*argv[1:])
 
 
 def test_the_project_is_a_users_own_and_its_stack_holds_no_secret(own_project: Path) -> None:

@@ -3,22 +3,21 @@ plans with exit code 0 and builds what `examples/cluster-only` builds from a use
 the same v6e 2x4 pool, plus the Workload Identity ServiceAccount a workload's pods run as."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.cli_run import tpu_stacks
+
 ROOT = Path(__file__).resolve().parents[2]
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 POOL = "gcp:container/nodePool:NodePool"
 
 
 def plan(tmp_path: Path, cwd: Path, stack: str) -> dict:
     out = tmp_path / f"{cwd.name}-{stack}.json"
-    command = [PLAN, "plan", "--cwd", str(cwd), "--stack", stack, "--policy-pack", str(ROOT / "policies")]
-    result = subprocess.run([*command, "--json", str(out)], capture_output=True, text=True, timeout=180)
+    command = ["plan", "--cwd", str(cwd), "--stack", stack, "--policy-pack", str(ROOT / "policies")]
+    result = tpu_stacks(*command, "--json", str(out))
     assert result.returncode == 0, result.stderr
     return json.loads(out.read_text())
 

@@ -1,5 +1,6 @@
 """Stack config mistakes: each gives one line naming the key, the value and the fix, exit code 2,
-no traceback, from `tpu-stacks plan` exactly as users run it."""
+no traceback, from `tpu-stacks plan`'s own `main` (in this process: tests/cli_run.py; one case also as the
+console script's process, the way users run it)."""
 
 import subprocess
 import sys
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.cli_run import tpu_stacks
 from tests.clients import CLIENTS
 from tpu_stacks.catalog.tpu import generation_names
 
@@ -21,9 +23,7 @@ def plan(project: Path, stack: str, config: dict, secure: dict | None = None) ->
     merged = {**BASE, **config, **{k: {"secure": "v1:abc"} for k in (secure or {})}}
     document = {"config": {key: value for key, value in merged.items() if value is not None}}  # None: unset
     (project / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(document))
-    return subprocess.run(
-        [PLAN, "plan", "--cwd", str(project), "--stack", stack], capture_output=True, text=True, timeout=120
-    )
+    return tpu_stacks("plan", "--cwd", project, "--stack", stack)
 
 
 CASES = [
@@ -250,11 +250,21 @@ def test_a_duplicate_key_is_refused_with_its_line(project):
         "config:\n  gcp:project: proj\n  gcp:region: us-central1\n  tpu-stacks:cluster:\n"
         "    name: c\n    location: us-central1-b\n    name: d\n"
     )
-    result = subprocess.run(
-        [PLAN, "plan", "--cwd", str(project), "--stack", "dup"], capture_output=True, text=True, timeout=120
-    )
+    result = tpu_stacks("plan", "--cwd", project, "--stack", "dup")
     assert result.returncode == 2
     assert result.stderr.strip() == (
         "tpu-stacks: Pulumi.dup.yaml line 7 tpu-stacks:cluster.name: '<set>' is given twice (first at line 5); "
         "the Pulumi CLI refuses duplicate keys; keep one of them"
     )
+
+
+def test_the_console_script_refuses_in_one_line_and_exit_2(project):
+    """The same refusal from the installed `tpu-stacks` as a process: the exit code and the one line are what
+    `main` gives (the console script adds only `sys.exit` and the collector's freeze)."""
+    stack, config, message = CASES[0]
+    plan(project, stack, config)  # writes the stack file
+    result = subprocess.run(
+        [PLAN, "plan", "--cwd", str(project), "--stack", stack], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.count("\n") == 1 and message in result.stderr and "Traceback" not in result.stderr

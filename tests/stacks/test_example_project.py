@@ -12,9 +12,10 @@ from urllib.parse import urlparse, urlunparse
 import pytest
 import yaml
 
+from tests.cli_run import tpu_stacks
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "cluster-only"
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 
 
 OLD_PIP = "23.2.1"  # what `python -m venv` installs with Python 3.11.7 (ensurepip), before any upgrade
@@ -107,22 +108,16 @@ def test_requirements_install_with_an_old_pip_and_the_newest(tmp_path):
 
 def test_plan_of_the_example(tmp_path):
     out = tmp_path / "plan.json"
-    result = subprocess.run(
-        [
-            PLAN,
-            "plan",
-            "--cwd",
-            str(EXAMPLE),
-            "--stack",
-            "dev",
-            "--policy-pack",
-            str(ROOT / "policies"),
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
+    result = tpu_stacks(
+        "plan",
+        "--cwd",
+        str(EXAMPLE),
+        "--stack",
+        "dev",
+        "--policy-pack",
+        str(ROOT / "policies"),
+        "--json",
+        str(out),
     )
     assert result.returncode == 0, result.stderr
     document = json.loads(out.read_text())

@@ -1,21 +1,19 @@
 """The two JetStream stack files, run as users run them: the whole program offline (preview and up),
 strict schemas, the policy pack and `tpu-stacks plan`; and config mistakes as one line, exit 2."""
 
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.cli_run import tpu_stacks
 from tests.shipped import shipped
 from tpu_stacks_preview.manifests import render_manifests
 from tpu_stacks_preview.policy import run_policy_pack
 from tpu_stacks_preview.schema import validate_objects
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 STACKS = {
     "jetstream-gemma": {
         "dir": "gemma-7b-it",
@@ -159,23 +157,17 @@ def test_strict_schemas_and_no_mandatory_policy_violation(stack):
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_tpu_stacks_plan_cli(stack, tmp_path):
-    result = subprocess.run(
-        [
-            PLAN,
-            "plan",
-            "--cwd",
-            str(ROOT),
-            "--stack",
-            stack,
-            "--policy-pack",
-            str(ROOT / "policies"),
-            "--manifests",
-            str(tmp_path),
-            "--placeholder-secrets",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    result = tpu_stacks(
+        "plan",
+        "--cwd",
+        str(ROOT),
+        "--stack",
+        stack,
+        "--policy-pack",
+        str(ROOT / "policies"),
+        "--manifests",
+        str(tmp_path),
+        "--placeholder-secrets",
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Schema (Kubernetes 1.33" in result.stdout and "no problems" in result.stdout
@@ -209,12 +201,7 @@ def test_mistakes_are_one_line_and_exit_2(project, case, change, message):
     for key in [key for key, value in change.items() if value is None]:
         del section[key]
     (project / f"Pulumi.{case}.yaml").write_text(yaml.safe_dump(document))
-    result = subprocess.run(
-        [PLAN, "plan", "--cwd", str(project), "--stack", case, "--placeholder-secrets"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = tpu_stacks("plan", "--cwd", str(project), "--stack", case, "--placeholder-secrets")
     assert result.returncode == 2, result.stdout + result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], result.stderr

@@ -3,19 +3,17 @@ and the policy pack. Qwen2.5 7B Instruct from the catalogue's config.json, Qwen3
 a config.json the stack names (`modelConfig`), and a context beyond the model's refused before anything is declared."""
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
+from tests.cli_run import tpu_stacks
 from tpu_stacks.catalog.model_catalogue import CONFIG_DIR
 from tpu_stacks.objects import annotations as keys
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.policy import run_policy_pack
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 
 
 def vllm_stack(project: Path, name: str, **changes) -> str:
@@ -63,9 +61,7 @@ def test_qwen3_moe_plans_clean_from_a_config_json_the_stack_names(project):
 
 def test_a_context_beyond_the_model_is_one_line_before_anything_is_declared(project):
     name = vllm_stack(project, "gemma-long", model="google/gemma-2-9b-it", maxModelLen=32768)
-    done = subprocess.run(
-        [PLAN, "plan", "--stack", name, "--cwd", str(project), "--placeholder-secrets"], capture_output=True, text=True
-    )
+    done = tpu_stacks("plan", "--stack", name, "--cwd", str(project), "--placeholder-secrets")
     assert done.returncode == 2
     line = "vllm.maxModelLen: 32768 is beyond google/gemma-2-9b's context of 8,192 tokens (max_position_embeddings)"
     assert line in done.stderr and "Traceback" not in done.stderr
@@ -77,9 +73,7 @@ def test_an_architecture_vllm_cannot_serve_is_one_line(project):
         (CONFIG_DIR / "Qwen/Qwen2.5-7B-Instruct/config.json").read_text().replace("Qwen2ForCausalLM", "OddForCausalLM")
     )
     name = vllm_stack(project, "odd", model="acme/odd-7b", modelConfig="odd.json")
-    done = subprocess.run(
-        [PLAN, "plan", "--stack", name, "--cwd", str(project), "--placeholder-secrets"], capture_output=True, text=True
-    )
+    done = tpu_stacks("plan", "--stack", name, "--cwd", str(project), "--placeholder-secrets")
     assert done.returncode == 2
     assert (
         "vllm.model: 'acme/odd-7b' is a OddForCausalLM (config.json architectures[0]): vllm-tpu 0.29.0" in done.stderr

@@ -2,14 +2,13 @@
 strictly against the KubeRay v1.7.0 CRDs, the policy pack finds nothing, two slices are config,
 and a wrong setting is one line naming the `tpu-stacks:raytrain` key."""
 
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.cli_run import tpu_stacks
 from tests.shipped import shipped
 from tpu_stacks.raytrain.sources import build_inputs_digest
 from tpu_stacks_preview.manifests import render_manifests
@@ -18,7 +17,6 @@ from tpu_stacks_preview.schema import VENDORED_CRDS, validate_objects
 
 ROOT = Path(__file__).resolve().parents[2]
 CRDS = VENDORED_CRDS  # the schemas the planner ships
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 
 
 @cache
@@ -170,9 +168,7 @@ def test_a_wrong_setting_is_one_line_naming_the_key(project, change, message):
     section.pop("parallelism") if "paralelism" in change else None
     section.update(change)
     (project / "Pulumi.bad.yaml").write_text(yaml.safe_dump(document))
-    result = subprocess.run(
-        [PLAN, "plan", "--cwd", str(project), "--stack", "bad"], capture_output=True, text=True, timeout=300
-    )
+    result = tpu_stacks("plan", "--cwd", str(project), "--stack", "bad")
     assert result.returncode == 2, result.stdout + result.stderr
     lines = [
         line

@@ -4,13 +4,12 @@ sovereign identity domains, and config mistakes as one line naming the key."""
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.cli_run import tpu_stacks
 from tests.shipped import shipped
 from tpu_stacks.gcp.universe import advisories, cluster_features, universe
 from tpu_stacks_preview.engine import run_program
@@ -19,7 +18,6 @@ from tpu_stacks_preview.schema import VENDORED_CRDS, validate_objects
 
 ROOT = Path(__file__).resolve().parents[2]
 CRDS = VENDORED_CRDS  # the schemas the planner ships
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 POOL = "gcp:container/nodePool:NodePool"
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 IDENTITY_DOMAINS = ("svc.id.goog", "iam.gserviceaccount.com")
@@ -254,12 +252,7 @@ def test_every_object_passes_strict_schemas_and_the_jobset_its_crd(stack):
 
 
 def test_plan_cli_writes_the_jobset_manifest(tmp_path):
-    result = subprocess.run(
-        [PLAN, "plan", "--cwd", str(ROOT), "--stack", "saxml", "--manifests", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    result = tpu_stacks("plan", "--cwd", str(ROOT), "--stack", "saxml", "--manifests", str(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
     jobset = yaml.safe_load((tmp_path / "jobset-saxml-sax-model-server-set.yaml").read_text())
     assert jobset["spec"]["replicatedJobs"][0]["replicas"] == 2

@@ -2,20 +2,18 @@
 the HPA and the TPU pool from the target and annotates the Deployment, the policy pack passes it; an
 unreachable latency limit is one line and exit 2 from `tpu-stacks plan`, before anything is declared."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.cli_run import tpu_stacks
 from tpu_stacks.catalog.throughput_measurements import SHAREGPT_INPUT_TOKENS, SHAREGPT_OUTPUT_TOKENS
 from tpu_stacks.objects import annotations as keys
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.policy import run_policy_pack
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAN = str(Path(sys.executable).parent / "tpu-stacks")
 SLO_POLICIES = ("tpu-slo-capacity", "tpu-slo-capacity-modelled")
 
 
@@ -104,9 +102,7 @@ def test_jetstream_stack_with_slo_sets_the_fixed_replicas(project):
 )
 def test_an_unmeetable_slo_is_one_line_from_the_cli(project, changes, line):
     name = stack_file(project, "slo-bad", "vllm", "vllm", **changes)
-    result = subprocess.run(
-        [PLAN, "plan", "--cwd", str(project), "--stack", name], capture_output=True, text=True, timeout=180
-    )
+    result = tpu_stacks("plan", "--cwd", str(project), "--stack", name)
     assert result.returncode == 2, result.stderr
     (printed,) = [text for text in result.stderr.splitlines() if text.strip()]
     assert line in printed and "Traceback" not in result.stderr

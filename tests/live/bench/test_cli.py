@@ -4,15 +4,16 @@ Job's log, deletes everything and writes the profile `size --profiles` reads."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import yaml
 
+from tests.cli_run import tpu_stacks
 from tests.live.support import ROOT
 from tpu_stacks.errors import UserError
 from tpu_stacks.traffic import read_profiles
@@ -21,11 +22,13 @@ from tpu_stacks_live.bench.cli import parse_rates
 from tpu_stacks_live.bench.run import Apis, BenchFailed, Run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "inference-perf-0.7.0-standin.log"
-TPU_STACKS = str(Path(sys.executable).with_name("tpu-stacks"))
 
 
 def _bench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([TPU_STACKS, "bench", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    """`tpu-stacks bench ARGS` from the repository, through the command's `main` in this process (tests/cli_run.py):
+    the plan it reads is the shared one (tests/live/conftest.py)."""
+    with contextlib.chdir(ROOT):
+        return tpu_stacks("bench", *args)
 
 
 @pytest.mark.parametrize(
