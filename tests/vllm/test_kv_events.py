@@ -318,3 +318,49 @@ def test_the_docs_name_both_choices_with_their_reason():
     rows = [line for line in page.splitlines() if line.startswith("| `prefixCache: ")]
     assert [row.split("`")[1] for row in rows] == ["prefixCache: precise", "prefixCache: approximate"]
     assert all(len(row.split("|")[2].strip()) > 20 for row in rows)  # each with its one-line reason
+
+
+# -- the render sidecar answers to the servers' name and tokenizes as they do ---------------------------------------
+
+
+def _render_args(decided) -> list[str]:
+    """The sidecar's arguments, as the picker's pod gets them (vllm/gateway.py render_container)."""
+    from tpu_stacks.vllm.gateway import render_container
+
+    return list(render_container(decided.gateway).args)
+
+
+def test_with_a_served_model_name_the_renderer_loads_the_model_and_answers_to_the_name():
+    """`vllm launch render <model>` fetches `<model>` from Hugging Face and refuses a request naming anything but its
+    served names (ledger: vllm.launch-render.model-tag, vllm.launch-render.served-names, vllm.render.check-model):
+    given the served name as its model it would fetch a repository that does not exist, and never become ready."""
+    decided = plan(extra_args=["--served-model-name", "llama"])
+    args = _render_args(decided)
+    token_producer = decided.gateway.picker_config()["plugins"][0]
+    assert token_producer["type"] == text("router.plugin.token-producer")
+    assert args[0] == "meta-llama/Llama-3.1-70B" == decided.model.id  # what the servers' --model loads
+    assert flag_value(args, "--served-model-name") == "llama" == token_producer["parameters"]["modelName"]
+    assert args[-1] == f"--port={kv_events.RENDER_PORT}"
+
+
+def test_without_a_served_model_name_the_renderer_is_run_as_the_chart_runs_it():
+    assert _render_args(plan()) == ["meta-llama/Llama-3.1-70B", f"--port={kv_events.RENDER_PORT}"]
+
+
+def test_the_servers_tokenizer_flags_reach_the_renderer():
+    extra = ["--tokenizer", "org/tok", "--tokenizer-mode=slow", "--revision=abc", "--trust-remote-code", "--seed=3"]
+    args = _render_args(plan(extra_args=extra))
+    assert flag_value(args, "--tokenizer") == "org/tok"
+    assert flag_value(args, "--tokenizer-mode") == "slow"
+    assert flag_value(args, "--revision") == "abc"
+    assert "--trust-remote-code" in args
+    assert "--seed=3" not in args  # only what chooses the tokenizer
+
+
+def test_turning_prefix_caching_off_is_refused_with_the_precise_path():
+    """No cached block, no BlockStored event (ledger: vllm.kv-events.needs-prefix-caching): the index would stay
+    empty while vLLM only warns."""
+    error = refusal(extra_args=["--no-enable-prefix-caching"])
+    assert error.key == "vllm.extraArgs" and "--no-enable-prefix-caching" in str(error)
+    assert "prefixCache: approximate" in str(error)
+    assert plan(gateway={"prefix_cache": "approximate"}, extra_args=["--no-enable-prefix-caching"]).gateway

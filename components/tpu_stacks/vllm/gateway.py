@@ -119,7 +119,7 @@ def render_container(plan: GatewayPlan) -> k8s.core.v1.ContainerArgs:
     port the token producer calls on loopback, ready once its /health answers (the chart's probe). It fetches only
     the model's config and tokenizer into HOME (k8s.huggingface: no Xet chunk cache), with the stack's Hugging Face
     token read from a file only when the model is gated."""
-    command, args = render_command(plan.model)
+    command, args = render_command(plan.model_id, plan.model, plan.tokenizer)
     env = hf_env()
     if plan.gated:
         env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=f"{HF_TOKEN_DIR}/{HF_SECRET_KEY}"))

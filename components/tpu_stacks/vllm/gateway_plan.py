@@ -44,7 +44,7 @@ from tpu_stacks.gcp.universe import universe
 from tpu_stacks.names import RESOURCE_NAME, bounded
 from tpu_stacks.serving.smoke_plan import flag_value
 from tpu_stacks.vllm.gateway_disaggregation import check_disaggregation
-from tpu_stacks.vllm.kv_events import RENDER_PORT, check_extra_args, server_block_size
+from tpu_stacks.vllm.kv_events import RENDER_PORT, check_extra_args, server_block_size, tokenizer_args
 from tpu_stacks.vllm.spec import ObjectiveSpec, VllmSpec
 
 POOL_NAME = "vllm-inference-pool"
@@ -139,7 +139,12 @@ class GatewayPlan(BaseModel):
     prefix_cache: PrefixCache = APPROXIMATE
     """`vllm.gateway.prefixCache`: precise (the servers' KV events, vllm/kv_events.py) or approximate."""
     model: str = ""
-    """The name the servers answer to: the render sidecar's model, and the KV-events topic's model part."""
+    """The name the servers answer to: the token producer's modelName (the render sidecar answers to it), and the
+    KV-events topic's model part."""
+    model_id: str = ""
+    """What the servers' `--model` loads: what the render sidecar loads (vllm/kv_events.render_command)."""
+    tokenizer: tuple[str, ...] = ()
+    """The servers' tokenizer flags from `extraArgs`, passed on to the render sidecar (vllm/kv_events.py)."""
     block_size: int = 0
     """Tokens per KV block on the servers (vllm/kv_events.server_block_size): the router's `blockSizeTokens`."""
     gated: bool = False
@@ -490,6 +495,8 @@ def plan_gateway(spec: VllmSpec, cluster: ClusterPlan, model_id: str, gated: boo
         prefix_cache=prefix_cache(spec),
         # The name requests use (ledger: vllm.flag.served-model-name): the topic's model part must be it.
         model=flag_value(spec.extra_args, "--served-model-name") or model_id,
+        model_id=model_id,
+        tokenizer=tuple(tokenizer_args(spec.extra_args)),
         block_size=server_block_size(spec.max_model_len, spec.max_num_seqs, spec.extra_args),
         gated=gated,
     )

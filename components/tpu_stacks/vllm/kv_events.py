@@ -32,7 +32,17 @@ Why each piece (docs/gateway.md, "Cache-aware routing from the engine's events",
   guards /v1. So the picker renders locally, as the router's chart does: `vllm launch render <model>` (ledger:
   vllm.launch-render, router.chart.render-command) in vLLM's CPU image at the chart's pin (ledger:
   router.chart.render-registry, router.chart.render-repository, router.chart.render-tag) on the port the token
-  producer calls by default (ledger: router.chart.render-port, router.token-producer.default-url).
+  producer calls by default (ledger: router.chart.render-port, router.token-producer.default-url). It loads what the
+  servers' `--model` loads, not the served name: the positional model is what it fetches (ledger:
+  vllm.launch-render.model-tag), and the token producer stamps its `modelName` into every render request, which the
+  renderer refuses unless it is one of its served names (`--served-model-name`, else the model itself; ledger:
+  vllm.launch-render.served-names, vllm.render.check-model). So `modelName` is the servers' served name and the
+  sidecar is told it with `--served-model-name` when it differs; the servers' tokenizer choices in `extraArgs`
+  (`TOKENIZER_FLAGS`, ledger: vllm.flag.tokenizer, vllm.flag.tokenizer-mode, vllm.flag.revision,
+  vllm.flag.tokenizer-revision, vllm.flag.trust-remote-code) are passed on, so both tokenize alike.
+- Prefix caching. The engine emits block events only for blocks it caches: with prefix caching off the index stays
+  empty and vLLM only warns (ledger: vllm.kv-events.needs-prefix-caching), so `--no-enable-prefix-caching` is
+  refused here.
 """
 
 from __future__ import annotations
@@ -61,6 +71,16 @@ RENDER_MEMORY_LIMIT = "4Gi"
 picker's pod must fit beside the system pods on an e2-standard-4 (vllm/gateway.py says why the picker asks 1 CPU).
 Memory is capped, as the picker's is [I: not measured on a cluster]."""
 
+NO_PREFIX_CACHING = "--no-enable-prefix-caching"
+"""vLLM's negation of `--enable-prefix-caching` (an argparse BooleanOptionalAction)."""
+TOKENIZER_FLAGS = (
+    f"--{text('vllm.flag.tokenizer')}",
+    f"--{text('vllm.flag.tokenizer-mode')}",
+    f"--{text('vllm.flag.revision')}",
+    f"--{text('vllm.flag.tokenizer-revision')}",
+)
+"""Valued flags of the servers' `extraArgs` that choose the tokenizer: the render sidecar gets them too."""
+TRUST_REMOTE_CODE = f"--{text('vllm.flag.trust-remote-code')}"
 FLAGS_WE_SET = ("--kv-events-config", "--data-parallel-size")
 """Flags the precise path cannot share with `extraArgs`: its own events config, and data parallelism, under which
 tpu-inference runs one scheduler (and one publisher on the same endpoint) per rank (ledger:
@@ -85,6 +105,13 @@ def server_block_size(max_model_len: int, max_num_seqs: int, extra_args: list[st
 
 def check_extra_args(extra_args: list[str]) -> None:
     """Refuse extraArgs the precise path would contradict, in one line naming the flag."""
+    if NO_PREFIX_CACHING in extra_args:
+        raise UserError(
+            "vllm.extraArgs",
+            NO_PREFIX_CACHING,
+            "turns off the prefix cache whose block events vllm.gateway.prefixCache: precise indexes",
+            f"remove {NO_PREFIX_CACHING} from vllm.extraArgs, or set vllm.gateway.prefixCache: approximate",
+        )
     for flag in FLAGS_WE_SET:
         value = flag_value(extra_args, flag)
         if value is not None and not (flag == "--data-parallel-size" and value == "1"):
@@ -115,6 +142,17 @@ def server_args(model: str) -> list[str]:
     return [f"--{text('vllm.flag.kv-events-config')}={json.dumps(config, separators=(',', ':'))}"]
 
 
-def render_command(model: str) -> tuple[list[str], list[str]]:
-    """The sidecar's command and arguments, as the router's chart runs it."""
-    return ["vllm", "launch", "render"], [model, f"--port={RENDER_PORT}"]
+def tokenizer_args(extra_args: list[str]) -> list[str]:
+    """The servers' tokenizer choices in `extraArgs` (TOKENIZER_FLAGS, `--trust-remote-code`), for the sidecar."""
+    given = [f"{flag}={value}" for flag in TOKENIZER_FLAGS if (value := flag_value(extra_args, flag)) is not None]
+    return [*given, *([TRUST_REMOTE_CODE] if TRUST_REMOTE_CODE in extra_args else [])]
+
+
+def render_command(
+    model_id: str, served: str, tokenizer: list[str] | tuple[str, ...] = ()
+) -> tuple[list[str], list[str]]:
+    """The sidecar's command and arguments, as the router's chart runs it: the model the servers load (`model_id`),
+    answering to their served name (`served`, the token producer's modelName; ledger: vllm.flag.served-model-name)
+    and tokenizing as they do."""
+    named = [] if served == model_id else [f"--{text('vllm.flag.served-model-name')}={served}"]
+    return ["vllm", "launch", "render"], [model_id, *tokenizer, *named, f"--port={RENDER_PORT}"]
