@@ -225,6 +225,11 @@ def test_an_fp32_checkpoint_is_served_in_bf16_at_half_its_files_bytes(tmp_path):
     assert how == "the fp32 checkpoint's bytes (model.safetensors.index.json total_size) x 2/4, served in bf16"
     memory = serving_memory(ServingRequest(model=models.lookup_model("acme/copy", root=tmp_path)), _shape())
     assert memory.part("weights") == bytes_ and [p.how for p in memory.parts if p.name == "weights"] == [how]
+    # an engine that serves the checkpoint as it is (SGLang-JAX at --dtype auto, sglang/engine.py) holds every byte
+    assert arch.weights("fp32") == (
+        30_462_466_048,
+        "the fp32 checkpoint's bytes (model.safetensors.index.json total_size)",
+    )
 
 
 def test_transformers_5_dtype_key_wins_over_torch_dtype_and_bf16_files_count_whole(tmp_path):

@@ -332,3 +332,28 @@ def test_a_workload_folder_keeps_its_own_upstreams_rows(tmp_path: Path):
     twice.write_text(folder.read_text())
     with pytest.raises(ValueError, match=r"pin sglang-jax is declared in another ledger file too"):
         upstream.parse_files([folder, twice])
+
+
+def test_each_image_s_huggingface_hub_rows_are_read_at_the_oldest_release_its_engine_allows():
+    """The rows a server relies on for huggingface_hub are read at a release its image can hold: vllm-tpu 0.29.0
+    requires huggingface_hub>=1.28.0 and sglang-jax 0.0.1.post1 ~=0.34.3 (their wheels' METADATA, ledger:
+    vllm.requires.huggingface-hub, sglang-jax.requires.huggingface-hub), bench's transformers 5.13.0 >=1.5.0
+    (ledger: inference-perf.requires.transformers). A vLLM row read at 1.5.0 checked a release no vLLM image holds."""
+    book = ledger()
+    floors = {
+        "huggingface-hub-vllm": fact("vllm.requires.huggingface-hub").value,
+        "huggingface-hub-sglang": fact("sglang-jax.requires.huggingface-hub").value,
+    }
+    for pin, floor in floors.items():
+        assert book.pins[pin].version == floor, pin
+    assert fact("inference-perf.requires.transformers").value == "5.13.0"  # whose floor is the bench pin's 1.5.0
+    owners = {
+        "components/tpu_stacks/vllm/": "huggingface-hub-vllm",
+        "components/tpu_stacks/sglang/": "huggingface-hub-sglang",
+    }
+    for row in book.rows:
+        if book.pins[row.pin].package != "huggingface-hub":
+            continue
+        for path in row.relied_on_by:
+            for folder, pin in owners.items():
+                assert not path.startswith(folder) or row.pin == pin, f"{row.id} relied on by {path}"

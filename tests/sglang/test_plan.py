@@ -7,6 +7,7 @@ import pytest
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.sglang import engine as sglang_engine
+from tpu_stacks.sglang import plan as sglang_plan
 from tpu_stacks.sglang.args import SglangStackArgs
 from tpu_stacks.sglang.engine import SGLANG, SGLANG_ARCHITECTURES
 from tpu_stacks.sglang.plan import SglangPlan, plan_sglang
@@ -135,3 +136,17 @@ def test_a_gated_model_needs_the_token_after_every_other_check():
 def test_replicas_are_a_fixed_pool_of_single_host_nodes():
     pool = plan(replicas=3).pool
     assert (pool.autoscaling_min, pool.autoscaling_max) == (3, 3)
+
+
+@pytest.mark.parametrize(("files", "served"), [("fp32", "fp32"), (None, "fp32"), ("bf16", "bf16"), ("fp16", "fp16")])
+def test_the_server_is_sized_in_the_dtype_sglang_jax_serves_at_dtype_auto(monkeypatch, files, served):
+    """SGLang-JAX 0.0.1.post1 at `--dtype auto` (its default) keeps the config's dtype, fp32 when it names none, and
+    its KV cache takes the model's dtype (ledger: sglang.default.dtype, sglang.dtype.auto-keeps-config,
+    sglang.dtype.fp32-without-one, sglang.kv-dtype.auto-is-model): not vLLM's downcast of fp32 to bf16."""
+    shipped = plan().model
+    changed = shipped.model_copy(
+        update={"architecture": shipped.architecture.model_copy(update={"checkpoint_dtype": files})}
+    )
+    monkeypatch.setattr(sglang_plan, "lookup_model", lambda *_args, **_kwargs: changed)
+    request = plan().request
+    assert (request.weight_dtype, request.kv_dtype) == (served, served)

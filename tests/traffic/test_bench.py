@@ -4,7 +4,7 @@ import pytest
 
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import slice_shape
-from tpu_stacks.traffic.bench import Client, lengths, replay
+from tpu_stacks.traffic.bench import Client, _schedule, lengths, replay
 from tpu_stacks.traffic.model import Workload, kv_capacity, operating_point
 
 MODEL = lookup_model("meta-llama/Llama-3.1-8B")
@@ -42,6 +42,25 @@ def test_more_sequences_than_the_cache_holds_are_preempted_and_the_run_still_end
     run = replay(MODEL, SHAPE, long, Client(prompts=3 * capacity, concurrency=None))
     assert run.output_tokens_per_second > 0
     assert run.mean_batch < 1.5 * capacity
+
+
+def test_a_prompt_is_admitted_only_with_a_chunk_of_the_step_budget():
+    """vLLM 0.29.0 admits a waiting prompt only while the step's token budget has room, and schedules a chunk of it at
+    once (ledger: vllm.scheduler.admit-with-budget): 32 prompts of 1,000 tokens sent at once at a budget of 2,048 are
+    two whole prompts and part of a third per step, never all 32 admitted and waiting for their turn."""
+    run = _schedule(MODEL, SHAPE, WORK, Client(prompts=32, concurrency=None))
+    assert run.most_prefilling == 3
+
+
+def test_the_newest_request_is_preempted_first_even_mid_prefill():
+    """vLLM's running list holds a prompt still prefilling as its newest request, and preempts the newest first
+    (ledger: vllm.scheduler.running-includes-prefill, vllm.scheduler.preempt-newest): with prompts several steps long
+    and a cache the decoding sequences outgrow, prompts mid-prefill are preempted, not only decoding sequences."""
+    tight = Workload(engine="vllm", input_tokens=2000, output_tokens=6000, max_model_len=8192, batched_tokens=128)
+    capacity = kv_capacity(MODEL, SHAPE, tight)
+    run = _schedule(MODEL, SHAPE, tight, Client(prompts=3 * capacity, concurrency=None))
+    assert run.preempted_prefills > 0
+    assert run.preempted_decodes > 0
 
 
 def test_a_request_larger_than_the_cache_is_refused():

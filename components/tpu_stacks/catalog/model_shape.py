@@ -142,18 +142,19 @@ class ModelArchitecture(BaseModel):
     def serving_dtype(self) -> Dtype:
         """The weight dtype a server loads: the quantized checkpoint's, else bf16 (vLLM's `--dtype auto` serves an
         fp32 checkpoint in bf16, the TPU platform's first dtype: ledger: vllm.dtype.auto-downcasts-fp32,
-        vllm.dtype.platform-default; an fp16 one in fp16, the same two bytes)."""
+        vllm.dtype.platform-default; an fp16 one in fp16, the same two bytes). SGLang-JAX keeps the config's dtype
+        instead (sglang/engine.py `served_dtype`)."""
         return self.quantized_dtype or "bf16"
 
     def weights(self, dtype: str, key: str = "weight_dtype") -> tuple[int, str]:
         """Weight bytes in `dtype` and how they were found. The served dtype decides the bytes: the checkpoint's exact
-        size counts when the server holds the weights in the dtype it serves (`serving_dtype`), scaled from the dtype
-        the files hold (an fp32 checkpoint served in bf16 takes half its files' bytes); any other dtype, or files of an
-        unknown dtype, from the parameter count. The one place the rule is written: sizing and `models fetch` both
-        read it here."""
+        size counts when the server holds the weights in the files' own dtype, or in the dtype vLLM serves
+        (`serving_dtype`) scaled from the files' (an fp32 checkpoint served in bf16 takes half its files' bytes; one
+        served as it is, as SGLang-JAX does, all of them); any other dtype, or files of an unknown dtype, from the
+        parameter count. The one place the rule is written: sizing and `models fetch` both read it here."""
+        if self.weight_bytes is not None and self.checkpoint_dtype is not None and dtype == self.checkpoint_dtype:
+            return self.weight_bytes, f"the {dtype} checkpoint's bytes (model.safetensors.index.json total_size)"
         if self.weight_bytes is not None and self.checkpoint_dtype is not None and dtype == self.serving_dtype:
-            if dtype == self.checkpoint_dtype:
-                return self.weight_bytes, f"the {dtype} checkpoint's bytes (model.safetensors.index.json total_size)"
             scaled = int(self.weight_bytes * dtype_bytes(dtype, key) / dtype_bytes(self.checkpoint_dtype))
             how = (
                 f"the {self.checkpoint_dtype} checkpoint's bytes (model.safetensors.index.json total_size)"

@@ -38,8 +38,9 @@ Sources (read 2026-11-26):
   InferenceX's client at concurrency 64, lines 658-660: output tokens/s for 1k/1k, 1k/8k and 8k/1k. Lengths are
   the centres of InferenceX's [0.8 L, L] range (922 and 7,373). W8A8 fp8: the recipe does not say, but
   tpu-inference (read at the pinned 0.29.0, not the recipe's nightly) requantizes an fp8 checkpoint's weights per
-  channel and quantizes the activations of its matmuls unless told otherwise (ledger:
-  tpu-inference.fp8.requantize-default, tpu-inference.fp8.quantize-activations).
+  channel and quantizes the activations of its matmuls unless told otherwise, its experts' grouped matmuls too
+  (ledger: tpu-inference.fp8.requantize-default, tpu-inference.fp8.quantize-activations,
+  tpu-inference.fp8.moe-quantize-lhs).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from tpu_stacks.catalog.engines.declared import EngineDeclaration, GatewaySuppor
 from tpu_stacks.catalog.engines.record import CommandMarker, EngineVersion, Flag, Served
 from tpu_stacks.catalog.image_users import NONROOT_UID, ImageUser
 from tpu_stacks.catalog.inference_gateway import ServingApi
-from tpu_stacks.catalog.model_shape import ModelArchitecture
+from tpu_stacks.catalog.model_shape import Dtype, ModelArchitecture
 from tpu_stacks.catalog.upstream import number, text
 from tpu_stacks.errors import UserError
 
@@ -23,6 +23,21 @@ the releases there). The repository's tags v0.0.3rc0, v0.0.3rc1, v0.0.3rc97 and 
 pipeline ("TEMP(experiment)" in .github/workflows/release.yml at v0.0.3rc1) with no wheel on PyPI, and no Docker Hub
 tag of lmsysorg/sglang-jax could be confirmed for any release (sgl-project/sglang-jax issue #348, "Support docker
 image of release", still open in November 2025): the stack builds the image from the wheel (sglang/image/)."""
+AUTO_DTYPES: tuple[Dtype, ...] = ("bf16", "fp16", "fp32")
+"""The config dtypes SGLang-JAX's `--dtype auto` keeps as they are (its _STR_DTYPE_TO_JAX_DTYPE)."""
+
+
+def served_dtype(architecture: ModelArchitecture) -> Dtype:
+    """The dtype SGLang-JAX 0.0.1.post1 holds an unquantized model's weights and KV cache in at `--dtype auto`, its
+    default, which the stack keeps: the config's own dtype, fp32 when it names none; never vLLM's downcast of fp32 to
+    bf16 (ledger: sglang.default.dtype, sglang.dtype.auto-keeps-config, sglang.dtype.fp32-without-one,
+    sglang.kv-dtype.auto-is-model). A quantized checkpoint keeps the sizing's defaults."""
+    if architecture.quantized_dtype is not None:
+        return "bf16"
+    found = architecture.checkpoint_dtype
+    return found if found in AUTO_DTYPES else "fp32"
+
+
 SGLANG = EngineVersion(
     engine="sglang",
     version=SGLANG_JAX_VERSION,
@@ -52,7 +67,12 @@ SGLANG = EngineVersion(
             note="tokens per prefill chunk",
         ),
         Flag(name="--kv-cache-dtype", meaning="kv_dtype", default="auto", note="auto: the model dtype"),
-        Flag(name="--dtype", meaning="weight_dtype", default="auto", note="auto: bf16 for the catalogued models"),
+        Flag(
+            name="--dtype",
+            meaning="weight_dtype",
+            default=text("sglang.default.dtype"),
+            note="auto: the config's dtype, fp32 when it names none (served_dtype)",
+        ),
         Flag(name="--quantization", meaning="quantization", note="a method the catalogue cannot size is advisory"),
     ),
     # No metrics: sglang-jax 0.0.1.post1 parses --enable-metrics but nothing reads it and no route serves /metrics

@@ -21,7 +21,7 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.images import PYTHON_IMAGE, check_pinned
 from tpu_stacks.names import REPOSITORY_ID, builder_account_id
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
-from tpu_stacks.sglang.engine import SGLANG
+from tpu_stacks.sglang.engine import SGLANG, served_dtype
 from tpu_stacks.sglang.spec import IMAGE_DIR, IMAGE_NAME, PORT, SglangSpec
 from tpu_stacks.sizing import (
     Parallelism,
@@ -153,8 +153,16 @@ def plan_sglang(spec: SglangSpec, cluster: ClusterSpec, hf_token_given: bool) ->
     check_source_ranges("sglang", spec.exposure, spec.source_ranges, "serving the OpenAI API")
     require_clients("sglang", spec.exposure, spec.source_ranges, "serving the OpenAI API", UNGUARDED)
     # Paged KV: one sequence of the context is the floor (batch 1); one prefill chunk sizes the activations.
+    # Weights and KV in the dtype the server holds them in at `--dtype auto` (an fp32 checkpoint stays fp32).
+    dtype = served_dtype(model.architecture)
     request = ServingRequest(
-        model=model, engine="sglang", context=spec.context_length, batch=1, prefill_tokens=PREFILL_TOKENS
+        model=model,
+        engine="sglang",
+        context=spec.context_length,
+        batch=1,
+        prefill_tokens=PREFILL_TOKENS,
+        weight_dtype=dtype,
+        kv_dtype=dtype,
     )
     verdict = choose_slice(request, generation(spec.tpu_generation), spec.topology, "sglang")
     shape = verdict.shape

@@ -39,7 +39,10 @@ SERVER_COMMAND = ["python3", "-m", "sgl_jax.launch_server"]  # ledger: sglang.se
 
 def _env(plan: SglangPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
     env = [k8s.core.v1.EnvVarArgs(name=COMPILE_CACHE_ENV, value=COMPILE_CACHE_DIR), *hf_env()]
-    if secret_name:  # read from a file by huggingface_hub (HF_TOKEN_PATH), never an environment value
+    # read from a file by huggingface_hub (HF_TOKEN_PATH), never an environment value, in the 0.34 release sglang-jax
+    # requires (ledger: huggingface-hub-sglang.token-path, huggingface-hub-sglang.token-file,
+    # sglang-jax.requires.huggingface-hub)
+    if secret_name:
         env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=f"{TOKEN_DIR}/{HF_SECRET_KEY}"))
     return env
 

@@ -8,11 +8,15 @@ steady state's. Fitting and judging the model on such rows needs the run itself;
 the steady state).
 
 The replay uses the model's own step cost (model.StepCost): each step decodes one token of every running sequence
-and fills the rest of `max_num_batched_tokens` with prompt chunks, first come first served (vLLM's chunked prefill);
-a prompt is admitted while fewer than `max_num_seqs` run and its prompt fits the KV cache's free pages; when the
-decoding sequences outgrow the cache, the newest is preempted and later recomputes its prompt and the tokens it had
-produced, and a step that preempted admits no waiting prompt (vLLM's scheduler; ledger:
-vllm.scheduler.preempt-newest, vllm.scheduler.no-waiting-after-preempt).
+and fills the rest of `max_num_batched_tokens` with prompt chunks, first come first served (vLLM's chunked prefill).
+As vLLM 0.29.0's scheduler does: a waiting prompt is admitted only while the step's budget has room, and gets its
+first chunk at once, while fewer than `max_num_seqs` run and its whole prompt fits the free pages (ledger:
+vllm.scheduler.admit-with-budget, vllm.scheduler.reserve-full-prompt); an admitted prompt joins the running list as
+its newest request, still prefilling (ledger: vllm.scheduler.running-includes-prefill); when the cache cannot take a
+running request's next tokens, the newest request is preempted (a prompt still prefilling before any decoding
+sequence, the prompt itself when its own chunk does not fit) and later recomputes its prompt and the tokens it had
+produced; a step that preempted admits no waiting prompt (ledger: vllm.scheduler.preempt-newest,
+vllm.scheduler.preempt-self, vllm.scheduler.no-waiting-after-preempt).
 Steps with no prompt waiting are advanced in one jump to the next sequence's end (the cached tokens grow linearly
 over it). Request lengths: uniform in [ratio x L, L] (the client's `--random-range-ratio`), spread evenly over the
 prompts by a golden-ratio sequence, input and output independently.
@@ -93,6 +97,13 @@ class _Schedule:
     produced: int
     total_steps: int
     batch_steps: float
+    preempted_prefills: int = 0
+    """Preemptions of a prompt still prefilling (the newest of vLLM's running list) ..."""
+    preempted_decodes: int = 0
+    """... and of a decoding sequence (only when no prompt was prefilling)."""
+    most_prefilling: int = 0
+    """The most prompts admitted and not yet prefilled at once (vLLM admits one only with a token of the step's budget
+    for it)."""
 
 
 def replay(
@@ -132,11 +143,15 @@ def _schedule(model: ResolvedModel, shape: SliceShape, workload: Workload, clien
     started = [0] * client.prompts
 
     step, sent, produced, batch_steps = 0, 0, 0, 0.0
+    preempted_prefills = preempted_decodes = most_prefilling = 0
     stretches: list[tuple[int, float, float, int]] = []
     first_tokens: list[tuple[int, int]] = []
     queue: deque[int] = deque()
+    # vLLM's running list, in admission order: the decoding sequences, then the prompts still prefilling (a prompt is
+    # admitted only when the budget is left after every earlier one's chunk, so none prefilling is older than a
+    # decoding one)
     prefilling: list[list[int]] = []  # [request, prompt tokens done]
-    running: list[int] = []  # decoding, in the order they started (the last is preempted first)
+    running: list[int] = []  # decoding, in the order they started
     ending: list[tuple[int, int]] = []  # heap of (last step, request); stale entries skipped
     cached_base = 0.0  # sum over decoding sequences of (tokens at start - step it started)
     prefilled = 0  # prompt tokens done by the sequences still prefilling
@@ -157,46 +172,78 @@ def _schedule(model: ResolvedModel, shape: SliceShape, workload: Workload, clien
         running.remove(request)
         cached_base -= prompt[request] - started[request]
 
-    def preempt() -> None:
-        """vLLM's recompute preemption: the newest decoding sequence gives its pages back and re-prefills its
-        prompt and the tokens it produced, before any waiting prompt."""
-        request = running[-1]
-        made = step - started[request]
-        stop(request)
-        prompt[request] += made
-        left[request] -= made
+    def preempt() -> int:
+        """vLLM's recompute preemption of the newest request of its running list (a prompt still prefilling before
+        any decoding sequence): it gives its pages back and goes first in the waiting queue, to prefill again its
+        prompt and the tokens it had produced. Returns the request."""
+        nonlocal prefilled, preempted_prefills, preempted_decodes
+        if prefilling:
+            request, done = prefilling.pop()
+            prefilled -= done
+            preempted_prefills += 1
+        else:
+            request = running[-1]
+            made = step - started[request]
+            stop(request)
+            prompt[request] += made
+            left[request] -= made
+            preempted_decodes += 1
         queue.appendleft(request)
+        return request
+
+    room, tokens, attention = 0, 0, 0.0  # this step's: budget left, prompt tokens, prompt attention FLOPs
+    done_now: list[list[int]] = []  # prompts whose last chunk is this step's
+
+    def chunk(entry: list[int]) -> None:
+        """The entry's next chunk, as much of its prompt as the step's budget has room for."""
+        nonlocal room, tokens, attention, prefilled
+        request, done = entry
+        take = min(prompt[request] - done, room)
+        attention += attention_flops(model, done + take) - attention_flops(model, done)
+        tokens += take
+        room -= take
+        entry[1] = done + take
+        prefilled += take
+        if entry[1] >= prompt[request]:
+            done_now.append(entry)
 
     for _ in range(min(client.prompts, client.concurrency or client.prompts)):
         send()
     while queue or prefilling or running:
         preempted = False
-        while running and used(step + 1) > free:
+        while (running or prefilling) and used(step + 1) > free:  # the decoding sequences' next token
             preempt()
             preempted = True
-        # vLLM schedules no waiting request in a step that preempted; one is admitted when its prompt fits
+        room = budget - len(running)
+        tokens, attention = 0, 0.0
+        done_now.clear()
+        for entry in list(prefilling):
+            if room <= 0:
+                break
+            if entry not in prefilling:  # preempted for an earlier prompt's chunk
+                break
+            request = entry[0]
+            take = min(prompt[request] - entry[1], room)
+            # a chunk that does not fit preempts the newest request, this prompt itself when it is the newest
+            while entry in prefilling and used(step + 1) + take > free:
+                preempt()
+                preempted = True
+            if entry in prefilling:
+                chunk(entry)
+        # vLLM schedules no waiting request in a step that preempted; one is admitted while the step's budget has
+        # room, fewer than `max_num_seqs` run and its whole prompt fits the free pages, and gets a chunk at once
         while (
             not preempted
             and queue
+            and room > 0
             and len(running) + len(prefilling) < max_seqs
             and used(step + 1) + prompt[queue[0]] + waste <= free
         ):
-            prefilling.append([queue.popleft(), 0])
-        if prefilling:
-            room = min(budget - len(running), int(free - used(step + 1)))
-            tokens, attention, done_now = 0, 0.0, []
-            for entry in prefilling:
-                if room <= 0:
-                    break
-                request, done = entry
-                take = min(prompt[request] - done, room)
-                attention += attention_flops(model, done + take) - attention_flops(model, done)
-                tokens += take
-                room -= take
-                entry[1] = done + take
-                prefilled += take
-                if entry[1] >= prompt[request]:
-                    done_now.append(entry)
+            entry = [queue.popleft(), 0]
+            prefilling.append(entry)
+            chunk(entry)
+        most_prefilling = max(most_prefilling, len(prefilling))
+        if tokens:
             step += 1
             stretches.append((len(running) + tokens, cached_base + len(running) * step, attention, 1))
             produced += len(running)
@@ -218,21 +265,24 @@ def _schedule(model: ResolvedModel, shape: SliceShape, workload: Workload, clien
                 else:
                     send()
         elif running:
-            # decode-only steps up to the next sequence's end or the step the cache fills, in one stretch
+            # decode-only steps up to the next sequence's end or the step the cache fills, in one stretch (one step
+            # after a preemption, when the waiting queue may be admitted again)
             while ending and (
                 ending[0][1] not in running or ending[0][0] != started[ending[0][1]] + left[ending[0][1]]
             ):
                 heapq.heappop(ending)
             last = ending[0][0]
-            room = free - used(step)
-            last = min(last, step + max(1, int(room // len(running))))
+            space = free - used(step)
+            last = min(last, step + max(1, int(space // len(running))))
+            if preempted and queue:
+                last = step + 1
             jump = last - step
             steps_sum = jump * step + jump * (jump + 1) / 2  # steps step+1 .. last
             stretches.append((len(running), jump * cached_base + len(running) * steps_sum, 0.0, jump))
             produced += len(running) * jump
             batch_steps += len(running) * jump
             step = last
-        else:
+        elif not prefilling and not preempted:
             raise ValueError("requests wait but none can be admitted")
         while ending and ending[0][0] <= step:
             _, request = heapq.heappop(ending)
@@ -240,4 +290,14 @@ def _schedule(model: ResolvedModel, shape: SliceShape, workload: Workload, clien
                 stop(request)
                 send()
     sent_at_first, first_at = (tuple(column) for column in zip(*first_tokens, strict=True))
-    return _Schedule(tuple(stretches), sent_at_first, first_at, produced, step, batch_steps)
+    return _Schedule(
+        tuple(stretches),
+        sent_at_first,
+        first_at,
+        produced,
+        step,
+        batch_steps,
+        preempted_prefills,
+        preempted_decodes,
+        most_prefilling,
+    )

@@ -108,7 +108,8 @@ def model_path(download_dir: str, model_id: str) -> str:
 
 def command(model_id: str, path: str) -> list[str]:
     """`python3 -c SCRIPT MODEL PATH`: huggingface_hub's `snapshot_download` into `local_dir` (files, not
-    links into a cache), the token read from HF_TOKEN_PATH by the client itself (ledger: huggingface-hub.token-path)."""
+    links into a cache), the token read from HF_TOKEN_PATH by the client itself (ledger:
+    huggingface-hub-vllm.token-path)."""
     script = SCRIPT.format(allow=list(ALLOW_PATTERNS), ignore=list(IGNORE_PATTERNS), workers=WORKERS)
     return ["python3", "-c", script, model_id, path]
 

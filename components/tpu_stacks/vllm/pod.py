@@ -48,7 +48,8 @@ def _env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs
     ]
     if secret_name and plan.model.architecture.gated:
         # The token is read from a file (HF_TOKEN_PATH), never exposed as an environment value (ledger:
-        # huggingface-hub.token-path, huggingface-hub.token-file).
+        # huggingface-hub-vllm.token-path, huggingface-hub-vllm.token-file), read at the oldest release vllm-tpu
+        # allows (ledger: vllm.requires.huggingface-hub).
         env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=f"{HF_TOKEN_DIR}/{HF_SECRET_KEY}"))
     if secret_name and plan.spec.api_key:
         # The server reads its key from the environment when no --api-key is given (ledger: vllm.env.api-key,

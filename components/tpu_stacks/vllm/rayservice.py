@@ -149,7 +149,7 @@ def _serve_config(plan: VllmPlan) -> str:
 
 def token_env(plan: VllmPlan, secret_name: str | None) -> list[k8s.core.v1.EnvVarArgs]:
     """Hugging Face's client bounds, and the gated model's token read from a file, never an env value (ledger:
-    huggingface-hub.token-path)."""
+    huggingface-hub-vllm.token-path)."""
     env = hf_env()
     if secret_name and plan.model.architecture.gated:
         env.append(k8s.core.v1.EnvVarArgs(name="HF_TOKEN_PATH", value=f"/var/run/secrets/huggingface/{HF_SECRET_KEY}"))

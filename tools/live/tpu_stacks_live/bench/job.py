@@ -58,7 +58,8 @@ TEARDOWN_GRACE_S = number("inference-perf.load.teardown-grace")
 """inference-perf lets in-flight requests finish for `load.stage_teardown_grace_seconds` after a stage (by default):
 part of the Job's deadline."""
 HF_TOKEN_PATH = text("huggingface-hub.token-path")
-"""The variable naming the file huggingface_hub reads the token from (the server's, set to the same file here)."""
+"""The variable naming the file huggingface_hub reads the token from (the server's, set to the same file here), in
+the 1.x release bench's transformers requires (ledger: inference-perf.requires.transformers)."""
 START_S = 600
 """The pod's start: a CPU node, the image (about 1 GB), the tokenizer's download."""
 TTL_S = 3600

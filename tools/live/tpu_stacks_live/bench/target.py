@@ -160,13 +160,14 @@ def _secret_ref(env: dict[str, dict[str, Any]], name: str) -> tuple[str, str] | 
 def _hf_token(templates: list[dict[str, Any]]) -> tuple[str, str, str] | None:
     """The Hugging Face token file of the stack's pods (the server's first): `HF_TOKEN_PATH` (huggingface_hub reads
     the token from that file, in the vLLM image's 1.x and the SGLang image's 0.34 alike, ledger:
-    huggingface-hub.token-path, huggingface-hub-sglang.token-path, huggingface-hub-sglang.token-file), the mount
+    huggingface-hub-vllm.token-path, huggingface-hub-vllm.token-file, huggingface-hub-sglang.token-path,
+    huggingface-hub-sglang.token-file), the mount
     holding it and the Secret that volume projects (vllm/pod.py mounts the key
     as a file, never as an environment value)."""
     for template in templates:
         spec = template.get("spec") or {}
         for container in spec.get("containers") or []:
-            path = ((_env(container).get(text("huggingface-hub.token-path")) or {}).get("value")) or ""
+            path = ((_env(container).get(text("huggingface-hub-vllm.token-path")) or {}).get("value")) or ""
             directory, _, file = path.rpartition("/")
             mount = next((m for m in container.get("volumeMounts") or [] if m.get("mountPath") == directory), None)
             volume = next((v for v in spec.get("volumes") or [] if mount and v.get("name") == mount.get("name")), None)
