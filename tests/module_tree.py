@@ -8,6 +8,7 @@ walking `components/tpu_stacks`, so a new workload, spec or plan is checked the 
 from __future__ import annotations
 
 import ast
+import gc
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,6 +80,20 @@ def _is_dynamic_import(func: ast.expr) -> bool:
     return isinstance(func, ast.Name) and func.id in ("import_module", "__import__")
 
 
+def parse(path: Path) -> ast.Module:
+    """`ast.parse` with the garbage collector held off. CPython 3.11's AST-to-object conversion checks that its
+    recursion counter ends where it began, and in one worker, after tests/vllm/test_gateway.py, a parse failed with
+    "SystemError: AST constructor recursion depth mismatch" (reproduced twice with collection on, not with it off:
+    a collection inside the conversion, running finalizers of objects earlier tests left, is the likely cause)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return ast.parse(path.read_text(), filename=str(path))
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def imports(path: Path, package: Path = PACKAGE) -> list[Import]:
     """Every import in a module, wherever it stands: top level, inside a function, under
     `if TYPE_CHECKING:` or `try:`, and `importlib.import_module("...")` / `__import__("...")` with a
@@ -86,7 +101,7 @@ def imports(path: Path, package: Path = PACKAGE) -> list[Import]:
     importer = module_name(path, package)
     is_package = path.name == "__init__.py"
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in ast.walk(parse(path)):
         names: tuple[str, ...] = ()
         if isinstance(node, ast.Import):
             names = tuple(alias.name for alias in node.names)

@@ -621,7 +621,9 @@ def test_the_files_a_new_engine_touches_are_listed_and_few():
 
 def test_the_files_a_new_generation_touches_are_the_files_that_name_every_generation():
     listed = documented("generation-files")
-    assert naming_every(ROOT, [g.name for g in GENERATIONS], ()) == listed
+    # The ledger is a record, not a list a new generation joins: its claims quote upstream sources that name them.
+    records = ("components/tpu_stacks/catalog/upstream_ledger.toml",)
+    assert naming_every(ROOT, [g.name for g in GENERATIONS], records) == listed
 
 
 def test_the_census_finds_a_new_hand_written_list(tmp_path: Path):

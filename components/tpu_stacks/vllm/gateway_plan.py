@@ -9,7 +9,7 @@ What the gateway is for and what it costs: docs/vllm.md, "Inference Gateway".
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -44,7 +44,16 @@ from tpu_stacks.gcp.universe import universe
 from tpu_stacks.names import RESOURCE_NAME, bounded
 from tpu_stacks.serving.smoke_plan import flag_value
 from tpu_stacks.vllm.gateway_disaggregation import check_disaggregation
-from tpu_stacks.vllm.kv_events import RENDER_PORT, check_extra_args, server_block_size, tokenizer_args
+from tpu_stacks.vllm.kv_events import (
+    APPROXIMATE,
+    PRECISE,
+    RENDER_PORT,
+    PrefixCache,
+    check_prefix_cache,
+    prefix_cache,
+    server_block_size,
+    tokenizer_args,
+)
 from tpu_stacks.vllm.spec import ObjectiveSpec, VllmSpec
 
 POOL_NAME = "vllm-inference-pool"
@@ -61,9 +70,6 @@ same completions at /invocations, which the key does not guard (ledger: vllm.api
 vllm.api-key.invocations-unguarded); routing only /v1 keeps that path off the gateway, so behind an internal gateway
 the key closes everything the VPC can reach (the pods themselves admit only the gateway's proxies, the picker and
 the smoke test)."""
-PrefixCache = Literal["precise", "approximate"]
-PRECISE: PrefixCache = "precise"
-APPROXIMATE: PrefixCache = "approximate"
 PRECISE_PRODUCER = text("router.plugin.precise-prefix-cache-producer")
 TOKEN_PRODUCER = text("router.plugin.token-producer")
 ENDPOINT_SOURCE = text("router.plugin.endpoint-notification-source")
@@ -402,7 +408,7 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
             f"does not serve exposure {spec.exposure}",
             f"use {expected} with exposure {spec.exposure}, or leave className out",
         )
-    _check_prefix_cache(spec)
+    check_prefix_cache(spec)
     names = [objective.name for objective in gateway.objectives]
     for index, name in enumerate(names):
         if name in names[:index]:
@@ -416,27 +422,6 @@ def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
             "cluster.gatewayApi.enabled", False, "is required by vllm.gateway", "remove it or set it to true"
         )
     return cluster.model_copy(update={"gateway_api": api.model_copy(update={"enabled": True})})
-
-
-def prefix_cache(spec: VllmSpec) -> PrefixCache:
-    """`vllm.gateway.prefixCache`, or its default: precise with llm-d's router (the server is always vLLM TPU
-    here, which publishes KV events), approximate with the v1.5.0 picker (it has no precise producer)."""
-    if spec.gateway.prefix_cache is not None:
-        return spec.gateway.prefix_cache
-    return PRECISE if (spec.gateway.picker or DEFAULT_PICKER) == DEFAULT_PICKER else APPROXIMATE
-
-
-def _check_prefix_cache(spec: VllmSpec) -> None:
-    picker_name = spec.gateway.picker or DEFAULT_PICKER
-    if spec.gateway.prefix_cache == PRECISE and picker_name != DEFAULT_PICKER:
-        raise UserError(
-            "vllm.gateway.prefixCache",
-            PRECISE,
-            f"needs llm-d's router: the {picker_name} picker has no precise-prefix-cache-producer",
-            "remove vllm.gateway.picker (llm-d's router), or set vllm.gateway.prefixCache: approximate",
-        )
-    if prefix_cache(spec) == PRECISE:
-        check_extra_args(spec.extra_args)
 
 
 def _with_floor(cluster: ClusterSpec) -> ClusterSpec:

@@ -48,11 +48,18 @@ Why each piece (docs/gateway.md, "Cache-aware routing from the engine's events",
 from __future__ import annotations
 
 import json
+from typing import Literal
 
 from tpu_stacks.catalog.kv_pages import tpu_page_size
+from tpu_stacks.catalog.pickers import DEFAULT_PICKER
 from tpu_stacks.catalog.upstream import number, text
 from tpu_stacks.errors import UserError
 from tpu_stacks.serving.smoke_plan import flag_value
+from tpu_stacks.vllm.spec import VllmSpec
+
+PrefixCache = Literal["precise", "approximate"]
+PRECISE: PrefixCache = "precise"
+APPROXIMATE: PrefixCache = "approximate"
 
 KV_EVENTS_PORT = number("router.kv-events-port")
 """Where each server publishes and the router dials: vLLM's default endpoint's port, the router's default too."""
@@ -64,6 +71,9 @@ RENDER_IMAGE = (
     f"{text('router.chart.render-registry')}/{text('router.chart.render-repository')}:{text('router.chart.render-tag')}"
 )
 """vLLM's CPU image at the router chart's pin, which renders prompts without an accelerator."""
+RENDER_VLLM = text("router.chart.render-tag").removeprefix("v")
+"""The vLLM release inside RENDER_IMAGE: the render rows of the upstream ledger are read in its wheel (pin
+vllm-render), since the sidecar, not the servers' 0.29.0, answers the token producer."""
 RENDER_CPU = "500m"
 RENDER_MEMORY = "2Gi"
 RENDER_MEMORY_LIMIT = "4Gi"
@@ -156,3 +166,25 @@ def render_command(
     and tokenizing as they do."""
     named = [] if served == model_id else [f"--{text('vllm.flag.served-model-name')}={served}"]
     return ["vllm", "launch", "render"], [model_id, *tokenizer, *named, f"--port={RENDER_PORT}"]
+
+
+def prefix_cache(spec: VllmSpec) -> PrefixCache:
+    """`vllm.gateway.prefixCache`, or its default: precise with llm-d's router (the server is always vLLM TPU
+    here, which publishes KV events), approximate with the v1.5.0 picker (it has no precise producer)."""
+    if spec.gateway.prefix_cache is not None:
+        return spec.gateway.prefix_cache
+    return PRECISE if (spec.gateway.picker or DEFAULT_PICKER) == DEFAULT_PICKER else APPROXIMATE
+
+
+def check_prefix_cache(spec: VllmSpec) -> None:
+    """`vllm.gateway.prefixCache: precise` needs llm-d's router and servers that publish events."""
+    picker_name = spec.gateway.picker or DEFAULT_PICKER
+    if spec.gateway.prefix_cache == PRECISE and picker_name != DEFAULT_PICKER:
+        raise UserError(
+            "vllm.gateway.prefixCache",
+            PRECISE,
+            f"needs llm-d's router: the {picker_name} picker has no precise-prefix-cache-producer",
+            "remove vllm.gateway.picker (llm-d's router), or set vllm.gateway.prefixCache: approximate",
+        )
+    if prefix_cache(spec) == PRECISE:
+        check_extra_args(spec.extra_args)
