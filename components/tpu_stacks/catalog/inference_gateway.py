@@ -26,12 +26,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from tpu_stacks.catalog.engines import image_repository
 from tpu_stacks.catalog.engines.declared import GatewaySupport, declarations
 from tpu_stacks.catalog.engines.epp import EPP, EPP_REPOSITORY
 from tpu_stacks.catalog.engines.record import EngineName, EngineVersion
+from tpu_stacks.catalog.engines.serving_api import ServingApi as ServingApi
 from tpu_stacks.catalog.upstream import fact, number, text
 
 INFERENCE_EXTENSION_VERSION = EPP.version
@@ -48,26 +47,6 @@ gateway's version floor (gke_versions.INFERENCE_GATEWAY_CRDS_FLOOR, 1.34.0-gke.1
 capabilities page, "Gateway API versions": 1.33.2-gke.1335000 or later: 1.3.0; 1.34.1-gke.1822000 or later: 1.4.0;
 1.35.2-gke.1842000 or later: 1.5.0 ([D-GKE-GATEWAYCLASS]).
 Newer bundles add fields, so an object this schema admits is admitted by every cluster at or above the floor."""
-
-
-class ServingApi(BaseModel):
-    """What an engine's server speaks over HTTP, and the port it listens on unless told otherwise."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    engine: EngineName
-    openai: bool
-    """Serves OpenAI's Completions and Chat APIs: the picker parses those bodies and routes them."""
-    port_flag: str | None
-    """The flag that sets its HTTP port (None: the image or a sidecar decides it)."""
-    default_port: int | None
-    """The port without `port_flag` (None: no HTTP server of its own)."""
-    why: str
-    source: str
-    serves_models: bool
-    """Answers requests for a model (a model server): its clients must be named (policies: serving-clients-named)."""
-    front_ends: tuple[str, ...] = ()
-    """Image repositories of HTTP servers that front the engine's models from pods of their own (Sax HTTP)."""
 
 
 SAX_HTTP_REPOSITORY = "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http"

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from tpu_stacks.catalog.engines.record import EngineVersion
 
 if TYPE_CHECKING:
-    from tpu_stacks.catalog.engine_traffic import EngineTraffic
-    from tpu_stacks.catalog.inference_gateway import ServingApi
+    from tpu_stacks.catalog.engines.serving_api import ServingApi
+    from tpu_stacks.catalog.engines.traffic_record import EngineTraffic
     from tpu_stacks.catalog.model_shape import ModelArchitecture
 
 
