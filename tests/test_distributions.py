@@ -54,6 +54,33 @@ def test_the_library_ships_the_crds_its_components_declare():
     assert all(any(fnmatch(file, pattern) for pattern in patterns) for file in files), (files, patterns)
 
 
+def test_every_data_file_of_the_library_ships():
+    """A tracked file under components/tpu_stacks that is not Python is read at run time (the ledgers, the model
+    configs, the CRDs) or built elsewhere (the images): the installed library must carry it, or an installed pack or
+    SDK fails where the checkout works (a workload folder's upstream.toml did: the built pack's KeyError)."""
+    import subprocess
+    from fnmatch import fnmatch
+
+    data = tomllib.loads((ROOT / "components" / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = data["tool"]["setuptools"]["package-data"]
+    listed = subprocess.run(
+        ["git", "ls-files", "components/tpu_stacks"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    missing = []
+    for name in listed:
+        path = ROOT / name
+        if path.suffix == ".py":
+            continue
+        package = path.parent
+        while not (package / "__init__.py").is_file():
+            package = package.parent
+        dotted = package.relative_to(ROOT / "components").as_posix().replace("/", ".")
+        relative = path.relative_to(package).as_posix()
+        if not any(fnmatch(relative, pattern) for pattern in [*patterns.get(dotted, []), *patterns.get("*", [])]):
+            missing.append(name)
+    assert not missing, f"not in [tool.setuptools.package-data] of components/pyproject.toml: {missing}"
+
+
 def test_the_live_commands_pin_their_clients_and_share_the_planners_protobuf():
     """tools/live adds the Kubernetes and Google clients; they must resolve beside the planner's exact pins (the
     newest google-cloud-monitoring needs protobuf 6.33, the planner pins 5.29): one environment, no second one."""
