@@ -9,7 +9,7 @@ import pytest
 
 from scripts import upstream_check
 from tests.catalog.test_upstream_ledger import edited
-from tpu_stacks.catalog.upstream import LEDGER_FILE, Ledger, Pin, Row, ledger, parse
+from tpu_stacks.catalog.upstream import LEDGER_FILE, Ledger, Pin, Row, ledger, ledger_files, parse
 
 BOOK = ledger()
 WHEEL_PINS = [pin for pin in BOOK.pins.values() if pin.kind == "wheel" and BOOK.rows_of(pin.name)]
@@ -19,6 +19,21 @@ def _check(book: Ledger, rows: tuple[str, ...] = ()) -> tuple[int, str]:
     lines: list[str] = []
     code = upstream_check.run(book, cache=upstream_check.CACHE, rows=rows, out=lines.append)
     return code, "\n".join(lines)
+
+
+def _book_with(row: Row, field: str, new: object) -> Ledger:
+    """The whole ledger with one field of one row edited in whichever file declares the row (the shared ledger or a
+    workload folder's upstream.toml), read as catalog/upstream.py reads the files."""
+    pins: dict[str, Pin] = {}
+    rows: list[Row] = []
+    for path in ledger_files():
+        text = path.read_text(encoding="utf-8")
+        if f'id = "{row.id}"' in text:
+            text = edited(text, row.id, field, new)
+        part = parse(text, "" if path == LEDGER_FILE else str(path))
+        pins.update(part.pins)
+        rows.extend(part.rows)
+    return Ledger(pins=pins, rows=tuple(rows))
 
 
 def _valued(pin: Pin) -> Row:
@@ -38,7 +53,7 @@ def test_an_edited_value_fails_against_the_pinned_wheel(pin: Pin):
     row = _valued(pin)
     assert row.value is not None
     other = f"{row.value}-edited" if isinstance(row.value, str) else row.value + 1
-    code, out = _check(parse(edited(LEDGER_FILE.read_text(), row.id, "value", other)), (row.id,))
+    code, out = _check(_book_with(row, "value", other), (row.id,))
     assert code == 1
     assert f"row {row.id}: pin {pin.name} {pin.pinned} {row.path}:{row.line}: expected value {other!r}" in out
 
@@ -48,7 +63,7 @@ def test_an_edited_literal_fails_against_the_pinned_wheel(pin: Pin):
     row = BOOK.rows_of(pin.name)[0]
     assert row.literal is not None
     literal = row.literal.replace("_", "-", 1) if "_" in row.literal else row.literal + "  # edited"
-    code, out = _check(parse(edited(LEDGER_FILE.read_text(), row.id, "literal", literal)), (row.id,))
+    code, out = _check(_book_with(row, "literal", literal), (row.id,))
     assert code == 1
     assert (
         f"row {row.id}: pin {pin.name} {pin.pinned} {row.path}:{row.line}: expected {literal.strip()!r}, found" in out

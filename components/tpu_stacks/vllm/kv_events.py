@@ -165,7 +165,7 @@ def render_command(
     answering to their served name (`served`, the token producer's modelName; ledger: vllm.flag.served-model-name)
     and tokenizing as they do."""
     named = [] if served == model_id else [f"--{text('vllm.flag.served-model-name')}={served}"]
-    return ["vllm", "launch", "render"], [model_id, *tokenizer, *named, f"--port={RENDER_PORT}"]
+    return ["vllm", "launch", text("vllm.launch-render")], [model_id, *tokenizer, *named, f"--port={RENDER_PORT}"]
 
 
 def prefix_cache(spec: VllmSpec) -> PrefixCache:
