@@ -342,10 +342,6 @@ class GatewayPlan(BaseModel):
         return self.picker.objective_header
 
 
-def default_class(exposure: str) -> str | None:
-    return CLASSES.get(exposure)
-
-
 def check_gateway(spec: VllmSpec, cluster: ClusterSpec) -> ClusterSpec:
     """Refuse a gateway setting that cannot work, in one line naming the key; return the cluster with the
     Gateway API turned on. Runs before the slice is sized and the cluster planned."""
