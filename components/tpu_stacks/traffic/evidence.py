@@ -149,7 +149,9 @@ def from_model(
     fit, flag = calibration(workload.engine, shape.generation)
     source = (
         f"roofline model ({workload.engine} on {shape.generation}, fitted on {fit.build}: weights {fit.weights:.2f},"
-        f" KV {fit.kv:.2f}, compute {fit.compute:.2f}; docs/sizing-for-traffic.md)"
+        f" KV {fit.kv:.2f}, compute {fit.compute:.2f}"
+        + (f", int8/fp8 reads {fit.dequantized:.2f} of bf16's" if fit.dequantized != 1 else "")
+        + "; docs/sizing-for-traffic.md)"
     )
     if flag:
         source += f"; FLAGGED: {flag}"
