@@ -43,9 +43,9 @@ JETSTREAM_CALIBRATIONS = (
     Calibration(
         "v5e",
         "JetStream-PyTorch (2024-04 to 2024-07)",
-        0.65,
-        0.53,
-        0.29,
+        0.67,
+        0.5,
+        0.27,
         (
             "jspt-llama3-8b-bf16",
             "jspt-llama3-8b-int8",
@@ -53,7 +53,6 @@ JETSTREAM_CALIBRATIONS = (
             "jspt-gemma-7b-bf16",
             "jspt-gemma-7b-int8",
         ),
-        dequantized=0.84,
     ),
 )
 
@@ -78,10 +77,6 @@ CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
         builds=JETSTREAM,
         calibrations=JETSTREAM_CALIBRATIONS,
         borrowed=(("v4", "v5e"), ("v5p", "v5e"), ("v6e", "v5e"), ("tpu7x", "v5e")),
-        # JetStream-PyTorch's int8 weights are `WeightOnlyInt8Linear` (F.linear on the int8 tensor, then the
-        # scaler) and its int8 KV cache is multiplied by its scalers around bf16 einsums (jetstream_pt/layers.py,
-        # `Attention.forward`, at the benchmarked 2024-04 builds): XLA converts the narrow dtype, no int8 kernel.
-        dequantizes=True,
     ),
 }
 """The engines the traffic model knows from this module; a workload folder declares its own engine's entry."""

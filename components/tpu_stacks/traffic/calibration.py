@@ -58,17 +58,17 @@ def _dtype(row: Measurement) -> str:
 
 def markdown_table() -> str:
     lines = [
-        "| Engine | Generation | Build the rows measured | Weights | KV | Compute | Int8/fp8 reads | Rows |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Engine | Generation | Build the rows measured | Weights | KV | Compute | Rows |",
+        "|---|---|---|---|---|---|---|",
     ]
     for engine, traffic in TRAFFIC.items():
         for c in traffic.calibrations:
             lines.append(
                 f"| {engine} | {c.generation} | {c.build} | {c.weights:.2f} | {c.kv:.2f} | {c.compute:.2f} |"
-                f" {c.dequantized:.2f} | {len(c.rows)} |"
+                f" {len(c.rows)} |"
             )
         for lent, lender in traffic.borrowed:
-            lines.append(f"| {engine} | {lent} | borrows {lender}'s fit (flagged in every figure) | | | | | 0 |")
+            lines.append(f"| {engine} | {lent} | borrows {lender}'s fit (flagged in every figure) | | | | 0 |")
     lines += [
         "",
         "| Row | Build | Model | Slice | Dtypes | In/out tokens | Batch | Measured out tok/s | Modelled |"

@@ -151,9 +151,7 @@ def from_model(
         flag = f"{flag}; {other}" if flag else other
     source = (
         f"roofline model ({workload.engine} on {shape.generation}, fitted on {fit.build}: weights {fit.weights:.2f},"
-        f" KV {fit.kv:.2f}, compute {fit.compute:.2f}"
-        + (f", int8/fp8 reads {fit.dequantized:.2f} of bf16's" if fit.dequantized != 1 else "")
-        + "; docs/sizing-for-traffic.md)"
+        f" KV {fit.kv:.2f}, compute {fit.compute:.2f}; docs/sizing-for-traffic.md)"
     )
     if flag:
         source += f"; FLAGGED: {flag}"

@@ -87,8 +87,7 @@ def _loss(rows: Sequence[Measurement], fit: Calibration) -> float:
     errors = sum(math.log(predict(row, fit)[1] / row.output_tokens_per_second) ** 2 for row in rows)
     logs = [math.log(fit.weights), math.log(fit.kv), math.log(fit.compute)]
     mean = sum(logs) / 3
-    # the same ridge pulls the dequantized fraction towards 1 (no penalty for a narrow dtype)
-    return errors + RIDGE * (sum((value - mean) ** 2 for value in logs) + math.log(fit.dequantized) ** 2)
+    return errors + RIDGE * sum((value - mean) ** 2 for value in logs)
 
 
 def _golden(loss: Callable[[float], float], low: float, high: float) -> float:
@@ -125,26 +124,12 @@ def _fitted(start: Calibration, rows: tuple[Measurement, ...]) -> Calibration:
             lambda e: _loss(rows, replace(start, weights=math.exp(e), kv=math.exp(e), compute=math.exp(e))), low, high
         )
     )
-    best = replace(start, weights=common, kv=common, compute=common, dequantized=1.0)
-    names = ("weights", "kv", "compute") + (("dequantized",) if _mixes_dtypes(rows) else ())
+    best = replace(start, weights=common, kv=common, compute=common)
     for _ in range(SWEEPS):
-        for name in names:
+        for name in ("weights", "kv", "compute"):
             value = _golden(lambda e, n=name, b=best: _loss(rows, replace(b, **{n: math.exp(e)})), low, high)
             best = replace(best, **{name: math.exp(value)})
-    return replace(
-        best,
-        weights=round(best.weights, 2),
-        kv=round(best.kv, 2),
-        compute=round(best.compute, 2),
-        dequantized=round(best.dequantized, 2),
-    )
-
-
-def _mixes_dtypes(rows: Sequence[Measurement]) -> bool:
-    """Whether the rows measure both bf16 and a narrower dtype of an engine that dequantizes in XLA (only then can
-    the fit tell the narrow dtype's read rate from the bf16 one; else it stays 1)."""
-    kinds = {row.weight_dtype == "bf16" and row.kv_dtype == "bf16" for row in rows}
-    return len(kinds) == 2 and all(TRAFFIC[row.engine].dequantizes for row in rows)
+    return replace(best, weights=round(best.weights, 2), kv=round(best.kv, 2), compute=round(best.compute, 2))
 
 
 def rows_of(calibration: Calibration) -> list[Measurement]:

@@ -313,11 +313,6 @@ def _roofline(model: ResolvedModel, shape: SliceShape, workload: Workload) -> tu
     )
 
 
-def _quantized(dtype: str) -> bool:
-    """A dtype narrower than bf16 (int8, fp8, int4): read at the calibration's `dequantized` fraction."""
-    return dtype_bytes(dtype, "--dtype") < 2
-
-
 def step_cost(
     model: ResolvedModel, shape: SliceShape, workload: Workload, scale: float = 1.0, fit: Calibration | None = None
 ) -> StepCost:
@@ -326,13 +321,10 @@ def step_cost(
     bandwidth, peak, weights, linear_flops, per_token_bytes = _roofline(model, shape, workload)
     bandwidth = bandwidth * scale
     compute = peak * cal.compute * scale
-    # an engine that dequantizes in XLA reads a narrow dtype at its own fraction of the bf16 rate (Calibration)
-    weight_rate = cal.weights * (cal.dequantized if _quantized(workload.weight_dtype) else 1.0)
-    kv_rate = cal.kv * (cal.dequantized if _quantized(workload.kv_dtype) else 1.0)
     return StepCost(
-        weights=weights / (bandwidth * weight_rate),
+        weights=weights / (bandwidth * cal.weights),
         per_token=linear_flops / compute,
-        per_cached_token=per_token_bytes / (bandwidth * kv_rate),
+        per_cached_token=per_token_bytes / (bandwidth * cal.kv),
         per_flop=1 / compute,
         cached_token_bytes=per_token_bytes,
     )

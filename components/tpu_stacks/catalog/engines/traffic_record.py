@@ -32,10 +32,6 @@ class Calibration:
     compute: float
     rows: tuple[str, ...]
     """Ids of the rows of tpu_stacks.catalog.throughput_measurements the numbers are fitted on."""
-    dequantized: float = 1.0
-    """For an engine that dequantizes int8/fp8 weights and KV with XLA ops ahead of bf16 matmuls (no kernel that
-    reads the narrow dtype itself): the fraction of the bf16 read rate a quantized byte is read at. 1.0 where the
-    rows cannot tell (all one dtype) or the engine reads the narrow dtype natively."""
 
 
 @dataclass(frozen=True)
@@ -68,10 +64,6 @@ class EngineTraffic:
     memory_fraction: float | None = None
     """Fraction of HBM the pinned build takes for weights, activations and KV cache when not told (vLLM
     `--gpu-memory-utilization`); None: sizing's usable fraction."""
-    dequantizes: bool = False
-    """Whether the engine reads int8/fp8 weights and KV through XLA dequantize ops ahead of bf16 matmuls rather than
-    kernels that take the narrow dtype: then its calibrations fit that read rate apart (`Calibration.dequantized`)
-    wherever their rows measure both bf16 and a narrow dtype."""
     uncalibrated: str = ""
     """Why an engine has no calibration at all (no published row measures it): its traffic figures are refused with
     this reason, while its KV-cache model and deployable slices still serve the pack and the sizing."""
