@@ -105,6 +105,18 @@ def test_a_borrowed_calibration_is_flagged_in_the_figure():
     assert "FLAGGED" not in own.source
 
 
+def test_a_dense_model_on_a_calibration_fitted_only_on_moe_rows_is_flagged():
+    """vLLM's tpu7x fit rests on Qwen3-Coder 480B-A35B rows only: a dense model there says so, the MoE model not."""
+    target = TrafficTarget(output_tokens_per_second=1000)
+    dense = evaluate_slice(lookup_model("llama-3-8b"), slice_shape("tpu7x", "2x2x1"), target)
+    assert "FLAGGED: efficiencies fitted only on mixture-of-experts rows" in dense.source
+    moe = next(row for row in MEASUREMENTS if row.generation == "tpu7x")
+    own = evaluate_slice(
+        row_model(moe), slice_shape("tpu7x", "2x2x1"), target, weight_dtype="fp8", kv_dtype="fp8", measurements=()
+    )
+    assert "fitted only on" not in own.source
+
+
 MODEL = lookup_model("llama-3.1-70b")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic_of
+from tpu_stacks.catalog.engine_traffic import TRAFFIC, Calibration, traffic_of
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement, row_model
 from tpu_stacks.catalog.tpu import SliceShape
@@ -147,6 +147,8 @@ def from_model(
         model, shape, workload, ntpot_ms=target.ntpot_ms, ttft_ms=target.ttft_ms, max_batch=cap, scale=scale
     )
     fit, flag = calibration(workload.engine, shape.generation)
+    if other := _other_kind(model, fit):
+        flag = f"{flag}; {other}" if flag else other
     source = (
         f"roofline model ({workload.engine} on {shape.generation}, fitted on {fit.build}: weights {fit.weights:.2f},"
         f" KV {fit.kv:.2f}, compute {fit.compute:.2f}; docs/sizing-for-traffic.md)"
@@ -264,6 +266,19 @@ def refuted(
                 " operating point within the latency limits",
             )
     return served
+
+
+def _other_kind(model: ResolvedModel, fit: Calibration) -> str:
+    """A flag when every row the calibration is fitted on measured the other kind of model (mixture of experts or
+    dense): an MoE step's grouped expert matmuls and expert-parallel collectives are not a dense model's, so its
+    efficiencies do not carry over (docs/sizing-for-traffic.md, the judge's Qwen3-32B rows)."""
+    by_id = {row.id: row for row in MEASUREMENTS}
+    kinds = {row_model(by_id[name]).architecture.experts > 1 for name in fit.rows if name in by_id}
+    moe = model.architecture.experts > 1
+    if kinds != {not moe}:
+        return ""
+    fitted, other = ("dense", "a mixture of experts") if moe else ("mixture-of-experts", "a dense model")
+    return f"efficiencies fitted only on {fitted} rows, whose kernels and collectives are not {other}'s"
 
 
 def flagged(served: Served, model: ResolvedModel, shape: SliceShape, tp: int, hosts: int) -> Served:
