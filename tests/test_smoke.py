@@ -17,9 +17,9 @@ import pytest
 from tests.clients import CLIENTS
 from tests.mocks import capture
 from tests.shipped import shipped
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.jetstream.component import JetStreamStack
+from tpu_stacks.jetstream.engine import JETSTREAM
 from tpu_stacks.objects.awaits import job_budget
 from tpu_stacks.saxml.component import SaxmlStack
 from tpu_stacks.serving.smoke_plan import POD_LABELS, POD_START_MINUTES, SCRIPT, flag_value, script_source

@@ -110,10 +110,10 @@ class Workload:
     sizing_engine: str | None = None
     """Its engine as `tpu-stacks size` names it (sizing.Engine), None when sizing does not serve it."""
     engine: Ref | None = None
-    """Its engine as the catalogue knows it, declared in its own folder (`<workload>/engine.py`, an
+    """The engine only this workload runs, declared in its own folder (`<workload>/engine.py`, an
     `EngineDeclaration`): the pinned record, the traffic entry, the HTTP API, the model classes it serves and whether
     the gateway can front it. Shared code collects these through `declared()` and never names the engine; None: its
-    engine is one of the catalogue's own (catalog/engines/)."""
+    engines are ones shared code names, the catalogue's own (catalog/engines/ CATALOGUED, with WHY_HERE)."""
     example_stack: str = ""
     """The shipped stack (`Pulumi.<stack>.yaml`) that shows it: the security scan plans it."""
     package: str = field(default="", compare=False)

@@ -7,13 +7,13 @@ import pytest
 
 from tpu_stacks import sources
 from tpu_stacks.catalog import engines
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM
-from tpu_stacks.catalog.engines.maxtext import MAXTEXT
 from tpu_stacks.catalog.engines.ray import RAY
 from tpu_stacks.catalog.engines.record import Engine, EngineName
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.tpu import generation_names
+from tpu_stacks.jetstream.engine import JETSTREAM
 from tpu_stacks.jetstream.spec import FLOW_IMAGES
+from tpu_stacks.raytrain.engine import MAXTEXT
 from tpu_stacks.raytrain.spec import MAXTEXT_REVISION
 from tpu_stacks.saxml.engine import SAXML
 from tpu_stacks.saxml.spec import MODEL_IMAGE

@@ -1,7 +1,6 @@
 """The Inference Gateway catalogue: every catalogued engine says whether the endpoint picker can route to it."""
 
 from tpu_stacks.catalog.engines import engines
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.record import EngineName
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.inference_gateway import (
@@ -11,6 +10,7 @@ from tpu_stacks.catalog.inference_gateway import (
     serving_api,
     serving_apis,
 )
+from tpu_stacks.jetstream.engine import JETSTREAM
 
 
 def test_every_catalogued_engine_has_one_serving_api():

@@ -13,9 +13,9 @@ import re
 
 import pytest
 
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.published import Publisher, publisher
+from tpu_stacks.jetstream.engine import JETSTREAM
 from tpu_stacks_preview.capture import Capture
 from tpu_stacks_preview.monitoring import check_monitoring, engines_in
 

@@ -8,12 +8,12 @@ import re
 
 import pytest
 
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.ray import RAY, RAY_SERVE
 from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.engines.router import ROUTER
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.gke_metrics import KUBE_STATE_METRICS, SYSTEM_METRICS
+from tpu_stacks.jetstream.engine import JETSTREAM
 
 from .conftest import STACKS
 

@@ -7,9 +7,9 @@ from tpu_policies.engine_args import vllm_request
 from tpu_stacks.catalog import engines
 from tpu_stacks.catalog.engines import engine_of_command
 from tpu_stacks.catalog.engines.declared import declarations
-from tpu_stacks.catalog.engines.maxtext import MAXTEXT
 from tpu_stacks.catalog.engines.record import CommandMarker
 from tpu_stacks.catalog.engines.vllm import VLLM
+from tpu_stacks.raytrain.engine import MAXTEXT
 from tpu_stacks.sglang.engine import SGLANG
 
 
@@ -40,8 +40,8 @@ def test_each_engine_says_whether_it_serves_or_trains():
     assert engines.trains("maxtext") and MAXTEXT.arguments == "settings"
     assert not engines.trains("vllm") and not engines.trains("jetstream") and not engines.trains("nonesuch")
     declared = {d.name for d in declarations()}  # the engines workload folders declare (engine.py)
-    assert {"saxml", "sglang"} <= declared
-    assert {e.engine for e in engines.ENGINES if e.workload == "serve"} - declared == {"vllm", "jetstream"}
+    assert {"jetstream", "maxtext", "saxml", "sglang"} <= declared
+    assert {e.engine for e in engines.ENGINES if e.workload == "serve"} - declared == {"vllm"}
     # a recognised paged-KV server is read by flags its record declares, so every reader's meaning is there
     for engine in (VLLM, SGLANG):
         for meaning in ("model", "tensor_parallel", "context", "prefill_tokens", "weight_dtype", "kv_dtype"):

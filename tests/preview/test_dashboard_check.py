@@ -9,8 +9,8 @@ import json
 import jsonschema
 import pytest
 
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.vllm import VLLM
+from tpu_stacks.jetstream.engine import JETSTREAM
 from tpu_stacks_preview.capture import Capture, ResourceOptionsRecord, ResourceRecord
 from tpu_stacks_preview.monitoring import (
     check_dashboard,

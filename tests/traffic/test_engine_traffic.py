@@ -5,11 +5,11 @@ import pytest
 
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, traffic, traffic_of
 from tpu_stacks.catalog.engines.declared import declarations
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.tpu import GENERATIONS, all_slice_shapes
 from tpu_stacks.errors import UserError
+from tpu_stacks.jetstream.engine import JETSTREAM
 from tpu_stacks.sglang.engine import SGLANG
 from tpu_stacks.traffic.model import calibration
 from tpu_stacks.traffic.optimizer import PINNED_VERSIONS, deployable

@@ -6,11 +6,11 @@ import math
 import pytest
 
 from tpu_stacks.catalog.engine_traffic import TRAFFIC as ENGINE_RECORDS
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, VLLM_TPU_V6E_8B
 from tpu_stacks.catalog.tpu import GENERATIONS, all_slice_shapes, generation, slice_shape
+from tpu_stacks.jetstream.engine import JETSTREAM
 from tpu_stacks.traffic import MAX_REPLICA_CHIPS, TrafficTarget, evaluate_slice, size_for_traffic
 from tpu_stacks.traffic.model import MAX_BATCH, Workload, fits, kv_capacity, operating_point
 from tpu_stacks.traffic.optimizer import deployable

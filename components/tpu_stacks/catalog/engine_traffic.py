@@ -1,14 +1,15 @@
 """What the traffic model and the policy pack need to know of a serving engine, per engine, as frozen data.
 
 Why: shared code (the traffic model, its optimizer, the pack's traffic and argument checks) must not branch
-on an engine's name. Each engine the traffic model is calibrated for declares here how it holds the KV cache,
-which sizing engine its memory is counted as, the builds whose published measurements count as evidence, and
-which records bound the slices its stack deploys; the shared code looks the record up by name and asks it.
+on an engine's name. Each engine the traffic model knows declares how it holds the KV cache, which sizing engine
+its memory is counted as, the builds whose published measurements count as evidence, and which records bound the
+slices its stack deploys; the shared code looks the record up by name and asks it. vLLM's entry is here (its record
+is shared: catalog/engines WHY_HERE); an engine one workload runs declares its entry in that workload's folder
+(`<workload>/engine.py`: JetStream's, SGLang-JAX's), collected by `traffic()`.
 
-Sources: how vLLM and JetStream hold the KV cache is [SB] inference.md (vLLM pages the tokens a sequence has;
-JetStream reserves a full cache length per slot, the batch fixed by `--batch_size`), as tpu_stacks.sizing counts
-them; the deployable slices are the stacks' own (jetstream/plan.py serves one host of a generation its images
-serve; vllm/multihost_plan.py serves a multi-host slice through Ray Serve LLM, catalog/engines/ray.py RAY_SERVE).
+Sources: how vLLM holds the KV cache is [SB] inference.md (vLLM pages the tokens a sequence has), as
+tpu_stacks.sizing counts it; the deployable slices are the stack's own (vllm/multihost_plan.py serves a multi-host
+slice through Ray Serve LLM, catalog/engines/ray.py RAY_SERVE).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 from tpu_stacks.catalog.engines.declared import declarations
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.catalog.engines.traffic_record import Calibration as Calibration
 from tpu_stacks.catalog.engines.traffic_record import EngineTraffic as EngineTraffic
@@ -39,23 +39,6 @@ VLLM_CALIBRATIONS = (
         ("vllm-tpu7x-qwen3coder-1k1k", "vllm-tpu7x-qwen3coder-1k8k", "vllm-tpu7x-qwen3coder-8k1k"),
     ),
 )
-JETSTREAM_CALIBRATIONS = (
-    Calibration(
-        "v5e",
-        "JetStream-PyTorch (2024-04 to 2024-07)",
-        0.67,
-        0.5,
-        0.27,
-        (
-            "jspt-llama3-8b-bf16",
-            "jspt-llama3-8b-int8",
-            "jspt-llama3-8b-int8-0729",
-            "jspt-gemma-7b-bf16",
-            "jspt-gemma-7b-int8",
-        ),
-    ),
-)
-
 CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
     "vllm": EngineTraffic(
         sizing_engine="vllm",
@@ -70,13 +53,6 @@ CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
         multi_host=RAY_SERVE,
         page_tokens=tpu_page_size,
         memory_fraction=fraction("vllm.default.gpu-memory-utilization"),  # the stack does not set it
-    ),
-    "jetstream": EngineTraffic(
-        sizing_engine="jetstream",
-        kv_cache="per-slot",
-        builds=JETSTREAM,
-        calibrations=JETSTREAM_CALIBRATIONS,
-        borrowed=(("v4", "v5e"), ("v5p", "v5e"), ("v6e", "v5e"), ("tpu7x", "v5e")),
     ),
 }
 """The engines the traffic model knows from this module; a workload folder declares its own engine's entry."""

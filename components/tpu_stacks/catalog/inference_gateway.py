@@ -65,27 +65,6 @@ CATALOGUED_APIS: tuple[ServingApi, ...] = (
         serves_models=True,
     ),
     ServingApi(
-        engine="jetstream",
-        openai=False,
-        port_flag=None,
-        default_port=None,
-        why="JetStream serves gRPC (Orchestrator/Decode); its HTTP front ends take `/generate` (the jetstream-http "
-        "image) or `/v1/generate` and `/v1/health` (jetstream/entrypoints/http/api_server.py), not OpenAI's "
-        "Completions or Chat, and it exports none of the protocol's gauges",
-        source="https://github.com/AI-Hypercomputer/JetStream/blob/07fe623b5637c7e3b17f501a1e4b5ebd04a6ae49/"
-        "jetstream/entrypoints/http/api_server.py; [K-JETSTREAM] (jetstream-http `/generate`)",
-        serves_models=True,
-    ),
-    ServingApi(
-        engine="maxtext",
-        openai=False,
-        port_flag=None,
-        default_port=None,
-        why="MaxText here is a trainer: it serves no requests",
-        source="[K-RAY]",
-        serves_models=False,
-    ),
-    ServingApi(
         engine="epp",
         openai=False,
         port_flag=None,

@@ -274,7 +274,7 @@ def smoke_test(plan: JetStreamPlan, monitoring: MonitoringPlan) -> SmokeTest:
         image=PYTHON_IMAGE,
         server=server_fingerprint(plan.spec),
         ports=(HTTP_PORT, METRICS_PORT) if metrics else (HTTP_PORT,),
-        # prometheus_client's server answers every path, /metrics included (catalog/engines/jetstream.py).
+        # prometheus_client's server answers every path, /metrics included (engine.py).
         metrics_url=f"http://{host}:{METRICS_PORT}/metrics" if metrics else None,
         metrics=read_metrics(monitoring) if metrics else (),
     )

@@ -34,7 +34,8 @@ WORKLOAD = Workload(
         Export("monitoring", "monitoring"),
     ),
     secrets=(("hf_token", "hfToken"),),
-    engines=("jetstream", "maxtext"),
+    engine=Ref("tpu_stacks.jetstream.engine:ENGINE"),
+    engines=("jetstream",),
     sizing_engine="jetstream",
     example_stack="jetstream-gemma",
 )

@@ -8,12 +8,12 @@ the metrics port is charted only when that version exports metrics.
 from __future__ import annotations
 
 from tpu_stacks.catalog.engines import engine_of_image
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.gcp.monitoring import queries as q
 from tpu_stacks.gcp.monitoring.dashboards import replicas_chart
 from tpu_stacks.gcp.monitoring.model import Section, Widget
 from tpu_stacks.gcp.monitoring.targets import Target, stack_fields
 from tpu_stacks.gcp.monitoring.widgets import chart, note, scorecard
+from tpu_stacks.jetstream.engine import JETSTREAM
 from tpu_stacks.jetstream.plan import JetStreamPlan
 
 

@@ -16,7 +16,6 @@ import re
 from pydantic import BaseModel
 
 from tpu_stacks.catalog.engine_models import check_context
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM, JETSTREAM_METRICS_FLAG
 from tpu_stacks.catalog.models import ResolvedModel, lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, all_slice_shapes, generation, parse_topology, slice_shape
 from tpu_stacks.cluster.capacity import is_fallback
@@ -31,6 +30,7 @@ from tpu_stacks.cluster.plan import (
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import check_pinned
+from tpu_stacks.jetstream.engine import JETSTREAM, JETSTREAM_METRICS_FLAG
 from tpu_stacks.jetstream.models import JetStreamModel, jetstream_model
 from tpu_stacks.jetstream.spec import (
     COMPILE_CACHE_DIR,
@@ -119,7 +119,7 @@ class JetStreamPlan(WorkloadPlan):
                 f"--quantize_kv_cache={spec.quantize_kv_cache}",
                 f"--tokenizer_path={directory}tokenizer.model",
                 f"--checkpoint_path={directory}model.safetensors",
-                # v0.2.3's run_server starts JetStream's Prometheus server only with this flag (engines/jetstream.py)
+                # v0.2.3's run_server starts JetStream's Prometheus server only with this flag (engine.py)
                 *([f"{JETSTREAM_METRICS_FLAG}={METRICS_PORT}"] if spec.monitoring.enabled else []),
             ]
         args = [  # `jpt serve` ([K-JETSTREAM])
@@ -205,9 +205,7 @@ def _context_fix(spec: JetStreamSpec, model: ResolvedModel) -> str | None:
 def _verdict(spec: JetStreamSpec, request: ServingRequest) -> Candidate:
     """The slice: the one named (checked to hold weights and cache), or the smallest single-host fit."""
     gen = generation(spec.tpu_generation, key="jetstream.tpuGeneration")
-    served = (
-        JETSTREAM[-1].served_generations or ()
-    )  # every pinned version serves the same (catalog/engines/jetstream.py)
+    served = JETSTREAM[-1].served_generations or ()  # every pinned version serves the same (engine.py)
     if not JETSTREAM[-1].serves_generation(gen.name):
         raise UserError(
             "jetstream.tpuGeneration",

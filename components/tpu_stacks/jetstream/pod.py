@@ -20,11 +20,11 @@ import math
 import pulumi
 import pulumi_kubernetes as k8s
 
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM_METRICS_FLAG, JETSTREAM_USER
 from tpu_stacks.catalog.models import dtype_bytes
 from tpu_stacks.cluster.plan import PoolPlan
 from tpu_stacks.jetstream.compile_cache import cache_containers, cache_mount, cache_volume, wait_for_checkpoint
 from tpu_stacks.jetstream.converter import hf_token_mount, hf_token_volume
+from tpu_stacks.jetstream.engine import JETSTREAM_METRICS_FLAG, JETSTREAM_USER
 from tpu_stacks.jetstream.plan import JetStreamPlan
 from tpu_stacks.jetstream.spec import COMPILE_CACHE_DIR, GRPC_PORT, HTTP_PORT, METRICS_PORT, MODELS_DIR, WEIGHTS_DIR
 from tpu_stacks.k8s.gcsfuse import fuse_volume, sidecar_annotations

@@ -14,7 +14,6 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM
 from tpu_stacks.catalog.tpu import names_text
 from tpu_stacks.cluster.spec import workload_cluster
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
@@ -26,6 +25,7 @@ from tpu_stacks.inputs.field_rules import (
     ServiceAccountId,
     SpecModel,
 )
+from tpu_stacks.jetstream.engine import JETSTREAM
 from tpu_stacks.slo.spec import SloSpec
 
 # Pinned upstream images ([K-JETSTREAM-CONV], [K-JETSTREAM]). Tags only: upstream publishes no digests.
@@ -38,7 +38,7 @@ FLOW_IMAGES = {
 FLOW_BATCH = {"converter": 32, "download": 30}  # upstream's ([K-JETSTREAM-CONV]; [K-JETSTREAM] after ad1460eb)
 HTTP_PORT = 8000
 GRPC_PORT = 9000
-METRICS_PORT = JETSTREAM[0].scrape_port()  # --prometheus_port (converter flow; catalog/engines/jetstream.py)
+METRICS_PORT = JETSTREAM[0].scrape_port()  # --prometheus_port (converter flow; engine.py)
 MODELS_DIR = "/models"  # the FUSE mount, as in the tutorial's --checkpoint_path
 WEIGHTS_DIR = "/weights"  # download flow: --working_dir, a local emptyDir per pod
 COMPILE_CACHE_DIR = "/jax-cache"

@@ -38,6 +38,7 @@ WORKLOAD = Workload(
         Export("monitoring", "monitoring"),
     ),
     prepare_args=Ref("tpu_stacks.raytrain.sources:with_default_tag"),
+    engine=Ref("tpu_stacks.raytrain.engine:ENGINE"),  # MaxText; Ray is the catalogue's own (shared)
     engines=("ray", "maxtext"),
     example_stack="raytrain",
 )

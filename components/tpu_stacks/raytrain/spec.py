@@ -17,13 +17,11 @@ from tpu_stacks.catalog.tpu import generation_names, names_text
 from tpu_stacks.cluster.spec import workload_cluster
 from tpu_stacks.gcp.monitoring.spec import MonitoringSpec
 from tpu_stacks.inputs.field_rules import ComponentInput, EngineArgs, ImageName, K8sName, Quantity, SpecModel
+from tpu_stacks.raytrain.engine import MAXTEXT_REVISION as MAXTEXT_REVISION  # the pin: the engine's record
 
 # The tutorial's Ray: rayproject/ray:2.49.1-py312 and `pip install "ray[default]==2.49.1"` ([D-GKE-RAY]).
 RAY_VERSION = RAY.version  # one place: the engine catalogue (catalog/engines/)
-# MaxText, fetched at one commit (the tutorial clones the unpinned HEAD, [K-RAY] Dockerfile). At this commit
-# src/MaxText/train.py has `main(argv)` and pyproject.toml declares `install_maxtext_github_deps`.
 MAXTEXT_REPOSITORY = "https://github.com/AI-Hypercomputer/maxtext.git"
-MAXTEXT_REVISION = "404cf1de701460671c4924521a70f07f26aa7d1c"
 TRAINER_IMAGE_DIR = "components/tpu_stacks/raytrain/trainer_image"
 """The training image's folder (Dockerfile, cloudbuild.yaml, the trainer) from the repository root:
 what `gcloud builds submit` and a Cloud Build trigger build. Installed: `raytrain.sources.trainer_image_dir()`."""

@@ -1,6 +1,13 @@
-"""The engine catalogue and the lookups over it: per serving or training engine and pinned version (one module
-each in this package, their record in record.py), which container flags size the workload and which metrics the
-engine exports, as frozen typed data with their sources.
+"""The engine catalogue and the lookups over it: per serving or training engine and pinned version (their record in
+record.py), which container flags size the workload and which metrics the engine exports, as frozen typed data with
+their sources.
+
+Where an engine is declared (issue 34, docs/architecture.md "Adding a workload"): an engine that one workload runs
+is declared in that workload's folder (`<workload>/engine.py`, an `EngineDeclaration` its descriptor names:
+JetStream, MaxText, Saxml, SGLang-JAX), and this package collects it through the registry (declared.py). An engine
+that shared code must name has its module here (CATALOGUED), with the reason in `WHY_HERE`;
+tests/catalog/test_engine_homes.py fails when a record here is imported by no shared code outside the folders of
+the workloads that run it.
 
 Why: the policy pack must judge programs it did not write. A raw vLLM Deployment carries no
 `tpu-stacks.dev/*` annotations, but its own arguments say what it serves (`--model`,
@@ -21,16 +28,26 @@ from typing import Any
 
 from tpu_stacks.catalog.engines.declared import declarations
 from tpu_stacks.catalog.engines.epp import EPP
-from tpu_stacks.catalog.engines.jetstream import JETSTREAM
-from tpu_stacks.catalog.engines.maxtext import MAXTEXT
 from tpu_stacks.catalog.engines.ray import RAY, RAY_SERVE
 from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.engines.router import ROUTER
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.image_users import HELPER_IMAGE_USERS, ImageUser
 
-CATALOGUED: tuple[EngineVersion, ...] = (VLLM, *JETSTREAM, MAXTEXT, RAY, RAY_SERVE, EPP, ROUTER)
-"""The engines this package records itself; a workload folder declares its own (`<workload>/engine.py`)."""
+CATALOGUED: tuple[EngineVersion, ...] = (VLLM, RAY, RAY_SERVE, EPP, ROUTER)
+"""The engines this package records itself, because shared code names them (`WHY_HERE`); a workload folder declares
+the engine only it runs (`<workload>/engine.py`)."""
+
+WHY_HERE: dict[str, str] = {
+    "vllm": "shared code outside the vLLM folder imports its record: Ray Serve's multi-host path (RAY_SERVE exports "
+    "its metrics through Ray; gcp/monitoring/rayserve.py) and the policy pack's ray_serve, inference_pools (the "
+    "picker's pool checks read vLLM TPU's flags) and engine_args rules",
+    "ray": "two workloads run it (Ray Train's RayCluster and multi-host vLLM's RayService), and the policy pack's "
+    "ray_serve rule and the preview's dashboard check import its records",
+    "epp": "the gateway's endpoint picker and its successor llm-d's router: the gateway, not a workload "
+    "(catalog/inference_gateway.py and catalog/pickers.py read their records)",
+}
+"""Why each engine of CATALOGUED is recorded here and not in a workload's folder: which shared code names it."""
 
 
 def engines() -> tuple[EngineVersion, ...]:

@@ -1,9 +1,10 @@
 """An engine a workload folder declares itself (`<workload>/engine.py`), and the collection of them.
 
 Why: adding an engine should be a folder, not edits across the catalogue. The catalogue's shared tables (the engine
-records, the traffic model's entries, the serving APIs, the model-class checks) each hold the engines they were
-written with and add every `EngineDeclaration` a workload's descriptor names (`Workload.engine`, a `Ref` loaded on
-first use through the registry), so the decision layer stays pure and no shared module names the engine.
+records, the traffic model's entries, the serving APIs, the model-class checks) each hold the engines shared code
+names (catalog/engines CATALOGUED, each with its reason in WHY_HERE) and add every `EngineDeclaration` a workload's
+descriptor names (`Workload.engine`, a `Ref` loaded on first use through the registry), so the decision layer stays
+pure and no shared module names the engine. An engine that one workload runs is declared this way, in its folder.
 """
 
 from __future__ import annotations

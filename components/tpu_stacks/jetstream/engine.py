@@ -1,13 +1,21 @@
-"""JetStream (the MaxText engine and the PyTorch `jpt serve`): flags, image, user and the generations it serves."""
+"""JetStream-PyTorch as the engine catalogue knows it, declared in its own folder (descriptor.py `engine`): the
+pinned images' records (the flags that size a server and the policy pack reads, the metrics v0.2.3 exports, the user,
+the generations they serve), the traffic model's entry (a per-slot KV cache, fitted on the published v5e rows), its
+serving API (gRPC behind jetstream-http) and the gateway's answer. Only this workload runs JetStream, so shared code
+collects it through the registry (catalog/engines/declared.py) and never names it.
+"""
 
 from __future__ import annotations
 
+from tpu_stacks.catalog.engines.declared import EngineDeclaration, GatewaySupport
 from tpu_stacks.catalog.engines.record import (
     EngineVersion,
     Flag,
     Served,
     gauges,
 )
+from tpu_stacks.catalog.engines.serving_api import ServingApi
+from tpu_stacks.catalog.engines.traffic_record import Calibration, EngineTraffic
 from tpu_stacks.catalog.image_users import NONROOT_UID, ImageUser
 
 _JETSTREAM_FLAGS = (
@@ -80,3 +88,60 @@ JETSTREAM = (
         "exports no Prometheus metrics and none are catalogued",
     ),
 )
+"""The pinned images, oldest first: v0.2.3 (the converter flow's `run_server.py`) and v0.2.4 (`jpt serve`)."""
+
+# Fitted by tpu_stacks.traffic.fit (`python -m tpu_stacks.traffic.calibration` prints the table and each row's
+# leave-one-out error; tests/traffic/test_calibration.py refits and compares these constants).
+JETSTREAM_CALIBRATIONS = (
+    Calibration(
+        "v5e",
+        "JetStream-PyTorch (2024-04 to 2024-07)",
+        0.67,
+        0.5,
+        0.27,
+        (
+            "jspt-llama3-8b-bf16",
+            "jspt-llama3-8b-int8",
+            "jspt-llama3-8b-int8-0729",
+            "jspt-gemma-7b-bf16",
+            "jspt-gemma-7b-int8",
+        ),
+    ),
+)
+
+ENGINE = EngineDeclaration(
+    versions=JETSTREAM,
+    api=ServingApi(
+        engine="jetstream",
+        openai=False,
+        port_flag=None,
+        default_port=None,
+        why="JetStream serves gRPC (Orchestrator/Decode); its HTTP front ends take `/generate` (the jetstream-http "
+        "image) or `/v1/generate` and `/v1/health` (jetstream/entrypoints/http/api_server.py), not OpenAI's "
+        "Completions or Chat, and it exports none of the protocol's gauges",
+        source="https://github.com/AI-Hypercomputer/JetStream/blob/07fe623b5637c7e3b17f501a1e4b5ebd04a6ae49/"
+        "jetstream/entrypoints/http/api_server.py; [K-JETSTREAM] (jetstream-http `/generate`)",
+        serves_models=True,
+    ),
+    # The endpoint picker needs OpenAI's Completions and Chat and the Model Server Protocol's queue and KV-cache
+    # gauges (catalog/inference_gateway.py, v1.5.0 docs/proposals/003-model-server-protocol); v0.2.3 exports two gauges
+    # of its own (JETSTREAM[0].metrics) and v0.2.4 none.
+    gateway=GatewaySupport(
+        fronts=False,
+        why="JetStream answers gRPC and jetstream-http's `/generate`, not OpenAI's Completions and Chat, and exports "
+        "none of the Model Server Protocol's gauges the endpoint picker scores replicas by; reach it through its "
+        "Service",
+    ),
+    # How JetStream holds the KV cache is [SB] inference.md (a full cache length reserved per slot, the batch fixed by
+    # `--batch_size`), as tpu_stacks.sizing counts it; jetstream/plan.py serves one host of a generation its images
+    # serve, so no multi-host record.
+    traffic=EngineTraffic(
+        sizing_engine="jetstream",
+        kv_cache="per-slot",
+        builds=JETSTREAM,
+        calibrations=JETSTREAM_CALIBRATIONS,
+        borrowed=(("v4", "v5e"), ("v5p", "v5e"), ("v6e", "v5e"), ("tpu7x", "v5e")),
+    ),
+)
+"""JetStream for the catalogue's shared tables (collected by catalog/engines/declared.py); no model-class check (the
+stack serves the models jetstream/models.py names, as the server's flags spell them)."""
