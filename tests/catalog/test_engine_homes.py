@@ -110,11 +110,11 @@ def test_every_catalogued_engine_says_why_it_is_not_in_a_workload_folder():
 
 
 def test_the_check_finds_the_shared_users_it_relies_on():
-    """Not vacuous: vLLM's record is imported by the policy pack, Ray's by the vLLM folder as well as Ray Train's,
-    and the walk reads the workload folders it then leaves out."""
+    """Not vacuous: vLLM's record is imported by the policy pack, Ray's (run by Ray Train and multi-host vLLM) by
+    the pack's Ray Serve rule too, and the walk reads the workload folders it then leaves out."""
     modules = record_modules()
     assert modules["vllm"] == {f"{PACKAGE}.vllm"} and modules["epp"] == {f"{PACKAGE}.epp", f"{PACKAGE}.router"}
     assert "policies/tpu_policies/ray_serve.py" in shared_users(modules["vllm"], runners("vllm"))
-    assert "components/tpu_stacks/raytrain/" in runners("ray")
-    assert any(u.startswith("components/tpu_stacks/vllm/") for u in shared_users(modules["ray"], runners("ray")))
+    assert set(runners("ray")) == {"components/tpu_stacks/raytrain/", "components/tpu_stacks/vllm/"}
+    assert "policies/tpu_policies/ray_serve.py" in shared_users(modules["ray"], runners("ray"))
     assert any(u.startswith("components/tpu_stacks/vllm/") for u in shared_users(modules["vllm"], ()))

@@ -34,7 +34,7 @@ WORKLOAD = Workload(
         Export("monitoring", "monitoring"),
     ),
     secrets=(("hf_token", "hfToken"), ("api_key_secret", "vllmApiKey")),
-    engines=("vllm", "epp"),  # the endpoint picker runs with vllm.gateway
+    engines=("vllm", "epp", "ray"),  # the endpoint picker runs with vllm.gateway, Ray (Serve) on multi-host slices
     sizing_engine="vllm",
     example_stack="vllm",
 )
