@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from tpu_stacks.catalog.engine_models import check_architecture
+from tpu_stacks.catalog.engines.dtypes import AUTO
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
@@ -21,7 +22,7 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.images import PYTHON_IMAGE, check_pinned
 from tpu_stacks.names import REPOSITORY_ID, builder_account_id
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
-from tpu_stacks.sglang.engine import SGLANG, served_dtype
+from tpu_stacks.sglang.engine import SGLANG, SGLANG_DTYPES
 from tpu_stacks.sglang.spec import IMAGE_DIR, IMAGE_NAME, PORT, SglangSpec
 from tpu_stacks.sizing import (
     Parallelism,
@@ -153,8 +154,10 @@ def plan_sglang(spec: SglangSpec, cluster: ClusterSpec, hf_token_given: bool) ->
     check_source_ranges("sglang", spec.exposure, spec.source_ranges, "serving the OpenAI API")
     require_clients("sglang", spec.exposure, spec.source_ranges, "serving the OpenAI API", UNGUARDED)
     # Paged KV: one sequence of the context is the floor (batch 1); one prefill chunk sizes the activations.
-    # Weights and KV in the dtype the server holds them in at `--dtype auto` (an fp32 checkpoint stays fp32).
-    dtype = served_dtype(model.architecture)
+    # Weights and KV in the dtypes the server holds them in at `--dtype auto` and `--kv-cache-dtype auto`, its rule
+    # (an fp32 checkpoint stays fp32), the one the policy pack reads.
+    dtype = SGLANG_DTYPES.auto(model.architecture)
+    kv_dtype = SGLANG_DTYPES.kv_cache(AUTO, dtype)
     request = ServingRequest(
         model=model,
         engine="sglang",
@@ -162,7 +165,7 @@ def plan_sglang(spec: SglangSpec, cluster: ClusterSpec, hf_token_given: bool) ->
         batch=1,
         prefill_tokens=PREFILL_TOKENS,
         weight_dtype=dtype,
-        kv_dtype=dtype,
+        kv_dtype=kv_dtype,
     )
     verdict = choose_slice(request, generation(spec.tpu_generation), spec.topology, "sglang")
     shape = verdict.shape

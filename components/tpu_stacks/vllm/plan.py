@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from tpu_stacks.catalog.engine_models import check_context, check_vllm_architecture
-from tpu_stacks.catalog.engines.vllm import VLLM
+from tpu_stacks.catalog.engines.vllm import VLLM, VLLM_DTYPES
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
@@ -185,7 +185,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     request = ServingRequest(
         model=model,
         engine="vllm",
-        weight_dtype=model.architecture.serving_dtype,
+        weight_dtype=VLLM_DTYPES.auto(model.architecture),  # `--dtype auto`, the rule the policy pack reads
         context=spec.max_model_len,
         batch=1,
         prefill_tokens=spec.max_num_batched_tokens,
