@@ -112,7 +112,7 @@ def test_the_image_build_names_the_folder_the_pinned_wheel_and_the_stacks_reposi
     assert decided.repository == "sglang-jax-sg"
     account = "projects/proj/serviceAccounts/sglang-jax-sg-builder@proj.iam.gserviceaccount.com"
     command = decided.build_command(
-        "us-central1-docker.pkg.dev/proj/sglang-jax-sg/sglang-jax:0.0.1.post1", account, "gs://src/source"
+        "us-central1-docker.pkg.dev/proj/sglang-jax-sg/sglang-jax:0.0.1.post1", account, "src"
     )
     project, region = decided.cluster.spec.project, decided.cluster.region
     assert command.startswith(f"gcloud builds submit {IMAGE_DIR} --project={project} --region={region} ")

@@ -19,6 +19,7 @@ from tpu_stacks.cluster.capacity import is_fallback
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec
 from tpu_stacks.errors import UserError
+from tpu_stacks.gcp.cloud_build import submit_command
 from tpu_stacks.images import PYTHON_IMAGE, check_pinned
 from tpu_stacks.names import REPOSITORY_ID, builder_account_id
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
@@ -79,16 +80,12 @@ class SglangPlan(WorkloadPlan):
         """The id of the service account the build runs as (gcp/image_build.py says why one of our own)."""
         return builder_account_id(self.repository, "sglang.image")
 
-    def build_command(self, image: str, account: str, staging: str) -> str:
+    def build_command(self, image: str, account: str, bucket: str) -> str:
         """The Cloud Build command that builds `image` (the registry's full reference) from the pinned wheel, in the
-        stack's project and region, as the builder `account` (projects/P/serviceAccounts/E), the source uploaded to
-        `staging` (gs://BUCKET/FOLDER, which the builder may read); run from the repository root."""
-        values = f"_IMAGE={image},_SGLANG_JAX_VERSION={SGLANG.version},_PYTHON_IMAGE={PYTHON_IMAGE}"
-        where = f"--project={self.cluster.spec.project} --region={self.cluster.region}"
-        return (
-            f"gcloud builds submit {IMAGE_DIR} {where} --config={IMAGE_DIR}/cloudbuild.yaml --substitutions={values} "
-            f"--service-account={account} --gcs-source-staging-dir={staging}"
-        )
+        stack's project and region, as the builder `account` (projects/P/serviceAccounts/E), the source staged in
+        `bucket`, which the builder may read (gcp/cloud_build.py); run from the repository root."""
+        values = {"_IMAGE": image, "_SGLANG_JAX_VERSION": SGLANG.version, "_PYTHON_IMAGE": PYTHON_IMAGE}
+        return submit_command(IMAGE_DIR, values, self.cluster.spec.project, self.cluster.region, account, bucket)
 
     def engine_args(self) -> list[str]:
         """The server's flags; a tensor-parallel flag in extraArgs (checked equal to the slice's) replaces ours."""

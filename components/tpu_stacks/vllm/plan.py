@@ -22,7 +22,7 @@ from tpu_stacks.cluster.plan import (
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import check_pinned
-from tpu_stacks.names import REPOSITORY_ID
+from tpu_stacks.names import REPOSITORY_ID, builder_account_id
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
 from tpu_stacks.serving.parallel_flags import check_parallelism, tensor_parallel_flags
 from tpu_stacks.sizing import (
@@ -38,7 +38,7 @@ from tpu_stacks.sizing import (
 from tpu_stacks.slo.plan import SloPrediction, latency_batch, slo_replicas, slo_shape, waiting_target
 from tpu_stacks.vllm.gateway_plan import GatewayPlan, check_gateway, check_single_host, plan_gateway
 from tpu_stacks.vllm.kv_events import server_args
-from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, check_multihost
+from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, check_multihost, image_build_command
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
 POOL = "vllm-pool"
@@ -86,6 +86,24 @@ class VllmPlan(WorkloadPlan):
     def multi_host(self) -> bool:
         """The slice decides the object: a RayService when one replica spans several TPU hosts."""
         return self.parallelism.multi_host
+
+    @property
+    def builds_image(self) -> bool:
+        """The stack prints the build of the Ray Serve image it runs (multi-host, into its own registry: mode
+        standard); on one host, or with an image the user brings, there is nothing to build."""
+        return self.multi_host and self.spec.registry.mode == "standard"
+
+    @property
+    def builder_account(self) -> str:
+        """The id of the service account the build runs as (gcp/image_build.py says why one of our own)."""
+        return builder_account_id(self.spec.registry.repository or "", "vllm.registry.repository")
+
+    def build_command(self, image: str, account: str, bucket: str) -> str:
+        """The Cloud Build command that builds the Ray Serve `image` (the registry's full reference) in the stack's
+        project and region, as the builder `account`, its source staged in `bucket` (gcp/cloud_build.py)."""
+        return image_build_command(
+            image, self.spec.image, self.cluster.spec.project, self.cluster.region, account, bucket
+        )
 
     @property
     def autoscales(self) -> bool:
