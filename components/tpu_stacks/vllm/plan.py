@@ -35,7 +35,14 @@ from tpu_stacks.sizing import (
     slice_refusal,
     tensor_parallel_size,
 )
-from tpu_stacks.slo.plan import SloPrediction, latency_batch, slo_replicas, slo_shape, waiting_target
+from tpu_stacks.slo.plan import (
+    EngineSettings,
+    SloPrediction,
+    latency_batch,
+    slo_replicas,
+    slo_shape,
+    waiting_target,
+)
 from tpu_stacks.vllm.gateway_plan import GatewayPlan, check_gateway, check_single_host, plan_gateway
 from tpu_stacks.vllm.kv_events import server_args
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, check_multihost, image_build_command
@@ -210,18 +217,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     )
     topology, machine_type = spec.topology, None
     if spec.slo is not None and spec.topology is None:  # the slice `size --tpu` picks for the slo (slo/plan.py)
-        picked = slo_shape(
-            "vllm",
-            spec.slo,
-            model,
-            gen.name,
-            "vllm",
-            weight_dtype=request.weight_dtype,
-            kv_dtype=request.kv_dtype,
-            context=spec.max_model_len,
-            max_batch=spec.max_num_seqs,
-            batched_tokens=spec.max_num_batched_tokens,
-        )
+        picked = slo_shape("vllm", spec.slo, model, gen.name, _engine_settings(spec, request))
         if picked is not None:
             topology, machine_type = picked.topology, picked.machine_type
     verdict = choose_slice(request, gen, topology, "vllm", machine_type)
@@ -267,6 +263,11 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     )
 
 
+def _engine_settings(spec: VllmSpec, request: ServingRequest) -> EngineSettings:
+    """What the slo's slice choice and its prediction both tell the traffic model of vLLM's settings."""
+    return EngineSettings.of(request, "vllm", spec.max_num_seqs, spec.max_num_batched_tokens)
+
+
 def _slo_sets_max(spec: VllmSpec) -> bool:
     return spec.slo is not None and "max" not in spec.replicas.model_fields_set
 
@@ -281,13 +282,10 @@ def _with_slo(spec: VllmSpec, request: ServingRequest, shape: SliceShape) -> tup
         spec.slo,
         request,
         shape,
-        engine="vllm",
-        context=spec.max_model_len,
-        max_batch=spec.max_num_seqs,
+        _engine_settings(spec, request),
         replicas_key="vllm.replicas.max",
         minimum=spec.replicas.min,
         maximum=None if _slo_sets_max(spec) else spec.replicas.max,
-        batched_tokens=spec.max_num_batched_tokens,
     )
     updates: dict[str, object] = {"replicas": spec.replicas.model_copy(update={"min": low, "max": high})}
     # With a latency limit: cap the batch there, so excess requests wait, and scale on the waiting (yours win).
