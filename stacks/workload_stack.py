@@ -21,6 +21,8 @@ def build(workload: Workload, stack: LoadedStack, secrets: Secrets) -> None:
     except UserError as error:
         raise as_config_error(error, workload) from None
     for export in workload.exports:
+        if export.optional and getattr(component, export.path.split(".")[0], None) is None:
+            continue
         pulumi.export(export.name, exported(component, export))
 
 

@@ -109,7 +109,16 @@ def test_vllm_stack_schema():
     assert {"cluster", "model", "tpuGeneration", "hfToken", "exposure"} <= set(vllm.inputs)
     assert not vllm.inputs["model"].optional
     outputs = {
-        *("serviceAddress", "baseUrl", "modelId", "servedSlice", "weightsBucket", "curl", "readyReplicas"),
+        *(
+            "serviceAddress",
+            "baseUrl",
+            "modelId",
+            "servedSlice",
+            "weightsBucket",
+            "curl",
+            "readyReplicas",
+            "imageBuild",
+        ),
         "monitoring",  # the dashboard and the console pages to open first
     }
     assert outputs | CLUSTER_OUTPUTS == set(vllm.outputs)

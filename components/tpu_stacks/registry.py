@@ -58,6 +58,8 @@ class Export:
     name: str
     path: str
     key: str | None = None
+    optional: bool = False
+    """Only some plans have it (multi-host vLLM's image build): exported when the component sets it."""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from tpu_policies.values import UNKNOWN, as_list, as_str, dig
 from tpu_policies.workloads import PodTemplate
 from tpu_stacks.catalog.engine_traffic import traffic_of
 from tpu_stacks.catalog.engines import engine_of_command, engine_of_image
+from tpu_stacks.catalog.engines.dtypes import dtype_rule
 from tpu_stacks.catalog.engines.record import EngineVersion, Flag, Meaning
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
@@ -27,14 +28,6 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.jetstream.models import MODELS as JETSTREAM_MODELS
 from tpu_stacks.sizing import ServingRequest, TrainingRequest
 
-# vLLM `--dtype`, `--kv-cache-dtype` and `--quantization` values -> the sizing dtypes (vllm/config/model.py,
-# vllm/config/cache.py at the pinned v0.29.0). "auto" is the model's dtype: bf16 for every catalogued model.
-# torch_xla's `tpu_int8` is not a method of the tpu-inference image (catalog/engines/, the flag's note).
-VLLM_DTYPES = {"auto": "bf16", "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16"}
-VLLM_DTYPES |= {"float32": "fp32", "float": "fp32"}
-VLLM_KV_DTYPES = {"auto": None, "bfloat16": "bf16", "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
-VLLM_QUANTIZATION = {"fp8": "fp8"}
-"""Quantization methods whose weight size the memory model knows (others: advisory)."""
 MAXTEXT_WEIGHT_DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
 # Without --max-model-len vLLM takes the model's own context, at least the sizing default for every catalogued
 # model; without --max-num-batched-tokens the sizing default prefill step applies (as for annotations).
@@ -197,25 +190,31 @@ def vllm_request(flags: dict[str, str], model_name: str, model_key: str) -> Infe
 
 def _paged_request(engine: EngineVersion, flags: dict[str, str], model_name: str, model_key: str) -> Inferred:
     """The request of a paged-KV server's flags, read by the meanings its catalogue record declares."""
+    rule = dtype_rule(engine)  # the engine's own dtype rule, the one its stack's plan reads
+    if rule is None:
+        return Inferred(
+            engine, None, f"{engine.engine} {engine.version} declares no dtype rule, so the pack cannot size it"
+        )
     dtype, kv_dtype, quantization = (_flag(engine, m) for m in ("weight_dtype", "kv_dtype", "quantization"))
-    weight = VLLM_DTYPES.get((_given(flags, dtype, dtype.default) or "").lower())
+    model = lookup_model(model_name, model_key)
+    weight = rule.weight(_given(flags, dtype, dtype.default) or "", model.architecture)
     method = _given(flags, quantization)
     if method is not None:
-        weight = VLLM_QUANTIZATION.get(method.lower())
+        weight = rule.quantization.get(method.lower())
         if weight is None:
-            known = ", ".join(VLLM_QUANTIZATION)
+            known = ", ".join(rule.quantization) or "none"
             return Inferred(engine, None, f"{quantization.name} {method} is not one the memory model sizes ({known})")
-    kv_flag = (_given(flags, kv_dtype, kv_dtype.default) or "").lower()
-    if weight is None or kv_flag not in VLLM_KV_DTYPES:
-        shown = f"{dtype.name}/{kv_dtype.name} {flags.get(dtype.name)}/{kv_flag}"
+    kv_flag = _given(flags, kv_dtype, kv_dtype.default) or ""
+    kv = rule.kv_cache(kv_flag, weight) if weight is not None else None
+    if weight is None or kv is None:
+        shown = f"{dtype.name}/{kv_dtype.name} {flags.get(dtype.name)}/{kv_flag.lower()}"
         return Inferred(engine, None, f"{shown} is not sizable")
-    model = lookup_model(model_name, model_key)
     tensor_parallel = _flag(engine, "tensor_parallel")
     request = ServingRequest(
         model=model,
         engine=traffic_of(engine.engine).sizing_engine,
         weight_dtype=weight,
-        kv_dtype=VLLM_KV_DTYPES[kv_flag] or ("bf16" if weight in ("int8", "fp8") else weight),
+        kv_dtype=kv,
         context=_declared(flags, _flag(engine, "context"), SIZING_CONTEXT),
         batch=1,  # paged KV: one sequence of the max model length is the floor (the max-sequences flag bounds it)
         prefill_tokens=_declared(flags, _flag(engine, "prefill_tokens"), SIZING_PREFILL),

@@ -11,9 +11,11 @@ from the load balancer. All of it is visible in the plan, from the pool and the 
   each matched pod at each target port): a container port, or the engine's HTTP port read from its arguments
   (`--port`), the engine catalogue's default when it has none;
 - `spec.endpointPickerRef.name` must name a Service in the pool's namespace, with `port.number` among its ports;
-- the matched servers must speak what the picker needs: OpenAI's Completions and Chat APIs (the Model Server
-  Protocol of gateway-api-inference-extension v1.5.0, docs/proposals/003-model-server-protocol): the engine
-  is identified by image or command through the engine catalogue, and JetStream's HTTP server does not (llm-d's
+- the matched servers must be ones the picker can front, as their engine answers it (catalog/inference_gateway
+  `gateway_support`, the answer the components ask): OpenAI's Completions and Chat APIs and the Model Server
+  Protocol's gauges (gateway-api-inference-extension v1.5.0, docs/proposals/003-model-server-protocol); the engine
+  is identified by image or command through the engine catalogue. JetStream's HTTP server speaks neither, and
+  SGLang-JAX 0.0.1.post1 speaks OpenAI but exports no gauges (llm-d's
   router v0.10.0, the stack's default picker, reads the same protocol: its built-in vLLM metric names are the
   same, pkg/epp/server/options.go:143-147 @ v0.10.0, and its ext-proc port is 9002 too: ledger: router.port.ext-proc);
 - an HTTPRoute `backendRef` of kind InferencePool must name a pool of the stack;
@@ -50,7 +52,7 @@ from tpu_policies.stack import Item, read_stack
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_list, as_str, dig
 from tpu_policies.workloads import kind_of, name_of, pod_templates
 from tpu_stacks.catalog.engines.vllm import VLLM
-from tpu_stacks.catalog.inference_gateway import INFERENCE_POOL_GROUP, serving_api
+from tpu_stacks.catalog.inference_gateway import INFERENCE_POOL_GROUP, gateway_support
 from tpu_stacks.catalog.kv_pages import tpu_page_size
 from tpu_stacks.catalog.upstream import number, text
 
@@ -171,12 +173,12 @@ def _protocol_problems(matched: list[ServingPod]) -> list[str]:
         engine = pod.engine
         if engine is None or any(pod.item.label in p for p in problems):
             continue
-        api = serving_api(engine)
-        if not api.openai:
+        answer = gateway_support(engine)  # the engine's own answer, the one its component asks
+        if not answer.fronts:
             problems.append(
-                f"spec.selector.matchLabels selects {pod.item.label}, a {engine.engine} {engine.version} server, but "
-                f"the endpoint picker needs OpenAI's Completions and Chat APIs: {api.why}; route to it through its "
-                "Service (an HTTPRoute backendRef of kind Service) or serve the model with vLLM"
+                f"spec.selector.matchLabels selects {pod.item.label}, a {engine.engine} {engine.version} server, "
+                f"which the endpoint picker cannot front: {answer.why}; route to it through its Service (an "
+                "HTTPRoute backendRef of kind Service) or serve the model with vLLM"
             )
     return problems
 
@@ -370,9 +372,10 @@ def _validate(args: StackValidationArgs, report_violation: ReportViolation) -> N
 POLICY = StackValidationPolicy(
     name="inference-pool-serves",
     description="An InferencePool selects serving pods of the stack, targets a port they listen on, names an "
-    "endpoint picker Service (and one of its ports), and its servers speak OpenAI's Completions/Chat APIs (not "
-    "JetStream), and publish KV-cache events under their model at the router's block size when its precise prefix "
-    "producer indexes them; an HTTPRoute's InferencePool backendRef names a pool of the stack.",
+    "endpoint picker Service (and one of its ports), and its servers are ones the picker can front, as their "
+    "engine answers (not JetStream or SGLang-JAX), and publish KV-cache events under their model at the router's "
+    "block size when its precise prefix producer indexes them; an HTTPRoute's InferencePool backendRef names a "
+    "pool of the stack.",
     validate=_validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,

@@ -40,3 +40,14 @@ def test_every_engine_a_folder_declares_answers_whether_the_gateway_fronts_it():
         answer = gateway_support(declared.name)
         assert answer is declared.gateway and len(answer.why) > 40
         assert not answer.fronts or declared.versions[-1].metrics, "the picker scores replicas by their gauges"
+
+
+def test_every_catalogued_engine_answers_whether_the_gateway_fronts_it_and_only_vllm_says_yes():
+    """One answer per engine, asked by the pack (inference-pool-serves) and vLLM's gateway plan alike: a server the
+    picker fronts speaks OpenAI's APIs and exports gauges; SGLang-JAX speaks OpenAI but exports none."""
+    answers = {api.engine: gateway_support(api.engine) for api in serving_apis()}
+    assert {name for name, answer in answers.items() if answer.fronts} == {"vllm"}
+    for name, answer in answers.items():
+        assert not answer.fronts or serving_api(name).openai, name
+        assert len(answer.why) > 40, name
+    assert serving_api("sglang").openai and not answers["sglang"].fronts

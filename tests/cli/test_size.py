@@ -151,3 +151,20 @@ def test_the_comparison_across_generations_gives_the_params_line_of_one_generati
     params = one.stdout.splitlines()[0].removeprefix("Qwen/Qwen3-30B-A3B: ").split(", ")[0]
     assert params.endswith("B params (3.35B active per token)")
     assert every.stdout.startswith(f"Qwen/Qwen3-30B-A3B: {params}, ")
+
+
+def test_without_dtype_a_server_is_sized_in_what_its_engine_serves_at_dtype_auto():
+    """`size` takes the engine's own `--dtype auto` rule (catalog/engines/dtypes.py), the one its plan reads: an
+    fp32 checkpoint is bf16 on vLLM and stays fp32 on SGLang-JAX."""
+    import argparse
+
+    from tpu_stacks.catalog.models import lookup_model
+    from tpu_stacks.cli.size import with_model_defaults
+
+    shipped = lookup_model("Qwen/Qwen3-30B-A3B")
+    update = {"checkpoint_dtype": "fp32", "config_torch_dtype": "float32"}
+    model = shipped.model_copy(update={"architecture": shipped.architecture.model_copy(update=update)})
+    for engine, served in (("vllm", "bf16"), ("sglang", "fp32")):
+        args = argparse.Namespace(workload="serve", engine=engine, dtype=None, context=None)
+        with_model_defaults(args, model)
+        assert args.dtype == served, engine

@@ -32,6 +32,40 @@ def test_jetstream_flags_give_the_request_the_component_sized(spec):
     assert found.problem is None and found.request == decided.request
 
 
+@pytest.mark.parametrize(("torch_dtype", "served"), [("float32", "fp32"), (None, "fp32"), ("bfloat16", "bf16")])
+def test_sglang_flags_give_the_request_the_component_sized_in_the_dtype_it_serves(monkeypatch, torch_dtype, served):
+    """One dtype rule per engine, read by the plan and the pack: SGLang-JAX's `--dtype auto` keeps an fp32
+    checkpoint in fp32 (sglang/engine.py SGLANG_DTYPES), where vLLM's would serve bf16."""
+    from tests.sglang.test_plan import plan as sglang_plan_of
+    from tpu_policies import engine_args
+    from tpu_stacks.sglang import plan as sglang_plan
+
+    shipped = sglang_plan_of().model
+    files = {"float32": "fp32", "bfloat16": "bf16"}.get(torch_dtype or "")
+    update = {"checkpoint_dtype": files, "config_torch_dtype": torch_dtype}
+    changed = shipped.model_copy(update={"architecture": shipped.architecture.model_copy(update=update)})
+    monkeypatch.setattr(sglang_plan, "lookup_model", lambda *_args, **_kwargs: changed)
+    monkeypatch.setattr(engine_args, "lookup_model", lambda *_args, **_kwargs: changed)
+    decided = sglang_plan_of()
+    command = ["python3", "-m", "sgl_jax.launch_server", *decided.engine_args()]
+    found = infer(template("us-docker.pkg.dev/p/r/sglang-jax:0.0.1.post1", [], command), {})
+    assert decided.request.weight_dtype == served
+    assert found.problem is None and found.request == decided.request
+
+
+def test_each_engine_s_dtype_flags_are_its_own():
+    """SGLang-JAX's `--kv-cache-dtype` takes bf16 and refuses fp8 at load (ledger: sglang.kv-dtype.bf16); vLLM's
+    `--dtype` has no `bf16` (its ModelDType, ledger: vllm.flag.dtype-choices)."""
+    sglang = ["python3", "-m", "sgl_jax.launch_server", "--model-path=Qwen/Qwen3-30B-A3B"]
+    image = "us-docker.pkg.dev/p/r/sglang-jax:0.0.1.post1"
+    assert infer(template(image, [], [*sglang, "--kv-cache-dtype=bf16"]), {}).request.kv_dtype == "bf16"
+    assert "is not sizable" in infer(template(image, [], [*sglang, "--kv-cache-dtype=fp8_e4m3"]), {}).problem
+    assert infer(template(image, [], [*sglang, "--dtype=float16"]), {}).request.weight_dtype == "fp16"
+    vllm = ["--model=Qwen/Qwen3-30B-A3B"]
+    assert infer(template(VLLM_IMAGE, [*vllm, "--dtype=bfloat16"]), {}).request.weight_dtype == "bf16"
+    assert "is not sizable" in infer(template(VLLM_IMAGE, [*vllm, "--dtype=bf16"]), {}).problem
+
+
 def test_maxtext_settings_in_a_rayjob_entrypoint_give_the_request_the_component_sized():
     decided = plan_of()
     worker = template("us-docker.pkg.dev/p/r/ray-maxtext:1", [], ["ray", "start"])

@@ -191,11 +191,37 @@ def test_a_jetstream_backend_is_refused_because_it_does_not_speak_openai():
     (message,) = problems(program(jetstream_pod(), pool, route))
     assert message.startswith(
         "InferencePool serving/vllm-pool: spec.selector.matchLabels selects Deployment serving/vllm-tpu, a jetstream "
-        "v0.2.3 server, but the endpoint picker needs OpenAI's Completions and Chat APIs: JetStream serves gRPC"
+        "v0.2.3 server, which the endpoint picker cannot front: JetStream serves gRPC"
     )
     assert message.endswith(
         "route to it through its Service (an HTTPRoute backendRef of kind Service) or serve the model with vLLM"
     )
+
+
+def sglang_pod() -> dict[str, Any]:
+    """An SGLang-JAX server on its default port (30000), recognised by its launch module."""
+    return o.pod(
+        V6E,
+        "2x2",
+        4,
+        image="us-docker.pkg.dev/p/r/sglang-jax:0.0.1.post1",
+        command=["python3", "-m", "sgl_jax.launch_server"],
+        args=["--model-path=Qwen/Qwen3-8B", "--tp-size=4", "--host=0.0.0.0"],
+    )
+
+
+def test_a_pool_in_front_of_sglang_is_refused_by_the_engine_s_gateway_answer_not_its_api():
+    """SGLang-JAX speaks OpenAI's APIs, but its gateway answer is "no" (no gauges for the picker): the pack asks the
+    same capability the engine declares (catalog/inference_gateway.gateway_support), and reports its reason."""
+    from tpu_stacks.catalog.inference_gateway import gateway_support, serving_api
+
+    assert serving_api("sglang").openai and not gateway_support("sglang").fronts
+    (message,) = problems(program(sglang_pod(), lambda: pool(port=30000), route))
+    assert message.startswith(
+        "InferencePool serving/vllm-pool: spec.selector.matchLabels selects Deployment serving/vllm-tpu, a sglang "
+        "0.0.1.post1 server, which the endpoint picker cannot front: sglang-jax 0.0.1.post1 exports no metrics"
+    )
+    assert problems(program()) == []  # the same pool in front of vLLM passes: its answer is yes
 
 
 def test_a_route_to_a_pool_the_stack_does_not_declare_or_in_the_wrong_group_is_refused():

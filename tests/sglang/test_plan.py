@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from tpu_stacks.cluster.spec import ClusterSpec
@@ -109,7 +112,7 @@ def test_the_image_build_names_the_folder_the_pinned_wheel_and_the_stacks_reposi
     assert decided.repository == "sglang-jax-sg"
     account = "projects/proj/serviceAccounts/sglang-jax-sg-builder@proj.iam.gserviceaccount.com"
     command = decided.build_command(
-        "us-central1-docker.pkg.dev/proj/sglang-jax-sg/sglang-jax:0.0.1.post1", account, "gs://src/source"
+        "us-central1-docker.pkg.dev/proj/sglang-jax-sg/sglang-jax:0.0.1.post1", account, "src"
     )
     project, region = decided.cluster.spec.project, decided.cluster.region
     assert command.startswith(f"gcloud builds submit {IMAGE_DIR} --project={project} --region={region} ")
@@ -138,15 +141,42 @@ def test_replicas_are_a_fixed_pool_of_single_host_nodes():
     assert (pool.autoscaling_min, pool.autoscaling_max) == (3, 3)
 
 
-@pytest.mark.parametrize(("files", "served"), [("fp32", "fp32"), (None, "fp32"), ("bf16", "bf16"), ("fp16", "fp16")])
-def test_the_server_is_sized_in_the_dtype_sglang_jax_serves_at_dtype_auto(monkeypatch, files, served):
-    """SGLang-JAX 0.0.1.post1 at `--dtype auto` (its default) keeps the config's dtype, fp32 when it names none, and
-    its KV cache takes the model's dtype (ledger: sglang.default.dtype, sglang.dtype.auto-keeps-config,
+@pytest.mark.parametrize(
+    ("torch_dtype", "served"), [("float32", "fp32"), (None, "fp32"), ("bfloat16", "bf16"), ("half", "fp16")]
+)
+def test_the_server_is_sized_in_the_dtype_sglang_jax_serves_at_dtype_auto(monkeypatch, torch_dtype, served):
+    """SGLang-JAX 0.0.1.post1 at `--dtype auto` (its default) keeps the config's `torch_dtype`, fp32 when it names
+    none, and its KV cache takes the model's dtype (ledger: sglang.default.dtype, sglang.dtype.auto-keeps-config,
     sglang.dtype.fp32-without-one, sglang.kv-dtype.auto-is-model): not vLLM's downcast of fp32 to bf16."""
     shipped = plan().model
-    changed = shipped.model_copy(
-        update={"architecture": shipped.architecture.model_copy(update={"checkpoint_dtype": files})}
-    )
+    files = {"float32": "fp32", "bfloat16": "bf16", "half": "fp16"}.get(torch_dtype or "")
+    update = {"checkpoint_dtype": files, "config_torch_dtype": torch_dtype}
+    changed = shipped.model_copy(update={"architecture": shipped.architecture.model_copy(update=update)})
     monkeypatch.setattr(sglang_plan, "lookup_model", lambda *_args, **_kwargs: changed)
     request = plan().request
     assert (request.weight_dtype, request.kv_dtype) == (served, served)
+
+
+def test_a_config_that_names_only_dtype_is_served_in_fp32_as_sglang_jax_s_transformers_reads_it(monkeypatch):
+    """transformers 5 writes config.json's dtype as `dtype`; SGLang-JAX reads `config.torch_dtype`, which its pinned
+    transformers 4.55 fills from the `torch_dtype` key only (ledger: sglang.dtype.reads-torch-dtype,
+    transformers-sglang.config.torch-dtype): such a bf16 checkpoint is served in fp32, twice its files' bytes. vLLM
+    reads `dtype` first (ledger: vllm.dtype.from-config) and serves it in bf16."""
+    from tpu_stacks.catalog.engines.vllm import VLLM_DTYPES
+    from tpu_stacks.catalog.hf_config import architecture_from_config
+
+    folder = Path(__file__).parents[2] / "components/tpu_stacks/catalog/hf_configs/Qwen/Qwen3-30B-A3B"
+    raw = json.loads((folder / "config.json").read_text())
+    assert raw["torch_dtype"] == "bfloat16"
+    written_by_5 = {**{k: v for k, v in raw.items() if k != "torch_dtype"}, "dtype": "bfloat16"}
+    both = {**raw, "dtype": "bfloat16"}
+    for config, sglang in ((raw, "bf16"), (written_by_5, "fp32"), (both, "bf16")):
+        architecture = architecture_from_config(config, name="Qwen/Qwen3-30B-A3B", source="test")
+        assert architecture.checkpoint_dtype == "bf16" and VLLM_DTYPES.auto(architecture) == "bf16"
+        assert sglang_engine.SGLANG_DTYPES.auto(architecture) == sglang
+    shipped = plan().model
+    architecture = architecture_from_config(written_by_5, name="Qwen/Qwen3-30B-A3B", source="test")
+    changed = shipped.model_copy(update={"architecture": architecture})
+    monkeypatch.setattr(sglang_plan, "lookup_model", lambda *_args, **_kwargs: changed)
+    request = plan().request
+    assert (request.weight_dtype, request.kv_dtype) == ("fp32", "fp32")

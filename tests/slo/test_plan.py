@@ -18,7 +18,7 @@ from tpu_stacks.inputs.validation import parse_section
 from tpu_stacks.jetstream.plan import plan_jetstream
 from tpu_stacks.jetstream.spec import JetStreamSpec
 from tpu_stacks.objects import annotations as keys
-from tpu_stacks.slo.plan import replica_range, slo_replicas
+from tpu_stacks.slo.plan import EngineSettings, replica_range, slo_replicas
 from tpu_stacks.traffic import TrafficTarget, evaluate_slice
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import AutoscalingSpec, VllmSpec
@@ -250,9 +250,17 @@ def test_slo_replicas_is_the_one_rule_every_engine_asks():
     """What both plans ask (slo/plan.py `slo_replicas`), asked directly as a third engine would: the same prediction
     the vLLM plan made, the range by `replica_range`, a too small maximum refused under the key the engine names."""
     decided = vllm(slo={"outputTokensPerSecond": 5000})
-    ask = dict(engine="vllm", context=decided.request.context, max_batch=decided.spec.max_num_seqs, minimum=1)
+    settings = EngineSettings.of(decided.request, "vllm", decided.spec.max_num_seqs)
+    ask = dict(minimum=1)
     prediction, low, high = slo_replicas(
-        "vllm", decided.spec.slo, decided.request, decided.shape, replicas_key="toy.replicas", maximum=None, **ask
+        "vllm",
+        decided.spec.slo,
+        decided.request,
+        decided.shape,
+        settings,
+        replicas_key="toy.replicas",
+        maximum=None,
+        **ask,
     )
     assert prediction == decided.slo
     assert (low, high) == (1, prediction.replicas) == (decided.spec.replicas.min, decided.spec.replicas.max)
@@ -262,6 +270,7 @@ def test_slo_replicas_is_the_one_rule_every_engine_asks():
             decided.spec.slo,
             decided.request,
             decided.shape,
+            settings,
             replicas_key="toy.replicas",
             maximum=prediction.replicas - 1,
             **ask,

@@ -94,3 +94,25 @@ def test_exactly_the_largest_replica_count_is_served_and_one_more_is_refused():
     assert largest.slo.replicas == LARGEST_REPLICAS
     with pytest.raises(UserError, match=rf"needs {LARGEST_REPLICAS + 1} replicas"):
         vllm(slo={"outputTokensPerSecond": (LARGEST_REPLICAS + 0.5) * rate})
+
+
+def test_the_slice_choice_and_the_prediction_take_one_set_of_engine_settings():
+    """`slo_shape` (which slice) and `predict` (how many replicas) ask the traffic model about the same engine
+    settings: one EngineSettings, not two copies of five keyword parameters that could drift apart."""
+    import inspect
+
+    from tpu_stacks.slo import plan as slo_plan
+
+    for function in (slo_plan.predict, slo_plan.slo_shape, slo_plan.slo_replicas):
+        parameters = inspect.signature(function).parameters
+        assert "settings" in parameters, function.__name__
+        assert not {"weight_dtype", "kv_dtype", "context", "max_batch", "batched_tokens"} & set(parameters)
+    settings = slo_plan.EngineSettings("vllm", "bf16", "bf16", context=4096, max_batch=128, batched_tokens=512)
+    assert settings.traffic_arguments() == {
+        "engine": "vllm",
+        "weight_dtype": "bf16",
+        "kv_dtype": "bf16",
+        "max_model_len": 4096,
+        "max_batch": 128,
+        "batched_tokens": 512,
+    }

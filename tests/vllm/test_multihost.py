@@ -305,10 +305,33 @@ def _args():
     }
 
 
-def test_the_image_build_command_carries_the_pins():
-    command = image_build_command("r/p/vllm-tpu:serve-ray2.60.0", VLLM_IMAGE)
-    assert command.startswith(f"gcloud builds submit {SERVE_IMAGE_DIR} --config={SERVE_IMAGE_DIR}/cloudbuild.yaml")
+def test_the_image_build_command_carries_the_pins_and_runs_as_the_stack_s_builder():
+    """One rule with SGLang's build (gcp/cloud_build.py): the stack's project and region, its builder account, the
+    source staged in its bucket; the pins as substitutions."""
+    account = "projects/p/serviceAccounts/b@p.iam.gserviceaccount.com"
+    command = image_build_command("r/p/vllm-tpu:serve-ray2.60.0", VLLM_IMAGE, "p", "us-east5", account, "bkt")
+    assert command.startswith(
+        f"gcloud builds submit {SERVE_IMAGE_DIR} --project=p --region=us-east5 "
+        f"--config={SERVE_IMAGE_DIR}/cloudbuild.yaml"
+    )
     assert f"_VLLM_IMAGE={VLLM_IMAGE}" in command and f"_RAY_VERSION={RAY_SERVE_VERSION}" in command
+    assert command.endswith(f" --service-account={account} --gcs-source-staging-dir=gs://bkt/source")
+
+
+def test_only_a_multi_host_stack_with_its_own_registry_declares_a_builder():
+    """The Ray Serve image is built into the stack's registry (mode standard); the builder account, its grants and
+    the source bucket come with it, and nothing of it on one host."""
+    multi = registrations()
+    builder = [name for name in multi if name.startswith("vllm-image-builder") or name == "vllm-build-source"]
+    assert sorted(builder) == [
+        "vllm-build-source",
+        "vllm-image-builder",
+        "vllm-image-builder-logs",
+        "vllm-image-builder-push",
+        "vllm-image-builder-source",
+    ]
+    single = registrations(model="meta-llama/Llama-3.1-8B-Instruct")
+    assert "vllm-rayservice" not in single and not [n for n in single if "builder" in n or "build-source" in n]
 
 
 # The weights: one download Job, awaited before the RayService; the Ray pods only read them.

@@ -18,10 +18,13 @@ import yaml
 from tests.shipped import ROOT, shipped
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
+from tpu_stacks.gcp.cloud_build import LOGGING
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, SERVE_IMAGE_REVISION, image_build_command
 from tpu_stacks.vllm.spec import VLLM_IMAGE
 
 STACK = "vllm-405b"
+PROJECT, REGION = "my-tpu-project", "us-central1"
+ACCOUNT = "gcp:serviceaccount/account:Account"
 LOGGED = "the multi-host server image: "
 IMAGE_DIR = ROOT / SERVE_IMAGE_DIR
 
@@ -45,14 +48,26 @@ def substitution_keys(command: str) -> set[str]:
 
 
 def test_the_stack_files_command_is_the_one_the_stack_logs_and_computes():
+    """The build runs in the stack's project and region as its builder account, the source staged in its bucket
+    (gcp/cloud_build.py, SGLang's rule too); the stack file shows the command with the bucket's random suffix."""
     capture = shipped(STACK)
     assert capture.ok, capture.error
     logged = [log.message.removeprefix(LOGGED) for log in capture.logs if log.message.startswith(LOGGED)]
     assert len(logged) == 1, [log.message for log in capture.logs]
     service = next(r for r in capture.resources if r.inputs.get("kind") == "RayService")
     head = service.inputs["spec"]["rayClusterConfig"]["headGroupSpec"]["template"]["spec"]["containers"][0]
-    assert logged[0] == image_build_command(head["image"], VLLM_IMAGE)
-    assert commented_command(ROOT / f"Pulumi.{STACK}.yaml") == logged[0]
+    (account,) = [r for r in capture.resources if r.type == ACCOUNT and r.name.endswith("-image-builder")]
+    assert account.inputs["accountId"] == "vllm-tpu-vllm-405b-builder"
+    email = f"projects/{PROJECT}/serviceAccounts/{account.inputs['accountId']}@{PROJECT}.iam.gserviceaccount.com"
+    staged = re.search(r"--gcs-source-staging-dir=gs://(vllm-build-source-[0-9a-f]+)/source$", logged[0])
+    assert staged is not None, logged[0]
+    assert logged[0] == image_build_command(head["image"], VLLM_IMAGE, PROJECT, REGION, email, staged.group(1))
+    shown = logged[0].replace(staged.group(1), "vllm-build-source-<suffix>")
+    assert commented_command(ROOT / f"Pulumi.{STACK}.yaml") == shown
+    # the builder may push to the stack's registry, write logs and read the staged source
+    roles = {r.inputs.get("role") for r in capture.resources if r.name.startswith("vllm-image-builder-")}
+    assert roles == {"roles/artifactregistry.writer", "roles/logging.logWriter", "roles/storage.objectViewer"}
+    assert yaml.safe_load((IMAGE_DIR / "cloudbuild.yaml").read_text())["options"]["logging"] == LOGGING
 
 
 def test_a_stale_comment_is_caught(tmp_path):
@@ -65,7 +80,7 @@ def test_a_stale_comment_is_caught(tmp_path):
     )
     command = commented_command(stale)
     assert command.endswith("--substitutions=_IMAGE=r/p/vllm-tpu:x")
-    assert command != image_build_command("r/p/vllm-tpu:x", VLLM_IMAGE)
+    assert command != image_build_command("r/p/vllm-tpu:x", VLLM_IMAGE, PROJECT, REGION, "a", "b")
     assert substitution_keys(command) == {"_IMAGE"}
 
 
@@ -76,7 +91,7 @@ def test_the_command_passes_exactly_the_substitutions_cloudbuild_uses():
     used = set(re.findall(r"\$\{(_[A-Z_]+)\}", config_text))
     assert (
         used
-        == substitution_keys(image_build_command("r/p/vllm-tpu:x", VLLM_IMAGE))
+        == substitution_keys(image_build_command("r/p/vllm-tpu:x", VLLM_IMAGE, PROJECT, REGION, "a", "b"))
         == {
             "_IMAGE",
             "_VLLM_IMAGE",
@@ -99,7 +114,10 @@ def test_the_shipped_tag_names_the_pinned_ray_and_vllm_and_the_folders_revision(
     assert tag == f"vllm-tpu:{pins}-r{SERVE_IMAGE_REVISION}"
 
 
-FOLDER_DIGESTS = {2: "48202846670c4ef250301ff08c5ae7060064a9d7e791cfc58f8b73bffe54b343"}
+FOLDER_DIGESTS = {
+    2: "48202846670c4ef250301ff08c5ae7060064a9d7e791cfc58f8b73bffe54b343",
+    3: "28434ebf2b6bf529b441c65c24beee24c25b1ca012e18b6e4e93df591f913a18",
+}
 """sha256 of the image folder's files at each revision: a changed folder without a new SERVE_IMAGE_REVISION fails."""
 
 

@@ -21,7 +21,7 @@ from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.catalog.engines.traffic_record import Calibration as Calibration
 from tpu_stacks.catalog.engines.traffic_record import EngineTraffic as EngineTraffic
 from tpu_stacks.catalog.engines.traffic_record import KvCache as KvCache
-from tpu_stacks.catalog.engines.vllm import VLLM
+from tpu_stacks.catalog.engines.vllm import STACK_BATCHED_TOKENS, VLLM
 from tpu_stacks.catalog.kv_pages import tpu_page_size
 from tpu_stacks.catalog.upstream import fraction
 from tpu_stacks.errors import UserError
@@ -49,7 +49,7 @@ CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
         # v6e (https://pypi.org/project/tpu-inference/0.29.0/): v5e and v5p borrow v6e's fit, flagged in every
         # figure; v4 is not among them, so vLLM on v4 has no calibration and is refused.
         borrowed=(("v5e", "v6e"), ("v5p", "v6e")),
-        default_batched_tokens=512,  # vllm/spec.py maxNumBatchedTokens default
+        default_batched_tokens=STACK_BATCHED_TOKENS,  # vllm/spec.py's maxNumBatchedTokens default
         multi_host=RAY_SERVE,
         page_tokens=tpu_page_size,
         memory_fraction=fraction("vllm.default.gpu-memory-utilization"),  # the stack does not set it

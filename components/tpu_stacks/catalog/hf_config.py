@@ -290,6 +290,7 @@ def architecture_from_config(
         quantized_dtype=quantized,
         weight_bytes=weight_bytes,
         checkpoint_dtype=checkpoint_dtype(raw, config, quantized),
+        config_torch_dtype=raw["torch_dtype"] if isinstance(raw.get("torch_dtype"), str) else None,
         catalogued=catalogued,
         source=source,
     )

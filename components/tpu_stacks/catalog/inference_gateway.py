@@ -112,11 +112,38 @@ def serving_api(engine: EngineVersion | EngineName) -> ServingApi:
     return next(api for api in serving_apis() if api.engine == name)
 
 
-def gateway_support(engine: EngineVersion | EngineName) -> GatewaySupport | None:
-    """Whether the gateway's endpoint picker can front an engine a workload folder declares, and why (not); None for
-    the catalogue's own engines (the gateway is vLLM's: vllm/gateway_plan.py)."""
+def _no(engine: EngineName) -> GatewaySupport:
+    """A catalogued engine the picker cannot front for the reason its serving API gives."""
+    return GatewaySupport(fronts=False, why=next(api.why for api in CATALOGUED_APIS if api.engine == engine))
+
+
+CATALOGUED_GATEWAY: dict[EngineName, GatewaySupport] = {
+    "vllm": GatewaySupport(
+        fronts=True,
+        why="`vllm serve` answers OpenAI's Completions and Chat and exports the Model Server Protocol's queue and "
+        "KV-cache gauges on its API port, which the endpoint picker scores replicas by (vllm/gateway_plan.py)",
+    ),
+    "jetstream": _no("jetstream"),
+    "maxtext": _no("maxtext"),
+    "epp": _no("epp"),
+    "ray": GatewaySupport(
+        fronts=False,
+        why="Ray Serve's proxy answers for the whole Ray cluster and Ray exports the engine's metrics on its own port "
+        "under its own names, so the picker can neither pick a replica nor score it (vllm.gateway serves "
+        "single-host replicas only: vllm/gateway_plan.check_single_host)",
+    ),
+}
+"""The gateway's answer for the catalogue's own engines; a workload folder's engine declares its own
+(EngineDeclaration.gateway)."""
+
+
+def gateway_support(engine: EngineVersion | EngineName) -> GatewaySupport:
+    """Whether the gateway's endpoint picker can front an engine's servers, and why (not): the one answer the
+    components and the policy pack (inference-pool-serves) ask, for every catalogued engine."""
     name = engine if isinstance(engine, str) else engine.engine
-    return next((d.gateway for d in declarations() if d.name == name), None)
+    if name in CATALOGUED_GATEWAY:
+        return CATALOGUED_GATEWAY[name]
+    return next(d.gateway for d in declarations() if d.name == name)
 
 
 PICKER_CONFIG_API = "inference.networking.x-k8s.io/v1alpha1"

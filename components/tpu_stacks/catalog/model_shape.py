@@ -119,6 +119,9 @@ class ModelArchitecture(BaseModel):
     checkpoint_dtype: Dtype | None = None
     """The dtype the checkpoint's files hold: `quantized_dtype`, else config.json's `dtype` (`torch_dtype` before
     transformers 5); None when config.json names none the sizing knows."""
+    config_torch_dtype: str | None = None
+    """config.json's top-level `torch_dtype` as written (transformers 4's key; None when absent): what an engine whose
+    pinned transformers reads only that key serves at `--dtype auto` (SGLang-JAX, sglang/engine.py)."""
     catalogued: bool = False
     """Shipped with tpu-stacks (catalog/hf_configs); a user's config.json is not, and its shape travels in the
     workload's annotations so the policy pack judges the same model."""
@@ -143,7 +146,7 @@ class ModelArchitecture(BaseModel):
         """The weight dtype a server loads: the quantized checkpoint's, else bf16 (vLLM's `--dtype auto` serves an
         fp32 checkpoint in bf16, the TPU platform's first dtype: ledger: vllm.dtype.auto-downcasts-fp32,
         vllm.dtype.platform-default; an fp16 one in fp16, the same two bytes). SGLang-JAX keeps the config's dtype
-        instead (sglang/engine.py `served_dtype`)."""
+        instead (sglang/engine.py `SGLANG_DTYPES`); each engine's rule is catalog/engines/dtypes.py's."""
         return self.quantized_dtype or "bf16"
 
     def weights(self, dtype: str, key: str = "weight_dtype") -> tuple[int, str]:

@@ -8,6 +8,7 @@ from typing import get_args
 
 from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
 from tpu_stacks.catalog.engine_models import check_architecture, check_context
+from tpu_stacks.catalog.engines.dtypes import dtype_rule
 from tpu_stacks.catalog.engines.record import Engine
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import generation, generation_names
@@ -125,8 +126,9 @@ def with_model_defaults(args: argparse.Namespace, model: ResolvedModel) -> None:
     refusals of a model class vLLM TPU lacks and of a context longer than the model takes."""
     if args.workload == "serve":
         check_architecture(args.engine, model.architecture, "MODEL", model.id)
-    if args.dtype is None:
-        args.dtype = model.architecture.serving_dtype
+    if args.dtype is None:  # what the engine's `--dtype auto` serves (its rule, the one its plan reads), else vLLM's
+        rule = dtype_rule(args.engine) if args.workload == "serve" else None
+        args.dtype = rule.auto(model.architecture) if rule is not None else model.architecture.serving_dtype
     if args.context is not None:
         check_context(model.architecture, args.context, "--context", f"give --context {model.architecture.max_context}")
 

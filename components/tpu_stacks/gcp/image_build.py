@@ -15,15 +15,12 @@ the account (Service Account User), which project owners have. raytrain/image.py
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pulumi
 import pulumi_gcp as gcp
 
 from tpu_stacks.gcp.storage import hardened_bucket
-
-SOURCE_FOLDER = "source"
-"""Where `gcloud builds submit` stages the uploaded source in the stack's source bucket."""
 
 
 def member(account: gcp.serviceaccount.Account) -> pulumi.Output[str]:
@@ -94,3 +91,22 @@ def source_bucket(
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[account]),
     )
     return bucket
+
+
+def submitted_build(
+    name: str,
+    project: str,
+    region: str,
+    repository: gcp.artifactregistry.Repository,
+    image: pulumi.Input[str],
+    account_id: str,
+    display_name: str,
+    parent: pulumi.Resource,
+    command: Callable[[str, str, str], str],
+) -> pulumi.Output[str]:
+    """The builder account (push to `repository`, write logs) and the source bucket it reads, and the build
+    command `command(image, account, bucket)` writes once they are known (gcp/cloud_build.submit_command): what a
+    stack that prints a `gcloud builds submit` declares, SGLang-JAX's and multi-host vLLM's alike."""
+    account, _ = builder(name, project, region, repository, account_id, display_name, parent)
+    bucket = source_bucket(name, project, region, account, parent)
+    return pulumi.Output.all(image, account.name, bucket.name).apply(lambda parts: command(*parts))

@@ -45,7 +45,7 @@ from tpu_stacks.jetstream.spec import (
 )
 from tpu_stacks.names import is_region
 from tpu_stacks.sizing import Candidate, ServingRequest, breakdown, gib, heads_not_divided, judge, size
-from tpu_stacks.slo.plan import SloPrediction, slo_replicas
+from tpu_stacks.slo.plan import EngineSettings, SloPrediction, slo_replicas
 
 POOL = "tpu-nodepool"  # the tutorial's node pool name ([D-GKE-JETSTREAM])
 SLICE_KEYS = {
@@ -385,9 +385,7 @@ def _with_slo(
         spec.slo,
         request,
         shape,
-        engine="jetstream",
-        context=request.context,
-        max_batch=request.batch,
+        EngineSettings.of(request, "jetstream", request.batch),
         replicas_key="jetstream.replicas",
         minimum=1,
         maximum=spec.replicas if "replicas" in spec.model_fields_set else None,

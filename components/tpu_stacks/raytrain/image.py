@@ -35,8 +35,9 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_gcp as gcp
 
+from tpu_stacks.gcp import cloud_build
 from tpu_stacks.gcp.apis import BUILD_APIS, enable_apis
-from tpu_stacks.gcp.image_build import SOURCE_FOLDER, builder, source_bucket
+from tpu_stacks.gcp.image_build import builder, source_bucket
 from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.gcp.universe import Universe
 from tpu_stacks.raytrain.plan import builder_account_id
@@ -73,13 +74,9 @@ def repository_id(image: ImageSpec) -> str:
 
 def submit_command(image: str, project: str, region: str, account: str, source_bucket: str) -> str:
     """`gcloud builds submit` of the image folder as the builder `account` (projects/P/serviceAccounts/E),
-    the source staged in `source_bucket`; run from the project root."""
-    values = ",".join(f"{key}={value}" for key, value in substitutions(image, ".").items())
-    return (
-        f"gcloud builds submit {TRAINER_IMAGE_DIR} --project={project} --region={region} "
-        f"--config={TRAINER_IMAGE_DIR}/{BUILD_CONFIG} --substitutions={values} "
-        f"--service-account={account} --gcs-source-staging-dir=gs://{source_bucket}/{SOURCE_FOLDER}"
-    )
+    the source staged in `source_bucket`; run from the project root (gcp/cloud_build.py)."""
+    values = {key: str(value) for key, value in substitutions(image, ".").items()}
+    return cloud_build.submit_command(TRAINER_IMAGE_DIR, values, project, region, account, source_bucket)
 
 
 def declare_image(

@@ -19,7 +19,7 @@ import pulumi_kubernetes as k8s
 
 from tpu_stacks import first_up
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.gcp.image_build import SOURCE_FOLDER, builder, source_bucket
+from tpu_stacks.gcp.image_build import submitted_build
 from tpu_stacks.gcp.monitoring.outputs import MonitoringLinks
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
 from tpu_stacks.gcp.monitoring.targets import Target
@@ -191,12 +191,16 @@ class SglangStack(WorkloadComponent[SglangPlan], token=TYPE, workload=WORKLOAD):
         )
         image = image_reference(region, project, repository, plan.image_path())
         # the build runs as the stack's own builder account: push here, write logs (gcp/image_build.py)
-        account, _ = builder(
-            name, project, region, repository, plan.builder_account, "Builds the SGLang-JAX image", self
-        )
-        bucket = source_bucket(name, project, region, account, self)
-        build = pulumi.Output.all(image, account.name, bucket.name).apply(
-            lambda parts: plan.build_command(parts[0], parts[1], f"gs://{parts[2]}/{SOURCE_FOLDER}")
+        build = submitted_build(
+            name,
+            project,
+            region,
+            repository,
+            image,
+            plan.builder_account,
+            "Builds the SGLang-JAX image",
+            self,
+            plan.build_command,
         )
         build.apply(lambda command: pulumi.log.info(f"the SGLang-JAX server image: {command}", self))
         return image, build

@@ -10,6 +10,7 @@ import difflib
 
 from tpu_stacks.catalog.engine_traffic import EngineTraffic
 from tpu_stacks.catalog.engines.declared import EngineDeclaration, GatewaySupport
+from tpu_stacks.catalog.engines.dtypes import DtypeRule
 from tpu_stacks.catalog.engines.record import CommandMarker, EngineVersion, Flag, Served
 from tpu_stacks.catalog.image_users import NONROOT_UID, ImageUser
 from tpu_stacks.catalog.inference_gateway import ServingApi
@@ -23,19 +24,42 @@ the releases there). The repository's tags v0.0.3rc0, v0.0.3rc1, v0.0.3rc97 and 
 pipeline ("TEMP(experiment)" in .github/workflows/release.yml at v0.0.3rc1) with no wheel on PyPI, and no Docker Hub
 tag of lmsysorg/sglang-jax could be confirmed for any release (sgl-project/sglang-jax issue #348, "Support docker
 image of release", still open in November 2025): the stack builds the image from the wheel (sglang/image/)."""
-AUTO_DTYPES: tuple[Dtype, ...] = ("bf16", "fp16", "fp32")
-"""The config dtypes SGLang-JAX's `--dtype auto` keeps as they are (its _STR_DTYPE_TO_JAX_DTYPE)."""
+SGLANG_WEIGHT_DTYPES: dict[str, Dtype] = {
+    "half": "fp16",
+    "float16": "fp16",
+    "float": "fp32",
+    "float32": "fp32",
+    "bfloat16": "bf16",
+}
+"""Its `--dtype` values besides `auto` (ledger: sglang.flag.dtype-choices) and the config `torch_dtype` names it
+knows, one table (its _STR_DTYPE_TO_JAX_DTYPE; ledger: sglang.dtype.names)."""
 
 
-def served_dtype(architecture: ModelArchitecture) -> Dtype:
+def _served_dtype(architecture: ModelArchitecture) -> Dtype:
     """The dtype SGLang-JAX 0.0.1.post1 holds an unquantized model's weights and KV cache in at `--dtype auto`, its
-    default, which the stack keeps: the config's own dtype, fp32 when it names none; never vLLM's downcast of fp32 to
-    bf16 (ledger: sglang.default.dtype, sglang.dtype.auto-keeps-config, sglang.dtype.fp32-without-one,
-    sglang.kv-dtype.auto-is-model). A quantized checkpoint keeps the sizing's defaults."""
+    default, which the stack keeps: config.json's top-level `torch_dtype` as it is, fp32 when it names none of its
+    table; never vLLM's downcast of fp32 to bf16 (ledger: sglang.default.dtype, sglang.dtype.auto-keeps-config,
+    sglang.dtype.fp32-without-one, sglang.kv-dtype.auto-is-model). It reads `torch_dtype` only
+    (ledger: sglang.dtype.reads-torch-dtype), and its pinned transformers 4.55 fills that from config.json's
+    `torch_dtype` key alone (ledger: sglang-jax.requires.transformers, transformers-sglang.config.torch-dtype): a
+    config that names only `dtype`, as transformers 5 writes it, is served in fp32. A quantized checkpoint keeps the
+    sizing's defaults."""
     if architecture.quantized_dtype is not None:
         return "bf16"
-    found = architecture.checkpoint_dtype
-    return found if found in AUTO_DTYPES else "fp32"
+    return SGLANG_WEIGHT_DTYPES.get(architecture.config_torch_dtype or "", "fp32")
+
+
+SGLANG_DTYPES = DtypeRule(
+    weights=SGLANG_WEIGHT_DTYPES,
+    # --kv-cache-dtype: auto (the model's dtype) or bf16; its fp8 choices are refused by the model runner
+    # (ledger: sglang.kv-dtype.auto-is-model, sglang.kv-dtype.bf16)
+    kv={"auto": None, "bf16": "bf16"},
+    quantization={},  # no --quantization method is sized: the catalogue knows none this release runs on TPU
+    auto=_served_dtype,
+    source="sglang-jax 0.0.1.post1 wheel: sgl_jax/srt/server_args.py, sgl_jax/srt/configs/model_config.py, "
+    "sgl_jax/srt/model_executor/model_runner.py; transformers 4.55 configuration_utils.py",
+)
+"""SGLang-JAX's dtype flags as the memory model reads them (catalog/engines/dtypes.py): the plan and the pack."""
 
 
 SGLANG = EngineVersion(
@@ -71,7 +95,7 @@ SGLANG = EngineVersion(
             name="--dtype",
             meaning="weight_dtype",
             default=text("sglang.default.dtype"),
-            note="auto: the config's dtype, fp32 when it names none (served_dtype)",
+            note="auto: the config's torch_dtype, fp32 when it names none (SGLANG_DTYPES)",
         ),
         Flag(name="--quantization", meaning="quantization", note="a method the catalogue cannot size is advisory"),
     ),
@@ -149,5 +173,6 @@ ENGINE = EngineDeclaration(
         f"{SGLANG.version} (the traffic model has no efficiency for it yet)",
     ),
     check_architecture=check_architecture,
+    dtypes=SGLANG_DTYPES,
 )
 """SGLang-JAX for the catalogue's shared tables (collected by catalog/engines/declared.py)."""

@@ -12,16 +12,18 @@ from __future__ import annotations
 import re
 
 from tpu_stacks.catalog.engine_models import check_architecture
+from tpu_stacks.catalog.engines.dtypes import AUTO
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
 from tpu_stacks.cluster.plan import ClusterPlan, WorkloadPlan, plan_workload_cluster, require_addons
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec
 from tpu_stacks.errors import UserError
+from tpu_stacks.gcp.cloud_build import submit_command
 from tpu_stacks.images import PYTHON_IMAGE, check_pinned
 from tpu_stacks.names import REPOSITORY_ID, builder_account_id
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
-from tpu_stacks.sglang.engine import SGLANG, served_dtype
+from tpu_stacks.sglang.engine import SGLANG, SGLANG_DTYPES
 from tpu_stacks.sglang.spec import IMAGE_DIR, IMAGE_NAME, PORT, SglangSpec
 from tpu_stacks.sizing import (
     Parallelism,
@@ -78,16 +80,12 @@ class SglangPlan(WorkloadPlan):
         """The id of the service account the build runs as (gcp/image_build.py says why one of our own)."""
         return builder_account_id(self.repository, "sglang.image")
 
-    def build_command(self, image: str, account: str, staging: str) -> str:
+    def build_command(self, image: str, account: str, bucket: str) -> str:
         """The Cloud Build command that builds `image` (the registry's full reference) from the pinned wheel, in the
-        stack's project and region, as the builder `account` (projects/P/serviceAccounts/E), the source uploaded to
-        `staging` (gs://BUCKET/FOLDER, which the builder may read); run from the repository root."""
-        values = f"_IMAGE={image},_SGLANG_JAX_VERSION={SGLANG.version},_PYTHON_IMAGE={PYTHON_IMAGE}"
-        where = f"--project={self.cluster.spec.project} --region={self.cluster.region}"
-        return (
-            f"gcloud builds submit {IMAGE_DIR} {where} --config={IMAGE_DIR}/cloudbuild.yaml --substitutions={values} "
-            f"--service-account={account} --gcs-source-staging-dir={staging}"
-        )
+        stack's project and region, as the builder `account` (projects/P/serviceAccounts/E), the source staged in
+        `bucket`, which the builder may read (gcp/cloud_build.py); run from the repository root."""
+        values = {"_IMAGE": image, "_SGLANG_JAX_VERSION": SGLANG.version, "_PYTHON_IMAGE": PYTHON_IMAGE}
+        return submit_command(IMAGE_DIR, values, self.cluster.spec.project, self.cluster.region, account, bucket)
 
     def engine_args(self) -> list[str]:
         """The server's flags; a tensor-parallel flag in extraArgs (checked equal to the slice's) replaces ours."""
@@ -153,8 +151,10 @@ def plan_sglang(spec: SglangSpec, cluster: ClusterSpec, hf_token_given: bool) ->
     check_source_ranges("sglang", spec.exposure, spec.source_ranges, "serving the OpenAI API")
     require_clients("sglang", spec.exposure, spec.source_ranges, "serving the OpenAI API", UNGUARDED)
     # Paged KV: one sequence of the context is the floor (batch 1); one prefill chunk sizes the activations.
-    # Weights and KV in the dtype the server holds them in at `--dtype auto` (an fp32 checkpoint stays fp32).
-    dtype = served_dtype(model.architecture)
+    # Weights and KV in the dtypes the server holds them in at `--dtype auto` and `--kv-cache-dtype auto`, its rule
+    # (an fp32 checkpoint stays fp32), the one the policy pack reads.
+    dtype = SGLANG_DTYPES.auto(model.architecture)
+    kv_dtype = SGLANG_DTYPES.kv_cache(AUTO, dtype)
     request = ServingRequest(
         model=model,
         engine="sglang",
@@ -162,7 +162,7 @@ def plan_sglang(spec: SglangSpec, cluster: ClusterSpec, hf_token_given: bool) ->
         batch=1,
         prefill_tokens=PREFILL_TOKENS,
         weight_dtype=dtype,
-        kv_dtype=dtype,
+        kv_dtype=kv_dtype,
     )
     verdict = choose_slice(request, generation(spec.tpu_generation), spec.topology, "sglang")
     shape = verdict.shape

@@ -25,6 +25,8 @@ Pure: no provider SDK.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -36,6 +38,39 @@ from tpu_stacks.objects import annotations as keys
 from tpu_stacks.sizing import ServingRequest
 from tpu_stacks.slo.spec import SloSpec
 from tpu_stacks.traffic import Profile, TrafficCandidate, TrafficTarget, evaluate_slice, read_profiles, size_for_traffic
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """What the traffic model is told of the engine's settings, by the slice choice (`slo_shape`) and the
+    prediction (`predict`) alike: the dtypes the plan sized, the tokens per sequence, the engine's own cap on
+    sequences decoded together (vLLM `--max-num-seqs`, JetStream's fixed `--batch_size`: a replica never runs a
+    larger batch, whatever the KV cache holds) and its tokens per step (None: the engine's traffic default)."""
+
+    engine: str
+    weight_dtype: str
+    kv_dtype: str
+    context: int
+    max_batch: int
+    batched_tokens: int | None = None
+
+    @classmethod
+    def of(
+        cls, request: ServingRequest, engine: str, max_batch: int, batched_tokens: int | None = None
+    ) -> EngineSettings:
+        """The settings of a plan's sized request (its dtypes and context)."""
+        return cls(engine, request.weight_dtype, request.kv_dtype, request.context, max_batch, batched_tokens)
+
+    def traffic_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of the traffic model's evaluate_slice and size_for_traffic."""
+        return {
+            "engine": self.engine,
+            "weight_dtype": self.weight_dtype,
+            "kv_dtype": self.kv_dtype,
+            "max_model_len": self.context,
+            "max_batch": self.max_batch,
+            "batched_tokens": self.batched_tokens,
+        }
 
 
 class SloPrediction(BaseModel):
@@ -126,23 +161,11 @@ def _missed_limit(section: str, slo: SloSpec, candidate: TrafficCandidate) -> tu
 
 
 def predict(
-    section: str,
-    slo: SloSpec,
-    model: ResolvedModel,
-    shape: SliceShape,
-    engine: str,
-    *,
-    weight_dtype: str,
-    kv_dtype: str,
-    context: int,
-    max_batch: int,
-    batched_tokens: int | None = None,
+    section: str, slo: SloSpec, model: ResolvedModel, shape: SliceShape, settings: EngineSettings
 ) -> SloPrediction:
-    """Evaluate the stack's slice for the target; refuse in one line what no replica count can meet.
-
-    `max_batch` is the engine's own cap on sequences decoded together (vLLM `--max-num-seqs`, JetStream's fixed
-    `--batch_size`): a replica never runs a larger batch than its engine allows, whatever the KV cache holds."""
+    """Evaluate the stack's slice for the target; refuse in one line what no replica count can meet."""
     target = target_of(slo)
+    context, engine = settings.context, settings.engine
     if target.input_tokens + target.output_tokens > context:
         given = "inputTokens" if slo.input_tokens is not None or slo.output_tokens is None else "outputTokens"
         raise UserError(
@@ -152,16 +175,7 @@ def predict(
             f"set {section}.slo.inputTokens and outputTokens to your requests' lengths, or raise the context",
         )
     candidate = evaluate_slice(
-        model,
-        shape,
-        target,
-        engine=engine,
-        weight_dtype=weight_dtype,
-        kv_dtype=kv_dtype,
-        max_model_len=context,
-        max_batch=max_batch,
-        profiles=read_slo_profiles(section, slo),
-        batched_tokens=batched_tokens,
+        model, shape, target, profiles=read_slo_profiles(section, slo), **settings.traffic_arguments()
     )
     where, command = f"{shape.generation} {shape.topology}", size_command(model, target, engine, slo.profiles)
     replicas, replica = candidate.replicas, candidate.per_replica
@@ -204,17 +218,7 @@ def predict(
 
 
 def slo_shape(
-    section: str,
-    slo: SloSpec,
-    model: ResolvedModel,
-    generation_name: str,
-    engine: str,
-    *,
-    weight_dtype: str,
-    kv_dtype: str,
-    context: int,
-    max_batch: int,
-    batched_tokens: int | None = None,
+    section: str, slo: SloSpec, model: ResolvedModel, generation_name: str, settings: EngineSettings
 ) -> SliceShape | None:
     """The slice a section with an `slo` and no `topology` runs on: the choice `tpu-stacks size MODEL --tpu GEN`
     makes for the same target and engine settings (one code path, `size_for_traffic`), so the stack and `size`
@@ -223,14 +227,9 @@ def slo_shape(
     answer = size_for_traffic(
         model,
         target_of(slo),
-        engine=engine,
         generations=[generation_name],
-        weight_dtype=weight_dtype,
-        kv_dtype=kv_dtype,
-        max_model_len=context,
-        max_batch=max_batch,
         profiles=read_slo_profiles(section, slo),
-        batched_tokens=batched_tokens,
+        **settings.traffic_arguments(),
     )
     if answer.choice is None:
         return None
@@ -281,29 +280,16 @@ def slo_replicas(
     slo: SloSpec,
     request: ServingRequest,
     shape: SliceShape,
+    settings: EngineSettings,
     *,
-    engine: str,
-    context: int,
-    max_batch: int,
     replicas_key: str,
     minimum: int,
     maximum: int | None,
-    batched_tokens: int | None = None,
 ) -> tuple[SloPrediction, int, int]:
     """An engine's plan asks here for its replicas under `slo`: one replica of `shape` serving `request`'s model
-    predicted (`predict`, refusing what no count meets), then (min, max) replicas by `replica_range`'s rule
-    (`maximum`: the user's, None when unset; a too small one is refused naming `replicas_key`)."""
-    prediction = predict(
-        section,
-        slo,
-        request.model,
-        shape,
-        engine,
-        weight_dtype=request.weight_dtype,
-        kv_dtype=request.kv_dtype,
-        context=context,
-        max_batch=max_batch,
-        batched_tokens=batched_tokens,
-    )
+    with the engine's `settings` predicted (`predict`, refusing what no count meets), then (min, max) replicas by
+    `replica_range`'s rule (`maximum`: the user's, None when unset; a too small one is refused naming
+    `replicas_key`)."""
+    prediction = predict(section, slo, request.model, shape, settings)
     low, high = replica_range(replicas_key, prediction, minimum, maximum)
     return prediction, low, high

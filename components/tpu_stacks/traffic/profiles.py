@@ -40,6 +40,23 @@ class ProfilePoint:
     cost_per_million_output_tokens: float | None = None
     """GIQ's own figure (first `cost[]` entry), at GIQ's pricing model; shown for reference only."""
 
+    def document(self) -> dict[str, Any]:
+        """The `performanceStats` entry in the proto's JSON mapping, as `_point` reads it back: the int32 fields
+        (output tokens per second, NTPOT, TTFT) as whole numbers, the float QPS to the thousandth; a field this point
+        does not know is left out."""
+        stats: dict[str, Any] = {}
+        if self.queries_per_second is not None:
+            stats["queriesPerSecond"] = round(self.queries_per_second, 3)
+        stats["outputTokensPerSecond"] = round(self.output_tokens_per_second)
+        if self.ntpot_ms is not None:
+            stats["ntpotMilliseconds"] = round(self.ntpot_ms)
+        if self.ttft_ms is not None:
+            stats["ttftMilliseconds"] = round(self.ttft_ms)
+        if self.cost_per_million_output_tokens is not None:
+            units, nanos = divmod(round(self.cost_per_million_output_tokens * 1e9), 10**9)
+            stats["cost"] = [{"costPerMillionOutputTokens": {"units": str(units), "nanos": nanos}}]
+        return stats
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -53,6 +70,24 @@ class Profile:
     instance_type: str
     accelerator_count: int | None
     points: tuple[ProfilePoint, ...]
+
+    def document(self) -> dict[str, Any]:
+        """This profile in the proto's JSON mapping, as `read_profiles` reads it back (the one place the field
+        names are written both ways): what `tpu-stacks bench` saves."""
+        profile: dict[str, Any] = {
+            "modelServerInfo": {
+                "model": self.model,
+                "modelServer": self.model_server,
+                "modelServerVersion": self.model_server_version,
+            },
+            "acceleratorType": self.accelerator_type,
+            "tpuTopology": self.tpu_topology,
+            "instanceType": self.instance_type,
+            "performanceStats": [point.document() for point in self.points],
+        }
+        if self.accelerator_count is not None:
+            profile["resourcesUsed"] = {"acceleratorCount": self.accelerator_count}
+        return profile
 
     @property
     def label(self) -> str:
@@ -186,3 +221,8 @@ def read_profiles(path: str | Path) -> tuple[Profile, ...]:
     if not isinstance(document, dict) or not isinstance(document.get("profile"), list):
         raise _bad(shown, 'no "profile" list at the top')
     return tuple(_profile(record, index, shown) for index, record in enumerate(document["profile"]))
+
+
+def profiles_document(profiles: tuple[Profile, ...] | list[Profile]) -> dict[str, Any]:
+    """A FetchProfiles response holding `profiles` (`{"profile": [...]}`), as `read_profiles` reads it."""
+    return {"profile": [profile.document() for profile in profiles]}

@@ -53,6 +53,8 @@ from tpu_stacks.workload import Foundation, declare_identity
 TYPE = "tpu-stacks:index:VllmStack"
 APP = "vllm-tpu"
 HPA_NAME = "vllm-hpa"
+IMAGE_BUILD_LOG = "the multi-host server image: "
+"""What `pulumi up` logs before the Ray Serve image's build command (Pulumi.vllm-405b.yaml names it)."""
 LABELS = {"app": APP}
 
 
@@ -68,6 +70,9 @@ class VllmStack(WorkloadComponent[VllmPlan], token=TYPE, workload=WORKLOAD):
     weights_bucket: pulumi.Output[str]
     curl: pulumi.Output[str]
     """A ready-to-paste request to /v1/completions."""
+    image_build: pulumi.Output[str]
+    """Multi-host only: the `gcloud builds submit` that builds the Ray Serve image into the stack's registry, as the
+    stack's builder account (run it while `pulumi up` waits for the RayService); unset on one host."""
     ready_replicas: pulumi.Output[int]
     """Server replicas ready when `pulumi up` finished waiting for the Deployment (it waits until all are)."""
     monitoring: pulumi.Output[MonitoringLinks]
@@ -125,9 +130,11 @@ class VllmStack(WorkloadComponent[VllmPlan], token=TYPE, workload=WORKLOAD):
         GKE Inference Gateway in front of it (vllm/gateway.py)."""
         cluster, ns_opts = base.cluster, base.kubernetes_options(self)
         secret_name = self._secret(name, inputs, plan, ns_opts)
-        image = server_image(
+        image, build = server_image(
             plan, plan.cluster.spec.project, plan.cluster.region, self, cluster.known_node_service_account
         )
+        if build is not None:  # run it while `up` waits for the RayService (Pulumi.vllm-405b.yaml)
+            build.apply(lambda command: pulumi.log.info(f"{IMAGE_BUILD_LOG}{command}", self))
         if plan.multi_host:  # the slice decides the object: a RayService over whole multi-host slices
             workload, selector, waits = self._ray_service(name, plan, base, secret_name, image)
         else:
@@ -142,8 +149,11 @@ class VllmStack(WorkloadComponent[VllmPlan], token=TYPE, workload=WORKLOAD):
                 name, plan.gateway, LABELS, PORT, ns_opts, pulumi.ResourceOptions(parent=self), project, region
             )
             behind = [gateway.gateway, gateway.route, gateway.pool, gateway.picker]
+        outputs = self._outputs(plan, base, service, workload)
+        if build is not None:
+            outputs["image_build"] = build
         return Declared(
-            self._outputs(plan, base, service, workload),
+            outputs,
             waits,
             smoke_after=[*base.namespace_ready, workload, service, *behind],
             # on a multi-host slice the Service's pod is the Ray head (vllm/rayservice.py)

@@ -31,6 +31,7 @@ WORKLOAD = Workload(
         Export("slice", "served_slice"),
         Export("weightsBucket", "weights_bucket"),
         Export("curl", "curl"),
+        Export("imageBuild", "image_build", optional=True),
         Export("monitoring", "monitoring"),
     ),
     secrets=(("hf_token", "hfToken"), ("api_key_secret", "vllmApiKey")),

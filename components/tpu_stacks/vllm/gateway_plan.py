@@ -26,6 +26,7 @@ from tpu_stacks.catalog.inference_gateway import (
     HEALTH_PORT,
     INFERENCE_POOL_API_VERSION,
     INTERNAL_CLASS,
+    gateway_support,
 )
 from tpu_stacks.catalog.pickers import (
     DEFAULT_PICKER,
@@ -441,8 +442,9 @@ def _with_floor(cluster: ClusterSpec) -> ClusterSpec:
 
 def check_single_host(spec: VllmSpec, shape: SliceShape) -> None:
     """The gateway serves single-host replicas only: the picker scrapes vLLM's metrics on each pod the pool
-    selects, and a multi-host replica is a Ray cluster whose engine metrics Ray exports (its own port and names)."""
-    if spec.gateway.enabled and shape.multi_host:
+    selects, and a multi-host replica is a Ray cluster whose engine metrics Ray exports (its own port and names):
+    Ray Serve's gateway answer (catalog/inference_gateway.gateway_support), which the policy pack asks too."""
+    if spec.gateway.enabled and shape.multi_host and not gateway_support("ray").fronts:
         raise UserError(
             "vllm.gateway.enabled",
             True,

@@ -7,17 +7,20 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
+from tpu_stacks.gcp.image_build import submitted_build
 from tpu_stacks.gcp.registry import docker_repository, image_reference
 from tpu_stacks.vllm.plan import VllmPlan
 
 
 def server_image(
     plan: VllmPlan, project: str, region: str, parent: pulumi.Resource, nodes_account: Optional[pulumi.Input[str]]
-) -> pulumi.Input[str]:
-    """The upstream pinned image, or the same image through Artifact Registry (which the nodes may read)."""
+) -> tuple[pulumi.Input[str], Optional[pulumi.Output[str]]]:
+    """The upstream pinned image, or the same image through Artifact Registry (which the nodes may read); and, for
+    the multi-host Ray Serve image the stack runs from its own registry, the command that builds it, as the stack's
+    builder account (gcp/image_build.submitted_build, SGLang-JAX's builder too); None when nothing is built."""
     registry = plan.spec.registry
     if registry.mode == "none":
-        return plan.spec.image
+        return plan.spec.image, None
     remote = registry.mode == "remote"
     repository = docker_repository(
         parent._name,
@@ -42,4 +45,18 @@ def server_image(
         enable_api=plan.cluster.universe.is_default,
     )
     path = plan.spec.image.removeprefix("docker.io/") if remote else registry.image
-    return image_reference(region, project, repository, path or "")
+    image = image_reference(region, project, repository, path or "")
+    if not plan.builds_image:
+        return image, None
+    build = submitted_build(
+        parent._name,
+        project,
+        region,
+        repository,
+        image,
+        plan.builder_account,
+        "Builds the multi-host vLLM Ray Serve image",
+        parent,
+        plan.build_command,
+    )
+    return image, build

@@ -48,6 +48,7 @@ from tpu_stacks.catalog.ray_serve import LLM_CONFIG_KEY, OPENAI_APP_IMPORT_PATH,
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.catalog.upstream import fact, number, text
 from tpu_stacks.errors import UserError
+from tpu_stacks.gcp.cloud_build import submit_command
 from tpu_stacks.names import K8S_NAME
 from tpu_stacks.objects.awaits import IMAGE_PULL_MINUTES, NODE_PROVISIONING_MINUTES
 from tpu_stacks.serving.exposure import require_clients
@@ -84,10 +85,11 @@ be Ready). KubeRay keeps a readiness probe the user sets (ledger: kuberay.user-r
 KubeRay too, a claim `verify` settles (ledger: gke.ray-addon.probes)."""
 APP_NAME = "llm"
 SERVE_IMAGE_DIR = "components/tpu_stacks/vllm/ray_serve_image"
-SERVE_IMAGE_REVISION = 2
+SERVE_IMAGE_REVISION = 3
 """The revision of SERVE_IMAGE_DIR a server image is built from, the `-r<N>` of its tag (Pulumi.vllm-405b.yaml):
 an image built from an older folder lacks what the Serve config now names (revision 2: the start callback), so a
-changed folder takes a new revision, and a test fails until it does."""
+changed folder takes a new revision, and a test fails until it does (revision 3: cloudbuild.yaml logs to Cloud
+Logging only, as a build run by the stack's builder account must)."""
 VLLM_RELEASE_TAG = r"v\d+\.\d+\.\d+"
 """A vLLM release's image tag, the form of the pinned image's (catalog/engines/vllm.py: `v0.29.0`): in registry mode
 standard, an image so tagged is a plain vLLM image pushed as is (the single-host recipe's `vllm-tpu:v0.29.0`), not
@@ -303,8 +305,10 @@ def serve_config_yaml(config: dict[str, Any]) -> str:
     return yaml.safe_dump(config, sort_keys=True, default_flow_style=False)
 
 
-def image_build_command(image: str, vllm_image: str) -> str:
+def image_build_command(image: str, vllm_image: str, project: str, region: str, account: str, bucket: str) -> str:
     """`gcloud builds submit` of the server image folder (run from the repository root): `image` is the
-    reference the RayService pulls, built FROM the pinned `vllm_image` with Ray Serve at RAY_SERVE_VERSION."""
-    values = f"_IMAGE={image},_VLLM_IMAGE={vllm_image},_RAY_VERSION={RAY_SERVE_VERSION}"
-    return f"gcloud builds submit {SERVE_IMAGE_DIR} --config={SERVE_IMAGE_DIR}/cloudbuild.yaml --substitutions={values}"
+    reference the RayService pulls, built FROM the pinned `vllm_image` with Ray Serve at RAY_SERVE_VERSION, in
+    `project` and `region` as the stack's builder `account`, the source staged in `bucket` (gcp/cloud_build.py, the
+    rule every stack's build follows)."""
+    values = {"_IMAGE": image, "_VLLM_IMAGE": vllm_image, "_RAY_VERSION": RAY_SERVE_VERSION}
+    return submit_command(SERVE_IMAGE_DIR, values, project, region, account, bucket)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from tpu_stacks.catalog.engine_models import check_context, check_vllm_architecture
-from tpu_stacks.catalog.engines.vllm import VLLM
+from tpu_stacks.catalog.engines.vllm import VLLM, VLLM_DTYPES
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
@@ -22,7 +22,7 @@ from tpu_stacks.cluster.plan import (
 from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec, SystemPoolSpec
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import check_pinned
-from tpu_stacks.names import REPOSITORY_ID
+from tpu_stacks.names import REPOSITORY_ID, builder_account_id
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
 from tpu_stacks.serving.parallel_flags import check_parallelism, tensor_parallel_flags
 from tpu_stacks.sizing import (
@@ -35,10 +35,17 @@ from tpu_stacks.sizing import (
     slice_refusal,
     tensor_parallel_size,
 )
-from tpu_stacks.slo.plan import SloPrediction, latency_batch, slo_replicas, slo_shape, waiting_target
+from tpu_stacks.slo.plan import (
+    EngineSettings,
+    SloPrediction,
+    latency_batch,
+    slo_replicas,
+    slo_shape,
+    waiting_target,
+)
 from tpu_stacks.vllm.gateway_plan import GatewayPlan, check_gateway, check_single_host, plan_gateway
 from tpu_stacks.vllm.kv_events import server_args
-from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, check_multihost
+from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, check_multihost, image_build_command
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
 POOL = "vllm-pool"
@@ -86,6 +93,24 @@ class VllmPlan(WorkloadPlan):
     def multi_host(self) -> bool:
         """The slice decides the object: a RayService when one replica spans several TPU hosts."""
         return self.parallelism.multi_host
+
+    @property
+    def builds_image(self) -> bool:
+        """The stack prints the build of the Ray Serve image it runs (multi-host, into its own registry: mode
+        standard); on one host, or with an image the user brings, there is nothing to build."""
+        return self.multi_host and self.spec.registry.mode == "standard"
+
+    @property
+    def builder_account(self) -> str:
+        """The id of the service account the build runs as (gcp/image_build.py says why one of our own)."""
+        return builder_account_id(self.spec.registry.repository or "", "vllm.registry.repository")
+
+    def build_command(self, image: str, account: str, bucket: str) -> str:
+        """The Cloud Build command that builds the Ray Serve `image` (the registry's full reference) in the stack's
+        project and region, as the builder `account`, its source staged in `bucket` (gcp/cloud_build.py)."""
+        return image_build_command(
+            image, self.spec.image, self.cluster.spec.project, self.cluster.region, account, bucket
+        )
 
     @property
     def autoscales(self) -> bool:
@@ -185,25 +210,14 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     request = ServingRequest(
         model=model,
         engine="vllm",
-        weight_dtype=model.architecture.serving_dtype,
+        weight_dtype=VLLM_DTYPES.auto(model.architecture),  # `--dtype auto`, the rule the policy pack reads
         context=spec.max_model_len,
         batch=1,
         prefill_tokens=spec.max_num_batched_tokens,
     )
     topology, machine_type = spec.topology, None
     if spec.slo is not None and spec.topology is None:  # the slice `size --tpu` picks for the slo (slo/plan.py)
-        picked = slo_shape(
-            "vllm",
-            spec.slo,
-            model,
-            gen.name,
-            "vllm",
-            weight_dtype=request.weight_dtype,
-            kv_dtype=request.kv_dtype,
-            context=spec.max_model_len,
-            max_batch=spec.max_num_seqs,
-            batched_tokens=spec.max_num_batched_tokens,
-        )
+        picked = slo_shape("vllm", spec.slo, model, gen.name, _engine_settings(spec, request))
         if picked is not None:
             topology, machine_type = picked.topology, picked.machine_type
     verdict = choose_slice(request, gen, topology, "vllm", machine_type)
@@ -249,6 +263,11 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     )
 
 
+def _engine_settings(spec: VllmSpec, request: ServingRequest) -> EngineSettings:
+    """What the slo's slice choice and its prediction both tell the traffic model of vLLM's settings."""
+    return EngineSettings.of(request, "vllm", spec.max_num_seqs, spec.max_num_batched_tokens)
+
+
 def _slo_sets_max(spec: VllmSpec) -> bool:
     return spec.slo is not None and "max" not in spec.replicas.model_fields_set
 
@@ -263,13 +282,10 @@ def _with_slo(spec: VllmSpec, request: ServingRequest, shape: SliceShape) -> tup
         spec.slo,
         request,
         shape,
-        engine="vllm",
-        context=spec.max_model_len,
-        max_batch=spec.max_num_seqs,
+        _engine_settings(spec, request),
         replicas_key="vllm.replicas.max",
         minimum=spec.replicas.min,
         maximum=None if _slo_sets_max(spec) else spec.replicas.max,
-        batched_tokens=spec.max_num_batched_tokens,
     )
     updates: dict[str, object] = {"replicas": spec.replicas.model_copy(update={"min": low, "max": high})}
     # With a latency limit: cap the batch there, so excess requests wait, and scale on the waiting (yours win).

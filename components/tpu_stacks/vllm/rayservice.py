@@ -66,7 +66,6 @@ from tpu_stacks.vllm.multihost_plan import (
     WORKER_GROUP,
     WORKER_READINESS,
     controller_env,
-    image_build_command,
     serve_config,
     serve_config_yaml,
 )
@@ -378,9 +377,6 @@ def declare_ray_service(
     proxy healthy). Managed Prometheus scrapes Ray's metrics port on every Ray pod (Ray Serve's and vLLM's engine
     metrics, the monitoring target's port): the lifecycle's scrape step (VllmStack.scrape) declares it."""
     spec = plan.spec
-    pulumi.Output.from_input(image).apply(
-        lambda reference: pulumi.log.info(f"the multi-host server image: {image_build_command(reference, spec.image)}")
-    )
     head = head_template(plan, pod_labels(labels, "head"), bucket, image)
     workers = worker_template(plan, plan.pool, pod_labels(labels, "worker"), bucket, image)
     metadata = k8s.meta.v1.ObjectMetaArgs(

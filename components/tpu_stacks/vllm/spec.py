@@ -11,7 +11,7 @@ from typing import ClassVar, Literal
 from pydantic import ConfigDict, Field, field_validator
 
 from tpu_stacks.catalog.engines import managed_prometheus_name
-from tpu_stacks.catalog.engines.vllm import VLLM
+from tpu_stacks.catalog.engines.vllm import STACK_BATCHED_TOKENS, VLLM
 from tpu_stacks.catalog.tpu import generation_names, names_text
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.spec import workload_cluster
@@ -163,7 +163,7 @@ class VllmSpec(_Spec):
     """Override the sized slice (it is still checked to hold the model)."""
     max_model_len: int = Field(default=4096, gt=0, alias="maxModelLen")
     """vLLM `--max-model-len`: tokens per sequence (prompt plus output); the slice is sized to hold it."""
-    max_num_batched_tokens: int = Field(default=512, gt=0, alias="maxNumBatchedTokens")
+    max_num_batched_tokens: int = Field(default=STACK_BATCHED_TOKENS, gt=0, alias="maxNumBatchedTokens")
     """vLLM `--max-num-batched-tokens`: tokens per engine step; also sizes the prefill activations."""
     max_num_seqs: int = Field(default=128, gt=0, alias="maxNumSeqs")
     """vLLM `--max-num-seqs`: most sequences batched at once (the slice is sized for one sequence's KV cache)."""

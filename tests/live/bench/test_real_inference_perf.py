@@ -14,7 +14,8 @@ import pytest
 
 from tests.live.bench.real_run import MODEL, WORKLOAD, make_venv, run
 from tpu_stacks.traffic import read_profiles
-from tpu_stacks_live.bench.report import ProfileSetup, profile_document, stage_files, stage_reports, stages
+from tpu_stacks.traffic.profiles import Profile
+from tpu_stacks_live.bench.report import profile_document, stage_files, stage_reports, stages
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ def test_its_output_converts_and_the_log_says_what_the_files_say(inference_perf,
     measured = stages(from_log, "the run")
     assert [s.requested_rate for s in measured] == list(WORKLOAD.rates)
     assert all(s.failures == 0 and s.ttft_ms and s.ttft_ms > 20 for s in measured)  # the stand-in's prefill
-    setup = ProfileSetup(MODEL, "vllm", "v0", "tpu-v6e-slice", "1x1", "ct6e-standard-1t", 1)
+    setup = Profile(MODEL, "vllm", "v0", "tpu-v6e-slice", "1x1", "ct6e-standard-1t", 1, points=())
     document, notes = profile_document(setup, measured)
     assert notes == []
     path = tmp_path / "profile.json"

@@ -4,6 +4,7 @@ it was made), read as `bench` reads a Job's log, converted, and read back by the
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,14 @@ from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import slice_shape
 from tpu_stacks.errors import UserError
 from tpu_stacks.traffic import read_profiles
-from tpu_stacks_live.bench.report import ProfileSetup, Stage, profile_document, stage_files, stage_reports, stages
+from tpu_stacks.traffic.profiles import Profile, ProfilePoint
+from tpu_stacks_live.bench import cli as bench_cli
+from tpu_stacks_live.bench import report as bench_report
+from tpu_stacks_live.bench.report import Stage, profile_document, stage_files, stage_reports, stages
 
 FIXTURE = Path(__file__).parent / "fixtures" / "inference-perf-0.7.0-standin.log"
 LOG = FIXTURE.read_text(encoding="utf-8")
-SETUP = ProfileSetup(
+SETUP = Profile(
     model="Qwen/Qwen2.5-1.5B-Instruct",
     model_server="vllm",
     model_server_version="v0.29.0",
@@ -24,6 +28,7 @@ SETUP = ProfileSetup(
     tpu_topology="1x1",
     instance_type="ct6e-standard-1t",
     accelerator_count=1,
+    points=(),
 )
 
 
@@ -54,7 +59,7 @@ def test_the_conversion_takes_means_in_milliseconds():
     latency = report["successes"]["latency"]
     assert converted.ntpot_ms == pytest.approx(latency["normalized_time_per_output_token"]["mean"] * 1000)
     assert converted.ttft_ms == pytest.approx(latency["time_to_first_token"]["mean"] * 1000)
-    assert converted.point() == {
+    assert converted.point().document() == {
         "queriesPerSecond": round(report["successes"]["throughput"]["requests_per_sec"], 3),
         "outputTokensPerSecond": round(report["successes"]["throughput"]["output_tokens_per_sec"]),
         "ntpotMilliseconds": round(converted.ntpot_ms),
@@ -86,11 +91,31 @@ def test_the_profile_is_read_by_the_giq_reader_and_matches_the_stacks_slice(tmp_
     assert not profile.matches(model, slice_shape("v6e", "1x1"), "jetstream")
 
 
+def test_bench_writes_the_profile_with_the_type_size_reads_it_with(tmp_path):
+    """One declaration of GIQ's fields (tpu_stacks.traffic.profiles): bench builds a Profile and its points and
+    writes them with the reader's own writer, so what it saves reads back as the profile it built."""
+    measured = stages(stage_reports(LOG), "fixture")
+    document, _ = profile_document(SETUP, measured)
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(document))
+    (profile,) = read_profiles(path)
+    assert profile == replace(SETUP, points=profile.points)
+    assert profile.points == tuple(
+        ProfilePoint(
+            round(s.queries_per_second, 3), round(s.output_tokens_per_second), round(s.ntpot_ms), round(s.ttft_ms)
+        )
+        for s in measured
+    )
+    sources = [Path(module.__file__).read_text() for module in (bench_report, bench_cli)]
+    fields = ('"modelServerInfo"', '"performanceStats"', '"ntpotMilliseconds"', '"acceleratorType"')
+    assert not [name for name in fields for source in sources if name in source]
+
+
 def test_a_stage_with_failures_is_left_out_and_said():
     good = Stage(0, 1.0, 1.0, 128.0, 20.0, 100.0, successes=10, failures=0)
     bad = Stage(1, 16.0, 3.0, 384.0, 80.0, 900.0, successes=30, failures=5)
     document, notes = profile_document(SETUP, [good, bad])
-    assert document["profile"][0]["performanceStats"] == [good.point()]
+    assert document["profile"][0]["performanceStats"] == [good.point().document()]
     assert notes == ["stage 1 (16 req/s) left out: 5 of 35 requests failed"]
 
 

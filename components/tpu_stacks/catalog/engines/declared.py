@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from tpu_stacks.catalog.engines.record import EngineVersion
 
 if TYPE_CHECKING:
+    from tpu_stacks.catalog.engines.dtypes import DtypeRule
     from tpu_stacks.catalog.engines.serving_api import ServingApi
     from tpu_stacks.catalog.engines.traffic_record import EngineTraffic
     from tpu_stacks.catalog.model_shape import ModelArchitecture
@@ -45,6 +46,9 @@ class EngineDeclaration:
     check_architecture: Callable[[ModelArchitecture, str, str], None] | None = None
     """`(model, key, value)`: refuse a config.json class the pinned release cannot serve in one line
     (catalog/engine_models.check_architecture); None: it judges none."""
+    dtypes: DtypeRule | None = None
+    """How its `--dtype`, `--kv-cache-dtype` and `--quantization` values and `--dtype auto` map to the sizing's dtypes
+    (catalog/engines/dtypes.py), read by its plan and the policy pack; None: the pack does not size its servers."""
 
     @property
     def name(self) -> str:

@@ -5,6 +5,9 @@ Sources: as the package says; per field below.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from tpu_stacks.catalog.engines.dtypes import DtypeRule
 from tpu_stacks.catalog.engines.record import (
     CommandMarker,
     EngineVersion,
@@ -17,6 +20,13 @@ from tpu_stacks.catalog.engines.record import (
 from tpu_stacks.catalog.image_users import NONROOT_UID, ImageUser
 from tpu_stacks.catalog.ray_serve import RAY_LLM_VLLM
 from tpu_stacks.catalog.upstream import number
+
+if TYPE_CHECKING:
+    from tpu_stacks.catalog.model_shape import Dtype, ModelArchitecture
+
+STACK_BATCHED_TOKENS = 512
+"""The stacks' `--max-num-batched-tokens` when `vllm.maxNumBatchedTokens` is unset (vllm/spec.py), and so the traffic
+model's step for a vLLM workload that does not say (catalog/engine_traffic.py): one number, read by both."""
 
 _VLLM_TAG = f"v{RAY_LLM_VLLM}"  # one vLLM for both modes: the one the pinned Ray's Serve LLM pins
 _VLLM_LOGGERS = f"https://github.com/vllm-project/vllm/blob/{_VLLM_TAG}/vllm/v1/metrics/loggers.py"
@@ -169,3 +179,22 @@ VLLM = EngineVersion(
     "[K-VLLM] vllm-hpa.yaml (the HPA's metric as the adapter names it); the ray 2.60.0 wheel's METADATA on PyPI "
     '(the tag: `Requires-Dist: vllm[audio]==0.29.0; extra == "llm"`)',
 )
+
+
+def _vllm_auto(architecture: ModelArchitecture) -> Dtype:
+    """`--dtype auto`: a quantized checkpoint's dtype, else bf16 (an fp32 checkpoint is downcast, an fp16 one keeps
+    its two bytes): ModelArchitecture.serving_dtype, which cites the ledger rows."""
+    return architecture.serving_dtype
+
+
+VLLM_DTYPES = DtypeRule(
+    # --dtype: ModelDType at the pinned release (ledger: vllm.flag.dtype-choices); `bf16` is not one (vLLM refuses it)
+    weights={"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32"},
+    # --kv-cache-dtype: CacheDType (ledger: vllm.flag.kv-cache-dtype-choices); the others are not sized here
+    kv={"auto": None, "float16": "fp16", "bfloat16": "bf16", "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"},
+    # torch_xla's `tpu_int8` is not a method of the tpu-inference image (the --quantization flag's note)
+    quantization={"fp8": "fp8"},
+    auto=_vllm_auto,
+    source="vllm-project/vllm v0.29.0 vllm/config/model.py (ModelDType), vllm/config/cache.py (CacheDType)",
+)
+"""vLLM TPU's dtype flags as the memory model reads them (catalog/engines/dtypes.py)."""

@@ -19,10 +19,11 @@ from pathlib import Path
 import yaml
 
 from tpu_stacks.errors import MISSING, UserError
+from tpu_stacks.traffic.profiles import Profile, profiles_document
 from tpu_stacks.traffic.target import DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS
 from tpu_stacks_live.bench.config import DEFAULT_RATES, STAGE_DURATION_S, Workload
 from tpu_stacks_live.bench.job import manifests
-from tpu_stacks_live.bench.report import ProfileSetup, profile_document, stage_reports, stages
+from tpu_stacks_live.bench.report import measured_profile, stage_reports, stages
 from tpu_stacks_live.bench.run import BenchFailed, Run, live_apis
 from tpu_stacks_live.bench.target import BenchTarget, bench_target
 from tpu_stacks_live.verify.plan import load_plan
@@ -74,8 +75,9 @@ def _count(key: str, text: str, example: str) -> int:
     return value
 
 
-def setup(target: BenchTarget) -> ProfileSetup:
-    return ProfileSetup(
+def setup(target: BenchTarget) -> Profile:
+    """The profile of the stack's server on its slice, its points still to measure."""
+    return Profile(
         model=target.model,
         model_server=target.engine,
         model_server_version=target.engine_version,
@@ -83,6 +85,7 @@ def setup(target: BenchTarget) -> ProfileSetup:
         tpu_topology=target.topology,
         instance_type=target.machine_type,
         accelerator_count=target.chips,
+        points=(),
     )
 
 
@@ -150,19 +153,19 @@ def _bench(args: argparse.Namespace) -> int:
         if args.from_log:
             raise
         raise BenchFailed(f"the Job's log {error.problem}") from None  # the Job's output, not the user's input
-    document, notes = profile_document(setup(target), measured)
+    profile, notes = measured_profile(setup(target), measured)
     for item in measured:
         ttft = f"{item.ttft_ms:.0f} ms" if item.ttft_ms is not None else "n/a"
         print(f"{item.requested_rate:g} req/s: {item.output_tokens_per_second:.0f} output tok/s, "
               f"NTPOT {item.ntpot_ms:.1f} ms, TTFT {ttft}, {item.failures} failed")  # fmt: skip
     for note in notes:
         print(note)
-    if not document["profile"][0]["performanceStats"]:
+    if not profile.points:
         print("no stage without failures: nothing to write; lower --rates", file=sys.stderr)
         return 1
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        out.write_text(json.dumps(profiles_document([profile]), indent=2) + "\n", encoding="utf-8")
     except OSError as error:
         raise _unwritable(args.out, out, error) from None
     print(f"wrote {out}: tpu-stacks size {target.model} --profiles {out} (or the stack's slo.profiles)")

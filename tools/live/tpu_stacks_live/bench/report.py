@@ -26,11 +26,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from tpu_stacks.errors import UserError
+from tpu_stacks.traffic.profiles import Profile, ProfilePoint, profiles_document
 
 STAGE_START = re.compile(r"^=== START_STAGE_(\d+) ===$")
 STAGE_END = "=== END_STAGE_{} ==="
@@ -50,16 +51,14 @@ class Stage:
     successes: int
     failures: int
 
-    def point(self) -> dict[str, Any]:
-        """A `performanceStats` entry (proto3 JSON: int32 fields as numbers)."""
-        stats: dict[str, Any] = {
-            "queriesPerSecond": round(self.queries_per_second, 3),
-            "outputTokensPerSecond": round(self.output_tokens_per_second),
-            "ntpotMilliseconds": round(self.ntpot_ms),
-        }
-        if self.ttft_ms is not None:
-            stats["ttftMilliseconds"] = round(self.ttft_ms)
-        return stats
+    def point(self) -> ProfilePoint:
+        """Its `performanceStats` entry, as `size --profiles` reads it (the reader's own type writes it)."""
+        return ProfilePoint(
+            queries_per_second=self.queries_per_second,
+            output_tokens_per_second=self.output_tokens_per_second,
+            ntpot_ms=self.ntpot_ms,
+            ttft_ms=self.ttft_ms,
+        )
 
 
 def _bad(where: str, problem: str) -> UserError:
@@ -140,21 +139,8 @@ def stages(reports: dict[int, dict[str, Any]], where: str) -> list[Stage]:
     return [stage(stage_id, reports[stage_id], where) for stage_id in sorted(reports)]
 
 
-@dataclass(frozen=True)
-class ProfileSetup:
-    """What the profile says was measured: the model server and the slice (tpu_stacks.traffic.Profile's fields)."""
-
-    model: str
-    model_server: str
-    model_server_version: str
-    accelerator_type: str
-    tpu_topology: str
-    instance_type: str
-    accelerator_count: int | None
-
-
-def profile_document(setup: ProfileSetup, measured: list[Stage]) -> tuple[dict[str, Any], list[str]]:
-    """The FetchProfiles response (one profile) and a note per stage left out."""
+def measured_profile(setup: Profile, measured: list[Stage]) -> tuple[Profile, list[str]]:
+    """`setup` (the model server and the slice) with the stages kept as its points, and a note per stage left out."""
     notes = []
     kept = []
     for item in measured:
@@ -165,17 +151,11 @@ def profile_document(setup: ProfileSetup, measured: list[Stage]) -> tuple[dict[s
             )
             continue
         kept.append(item)
-    profile: dict[str, Any] = {
-        "modelServerInfo": {
-            "model": setup.model,
-            "modelServer": setup.model_server,
-            "modelServerVersion": setup.model_server_version,
-        },
-        "acceleratorType": setup.accelerator_type,
-        "tpuTopology": setup.tpu_topology,
-        "instanceType": setup.instance_type,
-        "performanceStats": [item.point() for item in kept],
-    }
-    if setup.accelerator_count is not None:
-        profile["resourcesUsed"] = {"acceleratorCount": setup.accelerator_count}
-    return {"profile": [profile]}, notes
+    return replace(setup, points=tuple(item.point() for item in kept)), notes
+
+
+def profile_document(setup: Profile, measured: list[Stage]) -> tuple[dict[str, Any], list[str]]:
+    """The FetchProfiles response of `measured_profile` (one profile), written by the reader's own type, and the
+    notes."""
+    profile, notes = measured_profile(setup, measured)
+    return profiles_document([profile]), notes
