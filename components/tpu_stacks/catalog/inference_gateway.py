@@ -123,8 +123,6 @@ CATALOGUED_GATEWAY: dict[EngineName, GatewaySupport] = {
         why="`vllm serve` answers OpenAI's Completions and Chat and exports the Model Server Protocol's queue and "
         "KV-cache gauges on its API port, which the endpoint picker scores replicas by (vllm/gateway_plan.py)",
     ),
-    "jetstream": _no("jetstream"),
-    "maxtext": _no("maxtext"),
     "epp": _no("epp"),
     "ray": GatewaySupport(
         fronts=False,
