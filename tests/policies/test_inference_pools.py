@@ -191,7 +191,7 @@ def test_a_jetstream_backend_is_refused_because_it_does_not_speak_openai():
     (message,) = problems(program(jetstream_pod(), pool, route))
     assert message.startswith(
         "InferencePool serving/vllm-pool: spec.selector.matchLabels selects Deployment serving/vllm-tpu, a jetstream "
-        "v0.2.3 server, which the endpoint picker cannot front: JetStream serves gRPC"
+        "v0.2.3 server, which the endpoint picker cannot front: JetStream answers gRPC"
     )
     assert message.endswith(
         "route to it through its Service (an HTTPRoute backendRef of kind Service) or serve the model with vLLM"
