@@ -10,7 +10,6 @@ loaded only by what sizes for traffic (the `slo` setting, `tpu-stacks size`, the
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 _HOMES = {
@@ -39,4 +38,6 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    from tpu_stacks.traffic import optimizer, profiles, target  # named, so the import walks see them
+
+    return getattr({"optimizer": optimizer, "profiles": profiles, "target": target}[home], name)
