@@ -3,7 +3,8 @@
 The `*Args` TypedDicts are what Pulumi's schema inference turns into the SDKs of other languages, and
 their attribute docstrings become those SDKs' documentation. The pydantic specs are what the code
 validates and acts on. Each Args field's docstring is generated from its spec field: the spec's
-description (its attribute docstring) and its default, so the two cannot drift apart again.
+description (its attribute docstring, `field_rules.described_fields`) and its default, so the two cannot drift
+apart again.
 
     venv/bin/python scripts/args_docs.py          # rewrite the Args docstrings
     venv/bin/python scripts/args_docs.py --check  # exit 1 and list the fields that differ
@@ -29,6 +30,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from tpu_stacks.inputs.field_rules import described_fields
 from tpu_stacks.registry import workloads
 
 
@@ -142,15 +144,15 @@ def _docstring_lines(text: str, indent: str) -> list[str]:
 
 def differences(pair: Pair) -> list[tuple[str, str | None, str | None]]:
     """(field, docstring now, docstring expected) for every Args field that differs from its spec."""
-    spec = pair.spec()
+    fields = described_fields(pair.spec())
     tree = ast.parse(pair.args_path().read_text(encoding="utf-8"))
     found = []
     for name, _, doc in _fields(tree, pair.args_name):
-        if name not in spec.model_fields:
+        if name not in fields:
             continue  # a component input that is not part of the section (cluster, secrets)
         text = doc.value.value if doc and isinstance(doc.value, ast.Constant) else None
         now = " ".join(text.split()) if isinstance(text, str) else None
-        want = expected_doc(spec.model_fields[name])
+        want = expected_doc(fields[name])
         if now != want:
             found.append((name, now, want))
     return found
@@ -160,12 +162,12 @@ def rewrite(pair: Pair) -> bool:
     """Write the expected docstrings into the Args module; True when the file changed."""
     path = pair.args_path()
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    spec = pair.spec()
+    fields = described_fields(pair.spec())
     edits: list[tuple[int, int, list[str]]] = []  # (first line index, end index exclusive, new lines)
     for name, annotation, doc in _fields(ast.parse("".join(lines)), pair.args_name):
-        if name not in spec.model_fields:
+        if name not in fields:
             continue
-        want = expected_doc(spec.model_fields[name])
+        want = expected_doc(fields[name])
         indent = lines[annotation.lineno - 1][: annotation.col_offset]
         new = _docstring_lines(want, indent) if want else []
         if doc is not None:

@@ -32,7 +32,7 @@ from pulumi.provider.experimental.util import camel_case
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scripts.args_docs import _docstring_lines, expected_doc  # noqa: E402
-from tpu_stacks.inputs.field_rules import ComponentInput, SpecModel  # noqa: E402
+from tpu_stacks.inputs.field_rules import ComponentInput, SpecModel, described_fields  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DIR = ROOT / "components" / "tpu_stacks"
@@ -127,7 +127,7 @@ def _entries(spec: type[SpecModel], rendering: Rendering) -> list[Entry]:
         inputs.append((item, Entry(item.name, text, item.doc)))
     fields = [
         (info.is_required(), Entry(name, rendering.type_text(info.annotation), expected_doc(info)))
-        for name, info in spec.model_fields.items()
+        for name, info in described_fields(spec).items()
     ]
     required = [e for item, e in inputs if item.required] + [e for needed, e in fields if needed]
     optional = [e for needed, e in fields if not needed] + [e for item, e in inputs if not item.required]

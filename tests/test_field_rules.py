@@ -4,9 +4,10 @@ and the plain-value checks (booleans as numbers, absurd numbers, secrets, non-AS
 from __future__ import annotations
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_stacks.errors import UserError
-from tpu_stacks.inputs.field_rules import FieldProblem, check_plain_values
+from tpu_stacks.inputs.field_rules import FieldProblem, SpecModel, check_plain_values, described_fields
 from tpu_stacks.inputs.k8s_quantity import check_quantity
 from tpu_stacks.names import check_bucket_name, check_image_name
 
@@ -103,3 +104,71 @@ def test_checking_a_bucket_name_loads_no_provider_sdk():
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "[]"
+
+
+# -- descriptions: the fields' docstrings, read when asked (described_fields) ------------------------------------
+
+
+class _DocumentedBase(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+    size: int = 3
+    """How big."""
+    colour: str = "red"
+    _shade = "dark"  # a private attribute: an Assign, its string is no field's docstring
+    """Not the colour's."""
+    kept: int = Field(default=1, description="Stated in Field.")
+    """Field's description wins."""
+    later: int = 0
+    """Redeclared below without a docstring."""
+
+
+class _DocumentedChild(_DocumentedBase):
+    later: int = 1  # no docstring here: pydantic leaves it undescribed
+
+    class Nested:
+        inner: int = 0
+        """Inside a nested class: no field's."""
+
+    extra: bool = False
+    """Only the child's."""
+
+
+class _SpecBase(SpecModel):
+    size: int = 3
+    """How big."""
+    colour: str = "red"
+    _shade = "dark"  # a private attribute: an Assign, its string is no field's docstring
+    """Not the colour's."""
+    kept: int = Field(default=1, description="Stated in Field.")
+    """Field's description wins."""
+    later: int = 0
+    """Redeclared below without a docstring."""
+
+
+class _SpecChild(_SpecBase):
+    later: int = 1  # no docstring here: pydantic leaves it undescribed
+
+    class Nested:
+        inner: int = 0
+        """Inside a nested class: no field's."""
+
+    extra: bool = False
+    """Only the child's."""
+
+
+def test_described_fields_are_what_pydantics_attribute_docstrings_give():
+    """The same bodies, one read by pydantic when the class is made, one by `described_fields` when asked."""
+    for documented, spec in ((_DocumentedBase, _SpecBase), (_DocumentedChild, _SpecChild)):
+        want = {name: field.description for name, field in documented.model_fields.items()}
+        assert {name: field.description for name, field in described_fields(spec).items()} == want
+    assert described_fields(_SpecChild)["size"].description == "How big."  # inherited
+    assert described_fields(_SpecChild)["later"].description is None
+    assert described_fields(_SpecChild)["colour"].description is None
+    assert described_fields(_SpecChild)["kept"].description == "Stated in Field."
+
+
+def test_specs_carry_no_descriptions_until_asked():
+    """Made without reading their source (a plan never needs the text); the fields themselves stay unchanged."""
+    assert _SpecBase.model_fields["size"].description is None
+    assert described_fields(_SpecBase)["size"] is not _SpecBase.model_fields["size"]
+    assert _SpecBase.model_fields["size"].description is None

@@ -17,12 +17,12 @@ functions by dotted path (`Ref`), resolved only on use, so the decision layer st
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import pkgutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
+from importlib.machinery import PathFinder
 from typing import Any
 
 import tpu_stacks
@@ -134,10 +134,18 @@ class Workload:
 _registered: dict[str, Workload] = {}
 
 
+def _has_descriptor(info: pkgutil.ModuleInfo, package: str) -> bool:
+    """Whether a subpackage has a descriptor module, looked up in its folders without importing it: a package that
+    is not a workload (traffic, catalog, ...) is not loaded only to be asked (`find_spec` of a dotted name would)."""
+    spec = info.module_finder.find_spec(package)  # a path entry finder (iter_modules over folders): FileFinder
+    locations = spec.submodule_search_locations if spec is not None else None
+    return bool(locations) and PathFinder.find_spec(f"{package}.{DESCRIPTOR}", list(locations)) is not None
+
+
 def _found() -> Iterator[Workload]:
     for info in sorted(pkgutil.iter_modules(tpu_stacks.__path__), key=lambda i: i.name):
         package = f"{tpu_stacks.__name__}.{info.name}"
-        if not info.ispkg or importlib.util.find_spec(f"{package}.{DESCRIPTOR}") is None:
+        if not info.ispkg or not _has_descriptor(info, package):
             continue
         workload = importlib.import_module(f"{package}.{DESCRIPTOR}").WORKLOAD
         if not isinstance(workload, Workload):

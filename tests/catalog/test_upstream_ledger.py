@@ -107,6 +107,25 @@ def test_the_accessors_read_values_and_refuse_the_wrong_kind():
         fact("ray.no-such-row")
 
 
+def test_a_fact_is_the_row_the_whole_ledger_holds():
+    """`fact` parses only the row's own table (a plan reads a few dozen rows); each of them, in every ledger file, is
+    the row `ledger()` parses and checks."""
+    rows = ledger().rows
+    assert len(rows) > 400 and any(row.id.startswith("sglang.") for row in rows)  # a folder's own ledger too
+    assert [row for row in rows if fact(row.id) != row] == []
+
+
+def test_a_row_table_is_cut_at_the_next_table(tmp_path: Path):
+    ledger_file = tmp_path / "upstream.toml"
+    ledger_file.write_text(
+        '[pins.p]\nkind = "source"\n\n[[row]]\nid = "p.a"\nvalue = 1\nnotes = """\nid = "p.b"\n"""\n\n'
+        '[pins.q]\nkind = "source"\n\n[[row]]\nid = "p.b"\nvalue = 2\n'
+    )
+    tables = upstream._row_tables((ledger_file,))
+    assert sorted(tables) == ["p.a", "p.b"]  # an `id =` line inside a string is not the row's id
+    assert tables["p.b"].startswith("[[row]]") and "value = 2" in tables["p.b"] and "[pins.q]" not in tables["p.a"]
+
+
 # -- the checker on a synthetic wheel -------------------------------------------------------------------------------
 
 SYNTHETIC = """

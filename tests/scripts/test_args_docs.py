@@ -8,6 +8,7 @@ import pytest
 from pulumi.provider.experimental.analyzer import Analyzer
 
 from scripts import args_docs
+from tpu_stacks.inputs.field_rules import described_fields
 
 COMPONENTS_DIR = Path(__file__).resolve().parents[2] / "components"
 
@@ -31,7 +32,7 @@ def test_the_generated_schema_carries_the_spec_descriptions_and_defaults() -> No
     for pair in args_docs.PAIRS:
         component = pair.args_name.removesuffix("Args") if pair.args_name.endswith("StackArgs") else None
         properties = inputs[component] if component in inputs else inputs[pair.args_name]
-        for name, field in pair.spec().model_fields.items():
+        for name, field in described_fields(pair.spec()).items():
             # an SDK names a field as its Python name says (modelConfigPath); a stack file may use a shorter alias
             prop = properties.get(field.alias or "") or properties[_camel(name)]
             assert _normal(prop.description) == args_docs.expected_doc(field), f"{pair.args_name}.{name}"
@@ -47,14 +48,16 @@ def _camel(name: str) -> str:
 def test_node_service_account_says_what_the_code_does() -> None:
     """The drift that started this: the docs said the Compute Engine default account is used."""
     text = args_docs.expected_doc(
-        next(p for p in args_docs.PAIRS if p.args_name == "TpuClusterArgs").spec().model_fields["node_service_account"]
+        described_fields(next(p for p in args_docs.PAIRS if p.args_name == "TpuClusterArgs").spec())[
+            "node_service_account"
+        ]
     )
     assert "new `<name>-nodes` account" in text and "never the Compute Engine default" in text
 
 
 def test_defaults_are_stated_in_the_config_spelling() -> None:
     pair = next(p for p in args_docs.PAIRS if p.args_name == "TpuClusterArgs")
-    fields = pair.spec().model_fields
+    fields = described_fields(pair.spec())
     assert args_docs.expected_doc(fields["release_channel"]).endswith("Default: REGULAR.")
     assert args_docs.expected_doc(fields["system_pool"]).endswith("Default: machineType e2-standard-4, nodes 1.")
     assert args_docs.expected_doc(fields["min_version"]) == (  # no default to state
@@ -65,7 +68,7 @@ def test_defaults_are_stated_in_the_config_spelling() -> None:
 
 def test_a_drifted_docstring_is_found(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     pair = next(p for p in args_docs.PAIRS if p.args_name == "ReplicaArgs")
-    want = args_docs.expected_doc(pair.spec().model_fields["max"])
+    want = args_docs.expected_doc(described_fields(pair.spec())["max"])
     assert want.endswith("Default: 2.")
     drifted = tmp_path / "args.py"
     drifted.write_text(pair.args_path().read_text().replace(want, want.replace("Default: 2.", "Default: 3.")))
@@ -79,7 +82,7 @@ def test_every_spec_field_is_described() -> None:
     bare = [
         f"{p.spec_name}.{name}"
         for p in args_docs.PAIRS
-        for name, f in p.spec().model_fields.items()
+        for name, f in described_fields(p.spec()).items()
         if not f.description
     ]
     assert bare == []

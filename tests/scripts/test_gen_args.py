@@ -12,7 +12,7 @@ from pydantic import Field
 
 from scripts import gen_args
 from tpu_stacks.cluster.spec import ClusterSpec
-from tpu_stacks.inputs.field_rules import ComponentInput, K8sName, SpecModel
+from tpu_stacks.inputs.field_rules import ComponentInput, K8sName, SpecModel, described_fields
 from tpu_stacks.inputs.validation import parse_section
 from tpu_stacks.jetstream.component import JetStreamStack
 from tpu_stacks.vllm.component import VllmStack
@@ -35,7 +35,7 @@ def test_the_generator_finds_every_spec_module() -> None:
 
 def test_a_spec_change_is_drift_the_check_reports(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     """A field added to the spec (or a description changed) without regenerating fails the check."""
-    field = VllmSpec.model_fields["startup_minutes"]
+    field = described_fields(VllmSpec)["startup_minutes"]
     monkeypatch.setattr(field, "description", "How long the startup probe waits (changed).")
     assert gen_args.main(["--check"]) == 1
     assert "components/tpu_stacks/vllm/args.py differs from its spec" in capsys.readouterr().out

@@ -330,8 +330,42 @@ def _ledger(files: tuple[Path, ...]) -> Ledger:
 
 
 def fact(row_id: str) -> Row:
-    """The ledger's row `row_id` (KeyError when it is not recorded: a fact we rely on must be)."""
-    return ledger().row(row_id)
+    """The ledger's row `row_id` (KeyError when it is not recorded: a fact we rely on must be).
+
+    Only that row's table is parsed: a plan reads a few dozen of the ledger's 400-odd rows, and parsing all of its
+    TOML (`ledger()`) cost every plan and the pack's start 0.05 s or more. `ledger()` keeps the whole-ledger checks
+    (a row recorded twice, its pin); tests/catalog/test_upstream_ledger.py checks that every row read here is the
+    row `ledger()` holds."""
+    files = ledger_files()
+    block = _row_tables(files).get(row_id)
+    if block is None:
+        return ledger().row(row_id)  # its KeyError, or a row this quick look could not find
+    return _row(block)
+
+
+_TABLE = re.compile(r"^\[", re.M)
+_ROW_ID = re.compile(r'^id\s*=\s*"([^"]+)"\s*$', re.M)
+
+
+@cache
+def _row_tables(files: tuple[Path, ...]) -> dict[str, str]:
+    """Each `[[row]]` table's text by its id, the first file that records it winning (as `ledger()` refuses a row
+    recorded twice, a second one is left for it to find)."""
+    found: dict[str, str] = {}
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        starts = [match.start() for match in _TABLE.finditer(text)]
+        for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
+            block = text[start:end]
+            if block.startswith("[[row]]") and (named := _ROW_ID.search(block)) is not None:
+                found.setdefault(named.group(1), block)
+    return found
+
+
+@cache
+def _row(block: str) -> Row:
+    (row,) = tomllib.loads(block)["row"]
+    return Row(**row)
 
 
 def number(row_id: str) -> int:

@@ -8,13 +8,20 @@ A rule raises `FieldProblem`; `validation.parse` turns it into the field's one l
 
 from __future__ import annotations
 
+import ast
+import copy
+import inspect
 import math
+import sys
 import types
 import typing
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic.fields import FieldInfo
 
 from tpu_stacks.errors import MISSING, UserError, looks_secret, secret_key
 
@@ -132,14 +139,14 @@ class ComponentInput:
 
 
 class SpecModel(BaseModel):
-    """The base of every section spec: unknown keys refused, both spellings, docstrings as descriptions,
-    and `check_plain_values` on every field before its own validation.
+    """The base of every section spec: unknown keys refused, both spellings, and `check_plain_values` on every
+    field before its own validation.
 
     A spec is also the single declaration of its component's typed inputs: scripts/gen_args.py writes the
     sibling `args.py` (the TypedDicts Pulumi's schema inference reads) from the fields, their descriptions
-    and defaults, and the two class variables below."""
+    (`described_fields`: a field's docstring) and defaults, and the two class variables below."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     ARGS: ClassVar[str] = ""
     """The generated TypedDict's name, the type name other languages' SDKs see (default: the class name
@@ -152,6 +159,11 @@ class SpecModel(BaseModel):
     def args_name(cls) -> str:
         return cls.ARGS or cls.__name__.removesuffix("Spec") + "Args"
 
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        _SOURCES[cls] = (getattr(sys.modules.get(cls.__module__), "__file__", None) or "", cls.__qualname__)
+
     @field_validator("*", mode="before")
     @classmethod
     def _plain_values(cls, value: Any, info: ValidationInfo) -> Any:
@@ -160,6 +172,57 @@ class SpecModel(BaseModel):
             return value
         check_plain_values(value, _plain_types(field.annotation), _item_types(field.annotation))
         return value
+
+
+def described_fields(spec: type[BaseModel]) -> dict[str, FieldInfo]:
+    """A spec's `model_fields` with their descriptions: `Field(description=...)`, else the docstring under the field
+    in the class that declares it (what pydantic's `use_attribute_docstrings` gives). A `SpecModel`'s are read from
+    the source when asked (scripts/gen_args.py, scripts/args_docs.py), not when each spec class is made: on Python
+    before 3.13 pydantic finds a class's source by walking the import's frames, about 0.1 s of every plan for text
+    no plan uses. Another model's fields are returned as pydantic made them."""
+    return _described_fields(spec) if issubclass(spec, SpecModel) else dict(spec.model_fields)
+
+
+@cache
+def _described_fields(spec: type[SpecModel]) -> dict[str, FieldInfo]:
+    described = {}
+    for name, info in spec.model_fields.items():
+        if info.description is None:
+            owner = next((k for k in spec.__mro__ if name in vars(k).get("__annotations__", {})), None)
+            text = _attribute_docstrings(owner).get(name) if owner is not None else None
+            if text is not None:
+                info = copy.copy(info)
+                info.description = text
+        described[name] = info
+    return described
+
+
+_SOURCES: dict[type, tuple[str, str]] = {}
+"""Each spec class's file and qualified name, noted when the class is made (a test may move a class to another
+module afterwards): where `described_fields` reads its docstrings."""
+_SCOPES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@cache
+def _attribute_docstrings(owner: type) -> dict[str, str]:
+    """{field: docstring} of the string statements right after an annotated name in the class body itself."""
+    file, qualname = _SOURCES.get(owner) or (inspect.getsourcefile(owner) or "", owner.__qualname__)
+    node: Any = ast.parse(Path(file).read_text(encoding="utf-8"))
+    for name in qualname.split("."):
+        if name != "<locals>":  # the last definition of that name, as the module's namespace holds it
+            node = [n for n in node.body if isinstance(n, _SCOPES) and n.name == name][-1]
+    body = node.body
+    found: dict[str, str] = {}
+    for before, after in zip(body, body[1:], strict=False):
+        if (
+            isinstance(before, ast.AnnAssign)
+            and isinstance(before.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            found[before.target.id] = inspect.cleandoc(after.value.value)
+    return found
 
 
 def _rule(check: Any) -> Any:

@@ -46,9 +46,9 @@ HEALTHCHECK_SINCE = (0, 2, 3)  # jetstream-http serves /healthcheck from v0.2.3 
 
 
 class _Spec(SpecModel):
-    # Field docstrings are the fields' descriptions: scripts/gen_args.py writes args.py from the specs.
+    # Field docstrings are the fields' descriptions (described_fields): scripts/gen_args.py writes args.py.
     # SpecModel (field_rules.py): unknown keys refused, booleans/infinite numbers/secrets/invisible characters too.
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class ResourcesSpec(_Spec):

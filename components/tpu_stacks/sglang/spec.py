@@ -31,8 +31,8 @@ IMAGE_NAME = f"sglang-jax:{SGLANG.version}"
 
 
 class _Spec(SpecModel):
-    # Field docstrings are the fields' descriptions: scripts/gen_args.py writes args.py from the specs.
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
+    # Field docstrings are the fields' descriptions (described_fields): scripts/gen_args.py writes args.py.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class ResourcesSpec(_Spec):

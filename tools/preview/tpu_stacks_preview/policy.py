@@ -32,7 +32,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from unittest import mock
 
 import grpc
 import jsonschema
@@ -359,6 +358,8 @@ _INTERCEPT_LOCK = threading.Lock()
 
 def load_pack_servicer(pack_dir: Path) -> Any:
     """pulumi-policy's analyzer servicer for a pack, built from its `__main__.py` without serving."""
+    from unittest import mock  # only here: the default transport (a pack process) never loads unittest
+
     import pulumi_policy
     from pulumi_policy.policy import EnforcementLevel, _PolicyAnalyzerServicer
 
