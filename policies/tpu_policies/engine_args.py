@@ -207,7 +207,7 @@ def _paged_request(engine: EngineVersion, flags: dict[str, str], model_name: str
     kv_flag = _given(flags, kv_dtype, kv_dtype.default) or ""
     kv = rule.kv_cache(kv_flag, weight) if weight is not None else None
     if weight is None or kv is None:
-        shown = f"{dtype.name}/{kv_dtype.name} {flags.get(dtype.name)}/{kv_flag.lower()}"
+        shown = f"{dtype.name}/{kv_dtype.name} {flags.get(dtype.name)}/{kv_flag}"
         return Inferred(engine, None, f"{shown} is not sizable")
     tensor_parallel = _flag(engine, "tensor_parallel")
     request = ServingRequest(

@@ -66,6 +66,20 @@ def test_each_engine_s_dtype_flags_are_its_own():
     assert "is not sizable" in infer(template(VLLM_IMAGE, [*vllm, "--dtype=bf16"]), {}).problem
 
 
+def test_a_dtype_spelled_in_another_case_is_not_sizable():
+    """Both engines' argparse `choices` match exactly (vLLM's ModelDType and CacheDType, SGLang-JAX's lists: ledger
+    vllm.flag.dtype-choices, sglang.flag.dtype-choices), so `--dtype BFloat16` stops the server at start: the pack
+    must not size it as bf16."""
+    sglang = ["python3", "-m", "sgl_jax.launch_server", "--model-path=Qwen/Qwen3-30B-A3B"]
+    image = "us-docker.pkg.dev/p/r/sglang-jax:0.0.1.post1"
+    assert "is not sizable" in infer(template(image, [], [*sglang, "--dtype=BFloat16"]), {}).problem
+    assert "is not sizable" in infer(template(image, [], [*sglang, "--kv-cache-dtype=BF16"]), {}).problem
+    vllm = ["--model=Qwen/Qwen3-30B-A3B"]
+    assert "is not sizable" in infer(template(VLLM_IMAGE, [*vllm, "--dtype=BFloat16"]), {}).problem
+    assert "is not sizable" in infer(template(VLLM_IMAGE, [*vllm, "--kv-cache-dtype=FP8"]), {}).problem
+    assert "is not sizable" in infer(template(VLLM_IMAGE, [*vllm, "--dtype=AUTO"]), {}).problem
+
+
 def test_maxtext_settings_in_a_rayjob_entrypoint_give_the_request_the_component_sized():
     decided = plan_of()
     worker = template("us-docker.pkg.dev/p/r/ray-maxtext:1", [], ["ray", "start"])

@@ -28,7 +28,7 @@ def apis(stack: str) -> dict[str, str]:
     return {r.inputs["service"]: r.urn for r in records(stack, SERVICE)}
 
 
-@pytest.mark.parametrize("stack", ["dev", "vllm", "jetstream-gemma", "raytrain", "saxml"])
+@pytest.mark.parametrize("stack", ["dev", "vllm", "jetstream-gemma", "raytrain", "saxml", "sglang", "vllm-405b"])
 def test_the_apis_each_stack_calls_are_enabled_and_never_disabled(stack):
     enabled = apis(stack)
     assert {
@@ -53,6 +53,14 @@ def test_the_registry_and_the_build_wait_for_their_apis():
     (repository,) = records("raytrain", "gcp:artifactregistry/repository:Repository")
     assert enabled["artifactregistry.googleapis.com"] in repository.dependencies
     assert "cloudbuild.googleapis.com" in enabled
+
+
+@pytest.mark.parametrize("stack", ["raytrain", "sglang", "vllm-405b"])
+def test_every_stack_that_prints_a_build_enables_cloud_build(stack):
+    """gcp/cloud_build.py's one rule: the printed `gcloud builds submit` needs the Cloud Build API, off in a fresh
+    project (gcp/apis.py), whichever stack prints it; the builder account and its source bucket are declared too."""
+    assert "cloudbuild.googleapis.com" in apis(stack)
+    assert [r for r in up(stack).sorted_resources() if r.name.endswith("-image-builder")]
 
 
 def test_the_nodes_role_is_granted_before_the_cluster_runs_nodes_as_that_account():

@@ -6,7 +6,8 @@ The build runs in the stack's project and region, as the stack's own builder acc
 that account may read (gcp/image_build.py declares both and says why;
 https://cloud.google.com/sdk/gcloud/reference/builds/submit). The folder's cloudbuild.yaml must then send the logs
 to Cloud Logging only (`options.logging: CLOUD_LOGGING_ONLY`): a user-specified account has no default logs bucket
-(https://cloud.google.com/build/docs/securing-builds/configure-user-specified-service-accounts).
+(https://cloud.google.com/build/docs/securing-builds/configure-user-specified-service-accounts). The stack turns the
+Cloud Build API on, off in a fresh project (gcp/apis.py; gcp/image_build.submitted_build, raytrain/image.py).
 Pure: no provider SDK (the plans import it).
 """
 

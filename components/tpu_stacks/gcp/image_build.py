@@ -1,6 +1,7 @@
 """The Cloud Build builder of an image a stack builds into its own repository: a service account of its own that may
 push to that repository and write logs, and (for `gcloud builds submit`) a bucket the source is staged in, which it
-may read. Used by every stack that prints a build command (Ray Train's image, SGLang-JAX's server image).
+may read. Used by every stack that prints a build command (Ray Train's image, SGLang-JAX's server image, multi-host
+vLLM's Ray Serve image), each of which also turns the Cloud Build API on.
 
 Why an account of our own: without one, Cloud Build runs a build as the project's default build account, which in
 projects created since the change is the Compute Engine default service account, and "depending on your
@@ -20,6 +21,7 @@ from collections.abc import Callable, Sequence
 import pulumi
 import pulumi_gcp as gcp
 
+from tpu_stacks.gcp.apis import BUILD_APIS, enable_apis
 from tpu_stacks.gcp.storage import hardened_bucket
 
 
@@ -103,10 +105,16 @@ def submitted_build(
     display_name: str,
     parent: pulumi.Resource,
     command: Callable[[str, str, str], str],
+    enable_api: bool,
+    storage_api: Sequence[pulumi.Resource] = (),
 ) -> pulumi.Output[str]:
     """The builder account (push to `repository`, write logs) and the source bucket it reads, and the build
     command `command(image, account, bucket)` writes once they are known (gcp/cloud_build.submit_command): what a
-    stack that prints a `gcloud builds submit` declares, SGLang-JAX's and multi-host vLLM's alike."""
+    stack that prints a `gcloud builds submit` declares, SGLang-JAX's and multi-host vLLM's alike. `enable_api`
+    (the default universe): the Cloud Build API the command calls is on, as Ray Train's image does (it is off in a
+    fresh project, gcp/apis.py); the bucket waits for `storage_api`, the stack's own Cloud Storage API."""
+    if enable_api:
+        enable_apis(name, project, BUILD_APIS, parent)
     account, _ = builder(name, project, region, repository, account_id, display_name, parent)
-    bucket = source_bucket(name, project, region, account, parent)
+    bucket = source_bucket(name, project, region, account, parent, storage_api)
     return pulumi.Output.all(image, account.name, bucket.name).apply(lambda parts: command(*parts))

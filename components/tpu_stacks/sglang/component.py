@@ -107,7 +107,7 @@ class SglangStack(WorkloadComponent[SglangPlan], token=TYPE, workload=WORKLOAD):
         spec, cluster = plan.spec, base.cluster
         ns_opts = base.kubernetes_options(self)
         secret_name = self._secret(name, inputs, plan, ns_opts)
-        image, build = self._image(name, plan, cluster.known_node_service_account)
+        image, build = self._image(name, plan, cluster.known_node_service_account, base.storage_api)
         template = pod_template(plan, plan.pool, LABELS, base.bucket.name, secret_name, image)
         deployment = self._deployment(
             name, plan, template, [*base.namespace_ready, base.identity, *cluster.pools], base
@@ -169,7 +169,11 @@ class SglangStack(WorkloadComponent[SglangPlan], token=TYPE, workload=WORKLOAD):
         )
 
     def _image(
-        self, name: str, plan: SglangPlan, nodes_account: Optional[pulumi.Input[str]]
+        self,
+        name: str,
+        plan: SglangPlan,
+        nodes_account: Optional[pulumi.Input[str]],
+        storage_api: Sequence[pulumi.Resource],
     ) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
         """The image the user named, or the stack's registry and the image the printed command builds into it."""
         if not plan.builds_image:
@@ -201,6 +205,8 @@ class SglangStack(WorkloadComponent[SglangPlan], token=TYPE, workload=WORKLOAD):
             "Builds the SGLang-JAX image",
             self,
             plan.build_command,
+            enable_api=plan.cluster.universe.is_default,
+            storage_api=storage_api,
         )
         build.apply(lambda command: pulumi.log.info(f"the SGLang-JAX server image: {command}", self))
         return image, build

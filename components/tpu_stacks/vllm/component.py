@@ -131,7 +131,12 @@ class VllmStack(WorkloadComponent[VllmPlan], token=TYPE, workload=WORKLOAD):
         cluster, ns_opts = base.cluster, base.kubernetes_options(self)
         secret_name = self._secret(name, inputs, plan, ns_opts)
         image, build = server_image(
-            plan, plan.cluster.spec.project, plan.cluster.region, self, cluster.known_node_service_account
+            plan,
+            plan.cluster.spec.project,
+            plan.cluster.region,
+            self,
+            cluster.known_node_service_account,
+            base.storage_api,
         )
         if build is not None:  # run it while `up` waits for the RayService (Pulumi.vllm-405b.yaml)
             build.apply(lambda command: pulumi.log.info(f"{IMAGE_BUILD_LOG}{command}", self))

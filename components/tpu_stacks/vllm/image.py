@@ -2,6 +2,7 @@
 that mirrors Docker Hub, or a standard one the multi-host Ray Serve image is pushed to), which the nodes may read.
 """
 
+from collections.abc import Sequence
 from typing import Optional
 
 import pulumi
@@ -13,7 +14,12 @@ from tpu_stacks.vllm.plan import VllmPlan
 
 
 def server_image(
-    plan: VllmPlan, project: str, region: str, parent: pulumi.Resource, nodes_account: Optional[pulumi.Input[str]]
+    plan: VllmPlan,
+    project: str,
+    region: str,
+    parent: pulumi.Resource,
+    nodes_account: Optional[pulumi.Input[str]],
+    storage_api: Sequence[pulumi.Resource] = (),
 ) -> tuple[pulumi.Input[str], Optional[pulumi.Output[str]]]:
     """The upstream pinned image, or the same image through Artifact Registry (which the nodes may read); and, for
     the multi-host Ray Serve image the stack runs from its own registry, the command that builds it, as the stack's
@@ -58,5 +64,7 @@ def server_image(
         "Builds the multi-host vLLM Ray Serve image",
         parent,
         plan.build_command,
+        enable_api=plan.cluster.universe.is_default,
+        storage_api=storage_api,
     )
     return image, build

@@ -28,7 +28,8 @@ class DtypeRule:
     """One engine's dtype flags as the memory model reads them."""
 
     weights: Mapping[str, Dtype]
-    """`--dtype` values other than `auto` (lower case) and the dtype each holds the weights in."""
+    """`--dtype` values other than `auto` and the dtype each holds the weights in. Spelled exactly: both engines'
+    argparse `choices` match case and all (`--dtype BFloat16` stops the server at start)."""
     kv: Mapping[str, Dtype | None]
     """`--kv-cache-dtype` values; None: the model's dtype (`auto`)."""
     quantization: Mapping[str, Dtype]
@@ -39,12 +40,10 @@ class DtypeRule:
 
     def weight(self, value: str, model: ModelArchitecture) -> Dtype | None:
         """The weights' dtype at `--dtype value`; None for a value the engine or the memory model does not know."""
-        value = value.lower()
         return self.auto(model) if value == AUTO else self.weights.get(value)
 
     def kv_cache(self, value: str, weight: Dtype) -> Dtype | None:
         """The KV cache's dtype at `--kv-cache-dtype value` beside weights in `weight`; None for an unknown value."""
-        value = value.lower()
         if value not in self.kv:
             return None
         return self.kv[value] or ("bf16" if weight in QUANTIZED_WEIGHTS else weight)
