@@ -92,7 +92,8 @@ def pytest_sessionfinish(session):
 
 
 def prepare_copy(copy: Path) -> None:
-    """Byte-compile the copy once, each .pyc checked against its source's hash on import.
+    """Byte-compile the copy once, each .pyc checked against its source's hash on import; make it a git
+    repository of its files.
 
     Runs set PYTHONDONTWRITEBYTECODE (so no run leaves a .pyc of a mutant behind), so without this every run
     compiled all of the project's modules from source. A hash-checked .pyc is safe where a timestamp one is
@@ -101,6 +102,12 @@ def prepare_copy(copy: Path) -> None:
     file is compiled afresh and every other module loads its .pyc."""
     cmd = [sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash", str(copy)]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    # Tests that list the repository's files ask git (`git ls-files`: tests/test_registry.py, test_sources.py,
+    # test_distributions.py), and the copy has no .git: a new repository holding every file the copy has that
+    # .gitignore does not ignore answers them as the repository would (its untracked files count as tracked).
+    if shutil.which("git") and not (copy / ".git").exists():
+        for git in (["init", "-q"], ["add", "-A"]):
+            subprocess.run(["git", *git], cwd=copy, check=True, stdout=subprocess.DEVNULL)
 
 
 def _env(copy: Path, extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -134,6 +134,21 @@ def test_a_precompiled_copy_imports_a_mutant_of_the_same_size_written_in_the_sam
     assert value("timestamp") == "100"  # what the hash check is for
 
 
+def test_the_copy_lists_its_files_to_git_as_the_repository_does(tmp_path: Path):
+    """Tests that list the repository's files run `git ls-files`; the copy has no .git of its own."""
+    import subprocess
+
+    from scripts.mutation_runs import prepare_copy
+
+    (tmp_path / ".gitignore").write_text("__pycache__/\nscratch/\n")
+    (tmp_path / "tiny.py").write_text("LIMIT = 100\n")
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "scratch" / "notes.py").write_text("x = 1\n")
+    prepare_copy(tmp_path)
+    listed = subprocess.run(["git", "ls-files"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert listed.split() == [".gitignore", "tiny.py"]  # the ignored folder and the .pyc files are not
+
+
 def test_the_warm_modules_are_those_loaded_from_outside_the_project(tmp_path: Path):
     """The worker may import what the traced run loaded from site-packages and the standard library, never
     the project's code (in the repository or its copy), while a venv inside the repository is third party."""
