@@ -10,9 +10,15 @@ Each mutant is the original file with one source span replaced, so line numbers 
 in a copy of the repository (`PYTHONPATH` puts the copy's `components/` first, ahead of the
 editable install), one pytest process per mutant with `-x` and a timeout, on as many workers as
 there are cores. A mutant first runs the tests that executed its line in a traced baseline run of the
-module's test files (a line that runs at import, tables and defaults, runs all of them); if those
-pass, it runs all of the module's tests before it counts as a survivor (a value computed once and
-cached reaches tests that never execute its line).
+module's test files (a line that runs at import, tables and defaults, runs all of them), quickest
+first; if those pass, it runs the module's other tests before it counts as a survivor (a value
+computed once and cached reaches tests that never execute its line).
+
+What makes it quick (scripts/mutation_runs.py), none of it changing what counts as killed: the copy
+is byte-compiled once with hash-checked .pyc files (the mutated file is recompiled, the rest load);
+each run is a fork of a warm interpreter that imported every third-party module the baseline's
+tests loaded (never the project's own); the baseline run leaves pytest's rewritten test modules
+behind for the forks to load.
 
 Equivalent mutants (no behaviour can tell them apart) are listed with the reason in
 `scripts/mutation_equivalent.txt`; they are reported, and left out of the score, never silently.
@@ -48,7 +54,7 @@ if str(REPO) not in sys.path:  # run as `python scripts/mutation.py`: its siblin
     sys.path.insert(0, str(REPO))
 
 from scripts.mutants import Mutant, apply, collect  # noqa: E402
-from scripts.mutation_runs import Worker, line_tests, run_pytest  # noqa: E402
+from scripts.mutation_runs import Baseline, Worker, line_tests, prepare_copy, run_pytest  # noqa: E402
 from scripts.mutation_targets import WORKLOAD_NETWORK_TESTS, targets  # noqa: E402
 from tpu_stacks.registry import Workload, workloads  # noqa: E402
 
@@ -114,14 +120,16 @@ def load_equivalents(path: Path = EQUIVALENT_FILE) -> dict[tuple[str, str], str]
     return out
 
 
-def _select(mutant: Mutant, by_line: dict[int, set[str]], import_lines: set[int], tests: list[str]) -> list[str]:
+def _select(mutant: Mutant, baseline: Baseline, tests: list[str]) -> list[str]:
+    """The tests that ran the mutant's lines in the baseline, quickest first (every test file when a line
+    ran at import)."""
     lines = range(mutant.start[0], mutant.end[0] + 1)
-    if any(line in import_lines for line in lines):
+    if any(line in baseline.import_lines for line in lines):
         return list(tests)  # runs at import: every test sees it
     ids: set[str] = set()
     for line in lines:
-        ids |= by_line.get(line, set())
-    return sorted(ids)
+        ids |= baseline.by_line.get(line, set())
+    return baseline.quickest_first(ids)
 
 
 def run_module(
@@ -142,20 +150,21 @@ def run_module(
         for _ in range(max(1, workers)):
             copy = Path(tempfile.mkdtemp(prefix="mutation-")) / "repo"
             shutil.copytree(root, copy, ignore=IGNORED)
+            prepare_copy(copy)
             copies.append(copy)
-        by_line, import_lines, baseline = line_tests(copies[0], module, tests)
-        timeout = max(20.0, 5 * baseline)
+        baseline = line_tests(copies[0], module, tests)
+        timeout = max(20.0, 5 * baseline.seconds)
         todo: list[tuple[Mutant, list[str]]] = []
         for mutant in mutants:
             reason = equivalents.get((module, mutant.key))
             if reason is not None:
                 result.equivalent.append((mutant, reason))
                 continue
-            todo.append((mutant, _select(mutant, by_line, import_lines, tests)))
+            todo.append((mutant, _select(mutant, baseline, tests)))
         if not fresh:
-            warm = {copy: Worker(copy) for copy in copies}
+            warm = {copy: Worker(copy, baseline.warm) for copy in copies}
             for worker in warm.values():
-                if worker.run(tests, max(timeout, 120.0)) not in (0, 5):
+                if worker.run(tests, max(timeout, 120.0), write_bytecode=True) not in (0, 5):
                     raise SystemExit(f"{module}: the tests fail in a forked worker before any mutation; try --fresh")
 
         def pytest_rc(copy: Path, args: list[str]) -> int:
@@ -171,8 +180,9 @@ def run_module(
                 rc = pytest_rc(copy, selected) if selected else 0
                 if rc in (0, 5) and selected != tests:
                     # The baseline's line map misses what a test reaches through a value computed once and
-                    # cached (a cached_property, a table built at first use): a survivor runs every test.
-                    rc = pytest_rc(copy, tests)
+                    # cached (a cached_property, a table built at first use): a survivor runs every other
+                    # test too (those it ran have just passed against this mutant).
+                    rc = pytest_rc(copy, [*tests, *(f"--deselect={test}" for test in selected)])
             finally:
                 (copy / module).write_text(source)
                 free.append(copy)

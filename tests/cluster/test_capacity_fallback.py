@@ -88,10 +88,12 @@ def test_capacity_and_the_old_flags_together_are_refused():
 # -- several kinds: a ComputeClass -------------------------------------------------------------------
 
 
-def test_several_kinds_make_a_compute_class_and_no_fixed_pool():
-    (pool,) = plan({**V6E, "capacity": FALLBACK}).pools
+@pytest.mark.parametrize("kinds", [FALLBACK, FALLBACK[:2]], ids=["three", "two"])
+def test_several_kinds_make_a_compute_class_and_no_fixed_pool(kinds):
+    """Two kinds are already several: the ComputeClass, not a node count, decides the nodes."""
+    (pool,) = plan({**V6E, "capacity": kinds}).pools
     assert pool.compute_class == "serve"
-    assert [kind.kind for kind in pool.capacity] == FALLBACK
+    assert [kind.kind for kind in pool.capacity] == kinds
     assert (pool.node_count, pool.autoscaling_min, pool.autoscaling_max, pool.spot) == (None, None, None, False)
     assert pool.node_selector() == {
         "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",

@@ -651,3 +651,76 @@ def test_the_default_compute_account_states_what_an_existing_clusters_nodes_run_
 def test_a_least_privilege_account_is_accepted():
     account = "tpu-nodes@my-proj.iam.gserviceaccount.com"
     assert plan_cluster(spec(node_service_account=account)).spec.node_service_account == account
+
+
+# -- the key a refusal names is the one the user wrote -------------------------------------------------------
+
+V6E_2X4 = SliceSpec(generation="v6e", topology="2x4")
+NO_V6E = "does not offer TPU v6e (source: TPU regions and zones"
+"""us-central1-a offers no v6e (catalog/locations.py; us-central1-b does)."""
+
+
+@pytest.mark.parametrize(
+    ("fields", "key"),
+    [
+        # the slice names its zone: that zone is the key
+        ({"location": "us-central1", "slices": [V6E_2X4.model_copy(update={"zone": "us-central1-a"})]}, "slices"),
+        # a zonal cluster's pools are in its location
+        ({"location": "us-central1-a", "slices": [V6E_2X4]}, "location"),
+        # a regional cluster's pools are in its one node location
+        ({"location": "us-central1", "node_locations": ["us-central1-a"], "slices": [V6E_2X4]}, "nodeLocations"),
+    ],
+)
+def test_a_zone_without_the_generation_is_refused_under_the_key_that_chose_it(fields, key):
+    expected = {
+        "slices": f"cluster.slices[0].zone: 'us-central1-a' {NO_V6E}",
+        "location": f"cluster.location: 'us-central1-a' {NO_V6E}",
+        "nodeLocations": f"cluster.nodeLocations[0]: 'us-central1-a' {NO_V6E}",
+    }[key]
+    assert refusal(**fields).startswith(expected)
+
+
+def test_an_autopilot_region_without_the_generation_is_refused_under_the_location():
+    """Autopilot places TPU nodes itself, anywhere in the region: the region is what the user chose."""
+    assert refusal(location="europe-west1", mode="autopilot", slices=[V6E_2X4]).startswith(
+        "cluster.location: 'europe-west1' has no zone that offers TPU v6e (source: TPU regions and zones"
+    )
+
+
+def test_an_uncatalogued_slice_zone_is_recorded_as_a_zone_and_as_a_tpu_zone():
+    """allowUncatalogued lets a zone newer than the catalogue through; the plan records both what the catalogue
+    does not know (the zone itself, and that it offers the generation), under the slice's key."""
+    decided = plan_cluster(
+        spec(
+            location="us-central1",
+            slices=[V6E_2X4.model_copy(update={"zone": "us-central1-x"})],
+            allow_uncatalogued=True,
+        )
+    )
+    assert [line.split(" (")[0] for line in decided.beyond_catalogue] == [
+        "cluster.slices[0].zone: 'us-central1-x' is not a zone of us-central1",
+        "cluster.slices[0].zone: 'us-central1-x' does not offer TPU v6e in the catalogue",
+    ]
+
+
+def test_the_system_pools_machine_type_is_checked_only_where_the_stack_creates_that_pool():
+    """A new Standard cluster gets the system pool (refused: a type the E2 series does not have); an existing
+    cluster keeps its own nodes, so whatever systemPool says is not checked (no pool of ours uses it)."""
+    assert refusal(system_pool={"machine_type": "e2-standard-99"}).startswith(
+        "cluster.systemPool.machineType: 'e2-standard-99' is not a machine type of the E2 series"
+    )
+    existing = {"name": "prod", "location": "us-central1-b"}
+    assert plan_cluster(spec(existing=existing, system_pool={"machine_type": "e2-standard-99"})).pools == ()
+
+
+def test_an_existing_clusters_project_is_refused_under_the_key_that_gave_it():
+    """`cluster.existing.project` when the existing cluster names one; else the stack's `cluster.project`."""
+    other = {"name": "prod", "location": "us-central1-b", "project": "s3ns:other"}
+    assert refusal(existing=other).startswith("cluster.existing.project: 's3ns:other' is a project id of universe s3ns")
+    with pytest.raises(UserError) as caught:
+        plan_cluster(
+            ClusterSpec(
+                project="s3ns:mine", location="us-central1-b", existing={"name": "p", "location": "us-central1-b"}
+            )
+        )
+    assert str(caught.value).startswith("cluster.project: 's3ns:mine' is a project id of universe s3ns")

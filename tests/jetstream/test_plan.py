@@ -316,3 +316,14 @@ def test_a_cache_longer_than_the_model_is_refused_with_both_numbers():
         "(max_position_embeddings); set maxCacheLength to at most 8192"
     )
     assert _gemma(max_cache_length=8192, batch_size=8).request.context == 8192  # the model's own length is taken
+
+
+def test_in_the_download_flow_a_context_too_long_names_both_lengths_and_their_sum():
+    """The download flow's cache holds input plus output tokens (`--max_input_length`, `--max_output_length`):
+    the refusal names the two keys the user wrote and says their sum must shrink, not one key to set."""
+    with pytest.raises(UserError) as error:
+        _gemma(topology="2x4", flow="download", maxInputLength=6144, maxOutputLength=4096)
+    assert str(error.value) == (
+        "jetstream.maxInputLength + maxOutputLength: 10240 is beyond google/gemma-7b's context of 8,192 tokens "
+        "(max_position_embeddings); make maxInputLength + maxOutputLength at most 8192"
+    )

@@ -100,3 +100,133 @@ def test_the_tests_of_a_module_are_those_that_import_it(tmp_path: Path):
     assert found["components/toy_stacks/toy/plan.py"] == ["tests/test_other.py", "tests/toy/test_plan.py"]
     assert found["components/toy_stacks/toy/table.py"] == ["tests/test_other.py", "tests/toy/test_plan.py"]
     assert "components/toy_stacks/toy/component.py" not in found  # a builder, not a decision
+
+
+# --- a quick runner that still kills what it should ------------------------------------------------------
+
+
+def test_a_precompiled_copy_imports_a_mutant_of_the_same_size_written_in_the_same_second(tmp_path: Path):
+    """prepare_copy's .pyc files are checked against the source's hash: a mutant as long as the original,
+    written right after it (same size, same mtime second), is what the next run imports. A timestamp .pyc
+    (compileall's default) would load the unmutated code and the mutant would survive."""
+    import os
+    import subprocess
+    import sys
+
+    from scripts.mutation_runs import prepare_copy
+
+    def value(mode: str) -> str:
+        root = tmp_path / mode
+        root.mkdir()
+        (root / "tiny.py").write_text("LIMIT = 100\n")
+        stamp = (root / "tiny.py").stat().st_mtime_ns
+        if mode == "checked-hash":
+            prepare_copy(root)
+        else:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(root)], check=True)
+        (root / "tiny.py").write_text("LIMIT = 101\n")
+        os.utime(root / "tiny.py", ns=(stamp, stamp))  # the same second, as a quick mutant's write would be
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        cmd = [sys.executable, "-c", "import tiny; print(tiny.LIMIT)"]
+        return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+    assert value("checked-hash") == "101"
+    assert value("timestamp") == "100"  # what the hash check is for
+
+
+def test_the_copy_lists_its_files_to_git_as_the_repository_does(tmp_path: Path):
+    """Tests that list the repository's files run `git ls-files`; the copy has no .git of its own."""
+    import subprocess
+
+    from scripts.mutation_runs import prepare_copy
+
+    (tmp_path / ".gitignore").write_text("__pycache__/\nscratch/\n")
+    (tmp_path / "tiny.py").write_text("LIMIT = 100\n")
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "scratch" / "notes.py").write_text("x = 1\n")
+    prepare_copy(tmp_path)
+    listed = subprocess.run(["git", "ls-files"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert listed.split() == [".gitignore", "tiny.py"]  # the ignored folder and the .pyc files are not
+
+
+def test_the_warm_modules_are_those_loaded_from_outside_the_project(tmp_path: Path):
+    """The worker may import what the traced run loaded from site-packages and the standard library, never
+    the project's code (in the repository or its copy), while a venv inside the repository is third party."""
+    import sys
+
+    from scripts.mutation_runs import REPO, third_party
+
+    copy = tmp_path / "repo"
+    venv = str(Path(sys.prefix).resolve() / "lib" / "x.py")
+    loaded = {
+        "json": ["/usr/lib/python3.11/json/__init__.py"],
+        "sys": [],
+        "pulumi_kubernetes.core.v1": [venv],
+        "__main__": ["/usr/bin/whatever.py"],
+        "tiny": [str(copy / "tiny.py")],
+        "tpu_stacks_preview.engine": [str(REPO / "tools" / "preview" / "tpu_stacks_preview" / "engine.py")],
+        "tools_ns": [str(REPO / "tools")],  # a namespace package: its folders
+        "tests.shipped": ["/elsewhere/tests/shipped.py"],  # the project's by name wherever it was found
+    }
+    assert third_party(loaded, [copy, REPO]) == ["json", "sys", "pulumi_kubernetes.core.v1"]
+
+
+def test_a_worker_refuses_to_warm_a_project_module(tiny: Path):
+    """The forked runs must import the copy's (mutated) files: a worker asked to import one stops."""
+    from scripts.mutation_runs import Worker
+
+    worker = Worker(tiny, ["json", "tiny"])
+    try:
+        with pytest.raises(SystemExit, match="stopped"):
+            worker.run(["test_tiny.py"], 60)
+    finally:
+        worker.close()
+
+
+def test_a_worker_warms_a_lazy_sdk_package_without_replacing_its_exports(tmp_path: Path):
+    """pulumi_kubernetes.apiextensions is a lazy module whose __init__ exports the class CustomResource
+    from the submodule of that name. Warmed in the order the traced run listed them (the submodule after
+    its still-lazy package), the class became the module and every gateway test failed in the worker."""
+    from scripts.mutation_runs import Worker
+
+    (tmp_path / "test_k8s.py").write_text(
+        "import pulumi_kubernetes as k8s\n\n\n"
+        "def test_the_class_is_exported():\n"
+        "    assert isinstance(k8s.apiextensions.CustomResource, type)\n"
+    )
+    warm = ["pulumi_kubernetes", "pulumi_kubernetes.apiextensions.CustomResource", "pulumi_kubernetes.apiextensions"]
+    worker = Worker(tmp_path, warm)
+    try:
+        assert worker.run(["test_k8s.py"], 120) == 0
+    finally:
+        worker.close()
+
+
+def test_a_survivor_runs_the_other_tests(tmp_path: Path):
+    """A mutant the line-selected tests miss runs the module's other tests (a value cached at first use reaches
+    tests that never run its line)."""
+    (tmp_path / "cached.py").write_text(
+        "import functools\n\n\n@functools.cache\ndef table():\n    return {'a': 1 + 1}\n\n\ndef a():\n    return table()['a']\n"
+    )
+    (tmp_path / "test_cached.py").write_text(
+        "import cached\n\n\ndef test_first_use():\n    assert cached.table()\n\n\n"
+        "def test_value():\n    assert cached.a() == 2\n"
+    )
+    result = mutation.run_module(tmp_path, "cached.py", ["test_cached.py"], workers=1, equivalents={})
+    # `1 + 1` -> `1 - 1`, `1 * 1`... run by test_first_use only (the trace sees the line once, cached after):
+    # test_value kills them in the second run.
+    assert not result.survived, [m.key for m in result.survived]
+    assert result.total >= 4
+
+
+def test_the_selected_tests_run_quickest_first():
+    """Runs stop at the first failure (`-x`): the quick tests go first, ties by id."""
+    from scripts.mutation_runs import Baseline
+
+    baseline = Baseline({}, set(), 0.0, [], {"t.py::slow": 9.0, "t.py::quick": 0.1, "t.py::b": 1.0, "t.py::a": 1.0})
+    assert baseline.quickest_first({"t.py::slow", "t.py::quick", "t.py::b", "t.py::a"}) == [
+        "t.py::quick",
+        "t.py::a",
+        "t.py::b",
+        "t.py::slow",
+    ]

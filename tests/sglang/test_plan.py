@@ -71,6 +71,20 @@ def test_a_tensor_parallel_flag_that_contradicts_the_slice_is_refused_by_its_arg
 def test_a_matching_tensor_parallel_flag_replaces_the_stacks():
     args = plan(topology="2x2", extra_args=["--tensor-parallel-size=4"]).engine_args()
     assert "--tp-size=4" not in args and args[-1] == "--tensor-parallel-size=4"
+    split = ["--tensor-parallel-size", "4", "--dtype", "bfloat16"]  # the value is the argument after the flag
+    assert plan(topology="2x2", extra_args=split).engine_args()[-4:] == split
+
+
+def test_arguments_that_are_not_the_tensor_parallel_flag_are_not_read_as_its_value():
+    """`--dtype bfloat16` is another flag and its value; a trailing `--tp-size` with no value after it is the
+    server's to refuse (argparse: expected one argument): the plan reads nothing from beyond the list."""
+    assert plan(topology="2x2", extra_args=["--dtype", "bfloat16"]).engine_args()[-3:] == [
+        "--download-dir=/data",
+        "--dtype",
+        "bfloat16",
+    ]
+    args = plan(topology="2x2", extra_args=["--dtype=bfloat16", "--tp-size"]).engine_args()
+    assert "--tp-size=4" in args and args[-1] == "--tp-size"
 
 
 @pytest.fixture
@@ -98,7 +112,10 @@ def test_a_model_that_needs_more_than_one_host_is_refused_naming_the_model():
 def test_a_generation_the_pinned_build_does_not_serve_is_refused():
     assert SGLANG.served_generations == ("v6e",)
     line = refusal(tpu_generation="v5e")
-    assert line.startswith("sglang.tpuGeneration: 'v5e' is not a generation the pinned SGLang-JAX 0.0.1.post1")
+    assert line.startswith(
+        "sglang.tpuGeneration: 'v5e' is not a generation the pinned SGLang-JAX 0.0.1.post1 is known to serve (v6e); "
+        "use tpuGeneration: v6e"
+    )
 
 
 def test_an_unpinned_image_is_refused_and_a_pinned_one_replaces_the_build():

@@ -202,6 +202,21 @@ def test_jetstream_replicas_and_pool_nodes_come_from_the_slo():
     assert decided.slo.basis == answer.basis
 
 
+def test_a_jetstream_target_one_replica_carries_gets_one_replica():
+    """A small target is one replica (the default of 2 is not a floor under `slo`): the pool scales 0 to 1."""
+    decided = jetstream(slo={"outputTokensPerSecond": 10, **SHAREGPT})
+    answer = expected(
+        decided,
+        "jetstream",
+        decided.request.batch,
+        output_tokens_per_second=10,
+        input_tokens=SHAREGPT_INPUT_TOKENS,
+        output_tokens=SHAREGPT_OUTPUT_TOKENS,
+    )
+    assert answer.replicas == 1 == decided.spec.replicas == decided.slo.replicas
+    assert (decided.pool.autoscaling_min, decided.pool.autoscaling_max) == (0, 1)
+
+
 def test_jetstream_replicas_below_the_need_are_refused():
     need = jetstream(slo={"outputTokensPerSecond": 10000, **SHAREGPT}).slo.replicas
     with pytest.raises(UserError) as error:

@@ -115,6 +115,10 @@ def test_the_cloud_armor_rules_allow_the_ranges_in_chunks_of_ten_then_deny_every
     assert len({rule.priority for rule in rules}) == len(rules)
     assert (default.priority, default.action, default.ranges) == (2147483647, "deny(403)", ("*",))
     assert max(rule.priority for rule in allow) < default.priority
+    # The allow rules are numbered from 1000, as gcloud's own example numbers a first rule
+    # (https://cloud.google.com/sdk/gcloud/reference/compute/security-policies/rules/create): numbers a deployed
+    # policy already has, so an upgrade does not renumber (rewrite) every rule of a live policy.
+    assert [rule.priority for rule in allow] == [1000, 1001, 1002]
 
 
 def test_the_spec_names_the_documented_classes_and_the_plan_offers_both():
@@ -308,6 +312,13 @@ def test_route_gateway_and_gke_policies_point_at_the_pool(stack):
     }
     backend = _one(stack, "GCPBackendPolicy")["spec"]
     assert backend["targetRef"]["name"] == POOL_NAME and "securityPolicy" not in backend["default"]  # internal
+
+
+def test_the_gateway_listens_on_plain_http_port_80_where_the_curl_output_points(stack):
+    """docs/vllm.md: "the Gateway is the load balancer, on port 80", plain HTTP on both classes until the stack
+    declares TLS; the stack's `curl` output calls that port on the Gateway's address."""
+    assert _one(stack, "Gateway")["spec"]["listeners"] == [{"name": "http", "protocol": "HTTP", "port": 80}]
+    assert ":80/v1/completions" in stack.stack_outputs["curl"]
 
 
 def test_the_cluster_runs_the_gateway_api_with_its_proxy_only_subnet_first(stack):
@@ -505,6 +516,14 @@ def test_the_pickers_configmap_holds_the_charts_scorers_with_their_weights(stack
     config_map = _one(stack, "ConfigMap", PICKER_NAME)
     assert set(config_map["data"]) == {CONFIG_FILE}
     document = yaml.safe_load(config_map["data"][CONFIG_FILE])
+    # What `kubectl get configmap vllm-epp -o yaml` shows: JSON (which is YAML), two spaces an indent, apiVersion and
+    # kind first as in any Kubernetes-style file; the same bytes from one release to the next, so an upgrade does not
+    # rewrite the ConfigMap.
+    assert config_map["data"][CONFIG_FILE].splitlines()[:3] == [
+        "{",
+        f'  "apiVersion": "{ROUTER_PICKER.config_api}",',
+        '  "kind": "EndpointPickerConfig",',
+    ]
     scorers = [fact(f"router.plugin.{name}").value for name in SCORERS]
     precise = plan(gateway=ON).gateway
     assert precise is not None and precise.precise

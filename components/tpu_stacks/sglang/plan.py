@@ -26,12 +26,10 @@ from tpu_stacks.serving.exposure import check_source_ranges, require_clients
 from tpu_stacks.sglang.engine import SGLANG, SGLANG_DTYPES
 from tpu_stacks.sglang.spec import IMAGE_DIR, IMAGE_NAME, PORT, SglangSpec
 from tpu_stacks.sizing import (
-    Parallelism,
     ServingRequest,
     choose_slice,
     file_cache_gib,
     heads_not_divided,
-    serving_parallelism,
     slice_refusal,
 )
 
@@ -61,10 +59,6 @@ class SglangPlan(WorkloadPlan):
     """The GCS FUSE file cache of the weights mount, GiB."""
     repository: str
     """The Artifact Registry repository the server image is built into (`sglang-jax-<cluster>`)."""
-
-    @property
-    def parallelism(self) -> Parallelism:
-        return serving_parallelism(self.shape)
 
     @property
     def builds_image(self) -> bool:

@@ -152,7 +152,7 @@ class GatewayPlan(BaseModel):
     """What the servers' `--model` loads: what the render sidecar loads (vllm/kv_events.render_command)."""
     tokenizer: tuple[str, ...] = ()
     """The servers' tokenizer flags from `extraArgs`, passed on to the render sidecar (vllm/kv_events.py)."""
-    block_size: int = 0
+    block_size: int
     """Tokens per KV block on the servers (vllm/kv_events.server_block_size): the router's `blockSizeTokens`."""
     gated: bool = False
     """The model is gated on Hugging Face: the render sidecar reads the stack's token to fetch its tokenizer."""
