@@ -19,8 +19,7 @@ from typing import Any
 from tpu_policies.values import UNKNOWN, as_list, as_str, dig
 from tpu_policies.workloads import PodTemplate
 from tpu_stacks.catalog.engine_traffic import traffic_of
-from tpu_stacks.catalog.engines import engine_of_command, engine_of_image
-from tpu_stacks.catalog.engines.dtypes import dtype_rule
+from tpu_stacks.catalog.engines import dtype_rule, engine_of_command, engine_of_image
 from tpu_stacks.catalog.engines.record import EngineVersion, Flag, Meaning
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model

@@ -8,7 +8,7 @@ from typing import get_args
 
 from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
 from tpu_stacks.catalog.engine_models import check_architecture, check_context
-from tpu_stacks.catalog.engines.dtypes import dtype_rule
+from tpu_stacks.catalog.engines import dtype_rule
 from tpu_stacks.catalog.engines.record import Engine
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import generation, generation_names

@@ -27,11 +27,12 @@ from __future__ import annotations
 from typing import Any
 
 from tpu_stacks.catalog.engines.declared import declarations
+from tpu_stacks.catalog.engines.dtypes import DtypeRule
 from tpu_stacks.catalog.engines.epp import EPP
 from tpu_stacks.catalog.engines.ray import RAY, RAY_SERVE
 from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.engines.router import ROUTER
-from tpu_stacks.catalog.engines.vllm import VLLM
+from tpu_stacks.catalog.engines.vllm import VLLM, VLLM_DTYPES
 from tpu_stacks.catalog.image_users import HELPER_IMAGE_USERS, ImageUser
 
 CATALOGUED: tuple[EngineVersion, ...] = (VLLM, RAY, RAY_SERVE, EPP, ROUTER)
@@ -114,3 +115,12 @@ def managed_prometheus_name(engine_version: EngineVersion, metric_name: str) -> 
     if metric is None:
         raise KeyError(metric_name)
     return metric.managed_prometheus
+
+
+def dtype_rule(engine: EngineVersion | str) -> DtypeRule | None:
+    """The engine's dtype rule: the catalogue's own (vLLM's) or its workload folder's declaration's; None when it
+    declares none (the pack then says it cannot size the server, never guesses)."""
+    name = engine if isinstance(engine, str) else engine.engine
+    if name == VLLM.engine:
+        return VLLM_DTYPES
+    return next((d.dtypes for d in declarations() if d.name == name), None)

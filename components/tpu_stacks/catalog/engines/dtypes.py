@@ -4,7 +4,8 @@ values mean in the sizing's dtypes, and what `--dtype auto` serves for a given m
 Why here: the stack's plan (which leaves `--dtype` at `auto`) and the policy pack (which reads a hand-written
 server's flags, policies/tpu_policies/engine_args.py) must size the same bytes, and the engines differ: vLLM's
 `auto` serves an fp32 checkpoint in bf16, SGLang-JAX's keeps it in fp32. Each engine declares its rule once (vLLM's
-in catalog/engines/vllm.py, a workload folder's on its EngineDeclaration) and both read it through `dtype_rule`.
+in catalog/engines/vllm.py, a workload folder's on its EngineDeclaration) and both read it through
+`catalog.engines.dtype_rule` (the package, which knows both; this module imports neither).
 Pure data: no provider SDK.
 """
 
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tpu_stacks.catalog.engines.record import EngineVersion
     from tpu_stacks.catalog.model_shape import Dtype, ModelArchitecture
 
 AUTO = "auto"
@@ -47,15 +47,3 @@ class DtypeRule:
         if value not in self.kv:
             return None
         return self.kv[value] or ("bf16" if weight in QUANTIZED_WEIGHTS else weight)
-
-
-def dtype_rule(engine: EngineVersion | str) -> DtypeRule | None:
-    """The engine's rule: the catalogue's own (vLLM's) or its workload folder's declaration's; None when it
-    declares none (the pack then says it cannot size the server, never guesses)."""
-    from tpu_stacks.catalog.engines.declared import declarations
-    from tpu_stacks.catalog.engines.vllm import VLLM, VLLM_DTYPES
-
-    name = engine if isinstance(engine, str) else engine.engine
-    if name == VLLM.engine:
-        return VLLM_DTYPES
-    return next((d.dtypes for d in declarations() if d.name == name), None)
