@@ -29,7 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from tpu_stacks.catalog.model_shape import Attention, Dtype, ModelArchitecture
+from tpu_stacks.catalog.upstream import text
 from tpu_stacks.errors import MISSING, UserError
+
+TORCH_DTYPE_KEY = text("transformers-sglang.config.torch-dtype")
+"""transformers 4's config.json key for the checkpoint's dtype: the only one an engine pinned to transformers 4.55
+reads (SGLang-JAX; ledger: transformers-sglang.config.torch-dtype)."""
 
 LENGTH_KEYS = (
     "max_position_embeddings",
@@ -290,7 +295,7 @@ def architecture_from_config(
         quantized_dtype=quantized,
         weight_bytes=weight_bytes,
         checkpoint_dtype=checkpoint_dtype(raw, config, quantized),
-        config_torch_dtype=raw["torch_dtype"] if isinstance(raw.get("torch_dtype"), str) else None,
+        config_torch_dtype=raw[TORCH_DTYPE_KEY] if isinstance(raw.get(TORCH_DTYPE_KEY), str) else None,
         catalogued=catalogued,
         source=source,
     )
