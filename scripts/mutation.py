@@ -188,11 +188,21 @@ def run_module(
                 free.append(copy)
             return mutant, rc not in (0, 5)
 
-        with concurrent.futures.ThreadPoolExecutor(max_workers=len(copies)) as pool:
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(copies))
+        try:
             for done, (mutant, killed) in enumerate(pool.map(one, todo), 1):
                 (result.killed if killed else result.survived).append(mutant)
                 if done % 50 == 0:
                     print(f"  {module}: {done}/{len(todo)} mutants run", file=sys.stderr, flush=True)
+        except BaseException:
+            # Stopped (SIGTERM, Ctrl-C): the mutants not started are dropped and the runs under way end with their
+            # workers, so the copies go now; `with ThreadPoolExecutor` waited for every queued mutant to run first.
+            pool.shutdown(wait=False, cancel_futures=True)
+            for worker in warm.values():
+                worker.stop()
+            raise
+        finally:
+            pool.shutdown(wait=True)
     finally:
         for worker in warm.values():
             worker.close()
@@ -214,6 +224,12 @@ def report(results: list[ModuleResult], out=sys.stdout) -> None:
             print(f"  equivalent, line {mutant.line}: {mutant.key} ({reason})", file=out)
 
 
+def stop_on_sigterm() -> None:
+    """SIGTERM stops a run as Ctrl-C does: SystemExit(143) in the main thread, which drops the queued mutants, ends
+    the runs under way and removes the copies (run_module)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="run only the modules whose path ends with one of these")
@@ -225,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=REPO, help="the repository to test (default: this one)")
     parser.add_argument("--list", action="store_true", help="print the modules and the tests that pin each, and stop")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the copies are removed
+    stop_on_sigterm()
     chosen = {m: t for m, t in MODULES.items() if not args.modules or any(m.endswith(s) for s in args.modules)}
     if not chosen:
         parser.error(f"no module matches {args.modules}; modules: {', '.join(MODULES)}")

@@ -200,12 +200,25 @@ assert threading.active_count() == 1, f"a warm import started a thread; forking 
 gc.collect()
 gc.freeze()
 flags = json.loads(sys.argv[2])
+child = 0
+
+
+def _stop(signum, frame):
+    # Worker.stop: the run under way ends with the worker, not after it (a pytest fork would outlive it).
+    if child:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+    os._exit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, _stop)
 for line in sys.stdin:
     request = json.loads(line)
     pid = os.fork()
     if pid == 0:
         code = 3
         try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
@@ -217,6 +230,7 @@ for line in sys.stdin:
             code = int(pytest.main([*flags, *request["args"]]))
         finally:
             os._exit(code)
+    child = pid
     deadline = time.monotonic() + request["timeout"]
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
@@ -229,6 +243,7 @@ for line in sys.stdin:
             rc = -1
             break
         time.sleep(0.01)
+    child = 0
     sys.stdout.write(json.dumps(rc) + "\n")
     sys.stdout.flush()
 """
@@ -259,6 +274,13 @@ class Worker:
         if not answer:
             raise SystemExit(f"the mutation worker in {self.copy} stopped")
         return int(json.loads(answer))
+
+    def stop(self) -> None:
+        """End the worker and the run under way now (SIGTERM: the worker kills its pytest fork first); a thread
+        waiting in `run` then stops with SystemExit."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait()
 
     def close(self) -> None:
         if self.proc.stdin:

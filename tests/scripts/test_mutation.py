@@ -230,3 +230,54 @@ def test_the_selected_tests_run_quickest_first():
         "t.py::b",
         "t.py::slow",
     ]
+
+
+SLOW = "LIMIT = 100\n"
+# A mutated LIMIT makes the test hang (as a mutant caught in a loop would): it says where it is, then sleeps.
+SLOW_TEST = (
+    "import os\nimport time\n\nimport slow\n\n\n"
+    "def test_limit():\n"
+    "    if slow.LIMIT != 100:\n"
+    "        with open(os.environ['MUTATION_TEST_MARKER'], 'w') as marker:\n"
+    "            marker.write(str(os.getpid()))\n"
+    "        time.sleep(300)\n"
+    "    assert slow.LIMIT == 100\n"
+)
+
+
+def test_sigterm_stops_a_run_now_ending_the_test_under_way_and_removing_the_copies(tmp_path: Path):
+    """`kill <pid>` stops `make mutation` as Ctrl-C does. Before, the handler's SystemExit waited in the
+    thread pool's exit for every queued mutant (a hung one up to its timeout): only kill -9 stopped it, and
+    that left the copies behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root, scratch, marker = tmp_path / "root", tmp_path / "tmp", tmp_path / "marker"
+    root.mkdir()
+    scratch.mkdir()
+    (root / "slow.py").write_text(SLOW)
+    (root / "test_slow.py").write_text(SLOW_TEST)
+    driver = (
+        "import sys\nfrom pathlib import Path\nfrom scripts import mutation\n"
+        "mutation.stop_on_sigterm()\n"
+        f"mutation.run_module(Path({str(root)!r}), 'slow.py', ['test_slow.py'], 1, {{}})\n"
+    )
+    env = {**os.environ, "TMPDIR": str(scratch), "MUTATION_TEST_MARKER": str(marker)}
+    run = subprocess.Popen([sys.executable, "-c", driver], cwd=mutation.REPO, env=env)
+    try:
+        deadline = time.monotonic() + 240
+        while not marker.exists() or not marker.read_text():
+            assert run.poll() is None and time.monotonic() < deadline, "no mutant reached the test"
+            time.sleep(0.1)
+        hung = int(marker.read_text())
+        run.send_signal(signal.SIGTERM)
+        # well before the hung run's own timeout (20 s at least), which the old handler waited out
+        assert run.wait(timeout=10) == 143
+    finally:
+        run.kill()
+    with pytest.raises(ProcessLookupError):  # the hung test's fork was ended and reaped, not left running
+        os.kill(hung, 0)
+    assert [p.name for p in scratch.iterdir()] == []  # the copies are removed

@@ -166,7 +166,7 @@ def _point(record: Any, where: str, path: str) -> ProfilePoint:
     if not isinstance(record, dict):
         raise _bad(path, f"{where} is not an object")
     output = _number(_field(record, "outputTokensPerSecond", "output_tokens_per_second"), where, path)
-    if not output or output <= 0:
+    if not output:  # None or 0 (_number refuses a negative one)
         raise _bad(path, f"{where} has no positive outputTokensPerSecond")
     costs = _field(record, "cost", "cost", []) or []
     first_cost = costs[0] if isinstance(costs, list) and costs else {}
