@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 from pulumi.provider.experimental.analyzer import Analyzer
 
 from tests.mocks import autonamed, capture, project_roles, refused
@@ -16,7 +15,6 @@ from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.raytrain.component import RayTrainStack
 from tpu_stacks.raytrain.image import submit_command
 from tpu_stacks.raytrain.plan import builder_account_id, plan_raytrain
-from tpu_stacks.raytrain.sources import trainer_image_dir
 from tpu_stacks.raytrain.spec import RayTrainSpec
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -129,11 +127,6 @@ def test_submit_builds_as_the_builder_account_from_its_own_source_bucket(mocks):
     bucket = one(mocks, "gcp:storage/bucket:Bucket", "rt-build-source")
     assert bucket["publicAccessPrevention"] == "enforced" and bucket["uniformBucketLevelAccess"] is True
     assert mocks.of_type("gcp:cloudbuild/trigger:Trigger") == []
-
-
-def test_the_build_config_sends_logs_where_a_user_specified_account_may_write():
-    config = yaml.safe_load((trainer_image_dir() / "cloudbuild.yaml").read_text())
-    assert config["options"]["logging"] == "CLOUD_LOGGING_ONLY"
 
 
 def test_the_submit_command_names_the_account_and_the_staging_bucket():

@@ -18,7 +18,6 @@ import yaml
 from tests.shipped import ROOT, shipped
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.ray_serve import RAY_SERVE_VERSION
-from tpu_stacks.gcp.cloud_build import LOGGING
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, SERVE_IMAGE_REVISION, image_build_command
 from tpu_stacks.vllm.spec import VLLM_IMAGE
 
@@ -67,7 +66,6 @@ def test_the_stack_files_command_is_the_one_the_stack_logs_and_computes():
     # the builder may push to the stack's registry, write logs and read the staged source
     roles = {r.inputs.get("role") for r in capture.resources if r.name.startswith("vllm-image-builder-")}
     assert roles == {"roles/artifactregistry.writer", "roles/logging.logWriter", "roles/storage.objectViewer"}
-    assert yaml.safe_load((IMAGE_DIR / "cloudbuild.yaml").read_text())["options"]["logging"] == LOGGING
 
 
 def test_a_stale_comment_is_caught(tmp_path):
