@@ -117,10 +117,14 @@ def managed_prometheus_name(engine_version: EngineVersion, metric_name: str) -> 
     return metric.managed_prometheus
 
 
+CATALOGUED_DTYPES: dict[str, DtypeRule] = {VLLM.engine: VLLM_DTYPES}
+"""The dtype rules of the catalogue's own paged-KV engines; a workload folder's engine declares its own."""
+
+
 def dtype_rule(engine: EngineVersion | str) -> DtypeRule | None:
-    """The engine's dtype rule: the catalogue's own (vLLM's) or its workload folder's declaration's; None when it
-    declares none (the pack then says it cannot size the server, never guesses)."""
+    """The engine's dtype rule: the catalogue's own or its workload folder's declaration's; None when it declares
+    none (the pack then says it cannot size the server, never guesses)."""
     name = engine if isinstance(engine, str) else engine.engine
-    if name == VLLM.engine:
-        return VLLM_DTYPES
+    if name in CATALOGUED_DTYPES:
+        return CATALOGUED_DTYPES[name]
     return next((d.dtypes for d in declarations() if d.name == name), None)
