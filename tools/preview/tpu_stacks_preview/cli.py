@@ -3,7 +3,8 @@ policy gates, for one stack or several in one process (sharing the imports and t
 
 The program runs twice under mocks: in preview mode (what `pulumi preview` and therefore the
 policy pack see, computed values unknown) and in up mode (computed values filled, so Kubernetes
-objects are complete for rendering and strict schema validation). Exit 0 when clean, 1 on a
+objects are complete for rendering and strict schema validation); a policy pack process judges the
+preview while the up run and the validation go on. Exit 0 when clean, 1 on a
 program error, a schema problem or a mandatory policy violation, 2 on the user's input error.
 """
 
@@ -189,37 +190,88 @@ def _plan_with(
     preview, failed = _run(config, preview=True)
     if failed:
         return failed
-    up, failed = _run(config, preview=False)
-    if failed:
-        return failed
+    analysis = _Analysis(args, preview, transport, server)  # the pack judges the preview while the up run runs
+    try:
+        up, failed = _run(config, preview=False)
+        if failed:
+            return failed
 
-    manifests = render_manifests(up)
-    if manifests_dir is not None:
-        write_manifests(manifests, manifests_dir)
-    with _step(f"validating {len(manifests)} Kubernetes objects against {version} schemas and CRDs"):
-        schema = validate_objects(
-            manifests,
-            kubernetes_version=version,
-            crd_dir=Path(args.crds) if args.crds else None,
-            project_dir=config.project_dir,
-        )
-    schema.problems += check_monitoring(up)  # dashboards and alert policies: API schema, catalogued metrics
+        manifests = render_manifests(up)
+        if manifests_dir is not None:
+            write_manifests(manifests, manifests_dir)
+        with _step(f"validating {len(manifests)} Kubernetes objects against {version} schemas and CRDs"):
+            schema = validate_objects(
+                manifests,
+                kubernetes_version=version,
+                crd_dir=Path(args.crds) if args.crds else None,
+                project_dir=config.project_dir,
+            )
+        schema.problems += check_monitoring(up)  # dashboards and alert policies: API schema, catalogued metrics
+        if args.policy_pack:
+            with _step(f"running policy pack {args.policy_pack} ({transport})"):
+                try:
+                    policy = analysis.result()
+                except PolicyError as error:
+                    print(f"tpu-stacks: {error}", file=sys.stderr)
+                    return 1
+        else:
+            policy = None
+        return preview, up, schema, policy
+    finally:
+        analysis.wait()  # a pack process several stacks share analyses one stack at a time
 
-    policy: PolicyResult | None = None
-    if args.policy_pack:
-        with _step(f"running policy pack {args.policy_pack} ({transport})"):
-            try:
-                policy = run_policy_pack(
+
+class _Analysis:
+    """The policy pack's verdict on the preview, started as soon as the preview exists.
+
+    Over gRPC (a pack process started earlier) the analysis runs on a thread: the pack works in its own
+    process on the other core while this one runs the program in up mode and validates, and the thread only
+    waits on the pack's answers. In process, the pack would run Python on this process's interpreter: it
+    runs when its result is asked for, as before. Nothing is started without `--policy-pack`.
+    """
+
+    def __init__(
+        self, args: argparse.Namespace, preview: Capture, transport: Transport, server: PackServer | None
+    ) -> None:
+        self._run = (
+            (
+                lambda: run_policy_pack(
                     Path(args.policy_pack),
                     preview,
                     config_file=Path(args.policy_config) if args.policy_config else None,
                     transport=transport,
                     server=server,
                 )
-            except PolicyError as error:
-                print(f"tpu-stacks: {error}", file=sys.stderr)
-                return 1
-    return preview, up, schema, policy
+            )
+            if args.policy_pack
+            else None
+        )
+        self._outcome: PolicyResult | BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if self._run is not None and transport == "subprocess" and server is not None:
+            self._thread = threading.Thread(target=self._keep, name="tpu-stacks-policy", daemon=True)
+            self._thread.start()
+
+    def _keep(self) -> None:
+        try:
+            self._outcome = self._run() if self._run is not None else None
+        except BaseException as error:  # noqa: BLE001 - handed to the caller of result()
+            self._outcome = error
+
+    def wait(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def result(self) -> PolicyResult | None:
+        """The verdict (raising what the analysis raised: a PolicyError, a UserError for a bad config file)."""
+        if self._run is None:
+            return None
+        if self._thread is None:
+            return self._run()
+        self._thread.join()
+        if isinstance(self._outcome, BaseException):
+            raise self._outcome
+        return self._outcome
 
 
 def _stacks(args: argparse.Namespace, project_dir: Path) -> list[str]:
