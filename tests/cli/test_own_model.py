@@ -74,7 +74,11 @@ def test_fetch_saves_config_and_index_and_size_finds_them(endpoint, tmp_path):
     done = run("models", "fetch", "acme/moe", "--json", cwd=tmp_path, HF_ENDPOINT=endpoint)
     assert done.returncode == 0, done.stderr
     saved = json.loads(done.stdout)
-    assert (saved["architecture"], saved["gated"], saved["weight_bytes"]) == ("Qwen3MoeForCausalLM", False, 61064245248)
+    assert (saved["architecture"], saved["gated"]) == ("Qwen3MoeForCausalLM", False)
+    assert {engine: s["weight_bytes"] for engine, s in saved["served"].items()} == {
+        "sglang": 61064245248,  # a bf16 checkpoint: every engine holds the files' bytes
+        "vllm": 61064245248,
+    }
     folder = tmp_path / "models" / "acme" / "moe"
     assert (folder / "config.json").read_bytes() == QWEN3_MOE
     assert json.loads((folder / "model.safetensors.index.json").read_text())["metadata"]["total_size"] == 61064245248
@@ -123,15 +127,24 @@ def test_size_with_model_config_and_the_context_refusal(tmp_path):
     )
 
 
-def test_an_fp32_checkpoint_is_reported_and_sized_at_its_served_bf16_bytes(endpoint, tmp_path):
-    """Gemma 2's files are fp32 (4 bytes a parameter); the server holds bf16: `fetch` and `size` both say half."""
+def test_an_fp32_checkpoint_is_reported_and_sized_at_each_engines_served_bytes(endpoint, tmp_path):
+    """Gemma 2's files are fp32 (4 bytes a parameter). vLLM's `--dtype auto` holds them in bf16 (half the files;
+    ledger: vllm.dtype.auto-downcasts-fp32); SGLang-JAX's keeps the config's fp32 (all of them: its
+    model_config.py reads `torch_dtype` and `auto` keeps it, sglang/upstream.toml). `fetch` says both, and `size`
+    with vLLM's figure."""
     done = run("models", "fetch", "acme/fp32", "--json", cwd=tmp_path, HF_ENDPOINT=endpoint)
     assert done.returncode == 0, done.stderr
     saved = json.loads(done.stdout)
     assert (saved["checkpoint_bytes"], saved["checkpoint_dtype"]) == (36_972_256_768, "fp32")
-    assert (saved["weight_bytes"], saved["weight_dtype"]) == (18_486_128_384, "bf16")
+    assert saved["served"] == {
+        "sglang": {"weight_bytes": 36_972_256_768, "weight_dtype": "fp32"},
+        "vllm": {"weight_bytes": 18_486_128_384, "weight_dtype": "bf16"},
+    }
     text = run("models", "fetch", "acme/fp32", cwd=tmp_path, HF_ENDPOINT=endpoint)
-    assert "9.24B params, 18,486,128,384 bytes of bf16 weights" in text.stdout, text.stdout + text.stderr
+    assert (
+        "9.24B params, 36,972,256,768 bytes of fp32 weights in sglang, 18,486,128,384 bytes of bf16 weights in vllm"
+        in text.stdout
+    ), text.stdout + text.stderr
     sized = run("size", "acme/fp32", "--tpu", "v6e", "--json", cwd=tmp_path)
     assert sized.returncode == 0, sized.stderr
     assert json.loads(sized.stdout)["memory"]["weights_bytes"] == 18_486_128_384

@@ -78,8 +78,8 @@ def _fetch(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(saved, indent=2))
         return 0
-    if saved["weight_bytes"]:
-        exact = f"{saved['weight_bytes']:,} bytes of {saved['weight_dtype']} weights"
+    if saved["checkpoint_bytes"] and all(s["weight_bytes"] for s in saved["served"].values()):
+        exact = _served_text(saved["served"])
     elif saved["checkpoint_bytes"]:
         exact = "no dtype in config.json: weights sized from the parameter count"
     else:
@@ -90,6 +90,15 @@ def _fetch(args: argparse.Namespace) -> int:
         + ("; gated: the stack needs tpu-stacks:hfToken" if saved["gated"] else "")
     )
     return 0
+
+
+def _served_text(served: dict[str, dict]) -> str:
+    """`N bytes of bf16 weights` when every engine holds the same; else each engine's (`models fetch`)."""
+    figures = {(s["weight_bytes"], s["weight_dtype"]) for s in served.values()}
+    if len(figures) == 1:
+        ((size, dtype),) = figures
+        return f"{size:,} bytes of {dtype} weights"
+    return ", ".join(f"{s['weight_bytes']:,} bytes of {s['weight_dtype']} weights in {e}" for e, s in served.items())
 
 
 def run(args: argparse.Namespace) -> int:

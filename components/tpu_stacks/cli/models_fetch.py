@@ -21,11 +21,15 @@ import re
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from tpu_stacks.catalog.engines import dtype_rules
 from tpu_stacks.catalog.hf_config import architecture_from_config, total_size
 from tpu_stacks.catalog.model_catalogue import CONFIG_FILE, FETCHED_FILE, INDEX_FILE, PROJECT_MODELS
 from tpu_stacks.errors import UserError
+
+if TYPE_CHECKING:
+    from tpu_stacks.catalog.model_shape import ModelArchitecture
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 HF_PAGE = DEFAULT_ENDPOINT + "/{}"
@@ -137,7 +141,6 @@ def fetch(model_id: str, root: Path, endpoint: str | None = None, revision: str 
     model = architecture_from_config(
         config, name=model_id, source=f"{base}/{model_id}/{CONFIG_FILE}", weight_bytes=checkpoint
     )
-    served = model.serving_dtype
     return {
         **record,
         "directory": str(folder),
@@ -146,6 +149,16 @@ def fetch(model_id: str, root: Path, endpoint: str | None = None, revision: str 
         "active_params": model.active_params,
         "checkpoint_bytes": checkpoint,
         "checkpoint_dtype": model.checkpoint_dtype,
-        "weight_bytes": model.weights_bytes(served) if checkpoint else None,
-        "weight_dtype": served,
+        "served": served(model, exact=checkpoint is not None),
+    }
+
+
+def served(model: ModelArchitecture, *, exact: bool) -> dict[str, dict[str, Any]]:
+    """How each engine with a dtype rule holds the weights at its `--dtype auto` (the stacks' setting): the dtype
+    and, from the checkpoint's exact size, the bytes. The engines differ (vLLM serves an fp32 checkpoint in bf16,
+    SGLang-JAX keeps fp32), so no single figure is the model's."""
+    return {
+        engine: {"weight_dtype": dtype, "weight_bytes": model.weights_bytes(dtype) if exact else None}
+        for engine, rule in sorted(dtype_rules().items())
+        for dtype in [rule.auto(model)]
     }

@@ -121,10 +121,14 @@ CATALOGUED_DTYPES: dict[str, DtypeRule] = {VLLM.engine: VLLM_DTYPES}
 """The dtype rules of the catalogue's own paged-KV engines; a workload folder's engine declares its own."""
 
 
+def dtype_rules() -> dict[str, DtypeRule]:
+    """Every engine's dtype rule by engine name: each workload folder's declaration's and the catalogue's own (which
+    a declaration of the same name does not override)."""
+    declared = {d.name: d.dtypes for d in declarations() if d.dtypes is not None}
+    return {**declared, **CATALOGUED_DTYPES}
+
+
 def dtype_rule(engine: EngineVersion | str) -> DtypeRule | None:
     """The engine's dtype rule: the catalogue's own or its workload folder's declaration's; None when it declares
     none (the pack then says it cannot size the server, never guesses)."""
-    name = engine if isinstance(engine, str) else engine.engine
-    if name in CATALOGUED_DTYPES:
-        return CATALOGUED_DTYPES[name]
-    return next((d.dtypes for d in declarations() if d.name == name), None)
+    return dtype_rules().get(engine if isinstance(engine, str) else engine.engine)
