@@ -41,8 +41,9 @@ HTTP_RESOURCES = k8s.core.v1.ResourceRequirementsArgs(
 USER = JETSTREAM_USER
 GiB = 1024**3
 HF_HOME = f"{WEIGHTS_DIR}/.huggingface"
-"""Download flow: the Hugging Face client's cache and token on the weights volume (k8s.huggingface), beside
-`jpt serve`'s `<working_dir>/<repo id>/hf_original` (jetstream_pt/fetch_models.py `_hf_dir`)."""
+"""Download flow: the Hugging Face client's cache and token on the weights volume (k8s.huggingface; ledger:
+huggingface-hub-jetstream.hf-home), beside `jpt serve`'s `<working_dir>/<repo id>/hf_original`
+(jetstream_pt/fetch_models.py `_hf_dir`)."""
 
 
 def _weights_gib(plan: JetStreamPlan) -> int:

@@ -5,8 +5,9 @@ tpu-inference worker would call Hugging Face's `snapshot_download` into the same
 - Ray Serve LLM downloads nothing itself unless the model has a cloud mirror (`model_source` as a
   `bucket_uri`): Ray 2.60.0 python/ray/llm/_internal/common/utils/download_utils.py `download_model_files`
   ("No cloud storage mirror configured": it returns the model id), so the engine on each host downloads.
-- Hugging Face's client serialises a download with a file lock beside the file; a lock on a GCS FUSE mount
-  does not reach the other hosts' mounts (each host mounts the bucket through its own gcsfuse process).
+- Hugging Face's client serialises a download with a file lock in the target folder (ledger:
+  huggingface-hub-vllm.local-dir.lock); a lock on a GCS FUSE mount does not reach the other hosts' mounts (each
+  host mounts the bucket through its own gcsfuse process).
 - gcsfuse fails a write with ESTALE (stale file handle) when the object was changed from another mount since
   it was opened: GoogleCloudPlatform/gcsfuse docs/troubleshooting.md "Stale File Handle Error (ESTALE)"
   (https://github.com/GoogleCloudPlatform/gcsfuse/pull/3654) and docs/semantics.md, "Concurrency": several
@@ -41,7 +42,8 @@ MEMORY = "8Gi"
 """The download waits on the network, not the CPU: small enough to share the CPU pool's node with the Ray head
 (vllm/plan.py MULTI_HOST_SYSTEM_POOL)."""
 WORKERS = 4
-"""Files downloaded at once (huggingface_hub's `max_workers`, 8 by default)."""
+"""Files downloaded at once (huggingface_hub's `max_workers`, 8 by default; ledger:
+huggingface-hub-vllm.snapshot.max-workers)."""
 SHARD_GIB = 5
 """The largest safetensors shard to expect (transformers' `save_pretrained` shards at 5GB by default)."""
 STAGED_GIB = WORKERS * SHARD_GIB + 4
@@ -66,8 +68,8 @@ newer gcsfuse (buffered reads, v3.3.0, "2-5x" for single-threaded large sequenti
 ALLOW_PATTERNS = ("*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken")
 IGNORE_PATTERNS = ("original/*",)
 """What vLLM loads: the safetensors weights, config and tokenizer files; never Meta's `original/` consolidated
-checkpoint, which is as large again (vLLM's own download skips it too: vllm/model_executor/model_loader/
-weight_utils.py `download_weights_from_hf`, `ignore_patterns=["original/**/*"]`)."""
+checkpoint, which is as large again (vLLM 0.29.0's own download skips it too: it fetches only the safetensors files
+the repository's index names, ledger: vllm.weights.index-only)."""
 SCRIPT = (
     "import sys\n"
     "import filelock\n"
@@ -89,11 +91,12 @@ SCRIPT = (
 )
 
 
-# The one writer takes no file lock. huggingface_hub locks each file it downloads with a lock file beside it in
-# `local_dir` (utils/_fixes.py WeakFileLock at v1.33.0), and where the filesystem has no flock it falls back to
-# SoftFileLock, a lock *file* that a killed pod leaves in the bucket and that its retry would wait on forever.
-# GKE's sample replaces the lock for the same download ([K-RAY-SERVE-TPU-DL] model-downloader-job.yaml).
-# `NoLock` is set before huggingface_hub is imported, which binds both names at import.
+# The one writer takes no file lock. huggingface_hub locks each file it downloads with a lock file under
+# `<local_dir>/.cache/huggingface/download/` (ledger: huggingface-hub-vllm.local-dir.lock), and where the filesystem
+# has no flock its WeakFileLock falls back to SoftFileLock, a lock *file* that a killed pod leaves in the bucket and
+# that its retry would wait on forever. GKE's sample replaces the lock for the same download ([K-RAY-SERVE-TPU-DL]
+# model-downloader-job.yaml). `NoLock` is set before huggingface_hub is imported, which binds both names at import
+# (ledger: huggingface-hub-vllm.lock.names-bound-at-import).
 
 
 def writer_ksa(ksa_name: str) -> str:
