@@ -6,13 +6,14 @@ The model of the client is written from its documentation and source, not from o
 - `HF_HOME` defaults to `$HOME/.cache/huggingface`; the hub cache (`HF_HUB_CACHE`) to `$HF_HOME/hub`,
   Xet's cache (`HF_XET_CACHE`) to `$HF_HOME/xet` (huggingface_hub docs/source/en/package_reference/
   environment_variables.md; huggingface/xet-core data/src/data_client.rs reads the same variables);
-- Xet's chunk cache holds up to `HF_XET_CHUNK_CACHE_SIZE_BYTES`, 10 GiB when unset in the hf-xet
-  releases before 1.2 (huggingface_hub environment_variables.md at v0.31.0);
+- Xet's chunk cache holds up to `HF_XET_CHUNK_CACHE_SIZE_BYTES`, 10 GiB when unset in hf-xet 1.1.3 (the
+  oldest the SGLang image's huggingface_hub 0.34.3 admits; xet-core v1.1.3); hf-xet 1.5.2 (the vLLM images') keeps
+  none, but a pod is judged at the larger default, so a later release that brings the cache back still fits;
 - a download with `local_dir` still goes through a temporary file in the hub cache in huggingface_hub
   before 0.23.0 (file_download.py at v0.22.2), so the hub cache must sit on the volume sized for the
   download; vLLM hands its `--download-dir` to the client as the cache itself. From 0.23.0 a `local_dir`
   download keeps its temporary files and metadata in `<local_dir>/.cache/huggingface` (file_download.py
-  `_download_to_tmp_and_move`, huggingface_hub 1.33.0), so the multi-host stack's download Job, which runs
+  `_download_to_tmp_and_move`, huggingface_hub 1.28.0, the vLLM image's), so the multi-host stack's download Job, which runs
   vLLM's own client (transformers 5.x, huggingface_hub 1.x), writes into its `local_dir` only.
 """
 
