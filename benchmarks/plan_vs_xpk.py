@@ -6,9 +6,10 @@ round (xpk, the floor, the plan, xpk, ...), so the machine's drift moves all thr
 within a round, then the median over the rounds is printed:
 - xpk 1.16.0's dry run of a two-slice v5e 4x8 cluster (`v5litepod-32`, two slices): `saxml`'s cluster;
 - the floor: a fresh interpreter that only imports what that plan's resources are declared with (pulumi, the
-  Kubernetes SDK's core, apps, batch, networking, rbac and meta v1, the Google SDK's container, storage, monitoring,
-  serviceaccount and projects modules, each touched through an Args class, since the Google SDK loads its modules on
-  first use): no plan can go below it;
+  Kubernetes SDK's core, apps, batch, networking, rbac and meta v1 and yaml v2 (the JobSet controller's
+  ConfigGroup, whose package also loads the SDK's yaml v1 module and with it `requests`), the Google SDK's
+  container, storage, monitoring, serviceaccount and projects modules, each touched through an Args class, since
+  the Google SDK loads its modules on first use): no plan can go below it;
 - `tpu-stacks plan --stack saxml` with the policy pack, as users run it (the console script, the pack over gRPC).
 Wall and CPU seconds are the finished child's own accounting (`os.wait4`: user + system, the processes it waited
 for included, so the pack's process counts). It asserts nothing: a slow machine never fails it.
@@ -53,7 +54,9 @@ from pulumi_kubernetes.batch import v1 as batch
 from pulumi_kubernetes.networking import v1 as networking
 from pulumi_kubernetes.rbac import v1 as rbac
 from pulumi_kubernetes.meta import v1 as meta
+from pulumi_kubernetes.yaml import v2 as yaml_v2
 core.ServiceArgs, apps.DeploymentArgs, batch.JobArgs, networking.NetworkPolicyArgs, rbac.RoleArgs, meta.ObjectMetaArgs
+yaml_v2.ConfigGroup
 gcp = pulumi_gcp
 gcp.container.ClusterArgs, gcp.storage.BucketArgs, gcp.monitoring.AlertPolicyArgs
 gcp.serviceaccount.AccountArgs, gcp.projects.IAMMemberArgs
