@@ -53,6 +53,7 @@ PROFILES = Setting(
     "Set the same list on both tpu-slo-capacity rules.",
 )
 MAX_NUM_SEQS = re.compile(r"(?<![\w-])--max-num-seqs[=\s]+(\d+)")
+MAX_NUM_BATCHED_TOKENS = re.compile(r"(?<![\w-])--max-num-batched-tokens[=\s]+(\d+)")
 
 
 @dataclass(frozen=True)
@@ -108,14 +109,25 @@ def batch_cap(request: ServingRequest, template: PodTemplate, item: Item) -> int
     traffic = TRAFFIC.get(request.engine)
     if traffic is not None and traffic.fixed_batch:
         return request.batch
-    config = serve_config(item.type, item.props)
-    text = template.arg_text()
-    if config is not None:
-        text = " ".join(
-            f"{flag}={value}" for app in config.apps for flag, value in engine_flags(app.engine_kwargs).items()
-        )
-    found = MAX_NUM_SEQS.findall(text)
+    found = MAX_NUM_SEQS.findall(_engine_text(template, item))
     return int(found[-1]) if found else MAX_BATCH
+
+
+def step_budget(template: PodTemplate, item: Item) -> int | None:
+    """Tokens per engine step the server is told: vLLM's last `--max-num-batched-tokens` (a RayService's: its
+    engine_kwargs), as the plan passes it; None when absent, and the traffic model takes the engine's own default on
+    the slice's generation (catalog/engine_traffic.py), not a stack's."""
+    found = MAX_NUM_BATCHED_TOKENS.findall(_engine_text(template, item))
+    return int(found[-1]) if found else None
+
+
+def _engine_text(template: PodTemplate, item: Item) -> str:
+    """The engine's arguments as one command line: the container's, or a RayService's Serve config's `engine_kwargs`
+    read as vLLM's flags (ray_serve.py)."""
+    config = serve_config(item.type, item.props)
+    if config is None:
+        return template.arg_text()
+    return " ".join(f"{flag}={value}" for app in config.apps for flag, value in engine_flags(app.engine_kwargs).items())
 
 
 def _judge(
@@ -136,6 +148,7 @@ def _judge(
         max_model_len=request.context,
         max_batch=batch_cap(request, template, item),
         profiles=profiles,
+        batched_tokens=step_budget(template, item),
     )
     trusted = candidate.basis in TRUSTED_BASES
     where = f"{shape.generation} {shape.topology}"

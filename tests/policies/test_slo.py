@@ -39,8 +39,9 @@ def target_notes(rate, ntpot=None, ttft=None, inputs=None, outputs=None):
     return notes
 
 
-def need(model, topology, gen="v6e", engine="vllm", context=4096, max_batch=128, **target):
-    """Replicas and basis the traffic model gives for the slice (what the pack must recompute)."""
+def need(model, topology, gen="v6e", engine="vllm", context=4096, max_batch=128, batched_tokens=512, **target):
+    """Replicas and basis the traffic model gives for the slice (what the pack must recompute); `batched_tokens`:
+    the server's `--max-num-batched-tokens` (vllm_args gives 512; None: the engine's own default)."""
     answer = evaluate_slice(
         lookup_model(model),
         slice_shape(generation(gen), topology),
@@ -48,6 +49,7 @@ def need(model, topology, gen="v6e", engine="vllm", context=4096, max_batch=128,
         engine=engine,
         max_model_len=context,
         max_batch=max_batch,
+        batched_tokens=batched_tokens,
     )
     return answer
 
@@ -197,7 +199,8 @@ def test_a_slice_that_cannot_keep_the_latency_at_any_load():
 
 
 def test_a_rayservice_is_judged_on_its_serve_max_replicas():
-    answer = need(LLAMA_70B, "2x4", output_tokens_per_second=4000, ntpot_ms=60, max_batch=256)
+    # the Serve config gives no max_num_batched_tokens: vLLM's own default (batched_tokens=None)
+    answer = need(LLAMA_70B, "2x4", output_tokens_per_second=4000, ntpot_ms=60, max_batch=256, batched_tokens=None)
     assert answer.replicas > 1
     notes = {**o.serving_notes(LLAMA_70B, 8), **target_notes(4000, ntpot=60)}
 
@@ -245,7 +248,7 @@ def test_a_rayservice_is_judged_on_its_serve_max_replicas():
     assert "(serveConfigV2 max_replicas = 1)" in advice.message
     assert judged(service(answer.replicas)) == ([], [])
     # the engine's batch is the Serve config's max_num_seqs (no container args): a smaller one needs more slices
-    small = need(LLAMA_70B, "2x4", output_tokens_per_second=4000, ntpot_ms=60, max_batch=16)
+    small = need(LLAMA_70B, "2x4", output_tokens_per_second=4000, ntpot_ms=60, max_batch=16, batched_tokens=None)
     assert small.replicas > answer.replicas
     _, (advice,) = judged(service(answer.replicas, max_num_seqs=16))
     assert f"(serveConfigV2 max_replicas = {answer.replicas})" in advice.message

@@ -19,7 +19,8 @@ def test_size_and_the_stack_choose_the_same_slice_and_replicas(capsys):
     section = {"model": LLAMA_8B, "sourceRanges": CLIENTS, "slo": SLO}
     spec = parse_section(VllmSpec, section, "vllm")
     plan = plan_vllm(spec, ClusterSpec(project="proj", location="us-central1-b"), True, False)
-    # the stack's engine settings, given to `size` as its flags: generation, context and the sequence cap
+    # the stack's engine settings, given to `size` as its flags: generation, context, the sequence cap and the step
+    # budget (without it `size` models vLLM's own default, not the stack's)
     code = main(
         [
             "size",
@@ -34,6 +35,8 @@ def test_size_and_the_stack_choose_the_same_slice_and_replicas(capsys):
             str(spec.max_model_len),
             "--batch",
             str(spec.max_num_seqs),
+            "--max-num-batched-tokens",
+            str(spec.max_num_batched_tokens),
             "--json",
         ]
     )

@@ -39,8 +39,9 @@ def jetstream(**spec):
     return plan_jetstream(parse_section(JetStreamSpec, section, "jetstream"), JETSTREAM_CLUSTER, True)
 
 
-def expected(decided, engine, max_batch, **target):
-    """The traffic model's own answer for the plan's slice (what the plan must have followed)."""
+def expected(decided, engine, max_batch, batched_tokens=None, **target):
+    """The traffic model's own answer for the plan's slice (what the plan must have followed); `batched_tokens`: the
+    step budget the engine is told (a vLLM plan's `--max-num-batched-tokens`)."""
     return evaluate_slice(
         decided.model,
         decided.shape,
@@ -50,6 +51,7 @@ def expected(decided, engine, max_batch, **target):
         kv_dtype=decided.request.kv_dtype,
         max_model_len=decided.request.context,
         max_batch=max_batch,
+        batched_tokens=batched_tokens,
     )
 
 
@@ -64,7 +66,7 @@ def one_line(error: pytest.ExceptionInfo) -> str:
 
 def test_without_a_maximum_the_slo_sets_the_hpa_range_and_the_pool():
     decided = vllm(slo={"outputTokensPerSecond": 5000})
-    answer = expected(decided, "vllm", 128, output_tokens_per_second=5000)
+    answer = expected(decided, "vllm", 128, decided.spec.max_num_batched_tokens, output_tokens_per_second=5000)
     assert answer.meets and answer.replicas > 2  # not the default maximum: the target moved it
     assert (decided.spec.replicas.min, decided.spec.replicas.max) == (1, answer.replicas)
     assert (decided.pool.autoscaling_min, decided.pool.autoscaling_max) == (1, answer.replicas)
@@ -265,7 +267,9 @@ def test_slo_replicas_is_the_one_rule_every_engine_asks():
     """What both plans ask (slo/plan.py `slo_replicas`), asked directly as a third engine would: the same prediction
     the vLLM plan made, the range by `replica_range`, a too small maximum refused under the key the engine names."""
     decided = vllm(slo={"outputTokensPerSecond": 5000})
-    settings = EngineSettings.of(decided.request, "vllm", decided.spec.max_num_seqs)
+    settings = EngineSettings.of(
+        decided.request, "vllm", decided.spec.max_num_seqs, decided.spec.max_num_batched_tokens
+    )
     ask = dict(minimum=1)
     prediction, low, high = slo_replicas(
         "vllm",

@@ -99,17 +99,3 @@ def test_vllm_takes_its_default_memory_fraction_when_not_told():
     default = Workload(engine="vllm", input_tokens=1000, output_tokens=100)
     told = Workload(engine="vllm", input_tokens=1000, output_tokens=100, memory_fraction=0.92)
     assert kv_free_bytes(model, shape, default) == kv_free_bytes(model, shape, told)
-
-
-def test_vllm_s_default_step_is_the_stack_s_default_declared_once():
-    """The traffic model's step for a vLLM server that does not say it is the stack's `maxNumBatchedTokens`
-    default: one constant (catalog/engines/vllm.py) both read, no second literal."""
-    from pathlib import Path
-
-    from tpu_stacks.catalog import engine_traffic
-    from tpu_stacks.catalog.engines.vllm import STACK_BATCHED_TOKENS
-    from tpu_stacks.vllm.spec import VllmSpec
-
-    assert VllmSpec.model_fields["max_num_batched_tokens"].default == STACK_BATCHED_TOKENS
-    assert engine_traffic.CATALOGUED_TRAFFIC["vllm"].default_batched_tokens == STACK_BATCHED_TOKENS
-    assert f"default_batched_tokens={STACK_BATCHED_TOKENS}" not in Path(engine_traffic.__file__).read_text()

@@ -24,7 +24,7 @@ LLAMA_8B = lookup_model("meta-llama/Llama-3.1-8B")
 V6E_1 = slice_shape("v6e", "1x1")
 KV_PER_TOKEN = 2 * 2 * 128 * 8 * 32  # K and V, bf16, head_dim 128, 8 KV heads, 32 layers
 FIT = calibration("vllm", "v6e")[0]
-BUDGET = 512  # the vLLM stack's --max-num-batched-tokens default (vllm/spec.py)
+BUDGET = 512  # the vLLM stack's --max-num-batched-tokens default (vllm/spec.py), given as the stack gives it
 
 
 def test_a_decode_heavy_step_is_weights_and_kv_over_the_bandwidth():
@@ -42,7 +42,7 @@ def test_a_decode_heavy_step_is_weights_and_kv_over_the_bandwidth():
 
 
 def test_a_prefill_is_chunks_of_the_step_budget_at_the_peak():
-    workload = Workload(engine="vllm", input_tokens=4000, output_tokens=1000)
+    workload = Workload(engine="vllm", input_tokens=4000, output_tokens=1000, batched_tokens=BUDGET)
     point = operating_point(LLAMA_8B, V6E_1, workload, 1)
     compute = generation("v6e").peak_bf16_flops * FIT.compute
     bandwidth = generation("v6e").hbm_bandwidth_bytes_per_s
@@ -60,7 +60,7 @@ def test_a_prefill_is_chunks_of_the_step_budget_at_the_peak():
 def test_more_concurrency_than_the_step_budget_feeds_only_waits():
     """1,800 in / 128 out in 512-token steps: a step has room for the prompts of at most 512 / (1 + 1800 / 128) =
     34 decoding sequences; beyond that the rate stays and TTFT is the saturated queue's."""
-    workload = Workload(engine="vllm", input_tokens=1800, output_tokens=128)
+    workload = Workload(engine="vllm", input_tokens=1800, output_tokens=128, batched_tokens=BUDGET)
     fed = operating_point(LLAMA_8B, V6E_1, workload, 16)
     starved = operating_point(LLAMA_8B, V6E_1, workload, 64)
     assert starved.output_tokens_per_second == pytest.approx(

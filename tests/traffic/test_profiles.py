@@ -49,7 +49,9 @@ def test_a_matching_profile_changes_the_answer():
     without = size_for_traffic(model, TARGET)
     with_profiles = size_for_traffic(model, TARGET, profiles=read_profiles(FIXTURE))
     assert without.choice is not None and with_profiles.choice is not None
-    assert (without.choice.generation, without.choice.topology) != ("v6e", "1x1")
+    # the roofline's answer: three v6e 1x1 replicas at vLLM's own step budget (the profile's row carries 3,000 on one)
+    assert (without.choice.generation, without.choice.topology, without.choice.basis) == ("v6e", "1x1", "model")
+    assert without.choice.replicas > 1
     choice = with_profiles.choice
     assert (choice.generation, choice.topology, choice.basis, choice.replicas) == ("v6e", "1x1", "profile", 1)
     # The busiest operating point within NTPOT 40 ms: 3,200 tok/s at 35 ms (5,100 at 62 ms is over the limit).

@@ -21,9 +21,10 @@ from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.catalog.engines.traffic_record import Calibration as Calibration
 from tpu_stacks.catalog.engines.traffic_record import EngineTraffic as EngineTraffic
 from tpu_stacks.catalog.engines.traffic_record import KvCache as KvCache
-from tpu_stacks.catalog.engines.vllm import STACK_BATCHED_TOKENS, VLLM
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.kv_pages import tpu_page_size
-from tpu_stacks.catalog.upstream import fraction
+from tpu_stacks.catalog.tpu import GENERATIONS
+from tpu_stacks.catalog.upstream import fraction, number, text
 from tpu_stacks.errors import UserError
 
 # Fitted by tpu_stacks.traffic.fit (`python -m tpu_stacks.traffic.calibration` prints the table and each row's
@@ -39,6 +40,42 @@ VLLM_CALIBRATIONS = (
         ("vllm-tpu7x-qwen3coder-1k1k", "vllm-tpu7x-qwen3coder-1k8k", "vllm-tpu7x-qwen3coder-8k1k"),
     ),
 )
+
+# vLLM's own --max-num-batched-tokens when the server is not given one (a stack always gives it: vllm/spec.py), at the
+# pinned vllm-tpu with its tpu-inference, worked the way EngineArgs.get_batch_defaults works it. The API server asks
+# in the OPENAI_API_SERVER usage context (ledger: vllm.batch-default.api-server-context, ray.serve-llm.usage-context),
+# and only when the flag is absent (ledger: vllm.batch-default.unset-only). tpu-inference's platform cannot give the
+# device memory (ledger: tpu-inference.device-total-memory), so the memory branches are skipped and the generic one
+# holds (ledger: vllm.batch-default.device-memory, vllm.batch-default.unknown-device, vllm.batch-default.api-server).
+# vLLM's TPU table then replaces it by chip name, compared exactly (ledger: vllm.batch-default.tpu-chip-name,
+# vllm.batch-default.v6e-chip, vllm.batch-default.v6e, vllm.batch-default.v5e-chip, vllm.batch-default.v5e,
+# vllm.batch-default.v5p-chip, vllm.batch-default.v5p), but tpu-inference names the device "TPU " + tpu-info's chip
+# member (ledger: tpu-inference.device-name, tpu-inference.requires.tpu-info; "TPU v6 lite" under Pathways and "TPU"
+# when unknown, ledger: tpu-inference.device-name.pathways, tpu-inference.device-name.unknown), so at this pin no TPU
+# generation matches and every one gets the generic default. Chunked prefill is on for the catalogue's decoder models,
+# so the default is not raised to max-model-len (ledger: vllm.chunked-prefill.default, vllm.chunked-prefill.generative,
+# vllm.chunked-prefill.off-raises); --performance-mode throughput would double it, but its default is balanced
+# (ledger: vllm.performance-mode.default, vllm.performance-mode.throughput-doubles) and that flag is not read.
+VLLM_TPU_DEVICE_NAMES = {
+    "v4": f"TPU {text('tpu-info.chip.v4')}",
+    "v5e": f"TPU {text('tpu-info.chip.v5e')}",
+    "v5p": f"TPU {text('tpu-info.chip.v5p')}",
+    "v6e": f"TPU {text('tpu-info.chip.v6e')}",
+    "tpu7x": f"TPU {text('tpu-info.chip.tpu7x')}",
+}
+"""What tpu-inference's `get_device_name()` returns on each catalogued generation (tpu-info's chip names)."""
+VLLM_TPU_CHIP_BATCHED_TOKENS = {
+    text("vllm.batch-default.v6e-chip"): number("vllm.batch-default.v6e"),
+    text("vllm.batch-default.v5e-chip"): number("vllm.batch-default.v5e"),
+    text("vllm.batch-default.v5p-chip"): number("vllm.batch-default.v5p"),
+}
+"""vLLM's API-server default by the device name it compares with; any other name keeps the generic default."""
+VLLM_DEFAULT_BATCHED_TOKENS = {
+    g.name: VLLM_TPU_CHIP_BATCHED_TOKENS.get(VLLM_TPU_DEVICE_NAMES[g.name], number("vllm.batch-default.api-server"))
+    for g in GENERATIONS
+}
+"""The one table: vLLM's --max-num-batched-tokens on each generation when the server's arguments give none."""
+
 CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
     "vllm": EngineTraffic(
         sizing_engine="vllm",
@@ -49,7 +86,7 @@ CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
         # v6e (https://pypi.org/project/tpu-inference/0.29.0/): v5e and v5p borrow v6e's fit, flagged in every
         # figure; v4 is not among them, so vLLM on v4 has no calibration and is refused.
         borrowed=(("v5e", "v6e"), ("v5p", "v6e")),
-        default_batched_tokens=STACK_BATCHED_TOKENS,  # vllm/spec.py's maxNumBatchedTokens default
+        default_batched_tokens=VLLM_DEFAULT_BATCHED_TOKENS,  # vLLM's own, not the stack's (which always sets it)
         multi_host=RAY_SERVE,
         page_tokens=tpu_page_size,
         memory_fraction=fraction("vllm.default.gpu-memory-utilization"),  # the stack does not set it

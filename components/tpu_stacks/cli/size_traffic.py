@@ -8,8 +8,9 @@ binds, the price per hour of all replicas and GIQ's cost per million tokens, or 
 The memory flags keep their meaning where a target gives them one and are refused where they conflict:
 `--context` is the engine's max model length (refused below input + output tokens), `--batch` the most
 sequences one replica decodes at once (vLLM `--max-num-seqs`, JetStream batch size), `--dtype`/`--kv-dtype`
-the dtypes; `--workload train`, an engine without a calibrated model, and a custom model without its
-attention shape are refused.
+the dtypes; `--max-num-batched-tokens` the tokens a vLLM step takes (absent: vLLM's own default on the generation,
+catalog/engine_traffic.py, not a stack's); `--workload train`, an engine without a calibrated model, a step budget
+for an engine that prefills apart, and a custom model without its attention shape are refused.
 """
 
 from __future__ import annotations
@@ -35,7 +36,16 @@ from tpu_stacks.traffic import (
 from tpu_stacks.traffic.model import MAX_BATCH
 from tpu_stacks.traffic.target import DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS, OUTPUT_INPUT_COST_RATIO
 
-TARGET_ONLY = ("ntpot_ms", "ttft_ms", "input_tokens", "output_tokens", "pricing", "region", "profiles")
+TARGET_ONLY = (
+    "ntpot_ms",
+    "ttft_ms",
+    "input_tokens",
+    "output_tokens",
+    "pricing",
+    "region",
+    "profiles",
+    "max_num_batched_tokens",
+)
 PRICING_NOTE = (
     f"Pricing: {{pricing}} (ours defaults to {DEFAULT_PRICING}; GKE Inference Quickstart defaults to "
     f"{GIQ_DEFAULT_PRICING}). Cost per million tokens as GIQ defines it ([GIQ] Cost): "
@@ -56,6 +66,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--pricing", choices=PRICING_MODELS, help=f"pricing model ({DEFAULT_PRICING}; GIQ's: spot)")
     group.add_argument("--region", help="recorded with the answer (catalogue prices are not per region)")
     group.add_argument("--profiles", help="a saved GIQ FetchProfiles/FetchBenchmarkingData response (JSON)")
+    group.add_argument(
+        "--max-num-batched-tokens",
+        type=positive(int),
+        help="tokens per engine step, as the server is told (vLLM --max-num-batched-tokens; a vLLM stack passes "
+        "vllm.maxNumBatchedTokens); absent: vLLM's own default on each generation",
+    )
 
 
 def wanted(args: argparse.Namespace) -> bool:
@@ -82,6 +98,13 @@ def _refuse_conflicts(args: argparse.Namespace, model: ResolvedModel, target: Tr
             args.context,
             f"is shorter than a request ({target.input_tokens} input + {target.output_tokens} output tokens)",
             f"give --context {target.input_tokens + target.output_tokens} or more, or shorter requests",
+        )
+    if args.max_num_batched_tokens is not None and TRAFFIC[args.engine].default_batched_tokens is None:
+        raise UserError(
+            "--max-num-batched-tokens",
+            args.max_num_batched_tokens,
+            f"is not a setting of {args.engine}, which the traffic model prefills apart from its decode steps",
+            "drop it",
         )
     if model.architecture.attention is None:
         raise UserError(
@@ -114,6 +137,7 @@ def answer(args: argparse.Namespace, model: ResolvedModel) -> TrafficAnswer:
         max_model_len=args.context,
         max_batch=args.batch or MAX_BATCH,
         profiles=profiles,
+        batched_tokens=args.max_num_batched_tokens,
     )
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from operator import sub
 
-from tpu_stacks.catalog.engine_traffic import Calibration, traffic_of
+from tpu_stacks.catalog.engine_traffic import Calibration
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.tpu import SliceShape
 from tpu_stacks.traffic.model import (
@@ -46,6 +46,7 @@ from tpu_stacks.traffic.model import (
     cached_token_bytes,
     kv_free_bytes,
     page_tokens,
+    step_budget,
     step_cost,
 )
 
@@ -129,7 +130,7 @@ def replay(
 @lru_cache(maxsize=256)
 def _schedule(model: ResolvedModel, shape: SliceShape, workload: Workload, client: Client) -> _Schedule:
     """The run's steps under vLLM's scheduler (the module's docstring), counted in stretches."""
-    budget = workload.batched_tokens or traffic_of(workload.engine).default_batched_tokens
+    budget = step_budget(workload, shape.generation)
     assert budget is not None, "a replay needs a chunking engine (max_num_batched_tokens)"
     waste = page_tokens(workload) / 2  # a sequence's last page is half full on average
     free = kv_free_bytes(model, shape, workload) / cached_token_bytes(model, shape, workload)

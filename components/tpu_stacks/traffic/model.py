@@ -347,7 +347,7 @@ def operating_point(
     inputs, outputs = workload.input_tokens, workload.output_tokens
     attended = _attended(workload)
     prompt_attention = attention_flops(model, inputs)
-    budget = workload.batched_tokens or traffic_of(workload.engine).default_batched_tokens
+    budget = step_budget(workload, shape.generation)
     if budget is not None:  # chunked prefill mixed into the decode steps
         # A step takes every decoding sequence's token and prompt chunks in the room left; the prompts of the
         # sequences that finish must fit that room, so at most budget / (1 + I / O) sequences decode at once:
@@ -413,7 +413,7 @@ def choose(
     if capacity < 1:
         return Choice(None, "kv-capacity", "no KV cache room for one sequence beside the weights")
     top = min(capacity, max_batch)
-    fed = _fed_batch(workload)
+    fed = _fed_batch(workload, shape.generation)
     if fed is not None and fed < top:
         top = fed
 
@@ -449,10 +449,17 @@ def choose(
     return Choice(point, point.bound)
 
 
-def _fed_batch(workload: Workload) -> int | None:
+def step_budget(workload: Workload, generation: str) -> int | None:
+    """Tokens one engine step takes on `generation`: the workload's own `--max-num-batched-tokens`, else the
+    engine's default there (catalog/engine_traffic.py); None: the engine prefills apart (JetStream). The one place
+    the model and the benchmark replay decide it."""
+    return traffic_of(workload.engine).batched_tokens(generation, workload.batched_tokens or None)
+
+
+def _fed_batch(workload: Workload, generation: str) -> int | None:
     """The most sequences a chunking engine keeps decoding: the prompts of those that finish must fit the room
     its steps leave (None: the engine prefills apart, JetStream)."""
-    budget = workload.batched_tokens or traffic_of(workload.engine).default_batched_tokens
+    budget = step_budget(workload, generation)
     if budget is None:
         return None
     return max(1, math.floor(budget / (1 + workload.input_tokens / workload.output_tokens)))

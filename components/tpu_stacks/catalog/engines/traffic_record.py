@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -53,9 +53,10 @@ class EngineTraffic:
     borrowed: tuple[tuple[str, str], ...] = ()
     """(generation, calibrated generation): a generation the engine serves with no row of its own is modelled
     with another generation's efficiencies, and every figure says so (flagged, never silent)."""
-    default_batched_tokens: int | None = None
-    """Tokens one engine step takes when the workload does not say (vLLM `--max-num-batched-tokens`, the stack's
-    default in vllm/spec.py); None: the engine prefills a whole prompt apart from the decode steps (JetStream)."""
+    default_batched_tokens: Mapping[str, int] | None = None
+    """Tokens one engine step takes when the server's arguments do not say (vLLM `--max-num-batched-tokens`), by
+    generation: the engine's own default there, not a stack's; None: the engine prefills a whole prompt apart from the
+    decode steps (JetStream)."""
     multi_host: EngineVersion | None = None
     """The record whose served generations bound a replica across the hosts of a slice (None: single host only)."""
     page_tokens: Callable[[int, int], int] | None = None
@@ -95,6 +96,13 @@ class EngineTraffic:
             return None, self.uncalibrated
         calibrated = ", ".join(c.generation for c in self.calibrations)
         return None, f"no calibration for {self.sizing_engine} on {generation} (calibrated: {calibrated})"
+
+    def batched_tokens(self, generation: str, given: int | None) -> int | None:
+        """Tokens one step takes on `generation`: the server's own setting when it gives one, else the engine's
+        default there (None: the engine does not chunk prompts into its decode steps)."""
+        if given is not None or self.default_batched_tokens is None:
+            return given
+        return self.default_batched_tokens[generation]
 
     def deploys(self, shape: SliceShape) -> bool:
         """Whether the engine's stack serves one replica on `shape`."""

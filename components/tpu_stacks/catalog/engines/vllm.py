@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from tpu_stacks.catalog.model_shape import Dtype, ModelArchitecture
 
 STACK_BATCHED_TOKENS = 512
-"""The stacks' `--max-num-batched-tokens` when `vllm.maxNumBatchedTokens` is unset (vllm/spec.py), and so the traffic
-model's step for a vLLM workload that does not say (catalog/engine_traffic.py): one number, read by both."""
+"""The stacks' `--max-num-batched-tokens` when `vllm.maxNumBatchedTokens` is unset (vllm/spec.py): a stack always
+passes the flag. A vLLM server whose arguments give none runs vLLM's own default, per generation
+(catalog/engine_traffic.py VLLM_DEFAULT_BATCHED_TOKENS), which is not this number."""
 
 _VLLM_TAG = f"v{RAY_LLM_VLLM}"  # one vLLM for both modes: the one the pinned Ray's Serve LLM pins
 _VLLM_LOGGERS = f"https://github.com/vllm-project/vllm/blob/{_VLLM_TAG}/vllm/v1/metrics/loggers.py"
