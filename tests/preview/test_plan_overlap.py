@@ -7,7 +7,9 @@ fails), an in-process pack runs only after the up run, and the pack's error reac
 from __future__ import annotations
 
 import argparse
+import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -127,3 +129,51 @@ def test_without_a_pack_nothing_is_analysed(monkeypatch: pytest.MonkeyPatch) -> 
     args = argparse.Namespace(policy_pack=None, policy_config=None, crds=None)
     result = cli._plan_with(args, _config(), "1.33", "subprocess", None, None)
     assert not isinstance(result, int) and result[3] is None
+
+
+def test_relative_pack_and_config_paths_are_read_from_where_the_user_ran_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The up run moves the working directory to the program's folder while the pack's thread starts: the
+    paths the user gave are theirs (the fixture pack's one mandatory violation, made advisory by the config)."""
+    from tpu_stacks.cli.main import main
+
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    (tmp_path / "policy.json").write_text('{"no-latest-image": "advisory"}')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(tmp_path)
+    real_run, real_analyse = cli._run, cli.run_policy_pack
+
+    def up_elsewhere(config: StackConfig, *, preview: bool) -> tuple[Capture, int]:
+        if preview:
+            return real_run(config, preview=preview)
+        os.chdir(elsewhere)  # as the program's run does, for long enough that the analysis starts meanwhile
+        try:
+            time.sleep(1.0)
+            return real_run(config, preview=preview)
+        finally:
+            os.chdir(tmp_path)
+
+    def analyse_later(*args: object, **kwargs: object) -> PolicyResult:
+        time.sleep(0.3)
+        return real_analyse(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "_run", up_elsewhere)
+    monkeypatch.setattr(cli, "run_policy_pack", analyse_later)
+    code = main(
+        [
+            "plan",
+            "--stack",
+            "dev",
+            "--cwd",
+            os.path.relpath(fixtures / "raw", tmp_path),
+            "--policy-pack",
+            os.path.relpath(fixtures / "policy-pack", tmp_path),
+            "--policy-config",
+            "policy.json",
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "[advisory] no-latest-image" in captured.out

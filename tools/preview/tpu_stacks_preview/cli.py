@@ -32,6 +32,7 @@ from tpu_stacks_preview.policy import (
     PolicyError,
     PolicyResult,
     Transport,
+    load_policy_config,
     pack_environment,
     run_policy_pack,
 )
@@ -233,19 +234,15 @@ class _Analysis:
     def __init__(
         self, args: argparse.Namespace, preview: Capture, transport: Transport, server: PackServer | None
     ) -> None:
-        self._run = (
-            (
-                lambda: run_policy_pack(
-                    Path(args.policy_pack),
-                    preview,
-                    config_file=Path(args.policy_config) if args.policy_config else None,
-                    transport=transport,
-                    server=server,
-                )
+        self._run = None
+        if args.policy_pack:
+            # Resolved and read here, in the calling thread: the up run moves the working directory and the import
+            # path while the analysis runs (isolated_imports), and a bad config file is the user's error as written.
+            pack_dir = Path(args.policy_pack).resolve()
+            user_config = load_policy_config(Path(args.policy_config)) if args.policy_config else None
+            self._run = lambda: run_policy_pack(
+                pack_dir, preview, user_config=user_config, transport=transport, server=server
             )
-            if args.policy_pack
-            else None
-        )
         self._outcome: PolicyResult | BaseException | None = None
         self._thread: threading.Thread | None = None
         if self._run is not None and transport == "subprocess" and server is not None:

@@ -437,15 +437,18 @@ def run_policy_pack(
     capture: Capture,
     *,
     config_file: Path | None = None,
+    user_config: dict[str, tuple[Enforcement | None, dict[str, Any]]] | None = None,
     transport: Transport = "subprocess",
     server: PackServer | None = None,
 ) -> PolicyResult:
     """Analyze every registration of `capture` with the pack; see the module docstring.
 
-    With `server` (a pack process started earlier), the subprocess transport uses it.
+    The policy config is `config_file`, read here, or `user_config`, already read (`load_policy_config`). With
+    `server` (a pack process started earlier), the subprocess transport uses it.
     """
     pack_dir = _check_pack(pack_dir)
-    user_config = load_policy_config(Path(config_file)) if config_file is not None else None
+    if config_file is not None:
+        user_config = load_policy_config(Path(config_file))
     if transport == "subprocess" and server is not None:
         return server.analyze(capture, user_config)
     if transport == "subprocess":
