@@ -1,6 +1,7 @@
-"""The console script ends its process without the interpreter's teardown (`os._exit` after flushing,
-tpu_stacks/cli/main.py `console`): what it printed must still all arrive through a pipe, block-buffered as
-it is there, on both streams, with the command's exit code; and argparse's own exits keep theirs."""
+"""The console script ends its process without the interpreter's teardown (tpu_stacks/cli/main.py `console`):
+what it printed must still all arrive through a pipe, block-buffered as it is there, on both streams, with the
+command's exit code; argparse's own exits keep theirs; what a library registered to run at exit still runs; and a
+thread that is not a daemon is waited for, as an ordinary exit does."""
 
 from __future__ import annotations
 
@@ -42,3 +43,33 @@ def test_argparse_exits_keep_their_codes() -> None:
     assert _run("--help").returncode == 0
     bad = _run("size", "--no-such-flag")
     assert bad.returncode == 2 and "tpu-stacks: " in bad.stderr
+
+
+def _console_with(body: str, path: Path) -> subprocess.CompletedProcess[str]:
+    """The console function with `main` replaced by `body`'s `fake` (a command's own work), in a fresh process."""
+    program = f"import atexit, sys, threading, time\nfrom tpu_stacks.cli import main as cli\n{body}\ncli.main = fake\ncli.console()\n"
+    return subprocess.run([sys.executable, "-c", program, str(path)], capture_output=True, text=True, timeout=60)
+
+
+def test_what_a_library_registered_to_run_at_exit_still_runs(tmp_path: Path) -> None:
+    """The Kubernetes client deletes the key files it wrote for `verify` and `bench` at exit (atexit)."""
+    marker = tmp_path / "ran"
+    body = "def fake():\n    atexit.register(lambda: open(sys.argv[1], 'w').write('ran'))\n    return 3\n"
+    done = _console_with(body, marker)
+    assert done.returncode == 3, done.stderr
+    assert marker.read_text() == "ran"
+
+
+def test_a_thread_that_is_not_a_daemon_is_waited_for(tmp_path: Path) -> None:
+    marker = tmp_path / "done"
+    body = (
+        "def fake():\n"
+        "    def work():\n"
+        "        time.sleep(0.5)\n"
+        "        open(sys.argv[1], 'w').write('done')\n"
+        "    threading.Thread(target=work).start()\n"
+        "    return 0\n"
+    )
+    done = _console_with(body, marker)
+    assert done.returncode == 0, done.stderr
+    assert marker.read_text() == "done"
