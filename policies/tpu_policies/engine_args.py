@@ -88,8 +88,10 @@ def _split(part: Any) -> list[str]:
         return part.split()
 
 
-def _flags(tokens: list[str]) -> dict[str, str]:
-    """`--flag=value` and `--flag value` (also `-q value`); the last occurrence wins, as argparse does."""
+def flag_values(tokens: list[str], engine: EngineVersion) -> dict[str, str]:
+    """`--flag=value` and `--flag value` (also `-q value`); the last occurrence wins, as argparse does. For an
+    engine whose parser reads underscores as dashes (its record's `underscored_flags`: vLLM's), the names are read
+    that way too, up to a name's first `.` (a JSON argument's key path keeps its own)."""
     found: dict[str, str] = {}
     for index, token in enumerate(tokens):
         if not token.startswith("-"):
@@ -98,6 +100,9 @@ def _flags(tokens: list[str]) -> dict[str, str]:
         if not eq:
             following = tokens[index + 1] if index + 1 < len(tokens) else ""
             value = following if following and not following.startswith("-") else "true"
+        if engine.underscored_flags and name.startswith("--"):
+            head, dot, rest = name[2:].partition(".")
+            name = "--" + head.replace("_", "-") + dot + rest
         found[name] = value
     return found
 
@@ -273,7 +278,7 @@ def _training(engine: EngineVersion, settings: dict[str, str]) -> Inferred:
 
 def _read(engine: EngineVersion, tokens: list[str]) -> Inferred:
     """The reader the engine's record asks for: a trainer's settings, else a server's flags by how it holds KV."""
-    arguments = _settings(tokens) if engine.arguments == "settings" else _flags(tokens)
+    arguments = _settings(tokens) if engine.arguments == "settings" else flag_values(tokens, engine)
     if engine.workload == "train":
         return _training(engine, arguments)
     if traffic_of(engine.engine).fixed_batch:

@@ -24,7 +24,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from tpu_policies.engine_args import infer
+from tpu_policies.engine_args import flag_values, infer
 from tpu_policies.fit import granted_shape, request_from
 from tpu_policies.ray_serve import serve_config
 from tpu_policies.replicas import most_replicas
@@ -33,6 +33,7 @@ from tpu_policies.stack import Item, Stack, read_stack
 from tpu_policies.values import UNKNOWN
 from tpu_policies.workloads import PodTemplate, workload_annotations
 from tpu_stacks.catalog.engine_traffic import TRAFFIC
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.errors import UserError
 from tpu_stacks.objects import annotations as keys
 from tpu_stacks.serving.serve_config import engine_flags
@@ -52,8 +53,6 @@ PROFILES = Setting(
     "relative to where the Pulumi CLI runs) the traffic model uses for what they cover: the stack's slo.profiles. "
     "Set the same list on both tpu-slo-capacity rules.",
 )
-MAX_NUM_SEQS = re.compile(r"(?<![\w-])--max-num-seqs[=\s]+(\d+)")
-MAX_NUM_BATCHED_TOKENS = re.compile(r"(?<![\w-])--max-num-batched-tokens[=\s]+(\d+)")
 
 
 @dataclass(frozen=True)
@@ -109,16 +108,22 @@ def batch_cap(request: ServingRequest, template: PodTemplate, item: Item) -> int
     traffic = TRAFFIC.get(request.engine)
     if traffic is not None and traffic.fixed_batch:
         return request.batch
-    found = MAX_NUM_SEQS.findall(_engine_text(template, item))
-    return int(found[-1]) if found else MAX_BATCH
+    found = _vllm_number(template, item, "--max-num-seqs")
+    return found if found is not None else MAX_BATCH
 
 
 def step_budget(template: PodTemplate, item: Item) -> int | None:
     """Tokens per engine step the server is told: vLLM's last `--max-num-batched-tokens` (a RayService's: its
     engine_kwargs), as the plan passes it; None when absent, and the traffic model takes the engine's own default on
     the slice's generation (catalog/engine_traffic.py), not a stack's."""
-    found = MAX_NUM_BATCHED_TOKENS.findall(_engine_text(template, item))
-    return int(found[-1]) if found else None
+    return _vllm_number(template, item, "--max-num-batched-tokens")
+
+
+def _vllm_number(template: PodTemplate, item: Item, flag: str) -> int | None:
+    """The flag's last whole-number value among the engine's arguments, read as vLLM's parser reads them
+    (underscores or dashes: engine_args.flag_values); None when absent or not a number."""
+    value = flag_values(_engine_text(template, item).split(), VLLM).get(flag)
+    return int(value) if value is not None and value.isdigit() else None
 
 
 def _engine_text(template: PodTemplate, item: Item) -> str:
@@ -138,6 +143,7 @@ def _judge(
     shape = granted_shape(template)
     if request is None or shape is None or request.engine not in TRAFFIC_ENGINES:
         return None  # not a model on a slice the traffic model knows: tpu-model-sizable names what is missing
+    budget = step_budget(template, item)
     candidate = evaluate_slice(
         request.model,
         shape,
@@ -148,12 +154,12 @@ def _judge(
         max_model_len=request.context,
         max_batch=batch_cap(request, template, item),
         profiles=profiles,
-        batched_tokens=step_budget(template, item),
+        batched_tokens=budget,
     )
     trusted = candidate.basis in TRUSTED_BASES
     where = f"{shape.generation} {shape.topology}"
     figure = f"{candidate.basis}: {candidate.source}"
-    command = size_command(request.model, target, request.engine)
+    command = size_command(request.model, target, request.engine, batched_tokens=budget)
     if not candidate.meets:
         return Finding(
             f"{item.label}: one replica of {where} cannot meet the target's latency limits at any load "

@@ -86,3 +86,32 @@ def test_maxtext_settings_in_a_rayjob_entrypoint_give_the_request_the_component_
     found = infer(worker, {"spec": {"entrypoint": decided.entrypoint()}})
     assert TRAINER_PATH in decided.entrypoint()
     assert found.problem is None and found.request == decided.request
+
+
+def _underscored(args: list[str]) -> list[str]:
+    """Each `--flag` name written with underscores, as vLLM's parser also takes it (ledger:
+    vllm.args.underscores-as-dashes): `--max-model-len=4096` -> `--max_model_len=4096`."""
+    spelled = []
+    for arg in args:
+        name, eq, value = arg.partition("=")
+        spelled.append("--" + name[2:].replace("-", "_") + eq + value if name.startswith("--") else arg)
+    return spelled
+
+
+def test_vllm_flags_written_with_underscores_are_read_as_vllm_reads_them():
+    decided = plan(max_model_len=51200, max_num_batched_tokens=2048)
+    args = _underscored(decided.engine_args())
+    assert any("_" in a.partition("=")[0] for a in args if a.startswith("--"))  # the spelling under test is there
+    found = infer(template(VLLM_IMAGE, args), {})
+    assert found.problem is None and found.request == decided.request
+    assert found.tensor_parallel == decided.tensor_parallel_size
+
+
+def test_an_underscored_flag_is_not_read_for_an_engine_whose_parser_takes_dashes_only():
+    """SGLang-JAX's argparse has no underscore spelling of `--tp-size`: the pack does not read one in."""
+    from tpu_policies.engine_args import flag_values
+    from tpu_stacks.catalog.engines import engine
+
+    assert flag_values(["--tp_size", "4"], engine("sglang")) == {"--tp_size": "4"}
+    assert flag_values(["--tp_size", "4"], engine("vllm")) == {"--tp-size": "4"}
+    assert flag_values(["--hf_overrides.rope_scaling", "x"], engine("vllm")) == {"--hf-overrides.rope_scaling": "x"}

@@ -73,3 +73,12 @@ def test_the_pack_judges_a_server_at_the_budget_its_arguments_give():
     assert _advice(["--max-num-batched-tokens", "256"], given) == []
     (message,) = _advice(["--max-num-batched-tokens=256"], given - 1)
     assert f"raise it to {given}," in message
+
+
+def test_the_budget_and_the_batch_cap_are_read_in_vllm_s_underscore_spelling_too():
+    """vLLM's parser takes `--max_num_batched_tokens` for `--max-num-batched-tokens` (ledger:
+    vllm.args.underscores-as-dashes); the pack judges the server at the budget it runs with."""
+    given = _replicas(256)
+    assert _advice(["--max_num_batched_tokens", "256"], given) == []
+    (message,) = _advice(["--max_num_batched_tokens=256"], given - 1)
+    assert f"raise it to {given}," in message

@@ -149,6 +149,9 @@ class EngineVersion(BaseModel):
     """What it runs: a model server or a trainer (None: neither, e.g. Ray's own or the endpoint picker's)."""
     arguments: Literal["flags", "settings"] = "flags"
     """How its container arguments are written: `--flag value` / `--flag=value`, or MaxText's `key=value`."""
+    underscored_flags: bool = False
+    """Its parser reads a flag's name with underscores as with dashes (`--max_num_seqs` is `--max-num-seqs`): the
+    pack reads the server's arguments the same way."""
     commands: tuple[CommandMarker, ...] = ()
     """How a container's command shows it runs this engine when its image is not catalogued."""
     model_after: str | None = None

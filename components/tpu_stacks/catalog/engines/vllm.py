@@ -56,6 +56,9 @@ VLLM = EngineVersion(
         CommandMarker(program="vllm", then="serve"),
     ),
     model_after="serve",
+    # FlexibleArgumentParser turns a flag name's underscores into dashes before parsing (ledger:
+    # vllm.args.underscores-as-dashes), so `--max_num_seqs 64` is `--max-num-seqs 64` to the server.
+    underscored_flags=True,
     flags=(
         Flag(name="--model", meaning="model", note="Hugging Face id; `vllm serve <model>` gives it positionally"),
         Flag(
