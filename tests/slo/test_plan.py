@@ -110,8 +110,8 @@ def test_a_latency_limit_no_load_can_meet_is_refused_with_the_size_command():
     assert text.startswith("vllm.slo.ntpotMs: 1.0 cannot be met by one replica of v6e 2x4 at any load")
     assert (
         "`tpu-stacks size meta-llama/Llama-3.1-70B --output-tokens-per-second 5000 --ntpot-ms 1 "
-        "--input-tokens 1800 --output-tokens 128 --engine vllm`" in text
-    )
+        "--input-tokens 1800 --output-tokens 128 --engine vllm --max-num-batched-tokens 512`" in text
+    )  # the stack's step budget: without it `size` models vLLM's own default (2048), another answer
 
 
 def test_an_impossible_time_to_first_token_names_ttft():

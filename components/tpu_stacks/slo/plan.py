@@ -140,12 +140,20 @@ def read_slo_profiles(section: str, slo: SloSpec) -> tuple[Profile, ...]:
         raise UserError(f"{section}.slo.profiles", error.value, error.problem, error.fix) from None
 
 
-def size_command(model: ResolvedModel, target: TrafficTarget, engine: str, profiles: str | None = None) -> str:
-    """The `tpu-stacks size --output-tokens-per-second` command that ranks every slice for this target."""
+def size_command(
+    model: ResolvedModel,
+    target: TrafficTarget,
+    engine: str,
+    profiles: str | None = None,
+    batched_tokens: int | None = None,
+) -> str:
+    """The `tpu-stacks size --output-tokens-per-second` command that ranks every slice for this target, with the
+    server's step budget when it sets one (without it `size` models the engine's own default, another answer)."""
     parts = [f"tpu-stacks size {model.id} --output-tokens-per-second {target.output_tokens_per_second:g}"]
     parts += [f"--ntpot-ms {target.ntpot_ms:g}"] if target.ntpot_ms else []
     parts += [f"--ttft-ms {target.ttft_ms:g}"] if target.ttft_ms else []
     parts += [f"--input-tokens {target.input_tokens} --output-tokens {target.output_tokens} --engine {engine}"]
+    parts += [f"--max-num-batched-tokens {batched_tokens}"] if batched_tokens is not None else []
     parts += [f"--profiles {profiles}"] if profiles else []
     return " ".join(parts)
 
@@ -177,7 +185,8 @@ def predict(
     candidate = evaluate_slice(
         model, shape, target, profiles=read_slo_profiles(section, slo), **settings.traffic_arguments()
     )
-    where, command = f"{shape.generation} {shape.topology}", size_command(model, target, engine, slo.profiles)
+    where = f"{shape.generation} {shape.topology}"
+    command = size_command(model, target, engine, slo.profiles, settings.batched_tokens)
     replicas, replica = candidate.replicas, candidate.per_replica
     if not candidate.meets or replicas is None or replica.output_tokens_per_second is None:
         key, value = _missed_limit(section, slo, candidate)
