@@ -200,3 +200,12 @@ def test_the_multi_host_download_job_writes_into_the_bucket_and_the_check_sees_a
     assert problems(small) == [
         "download: downloads into /tmp/meta-llama/Llama-3.1-405B-Instruct, on the tmp volume of 2 GiB"
     ]
+
+
+def test_the_chunk_cache_variable_is_the_one_both_pinned_hf_xet_releases_read():
+    """The vLLM images' hf-xet 1.5.2 names it in its config group; the SGLang image's 1.1.3 builds it from
+    `HF_XET_` and the constant's name (`configurable_constants!`), and there it is what turns the 10 GiB cache off."""
+    from tpu_stacks.catalog.upstream import text
+    from tpu_stacks.k8s.huggingface import XET_CHUNK_CACHE_VARIABLE
+
+    assert XET_CHUNK_CACHE_VARIABLE == "HF_XET_" + text("hf-xet-sglang.chunk-cache.variable")

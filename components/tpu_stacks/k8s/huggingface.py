@@ -44,7 +44,8 @@ from tpu_stacks.catalog.upstream import text
 
 XET_CHUNK_CACHE_VARIABLE = text("hf-xet-vllm.chunk-cache.variable")
 """The name hf-xet 1.5.2's config group gives the chunk cache's size, and the one hf-xet 1.1.3's
-`configurable_constants!` reads (ledger: hf-xet-sglang.configurable-constants)."""
+`configurable_constants!` reads: `HF_XET_` and the constant's name (ledger: hf-xet-sglang.configurable-constants,
+hf-xet-sglang.chunk-cache.variable; tests/stacks/test_huggingface_writes.py checks the two agree)."""
 HF_HOME_VARIABLE = text("huggingface-hub-jetstream.hf-home")
 
 
