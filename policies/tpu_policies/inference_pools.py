@@ -40,6 +40,7 @@ from typing import Any
 import yaml
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
+from tpu_policies.engine_args import flag_values
 from tpu_policies.serving_pods import (
     DEFAULT_NAMESPACE,
     ServingPod,
@@ -227,24 +228,13 @@ def _picker_configs(pool: dict[str, Any], items: list[Item]) -> list[dict[str, A
     return configs
 
 
-def _flag(tokens: list[str], name: str) -> str | None:
-    """The last `--name=value` / `--name value`, as argparse reads them."""
-    found = None
-    for index, token in enumerate(tokens):
-        if token == name and index + 1 < len(tokens):
-            found = tokens[index + 1]
-        elif token.startswith(f"{name}="):
-            found = token.partition("=")[2]
-    return found
-
-
-def _server_block(tokens: list[str]) -> int | None:
+def _server_block(flags: dict[str, str]) -> int | None:
     """The server's block size when its arguments say it: `--block-size`, else tpu-inference's page size for its
     `--max-model-len` and `--max-num-seqs` (None when either is not given: its defaults are the model's)."""
-    given = as_int(_flag(tokens, "--block-size"))
+    given = as_int(flags.get("--block-size"))
     if given is not None:
         return given
-    length, sequences = as_int(_flag(tokens, "--max-model-len")), as_int(_flag(tokens, "--max-num-seqs"))
+    length, sequences = as_int(flags.get("--max-model-len")), as_int(flags.get("--max-num-seqs"))
     return tpu_page_size(length, sequences) if length and sequences else None
 
 
@@ -271,12 +261,13 @@ def _precise_problems(configs: list[dict[str, Any]], matched: list[ServingPod]) 
         tokens = pod_tokens(pod.template)
         if tokens is None:
             continue
-        raw = _flag(tokens, "--kv-events-config")
+        flags = flag_values(tokens, pod.engine)  # as vLLM's parser reads them: underscores as dashes
+        raw = flags.get("--kv-events-config")
         try:
             events = json.loads(raw) if raw is not None else None
         except json.JSONDecodeError:
             continue  # split by the shell or written another way: not judged
-        model = _flag(tokens, "--served-model-name") or _flag(tokens, "--model")
+        model = flags.get("--served-model-name") or flags.get("--model")
         topic = str(as_dict(events).get("topic", ""))
         parts = topic.split("@")
         if events is None or as_dict(events).get("enable_kv_cache_events") is not True:
@@ -290,7 +281,7 @@ def _precise_problems(configs: list[dict[str, Any]], matched: list[ServingPod]) 
                 f"{pod.label} publishes KV events under topic {topic!r}, which the router drops or hashes under "
                 f"another model; use kv@<pod>@{model or '<served model name>'}"
             )
-        server_block = _server_block(tokens)
+        server_block = _server_block(flags)
         if server_block is not None and server_block != router_block:
             problems.append(
                 f"the picker's {PRECISE_PRODUCER} hashes {router_block}-token blocks, but {pod.label} caches "

@@ -29,7 +29,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from tpu_policies.engine_args import engine_of_template
+from tpu_policies.engine_args import engine_of_template, flag_values
 from tpu_policies.stack import Item, Stack
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_list, as_str, dig
 from tpu_policies.workloads import PodTemplate, kind_of, pod_templates
@@ -117,7 +117,7 @@ class ServingPod:
             tokens = pod_tokens(self.template)
             if tokens is None:
                 return None
-            given = _flag(tokens, api.port_flag) if api.port_flag else None
+            given = as_int(flag_values(tokens, engine).get(api.port_flag)) if api.port_flag else None
             if given is not None:
                 ports.add(given)
             elif api.default_port is not None:
@@ -139,17 +139,6 @@ def pod_tokens(template: PodTemplate) -> list[str] | None:
                     except ValueError:
                         tokens += part.split()
     return tokens
-
-
-def _flag(tokens: list[str], name: str) -> int | None:
-    """The last `--port=N` / `--port N` in the arguments, as argparse reads them."""
-    found = None
-    for index, token in enumerate(tokens):
-        if token == name and index + 1 < len(tokens):
-            found = as_int(tokens[index + 1])
-        elif token.startswith(f"{name}="):
-            found = as_int(token.partition("=")[2])
-    return found
 
 
 def namespace_of(props: dict[str, Any]) -> Any:

@@ -452,3 +452,13 @@ def test_a_router_block_size_other_than_the_servers_is_refused():
     assert problems(program(given, precise_picker(block=64))) == []
     unsaid = precise_server("--kv-events-config", PRECISE_EVENTS, lengths=())
     assert problems(program(unsaid, precise_picker(block=16))) == []  # the model's defaults: not judged
+
+
+def test_a_servers_flags_written_with_underscores_are_read_as_vllm_reads_them():
+    """vLLM's parser takes `--kv_events_config` and `--block_size` for the dashed flags (ledger:
+    vllm.args.underscores-as-dashes): a server that publishes is not refused as publishing none, and its block
+    size is the one it runs with."""
+    publishing = precise_server("--kv_events_config", PRECISE_EVENTS)
+    assert problems(program(publishing, precise_picker())) == []
+    given = precise_server("--kv_events_config", PRECISE_EVENTS, "--block_size=64")
+    assert problems(program(given, precise_picker(block=64))) == []
