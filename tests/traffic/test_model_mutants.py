@@ -154,7 +154,10 @@ def test_a_one_token_sequence_reads_one_tokens_kv_per_cached_token():
 
 def test_an_engine_without_a_page_rule_pages_in_16_tokens():
     """SGLang-JAX's record gives no page rule (sglang/engine.py): the model's fallback of 16 tokens a page, so 550
-    tokens (500 in, half of 100 out) hold 35 pages, 560 tokens, in sizing's 90% of HBM (no memory fraction known)."""
+    tokens (500 in, half of 100 out) hold 35 pages, 560 tokens, in sizing's 90% of HBM (no memory fraction known).
+    Not SGLang's own figure: sglang-jax 0.0.1.post1 defaults to `page_size = 1` (sgl_jax/srt/server_args.py), so the
+    fallback rounds a sequence up by at most 15 tokens more than the server does (left as it is: this file pins
+    the model, it does not change its numbers)."""
     work = Workload(engine="sglang", input_tokens=500, output_tokens=100)
     assert page_tokens(work) == 16
     free = HBM * 0.9 - LLAMA_8B.params * 2 - RUNTIME - activations(600)
