@@ -148,8 +148,9 @@ def _request(model: ResolvedModel, workload: Workload, context: int) -> ServingR
 @lru_cache(maxsize=4096)
 def _kv_bytes(model: ResolvedModel, shape: SliceShape, workload: Workload, tokens: int) -> int:
     """KV bytes one sequence of `tokens` keeps on the slice (windowed layers and replicated KV heads as sizing
-    counts them)."""
-    return serving_memory(_request(model, workload, max(1, tokens)), shape).part("kv_cache")
+    counts them). `tokens` is at least 1: a sequence's occupancy or attended tokens, from a prompt of at least one
+    token (TrafficTarget and Measurement refuse input_tokens < 1)."""
+    return serving_memory(_request(model, workload, tokens), shape).part("kv_cache")
 
 
 def fits(model: ResolvedModel, shape: SliceShape, workload: Workload) -> tuple[bool, str]:
