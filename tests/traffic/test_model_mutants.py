@@ -19,7 +19,7 @@ import math
 
 import pytest
 
-from tpu_stacks.catalog.engine_traffic import STACK_BATCHED_TOKENS
+from tpu_stacks.catalog.engines.vllm import STACK_BATCHED_TOKENS
 from tpu_stacks.catalog.models import custom_model, lookup_model
 from tpu_stacks.catalog.tpu import generation, slice_shape
 from tpu_stacks.traffic.model import (
@@ -46,7 +46,8 @@ RUNTIME = 512 * 2**20  # sizing's runtime reserve a chip
 VLLM_FRACTION = 0.92  # ledger: vllm.default.gpu-memory-utilization
 FIT = calibration("vllm", "v6e")[0]
 JETSTREAM_FIT = calibration("jetstream", "v6e")[0]  # v5e's, borrowed (flagged)
-BUDGET = 512  # the vLLM stack's --max-num-batched-tokens default (vllm/spec.py)
+BUDGET = 512  # the vLLM stack's --max-num-batched-tokens default (vllm/spec.py), which its plan always passes;
+# a server given none runs vLLM's own (tests/traffic/test_vllm_batched_tokens.py)
 
 
 def activations(tokens: int) -> float:
@@ -107,7 +108,7 @@ def test_a_model_without_an_attention_shape_has_no_kv_to_bound_the_batch_and_no_
     does not bound the batch (the engine's cap, 256, does) and its prompts add no attention FLOPs."""
     bare = custom_model("my-org/bare", 8e9)
     assert bare.architecture.attention is None
-    work = Workload(engine="vllm", input_tokens=512, output_tokens=256)
+    work = Workload(engine="vllm", input_tokens=512, output_tokens=256, batched_tokens=BUDGET)
     assert kv_capacity(bare, V6E_1, work) == MAX_BATCH == 256
     flops = attention_flops(bare, 4096)
     assert isinstance(flops, float) and flops == 0.0
@@ -119,7 +120,9 @@ def test_a_sequence_of_one_byte_of_kv_still_divides_the_free_bytes():
     """One layer, one KV head of dimension 1, int4 KV (half a byte), one-token pages, one token a sequence: 2 x 0.5 x
     1 = 1 byte a sequence. The cap-only answer is for a model with no KV at all; here the free bytes divide."""
     tiny = custom_model("my-org/tiny", 1e9, layers=1, kv_heads=1, head_dim=1)
-    work = Workload(engine="vllm", input_tokens=1, output_tokens=1, kv_dtype="int4", page_tokens=1)
+    work = Workload(
+        engine="vllm", input_tokens=1, output_tokens=1, kv_dtype="int4", page_tokens=1, batched_tokens=BUDGET
+    )
     free = HBM * VLLM_FRACTION - 1e9 * 2 - RUNTIME  # no d_model given: no activations counted
     assert kv_capacity(tiny, V6E_1, work) == int(free // 1) > 10**9
 
@@ -127,13 +130,16 @@ def test_a_sequence_of_one_byte_of_kv_still_divides_the_free_bytes():
 def test_weights_that_leave_no_room_give_no_sequences_not_a_negative_count():
     """Llama 3.1 70B in bf16 (141 GB of weights) on one 32 GB chip: the free bytes are negative, the capacity 0."""
     big = lookup_model("meta-llama/Llama-3.1-70B")
-    assert kv_capacity(big, V6E_1, Workload(engine="vllm", input_tokens=512, output_tokens=256)) == 0
+    assert (
+        kv_capacity(big, V6E_1, Workload(engine="vllm", input_tokens=512, output_tokens=256, batched_tokens=BUDGET))
+        == 0
+    )
 
 
 def test_a_paged_sequence_holds_its_prompt_and_half_its_output_in_whole_pages():
     """512 in / 256 out in 16-token pages: 512 + 128 = 640 tokens (40 pages), in vLLM's 0.92 of HBM less the weights
     and one 768-token prefill's activations."""
-    work = Workload(engine="vllm", input_tokens=512, output_tokens=256, page_tokens=16)
+    work = Workload(engine="vllm", input_tokens=512, output_tokens=256, page_tokens=16, batched_tokens=BUDGET)
     assert kv_free_bytes(LLAMA_8B, V6E_1, work) == pytest.approx(vllm_free(768), rel=1e-12)
     assert kv_capacity(LLAMA_8B, V6E_1, work) == vllm_free(768) // (KV_PER_TOKEN * 640)
 
@@ -141,14 +147,14 @@ def test_a_paged_sequence_holds_its_prompt_and_half_its_output_in_whole_pages():
 def test_the_prefill_activations_are_one_step_of_at_most_8192_tokens():
     """A 16,384-token max model length: sizing counts one prefill step of 8,192 tokens (its default step), not the
     whole context."""
-    work = Workload(engine="vllm", input_tokens=512, output_tokens=256, max_model_len=16384)
+    work = Workload(engine="vllm", input_tokens=512, output_tokens=256, max_model_len=16384, batched_tokens=BUDGET)
     free = HBM * VLLM_FRACTION - LLAMA_8B.params * 2 - RUNTIME - 8192 * (4096 + 14336) * 2 * 2
     assert kv_free_bytes(LLAMA_8B, V6E_1, work) == pytest.approx(free, rel=1e-12)
 
 
 def test_a_one_token_sequence_reads_one_tokens_kv_per_cached_token():
     """1 in / 1 out: a decode step attends over 1 + 1 // 2 = 1 token, whose K and V are 131,072 bytes."""
-    work = Workload(engine="vllm", input_tokens=1, output_tokens=1)
+    work = Workload(engine="vllm", input_tokens=1, output_tokens=1, batched_tokens=BUDGET)
     assert cached_token_bytes(LLAMA_8B, V6E_1, work) == KV_PER_TOKEN
 
 
@@ -178,13 +184,17 @@ def test_an_engine_without_a_page_rule_pages_in_16_tokens():
 )
 def test_the_fed_batch_is_the_budget_over_one_plus_input_over_output(engine, inputs, outputs, fed):
     assert STACK_BATCHED_TOKENS == BUDGET
-    assert _fed_batch(Workload(engine=engine, input_tokens=inputs, output_tokens=outputs)) == fed
+    budget = BUDGET if engine == "vllm" else None  # the stack's, as its plan passes it
+    assert (
+        _fed_batch(Workload(engine=engine, input_tokens=inputs, output_tokens=outputs, batched_tokens=budget), "v6e")
+        == fed
+    )
 
 
 def test_the_step_budget_binds_when_it_feeds_fewer_sequences_than_the_kv_cache_holds_under_the_cap():
     """1,800 in / 128 out: the cache holds 50 sequences (checked > 33), the cap 1,000 is no limit, and the budget
     feeds 33: the step budget binds, not the KV cache."""
-    work = Workload(engine="vllm", input_tokens=1800, output_tokens=128)
+    work = Workload(engine="vllm", input_tokens=1800, output_tokens=128, batched_tokens=BUDGET)
     assert 33 < kv_capacity(LLAMA_8B, V6E_1, work) <= 1000
     chosen = choose(LLAMA_8B, V6E_1, work, ntpot_ms=None, ttft_ms=None, max_batch=1000)
     assert (chosen.point.batch, chosen.limit) == (33, "step-budget")
@@ -198,7 +208,7 @@ def test_a_fed_vllm_batch_by_hand_its_queue_its_p99_and_its_itl():
     KV of 16 sequences at 1,800 + 64 tokens each, and 1 / 8 of a prompt's attention; a prompt waits 4 chunks of
     512 - 16 = 496 tokens; the prefill path is 16 x 1800 / 128 / 496 = 45% busy, so the median arrival does not wait
     and the p99 one waits mean / rho x ln(rho / 0.01)."""
-    work = Workload(engine="vllm", input_tokens=1800, output_tokens=128)
+    work = Workload(engine="vllm", input_tokens=1800, output_tokens=128, batched_tokens=BUDGET)
     point = operating_point(LLAMA_8B, V6E_1, work, 16)
     prompts = 16 / 128
     step = llama_step(16, 16 * 1864, prompts * 1800, prompts * causal_flops(32, 4096, 1800))
@@ -217,7 +227,7 @@ def test_a_fed_vllm_batch_by_hand_its_queue_its_p99_and_its_itl():
 def test_a_starved_vllm_batch_waits_in_a_95_percent_busy_queue():
     """64 sequences asked, 512 / (1 + 1800 / 128) = 33.99 fed: the prefill path is taken as 95% busy (a finite wait),
     the chunks are 512 - 33.99 = 478 tokens (4 a prompt)."""
-    work = Workload(engine="vllm", input_tokens=1800, output_tokens=128)
+    work = Workload(engine="vllm", input_tokens=1800, output_tokens=128, batched_tokens=BUDGET)
     point = operating_point(LLAMA_8B, V6E_1, work, 64)
     decoding = 512 / (1 + 1800 / 128)
     prompts = decoding / 128
@@ -232,7 +242,7 @@ def test_a_starved_vllm_batch_waits_in_a_95_percent_busy_queue():
 def test_a_step_always_has_room_for_one_prompt_token():
     """1 in / 1000 out at 600 sequences: 512 / 1.001 = 511.49 decode, leaving half a token; the 1-token prompt still
     takes one step (not two half-token chunks)."""
-    work = Workload(engine="vllm", input_tokens=1, output_tokens=1000)
+    work = Workload(engine="vllm", input_tokens=1, output_tokens=1000, batched_tokens=BUDGET)
     point = operating_point(LLAMA_8B, V6E_1, work, 600)
     decoding = 512 / 1.001
     prompts = decoding / 1000
@@ -315,7 +325,7 @@ def test_a_step_whose_matmuls_tie_the_weight_read_is_bandwidth_bound():
 
 # --- choose's edges -------------------------------------------------------------------------------------------------
 
-WORK = Workload(engine="vllm", input_tokens=512, output_tokens=256, page_tokens=16)
+WORK = Workload(engine="vllm", input_tokens=512, output_tokens=256, page_tokens=16, batched_tokens=BUDGET)
 
 
 @pytest.mark.parametrize(("room", "batch"), [(1.5, 1), (0.5, None)])
@@ -323,7 +333,14 @@ def test_a_memory_fraction_with_room_for_one_sequence_gives_batch_one_and_less_g
     """`--gpu-memory-utilization` set so the KV cache has room for 1.5 or 0.5 sequences (640 tokens each, 16-token
     pages): one sequence, bound by the KV cache; or no sequence, refused with the KV cache named."""
     fraction = (LLAMA_8B.params * 2 + RUNTIME + activations(768) + room * KV_PER_TOKEN * 640) / HBM
-    work = Workload(engine="vllm", input_tokens=512, output_tokens=256, page_tokens=16, memory_fraction=fraction)
+    work = Workload(
+        engine="vllm",
+        input_tokens=512,
+        output_tokens=256,
+        page_tokens=16,
+        memory_fraction=fraction,
+        batched_tokens=BUDGET,
+    )
     assert kv_capacity(LLAMA_8B, V6E_1, work) == (batch or 0)
     chosen = choose(LLAMA_8B, V6E_1, work, ntpot_ms=None, ttft_ms=None)
     if batch:
