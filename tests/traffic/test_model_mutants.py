@@ -158,12 +158,25 @@ def test_a_one_token_sequence_reads_one_tokens_kv_per_cached_token():
     assert cached_token_bytes(LLAMA_8B, V6E_1, work) == KV_PER_TOKEN
 
 
-def test_an_engine_without_a_page_rule_pages_in_16_tokens():
-    """SGLang-JAX's record gives no page rule (sglang/engine.py): the model's fallback of 16 tokens a page, so 550
-    tokens (500 in, half of 100 out) hold 35 pages, 560 tokens, in sizing's 90% of HBM (no memory fraction known).
-    Not SGLang's own figure: sglang-jax 0.0.1.post1 defaults to `page_size = 1` (sgl_jax/srt/server_args.py), so the
-    fallback rounds a sequence up by at most 15 tokens more than the server does (left as it is: this file pins
-    the model, it does not change its numbers)."""
+def test_sglang_pages_one_token_at_a_time():
+    """sglang-jax 0.0.1.post1 defaults to `page_size = 1` (ledger: sglang.default.page-size), which the stack keeps:
+    550 tokens (500 in, half of 100 out) hold exactly 550 tokens of KV, in sizing's 90% of HBM (no memory fraction
+    known)."""
+    work = Workload(engine="sglang", input_tokens=500, output_tokens=100)
+    assert page_tokens(work) == 1
+    free = HBM * 0.9 - LLAMA_8B.params * 2 - RUNTIME - activations(600)
+    assert kv_capacity(LLAMA_8B, V6E_1, work) == free // (KV_PER_TOKEN * 550)
+
+
+def test_an_engine_without_a_page_rule_pages_in_16_tokens(monkeypatch: pytest.MonkeyPatch):
+    """A paged engine whose record gives no page rule (a new engine's folder may not know it yet): the model's
+    fallback of 16 tokens a page, so 550 tokens hold 35 pages, 560 tokens."""
+    import dataclasses
+
+    from tpu_stacks.traffic import model
+
+    ruleless = dataclasses.replace(model.traffic_of("sglang"), page_tokens=None)
+    monkeypatch.setattr(model, "traffic_of", lambda engine: ruleless)
     work = Workload(engine="sglang", input_tokens=500, output_tokens=100)
     assert page_tokens(work) == 16
     free = HBM * 0.9 - LLAMA_8B.params * 2 - RUNTIME - activations(600)

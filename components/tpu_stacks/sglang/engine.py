@@ -167,6 +167,9 @@ ENGINE = EngineDeclaration(
     traffic=EngineTraffic(
         sizing_engine="sglang",
         kv_cache="paged",
+        # one token a page unless `--page-size` says otherwise, which the stack never does (ledger:
+        # sglang.default.page-size): no page rounding, where the model's fallback would round to 16
+        page_tokens=lambda context, sequences: int(number("sglang.default.page-size")),
         builds=(SGLANG,),
         calibrations=(),
         uncalibrated="uncalibrated: no published row measures SGLang-JAX "
