@@ -7,6 +7,7 @@ from tpu_stacks.serving.exposure import (
     check_source_ranges,
     covers_whole_internet,
     external_traffic_policy,
+    require_clients,
     service_type,
 )
 
@@ -79,3 +80,21 @@ def test_load_balancers_keep_the_client_address_and_cluster_exposure_has_none():
     assert (service_type("internal"), external_traffic_policy("internal")) == ("LoadBalancer", "Local")
     assert (service_type("public"), external_traffic_policy("public")) == ("LoadBalancer", "Local")
     assert (service_type("cluster"), external_traffic_policy("cluster")) == ("ClusterIP", None)
+
+
+def test_an_internal_load_balancer_names_its_clients():
+    """GKE's internal passthrough load balancer answers every address of the VPC and of the networks connected to it
+    unless `loadBalancerSourceRanges` narrow its firewall rule (ledger: gke.internal-lb.clients): an internal one with
+    no ranges is refused, with why the server's own authentication does not close that; a cluster-only server and a
+    public one (checked by check_source_ranges) are not this rule's."""
+    with pytest.raises(UserError) as error:
+        require_clients("sglang", "internal", [], "serving the OpenAI API", "SGLang has no API key")
+    assert str(error.value) == (
+        "sglang.sourceRanges: [] is empty for the internal load balancer serving the OpenAI API: it answers every "
+        "address of the VPC and of the networks connected to it, and SGLang has no API key; list your clients' ranges "
+        "(on the default network, your region's subnet: 10.128.0.0/20 in us-central1), or set sglang.exposure to "
+        "cluster"
+    )
+    require_clients("sglang", "internal", ["10.128.0.0/20"], "x", "y")
+    require_clients("sglang", "cluster", [], "x", "y")
+    require_clients("sglang", "public", [], "x", "y")

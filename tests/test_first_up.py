@@ -24,8 +24,6 @@ def test_a_pods_wait_is_node_image_and_the_start_its_probe_allows():
     wait = first_up.pod_wait("x-deployment", "ready", template(periodSeconds=10, failureThreshold=240), tpu=True)
     assert wait.minutes == 65
     assert wait.parts == (("node", 15), ("image", 10), ("start", 40))
-    # a rollout of two waves lengthens the update, never the first create
-    assert first_up.pod_wait("x", "", template(periodSeconds=10, failureThreshold=240), tpu=True, rollout_waves=2).minutes == 65  # fmt: skip
 
 
 def test_a_probe_window_is_rounded_up_to_whole_minutes():
@@ -121,3 +119,32 @@ def test_the_slo_summary_prices_the_traffic_models_replicas():
     assert (summary["replicas"], summary["output_tokens_per_second"]) == (3, 3000.0)
     assert (summary["ntpot_ms"], summary["ttft_ms"], summary["pricing"]) == (40.0, 500.0, "on-demand")
     assert summary["ttft_p99_ms"] == 900.0
+
+
+def test_a_probe_window_just_over_a_minute_is_two_minutes():
+    # 1 s delay + 2 x 30 s = 61 s: 2 min (rounded up, as awaits.pod_budget rounds it); 15 + 10 + 2 = 27
+    wait = first_up.pod_wait("x", "", template(initialDelaySeconds=1, periodSeconds=30, failureThreshold=2), tpu=True)
+    assert wait.parts[-1] == ("start", 2) and wait.minutes == 27
+
+
+def test_a_flex_start_pool_runs_on_flex_start():
+    assert first_up.slices(pool(flex_start=True), 1).kinds == ("flexStart",)
+    assert first_up.slices(pool(flex_start=True, queued_provisioning=True), 1).kinds == ("flexStart",)
+
+
+def test_a_price_is_rounded_to_the_cent():
+    # one v6e chip for 3 minutes at $2.70 a chip-hour: 0.05 chip-hours, $0.135, shown as $0.14
+    one = first_up.Slices("v6e", "1x1", 1, 1, 1, ("onDemand",), from_zero=True)
+    record = first_up.FirstUp("vllm", (first_up.Wait("server", "", 3, tpu=True),), one)
+    assert [(p["kind"], p["usd"]) for p in record.prices()] == [("onDemand", 0.14)]
+
+
+def test_the_slo_summary_rounds_throughput_to_hundredths_and_cost_to_four_places():
+    prediction = SimpleNamespace(
+        replicas=1, replica_output_tokens_per_second=1000.1234, replica_input_tokens_per_second=5000.0,
+        replica_ntpot_ms=40.0, replica_ttft_ms=500.0, replica_ttft_p99_ms=900.0, basis="model",
+    )  # fmt: skip
+    summary = first_up.slo_summary(prediction, "v6e", 8)
+    assert summary["output_tokens_per_second"] == 1000.12
+    # $21.60/h = $0.006/s over (1000.1234 + 5000 / 4) tokens/s = 2250.1234: $2.66652... a million output tokens
+    assert summary["usd_per_million_output_tokens"] == 2.6665

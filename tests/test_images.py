@@ -46,3 +46,8 @@ def test_every_default_image_has_a_digest_note_in_the_catalogue():
     for image in (*images, VLLM_IMAGE):
         assert digest_source(image), image
     assert digest_source("docker.io/someone/else:1") is None
+
+
+def test_an_empty_tag_is_no_tag():
+    """`repo:` names no tag; the runtime would pull `:latest` (or refuse the reference)."""
+    assert image_problem("vllm/vllm-tpu:") == "has no tag, so it pulls :latest"

@@ -71,14 +71,13 @@ def _checked(
     return Wait(resource, what, budget.create_minutes, parts, tpu, download)
 
 
-def pod_wait(
-    resource: str, what: str, template: Any, *, tpu: bool, rollout_waves: int = 1, download: bool = False
-) -> Wait:
+def pod_wait(resource: str, what: str, template: Any, *, tpu: bool, download: bool = False) -> Wait:
     """The wait for pods started from `template` (awaits.pod_budget): a node, the image, then the longest start
-    the template's probes allow."""
+    the template's probes allow. A first `up` creates the pods, so a rollout's waves (the update budget) never
+    enter it."""
     start = math.ceil(start_seconds(template) / 60)
     parts = (("node", NODE_PROVISIONING_MINUTES), ("image", IMAGE_PULL_MINUTES), ("start", start))
-    return _checked(resource, what, pod_budget(template, rollout_waves), parts, tpu, download)
+    return _checked(resource, what, pod_budget(template), parts, tpu, download)
 
 
 def started_wait(

@@ -18,6 +18,7 @@ from tpu_stacks.catalog.cpu_machines import (
 from tpu_stacks.catalog.locations import CPU_SERIES, cpu_machine_types
 from tpu_stacks.cluster.component import TpuCluster
 from tpu_stacks.cluster.jobs_pool import JobRequest, require_jobs_pool
+from tpu_stacks.cluster.plan import plan_cluster
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 
@@ -178,3 +179,20 @@ def test_the_jobs_pool_sends_only_fields_whose_read_back_is_known():
     config = jobs_pool(build({**ZONAL, "jobs_pool": {"machine_type": "e2-highmem-16"}}))["nodeConfig"]
     assert set(config) <= NODE_CONFIG_SENT | {"diskType", "taints"}
     assert {taint["effect"] for taint in config["taints"]} == {"NO_SCHEDULE"}
+
+
+def test_a_jobs_cpu_request_in_millicores():
+    """Kubernetes CPU units: 1 CPU is 1000m (kubernetes.io/docs/concepts/configuration/manage-resources-containers,
+    "CPU resource units")."""
+    assert CONVERTER.cpu_millis == 8000
+    assert JobRequest(job="j", cpu="500m", memory="1Gi", cpu_key="c", memory_key="m").cpu_millis == 500
+    assert JobRequest(job="j", cpu="1.5", memory="1Gi", cpu_key="c", memory_key="m").cpu_millis == 1500
+
+
+def test_a_jobs_pool_boots_from_the_first_disk_its_series_attaches():
+    """C3 VMs attach Persistent Disk and Hyperdisk (catalog/cpu_machines.py); the catalogue lists the one to use
+    first, pd-balanced, as GKE's default boot disk for the series."""
+    assert disk_types("c3-standard-8") == ("pd-balanced", "hyperdisk-balanced")
+    spec = ClusterSpec.model_validate({**ZONAL, "project": "p", "jobsPool": {"machineType": "c3-standard-8"}})
+    decided = plan_cluster(spec).jobs_pool
+    assert decided is not None and decided.disk_type == "pd-balanced"

@@ -136,7 +136,6 @@ class JetStreamStack(WorkloadComponent[JetStreamPlan], token=TYPE, workload=WORK
                 "every replica ready",
                 template,
                 tpu=True,
-                rollout_waves=spec.replicas,
                 download=not plan.converter_flow,  # the download flow's server fetches the model at start
             ),
         ]

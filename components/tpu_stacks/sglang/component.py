@@ -104,7 +104,7 @@ class SglangStack(WorkloadComponent[SglangPlan], token=TYPE, workload=WORKLOAD):
 
     def declare_objects(self, name: str, plan: SglangPlan, base: Foundation, inputs: Mapping[str, Any]) -> Declared:
         """The image's registry, the Secret (a gated model), the Deployment and its Service."""
-        spec, cluster = plan.spec, base.cluster
+        cluster = base.cluster
         ns_opts = base.kubernetes_options(self)
         secret_name = self._secret(name, inputs, plan, ns_opts)
         image, build = self._image(name, plan, cluster.known_node_service_account, base.storage_api)
@@ -118,7 +118,6 @@ class SglangStack(WorkloadComponent[SglangPlan], token=TYPE, workload=WORKLOAD):
             "every replica ready (the first start downloads the weights, then compiles)",
             template,
             tpu=True,
-            rollout_waves=spec.replicas,
             download=True,  # the server downloads the weights on its first start (from the bucket later)
         )
         address = self._address(service, plan)

@@ -247,7 +247,6 @@ class VllmStack(WorkloadComponent[VllmPlan], token=TYPE, workload=WORKLOAD):
             "every replica ready (the first start downloads the weights, then compiles)",
             template,
             tpu=True,
-            rollout_waves=spec.replicas.max,
             download=True,  # the engine downloads the weights on its first start (a cached copy later)
         )
         deployment = k8s.apps.v1.Deployment(

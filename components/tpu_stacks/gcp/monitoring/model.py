@@ -55,8 +55,6 @@ def _plain(value: Any) -> Any:
         return out
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, float) and value.is_integer():
         return int(value)  # the API writes a whole double as `10`
     return value
