@@ -69,3 +69,19 @@ def test_an_attention_bias_the_config_declares_is_counted():
     assert biased.qkv_bias and not plain.qkv_bias
     assert plain.params == config.params
     assert biased.params - plain.params == 32 * (4096 + 2 * 1024)  # q (32 x 128) and k, v (8 x 128) biases a layer
+
+
+def test_the_measured_rows_own_model_to_the_parameter():
+    """Qwen3-Coder 480B-A35B, the one row model written in code (catalog/throughput_measurements.py): Hugging Face's
+    model API gives its bf16 safetensors parameter count as 480,154,875,392
+    (https://huggingface.co/api/models/Qwen/Qwen3-Coder-480B-A35B-Instruct `safetensors.parameters.BF16`). The record left out Qwen3's QK norms: 62 x 2 x 128 short."""
+    from tpu_stacks.catalog.throughput_measurements import QWEN3_CODER_480B
+
+    assert QWEN3_CODER_480B.params == 480_154_875_392
+
+
+def test_a_dense_model_is_one_expert_that_every_token_uses():
+    """The record's meaning of a dense model (ModelArchitecture.experts: "1 for a dense model"), no shared expert
+    and no dense-only layer, as a config.json without expert keys gives it."""
+    llama = models.lookup_model("meta-llama/Meta-Llama-3-8B").architecture
+    assert (llama.experts, llama.experts_per_token, llama.shared_d_ff, llama.dense_layers) == (1, 1, 0, 0)
