@@ -62,6 +62,7 @@ def test_every_jetstream_row_is_a_row_of_the_summary():
         assert mine in published, row.id
         assert row.kv_dtype == row.weight_dtype  # quantize_weights and quantize_kv_cache together (its run command)
         assert (row.input_tokens, row.output_tokens) == (SHAREGPT_INPUT_TOKENS, SHAREGPT_OUTPUT_TOKENS)
+        assert row.length_ratio == 1.0  # the means, read as every request's lengths
 
 
 def test_the_sharegpt_lengths_are_jetstream_pr_83s_means():
@@ -133,6 +134,7 @@ def test_the_v6e_row_is_the_prs_before_run():
     assert row.output_tokens == int(re.search(r"--random-output-len (\d+)", bench)[1])
     assert row.output_tokens_per_second == float(re.search(r"Output token throughput \(tok/s\):\s+([\d.]+)", text)[1])
     assert row.prompts == 1000
+    assert "--random-range-ratio" not in bench and row.length_ratio == 1.0  # the script's default then: exact lengths
 
 
 @pytest.mark.parametrize("field", ["chips", "input_tokens", "output_tokens", "output_tokens_per_second"])
