@@ -12,13 +12,16 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.throughput_measurements import (
     JETSTREAM_PYTORCH_SUMMARY,
     MEASUREMENTS,
+    QWEN3_CODER_480B,
     QWEN3_CODER_TPU7X,
     SHAREGPT_INPUT_TOKENS,
     SHAREGPT_OUTPUT_TOKENS,
     VLLM_TPU_V6E_8B,
+    row_model,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -60,6 +63,7 @@ def test_every_jetstream_row_is_a_row_of_the_summary():
     for row in cited:
         mine = {key: getattr(row, key) for key in published[0]}
         assert mine in published, row.id
+        assert row_model(row).architecture.name == row.model
         assert row.kv_dtype == row.weight_dtype  # quantize_weights and quantize_kv_cache together (its run command)
         assert (row.input_tokens, row.output_tokens) == (SHAREGPT_INPUT_TOKENS, SHAREGPT_OUTPUT_TOKENS)
         assert row.length_ratio == 1.0  # the means, read as every request's lengths
@@ -93,6 +97,8 @@ def test_every_ironwood_row_is_the_recipes_run(row_id, result_line, client_lines
     client's (InferenceX's `--random-range-ratio=0.8` draws lengths in [0.8 L, L]: the row keeps the centre,
     0.9 L), and the result table (lines 658-660), whose per-chip figure gives the chips."""
     recipe, row = _recipe(), ROWS[row_id]
+    served = _flag(recipe[client_lines[0]], "--model")  # the FP8 checkpoint of the model the row records
+    assert row_model(row).architecture is QWEN3_CODER_480B and served in QWEN3_CODER_480B.hf_ids
     assert row.source == QWEN3_CODER_TPU7X and row.note.startswith(f"line {result_line};")
     server = "\n".join(recipe[n] for n in range(227, 236))
     assert row.max_model_len == int(_flag(server, "--max-model-len"))
@@ -120,6 +126,8 @@ def test_the_v6e_row_is_the_prs_before_run():
     row = ROWS["vllm-v6e-llama3-8b"]
     assert row.source == VLLM_TPU_V6E_8B
     serve = next(line for line in text.splitlines() if "vllm serve" in line)
+    served = lookup_model(re.search(r"vllm serve (\S+)", serve)[1]).architecture  # Llama 3.1 8B: Llama 3 8B's weights
+    assert row_model(row).architecture.name == "llama-3-8b" and row_model(row).architecture.same_weights(served)
 
     def flag(name: str) -> str:
         return re.search(rf"{name} (\S+)", serve)[1]
@@ -145,3 +153,9 @@ def test_a_row_counts_from_one_and_refuses_nothing(field):
     assert getattr(type(ROWS["vllm-v6e-llama3-8b"]).model_validate({**row, field: small}), field) == small
     with pytest.raises(ValidationError):
         type(ROWS["vllm-v6e-llama3-8b"]).model_validate({**row, field: 0})
+
+
+def test_qwen3_coder_activates_35b_of_its_480b():
+    """The model card's "480B-parameter Mixture-of-Experts model with 35B active parameters": 8 of 160 experts."""
+    assert round(QWEN3_CODER_480B.params / 1e9) == 480
+    assert round(QWEN3_CODER_480B.active_params / 1e9) == 35

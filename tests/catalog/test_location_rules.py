@@ -1,0 +1,36 @@
+"""catalog/locations.py's refusal line at its edges: how many sources and choices it names."""
+
+import pytest
+
+from tpu_stacks.catalog import locations
+from tpu_stacks.errors import UserError
+from tpu_stacks.gcp.universe import universe
+
+GOOGLE = universe("google")
+
+
+def _refusal(zone: str, generation: str) -> str:
+    with pytest.raises(UserError) as raised:
+        locations.check_tpu_zone(GOOGLE, zone, generation, "vllm.zone")
+    return str(raised.value)
+
+
+def test_the_refusal_cites_the_generations_own_sources():
+    """v6e's zones come from three lists (the TPU page, its single-tenant edition, Google's toolkit): the first cited
+    in full, the other two counted; v4's from the TPU page alone."""
+    assert locations.locations_of("google").sources_for("v6e") == [
+        locations.TPU_ZONES,
+        locations.TPU_ZONES_SINGLE_TENANT,
+        locations.CTK_V6E,
+    ]
+    assert "read 2026-11-23 and 2 more in catalog/locations.py)" in _refusal("us-west4-a", "v6e")
+    v4 = _refusal("us-west4-a", "v4")
+    assert "read 2026-11-23); use us-central2-b, or set" in v4 and "more" not in v4
+
+
+def test_the_refusal_shows_six_choices_and_counts_the_rest():
+    """v6e is offered in 11 zones: six named, nearest first, and five counted, so the line stays one readable line."""
+    offered = locations.locations_of("google").offering("v6e")
+    assert len(offered) == 11
+    shown = locations.nearest("us-west4-a", offered)[:6]
+    assert f"use {', '.join(shown)} (and 5 more), or set" in _refusal("us-west4-a", "v6e")
