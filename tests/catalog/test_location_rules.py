@@ -34,3 +34,16 @@ def test_the_refusal_shows_six_choices_and_counts_the_rest():
     assert len(offered) == 11
     shown = locations.nearest("us-west4-a", offered)[:6]
     assert f"use {', '.join(shown)} (and 5 more), or set" in _refusal("us-west4-a", "v6e")
+
+
+def test_six_choices_are_all_shown_and_a_seventh_is_counted():
+    zones = [f"us-east{n}-a" for n in range(1, 8)]
+    assert locations._shown(zones[:6]) == ", ".join(zones[:6])
+    assert locations._shown(zones) == ", ".join(zones[:6]) + " (and 1 more)"
+
+
+def test_an_unknown_region_with_the_override_is_recorded_not_refused():
+    line = locations.check_location(GOOGLE, "us-central9", "cluster.location", allow=True)
+    assert line.startswith("cluster.location: 'us-central9' is not a region of ")
+    assert line.endswith("; accepted because cluster.allowUncatalogued is true")
+    assert locations.check_location(GOOGLE, "us-central1", "cluster.location", allow=True) is None
