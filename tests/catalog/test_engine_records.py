@@ -57,3 +57,11 @@ def test_the_newest_build_bounds_the_single_host_slices():
     record = EngineTraffic(sizing_engine="vllm", kv_cache="paged", builds=(older, newer), calibrations=())
     assert record.deploys(slice_shape(generation("v6e"), "2x2"))
     assert not record.deploys(slice_shape(generation("v5e"), "2x4"))
+
+
+def test_a_declaration_holds_the_versions_of_one_engine():
+    """`EngineDeclaration.versions`: one engine's pinned records, oldest first, so its name is any of theirs."""
+    from tpu_stacks.catalog.engines.declared import declarations
+
+    for declared in declarations():
+        assert {version.engine for version in declared.versions} == {declared.name}
