@@ -65,3 +65,18 @@ def test_a_declaration_holds_the_versions_of_one_engine():
 
     for declared in declarations():
         assert {version.engine for version in declared.versions} == {declared.name}
+
+
+def test_an_auto_kv_cache_holds_the_activations_dtype():
+    """vLLM's `--kv-cache-dtype auto` "will use model data type" (vllm/config/cache.py CacheDType): the dtype the
+    model computes in, which for int8/fp8/int4 weights is bf16 (QUANTIZED_WEIGHTS: the weights are dequantized to it)
+    and otherwise the weights' own; a named cache dtype is that dtype, and an unknown one is not sized."""
+    from tpu_stacks.catalog.engines.dtypes import QUANTIZED_WEIGHTS
+    from tpu_stacks.catalog.engines.vllm import VLLM_DTYPES
+
+    assert set(QUANTIZED_WEIGHTS) == {"int8", "fp8", "int4"}
+    assert VLLM_DTYPES.kv_cache("auto", "int8") == VLLM_DTYPES.kv_cache("auto", "fp8") == "bf16"
+    assert VLLM_DTYPES.kv_cache("auto", "fp32") == "fp32"
+    assert VLLM_DTYPES.kv_cache("auto", "fp16") == "fp16"
+    assert VLLM_DTYPES.kv_cache("fp8_e5m2", "bf16") == "fp8"
+    assert VLLM_DTYPES.kv_cache("int4", "bf16") is None
