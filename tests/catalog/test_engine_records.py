@@ -80,3 +80,16 @@ def test_an_auto_kv_cache_holds_the_activations_dtype():
     assert VLLM_DTYPES.kv_cache("auto", "fp16") == "fp16"
     assert VLLM_DTYPES.kv_cache("fp8_e5m2", "bf16") == "fp8"
     assert VLLM_DTYPES.kv_cache("int4", "bf16") is None
+
+
+def test_the_stacks_batched_tokens_default_is_the_documented_one():
+    """docs/vllm.md's configuration table (written by hand) gives `maxNumBatchedTokens` a default of 512: what the
+    stack passes as `--max-num-batched-tokens` and the traffic model's step for a workload that does not say."""
+    import re
+    from pathlib import Path
+
+    from tpu_stacks.catalog.engines.vllm import STACK_BATCHED_TOKENS
+
+    doc = (Path(__file__).parents[2] / "docs" / "vllm.md").read_text()
+    documented = re.search(r"^\| `maxNumBatchedTokens` \| (\d+) \| `--max-num-batched-tokens` \|$", doc, re.M)
+    assert documented and int(documented[1]) == STACK_BATCHED_TOKENS
