@@ -42,3 +42,11 @@ def test_each_catalogued_kind_lists_every_published_size(series):
 def test_the_shared_core_types_are_e2s_three():
     assert sorted(NAMED_SHAPES) == sorted(name for name in PUBLISHED if name.count("-") == 1)
     assert set(cpu_machine_types()) <= set(PUBLISHED)
+
+
+def test_a_shared_core_type_shows_the_guest_two_vcpus():
+    """Compute Engine's E2 shared-core table: e2-micro, e2-small and e2-medium each have 2 vCPUs, bursting on 0.25,
+    0.5 and 1 of a core (the fixture's fractions)."""
+    for name in NAMED_SHAPES:
+        assert PREDEFINED[name].vcpus == 2
+        assert PUBLISHED[name][0] in (0.25, 0.5, 1)
