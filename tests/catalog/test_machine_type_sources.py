@@ -50,3 +50,11 @@ def test_a_shared_core_type_shows_the_guest_two_vcpus():
     for name in NAMED_SHAPES:
         assert PREDEFINED[name].vcpus == 2
         assert PUBLISHED[name][0] in (0.25, 0.5, 1)
+
+
+def test_n1s_custom_spelling_is_an_n1():
+    """Compute Engine's custom machine types: N1's are written `custom-VCPUS-MEMORY_MB`, without a series."""
+    from tpu_stacks.catalog.cpu_machines import MiB, machine_shape
+
+    shape = machine_shape("custom-4-15360")
+    assert (shape.series, shape.vcpus, shape.memory_bytes) == ("n1", 4, 15360 * MiB)
