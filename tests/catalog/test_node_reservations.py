@@ -1,0 +1,39 @@
+"""catalog/cpu_machines.py's GKE reservations against the page the ledger quotes (ledger: gke.node-allocatable, GKE's
+"Plan node sizes": the memory tiers quoted word for word, the rest in the row's claim)."""
+
+import math
+import re
+from decimal import Decimal
+
+from tpu_stacks.catalog.cpu_machines import (
+    CPU_RESERVATION,
+    EVICTION_THRESHOLD,
+    MEMORY_RESERVATION,
+    SMALL_MACHINE_RESERVATION,
+    MiB,
+)
+from tpu_stacks.catalog.upstream import fact
+
+ROW = fact("gke.node-allocatable")
+
+
+def test_the_memory_tiers_are_the_quoted_ones():
+    tiers = [
+        (int(size), Decimal(share) / 100)
+        for share, size in re.findall(r"(\d+)% of the (?:first|next) (\d+) GiB", ROW.quote)
+    ]
+    above = re.search(r"(\d+)% of any memory above (\d+) GiB", ROW.quote)
+    assert sum(size for size, _ in tiers) == int(above[2])
+    assert MEMORY_RESERVATION == (*tiers, (math.inf, Decimal(above[1]) / 100))
+
+
+def test_the_small_machine_reservation_and_the_eviction_threshold():
+    assert SMALL_MACHINE_RESERVATION == int(re.search(r"\((\d+) MiB below 1 GiB\)", ROW.claim)[1]) * MiB
+    assert EVICTION_THRESHOLD == int(re.search(r"less (\d+) MiB kept for eviction", ROW.claim)[1]) * MiB
+
+
+def test_the_cpu_tiers_are_the_claimed_ones():
+    """6% of the first core, 1% of the next, 0.5% of the next two and 0.25% of each core above four."""
+    shares = [Decimal(s) / 100 for s in re.findall(r"([\d.]+)% of (?:the|each)", ROW.claim)[:4]]
+    assert [share for _, share in CPU_RESERVATION] == shares
+    assert [size for size, _ in CPU_RESERVATION] == [1, 1, 2, math.inf]
