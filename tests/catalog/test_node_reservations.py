@@ -37,3 +37,22 @@ def test_the_cpu_tiers_are_the_claimed_ones():
     shares = [Decimal(s) / 100 for s in re.findall(r"([\d.]+)% of (?:the|each)", ROW.claim)[:4]]
     assert [share for _, share in CPU_RESERVATION] == shares
     assert [size for size, _ in CPU_RESERVATION] == [1, 1, 2, math.inf]
+
+
+def test_a_machine_of_exactly_one_gib_takes_the_tiers_and_a_part_gib_is_reserved_too():
+    """GKE: "255 MiB of memory for machines with less than 1 GiB": e2-micro's 1 GiB is not less, so 25% of it (256 MiB)
+    is reserved; 4.5 GiB reserves 25% of 4 and 20% of the half left. CPU: 2 vCPUs reserve 6% and 1% of a core."""
+    from tpu_stacks.catalog.cpu_machines import KERNEL_SHARE, CpuShape, GiB, allocatable, machine_shape
+
+    _, micro = allocatable(machine_shape("e2-micro"))
+    assert micro == int(GiB * (1 - KERNEL_SHARE) - GiB // 4 - 100 * MiB)
+    half = CpuShape(name="acme", series="e2", vcpus=2, memory_bytes=GiB * 9 // 2)
+    cpu, memory = allocatable(half)
+    assert cpu == 2000 - 60 - 10
+    assert memory == int(Decimal(GiB * 9 // 2) * (1 - KERNEL_SHARE) - (GiB + GiB // 10) - 100 * MiB)
+
+
+def test_a_machine_smaller_than_its_reservations_offers_pods_nothing():
+    from tpu_stacks.catalog.cpu_machines import CpuShape, allocatable
+
+    assert allocatable(CpuShape(name="acme", series="e2", vcpus=1, memory_bytes=200 * MiB))[1] == 0
