@@ -56,3 +56,19 @@ def test_a_machine_smaller_than_its_reservations_offers_pods_nothing():
     from tpu_stacks.catalog.cpu_machines import CpuShape, allocatable
 
     assert allocatable(CpuShape(name="acme", series="e2", vcpus=1, memory_bytes=200 * MiB))[1] == 0
+
+
+def test_a_pod_that_asks_for_exactly_the_room_fits():
+    """The scheduler's fit (Kubernetes NodeResourcesFit): a pod fits when its requests are at most what is free."""
+    from tpu_stacks.catalog.cpu_machines import holds, machine_shape, pod_room
+
+    shape = machine_shape("e2-standard-4")
+    cpu, memory = pod_room(shape)
+    assert holds(shape, cpu, memory)
+    assert not holds(shape, cpu + 1, memory) and not holds(shape, cpu, memory + 1)
+
+
+def test_the_smallest_holding_type_comes_from_the_series_asked():
+    from tpu_stacks.catalog.cpu_machines import GiB, smallest_holding
+
+    assert smallest_holding(1000, GiB, series=("n2",)).name == "n2-standard-2"
