@@ -33,8 +33,16 @@ MEMORY_GB_PER_VCPU: dict[str, dict[str, float]] = {
 }
 """Memory of a predefined `SERIES-KIND-VCPUS` type per vCPU (MEMORY_SOURCE: e2-highmem-16 has 16 vCPUs and 128 GB).
 Compute Engine's machine-type "GB" are binary (GiB): a 16 GB e2-standard-4 node reports 16 GiB less the kernel's."""
-OFF_RATIO_GB = {"n2-highmem-128": 864}
-"""The predefined types whose memory is not vCPUs x their kind's ratio (GENERAL_PURPOSE)."""
+OFF_RATIO_GB = {
+    "n2-highmem-128": 864,
+    "c3d-highcpu-30": 59,
+    "c3d-highcpu-60": 118,
+    "c3d-highcpu-90": 177,
+    "c3d-highcpu-180": 354,
+    "c3d-highcpu-360": 708,
+}
+"""The predefined types whose memory is not vCPUs x their kind's ratio (GENERAL_PURPOSE): N2's largest highmem, and
+C3D's highcpu types from 30 vCPUs (59 GB, not 60; tests/catalog/test_machine_type_sources.py checks every type)."""
 NAMED_SHAPES: dict[str, tuple[int, float]] = {"e2-micro": (2, 1), "e2-small": (2, 2), "e2-medium": (2, 4)}
 """E2's shared-core types: (vCPUs shown to the guest, GB); they burst on a fraction of a core (GENERAL_PURPOSE)."""
 

@@ -346,9 +346,10 @@ QWEN3_CODER_480B = ModelArchitecture(
     vocab=151936,
     experts=160,
     experts_per_token=8,
+    qk_norm=True,  # model_type qwen3_moe: q_norm and k_norm on every layer (catalog/hf_config.py QK_NORM)
     source="https://huggingface.co/Qwen/Qwen3-Coder-480B-A35B-Instruct/blob/main/config.json (hidden_size 6144,"
     " 62 layers, 96 heads, 8 KV heads, head_dim 128, moe_intermediate_size 2560, 160 experts, 8 per token,"
-    " vocab 151936, untied)",
+    " vocab 151936, untied, model_type qwen3_moe)",
 )
 """A row's model the catalogue does not serve (the fit needs its shape, not a stack)."""
 ROW_MODELS: dict[str, ModelArchitecture] = {QWEN3_CODER_480B.name: QWEN3_CODER_480B}
