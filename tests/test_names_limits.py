@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from tpu_stacks import names
 from tpu_stacks.errors import UserError
 from tpu_stacks.names import (
     bounded,
@@ -79,3 +80,25 @@ def test_a_cut_needs_room_for_one_character_of_the_name():
     assert bounded("abcdefghijkl", 8) == "a-" + hashlib.sha256(b"abcdefghijkl").hexdigest()[:6]
     with pytest.raises(ValueError, match=r"no room for 'abcdefghijkl' in 7 characters"):
         bounded("abcdefghijkl", 7)
+
+
+@pytest.mark.parametrize(
+    ("check", "value"),
+    [
+        (lambda v: names.PROJECT_ID.matches(v), "my-project\n"),
+        (lambda v: names.PROJECT_ID.matches(v), "a" * 30 + "\n"),
+        (lambda v: names.K8S_NAME.matches(v), "vllm\n"),
+        (lambda v: names.is_zone(v), "us-central1-a\n"),
+        (lambda v: names.is_region(v), "us-central1\n"),
+    ],
+)
+def test_a_final_newline_is_not_part_of_a_valid_name(check, value):
+    """Python's `$` also matches before a string's final newline, so `pattern.match` with `^...$` took
+    'my-project\\n' for a project id (second reader's finding): the rules match the whole value."""
+    assert not check(value)
+    assert check(value.rstrip("\n"))
+
+
+def test_image_names_and_tags_with_a_final_newline_are_refused():
+    with pytest.raises(UserError):
+        names.check_image_name("team/ray-maxtext\n", "raytrain.image")

@@ -34,7 +34,7 @@ class NameRule:
     max_length: int | None = None
 
     def matches(self, value: Any) -> bool:
-        if not isinstance(value, str) or not self.pattern.match(value):
+        if not isinstance(value, str) or not self.pattern.fullmatch(value):  # `$` alone lets a final newline by
             return False
         return self.max_length is None or len(value) <= self.max_length
 
@@ -81,7 +81,7 @@ def check_node_service_account(email: str, key: str, existing: bool) -> str:
     refused for nodes this stack creates (GKE's hardening guide: it often holds project Editor, which every
     host-network pod would then hold; the stack's own `<name>-nodes` account has only GKE's node role) and
     accepted for an existing cluster's nodes, where it states a fact the stack cannot change."""
-    if DEFAULT_COMPUTE_ACCOUNT.match(email):
+    if DEFAULT_COMPUTE_ACCOUNT.fullmatch(email):
         if existing:
             return email
         raise UserError(
@@ -130,11 +130,11 @@ ZONE = re.compile(r"^[a-z]+(?:-[a-z]+)+\d+-[a-z][a-z0-9]*$")
 
 
 def is_zone(location: str) -> bool:
-    return bool(ZONE.match(location))
+    return bool(ZONE.fullmatch(location))
 
 
 def is_region(location: str) -> bool:
-    return bool(REGION.match(location))
+    return bool(REGION.fullmatch(location))
 
 
 def region_of(location: str) -> str:
@@ -179,18 +179,18 @@ def check_bucket_name(name: str, key: str = "") -> str:
     longest = 222 if "." in name else 63
     if not 3 <= len(name) <= longest:
         raise UserError(key, name, f"is not 3-{longest} characters long", f"bucket naming rules: {rules}")
-    if not _BUCKET_CHARS.match(name):
+    if not _BUCKET_CHARS.fullmatch(name):
         raise UserError(
             key,
             name,
             "is not a bucket name",
             f"use lowercase letters, digits, '-', '_' and '.', starting and ending with a letter or digit ({rules})",
         )
-    if "." in name and not all(_BUCKET_PART.match(part) and len(part) <= 63 for part in name.split(".")):
+    if "." in name and not all(_BUCKET_PART.fullmatch(part) and len(part) <= 63 for part in name.split(".")):
         raise UserError(
             key, name, "has a dot-separated part that is empty, too long or starts or ends with '-' or '_'", rules
         )
-    if _DOTTED_DECIMAL.match(name):
+    if _DOTTED_DECIMAL.fullmatch(name):
         raise UserError(key, name, "looks like an IP address, which a bucket name may not", rules)
     if name.startswith("goog"):
         raise UserError(key, name, "starts with 'goog', which Cloud Storage reserves", rules)
@@ -308,7 +308,7 @@ IMAGE_NAME = re.compile(rf"^{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*(?::[A-Za-z0
 
 def check_image_name(name: str, key: str = "") -> str:
     """`name` (`vllm-tpu:v0.9.2`, `team/ray-maxtext`), or a one-line refusal before any resource."""
-    if not IMAGE_NAME.match(name):
+    if not IMAGE_NAME.fullmatch(name):
         raise UserError(
             key,
             name,

@@ -234,14 +234,15 @@ def _check_extra_args(spec: RayTrainSpec) -> None:
 
 
 def _check_names(spec: RayTrainSpec) -> None:
-    if not DNS1035_LABEL.match(spec.ray_cluster_name) or len(spec.ray_cluster_name) > MAX_RAYCLUSTER_NAME:
+    if not DNS1035_LABEL.fullmatch(spec.ray_cluster_name) or len(spec.ray_cluster_name) > MAX_RAYCLUSTER_NAME:
         raise UserError(
             "raytrain.rayClusterName",
             spec.ray_cluster_name,
             "is not a valid RayCluster name",
             f"use lowercase letters, digits and '-', starting with a letter, at most {MAX_RAYCLUSTER_NAME} characters",
         )
-    if spec.run_name is not None and (not DNS1035_LABEL.match(spec.run_name) or len(spec.run_name) > MAX_RAYJOB_NAME):
+    run_name = spec.run_name
+    if run_name is not None and (not DNS1035_LABEL.fullmatch(run_name) or len(run_name) > MAX_RAYJOB_NAME):
         raise UserError(
             "raytrain.runName",
             spec.run_name,
@@ -262,7 +263,7 @@ def _run_name(spec: RayTrainSpec, shape: SliceShape) -> str:
 
 
 def _check_tag(key: str, value: str, tag: str) -> None:
-    if not IMAGE_TAG.match(tag) or image_problem(f"image:{tag}", (*MOVING_TAGS, "stable")):
+    if not IMAGE_TAG.fullmatch(tag) or image_problem(f"image:{tag}", (*MOVING_TAGS, "stable")):
         raise UserError(key, value, "is not pinned", f"use a version tag or a digest, e.g. {default_tag()}")
 
 
