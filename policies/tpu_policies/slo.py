@@ -24,7 +24,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from tpu_policies.engine_args import flag_values, infer
+from tpu_policies.engine_args import engine_of_template, flag_values, infer
 from tpu_policies.fit import granted_shape, request_from
 from tpu_policies.ray_serve import serve_config
 from tpu_policies.replicas import most_replicas
@@ -108,7 +108,7 @@ def batch_cap(request: ServingRequest, template: PodTemplate, item: Item) -> int
     traffic = TRAFFIC.get(request.engine)
     if traffic is not None and traffic.fixed_batch:
         return request.batch
-    found = _vllm_number(template, item, "--max-num-seqs")
+    found = _flag_number(template, item, "--max-num-seqs")
     return found if found is not None else MAX_BATCH
 
 
@@ -116,13 +116,17 @@ def step_budget(template: PodTemplate, item: Item) -> int | None:
     """Tokens per engine step the server is told: vLLM's last `--max-num-batched-tokens` (a RayService's: its
     engine_kwargs), as the plan passes it; None when absent, and the traffic model takes the engine's own default on
     the slice's generation (catalog/engine_traffic.py), not a stack's."""
-    return _vllm_number(template, item, "--max-num-batched-tokens")
+    return _flag_number(template, item, "--max-num-batched-tokens")
 
 
-def _vllm_number(template: PodTemplate, item: Item, flag: str) -> int | None:
-    """The flag's last whole-number value among the engine's arguments, read as vLLM's parser reads them
-    (underscores or dashes: engine_args.flag_values); None when absent or not a number."""
-    value = flag_values(_engine_text(template, item).split(), VLLM).get(flag)
+def _flag_number(template: PodTemplate, item: Item, flag: str) -> int | None:
+    """The flag's last whole-number value among the engine's arguments, read as the pod's own engine's parser reads
+    them (vLLM's takes underscores for dashes: engine_args.flag_values); a RayService's Serve config holds vLLM's
+    engine_kwargs, already spelled as vLLM's flags. None when absent or not a number."""
+    engine = VLLM if serve_config(item.type, item.props) is not None else engine_of_template(template)
+    if engine is None:
+        return None
+    value = flag_values(_engine_text(template, item).split(), engine).get(flag)
     return int(value) if value is not None and value.isdigit() else None
 
 

@@ -82,3 +82,18 @@ def test_the_budget_and_the_batch_cap_are_read_in_vllm_s_underscore_spelling_too
     assert _advice(["--max_num_batched_tokens", "256"], given) == []
     (message,) = _advice(["--max_num_batched_tokens=256"], given - 1)
     assert f"raise it to {given}," in message
+
+
+def test_the_underscore_spelling_is_read_only_for_an_engine_whose_parser_takes_it():
+    """vLLM's parser takes `--max_num_batched_tokens`; another engine's is its own (SGLang-JAX's argparse has no
+    underscore spelling): the pack reads a pod's flags with the pod's engine's rule."""
+    from types import SimpleNamespace
+
+    from tests.policies.test_engine_args import template
+    from tpu_policies.slo import step_budget
+
+    deployment = SimpleNamespace(type="kubernetes:apps/v1:Deployment", props={})
+    sglang = ["python3", "-m", "sgl_jax.launch_server"]  # the command SGLang-JAX's record recognises
+    assert step_budget(template(VLLM_IMAGE, ["--max_num_batched_tokens=256"]), deployment) == 256
+    assert step_budget(template("my/server:1", ["--max_num_batched_tokens=256"], sglang), deployment) is None
+    assert step_budget(template("my/server:1", ["--max-num-batched-tokens=256"], sglang), deployment) == 256

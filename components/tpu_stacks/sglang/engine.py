@@ -167,8 +167,9 @@ ENGINE = EngineDeclaration(
     traffic=EngineTraffic(
         sizing_engine="sglang",
         kv_cache="paged",
-        # one token a page unless `--page-size` says otherwise, which the stack never does (ledger:
-        # sglang.default.page-size): no page rounding, where the model's fallback would round to 16
+        # one token a page at the release's default (ledger: sglang.default.page-size), which the stack keeps: no
+        # page rounding, where the model's fallback would round to 16. A hand-written server's `--page-size` is not
+        # read (as vLLM's `--block-size` is not by the traffic model): it is modelled at the default
         page_tokens=lambda context, sequences: int(number("sglang.default.page-size")),
         builds=(SGLANG,),
         calibrations=(),
