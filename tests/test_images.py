@@ -51,3 +51,12 @@ def test_every_default_image_has_a_digest_note_in_the_catalogue():
 def test_an_empty_tag_is_no_tag():
     """`repo:` names no tag; the runtime would pull `:latest` (or refuse the reference)."""
     assert image_problem("vllm/vllm-tpu:") == "has no tag, so it pulls :latest"
+
+
+def test_the_tag_is_what_follows_the_last_colon_of_the_last_part():
+    """A reference's tag follows the last ':' of its last '/'-separated part (a registry's host:port comes before the
+    first '/'); a malformed reference with two is judged by its last, as a pull would fail on it anyway: never
+    passed as pinned by the one before it."""
+    assert image_problem("registry.example:5000/team/img:1.0:latest") == "uses the moving tag :latest"
+    assert image_problem("registry.example:5000/team/img:1.0:") == "has no tag, so it pulls :latest"
+    assert image_problem("registry.example:5000/team/img:1.0") is None
