@@ -1,12 +1,14 @@
-"""Every published row of catalog/throughput_measurements.py against the document it cites, read from an excerpt
-vendored in tests/catalog/fixtures (each names its URL at the pinned commit): the throughput, the slice, the batch,
+"""Every published row of catalog/throughput_measurements.py against the document it cites, read from what
+tests/catalog/fixtures holds of it (each names its URL at the pinned commit): the throughput, the slice, the batch,
 the cache length, the dtype, the date, the server's flags and the client's lengths.
 
-The fixtures are the sources' own lines, so a row typed wrong (or a number nudged) fails here, where
-tests/traffic/test_calibration.py only sees the fit move.
+The fixtures are the sources' facts, kept apart from the rows (JetStream-PyTorch's result tables as they are; the
+recipe's and the pull request's settings and results transcribed, by line, never their manifests or commands), so a
+row typed wrong (or a number nudged) fails here, where tests/traffic/test_calibration.py only sees the fit move.
 """
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -75,74 +77,59 @@ def test_the_sharegpt_lengths_are_jetstream_pr_83s_means():
     assert SHAREGPT_OUTPUT_TOKENS == round(415_416 / 1_780)
 
 
-def _recipe() -> dict[int, str]:
-    lines = (FIXTURES / "tpu_recipes_qwen3_coder_480b.md").read_text().splitlines()
-    return {int(number): text for number, text in (line.split(":", 1) for line in lines if line[:1].isdigit())}
-
-
-def _flag(text: str, name: str) -> str:
-    return re.search(rf"{name}=(\S+)", text)[1]
+def _facts(name: str) -> dict:
+    return tomllib.loads((FIXTURES / name).read_text())
 
 
 @pytest.mark.parametrize(
-    ("row_id", "result_line", "client_lines"),
-    [
-        ("vllm-tpu7x-qwen3coder-1k1k", 658, range(519, 527)),
-        ("vllm-tpu7x-qwen3coder-1k8k", 659, range(563, 571)),
-        ("vllm-tpu7x-qwen3coder-8k1k", 660, range(607, 615)),
-    ],
+    ("row_id", "result_line"),
+    [("vllm-tpu7x-qwen3coder-1k1k", 658), ("vllm-tpu7x-qwen3coder-1k8k", 659), ("vllm-tpu7x-qwen3coder-8k1k", 660)],
 )
-def test_every_ironwood_row_is_the_recipes_run(row_id, result_line, client_lines):
-    """tpu-recipes' Qwen3-Coder-480B-A35B recipe for Ironwood @ 8f0a9d2: the server's flags (lines 227-235), the
-    client's (InferenceX's `--random-range-ratio=0.8` draws lengths in [0.8 L, L]: the row keeps the centre,
-    0.9 L), and the result table (lines 658-660), whose per-chip figure gives the chips."""
-    recipe, row = _recipe(), ROWS[row_id]
-    served = _flag(recipe[client_lines[0]], "--model")  # the FP8 checkpoint of the model the row records
-    assert row_model(row).architecture is QWEN3_CODER_480B and served in QWEN3_CODER_480B.hf_ids
+def test_every_ironwood_row_is_the_recipes_run(row_id, result_line):
+    """tpu-recipes' Qwen3-Coder-480B-A35B recipe for Ironwood @ 8f0a9d2 (fixtures/tpu_recipes_qwen3_coder_480b.toml,
+    its facts by line): the server's flags (lines 227-235), the client's (InferenceX's `--random-range-ratio=0.8`
+    draws lengths in [0.8 L, L]: the row keeps the centre, 0.9 L), and the result table (lines 658-660), whose
+    per-chip figure gives the chips."""
+    recipe, row = _facts("tpu_recipes_qwen3_coder_480b.toml"), ROWS[row_id]
+    (run,) = [r for r in recipe["run"] if r["result_line"] == result_line]
+    assert row_model(row).architecture is QWEN3_CODER_480B and run["model"] in QWEN3_CODER_480B.hf_ids
     assert row.source == QWEN3_CODER_TPU7X and row.note.startswith(f"line {result_line};")
-    server = "\n".join(recipe[n] for n in range(227, 236))
-    assert row.max_model_len == int(_flag(server, "--max-model-len"))
-    assert row.batched_tokens == int(_flag(server, "--max-num-batched-tokens"))
-    assert row.memory_fraction == float(_flag(server, "--gpu-memory-utilization"))
-    assert row.page_tokens == int(_flag(server, "--block-size"))
-    assert row.kv_dtype == _flag(server, "--kv-cache-dtype")
-    assert row.topology == recipe[217].split(":")[-1].strip()
-    client = "\n".join(recipe[n] for n in client_lines)
-    ratio = float(_flag(client, "--random-range-ratio"))
+    server = recipe["server"]
+    assert row.max_model_len == server["max-model-len"]
+    assert row.batched_tokens == server["max-num-batched-tokens"]
+    assert row.memory_fraction == server["gpu-memory-utilization"]
+    assert row.page_tokens == server["block-size"]
+    assert row.kv_dtype == server["kv-cache-dtype"]
+    assert row.topology == recipe["slice"]["topology"]
+    ratio = run["random-range-ratio"]
     assert row.length_ratio == ratio
-    assert row.input_tokens == round((1 + ratio) / 2 * int(_flag(client, "--random-input-len")))
-    assert row.output_tokens == round((1 + ratio) / 2 * int(_flag(client, "--random-output-len")))
-    assert row.prompts == int(_flag(client, "--num-prompts"))
-    assert row.concurrency == row.batch == int(_flag(client, "--max-concurrency"))
-    total, per_chip = re.search(r"\| ([\d.]+) tok/s \(([\d.]+) tok/s/chip\)", recipe[result_line]).groups()
-    assert row.output_tokens_per_second == float(total)
-    assert row.chips == round(float(total) / float(per_chip))
+    assert row.input_tokens == round((1 + ratio) / 2 * run["random-input-len"])
+    assert row.output_tokens == round((1 + ratio) / 2 * run["random-output-len"])
+    assert row.prompts == run["num-prompts"]
+    assert row.concurrency == row.batch == run["max-concurrency"]
+    assert row.output_tokens_per_second == run["output_tokens_per_second"]
+    assert row.chips == round(run["output_tokens_per_second"] / run["per_chip"])
 
 
 def test_the_v6e_row_is_the_prs_before_run():
-    """vLLM pull request 16458: `vllm serve` and benchmark_serving.py as quoted, the "Before" output throughput;
-    benchmark_serving.py sends 1,000 prompts by default (its `--num-prompts`), all at once (request rate inf)."""
-    text = (FIXTURES / "vllm_pr_16458.md").read_text()
+    """vLLM pull request 16458's "Before" run (fixtures/vllm_pr_16458.toml, its facts); benchmark_serving.py sends
+    1,000 prompts by default (its `--num-prompts`), all at once (request rate inf)."""
+    pr = _facts("vllm_pr_16458.toml")
     row = ROWS["vllm-v6e-llama3-8b"]
     assert row.source == VLLM_TPU_V6E_8B
-    serve = next(line for line in text.splitlines() if "vllm serve" in line)
-    served = lookup_model(re.search(r"vllm serve (\S+)", serve)[1]).architecture  # Llama 3.1 8B: Llama 3 8B's weights
+    server, client = pr["server"], pr["client"]
+    served = lookup_model(server["model"]).architecture  # Llama 3.1 8B: Llama 3 8B's weights
     assert row_model(row).architecture.name == "llama-3-8b" and row_model(row).architecture.same_weights(served)
-
-    def flag(name: str) -> str:
-        return re.search(rf"{name} (\S+)", serve)[1]
-
-    assert row.memory_fraction == float(flag("--gpu-memory-utilization"))
-    assert row.batched_tokens == int(flag("--max-num-batched-tokens"))
-    assert row.max_model_len == int(flag("--max-model-len"))
-    assert row.batch_cap == int(flag("--max_num_seqs"))
-    assert row.chips == int(re.search(r"v6e-(\d+)", text)[1]) == 1
-    bench = next(line for line in text.splitlines() if "benchmark_serving.py" in line)
-    assert row.input_tokens == int(re.search(r"--random-input-len (\d+)", bench)[1])
-    assert row.output_tokens == int(re.search(r"--random-output-len (\d+)", bench)[1])
-    assert row.output_tokens_per_second == float(re.search(r"Output token throughput \(tok/s\):\s+([\d.]+)", text)[1])
+    assert row.memory_fraction == server["gpu-memory-utilization"]
+    assert row.batched_tokens == server["max-num-batched-tokens"]
+    assert row.max_model_len == server["max-model-len"]
+    assert row.batch_cap == server["max_num_seqs"]
+    assert row.chips == int(re.fullmatch(r"v6e-(\d+)", pr["slice"])[1]) == 1
+    assert row.input_tokens == client["random-input-len"]
+    assert row.output_tokens == client["random-output-len"]
+    assert row.output_tokens_per_second == pr["result"]["output_tokens_per_second"]
     assert row.prompts == 1000
-    assert "--random-range-ratio" not in bench and row.length_ratio == 1.0  # the script's default then: exact lengths
+    assert "random-range-ratio" not in client and row.length_ratio == 1.0  # the script's default then: exact lengths
 
 
 @pytest.mark.parametrize("field", ["chips", "input_tokens", "output_tokens", "output_tokens_per_second"])
