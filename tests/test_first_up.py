@@ -106,11 +106,23 @@ def test_slices_from_a_pool_plan():
     assert first_up.slices(pool(reservation="r"), 1).kinds == ("reservation",)
 
 
+def _prediction(**given: object) -> SimpleNamespace:
+    """An slo prediction as first_up.slo_summary reads it: a replica at 1000 output and 4000 input tokens/s, 40 ms
+    NTPOT, 500 ms TTFT (900 ms at p99), from the model; `given` replaces any of it."""
+    figures = {
+        "replicas": 1,
+        "replica_output_tokens_per_second": 1000.0,
+        "replica_input_tokens_per_second": 4000.0,
+        "replica_ntpot_ms": 40.0,
+        "replica_ttft_ms": 500.0,
+        "replica_ttft_p99_ms": 900.0,
+        "basis": "model",
+    }
+    return SimpleNamespace(**{**figures, **given})
+
+
 def test_the_slo_summary_prices_the_traffic_models_replicas():
-    prediction = SimpleNamespace(
-        replicas=3, replica_output_tokens_per_second=1000.0, replica_input_tokens_per_second=4000.0,
-        replica_ntpot_ms=40.0, replica_ttft_ms=500.0, replica_ttft_p99_ms=900.0, basis="model",
-    )  # fmt: skip
+    prediction = _prediction(replicas=3)
     summary = first_up.slo_summary(prediction, "v6e", 8)
     # a replica: 8 chips x $2.70 = $21.60/h; 3 replicas: $64.80/h
     # $/M output tokens (GIQ's Cost): 21.60 / 3600 $/s over (1000 + 4000 / 4) tokens/s = $3e-6 a token: $3.00
@@ -140,10 +152,9 @@ def test_a_price_is_rounded_to_the_cent():
 
 
 def test_the_slo_summary_rounds_throughput_to_hundredths_and_cost_to_four_places():
-    prediction = SimpleNamespace(
-        replicas=1, replica_output_tokens_per_second=1000.1234, replica_input_tokens_per_second=5000.0,
-        replica_ntpot_ms=40.0, replica_ttft_ms=500.0, replica_ttft_p99_ms=900.0, basis="model",
-    )  # fmt: skip
+    prediction = _prediction(
+        replicas=1, replica_output_tokens_per_second=1000.1234, replica_input_tokens_per_second=5000.0
+    )
     summary = first_up.slo_summary(prediction, "v6e", 8)
     assert summary["output_tokens_per_second"] == 1000.12
     # $21.60/h = $0.006/s over (1000.1234 + 5000 / 4) tokens/s = 2250.1234: $2.66652... a million output tokens
