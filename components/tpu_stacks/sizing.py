@@ -31,6 +31,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_stacks.catalog.engines.record import Engine
+from tpu_stacks.catalog.model_shape import DEFAULT_KV_DTYPE
 from tpu_stacks.catalog.models import ResolvedModel, dtype_bytes
 from tpu_stacks.catalog.tpu import Generation, SliceShape, all_slice_shapes, generation, slice_shape
 from tpu_stacks.errors import UserError
@@ -53,7 +54,7 @@ class ServingRequest(_Frozen):
     model: ResolvedModel
     engine: Engine = "vllm"
     weight_dtype: str = "bf16"
-    kv_dtype: str = "bf16"
+    kv_dtype: str = DEFAULT_KV_DTYPE
     context: int = Field(default=8192, gt=0)
     """Tokens per sequence: vLLM `max_model_len`, JetStream `max_cache_length`."""
     batch: int = Field(default=1, gt=0)

@@ -38,7 +38,7 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.objects import annotations as keys
 from tpu_stacks.serving.serve_config import engine_flags
 from tpu_stacks.sizing import ServingRequest
-from tpu_stacks.slo.plan import size_command
+from tpu_stacks.slo.plan import EngineSettings, size_command
 from tpu_stacks.traffic import Profile, TrafficTarget, evaluate_slice, read_profiles
 from tpu_stacks.traffic.model import MAX_BATCH
 
@@ -147,23 +147,19 @@ def _judge(
     shape = granted_shape(template)
     if request is None or shape is None or request.engine not in TRAFFIC_ENGINES:
         return None  # not a model on a slice the traffic model knows: tpu-model-sizable names what is missing
-    budget = step_budget(template, item)
-    candidate = evaluate_slice(
-        request.model,
-        shape,
-        target,
-        engine=request.engine,
-        weight_dtype=request.weight_dtype,
-        kv_dtype=request.kv_dtype,
-        max_model_len=request.context,
-        max_batch=batch_cap(request, template, item),
-        profiles=profiles,
-        batched_tokens=budget,
+    settings = EngineSettings(  # what the plan tells the traffic model, read from the server's own flags
+        request.engine,
+        request.weight_dtype,
+        request.kv_dtype,
+        request.context,
+        batch_cap(request, template, item),
+        step_budget(template, item),
     )
+    candidate = evaluate_slice(request.model, shape, target, profiles=profiles, **settings.traffic_arguments())
     trusted = candidate.basis in TRUSTED_BASES
     where = f"{shape.generation} {shape.topology}"
     figure = f"{candidate.basis}: {candidate.source}"
-    command = size_command(request.model, target, request.engine, batched_tokens=budget)
+    command = size_command(request.model, target, settings)
     if not candidate.meets:
         return Finding(
             f"{item.label}: one replica of {where} cannot meet the target's latency limits at any load "

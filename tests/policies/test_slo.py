@@ -106,6 +106,9 @@ def test_an_hpa_maximum_that_cannot_carry_the_target_is_reported_on_the_model_no
     # the roofline fitted on that row, never the row itself as the measured figure
     assert "model: roofline model" in problem.message and "pull/16458" not in problem.message
     assert "`tpu-stacks size meta-llama/Llama-3.1-8B --output-tokens-per-second 5000" in problem.message
+    # the server's own flags (the tutorial's --max-model-len=4096, --max-num-seqs=128, --max-num-batched-tokens=512),
+    # which change size's answer: without them size ranks for its own defaults
+    assert "--engine vllm --context 4096 --batch 128 --max-num-batched-tokens 512`" in problem.message
 
 
 def test_the_same_workload_with_enough_maximum_passes():

@@ -3,45 +3,46 @@ slice and replicas: the issue's case, Llama 3.1 8B at 3,000 output tokens/s with
 used to disagree (v6e 2x2 x1 from `size`, 1x1 x4 from the stack)."""
 
 import json
+import shlex
+
+import pytest
 
 from tests.clients import CLIENTS
 from tpu_stacks.cli.main import main
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.inputs.validation import parse_section
-from tpu_stacks.vllm.plan import plan_vllm
+from tpu_stacks.slo.plan import size_command, target_of
+from tpu_stacks.vllm.plan import _engine_settings, plan_vllm
 from tpu_stacks.vllm.spec import VllmSpec
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B"
 SLO = {"outputTokensPerSecond": 3000, "ntpotMs": 40}
 
 
-def test_size_and_the_stack_choose_the_same_slice_and_replicas(capsys):
-    section = {"model": LLAMA_8B, "sourceRanges": CLIENTS, "slo": SLO}
-    spec = parse_section(VllmSpec, section, "vllm")
+def _size_answer(command: str, generation: str, capsys) -> dict:
+    """Run the `size` command a stack prints (its refusals and `plan`'s hint carry it), narrowed to the stack's
+    generation, and return its JSON choice."""
+    argv = shlex.split(command)
+    assert argv[:2] == ["tpu-stacks", "size"]
+    assert main([*argv[1:], "--tpu", generation, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["choice"]
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        {},  # the spec's defaults
+        # settings `size` models otherwise by default: each must reach the command, or its answer differs
+        {"maxModelLen": 2048, "maxNumSeqs": 8, "maxNumBatchedTokens": 256},
+    ],
+    ids=["defaults", "own-settings"],
+)
+def test_the_size_command_a_stack_prints_chooses_its_slice_and_replicas(section, capsys):
+    spec = parse_section(VllmSpec, {"model": LLAMA_8B, "sourceRanges": CLIENTS, "slo": SLO, **section}, "vllm")
     plan = plan_vllm(spec, ClusterSpec(project="proj", location="us-central1-b"), True, False)
-    # the stack's engine settings, given to `size` as its flags: generation, context, the sequence cap and the step
-    # budget (without it `size` models vLLM's own default, not the stack's)
-    code = main(
-        [
-            "size",
-            LLAMA_8B,
-            "--output-tokens-per-second",
-            "3000",
-            "--ntpot-ms",
-            "40",
-            "--tpu",
-            spec.tpu_generation,
-            "--context",
-            str(spec.max_model_len),
-            "--batch",
-            str(spec.max_num_seqs),
-            "--max-num-batched-tokens",
-            str(spec.max_num_batched_tokens),
-            "--json",
-        ]
-    )
-    assert code == 0
-    choice = json.loads(capsys.readouterr().out)["choice"]
+    settings = _engine_settings(spec, plan.request)  # what the plan gave the traffic model
+    command = size_command(plan.request.model, target_of(spec.slo), settings)
+    choice = _size_answer(command, spec.tpu_generation, capsys)
     shape = plan.verdict.shape
     assert (choice["generation"], choice["topology"], choice["machine_type"]) == (
         shape.generation,

@@ -110,8 +110,9 @@ def test_a_latency_limit_no_load_can_meet_is_refused_with_the_size_command():
     assert text.startswith("vllm.slo.ntpotMs: 1.0 cannot be met by one replica of v6e 2x4 at any load")
     assert (
         "`tpu-stacks size meta-llama/Llama-3.1-70B --output-tokens-per-second 5000 --ntpot-ms 1 "
-        "--input-tokens 1800 --output-tokens 128 --engine vllm --max-num-batched-tokens 512`" in text
-    )  # the stack's step budget: without it `size` models vLLM's own default (2048), another answer
+        "--input-tokens 1800 --output-tokens 128 --engine vllm --context 4096 --batch 128 "
+        "--max-num-batched-tokens 512`" in text
+    )  # the stack's context, sequence cap and step budget: without them `size` models its own defaults
 
 
 def test_an_impossible_time_to_first_token_names_ttft():
@@ -233,7 +234,8 @@ def test_jetstream_impossible_latency_is_refused():
         jetstream(slo={"outputTokensPerSecond": 1000, "ttftMs": 1})
     text = one_line(error)
     assert text.startswith("jetstream.slo.ttftMs: 1.0 cannot be met by one replica of v5e 2x4 at any load")
-    assert "--engine jetstream`" in text
+    # the tutorial's JetStream server: --max_cache_length 2048, --batch_size 32 (the spec's defaults)
+    assert "--engine jetstream --context 2048 --batch 32`" in text
 
 
 def test_jetstream_requests_must_fit_the_cache():

@@ -18,6 +18,8 @@ from tpu_stacks.errors import UserError
 
 Dtype = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 BYTES_PER_DTYPE: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+DEFAULT_KV_DTYPE = "bf16"
+"""The KV cache's dtype when nothing says otherwise: a request's, and `tpu-stacks size` without `--kv-dtype`."""
 
 
 def dtype_bytes(dtype: str, key: str = "dtype") -> float:

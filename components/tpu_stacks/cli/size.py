@@ -8,8 +8,9 @@ from typing import get_args
 
 from tpu_stacks.catalog.capacity import KIND_FACTS, PRICING_URL, slice_prices
 from tpu_stacks.catalog.engine_models import check_architecture, check_context
-from tpu_stacks.catalog.engines import dtype_rule
+from tpu_stacks.catalog.engines import served_weight_dtype
 from tpu_stacks.catalog.engines.record import Engine
+from tpu_stacks.catalog.model_shape import BYTES_PER_DTYPE, DEFAULT_KV_DTYPE
 from tpu_stacks.catalog.models import ResolvedModel, custom_model, lookup_model, parse_param_count
 from tpu_stacks.catalog.tpu import generation, generation_names
 from tpu_stacks.cli import size_compare, size_traffic
@@ -54,10 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dtype",
-        choices=["bf16", "fp8", "int8", "int4"],
-        help="serving weight dtype (default: the checkpoint's quantization, else bf16)",
+        choices=list(BYTES_PER_DTYPE),
+        help="serving weight dtype (default: what the engine serves the checkpoint in: its quantization, else bf16)",
     )
-    parser.add_argument("--kv-dtype", choices=["bf16", "int8"], default="bf16")
+    parser.add_argument("--kv-dtype", choices=list(BYTES_PER_DTYPE), default=DEFAULT_KV_DTYPE)
     parser.add_argument("--params", help="custom model: parameter count such as 7B")
     parser.add_argument("--layers", type=positive(int))
     parser.add_argument("--kv-heads", type=positive(int))
@@ -126,9 +127,9 @@ def with_model_defaults(args: argparse.Namespace, model: ResolvedModel) -> None:
     refusals of a model class vLLM TPU lacks and of a context longer than the model takes."""
     if args.workload == "serve":
         check_architecture(args.engine, model.architecture, "MODEL", model.id)
-    if args.dtype is None:  # what the engine's `--dtype auto` serves (its rule, the one its plan reads), else vLLM's
-        rule = dtype_rule(args.engine) if args.workload == "serve" else None
-        args.dtype = rule.auto(model.architecture) if rule is not None else model.architecture.serving_dtype
+    if args.dtype is None:  # what the engine's `--dtype auto` serves (its rule, the one its plan reads)
+        serve = args.workload == "serve"
+        args.dtype = served_weight_dtype(args.engine, model.architecture) if serve else model.architecture.serving_dtype
     if args.context is not None:
         check_context(model.architecture, args.context, "--context", f"give --context {model.architecture.max_context}")
 

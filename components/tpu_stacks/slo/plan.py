@@ -30,6 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tpu_stacks.catalog.engines import served_weight_dtype
+from tpu_stacks.catalog.model_shape import DEFAULT_KV_DTYPE
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.tpu import SliceShape, slice_shape
 from tpu_stacks.errors import UserError
@@ -141,19 +143,20 @@ def read_slo_profiles(section: str, slo: SloSpec) -> tuple[Profile, ...]:
 
 
 def size_command(
-    model: ResolvedModel,
-    target: TrafficTarget,
-    engine: str,
-    profiles: str | None = None,
-    batched_tokens: int | None = None,
+    model: ResolvedModel, target: TrafficTarget, settings: EngineSettings, profiles: str | None = None
 ) -> str:
-    """The `tpu-stacks size --output-tokens-per-second` command that ranks every slice for this target, with the
-    server's step budget when it sets one (without it `size` models the engine's own default, another answer)."""
+    """The `tpu-stacks size --output-tokens-per-second` command that ranks every slice for this target with the
+    engine settings the server runs with: its context, sequence cap and step budget, and its dtypes where they are
+    not what `size` models by itself. Each changes the answer: without them `size` ranks for its own defaults."""
     parts = [f"tpu-stacks size {model.id} --output-tokens-per-second {target.output_tokens_per_second:g}"]
     parts += [f"--ntpot-ms {target.ntpot_ms:g}"] if target.ntpot_ms else []
     parts += [f"--ttft-ms {target.ttft_ms:g}"] if target.ttft_ms else []
-    parts += [f"--input-tokens {target.input_tokens} --output-tokens {target.output_tokens} --engine {engine}"]
-    parts += [f"--max-num-batched-tokens {batched_tokens}"] if batched_tokens is not None else []
+    parts += [f"--input-tokens {target.input_tokens} --output-tokens {target.output_tokens}"]
+    parts += [f"--engine {settings.engine} --context {settings.context} --batch {settings.max_batch}"]
+    served = served_weight_dtype(settings.engine, model.architecture)
+    parts += [f"--dtype {settings.weight_dtype}"] if settings.weight_dtype != served else []
+    parts += [f"--kv-dtype {settings.kv_dtype}"] if settings.kv_dtype != DEFAULT_KV_DTYPE else []
+    parts += [f"--max-num-batched-tokens {settings.batched_tokens}"] if settings.batched_tokens is not None else []
     parts += [f"--profiles {profiles}"] if profiles else []
     return " ".join(parts)
 
@@ -173,7 +176,7 @@ def predict(
 ) -> SloPrediction:
     """Evaluate the stack's slice for the target; refuse in one line what no replica count can meet."""
     target = target_of(slo)
-    context, engine = settings.context, settings.engine
+    context = settings.context
     if target.input_tokens + target.output_tokens > context:
         given = "inputTokens" if slo.input_tokens is not None or slo.output_tokens is None else "outputTokens"
         raise UserError(
@@ -186,7 +189,7 @@ def predict(
         model, shape, target, profiles=read_slo_profiles(section, slo), **settings.traffic_arguments()
     )
     where = f"{shape.generation} {shape.topology}"
-    command = size_command(model, target, engine, slo.profiles, settings.batched_tokens)
+    command = size_command(model, target, settings, slo.profiles)
     replicas, replica = candidate.replicas, candidate.per_replica
     if not candidate.meets or replicas is None or replica.output_tokens_per_second is None:
         key, value = _missed_limit(section, slo, candidate)

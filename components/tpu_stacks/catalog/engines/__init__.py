@@ -24,7 +24,7 @@ which the Custom Metrics Stackdriver Adapter spells `prometheus.googleapis.com|<
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tpu_stacks.catalog.engines.declared import declarations
 from tpu_stacks.catalog.engines.dtypes import DtypeRule
@@ -34,6 +34,9 @@ from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.engines.router import ROUTER
 from tpu_stacks.catalog.engines.vllm import VLLM, VLLM_DTYPES
 from tpu_stacks.catalog.image_users import HELPER_IMAGE_USERS, ImageUser
+
+if TYPE_CHECKING:
+    from tpu_stacks.catalog.model_shape import ModelArchitecture
 
 CATALOGUED: tuple[EngineVersion, ...] = (VLLM, RAY, RAY_SERVE, EPP, ROUTER)
 """The engines this package records itself, because shared code names them (`WHY_HERE`); a workload folder declares
@@ -132,3 +135,10 @@ def dtype_rule(engine: EngineVersion | str) -> DtypeRule | None:
     """The engine's dtype rule: the catalogue's own or its workload folder's declaration's; None when it declares
     none (the pack then says it cannot size the server, never guesses)."""
     return dtype_rules().get(engine if isinstance(engine, str) else engine.engine)
+
+
+def served_weight_dtype(engine: str, architecture: ModelArchitecture) -> str:
+    """The weight dtype an engine serves a model in when told nothing (its `--dtype auto` rule), else the
+    checkpoint's own: what `tpu-stacks size` models without `--dtype`, and so what its command leaves out."""
+    rule = dtype_rule(engine)
+    return rule.auto(architecture) if rule is not None else architecture.serving_dtype
