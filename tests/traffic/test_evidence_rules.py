@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.traffic.giq import GIQ_V5E_2X4, giq_profile
 from tests.traffic.test_optimizer import VLLM_ROW, pinned
 from tpu_stacks.catalog.models import Attention, ModelArchitecture, ResolvedModel, lookup_model
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, row_model
@@ -43,17 +44,9 @@ QUICK = ProfilePoint(queries_per_second=1.0, output_tokens_per_second=500.0, ntp
 NO_FIGURES = PerReplica(None, None, None, None, None)
 
 
-def giq(
-    *points: ProfilePoint,
-    server: str = "vLLM",
-    model: str = "meta-llama/Llama-3.1-8B-Instruct",
-    accelerator: str = "tpu-v5-lite-podslice",
-    topology: str = "2x4",
-    instance: str = "ct5lp-hightpu-8t",
-    count: int | None = 8,
-) -> Profile:
-    """A GIQ profile of the v5e 2x4 slice on one ct5lp-hightpu-8t host unless told otherwise."""
-    return Profile(model, server, "", accelerator, topology, instance, count, points or (SLOW,))
+def giq(*points: ProfilePoint, **fields) -> Profile:
+    """A GIQ profile of the v5e 2x4 slice on one ct5lp-hightpu-8t host unless told otherwise (SLOW without points)."""
+    return giq_profile(*(points or (SLOW,)), **{**GIQ_V5E_2X4, **fields})
 
 
 # --- refuted ---------------------------------------------------------------------------------------

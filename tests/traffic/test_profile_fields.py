@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from tests.traffic.giq import GIQ_V6E_2X2, giq_profile
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import slice_shape
 from tpu_stacks.errors import UserError
@@ -18,16 +19,9 @@ V6E_2X2 = slice_shape("v6e", "2x2")  # one ct6e-standard-4t host, 4 chips
 POINT = ProfilePoint(queries_per_second=1.0, output_tokens_per_second=500.0, ntpot_ms=30.0, ttft_ms=200.0)
 
 
-def giq(
-    server: str = "vLLM",
-    version: str = "",
-    model: str = "meta-llama/Llama-3.1-8B-Instruct",
-    accelerator: str = "tpu-v6e-slice",
-    topology: str = "2x2",
-    instance: str = "ct6e-standard-4t",
-    count: int | None = 4,
-) -> Profile:
-    return Profile(model, server, version, accelerator, topology, instance, count, (POINT,))
+def giq(**fields) -> Profile:
+    """A GIQ profile of the v6e 2x2 slice (one ct6e-standard-4t host) measured at POINT, one field changed."""
+    return giq_profile(POINT, **{**GIQ_V6E_2X2, **fields})
 
 
 # --- matches -----------------------------------------------------------------------------------------
