@@ -110,6 +110,8 @@ class Measurement(BaseModel):
     """The client's `--max-concurrency` (None with `prompts`: every prompt sent at once)."""
     length_ratio: float = 1.0
     """The client's `--random-range-ratio` as a lower bound: lengths uniform in [ratio x L, L] (1.0: exact)."""
+    async_scheduling: bool = False
+    """vLLM `--async-scheduling` given to the server (False: not given; the build's engine stepped synchronously)."""
     ntpot_ms: float | None = None
     ttft_ms: float | None = None
     date: str
@@ -271,6 +273,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         prompts=320,  # --num-prompts=320 --max-concurrency=64, lines 525-526 (and the other two benchmarks')
         concurrency=64,
         length_ratio=0.8,  # --random-range-ratio=0.8
+        async_scheduling=True,  # --async-scheduling, line 237
         output_tokens_per_second=1996.0,
         date="2026-07-14",
         source=QWEN3_CODER_TPU7X,
@@ -299,6 +302,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         prompts=320,  # --num-prompts=320 --max-concurrency=64, lines 525-526 (and the other two benchmarks')
         concurrency=64,
         length_ratio=0.8,  # --random-range-ratio=0.8
+        async_scheduling=True,  # --async-scheduling, line 237
         output_tokens_per_second=2075.47,
         date="2026-07-14",
         source=QWEN3_CODER_TPU7X,
@@ -327,6 +331,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         prompts=320,  # --num-prompts=320 --max-concurrency=64, lines 525-526 (and the other two benchmarks')
         concurrency=64,
         length_ratio=0.8,  # --random-range-ratio=0.8
+        async_scheduling=True,  # --async-scheduling, line 237
         output_tokens_per_second=1053.1,
         date="2026-07-14",
         source=QWEN3_CODER_TPU7X,

@@ -17,8 +17,11 @@ running request's next tokens, the newest request is preempted (a prompt still p
 sequence, the prompt itself when its own chunk does not fit) and later recomputes its prompt and the tokens it had
 produced; a step that preempted admits no waiting prompt (ledger: vllm.scheduler.preempt-newest,
 vllm.scheduler.preempt-self, vllm.scheduler.no-waiting-after-preempt).
-Steps with no prompt waiting are advanced in one jump to the next sequence's end (the cached tokens grow linearly
-over it). Request lengths: uniform in [ratio x L, L] (the client's `--random-range-ratio`), spread evenly over the
+A request the client sends when an earlier one ends reaches the scheduler after the steps vLLM's engine loop had
+already scheduled: one, or two under `--async-scheduling` (`send`; ledger: vllm.engine.busy-loop,
+vllm.engine.batch-queue, vllm.engine.async-batches); the engine loop does not read the clock either. Steps with no
+prompt ready are advanced in one jump to the next sequence's end (the cached tokens grow linearly over it). Request
+lengths: uniform in [ratio x L, L] (the client's `--random-range-ratio`), spread evenly over the
 prompts by a golden-ratio sequence, input and output independently.
 
 No decision of the scheduler reads the clock (admission, chunks, preemption and ends follow tokens, pages and the
@@ -140,6 +143,8 @@ def _schedule(model: ResolvedModel, shape: SliceShape, workload: Workload, clien
     if max(p + o for p, o in zip(prompt, left, strict=True)) + waste > free:
         raise ValueError("one request does not fit the KV cache")
     sent_at = [0] * client.prompts
+    ready = [0] * client.prompts  # the first step that can schedule the request
+    in_flight = 2 if workload.async_scheduling else 1
     first = [True] * client.prompts
     started = [0] * client.prompts
 
@@ -158,9 +163,15 @@ def _schedule(model: ResolvedModel, shape: SliceShape, workload: Workload, clien
     prefilled = 0  # prompt tokens done by the sequences still prefilling
 
     def send() -> None:
+        """The client's next request, sent when the step that ended an earlier one has returned its tokens. vLLM's
+        engine loop schedules the next step as soon as it has a step's output, before the client can answer, so
+        while other requests run the new one waits for the steps already scheduled: one, or two under
+        `--async-scheduling` (its batch queue holds two; ledger: vllm.engine.busy-loop, vllm.engine.batch-queue,
+        vllm.engine.async-batches). An idle engine takes it at once."""
         nonlocal sent
         if sent < client.prompts:
             sent_at[sent] = len(stretches)
+            ready[sent] = step + 1 + in_flight
             queue.append(sent)
             sent += 1
 
@@ -236,6 +247,7 @@ def _schedule(model: ResolvedModel, shape: SliceShape, workload: Workload, clien
         while (
             not preempted
             and queue
+            and (ready[queue[0]] <= step + 1 or not (running or prefilling))  # an idle engine takes it at once
             and room > 0
             and len(running) + len(prefilling) < max_seqs
             and used(step + 1) + prompt[queue[0]] + waste <= free
@@ -277,6 +289,8 @@ def _schedule(model: ResolvedModel, shape: SliceShape, workload: Workload, clien
             last = min(last, step + max(1, int(space // len(running))))
             if preempted and queue:
                 last = step + 1
+            elif queue and ready[queue[0]] > step + 1:  # the next request reaches the scheduler then
+                last = min(last, ready[queue[0]] - 1)
             jump = last - step
             steps_sum = jump * step + jump * (jump + 1) / 2  # steps step+1 .. last
             stretches.append((len(running), jump * cached_base + len(running) * steps_sum, 0.0, jump))

@@ -55,6 +55,7 @@ def workload_of(row: Measurement) -> Workload:
         memory_fraction=row.memory_fraction,
         page_tokens=row.page_tokens,
         max_num_seqs=row.batch_cap,
+        async_scheduling=row.async_scheduling,
     )
 
 

@@ -104,6 +104,9 @@ class Workload:
     """vLLM `--block-size`; None: the page size the engine build picks itself (catalog/engine_traffic.py)."""
     max_num_seqs: int | None = None
     """vLLM `--max-num-seqs` (it bounds tpu-inference's page size); None: MAX_BATCH."""
+    async_scheduling: bool = False
+    """vLLM `--async-scheduling` as a published server gave it: the benchmark replay (tpu_stacks.traffic.bench) reads
+    it for the steps already scheduled when a closed-loop client's next request arrives; the steady state does not."""
 
     @property
     def context(self) -> int:

@@ -82,6 +82,7 @@ def judge(row: dict) -> Judged:
         memory_fraction=row.get("gpu_memory_utilization"),
         page_tokens=row.get("block_size"),
         max_num_seqs=row.get("max_num_seqs"),
+        async_scheduling=row.get("async_scheduling", False),
     )
     _, flag = calibration(row["engine"], row["generation"])
     if "prompts" in row:  # the benchmark replayed as its client ran it, like the fit's rows that give one
