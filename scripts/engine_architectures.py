@@ -5,8 +5,11 @@ tpu-inference's own JAX class when its registry holds `architectures[0]`
 (tpu_inference/models/common/model_loader.py, `_get_model_architecture`, `_MODEL_REGISTRY[...] = ...`), and
 otherwise falls back to vLLM's PyTorch definition (the same function's UnsupportedArchitectureError: "Falling back
 to vLLM-native Pytorch definition"), which vLLM's registry must hold (vllm/model_executor/models/registry.py,
-`_TEXT_GENERATION_MODELS`). The two lists are read out of the pinned wheels, as scripts/upstream_check.py reads them
-(downloaded once into .upstream-cache/, never installed).
+`_TEXT_GENERATION_MODELS`). Which of the two a registered class runs when the server's MODEL_IMPL_TYPE is the
+default `auto` is the third list: the architectures tpu-inference prefers vLLM's PyTorch model for
+(`_VLLM_PREFERRED_ARCHITECTURES`, read by catalog/engine_models.py `vllm_implementation`). The lists are read out
+of the pinned wheels, as scripts/upstream_check.py reads them (downloaded once into .upstream-cache/, never
+installed).
 """
 
 from __future__ import annotations
@@ -41,6 +44,21 @@ def tpu_inference_jax(source: str) -> list[str]:
     return sorted(set(re.findall(r'_MODEL_REGISTRY\[\s*"([A-Za-z0-9_]+)"\s*\]\s*=', source)))
 
 
+def tpu_inference_vllm_preferred(source: str) -> list[str]:
+    """The architectures tpu-inference resolves MODEL_IMPL_TYPE=auto to vLLM's PyTorch model for
+    (`_VLLM_PREFERRED_ARCHITECTURES = frozenset({...})`); every other one resolves to its JAX model (flax_nnx)."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.AnnAssign):
+            target: ast.expr | None = node.target
+        else:
+            target = node.targets[0] if isinstance(node, ast.Assign) else None
+        if getattr(target, "id", "") == "_VLLM_PREFERRED_ARCHITECTURES":
+            return sorted(
+                n.value for n in ast.walk(node.value) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            )
+    raise SystemExit(f"{TPU_INFERENCE_LOADER}: no _VLLM_PREFERRED_ARCHITECTURES")
+
+
 def render(cache: Path) -> str:
     pins = ledger().pins
     vllm, tpu = pins["vllm"], pins["tpu-inference"]
@@ -59,6 +77,10 @@ def render(cache: Path) -> str:
         f'pytorch_source = "vllm-tpu {vllm.pinned} {VLLM_REGISTRY} (_TEXT_GENERATION_MODELS)"',
         "jax = [",
         *(f'  "{name}",' for name in tpu_inference_jax(tpu_source)),
+        "]",
+        f'vllm_preferred_source = "tpu-inference {tpu.pinned} {TPU_INFERENCE_LOADER} (_VLLM_PREFERRED_ARCHITECTURES)"',
+        "vllm_preferred = [",
+        *(f'  "{name}",' for name in tpu_inference_vllm_preferred(tpu_source)),
         "]",
         "pytorch = [",
         *(f'  "{name}",' for name in vllm_text_generation(vllm_source)),

@@ -220,6 +220,11 @@ ON_DENSE_ROWS = "efficiencies fitted only on dense rows, whose kernels and colle
 ON_MOE_ROWS = (
     "efficiencies fitted only on mixture-of-experts rows, whose kernels and collectives are not a dense model's"
 )
+# tpu-inference runs Llama with its JAX model and Qwen3 MoE with vLLM's PyTorch one (test_model_implementation.py);
+# vLLM's v6e row ran PyTorch/XLA and its tpu7x rows the PyTorch one
+DENSE_ON_V6E = "the pinned build runs LlamaForCausalLM with flax_nnx, which no fitted row on v6e ran: efficiencies fitted on torch_xla rows used"
+DENSE_ON_TPU7X = "the pinned build runs LlamaForCausalLM with flax_nnx, which no fitted row on tpu7x ran: efficiencies fitted on vllm rows used"
+MOE_ON_V6E = "the pinned build runs Qwen3MoeForCausalLM with vllm, which no fitted row on v6e ran: efficiencies fitted on torch_xla rows used"
 
 
 def _flags(model: ResolvedModel, generation: str, topology: str) -> str:
@@ -228,16 +233,16 @@ def _flags(model: ResolvedModel, generation: str, topology: str) -> str:
     return source.split("docs/sizing-for-traffic.md)", 1)[1]
 
 
-def test_a_model_on_its_own_kind_and_generations_rows_is_not_flagged():
-    assert _flags(DENSE, "v6e", "2x4") == ""  # vLLM's v6e fit: one dense Llama 3 8B row
-    assert _flags(MOE, "tpu7x", "2x2x1") == ""  # vLLM's tpu7x fit: Qwen3-Coder rows only
+def test_a_model_on_its_own_kind_generation_and_implementations_rows_is_not_flagged():
+    assert _flags(MOE, "tpu7x", "2x2x1") == ""  # vLLM's tpu7x fit: Qwen3-Coder rows only, vLLM's PyTorch model
 
 
-def test_a_borrowed_calibration_and_a_fit_on_the_other_kind_are_each_flagged_and_joined():
-    assert _flags(DENSE, "v5e", "2x4") == f"; FLAGGED: {NO_ROW_ON_V5E}"
-    assert _flags(DENSE, "tpu7x", "2x2x1") == f"; FLAGGED: {ON_MOE_ROWS}"
-    assert _flags(MOE, "v6e", "2x4") == f"; FLAGGED: {ON_DENSE_ROWS}"
-    assert _flags(MOE, "v5e", "2x4") == f"; FLAGGED: {NO_ROW_ON_V5E}; {ON_DENSE_ROWS}"
+def test_a_borrowed_calibration_another_implementation_and_the_other_kind_are_each_flagged_and_joined():
+    assert _flags(DENSE, "v6e", "2x4") == f"; FLAGGED: {DENSE_ON_V6E}"  # v6e's one dense row ran PyTorch/XLA
+    assert _flags(DENSE, "v5e", "2x4") == f"; FLAGGED: {NO_ROW_ON_V5E}; {DENSE_ON_V6E}"
+    assert _flags(DENSE, "tpu7x", "2x2x1") == f"; FLAGGED: {DENSE_ON_TPU7X}; {ON_MOE_ROWS}"
+    assert _flags(MOE, "v6e", "2x4") == f"; FLAGGED: {MOE_ON_V6E}; {ON_DENSE_ROWS}"
+    assert _flags(MOE, "v5e", "2x4") == f"; FLAGGED: {NO_ROW_ON_V5E}; {MOE_ON_V6E}; {ON_DENSE_ROWS}"
 
 
 def test_two_experts_are_a_mixture_and_one_is_dense():

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tpu_stacks.catalog.engines.declared import declarations
 from tpu_stacks.catalog.model_shape import ModelArchitecture
+from tpu_stacks.catalog.upstream import text
 from tpu_stacks.errors import UserError
 
 ARCHITECTURES_FILE = Path(__file__).parent / "engine_architectures.toml"
@@ -48,6 +49,38 @@ def check_vllm_architecture(model: ModelArchitecture, key: str, value: str) -> N
         (f"did you mean a {close[0]} model? " if close else "")
         + "catalog/engine_architectures.toml lists the classes it serves",
     )
+
+
+VLLM_IMPLEMENTATIONS = {
+    "flax_nnx": "tpu-inference's own JAX model (flax_nnx)",
+    "vllm": "vLLM's PyTorch model through tpu-inference's torchax (MODEL_IMPL_TYPE=vllm)",
+    "torch_xla": "vLLM's PyTorch model on its PyTorch/XLA backend (before tpu-inference)",
+}
+"""The model implementations a vLLM TPU row or stack can have run, as calibrations are keyed
+(catalog/engine_traffic.py): the first two are tpu-inference's MODEL_IMPL_TYPE values (ledger:
+tpu-inference.model-impl.vllm-torchax); the third is the backend tpu-inference replaced, which a published row of an
+older vLLM ran and the pinned build cannot."""
+
+
+def vllm_implementation(model: ModelArchitecture, setting: str | None = None) -> str | None:
+    """The implementation the pinned vLLM TPU runs `model` with, as tpu-inference 0.29.0 decides it: the server's
+    MODEL_IMPL_TYPE, `auto` when unset (ledger: tpu-inference.model-impl.default; no stack sets it,
+    vllm/engine_env.py); `auto` resolves by the architecture, vLLM's PyTorch model for the classes it prefers and
+    its own JAX model for the rest (ledger: tpu-inference.model-impl.auto-resolves, tpu-inference.model-impl.auto-rule,
+    tpu-inference.model-impl.vllm-preferred); a class its JAX registry lacks falls back to vLLM's PyTorch model
+    (ledger: tpu-inference.model-impl.jax-fallback). None when config.json names no class (a model sized from a
+    parameter count): which one would run is unknown. Pipeline parallelism above 1 also sends a few classes to
+    the PyTorch model (model_loader.py `_PP_DISABLED_MODELS`); sizing never picks it, so it is not read here."""
+    architecture = model.architecture
+    if architecture is None:
+        return None
+    table = vllm_architectures()
+    impl = setting or text("tpu-inference.model-impl.default")
+    if impl == "auto":
+        impl = "vllm" if architecture in table["vllm_preferred"] else "flax_nnx"  # type: ignore[operator]
+    if impl == "flax_nnx" and architecture not in table["jax"]:  # type: ignore[operator]
+        return "vllm"
+    return impl
 
 
 ARCHITECTURE_CHECKS = {"vllm": check_vllm_architecture}

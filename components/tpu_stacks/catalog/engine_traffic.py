@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tpu_stacks.catalog.engine_models import vllm_implementation
 from tpu_stacks.catalog.engines.declared import declarations
 from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.catalog.engines.traffic_record import Calibration as Calibration
@@ -28,9 +29,20 @@ from tpu_stacks.catalog.upstream import fraction, number, text
 from tpu_stacks.errors import UserError
 
 # Fitted by tpu_stacks.traffic.fit (`python -m tpu_stacks.traffic.calibration` prints the table and each row's
-# leave-one-out error; tests/traffic/test_calibration.py refits and compares these constants).
+# leave-one-out error; tests/traffic/test_calibration.py refits and compares these constants). Keyed by generation and
+# the model implementation the rows ran (throughput_measurements.py `implementation`; catalog/engine_models.py
+# VLLM_IMPLEMENTATIONS): no published row ran tpu-inference's JAX model (flax_nnx), which the pinned build runs for
+# Llama, Qwen2 and dense Qwen3, so those figures stand on another implementation's fit, flagged.
 VLLM_CALIBRATIONS = (
-    Calibration("v6e", "vLLM main 2025-04-11 (PyTorch/XLA)", 0.43, 0.43, 0.43, ("vllm-v6e-llama3-8b",)),
+    Calibration(
+        "v6e",
+        "vLLM main 2025-04-11 (PyTorch/XLA)",
+        0.43,
+        0.43,
+        0.43,
+        ("vllm-v6e-llama3-8b",),
+        implementation="torch_xla",
+    ),
     Calibration(
         "tpu7x",
         "vllm/vllm-tpu nightly-20260624 (tpu-inference)",
@@ -38,6 +50,7 @@ VLLM_CALIBRATIONS = (
         0.26,
         0.13,
         ("vllm-tpu7x-qwen3coder-1k1k", "vllm-tpu7x-qwen3coder-1k8k", "vllm-tpu7x-qwen3coder-8k1k"),
+        implementation="vllm",
     ),
 )
 
@@ -90,6 +103,7 @@ CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
         multi_host=RAY_SERVE,
         page_tokens=tpu_page_size,
         memory_fraction=fraction("vllm.default.gpu-memory-utilization"),  # the stack does not set it
+        implementation=vllm_implementation,  # no stack sets MODEL_IMPL_TYPE (vllm/engine_env.py): `auto`
     ),
 }
 """The engines the traffic model knows from this module; a workload folder declares its own engine's entry."""

@@ -112,6 +112,10 @@ class Measurement(BaseModel):
     """The client's `--random-range-ratio` as a lower bound: lengths uniform in [ratio x L, L] (1.0: exact)."""
     async_scheduling: bool = False
     """vLLM `--async-scheduling` given to the server (False: not given; the build's engine stepped synchronously)."""
+    implementation: str | None = None
+    """The model implementation the server ran (catalog/engine_models.py VLLM_IMPLEMENTATIONS), from the row's source:
+    a calibration is fitted only on rows of one implementation (catalog/engine_traffic.py). None: the engine has one
+    (JetStream-PyTorch)."""
     ntpot_ms: float | None = None
     ttft_ms: float | None = None
     date: str
@@ -247,6 +251,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         # The PR's "Before" run predates tpu-inference's page rule (catalog/engine_traffic.py): its build paged
         # at vLLM's 16-token default, which that PR went on to raise.
         page_tokens=16,
+        # The PR predates tpu-inference: vLLM's V1 TPU worker ran vLLM's PyTorch model on PyTorch/XLA (the backend
+        # tpu-inference replaced, https://blog.vllm.ai/2025/10/16/vllm-tpu.html), whatever the model's class.
+        implementation="torch_xla",
         date="2025-04-11",
         source=VLLM_TPU_V6E_8B,
         note="random dataset, 1,000 requests sent at once; --max-num-seqs 512 caps the batch, the KV cache sets it",
@@ -274,6 +281,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         concurrency=64,
         length_ratio=0.8,  # --random-range-ratio=0.8
         async_scheduling=True,  # --async-scheduling, line 237
+        implementation="vllm",  # env MODEL_IMPL_TYPE=vllm, lines 247-248 (auto would pick it too: Qwen3MoeForCausalLM)
         output_tokens_per_second=1996.0,
         date="2026-07-14",
         source=QWEN3_CODER_TPU7X,
@@ -303,6 +311,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         concurrency=64,
         length_ratio=0.8,  # --random-range-ratio=0.8
         async_scheduling=True,  # --async-scheduling, line 237
+        implementation="vllm",  # env MODEL_IMPL_TYPE=vllm, lines 247-248 (auto would pick it too: Qwen3MoeForCausalLM)
         output_tokens_per_second=2075.47,
         date="2026-07-14",
         source=QWEN3_CODER_TPU7X,
@@ -332,6 +341,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         concurrency=64,
         length_ratio=0.8,  # --random-range-ratio=0.8
         async_scheduling=True,  # --async-scheduling, line 237
+        implementation="vllm",  # env MODEL_IMPL_TYPE=vllm, lines 247-248 (auto would pick it too: Qwen3MoeForCausalLM)
         output_tokens_per_second=1053.1,
         date="2026-07-14",
         source=QWEN3_CODER_TPU7X,
@@ -352,9 +362,10 @@ QWEN3_CODER_480B = ModelArchitecture(
     experts=160,
     experts_per_token=8,
     qk_norm=True,  # model_type qwen3_moe: q_norm and k_norm on every layer (catalog/hf_config.py QK_NORM)
+    architecture="Qwen3MoeForCausalLM",
     source="https://huggingface.co/Qwen/Qwen3-Coder-480B-A35B-Instruct/blob/main/config.json (hidden_size 6144,"
     " 62 layers, 96 heads, 8 KV heads, head_dim 128, moe_intermediate_size 2560, 160 experts, 8 per token,"
-    " vocab 151936, untied, model_type qwen3_moe)",
+    " vocab 151936, untied, model_type qwen3_moe, architectures Qwen3MoeForCausalLM)",
 )
 """A row's model the catalogue does not serve (the fit needs its shape, not a stack)."""
 ROW_MODELS: dict[str, ModelArchitecture] = {QWEN3_CODER_480B.name: QWEN3_CODER_480B}

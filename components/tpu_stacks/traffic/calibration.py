@@ -58,17 +58,18 @@ def _dtype(row: Measurement) -> str:
 
 def markdown_table() -> str:
     lines = [
-        "| Engine | Generation | Build the rows measured | Weights | KV | Compute | Rows |",
-        "|---|---|---|---|---|---|---|",
+        "| Engine | Generation | Implementation the rows ran | Build the rows measured | Weights | KV | Compute |"
+        " Rows |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for engine, traffic in TRAFFIC.items():
         for c in traffic.calibrations:
             lines.append(
-                f"| {engine} | {c.generation} | {c.build} | {c.weights:.2f} | {c.kv:.2f} | {c.compute:.2f} |"
-                f" {len(c.rows)} |"
+                f"| {engine} | {c.generation} | {c.implementation or 'the only one'} | {c.build} | {c.weights:.2f} |"
+                f" {c.kv:.2f} | {c.compute:.2f} | {len(c.rows)} |"
             )
         for lent, lender in traffic.borrowed:
-            lines.append(f"| {engine} | {lent} | borrows {lender}'s fit (flagged in every figure) | | | | 0 |")
+            lines.append(f"| {engine} | {lent} | | borrows {lender}'s fit (flagged in every figure) | | | | 0 |")
     lines += [
         "",
         "| Row | Build | Model | Slice | Dtypes | In/out tokens | Batch | Measured out tok/s | Modelled |"

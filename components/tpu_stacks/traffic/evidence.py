@@ -146,7 +146,7 @@ def from_model(
     choice = choose(
         model, shape, workload, ntpot_ms=target.ntpot_ms, ttft_ms=target.ttft_ms, max_batch=cap, scale=scale
     )
-    fit, flag = calibration(workload.engine, shape.generation)
+    fit, flag = calibration(workload.engine, shape.generation, model)
     if other := _other_kind(model, fit):
         flag = f"{flag}; {other}" if flag else other
     source = (

@@ -1,4 +1,4 @@
-"""Fitting each (engine build, generation) calibration to its published rows, and leave-one-out.
+"""Fitting each (engine build, generation, model implementation) calibration to its rows, and leave-one-out.
 
 Why its own module: the efficiencies in catalog/engine_traffic.py are constants, so a review can read them;
 this module recomputes them from the rows of tpu_stacks.catalog.throughput_measurements (the only data it
@@ -138,10 +138,10 @@ def rows_of(calibration: Calibration) -> list[Measurement]:
     return [by_id[name] for name in calibration.rows]
 
 
-def fit_all() -> dict[tuple[str, str], Calibration]:
-    """Every calibration of every engine, refitted on its rows."""
+def fit_all() -> dict[tuple[str, str, str | None], Calibration]:
+    """Every calibration of every engine, refitted on its rows, by (engine, generation, model implementation)."""
     return {
-        (engine, calibration.generation): fit_rows(calibration, rows_of(calibration))
+        (engine, calibration.generation, calibration.implementation): fit_rows(calibration, rows_of(calibration))
         for engine, traffic in TRAFFIC.items()
         for calibration in traffic.calibrations
     }

@@ -33,7 +33,9 @@ weights and overhead, over a sequence's mean occupancy (paged: prompt + half the
 engine build picks, catalog/engine_traffic.py; per-slot: the cache length).
 
 Not modelled: collectives over ICI (the fit absorbs them on the calibrated slices), prefix caching, speculative
-decoding. An (engine, generation) pair without a calibration is refused (catalog/engine_traffic.py).
+decoding. An (engine, generation) pair without a calibration is refused (catalog/engine_traffic.py); one whose
+calibration was fitted on another model implementation than the one the pinned build runs the model with (vLLM TPU:
+tpu-inference's JAX model or vLLM's PyTorch one) is modelled with it, flagged.
 """
 
 from __future__ import annotations
@@ -113,11 +115,12 @@ class Workload:
         return self.max_model_len or self.input_tokens + self.output_tokens
 
 
-def calibration(engine: str, generation_name: str) -> tuple[Calibration, str]:
-    """The (engine, generation) fit and its flag; one-line UserError when the pair has none."""
+def calibration(engine: str, generation_name: str, model: ResolvedModel | None = None) -> tuple[Calibration, str]:
+    """The (engine, generation, implementation `model` runs with) fit and its flag (a stand-in of another generation
+    or implementation is flagged); one-line UserError when the engine has none for the generation."""
     if engine not in TRAFFIC:
         raise UserError("--engine", engine, "has no calibrated performance model", f"use {' or '.join(TRAFFIC)}")
-    found, flag = TRAFFIC[engine].calibration(generation_name)
+    found, flag = TRAFFIC[engine].calibration(generation_name, model.architecture if model is not None else None)
     if found is None:
         raise UserError("--tpu", generation_name, flag, "choose a calibrated generation or give a GIQ profile")
     return found, flag
@@ -321,7 +324,7 @@ def step_cost(
     model: ResolvedModel, shape: SliceShape, workload: Workload, scale: float = 1.0, fit: Calibration | None = None
 ) -> StepCost:
     """The step's parts for this model, slice and workload under the (engine, generation) calibration."""
-    cal = fit or calibration(workload.engine, shape.generation)[0]
+    cal = fit or calibration(workload.engine, shape.generation, model)[0]
     bandwidth, peak, weights, linear_flops, per_token_bytes = _roofline(model, shape, workload)
     bandwidth = bandwidth * scale
     compute = peak * cal.compute * scale

@@ -21,7 +21,9 @@ from tpu_stacks.traffic.model import Workload, calibration, kv_capacity, operati
 JUDGE_FILE = Path(__file__).resolve().parent / "judged_rows.toml"
 
 
-def _arch(name: str, layers: int, d: int, q: int, kv: int, ff: int, vocab: int, source: str) -> ModelArchitecture:
+def _arch(
+    name: str, layers: int, d: int, q: int, kv: int, ff: int, vocab: int, source: str, architecture: str
+) -> ModelArchitecture:
     return ModelArchitecture(
         name=name,
         display_name=name,
@@ -30,16 +32,21 @@ def _arch(name: str, layers: int, d: int, q: int, kv: int, ff: int, vocab: int, 
         d_ff=ff,
         vocab=vocab,
         source=source,
+        architecture=architecture,  # config.json architectures[0]: which implementation vLLM TPU runs it with
     )
 
 
 JUDGE_MODELS = {
     # https://huggingface.co/meta-llama/Llama-2-7b-chat-hf/blob/main/config.json
-    "meta-llama/Llama-2-7b-chat-hf": _arch("llama-2-7b", 32, 4096, 32, 32, 11008, 32000, "Llama-2-7b config.json"),
+    "meta-llama/Llama-2-7b-chat-hf": _arch(
+        "llama-2-7b", 32, 4096, 32, 32, 11008, 32000, "Llama-2-7b config.json", "LlamaForCausalLM"
+    ),
     # https://huggingface.co/meta-llama/Llama-2-13b-chat-hf/blob/main/config.json
-    "meta-llama/Llama-2-13b-chat-hf": _arch("llama-2-13b", 40, 5120, 40, 40, 13824, 32000, "Llama-2-13b config"),
+    "meta-llama/Llama-2-13b-chat-hf": _arch(
+        "llama-2-13b", 40, 5120, 40, 40, 13824, 32000, "Llama-2-13b config", "LlamaForCausalLM"
+    ),
     # https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json (head_dim 128, 64 heads, 8 KV heads)
-    "Qwen/Qwen3-32B": _arch("qwen3-32b", 64, 5120, 64, 8, 25600, 151936, "Qwen3-32B config.json"),
+    "Qwen/Qwen3-32B": _arch("qwen3-32b", 64, 5120, 64, 8, 25600, 151936, "Qwen3-32B config.json", "Qwen3ForCausalLM"),
 }
 
 
@@ -84,7 +91,7 @@ def judge(row: dict) -> Judged:
         max_num_seqs=row.get("max_num_seqs"),
         async_scheduling=row.get("async_scheduling", False),
     )
-    _, flag = calibration(row["engine"], row["generation"])
+    _, flag = calibration(row["engine"], row["generation"], model)
     if "prompts" in row:  # the benchmark replayed as its client ran it, like the fit's rows that give one
         run = replay(model, shape, workload, Client(row["prompts"], row["concurrency"], row["length_ratio"]))
         return Judged(row, round(run.mean_batch), run.output_tokens_per_second, run.ttft_p50_ms, run.ttft_p99_ms, flag)

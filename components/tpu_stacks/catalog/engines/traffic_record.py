@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tpu_stacks.catalog.engines.record import Engine, EngineVersion
+from tpu_stacks.catalog.model_shape import ModelArchitecture
 from tpu_stacks.catalog.tpu import SliceShape
 
 KvCache = Literal["paged", "per-slot"]
@@ -32,6 +33,10 @@ class Calibration:
     compute: float
     rows: tuple[str, ...]
     """Ids of the rows of tpu_stacks.catalog.throughput_measurements the numbers are fitted on."""
+    implementation: str | None = None
+    """The model implementation every one of those rows ran (`Measurement.implementation`): an engine that runs a
+    model through one of several implementations (vLLM TPU: tpu-inference's JAX model or vLLM's PyTorch one) reaches
+    different fractions with each, so a calibration speaks for its own; None: the engine has one."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,9 @@ class EngineTraffic:
     memory_fraction: float | None = None
     """Fraction of HBM the pinned build takes for weights, activations and KV cache when not told (vLLM
     `--gpu-memory-utilization`); None: sizing's usable fraction."""
+    implementation: Callable[[ModelArchitecture], str | None] | None = None
+    """Which implementation the pinned build runs a model with, from its recorded registry (vLLM:
+    catalog/engine_models.py `vllm_implementation`); None: the engine has one implementation."""
     uncalibrated: str = ""
     """Why an engine has no calibration at all (no published row measures it): its traffic figures are refused with
     this reason, while its KV-cache model and deployable slices still serve the pack and the sizing."""
@@ -82,20 +90,39 @@ class EngineTraffic:
         """Tokens of KV one sequence holds: the full context per slot, or the tokens it has when paged."""
         return context if self.kv_cache == "per-slot" else input_tokens + output_tokens
 
-    def calibration(self, generation: str) -> tuple[Calibration | None, str]:
-        """The generation's calibration and a flag (empty when it is the generation's own); (None, why) when
-        the engine has none for it."""
-        own = next((c for c in self.calibrations if c.generation == generation), None)
-        if own is not None:
-            return own, ""
-        lender = dict(self.borrowed).get(generation)
+    def implementation_of(self, model: ModelArchitecture) -> str | None:
+        """The implementation the pinned build runs `model` with (None: the engine has one, or it is unknown)."""
+        return self.implementation(model) if self.implementation is not None else None
+
+    def calibration(self, generation: str, model: ModelArchitecture | None = None) -> tuple[Calibration | None, str]:
+        """The calibration for `model` on the generation and a flag (empty when it is the generation's own, fitted
+        on rows of the implementation the pinned build runs `model` with); (None, why) when the engine has none
+        for the generation. The nearest stands in, flagged: the generation's own of another implementation, else
+        the generation it borrows from (its calibration of the same implementation first)."""
+        wanted = self.implementation_of(model) if model is not None and self.implementation is not None else None
+        lender = None
+        candidates = [c for c in self.calibrations if c.generation == generation]
+        if not candidates:
+            lender = dict(self.borrowed).get(generation)
+            if lender is None:
+                if not self.calibrations and self.uncalibrated:
+                    return None, self.uncalibrated
+                calibrated = ", ".join(dict.fromkeys(c.generation for c in self.calibrations))
+                return None, f"no calibration for {self.sizing_engine} on {generation} (calibrated: {calibrated})"
+            candidates = [c for c in self.calibrations if c.generation == lender]
+        found = next((c for c in candidates if c.implementation == wanted), candidates[0])
+        flags = []
         if lender is not None:
-            found = next(c for c in self.calibrations if c.generation == lender)
-            return found, f"no published row on {generation}: efficiencies of {lender} ({found.build}) used"
-        if not self.calibrations and self.uncalibrated:
-            return None, self.uncalibrated
-        calibrated = ", ".join(c.generation for c in self.calibrations)
-        return None, f"no calibration for {self.sizing_engine} on {generation} (calibrated: {calibrated})"
+            flags.append(f"no published row on {generation}: efficiencies of {lender} ({found.build}) used")
+        if model is not None and self.implementation is not None and found.implementation != wanted:
+            where = found.generation
+            runs = (
+                f"the pinned build runs {model.architecture} with {wanted}, which no fitted row on {where} ran"
+                if wanted
+                else f"which implementation the pinned build runs {model.name} with is unknown (no model class)"
+            )
+            flags.append(f"{runs}: efficiencies fitted on {found.implementation} rows used")
+        return found, "; ".join(flags)
 
     def batched_tokens(self, generation: str, given: int | None) -> int | None:
         """Tokens one step takes on `generation`: the server's own setting when it gives one, else the engine's
