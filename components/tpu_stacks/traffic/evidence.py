@@ -139,7 +139,8 @@ def from_model(
     row: Measurement | None = None,
 ) -> Served:
     """The roofline's operating point; `scale` and `row` when a measurement of this slice scales it (below).
-    An (engine, generation) pair with no calibration is no candidate, and says why in one line."""
+    An (engine, generation) pair with no calibration is no candidate, and says why in one line; a stand-in of another
+    generation or model implementation is FLAGGED in the source, as `flagged` says what the roofline leaves out."""
     found, why = traffic_of(workload.engine).calibration(shape.generation)
     if found is None:
         return Served(PerReplica(None, None, None, None, None), "model", "no calibration", None, why)

@@ -323,7 +323,8 @@ def _roofline(model: ResolvedModel, shape: SliceShape, workload: Workload) -> tu
 def step_cost(
     model: ResolvedModel, shape: SliceShape, workload: Workload, scale: float = 1.0, fit: Calibration | None = None
 ) -> StepCost:
-    """The step's parts for this model, slice and workload under the (engine, generation) calibration."""
+    """The step's parts for this model, slice and workload under the (engine, generation, model implementation)
+    calibration."""
     cal = fit or calibration(workload.engine, shape.generation, model)[0]
     bandwidth, peak, weights, linear_flops, per_token_bytes = _roofline(model, shape, workload)
     bandwidth = bandwidth * scale
