@@ -34,7 +34,8 @@ Sources (read 2026-11-26):
   its TTFT of 61 s is the queue of 1,000 requests sent at once, so no latency is kept).
 - tpu-recipes' Qwen3-Coder-480B-A35B recipe for Ironwood at commit 8f0a9d2 ([QWEN3_CODER_TPU7X] below): tpu7x
   2x2x1 (4 chips), `--tensor-parallel-size=8 --enable-expert-parallel --max-num-batched-tokens=8192
-  --max-num-seqs=512 --gpu-memory-utilization=0.8 --block-size=256 --kv-cache-dtype=fp8`, the FP8 checkpoint,
+  --max-num-seqs=512 --gpu-memory-utilization=0.8 --block-size=256 --kv-cache-dtype=fp8`, env `MODEL_IMPL_TYPE=vllm`
+  (lines 247-248: vLLM's PyTorch model through torchax, not tpu-inference's JAX one), the FP8 checkpoint,
   InferenceX's client at concurrency 64, lines 658-660: output tokens/s for 1k/1k, 1k/8k and 8k/1k. Lengths are
   the centres of InferenceX's [0.8 L, L] range (922 and 7,373). W8A8 fp8: the recipe does not say, but
   tpu-inference (read at the pinned 0.29.0, not the recipe's nightly) requantizes an fp8 checkpoint's weights per
@@ -251,8 +252,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         # The PR's "Before" run predates tpu-inference's page rule (catalog/engine_traffic.py): its build paged
         # at vLLM's 16-token default, which that PR went on to raise.
         page_tokens=16,
-        # The PR predates tpu-inference: vLLM's V1 TPU worker ran vLLM's PyTorch model on PyTorch/XLA (the backend
-        # tpu-inference replaced, https://blog.vllm.ai/2025/10/16/vllm-tpu.html), whatever the model's class.
+        # The PR predates tpu-inference: vLLM's V1 TPU worker ran vLLM's PyTorch model on PyTorch/XLA (the PR waits
+        # on pytorch/xla PR 9041 "and update new torch_xla version in requirements.txt"; the backend tpu-inference
+        # replaced, https://blog.vllm.ai/2025/10/16/vllm-tpu.html), whatever the model's class.
         implementation="torch_xla",
         date="2025-04-11",
         source=VLLM_TPU_V6E_8B,
