@@ -26,6 +26,7 @@ from tpu_stacks.catalog.engine_traffic import traffic_of
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import slice_shape
 from tpu_stacks.catalog.upstream import number
+from tpu_stacks.traffic import TrafficTarget, evaluate_slice
 from tpu_stacks.traffic.bench import Client, replay
 from tpu_stacks.traffic.model import Workload, operating_point
 
@@ -124,3 +125,19 @@ def test_the_replay_reads_the_same_default() -> None:
     sync = replay(MODEL, SHAPE, Workload(**work, async_scheduling=False), client)
     assert unset.ttft_p50_ms == given.ttft_p50_ms
     assert unset.ttft_p50_ms > sync.ttft_p50_ms
+
+
+def test_sizing_predicts_the_stacks_servers_with_the_pinned_default() -> None:
+    """`size`, the slo plans and the pack (evaluate_slice) describe a server the stacks start: no async flag given,
+    so vLLM 0.29.0's default (on) holds and the predicted TTFT waits the queued step (no published row of the pinned
+    build on this slice: the figure is the model's at the chosen batch)."""
+    target = TrafficTarget(output_tokens_per_second=1000, input_tokens=1000, output_tokens=200)
+    candidate = evaluate_slice(MODEL, SHAPE, target, max_model_len=2048, batched_tokens=512, max_batch=128)
+    assert candidate.basis == "model"
+    per = candidate.per_replica
+    work = {"engine": "vllm", "input_tokens": 1000, "output_tokens": 200, "max_model_len": 2048, "batched_tokens": 512}
+    pipelined = operating_point(MODEL, SHAPE, Workload(**work, max_num_seqs=128, async_scheduling=True), per.batch)
+    sync = operating_point(MODEL, SHAPE, Workload(**work, max_num_seqs=128, async_scheduling=False), per.batch)
+    assert per.ttft_ms == pytest.approx(pipelined.ttft_ms, rel=1e-9)
+    assert per.ttft_p99_ms == pytest.approx(pipelined.ttft_p99_ms, rel=1e-9)
+    assert per.ttft_ms - sync.ttft_ms == pytest.approx(sync.itl_ms, rel=1e-9)
