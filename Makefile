@@ -56,6 +56,12 @@ args: $(STAMP)
 policy-pack: $(STAMP)
 	$(BIN)/python scripts/build_policy_pack.py --out dist/policy-pack
 
+# pytest rewrites each test module's asserts and keeps the result in __pycache__ (a pyc of its own, checked against
+# the source), but not where PYTHONDONTWRITEBYTECODE is set (CI images, containers): there every run, and each xdist
+# worker within it, rewrote all the test modules again (about half of a worker's collection: docs/testing.md). The
+# test targets let it write that cache, as COMPILE writes the modules'; `test-network` then reads what `test` wrote.
+test test-network: export PYTHONDONTWRITEBYTECODE :=
+
 # The offline suite on every core (pytest-xdist; -n auto is one worker per CPU): each worker plans a shipped
 # stack at most once per mode (tests/shipped.py). The tests marked `network` (pytest.ini: they fill a fresh
 # virtualenv from PyPI) are `test-network`'s; the two selections are the whole of tests/ (tests/test_quick_loop.py).

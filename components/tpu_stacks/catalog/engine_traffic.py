@@ -89,6 +89,25 @@ VLLM_DEFAULT_BATCHED_TOKENS = {
 }
 """The one table: vLLM's --max-num-batched-tokens on each generation when the server's arguments give none."""
 
+# Async scheduling at the pinned vllm-tpu, for the servers the stacks run: no stack gives --async-scheduling or
+# --no-async-scheduling, and left unset vLLM turns it on (ledger: vllm.async-scheduling.unset,
+# vllm.async-scheduling.default-on) unless the model is a pooling one, a speculative method other than
+# EAGLE/MTP/draft model/ngram_gpu/DSpark is configured (ledger: vllm.async-scheduling.pooling-off,
+# vllm.async-scheduling.speculative-off; the stacks configure neither), or the executor class does not support it
+# (ledger: vllm.async-scheduling.executor-off).
+# That executor is the one the parallel config names when the decision is made, before tpu-inference's platform swaps
+# in its own (ledger: vllm.async-scheduling.executor-at-decision, vllm.async-scheduling.platform-after): on one host
+# `mp` for tensor parallel > 1 and `uni` for one device (ledger: vllm.executor.default-mp, vllm.executor.default-uni),
+# both supporting it (ledger: vllm.executor.mp-async, vllm.executor.uni-async); across hosts Ray Serve LLM forces `ray`
+# (ledger: ray.serve-llm.executor-ray), which is vLLM's RayExecutorV2 unless VLLM_USE_RAY_V2_EXECUTOR_BACKEND=0, a
+# MultiprocExecutor that supports it (ledger: vllm.executor.ray-v2-default, vllm.executor.ray-v2-class,
+# vllm.executor.ray-v2-async). What then runs keeps it: tpu-inference's UniProcExecutor on one host without pipeline
+# parallelism, its Ray executor (a RayExecutorV2) across hosts (ledger: tpu-inference.executor.single-host-uni,
+# tpu-inference.executor.ray-v2-async); the engine's batch queue is max_concurrent_batches, two with async scheduling
+# and pipeline parallel 1 (ledger: vllm.engine.batch-queue-size, vllm.engine.async-batches).
+VLLM_ASYNC_BY_DEFAULT = True
+"""Whether the pinned vLLM schedules asynchronously on the stacks' servers (single host and Ray Serve LLM alike)."""
+
 CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
     "vllm": EngineTraffic(
         sizing_engine="vllm",
@@ -104,6 +123,8 @@ CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
         page_tokens=tpu_page_size,
         memory_fraction=fraction("vllm.default.gpu-memory-utilization"),  # the stack does not set it
         implementation=vllm_implementation,  # no stack sets MODEL_IMPL_TYPE (vllm/engine_env.py): `auto`
+        async_batches=number("vllm.engine.async-batches"),  # pipeline parallel 1: every stack's (sizing.Parallelism)
+        async_by_default=VLLM_ASYNC_BY_DEFAULT,
     ),
 }
 """The engines the traffic model knows from this module; a workload folder declares its own engine's entry."""

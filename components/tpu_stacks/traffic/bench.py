@@ -18,11 +18,11 @@ sequence, the prompt itself when its own chunk does not fit) and later recompute
 produced; a step that preempted admits no waiting prompt (ledger: vllm.scheduler.preempt-newest,
 vllm.scheduler.preempt-self, vllm.scheduler.no-waiting-after-preempt).
 A request the client sends when an earlier one ends reaches the scheduler after the steps vLLM's engine loop had
-already scheduled: one, or two under `--async-scheduling` (`send`; ledger: vllm.engine.busy-loop,
-vllm.engine.batch-queue, vllm.engine.async-batches); the engine loop does not read the clock either. Steps with no
-prompt ready are advanced in one jump to the next sequence's end (the cached tokens grow linearly over it). Request
-lengths: uniform in [ratio x L, L] (the client's `--random-range-ratio`), spread evenly over the
-prompts by a golden-ratio sequence, input and output independently.
+already scheduled: one, or two under async scheduling (`send`, model.steps_in_flight: the server's flag, else the
+build's default; ledger: vllm.engine.busy-loop, vllm.engine.batch-queue, vllm.engine.async-batches); the engine loop
+does not read the clock either. Steps with no prompt ready are advanced in one jump to the next sequence's end (the
+cached tokens grow linearly over it). Request lengths: uniform in [ratio x L, L] (the client's
+`--random-range-ratio`), spread evenly over the prompts by a golden-ratio sequence, input and output independently.
 
 No decision of the scheduler reads the clock (admission, chunks, preemption and ends follow tokens, pages and the
 step budget), so the run's schedule is computed once per (model, slice, workload, client) and only timed under
@@ -51,6 +51,7 @@ from tpu_stacks.traffic.model import (
     page_tokens,
     step_budget,
     step_cost,
+    steps_in_flight,
 )
 
 GOLDEN = (math.sqrt(5) - 1) / 2
@@ -144,7 +145,7 @@ def _schedule(model: ResolvedModel, shape: SliceShape, workload: Workload, clien
         raise ValueError("one request does not fit the KV cache")
     sent_at = [0] * client.prompts
     ready = [0] * client.prompts  # the first step that can schedule the request
-    in_flight = 2 if workload.async_scheduling else 1
+    in_flight = steps_in_flight(workload)
     first = [True] * client.prompts
     started = [0] * client.prompts
 

@@ -20,11 +20,14 @@ prompt in its own pass between decode steps: ITL = step + (b / O) x prefill. A p
 prompts at a concurrency) is replayed step by step with the same StepCost (tpu_stacks.traffic.bench); sizing
 uses the steady state here.
 
-TTFT: a new prompt's chunks (ceil(I / (budget - b)) steps) plus the wait for the prefill path at the offered
-load, an M/D/1 queue (Poisson arrivals at the replica's request rate, deterministic service = the prompt's chunk
-time): mean wait rho x S / (2 (1 - rho)); p50 and p99 from the standard exponential-tail approximation of its
-waiting time (P(W > t) ~ rho x exp(-t rho / W_mean)), Kingman's heavy-traffic form. NTPOT = (TTFT + (O - 1) x
-ITL) / O.
+TTFT: a new prompt's chunks (ceil(I / (budget - b)) steps), the rest of the step running when it arrives (half a
+step at p50, a whole one at p99) and the steps the engine had already scheduled behind it (none; one under vLLM's
+async scheduling, on by default at the pinned build: its batch queue holds two steps, ledger:
+vllm.engine.batch-queue, vllm.engine.async-batches, vllm.async-scheduling.default-on), plus the wait for the prefill
+path at the offered load, an M/D/1 queue (Poisson arrivals at the replica's request rate, deterministic service =
+the prompt's chunk time): mean wait rho x S / (2 (1 - rho)); p50 and p99 from the standard exponential-tail
+approximation of its waiting time (P(W > t) ~ rho x exp(-t rho / W_mean)), Kingman's heavy-traffic form. NTPOT =
+(TTFT + (O - 1) x ITL) / O.
 
 Dtypes: weight-only int8/fp8 halves the bytes read but the matmuls run in bf16 (the weights are dequantized);
 W8A8 (activations quantized too) runs the matmuls at the int8 or fp8 peak of the generation where the
@@ -106,9 +109,10 @@ class Workload:
     """vLLM `--block-size`; None: the page size the engine build picks itself (catalog/engine_traffic.py)."""
     max_num_seqs: int | None = None
     """vLLM `--max-num-seqs` (it bounds tpu-inference's page size); None: MAX_BATCH."""
-    async_scheduling: bool = False
-    """vLLM `--async-scheduling` as a published server gave it: the benchmark replay (tpu_stacks.traffic.bench) reads
-    it for the steps already scheduled when a closed-loop client's next request arrives; the steady state does not."""
+    async_scheduling: bool | None = None
+    """vLLM `--async-scheduling` (True) or `--no-async-scheduling` (False) as the server was given it; None: the pinned
+    build's default (catalog/engine_traffic.py, on for vLLM 0.29.0). It sets the steps already scheduled when a request
+    reaches the engine (`steps_in_flight`), in the steady state and the benchmark replay alike."""
 
     @property
     def context(self) -> int:
@@ -124,6 +128,13 @@ def calibration(engine: str, generation_name: str, model: ResolvedModel | None =
     if found is None:
         raise UserError("--tpu", generation_name, flag, "choose a calibrated generation or give a GIQ profile")
     return found, flag
+
+
+def steps_in_flight(workload: Workload) -> int:
+    """Steps the engine has already scheduled when it takes a request that arrived while it stepped: its batch queue
+    (ledger: vllm.engine.batch-queue, vllm.engine.async-batches), from the engine's record and the server's
+    async-scheduling setting. The one place the model and the benchmark replay decide it."""
+    return traffic_of(workload.engine).steps_in_flight(workload.async_scheduling)
 
 
 def _peak_ops(shape: SliceShape, workload: Workload) -> float:
@@ -377,8 +388,11 @@ def operating_point(
         output_rate = batch / itl
         bound = "compute" if cost.compute_bound(batch, 0) else "hbm-bandwidth"
     rho = min(rho, MAX_UTILIZATION)
-    ttft = service + step / 2 + md1_wait(rho, service, 0.5)
-    ttft_p99 = service + step + md1_wait(rho, service, P99)
+    # An arrival waits for the step running to end (uniform over a step: half at the median, about all of it at p99),
+    # then for the steps the engine had already scheduled behind it (one more under async scheduling).
+    ahead = steps_in_flight(workload) - 1
+    ttft = service + (ahead + 0.5) * step + md1_wait(rho, service, 0.5)
+    ttft_p99 = service + (ahead + 1) * step + md1_wait(rho, service, P99)
     ntpot = (ttft + (outputs - 1) * itl) / outputs
     return OperatingPoint(
         batch=batch,

@@ -73,6 +73,12 @@ class EngineTraffic:
     implementation: Callable[[ModelArchitecture], str | None] | None = None
     """Which implementation the pinned build runs a model with, from its recorded registry (vLLM:
     catalog/engine_models.py `vllm_implementation`); None: the engine has one implementation."""
+    async_batches: int = 1
+    """Engine steps scheduled ahead (the engine's batch queue) when the server schedules asynchronously: the engine
+    schedules the next step before it waits for the last one's output (vLLM `--async-scheduling`: two); 1: it
+    schedules a step only once the last one returned (or the engine has no such mode)."""
+    async_by_default: bool = False
+    """Whether the pinned build schedules asynchronously when the server's arguments do not say."""
     uncalibrated: str = ""
     """Why an engine has no calibration at all (no published row measures it): its traffic figures are refused with
     this reason, while its KV-cache model and deployable slices still serve the pack and the sizing."""
@@ -130,6 +136,13 @@ class EngineTraffic:
         if given is not None or self.default_batched_tokens is None:
             return given
         return self.default_batched_tokens[generation]
+
+    def steps_in_flight(self, async_scheduling: bool | None) -> int:
+        """Steps already scheduled when the engine next takes a request that arrived while it stepped (its batch
+        queue): `async_batches` when the server schedules asynchronously (`async_scheduling`, None: the pinned
+        build's default), else 1."""
+        scheduling_ahead = self.async_by_default if async_scheduling is None else async_scheduling
+        return self.async_batches if scheduling_ahead else 1
 
     def deploys(self, shape: SliceShape) -> bool:
         """Whether the engine's stack serves one replica on `shape`."""
