@@ -2,9 +2,11 @@
 offers (the regions for a region, the zones for a zone), and Google Cloud as the universe that needs no domain.
 
 Sources: "Cloud de Confiance regions and zones" (https://documentation.s3ns.fr/kms/docs/locations, read
-2026-11-23: one region u-france-east1, zones -a, -b, -c); the provider's `universeDomain` defaults to
-googleapis.com (https://registry.terraform.io/providers/hashicorp/google/latest/docs/guides/provider_reference,
-`universe_domain`), so Google Cloud is the one universe a stack may name without setting it.
+2026-11-23: one region u-france-east1, zones -a, -b, -c); Google's client libraries take the universe domain
+"googleapis.com" when none is configured (Google Auth Library, GetUniverseDomainInterface: "default to
+\"googleapis.com\" if no universe domain is configured",
+https://docs.cloud.google.com/php/docs/reference/auth/latest/GetUniverseDomainInterface), so Google Cloud is the one
+universe a stack may name without setting `gcp:universeDomain`.
 """
 
 import pytest
