@@ -9,8 +9,9 @@ Sources:
   (https://prometheus.io/docs/concepts/metric_types/#histogram); a gauge has no such series.
 - The Custom Metrics Stackdriver Adapter names a Managed Prometheus metric `prometheus.googleapis.com|NAME|KIND`
   (https://cloud.google.com/kubernetes-engine/docs/tutorials/autoscaling-metrics, "Prometheus metrics").
-- vLLM's `vllm:num_requests_waiting` is a gauge, `vllm:time_to_first_token_seconds` a histogram (vLLM's metrics
-  design doc, https://github.com/vllm-project/vllm/blob/main/docs/design/metrics.md).
+- vLLM's `vllm:num_requests_waiting` is a gauge, `vllm:time_to_first_token_seconds` a histogram (vLLM's "Production
+  Metrics" page, its `Metrics` class: `Gauge(name="vllm:num_requests_waiting", ...)`, and the histograms of request
+  timing; https://docs.vllm.ai/en/v0.5.0/serving/metrics.html).
 - The kube state metrics packages and the GKE version of each (KUBE_STATE_SOURCE); JOBSET is accepted from
   1.32.1-gke.1357001 (pulumi-gcp `ClusterMonitoringConfig.enableComponents`).
 """
