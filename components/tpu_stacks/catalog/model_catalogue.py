@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tpu_stacks.catalog.hf_config import architecture_from_config, index_total_size, read_json
 from tpu_stacks.catalog.model_shape import Attention, ModelArchitecture
+from tpu_stacks.catalog.upstream import number
 
 CONFIG_DIR = Path(__file__).parent / "hf_configs"
 PROJECT_MODELS = Path("models")
@@ -36,7 +37,9 @@ SAXML_TEST_MODEL = ModelArchitecture(
     attention=Attention(layers=96, kv_heads=96, head_dim=128, query_heads=96),
     d_model=12288,
     d_ff=49152,
-    vocab=32000,  # default of TransformerLmSpmdAdafactor [PAX]
+    # Inherited unchanged down to paxml's TransformerLmSpmdAdafactor (ledger: saxml.test-model.inherits,
+    # saxml.lmcloudspmd2b.base, paxml.lmcloudspmd.base, paxml.lm-spmd-adafactor.vocab-size).
+    vocab=number("paxml.lm-spmd-adafactor.vocab-size"),
     tied_embeddings=True,
     gated_mlp=False,
     mesh_devices=32,  # ICI_MESH_SHAPE = [1, 1, 32] [SAX]
