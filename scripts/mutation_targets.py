@@ -46,7 +46,7 @@ def imported_names(path: Path) -> set[str]:
 
 
 def _helper_path(root: Path, name: str) -> Path | None:
-    """A helper module of tests/ (`tests.policies.harness`) as a file, if `name` is one."""
+    """A module of tests/ (`tests.policies.harness`, `tests.vllm.test_plan`) as a file, if `name` is one."""
     if not name.startswith("tests."):
         return None
     parts = name.split(".")
@@ -56,29 +56,134 @@ def _helper_path(root: Path, name: str) -> Path | None:
     return None
 
 
-def test_imports(root: Path = REPO) -> dict[str, set[str]]:
-    """Each test file (relative path) -> the dotted names it imports, itself or through the helper modules of
-    tests/ it imports (a policy test reaches the pack through tests/policies/harness.py)."""
-    tests = root / "tests"
-    own: dict[str, set[str]] = {}  # a helper's own imports, read once
+def _is_test_file(path: Path) -> bool:
+    """A file pytest collects (`test_*.py`), as against a helper module of tests/ (mocks.py, harness.py)."""
+    return path.name.startswith("test_")
 
-    def reached(names: set[str]) -> set[str]:
-        out, todo, seen = set(names), sorted(names), set()
-        while todo:
-            name = todo.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            path = _helper_path(root, name)
-            if path is not None:
-                if name not in own:
-                    own[name] = imported_names(path)
-                out |= own[name]
-                todo.extend(sorted(own[name] - seen))
+
+Binding = tuple[str, "str | None", str]
+"""What one import gives a file: (module, the name taken from it or None for the module itself, the local name)."""
+
+
+def _bindings(node: ast.AST) -> list[Binding]:
+    """The bindings of every import statement in `node` (itself or nested)."""
+    out: list[Binding] = []
+    for child in ast.walk(node):
+        if isinstance(child, ast.Import):
+            for alias in child.names:
+                out.append((alias.name, None, alias.asname or alias.name.split(".")[0]))
+        elif isinstance(child, ast.ImportFrom) and child.module and not child.level:
+            out.extend((child.module, alias.name, alias.asname or alias.name) for alias in child.names)
+    return out
+
+
+def _references(statements: list[ast.AST]) -> tuple[set[str], dict[str, set[str] | None]]:
+    """The names the statements refer to (a function's parameters too: pytest passes fixtures by name), and per
+    name the attributes read from it (None when the name is also used bare, so all of it may be)."""
+    names: set[str] = set()
+    attributes: dict[str, set[str] | None] = {}
+    for statement in statements:
+        bases = set()
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                bases.add(id(node.value))
+                taken = attributes.setdefault(node.value.id, set())
+                if taken is not None:
+                    taken.add(node.attr)
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+                if id(node) not in bases:
+                    attributes[node.id] = None
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+    return names, attributes
+
+
+def _top_level(tree: ast.Module) -> tuple[dict[str, list[ast.stmt]], dict[str, list[Binding]]]:
+    """A file's top-level definitions (function, class, assignment) and import bindings, by local name."""
+    defined: dict[str, list[ast.stmt]] = {}
+    bound: dict[str, list[Binding]] = {}
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.setdefault(statement.name, []).append(statement)
+            continue
+        for binding in _bindings(statement):
+            bound.setdefault(binding[2], []).append(binding)
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                defined.setdefault(node.id, []).append(statement)
+    return defined, bound
+
+
+class _TestsTree:
+    """What a test file reaches through the modules of tests/ it imports (`test_imports`)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.parsed: dict[Path, tuple[ast.Module, dict[str, list[ast.stmt]], dict[str, list[Binding]]]] = {}
+        self.memo: dict[tuple[Path, frozenset[str] | None], set[str]] = {}
+
+    def _parse(self, path: Path):
+        if path not in self.parsed:
+            tree = ast.parse(path.read_text(), filename=str(path))
+            self.parsed[path] = (tree, *_top_level(tree))
+        return self.parsed[path]
+
+    def reach(self, path: Path, used: frozenset[str] | None = None) -> set[str]:
+        """The dotted names `path` imports, all of the file (`used` None) or only what the top-level definitions
+        named in `used` need (their bodies, defaults and decorators, the definitions and imports those name)."""
+        key = (path, used)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = set()  # a cycle of test files importing each other adds nothing the first pass lacks
+        tree, defined, bound = self._parse(path)
+        if used is None:
+            statements: list[ast.AST] = list(tree.body)
+            taken = _bindings(tree)
+        else:
+            statements, taken, todo, seen = [], [], sorted(used), set()
+            while todo:
+                name = todo.pop()
+                if name in seen:
+                    continue
+                seen.add(name)
+                taken.extend(bound.get(name, []))
+                for statement in defined.get(name, []):
+                    statements.append(statement)
+                    taken.extend(_bindings(statement))
+                    todo.extend(sorted(_references([statement])[0] - seen))
+        attributes = _references(statements)[1]
+        out: set[str] = set()
+        for module, name, local in taken:
+            out |= {module, f"{module}.{name}"} if name else {module}
+            out |= self._through(module, name, attributes.get(local, set()) if name is None else None)
+            if name is not None and _helper_path(self.root, f"{module}.{name}") is not None:
+                out |= self._through(f"{module}.{name}", None, attributes.get(local, set()))
+        self.memo[key] = out
         return out
 
+    def _through(self, module: str, name: str | None, attributes: set[str] | None) -> set[str]:
+        """What importing `name` from a module of tests/ (or the module itself, its `attributes` read) reaches: all
+        of a helper module; of another test file, only the definitions taken from it."""
+        path = _helper_path(self.root, module)
+        if path is None:
+            return set()
+        if not _is_test_file(path):
+            return self.reach(path)
+        if name is not None:
+            return self.reach(path, frozenset({name}))
+        return self.reach(path, None if attributes is None else frozenset(attributes))
+
+
+def test_imports(root: Path = REPO) -> dict[str, set[str]]:
+    """Each test file (relative path) -> the dotted names it imports, itself or through the modules of tests/ it
+    imports: all that a helper module imports (a policy test reaches the pack through tests/policies/harness.py),
+    but from another test file only what the definitions it takes from it need."""
+    tests = root / "tests"
+    tree = _TestsTree(root)
     return {
-        str(path.relative_to(root)): reached(imported_names(path))
+        str(path.relative_to(root)): tree.reach(path)
         for path in sorted(tests.rglob("test_*.py"))
         if not set(path.relative_to(tests).parts[:-1]) & set(LEFT_OUT)
     }
@@ -113,6 +218,23 @@ def _packages(module: str, importers: dict[str, set[str]], is_package: dict[str,
                 found.add(parent)
                 todo.append(parent)
     return frozenset(found)
+
+
+def is_plan(module: str) -> bool:
+    """A plan (`plan`, `*_plan`): a package's decision, which builds and reads the package's other modules."""
+    stem = module.rsplit(".", 1)[-1]
+    return stem == "plan" or stem.endswith("_plan")
+
+
+def package_plans(module: str, importers: dict[str, set[str]], is_package: dict[str, bool]) -> list[str]:
+    """The plans of `module`'s own package that import it (cluster/plan.py for cluster/decided.py): their tests pin
+    the records, spec and rules the plan builds and reads, though they need not import them."""
+    package = module if is_package.get(module) else module.rpartition(".")[0]
+    return sorted(
+        parent
+        for parent in importers.get(module, set())
+        if is_plan(parent) and not is_package.get(parent) and parent.rpartition(".")[0] == package
+    )
 
 
 def source_of(root: Path, dotted: str, package_dir: Path) -> str:
@@ -156,9 +278,10 @@ def targets(root: Path = REPO, package_dir: Path | None = None, networks: Iterab
     layer = decision_layer(package_dir)
     importers = _importers(layer, package_dir)
     is_package = {m: source_of(root, m, package_dir).endswith("__init__.py") for m in layer}
+    own = {m: pinning_tests(m, tests, importers, packages=_packages(m, importers, is_package)) for m in layer}
     out = {
-        source_of(root, m, package_dir): pinning_tests(
-            m, tests, importers, packages=_packages(m, importers, is_package)
+        source_of(root, m, package_dir): sorted(
+            {*own[m], *(test for plan in package_plans(m, importers, is_package) for test in own[plan])}
         )
         for m in layer
     }
