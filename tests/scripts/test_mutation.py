@@ -136,6 +136,9 @@ def test_through_another_test_file_a_test_reaches_only_what_the_definitions_it_t
             ),
             "tests/test_collects_a_test_again.py": "from tests.toy.test_rules import test_top\n",
             "tests/test_uses_a_harness.py": "from tests.toy import harness\n",
+            "tests/test_aliases_a_test_file.py": (
+                "import tests.toy.test_rules as rules\n\n\ndef test_z():\n    assert rules.shapes_of()\n"
+            ),
         },
     )
     assert found["components/toy_stacks/limits.py"] == [
@@ -143,7 +146,11 @@ def test_through_another_test_file_a_test_reaches_only_what_the_definitions_it_t
         "tests/test_collects_a_test_again.py",
         "tests/toy/test_rules.py",
     ]
-    assert found["components/toy_stacks/shapes.py"] == ["tests/test_takes_a_helper.py", "tests/toy/test_rules.py"]
+    assert found["components/toy_stacks/shapes.py"] == [
+        "tests/test_aliases_a_test_file.py",
+        "tests/test_takes_a_helper.py",
+        "tests/toy/test_rules.py",
+    ]
     assert found["components/toy_stacks/table.py"] == ["tests/test_uses_a_harness.py"]
 
 
