@@ -13,9 +13,9 @@ imports does, but from another test file only what the definitions it takes need
 calls one test of tests/traffic/test_engine_traffic.py, which reads the engine records, not
 traffic/model.py, though that file imports it (pytest collects a test function imported at module level
 again: what that test uses is reached). A plan builds and reads its package's records, spec and rules,
-so its tests pin them without naming them: cluster/plan.py's for cluster/decided.py, whose one importing
-file never read a record (0 of 55 mutants). A module no file reaches so is pinned by the tests of the
-decision modules that import it, nearest first.
+so its tests pin them without naming them: cluster/plan.py's for cluster/decided.py (0 of 55 mutants
+killed by tests/test_first_up.py, the one file that imported it then). A module no file reaches so is
+pinned by the tests of the decision modules that import it, nearest first.
 """
 
 from __future__ import annotations
