@@ -38,19 +38,6 @@ LEFT_OUT = ("live",)
 """Test folders a mutation run never uses: tests/live talks to a real cluster."""
 
 
-def imported_names(path: Path) -> set[str]:
-    """Every dotted name a file may load, wherever the import stands: `from a.b import c` gives `a.b`
-    and `a.b.c` (c may be a module or a name in a.b; both count as importing a.b)."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
-            names |= {f"{node.module}.{alias.name}" for alias in node.names}
-    return names
-
-
 def _helper_path(root: Path, name: str) -> Path | None:
     """A module of tests/ (`tests.policies.harness`, `tests.vllm.test_plan`) as a file, if `name` is one."""
     if not name.startswith("tests."):
@@ -162,7 +149,7 @@ class _TestsTree:
         attributes = _references(statements)[1]
         out: set[str] = set()
         for module, name, local in taken:
-            out |= {module, f"{module}.{name}"} if name else {module}
+            out |= {module, f"{module}.{name}"} if name else {module}  # `name` may be a module or a name in it
             # `import tests.a.test_b` binds `tests`: its attributes do not tell what is read from test_b
             read = None if "." in module and local == module.split(".")[0] else attributes.get(local, set())
             out |= self._through(module, name, read if name is None else None)
