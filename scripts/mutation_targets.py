@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,55 +59,51 @@ Binding = tuple[str, "str | None", str]
 """What one import gives a file: (module, the name taken from it or None for the module itself, the local name)."""
 
 
-def _bindings(node: ast.AST) -> list[Binding]:
-    """The bindings of every import statement in `node` (itself or nested)."""
-    out: list[Binding] = []
-    for child in ast.walk(node):
-        if isinstance(child, ast.Import):
-            for alias in child.names:
-                out.append((alias.name, None, alias.asname or alias.name.split(".")[0]))
-        elif isinstance(child, ast.ImportFrom) and child.module and not child.level:
-            out.extend((child.module, alias.name, alias.asname or alias.name) for alias in child.names)
-    return out
+@dataclass
+class _Facts:
+    """What one statement of a file holds, read in one walk: the imports in it, the names it refers to (a function's
+    parameters too: pytest passes fixtures by name), the names it assigns, and per name the attributes read from it
+    (None when the name is also used bare, so all of it may be)."""
 
+    bindings: list[Binding] = field(default_factory=list)
+    names: set[str] = field(default_factory=set)
+    stored: set[str] = field(default_factory=set)
+    attributes: dict[str, set[str] | None] = field(default_factory=dict)
 
-def _references(statements: list[ast.AST]) -> tuple[set[str], dict[str, set[str] | None]]:
-    """The names the statements refer to (a function's parameters too: pytest passes fixtures by name), and per
-    name the attributes read from it (None when the name is also used bare, so all of it may be)."""
-    names: set[str] = set()
-    attributes: dict[str, set[str] | None] = {}
-    for statement in statements:
-        bases = set()
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                bases.add(id(node.value))
-                taken = attributes.setdefault(node.value.id, set())
-                if taken is not None:
-                    taken.add(node.attr)
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Name):
-                names.add(node.id)
+    @classmethod
+    def of(cls, statement: ast.AST) -> _Facts:
+        facts, bases = cls(), set()
+        for node in ast.walk(statement):  # breadth first: an attribute is met before the name it is read from
+            kind = type(node)
+            if kind is ast.Name:
+                facts.names.add(node.id)
+                if type(node.ctx) is ast.Store:
+                    facts.stored.add(node.id)
                 if id(node) not in bases:
-                    attributes[node.id] = None
-            elif isinstance(node, ast.arg):
-                names.add(node.arg)
-    return names, attributes
+                    facts.attributes[node.id] = None
+            elif kind is ast.Attribute and type(node.value) is ast.Name:
+                bases.add(id(node.value))
+                read = facts.attributes.setdefault(node.value.id, set())
+                if read is not None:
+                    read.add(node.attr)
+            elif kind is ast.arg:
+                facts.names.add(node.arg)
+            elif kind is ast.Import:
+                facts.bindings += [(a.name, None, a.asname or a.name.split(".")[0]) for a in node.names]
+            elif kind is ast.ImportFrom and node.module and not node.level:
+                facts.bindings += [(node.module, a.name, a.asname or a.name) for a in node.names]
+        return facts
 
 
-def _top_level(tree: ast.Module) -> tuple[dict[str, list[ast.stmt]], dict[str, list[Binding]]]:
-    """A file's top-level definitions (function, class, assignment) and import bindings, by local name."""
-    defined: dict[str, list[ast.stmt]] = {}
-    bound: dict[str, list[Binding]] = {}
-    for statement in tree.body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            defined.setdefault(statement.name, []).append(statement)
-            continue
-        for binding in _bindings(statement):
-            bound.setdefault(binding[2], []).append(binding)
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                defined.setdefault(node.id, []).append(statement)
-    return defined, bound
+def _attributes(facts: list[_Facts], local: str) -> set[str] | None:
+    """The attributes the statements read from `local` (None: all of it may be)."""
+    out: set[str] = set()
+    for fact in facts:
+        read = fact.attributes.get(local, set())
+        if read is None:
+            return None
+        out |= read
+    return out
 
 
 class _TestsTree:
@@ -114,14 +111,31 @@ class _TestsTree:
 
     def __init__(self, root: Path):
         self.root = root
-        self.parsed: dict[Path, tuple[ast.Module, dict[str, list[ast.stmt]], dict[str, list[Binding]]]] = {}
+        self.files: dict[Path, list[tuple[ast.stmt, _Facts]]] = {}
+        self.tops: dict[Path, tuple[dict[str, list[_Facts]], dict[str, list[Binding]]]] = {}
         self.memo: dict[tuple[Path, frozenset[str] | None], set[str]] = {}
 
-    def _parse(self, path: Path):
-        if path not in self.parsed:
+    def _file(self, path: Path) -> list[tuple[ast.stmt, _Facts]]:
+        if path not in self.files:
             tree = ast.parse(path.read_text(), filename=str(path))
-            self.parsed[path] = (tree, *_top_level(tree))
-        return self.parsed[path]
+            self.files[path] = [(statement, _Facts.of(statement)) for statement in tree.body]
+        return self.files[path]
+
+    def _top(self, path: Path) -> tuple[dict[str, list[_Facts]], dict[str, list[Binding]]]:
+        """A file's top-level definitions (function, class, assignment) and import bindings, by local name."""
+        if path not in self.tops:
+            defined: dict[str, list[_Facts]] = {}
+            bound: dict[str, list[Binding]] = {}
+            for statement, facts in self._file(path):
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    defined.setdefault(statement.name, []).append(facts)
+                    continue
+                for binding in facts.bindings:
+                    bound.setdefault(binding[2], []).append(binding)
+                for name in facts.stored:
+                    defined.setdefault(name, []).append(facts)
+            self.tops[path] = (defined, bound)
+        return self.tops[path]
 
     def reach(self, path: Path, used: frozenset[str] | None = None) -> set[str]:
         """The dotted names `path` imports, all of the file (`used` None) or only what the top-level definitions
@@ -130,47 +144,48 @@ class _TestsTree:
         if key in self.memo:
             return self.memo[key]
         self.memo[key] = set()  # a cycle of test files importing each other adds nothing the first pass lacks
-        tree, defined, bound = self._parse(path)
         if used is None:
-            statements: list[ast.AST] = list(tree.body)
-            taken = _bindings(tree)
+            facts = [f for _, f in self._file(path)]
+            taken = [binding for f in facts for binding in f.bindings]
         else:
-            statements, taken, todo, seen = [], [], sorted(used), set()
+            defined, bound = self._top(path)
+            facts, taken, todo, seen = [], [], sorted(used), set()
             while todo:
                 name = todo.pop()
                 if name in seen:
                     continue
                 seen.add(name)
                 taken.extend(bound.get(name, []))
-                for statement in defined.get(name, []):
-                    statements.append(statement)
-                    taken.extend(_bindings(statement))
-                    todo.extend(sorted(_references([statement])[0] - seen))
-        attributes = _references(statements)[1]
+                for fact in defined.get(name, []):
+                    facts.append(fact)
+                    taken.extend(fact.bindings)
+                    todo.extend(sorted(fact.names - seen))
         out: set[str] = set()
         for module, name, local in taken:
             out |= {module, f"{module}.{name}"} if name else {module}  # `name` may be a module or a name in it
-            # `import tests.a.test_b` binds `tests`: its attributes do not tell what is read from test_b
-            read = None if "." in module and local == module.split(".")[0] else attributes.get(local, set())
-            out |= self._through(module, name, read if name is None else None)
-            if name is not None and _helper_path(self.root, f"{module}.{name}") is not None:
-                out |= self._through(f"{module}.{name}", None, attributes.get(local, set()))
+            if name is None:
+                # `import tests.a.test_b` binds `tests`: its attributes do not tell what is read from test_b
+                whole = "." in module and local == module.split(".")[0]
+                out |= self._through(module, None, None if whole else local, facts)
+            else:
+                out |= self._through(module, name, None, facts)
+                out |= self._through(f"{module}.{name}", None, local, facts)
         self.memo[key] = out
         return out
 
-    def _through(self, module: str, name: str | None, attributes: set[str] | None) -> set[str]:
-        """What importing `name` from a module of tests/ (or the module itself, its `attributes` read) reaches: all
-        of a helper module; of another test file, only the definitions taken from it."""
+    def _through(self, module: str, name: str | None, local: str | None, facts: list[_Facts]) -> set[str]:
+        """What importing `name` from a module of tests/ (or the module itself, bound to `local`: what `facts` read
+        of it; all of it when `local` is None) reaches: all of a helper module; of another test file, only the
+        definitions taken from it."""
         path = _helper_path(self.root, module)
         if path is None:
             return set()
-        if not _is_test_file(path):
-            return self.reach(path)
-        if name == "*":
+        if not _is_test_file(path) or name == "*":
             return self.reach(path)
         if name is not None:
             return self.reach(path, frozenset({name}))
-        return self.reach(path, None if attributes is None else frozenset(attributes))
+        read = None if local is None else _attributes(facts, local)
+        return self.reach(path, None if read is None else frozenset(read))
 
 
 def test_imports(root: Path = REPO) -> dict[str, set[str]]:
