@@ -25,7 +25,8 @@ Equivalent mutants (no behaviour can tell them apart) are listed with the reason
 
 The modules and the tests that pin each are found, not listed (scripts/mutation_targets.py): every
 module the purity walk (tests/test_pure_decisions.py) calls the decision layer, each workload's
-connectivity contract and the policy pack's rules, each pinned by the test files that import it.
+connectivity contract and the policy pack's rules, each pinned by the test files that import it and those of
+the plans of its own package that import it.
 
     venv/bin/python scripts/mutation.py                 # every module of the decision layer
     venv/bin/python scripts/mutation.py sizing.py       # the modules whose path ends so

@@ -76,30 +76,105 @@ def test_every_decision_module_is_a_mutation_target_with_tests():
     assert "policies/tpu_policies/fit.py" in mutation.MODULES
 
 
+def _toy_targets(root: Path, files: dict[str, str]) -> dict[str, list[str]]:
+    """The finder's answer on a toy tree: `files` by path relative to `root`, the package `components/toy_stacks`."""
+    from scripts import mutation_targets
+
+    package = root / "components" / "toy_stacks"
+    for path, text in {"components/toy_stacks/__init__.py": "", **files}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return mutation_targets.targets(root=root, package_dir=package)
+
+
 def test_the_tests_of_a_module_are_those_that_import_it(tmp_path: Path):
     """On a toy tree: a plan's tests are the files importing it (any import form, inside a function too);
     a table no test imports is pinned by its importer's tests; tests/live is never used."""
-    from scripts import mutation_targets
-
-    package = tmp_path / "components" / "toy_stacks"
-    files = {
-        package / "__init__.py": "",
-        package / "toy" / "__init__.py": "",
-        package / "toy" / "table.py": "ROWS = (1, 2)\n",
-        package / "toy" / "plan.py": "from toy_stacks.toy.table import ROWS\n",
-        package / "toy" / "component.py": "import pulumi\nfrom toy_stacks.toy import plan\n",
-        tmp_path / "tests" / "toy" / "test_plan.py": "def test_x():\n    from toy_stacks.toy.plan import ROWS\n",
-        tmp_path / "tests" / "test_other.py": "import toy_stacks.toy.plan as p\n",
-        tmp_path / "tests" / "test_component.py": "from toy_stacks.toy import component\n",
-        tmp_path / "tests" / "live" / "test_live.py": "from toy_stacks.toy import plan\n",
-    }
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    found = mutation_targets.targets(root=tmp_path, package_dir=package)
+    found = _toy_targets(
+        tmp_path,
+        {
+            "components/toy_stacks/toy/__init__.py": "",
+            "components/toy_stacks/toy/table.py": "ROWS = (1, 2)\n",
+            "components/toy_stacks/toy/plan.py": "from toy_stacks.toy.table import ROWS\n",
+            "components/toy_stacks/toy/component.py": "import pulumi\nfrom toy_stacks.toy import plan\n",
+            "tests/toy/test_plan.py": "def test_x():\n    from toy_stacks.toy.plan import ROWS\n",
+            "tests/test_other.py": "import toy_stacks.toy.plan as p\n",
+            "tests/test_component.py": "from toy_stacks.toy import component\n",
+            "tests/live/test_live.py": "from toy_stacks.toy import plan\n",
+        },
+    )
     assert found["components/toy_stacks/toy/plan.py"] == ["tests/test_other.py", "tests/toy/test_plan.py"]
     assert found["components/toy_stacks/toy/table.py"] == ["tests/test_other.py", "tests/toy/test_plan.py"]
     assert "components/toy_stacks/toy/component.py" not in found  # a builder, not a decision
+
+
+def test_through_another_test_file_a_test_reaches_only_what_the_definitions_it_takes_use(tmp_path: Path):
+    """A test file that imports another reaches what the names it takes need, not all the other file imports: before,
+    tests/test_registry.py (which calls one test of tests/traffic/test_engine_traffic.py) was in traffic/model.py's
+    set, whose functions it never calls (docs/testing.md, "Scores"). pytest collects a test function imported at
+    module level again, in the importing file, and runs it: what it calls is reached. A helper module of tests/ is
+    followed whole, as before."""
+    found = _toy_targets(
+        tmp_path,
+        {
+            "components/toy_stacks/limits.py": "TOP = 3\n",
+            "components/toy_stacks/shapes.py": "SHAPES = ('2x4',)\n",
+            "components/toy_stacks/table.py": "ROWS = (1, 2)\n",
+            "tests/toy/test_rules.py": (
+                "from toy_stacks.limits import TOP\nfrom toy_stacks.shapes import SHAPES\n\n\n"
+                "def shapes_of():\n    return SHAPES\n\n\n"
+                "def test_top():\n    assert TOP\n"
+            ),
+            "tests/toy/harness.py": "from toy_stacks import table\n",
+            # a helper function taken from a test file: its body names shapes only
+            "tests/test_takes_a_helper.py": (
+                "from tests.toy.test_rules import shapes_of\n\n\ndef test_x():\n    assert shapes_of()\n"
+            ),
+            # a test of another file called through its module, and one collected again: both need limits only
+            "tests/test_calls_a_test.py": (
+                "def test_y():\n    from tests.toy import test_rules\n\n    test_rules.test_top()\n"
+            ),
+            "tests/test_collects_a_test_again.py": "from tests.toy.test_rules import test_top\n",
+            "tests/test_uses_a_harness.py": "from tests.toy import harness\n",
+            "tests/test_aliases_a_test_file.py": (
+                "import tests.toy.test_rules as rules\n\n\ndef test_z():\n    assert rules.shapes_of()\n"
+            ),
+        },
+    )
+    assert found["components/toy_stacks/limits.py"] == [
+        "tests/test_calls_a_test.py",
+        "tests/test_collects_a_test_again.py",
+        "tests/toy/test_rules.py",
+    ]
+    assert found["components/toy_stacks/shapes.py"] == [
+        "tests/test_aliases_a_test_file.py",
+        "tests/test_takes_a_helper.py",
+        "tests/toy/test_rules.py",
+    ]
+    assert found["components/toy_stacks/table.py"] == ["tests/test_uses_a_harness.py"]
+
+
+def test_a_module_a_plan_of_its_package_imports_is_pinned_by_the_plans_tests_too(tmp_path: Path):
+    """cluster/decided.py's records are built and read by cluster/plan.py, whose tests check them without importing
+    decided.py: a module's tests are the files importing it and those of its package's plans that import it (before,
+    those only when no file imported the module: decided.py and slo/spec.py scored 0% on a file that imported them
+    without exercising them). A plan of another package does not lend its tests (the catalogue's sets stay as they
+    are)."""
+    found = _toy_targets(
+        tmp_path,
+        {
+            "components/toy_stacks/shared.py": "LIMIT = 4\n",
+            "components/toy_stacks/toy/__init__.py": "",
+            "components/toy_stacks/toy/decided.py": "from toy_stacks.shared import LIMIT\n",
+            "components/toy_stacks/toy/plan.py": "from toy_stacks.toy.decided import LIMIT\n",
+            "tests/toy/test_plan.py": "from toy_stacks.toy.plan import LIMIT\n",
+            "tests/toy/test_decided.py": "from toy_stacks.toy.decided import LIMIT\n",
+            "tests/test_shared.py": "from toy_stacks.shared import LIMIT\n",
+        },
+    )
+    assert found["components/toy_stacks/toy/decided.py"] == ["tests/toy/test_decided.py", "tests/toy/test_plan.py"]
+    assert found["components/toy_stacks/toy/plan.py"] == ["tests/toy/test_plan.py"]
+    assert found["components/toy_stacks/shared.py"] == ["tests/test_shared.py"]
 
 
 # --- a quick runner that still kills what it should ------------------------------------------------------
