@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import functools
 import json
 import os
 import shutil
@@ -76,10 +77,24 @@ def _source(module: str) -> str:
     return f"components/{module.replace('.', '/')}.py"
 
 
-MODULES: dict[str, list[str]] = targets(networks=[w.network.module for w in workloads()])
+MODULES: dict[str, list[str]]
 """module -> the test files that pin it, found (scripts/mutation_targets.py): the decision layer the purity
 walk finds, each workload's connectivity contract and the policy pack's rules. Missing files are skipped;
-the runner picks, per line, the tests among these that run it."""
+the runner picks, per line, the tests among these that run it. Found on first use (`__getattr__`), not at
+import: the walk reads every module and test file, and importing this module (as its tests do, in every
+pytest worker's collection) should not pay for it."""
+
+
+@functools.cache
+def _modules() -> dict[str, list[str]]:
+    return targets(networks=[w.network.module for w in workloads()])
+
+
+def __getattr__(name: str) -> object:
+    if name == "MODULES":
+        return _modules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 IGNORED = shutil.ignore_patterns("venv", ".git", "__pycache__", ".pytest_cache", "manifests", "plan-*.json")
 
@@ -243,9 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the modules and the tests that pin each, and stop")
     args = parser.parse_args(argv)
     stop_on_sigterm()
-    chosen = {m: t for m, t in MODULES.items() if not args.modules or any(m.endswith(s) for s in args.modules)}
+    chosen = {m: t for m, t in _modules().items() if not args.modules or any(m.endswith(s) for s in args.modules)}
     if not chosen:
-        parser.error(f"no module matches {args.modules}; modules: {', '.join(MODULES)}")
+        parser.error(f"no module matches {args.modules}; modules: {', '.join(_modules())}")
     if args.list:
         for module, tests in chosen.items():
             print(f"{module}: {' '.join(tests)}")
