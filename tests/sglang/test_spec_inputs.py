@@ -35,7 +35,8 @@ def test_a_memory_fraction_inside_zero_and_one_is_accepted(fraction: float) -> N
 
 
 @pytest.mark.parametrize(
-    ("fraction", "sentence"), [(0, "greater than 0"), (1, "less than 1"), (1.5, "less than 1"), (-0.5, "greater than 0")]
+    ("fraction", "sentence"),
+    [(0, "greater than 0"), (1, "less than 1"), (1.5, "less than 1"), (-0.5, "greater than 0")],
 )
 def test_a_memory_fraction_outside_is_refused(fraction: float, sentence: str) -> None:
     assert refusal(SglangSpec, "sglang", {**BASE, "memFractionStatic": fraction}) == (
