@@ -53,7 +53,7 @@ def test_a_channels_name_is_checked_and_the_plan_carries_the_dashboard_and_alert
     good = "projects/my-tpu-project/notificationChannels/1234567890"  # docs/monitoring.md's example
     plan = plan_monitoring(_target(notificationChannels=[good]), "vllm")
     assert plan.enabled is True and plan.step_log_metric is None  # a server has no step log
-    assert plan.dashboard.display_name.startswith("tpu-stacks") or plan.dashboard.widgets()
+    assert [s.title for s in plan.dashboard.sections][0] == "Now"  # docs/monitoring.md: the status row first
     assert [alert.id for alert in plan.alerts][:1] == ["serving-pods-not-ready"]
     with pytest.raises(UserError) as caught:
         plan_monitoring(_target(notificationChannels=[good, "my-channel"]), "vllm")
