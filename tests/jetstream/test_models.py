@@ -34,7 +34,8 @@ def test_the_tutorials_models_convert(hf_id: str, name: str, size: str) -> None:
 
 
 def test_the_id_is_matched_without_case() -> None:
-    """Hugging Face ids are case-insensitive (huggingface.co redirects `Google/Gemma-7B-IT`)."""
+    """The catalogue finds a model named in any case (catalog/models.py `lookup_model` compares lowered ids), so the
+    JetStream names must be found the same way for the id the user wrote."""
     model = lookup_model("google/gemma-7b-it").model_copy(update={"id": "Google/Gemma-7B-IT"})
     assert jetstream_model(model, needs_converter=True).hf_id == "google/gemma-7b-it"
 
