@@ -1,8 +1,9 @@
 """SglangSpec's inputs: each bounded input at its edges (the edge accepted, one past it refused with the line a user
 sees) and the defaults the SDK documents (`sglang/args.py`: "Default: 4096", "Default: 1", "Default: 40").
 
-Outside source for `memFractionStatic`: SGLang's `--mem-fraction-static` is a fraction of the memory, strictly
-between 0 and 1 (sglang-jax 0.0.1.post1's server_args.py, the ledger's `sglang.default.mem-fraction-static` row)."""
+`memFractionStatic` is a share of HBM (SGLang's `--mem-fraction-static`, its default the ledger's
+`sglang.default.mem-fraction-static` row): the spec takes it above 0 and below 1 (all of HBM would leave none for
+activations), and these tests pin the line a user sees at each side."""
 
 from __future__ import annotations
 
