@@ -30,13 +30,22 @@ def test_the_served_classes_and_an_unknown_one_pass(architecture: str | None) ->
 
 
 def test_another_class_is_refused_with_the_three_it_serves() -> None:
-    """Gemma 3 is near none of the three (difflib's 0.6 cutoff): no did-you-mean."""
+    """Gemma 3 is near none of the three: no did-you-mean."""
     with pytest.raises(UserError) as caught:
         check_architecture(_as("Gemma3ForConditionalGeneration"), "sglang.model", "org/m")
     assert str(caught.value) == (
         "sglang.model: 'org/m' is a Gemma3ForConditionalGeneration (config.json architectures[0]): sglang-jax 0.0.1.post1 serves only "
         f"{SERVED}; serve it with vllm, or pick a Qwen/Qwen3 model"
     )
+
+
+@pytest.mark.parametrize("architecture", ["LlamaForCausalLM", "MistralForCausalLM", "Qwen3NextForCausalLM"])
+def test_another_family_sharing_for_causal_lm_is_no_misspelling(architecture: str) -> None:
+    """A Llama model is not a misspelt Qwen3 (difflib gives 0.75 for the shared `ForCausalLM`, over its default
+    cutoff of 0.6 that named Qwen3ForCausalLM here before): the refusal lists what is served, suggests none."""
+    with pytest.raises(UserError) as caught:
+        check_architecture(_as(architecture), "sglang.model", "org/m")
+    assert str(caught.value).endswith(f"serves only {SERVED}; serve it with vllm, or pick a Qwen/Qwen3 model")
 
 
 def test_a_near_miss_is_named() -> None:

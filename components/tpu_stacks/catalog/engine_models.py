@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -33,6 +33,18 @@ def vllm_serves(architecture: str) -> bool:
     return architecture in table["jax"] or architecture in table["pytorch"]  # type: ignore[operator]
 
 
+TYPO_CUTOFF = 0.9
+"""How alike (difflib's ratio) a config.json class must be to a served one to be named as its likely spelling: a
+case or one- or two-letter slip (`Qwen2ForCausalLm`, `Qwen3MoeForCausalLLM`), not another family that shares
+`ForCausalLM` (a Llama model is no misspelt Qwen3, at 0.75: the message lists what is served instead)."""
+
+
+def likely_class(architecture: str, served: Sequence[str]) -> str | None:
+    """The served class a config.json's `architectures[0]` is most likely a misspelling of, if any."""
+    close = difflib.get_close_matches(architecture, list(served), n=1, cutoff=TYPO_CUTOFF)
+    return close[0] if close else None
+
+
 def check_vllm_architecture(model: ModelArchitecture, key: str, value: str) -> None:
     """Refuse a config.json whose `architectures[0]` the pinned vLLM TPU has no class for (a model without one,
     sized from a parameter count, is not judged here)."""
@@ -41,12 +53,12 @@ def check_vllm_architecture(model: ModelArchitecture, key: str, value: str) -> N
         return
     table = vllm_architectures()
     known = [*table["jax"], *table["pytorch"]]  # type: ignore[misc]
-    close = difflib.get_close_matches(architecture, known, n=1)
+    close = likely_class(architecture, known)
     raise UserError(
         key,
         value,
         f"is a {architecture} (config.json architectures[0]): vllm-tpu {table['vllm_tpu']} has no class for it",
-        (f"did you mean a {close[0]} model? " if close else "")
+        (f"did you mean a {close} model? " if close else "")
         + "catalog/engine_architectures.toml lists the classes it serves",
     )
 

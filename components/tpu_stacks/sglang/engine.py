@@ -6,8 +6,7 @@ through the registry (catalog/engines/declared.py) and never names the engine.
 
 from __future__ import annotations
 
-import difflib
-
+from tpu_stacks.catalog.engine_models import likely_class
 from tpu_stacks.catalog.engine_traffic import EngineTraffic
 from tpu_stacks.catalog.engines.declared import EngineDeclaration, GatewaySupport
 from tpu_stacks.catalog.engines.dtypes import DtypeRule
@@ -131,13 +130,13 @@ def check_architecture(model: ModelArchitecture, key: str, value: str) -> None:
     architecture = model.architecture
     if architecture is None or architecture in SGLANG_ARCHITECTURES:
         return
-    close = difflib.get_close_matches(architecture, SGLANG_ARCHITECTURES, n=1)
+    close = likely_class(architecture, SGLANG_ARCHITECTURES)
     raise UserError(
         key,
         value,
         f"is a {architecture} (config.json architectures[0]): sglang-jax {SGLANG.version} serves only "
         + ", ".join(SGLANG_ARCHITECTURES),
-        (f"did you mean a {close[0]} model? " if close else "") + "serve it with vllm, or pick a Qwen/Qwen3 model",
+        (f"did you mean a {close} model? " if close else "") + "serve it with vllm, or pick a Qwen/Qwen3 model",
     )
 
 
