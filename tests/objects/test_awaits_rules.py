@@ -121,3 +121,14 @@ def test_the_budget_is_the_resource_option_the_provider_reads_first():
     timeouts = AwaitBudget(65, 115).custom_timeouts()
     assert isinstance(timeouts, pulumi.CustomTimeouts)
     assert (timeouts.create, timeouts.update, timeouts.delete) == ("65m", "115m", None)
+
+
+@pytest.mark.parametrize("minutes", [1, 5, 20, 30, 40, 100, 120])
+def test_a_startup_probe_allows_exactly_the_minutes_asked(minutes):
+    """k8s/probes.startup_probe checks every STARTUP_PERIOD_SECONDS: a period that does not divide a minute would
+    cut the window short of the start the workload asked for (a 9 s period gives 40 minutes as 2394 s)."""
+    from tpu_stacks.k8s.probes import startup_probe
+
+    container = k8s.core.v1.ContainerArgs(name="server", startup_probe=startup_probe("/health", 8000, minutes))
+    assert container_start_seconds(container) == minutes * 60
+    assert start_seconds({"spec": {"containers": [container]}}) == minutes * 60
