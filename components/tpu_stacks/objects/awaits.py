@@ -25,12 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 # Kubernetes' defaults for an unset Probe field (API reference, core/v1 Probe: periodSeconds
-# "Default to 10 seconds", failureThreshold "Defaults to 3", initialDelaySeconds 0).
+# "Default to 10 seconds", failureThreshold "Defaults to 3", initialDelaySeconds 0; ledger:
+# pulumi-kubernetes.probe.period-default, pulumi-kubernetes.probe.failure-threshold-default).
 PROBE_DEFAULT_PERIOD_SECONDS = 10
 PROBE_DEFAULT_FAILURE_THRESHOLD = 3
 STARTUP_PERIOD_SECONDS = 10
 
-# pulumi-kubernetes' await, as read above (the keys it reads and its default).
+# pulumi-kubernetes' await, as read above (the keys it reads and its default;
+# ledger: pulumi-kubernetes.await.default-minutes).
 PROVIDER_DEFAULT_AWAIT_SECONDS = 600
 TIMEOUT_SECONDS_ANNOTATION = "pulumi.com/timeoutSeconds"
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
