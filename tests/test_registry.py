@@ -608,16 +608,20 @@ def test_a_registered_workload_outside_the_package_and_a_clash():
 # --- docs/architecture.md -----------------------------------------------------------------------------
 
 
-UPSTREAM_LEDGER = "components/tpu_stacks/catalog/upstream_ledger.toml"
-"""Rows about each upstream, named by it (pins, row ids): a record of behaviours, not a list a new engine joins (its
-rows go in its folder's own `upstream.toml`, as sglang/upstream.toml), so naming every workload there is no list."""
+RECORDS = (
+    "components/tpu_stacks/catalog/upstream_ledger.toml",
+    "scripts/mutation_equivalent.txt",
+)
+"""Records that name each workload among many entries, not lists a new engine joins: the upstream ledger (rows about
+each upstream, named by it; a new engine's rows go in its folder's own `upstream.toml`, as sglang/upstream.toml) and
+the equivalent mutants (one line per mutant of a module, by its path)."""
 
 
 def test_the_files_a_new_engine_touches_are_listed_and_few():
     listed = documented("engine-files")
     assert all((ROOT / path).is_file() for path in listed), listed
     own = tuple(f"components/tpu_stacks/{name}/" for name in registry.names())
-    unlisted = sorted(set(naming_every(ROOT, list(registry.names()), (*own, UPSTREAM_LEDGER))) - set(listed))
+    unlisted = sorted(set(naming_every(ROOT, list(registry.names()), (*own, *RECORDS))) - set(listed))
     assert unlisted == [], (
         f"these files name every workload: list them in docs/architecture.md or derive them: {unlisted}"
     )
