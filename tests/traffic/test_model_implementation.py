@@ -21,6 +21,7 @@ from tpu_stacks.catalog.engine_traffic import TRAFFIC
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, QWEN3_CODER_480B
 from tpu_stacks.catalog.tpu import slice_shape
+from tpu_stacks.catalog.upstream import text
 from tpu_stacks.traffic import TrafficTarget, evaluate_slice
 from tpu_stacks.traffic.model import calibration
 
@@ -137,3 +138,12 @@ def test_the_judged_dense_qwen3_rows_are_flagged_not_silent():
     for j in judged:
         assert "runs Qwen3ForCausalLM with flax_nnx, which no fitted row on tpu7x ran" in j.flag
     assert calibration("vllm", "tpu7x", model_of("Qwen/Qwen3-32B"))[1] == judged[0].flag
+
+
+def test_the_architecture_rule_is_the_default_load_formats():
+    """`auto` under `--load-format runai_streamer` sends a JAX class without a weight loader (Qwen3ForCausalLM) to
+    vLLM's PyTorch model before the preferred list is read (model_loader.py lines 730-742; ledger:
+    tpu-inference.model-impl.runai-streamer); the rule above is vLLM's default load format's, `auto` (vllm/config/
+    load.py line 30; ledger: vllm.load-format.default)."""
+    assert text("vllm.load-format.default") == "auto"
+    assert vllm_implementation(_arch("Qwen3ForCausalLM")) == "flax_nnx"

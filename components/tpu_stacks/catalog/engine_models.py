@@ -82,7 +82,10 @@ def vllm_implementation(model: ModelArchitecture, setting: str | None = None) ->
     tpu-inference.model-impl.vllm-preferred); a class its JAX registry lacks falls back to vLLM's PyTorch model
     (ledger: tpu-inference.model-impl.jax-fallback). None when config.json names no class (a model sized from a
     parameter count): which one would run is unknown. Pipeline parallelism above 1 also sends a few classes to
-    the PyTorch model (model_loader.py `_PP_DISABLED_MODELS`); sizing never picks it, so it is not read here."""
+    the PyTorch model (model_loader.py `_PP_DISABLED_MODELS`); sizing never picks it, so it is not read here. So
+    does the Run:ai streamer load format for a JAX class without a weight loader (Qwen3, DeepSeek V3; ledger:
+    tpu-inference.model-impl.runai-streamer); the rule here is the default load format's (ledger:
+    vllm.load-format.default), which no stack changes."""
     architecture = model.architecture
     if architecture is None:
         return None
