@@ -222,9 +222,9 @@ ON_MOE_ROWS = (
 )
 # tpu-inference runs Llama with its JAX model and Qwen3 MoE with vLLM's PyTorch one (test_model_implementation.py);
 # vLLM's v6e row ran PyTorch/XLA and its tpu7x rows the PyTorch one
-DENSE_ON_V6E = "the pinned build runs LlamaForCausalLM with flax_nnx, which no fitted row on v6e ran: efficiencies fitted on torch_xla rows used"
-DENSE_ON_TPU7X = "the pinned build runs LlamaForCausalLM with flax_nnx, which no fitted row on tpu7x ran: efficiencies fitted on vllm rows used"
-MOE_ON_V6E = "the pinned build runs Qwen3MoeForCausalLM with vllm, which no fitted row on v6e ran: efficiencies fitted on torch_xla rows used"
+DENSE_ON_V6E = "the pinned build runs LlamaForCausalLM as tpu-inference's own JAX model (flax_nnx), which no fitted row on v6e ran: efficiencies fitted on rows of vLLM's PyTorch model on its PyTorch/XLA backend (before tpu-inference) used"
+DENSE_ON_TPU7X = "the pinned build runs LlamaForCausalLM as tpu-inference's own JAX model (flax_nnx), which no fitted row on tpu7x ran: efficiencies fitted on rows of vLLM's PyTorch model through tpu-inference's torchax (MODEL_IMPL_TYPE=vllm) used"
+MOE_ON_V6E = "the pinned build runs Qwen3MoeForCausalLM as vLLM's PyTorch model through tpu-inference's torchax (MODEL_IMPL_TYPE=vllm), which no fitted row on v6e ran: efficiencies fitted on rows of vLLM's PyTorch model on its PyTorch/XLA backend (before tpu-inference) used"
 
 
 def _flags(model: ResolvedModel, generation: str, topology: str) -> str:

@@ -108,16 +108,16 @@ def test_a_model_whose_implementation_has_no_rows_is_flagged_in_one_line():
     found, flag = record.calibration("tpu7x", lookup_model("llama-3.1-70b").architecture)
     assert found == tpu7x
     assert flag == (
-        "the pinned build runs LlamaForCausalLM with flax_nnx, which no fitted row on tpu7x ran:"
-        " efficiencies fitted on vllm rows used"
+        "the pinned build runs LlamaForCausalLM as tpu-inference's own JAX model (flax_nnx), which no fitted row on tpu7x ran:"
+        " efficiencies fitted on rows of vLLM's PyTorch model through tpu-inference's torchax (MODEL_IMPL_TYPE=vllm) used"
     )
     assert record.calibration("tpu7x", QWEN3_CODER_480B) == (tpu7x, "")
     found, flag = record.calibration("v5e", lookup_model("gemma-7b").architecture)  # borrowed, and another one
     assert found.generation == "v6e" and "\n" not in flag
     assert flag.startswith("no published row on v5e: efficiencies of v6e")
     assert flag.endswith(
-        "; the pinned build runs GemmaForCausalLM with vllm, which no fitted row on v6e ran:"
-        " efficiencies fitted on torch_xla rows used"
+        "; the pinned build runs GemmaForCausalLM as vLLM's PyTorch model through tpu-inference's torchax (MODEL_IMPL_TYPE=vllm), which no fitted row on v6e ran:"
+        " efficiencies fitted on rows of vLLM's PyTorch model on its PyTorch/XLA backend (before tpu-inference) used"
     )
     unknown = QWEN3_CODER_480B.model_copy(update={"architecture": None})
     assert "unknown" in record.calibration("tpu7x", unknown)[1]
@@ -127,7 +127,10 @@ def test_the_figure_of_a_stand_in_calibration_says_so():
     target = TrafficTarget(output_tokens_per_second=1000)
     shape = slice_shape("tpu7x", "2x2x1")
     llama = evaluate_slice(lookup_model("llama-3.1-70b"), shape, target)
-    assert "FLAGGED:" in llama.source and "runs LlamaForCausalLM with flax_nnx" in llama.source
+    assert (
+        "FLAGGED:" in llama.source
+        and "runs LlamaForCausalLM as tpu-inference's own JAX model (flax_nnx)" in llama.source
+    )
     moe = evaluate_slice(lookup_model("Qwen/Qwen3-30B-A3B"), shape, target)
     assert "which no fitted row" not in moe.source
 
@@ -136,7 +139,10 @@ def test_the_judged_dense_qwen3_rows_are_flagged_not_silent():
     judged = [judge(row) for row in rows() if row["model"] == "Qwen/Qwen3-32B"]
     assert len(judged) == 3
     for j in judged:
-        assert "runs Qwen3ForCausalLM with flax_nnx, which no fitted row on tpu7x ran" in j.flag
+        assert (
+            "runs Qwen3ForCausalLM as tpu-inference's own JAX model (flax_nnx), which no fitted row on tpu7x ran"
+            in j.flag
+        )
     assert calibration("vllm", "tpu7x", model_of("Qwen/Qwen3-32B"))[1] == judged[0].flag
 
 

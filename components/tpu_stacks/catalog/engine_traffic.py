@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpu_stacks.catalog.engine_models import vllm_implementation
+from tpu_stacks.catalog.engine_models import VLLM_IMPLEMENTATIONS, vllm_implementation
 from tpu_stacks.catalog.engines.declared import declarations
 from tpu_stacks.catalog.engines.ray import RAY_SERVE
 from tpu_stacks.catalog.engines.traffic_record import Calibration as Calibration
@@ -123,6 +123,7 @@ CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
         page_tokens=tpu_page_size,
         memory_fraction=fraction("vllm.default.gpu-memory-utilization"),  # the stack does not set it
         implementation=vllm_implementation,  # no stack sets MODEL_IMPL_TYPE (vllm/engine_env.py): `auto`
+        implementation_names=VLLM_IMPLEMENTATIONS,
         async_batches=number("vllm.engine.async-batches"),  # pipeline parallel 1: every stack's (sizing.Parallelism)
         async_by_default=VLLM_ASYNC_BY_DEFAULT,
     ),

@@ -73,6 +73,9 @@ class EngineTraffic:
     implementation: Callable[[ModelArchitecture], str | None] | None = None
     """Which implementation the pinned build runs a model with, from its recorded registry (vLLM:
     catalog/engine_models.py `vllm_implementation`); None: the engine has one implementation."""
+    implementation_names: Mapping[str, str] | None = None
+    """What each implementation is, in words a user reads in a flag (vLLM: catalog/engine_models.py
+    `VLLM_IMPLEMENTATIONS`); the code name stands alone where none is given."""
     async_batches: int = 1
     """Engine steps scheduled ahead (the engine's batch queue) when the server schedules asynchronously: the engine
     schedules the next step before it waits for the last one's output (vLLM `--async-scheduling`: two); 1: it
@@ -122,13 +125,18 @@ class EngineTraffic:
             flags.append(f"no published row on {generation}: efficiencies of {lender} ({found.build}) used")
         if model is not None and self.implementation is not None and found.implementation != wanted:
             where = found.generation
+            named = self._named(wanted)
             runs = (
-                f"the pinned build runs {model.architecture} with {wanted}, which no fitted row on {where} ran"
+                f"the pinned build runs {model.architecture} as {named}, which no fitted row on {where} ran"
                 if wanted
                 else f"which implementation the pinned build runs {model.name} with is unknown (no model class)"
             )
-            flags.append(f"{runs}: efficiencies fitted on {found.implementation} rows used")
+            flags.append(f"{runs}: efficiencies fitted on rows of {self._named(found.implementation)} used")
         return found, "; ".join(flags)
+
+    def _named(self, implementation: str | None) -> str:
+        """An implementation as a flag names it: what it is, then its code name (`MODEL_IMPL_TYPE`'s value)."""
+        return (self.implementation_names or {}).get(implementation or "", str(implementation))
 
     def batched_tokens(self, generation: str, given: int | None) -> int | None:
         """Tokens one step takes on `generation`: the server's own setting when it gives one, else the engine's
