@@ -39,10 +39,14 @@ def test_another_class_is_refused_with_the_three_it_serves() -> None:
     )
 
 
-@pytest.mark.parametrize("architecture", ["LlamaForCausalLM", "MistralForCausalLM", "Qwen3NextForCausalLM"])
+@pytest.mark.parametrize(
+    "architecture", ["LlamaForCausalLM", "MistralForCausalLM", "Qwen3NextForCausalLM", "Qwen2ForCausalLM"]
+)
 def test_another_family_sharing_for_causal_lm_is_no_misspelling(architecture: str) -> None:
-    """A Llama model is not a misspelt Qwen3 (difflib gives 0.75 for the shared `ForCausalLM`, over its default
-    cutoff of 0.6 that named Qwen3ForCausalLM here before): the refusal lists what is served, suggests none."""
+    """A Llama model is not a misspelt Qwen3 (difflib gives 0.69 for the shared `ForCausalLM`, over its default
+    cutoff of 0.6 that named Qwen3ForCausalLM here before): the refusal lists what is served, suggests none. Nor is
+    Qwen2.5's Qwen2ForCausalLM (Qwen/Qwen2.5-7B-Instruct's config.json) a misspelt Qwen3ForCausalLM, though one
+    letter apart (0.94): its digit names another version, which a slip of the keyboard does not make."""
     with pytest.raises(UserError) as caught:
         check_architecture(_as(architecture), "sglang.model", "org/m")
     assert str(caught.value).endswith(f"serves only {SERVED}; serve it with vllm, or pick a Qwen/Qwen3 model")

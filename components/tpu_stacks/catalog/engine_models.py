@@ -36,12 +36,20 @@ def vllm_serves(architecture: str) -> bool:
 TYPO_CUTOFF = 0.9
 """How alike (difflib's ratio) a config.json class must be to a served one to be named as its likely spelling: a
 case or one- or two-letter slip (`Qwen2ForCausalLm`, `Qwen3MoeForCausalLLM`), not another family that shares
-`ForCausalLM` (a Llama model is no misspelt Qwen3, at 0.75: the message lists what is served instead)."""
+`ForCausalLM` (a Llama model is no misspelt Qwen3, at 0.69: the message lists what is served instead)."""
+
+
+def _version(name: str) -> str:
+    """A class name's digits: the family's version (`Qwen2`, `Qwen3`, `Phi4`, `Ernie4_5`)."""
+    return "".join(c for c in name if c.isdigit())
 
 
 def likely_class(architecture: str, served: Sequence[str]) -> str | None:
-    """The served class a config.json's `architectures[0]` is most likely a misspelling of, if any."""
-    close = difflib.get_close_matches(architecture, list(served), n=1, cutoff=TYPO_CUTOFF)
+    """The served class a config.json's `architectures[0]` is most likely a misspelling of, if any: one of the same
+    version only, as a class one digit apart is another release of the family (Qwen2.5's Qwen2ForCausalLM is 0.94
+    like Qwen3ForCausalLM), not a slip."""
+    same = [name for name in served if _version(name) == _version(architecture)]
+    close = difflib.get_close_matches(architecture, same, n=1, cutoff=TYPO_CUTOFF)
     return close[0] if close else None
 
 
