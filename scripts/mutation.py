@@ -56,7 +56,7 @@ if str(REPO) not in sys.path:  # run as `python scripts/mutation.py`: its siblin
     sys.path.insert(0, str(REPO))
 
 from scripts.mutants import Mutant, apply, collect  # noqa: E402
-from scripts.mutation_runs import Baseline, Worker, line_tests, prepare_copy, run_pytest  # noqa: E402
+from scripts.mutation_runs import Baseline, CannotRun, Worker, line_tests, prepare_copy, run_pytest  # noqa: E402
 from scripts.mutation_targets import WORKLOAD_NETWORK_TESTS, targets  # noqa: E402
 from tpu_stacks.registry import Workload, workloads  # noqa: E402
 
@@ -158,7 +158,7 @@ def run_module(
 ) -> ModuleResult:
     tests = [t for t in tests if (root / t).exists()]
     if not tests:  # `pytest` given no file runs the whole suite: an hour of the shared cores, then a failed baseline
-        raise SystemExit(f"{module}: none of its test files exists under {root}: nothing to run it against")
+        raise CannotRun(f"{module}: none of its test files exists under {root}: nothing to run it against")
     source = (root / module).read_text()
     mutants = collect(source)
     result = ModuleResult(module)
@@ -183,7 +183,7 @@ def run_module(
             warm = {copy: Worker(copy, baseline.warm) for copy in copies}
             for worker in warm.values():
                 if worker.run(tests, max(timeout, 120.0), write_bytecode=True) not in (0, 5):
-                    raise SystemExit(f"{module}: the tests fail in a forked worker before any mutation; try --fresh")
+                    raise CannotRun(f"{module}: the tests fail in a forked worker before any mutation; try --fresh")
 
         def pytest_rc(copy: Path, args: list[str]) -> int:
             return run_pytest(copy, args, timeout)[0] if fresh else warm[copy].run(args, timeout)
@@ -269,15 +269,23 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     equivalents = load_equivalents()
     results = []
+    unmeasured: dict[str, str] = {}
     for module, tests in chosen.items():
         started = time.monotonic()
-        result = run_module(args.root.resolve(), module, tests, args.workers, equivalents, args.fresh)
+        try:
+            result = run_module(args.root.resolve(), module, tests, args.workers, equivalents, args.fresh)
+        except CannotRun as why:  # said, and the other modules still measured
+            unmeasured[module] = str(why)
+            print(f"{module}: not measured: {why}", file=sys.stderr, flush=True)
+            continue
         print(f"{result.line()}  [{time.monotonic() - started:.0f} s]", file=sys.stderr, flush=True)
         for mutant in result.survived:  # as they come, so a long run shows its survivors early
             print(f"  survivor, line {mutant.line}: {mutant.key}", file=sys.stderr, flush=True)
         results.append(result)
     print()
     report(results)
+    for module, why in unmeasured.items():
+        print(f"{module}: not measured: {why.splitlines()[0]}")
     if args.json:
         args.json.write_text(
             json.dumps(
@@ -290,11 +298,12 @@ def main(argv: list[str] | None = None) -> int:
                         "equivalent": [f"{m.key}: {why}" for m, why in r.equivalent],
                     }
                     for r in results
-                },
+                }
+                | {module: {"error": why} for module, why in unmeasured.items()},
                 indent=2,
             )
         )
-    return 0
+    return 1 if unmeasured else 0
 
 
 if __name__ == "__main__":

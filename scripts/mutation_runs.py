@@ -307,6 +307,11 @@ class Baseline:
         return sorted(ids, key=lambda test: (self.test_seconds.get(test, 0.0), test))
 
 
+class CannotRun(Exception):
+    """A module the runner cannot measure (no test file; its tests fail before any mutation): `make mutation` says
+    so and goes on to the next module, as a survivor would not tell it."""
+
+
 def line_tests(copy: Path, module: str, tests: list[str]) -> Baseline:
     """Trace the module's tests: per line, the test ids that ran it; lines run at import; the run's time;
     the modules loaded from outside the repository."""
@@ -318,14 +323,18 @@ def line_tests(copy: Path, module: str, tests: list[str]) -> Baseline:
     trace = ["-p", "no:cacheprovider", "-p", "mutation_trace", "-m", "not network"]
     cmd = [sys.executable, "-m", "pytest", "-q", *trace, *tests]
     started = time.monotonic()
-    proc = subprocess.run(cmd, cwd=copy, env={**_env(copy), **env}, capture_output=True, text=True)
-    elapsed = time.monotonic() - started
-    if proc.returncode not in (0, 5):  # 5: every test of the files is a network one
-        raise SystemExit(f"{module}: the tests fail before any mutation:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
-    traced = json.loads(out.read_text())
+    try:
+        proc = subprocess.run(cmd, cwd=copy, env={**_env(copy), **env}, capture_output=True, text=True)
+        elapsed = time.monotonic() - started
+        if proc.returncode not in (0, 5):  # 5: every test of the files is a network one
+            raise CannotRun(
+                f"{module}: the tests fail before any mutation:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
+            )
+        traced = json.loads(out.read_text())
+        warm = third_party(traced["modules"], [copy, REPO, plugin_dir])
+    finally:  # a failed baseline too: its trace folder is this run's, nobody else removes it
+        shutil.rmtree(plugin_dir, ignore_errors=True)
     hits = traced["hits"]
-    warm = third_party(traced["modules"], [copy, REPO, plugin_dir])
-    shutil.rmtree(plugin_dir, ignore_errors=True)
     by_line: dict[int, set[str]] = {}
     import_lines: set[int] = set(hits.pop("<import>", []))
     for test, lines in hits.items():
