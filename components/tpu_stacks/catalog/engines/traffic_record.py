@@ -106,8 +106,8 @@ class EngineTraffic:
     def calibration(self, generation: str, model: ModelArchitecture | None = None) -> tuple[Calibration | None, str]:
         """The calibration for `model` on the generation and a flag (empty when it is the generation's own, fitted
         on rows of the implementation the pinned build runs `model` with); (None, why) when the engine has none
-        for the generation. The nearest stands in, flagged: the generation's own of another implementation, else
-        the generation it borrows from (its calibration of the same implementation first)."""
+        for the generation. The nearest stands in, flagged: the generation's own of another implementation (the
+        first listed), else the generation it borrows from (its calibration of the same implementation first)."""
         wanted = self.implementation_of(model) if model is not None and self.implementation is not None else None
         lender = None
         candidates = [c for c in self.calibrations if c.generation == generation]
