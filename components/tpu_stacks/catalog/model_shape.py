@@ -205,7 +205,7 @@ class ModelArchitecture(BaseModel):
     def hf_id(self) -> str | None:
         return self.hf_ids[0] if self.hf_ids else None
 
-    def kv_bytes_per_token(self, kv_dtype: str = "bf16") -> int | None:
+    def kv_bytes_per_token(self, kv_dtype: str = DEFAULT_KV_DTYPE) -> int | None:
         """KV cache for one token of one sequence, or None when the attention shape is unknown."""
         if self.attention is None:
             return None

@@ -51,6 +51,7 @@ from itertools import accumulate
 from typing import Literal
 
 from tpu_stacks.catalog.engine_traffic import TRAFFIC, Calibration, traffic_of
+from tpu_stacks.catalog.model_shape import DEFAULT_KV_DTYPE
 from tpu_stacks.catalog.models import ResolvedModel, dtype_bytes
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.errors import UserError
@@ -97,7 +98,7 @@ class Workload:
     input_tokens: int
     output_tokens: int
     weight_dtype: str = "bf16"
-    kv_dtype: str = "bf16"
+    kv_dtype: str = DEFAULT_KV_DTYPE
     max_model_len: int | None = None
     activation_dtype: str | None = None
     """None or bf16: weight-only quantization (matmuls in bf16); int8/fp8: W8A8 at that dtype's peak."""

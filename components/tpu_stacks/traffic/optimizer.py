@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from tpu_stacks.catalog.engine_traffic import traffic_of
 from tpu_stacks.catalog.engines.record import Engine
+from tpu_stacks.catalog.model_shape import DEFAULT_KV_DTYPE
 from tpu_stacks.catalog.models import ResolvedModel
 from tpu_stacks.catalog.throughput_measurements import MEASUREMENTS, Measurement
 from tpu_stacks.catalog.tpu import GENERATIONS, SliceShape, all_slice_shapes, generation
@@ -138,7 +139,7 @@ def evaluate_slice(
     *,
     engine: Engine = "vllm",
     weight_dtype: str = "bf16",
-    kv_dtype: str = "bf16",
+    kv_dtype: str = DEFAULT_KV_DTYPE,
     max_model_len: int | None = None,
     max_batch: int = MAX_BATCH,
     profiles: Sequence[Profile] = (),
@@ -242,7 +243,7 @@ def size_for_traffic(
     engine: Engine = "vllm",
     generations: Sequence[str] | None = None,
     weight_dtype: str = "bf16",
-    kv_dtype: str = "bf16",
+    kv_dtype: str = DEFAULT_KV_DTYPE,
     max_model_len: int | None = None,
     max_batch: int = MAX_BATCH,
     profiles: Sequence[Profile] = (),
