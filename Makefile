@@ -60,7 +60,9 @@ policy-pack: $(STAMP)
 # the source), but not where PYTHONDONTWRITEBYTECODE is set (CI images, containers): there every run, and each xdist
 # worker within it, rewrote all the test modules again (about half of a worker's collection: docs/testing.md). The
 # test targets let it write that cache, as COMPILE writes the modules'; `test-network` then reads what `test` wrote.
-test test-network: export PYTHONDONTWRITEBYTECODE :=
+# Likewise the console script's cache of the provider SDKs compiled with their annotations unevaluated
+# (components/tpu_stacks/cli/sdk_bytecode.py, ~/.cache/tpu-stacks): without it every plan evaluates them all.
+test test-network plan plan-all diagrams bench: export PYTHONDONTWRITEBYTECODE :=
 
 # The offline suite on every core (pytest-xdist; -n auto is one worker per CPU): each worker plans a shipped
 # stack at most once per mode (tests/shipped.py). The tests marked `network` (pytest.ini: they fill a fresh

@@ -11,17 +11,23 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pulumi_kubernetes.core.v1
 import pytest
 
+from tests.shipped import SHIPPED, shipped
 from tests.test_sources import problems
 from tpu_stacks import sources
 from tpu_stacks.catalog.models import MODELS
 from tpu_stacks.catalog.tpu import GENERATIONS
+from tpu_stacks.cli import sdk_bytecode
 from tpu_stacks.cli.main import main
+from tpu_stacks_preview.report import plan_document
+from tpu_stacks_preview.schema import SchemaReport
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = str(Path(sys.executable).parent / "tpu-stacks")
@@ -91,15 +97,28 @@ def test_size_errors_stand_alone(argv):
     assert problems("tpu-stacks size", text) == []
 
 
-def test_plan_of_every_shipped_stack_stands_alone(tmp_path):
+def test_plan_of_every_shipped_stack_stands_alone(tmp_path, request):
+    """Also: the console script loads the provider SDKs with their annotations unevaluated (cli/sdk_bytecode.py);
+    each stack's objects and first-`up` record are the same as this process plans them, the SDKs imported the
+    ordinary way. Its cache is pytest's (kept between runs; written here whatever PYTHONDONTWRITEBYTECODE says)."""
+    cache = request.config.cache.mkdir("tpu-stacks-cache")
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", sdk_bytecode.SWITCH)}
     result = subprocess.run(
         [PLAN, "plan", "--cwd", str(ROOT), "--all", "--policy-pack", str(ROOT / "policies"), "--placeholder-secrets"]
         + ["--json", str(tmp_path / "plan-{stack}.json"), "--manifests", str(tmp_path / "manifests-{stack}")],
         capture_output=True,
         text=True,
         timeout=600,
+        env={**environment, "TPU_STACKS_CACHE": str(cache)},
     )
     assert result.returncode == 0, result.stderr[-2000:]
+    inputs = Path(pulumi_kubernetes.core.v1.__file__).with_name("_inputs.py")
+    assert sdk_bytecode.entry_path(Path(cache) / "sdk-bytecode", str(inputs)).is_file()  # the deferred way ran
+    for stack in SHIPPED:
+        planned = json.loads((tmp_path / f"plan-{stack}.json").read_text())
+        here = json.loads(json.dumps(plan_document(shipped(stack), shipped(stack), SchemaReport(), None)))
+        assert planned["resources"] == here["resources"], stack
+        assert planned["before_up"] == here["before_up"], stack
     assert problems("tpu-stacks plan", result.stdout + result.stderr) == []
     documents = sorted(tmp_path.glob("plan-*.json"))
     assert len(documents) >= 10

@@ -21,6 +21,7 @@ from importlib.metadata import entry_points
 from types import ModuleType
 from typing import NoReturn
 
+from tpu_stacks.cli import sdk_bytecode
 from tpu_stacks.errors import UserError
 
 COMMAND_GROUP = "tpu_stacks.commands"
@@ -108,8 +109,10 @@ def console() -> NoReturn:
     (the Kubernetes client deletes the key files it wrote for `verify` and `bench` that way, gRPC shuts
     down), flushes its output and ends (as mypy's console script does); with a thread still running that
     is not a daemon, it exits the ordinary way, which waits for the thread. The output and exit code are the
-    same, but for a reader that left early (`| head`): exit 1 and no "Exception ignored" line."""
+    same, but for a reader that left early (`| head`): exit 1 and no "Exception ignored" line. The provider
+    SDKs load with their annotations unevaluated (`sdk_bytecode`: most of a plan's import time)."""
     gc.disable()
+    sdk_bytecode.install()
     code = main()
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         sys.exit(code)

@@ -1,0 +1,121 @@
+"""The console script loads the provider SDKs with their annotations unevaluated (tpu_stacks/cli/sdk_bytecode.py):
+only the packages it names, from a cache of its own checked against the source, never writing where bytecode may
+not be written and never slower where it cannot write; switched off by its environment variable. That a plan is
+the same either way is tests/cli/test_sources_in_output.py's (every shipped stack, planned by the console script,
+against the same stacks planned in this process the ordinary way)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tpu_stacks.cli import sdk_bytecode
+
+# A name no module defines: evaluating the annotation raises NameError, so importing shows which way it compiled.
+SOURCE = "def greet(name: Undefined) -> Undefined:\n    return 'hello ' + name\n\nclass Args:\n    size: Undefined\n"
+
+
+@pytest.fixture
+def packages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Two packages of the same source on the import path, `named_sdk` handled and `other_sdk` not; a cache root."""
+    for package in ("named_sdk", "other_sdk"):
+        (tmp_path / "src" / package).mkdir(parents=True)
+        (tmp_path / "src" / package / "__init__.py").write_text("")
+        (tmp_path / "src" / package / "types.py").write_text(SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(sdk_bytecode.DeferredAnnotationsLoader, "writable", True)
+    monkeypatch.setenv("TPU_STACKS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv(sdk_bytecode.SWITCH, raising=False)
+    finder = sdk_bytecode.install(("named_sdk",))
+    yield tmp_path
+    sdk_bytecode.uninstall(finder)
+    _forget()
+
+
+def _forget() -> None:
+    for name in [n for n in sys.modules if n.split(".")[0] in ("named_sdk", "other_sdk")]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+def _entry(root: Path) -> Path:
+    return sdk_bytecode.entry_path(root / "cache" / "sdk-bytecode", str(root / "src" / "named_sdk" / "types.py"))
+
+
+def test_only_the_named_packages_leave_annotations_unevaluated(packages: Path) -> None:
+    module = importlib.import_module("named_sdk.types")
+    assert module.greet("you") == "hello you"
+    assert module.greet.__annotations__ == {"name": "Undefined", "return": "Undefined"}
+    assert module.Args.__annotations__ == {"size": "Undefined"}
+    with pytest.raises(NameError, match="Undefined"):  # the same source, compiled the ordinary way
+        importlib.import_module("other_sdk.types")
+
+
+def test_the_compiled_module_is_kept_and_read_back_until_its_source_changes(
+    packages: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    importlib.import_module("named_sdk.types")
+    entry = _entry(packages)
+    assert entry.is_file() and entry.read_bytes().startswith(sdk_bytecode.FORMAT)
+    compiled: list[str] = []
+
+    def counting(source: bytes, path: str, *args: object, **kwargs: object) -> object:
+        compiled.append(path)
+        return compile(source, path, *args, **kwargs)
+
+    monkeypatch.setattr(sdk_bytecode, "compile", counting, raising=False)
+    _forget()
+    assert importlib.import_module("named_sdk.types").greet("again") == "hello again"
+    assert compiled == []  # read from the cache
+    source = packages / "src" / "named_sdk" / "types.py"
+    source.write_text(SOURCE.replace("hello ", "hi "))  # another size: the entry is stale
+    _forget()
+    assert importlib.import_module("named_sdk.types").greet("you") == "hi you"
+    assert compiled == [str(source)]
+    entry.write_bytes(entry.read_bytes()[:-40])  # a truncated entry (a crash mid-write elsewhere): compiled again
+    _forget()
+    assert importlib.import_module("named_sdk.types").greet("you") == "hi you"
+    assert compiled == [str(source)] * 2 and not list(entry.parent.glob("*.tmp"))
+
+
+def test_where_bytecode_may_not_be_written_a_module_without_an_entry_loads_the_ordinary_way(
+    packages: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    with pytest.raises(NameError):  # evaluated: the interpreter's own bytecode, nothing compiled or written
+        importlib.import_module("named_sdk.types")
+    assert not (packages / "cache").exists()
+
+
+def test_an_unwritable_cache_costs_one_compile_then_the_ordinary_way(packages: Path) -> None:
+    (packages / "cache").write_text("a file where the cache directory would be")
+    package = importlib.import_module("named_sdk")  # compiled the deferred way, and the write fails
+    assert package.__spec__.loader.__class__ is sdk_bytecode.DeferredAnnotationsLoader
+    assert sdk_bytecode.DeferredAnnotationsLoader.writable is False
+    with pytest.raises(NameError):  # no compile it could not keep: the ordinary bytecode from then on
+        importlib.import_module("named_sdk.types")
+
+
+def test_the_switch_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = list(sys.meta_path)
+    monkeypatch.setenv(sdk_bytecode.SWITCH, "off")
+    assert sdk_bytecode.install() is None
+    assert sys.meta_path == before
+
+
+def test_the_cache_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("TPU_STACKS_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert sdk_bytecode.cache_root() == tmp_path / "xdg" / "tpu-stacks" / "sdk-bytecode"
+    monkeypatch.setenv("TPU_STACKS_CACHE", str(tmp_path / "own"))
+    assert sdk_bytecode.cache_root() == tmp_path / "own" / "sdk-bytecode"
+    tag = sys.implementation.cache_tag
+    assert (
+        sdk_bytecode.entry_path(tmp_path, "/venv/lib/pulumi_gcp/_inputs.py")
+        == tmp_path / "venv" / "lib" / "pulumi_gcp" / f"_inputs.{tag}.pyc"
+    )
