@@ -3,9 +3,11 @@
 Most of a plan's time is importing `pulumi_gcp` and `pulumi_kubernetes`, and most of that is their class bodies
 evaluating annotations: every `Optional[pulumi.Input[...]]` of every argument, getter and TypedDict field (tens of
 thousands of `typing` subscriptions for a plan's few hundred modules; docs/performance.md). The SDKs do not need
-them evaluated: pulumi reads them only through `typing.get_type_hints` with each class's module globals
-(`pulumi/_types.py` `_raw_return_hints` and `_types_from_annotations`, pulumi 3.272.0), which resolves a string
-annotation to the very object the class body would have built, and only for the few classes a program serializes.
+them evaluated: pulumi reads them only through `typing.get_type_hints` in the globals of each class's modules
+(ledger: pulumi.types.getter-hints, pulumi.types.annotation-hints, pulumi.types.class-globals), which resolves a
+string annotation to the very object the class body would have built, and only for the few classes a program
+serializes; the SDKs' own code only binds arguments to a signature (ledger:
+pulumi-kubernetes.utilities.signature-binds).
 So the console script compiles those two packages as if each module began with `from __future__ import
 annotations`, and nothing else changes: the same source, the same names, the same objects once asked for (a test
 plans stacks both ways and compares the files byte for byte).
