@@ -396,3 +396,15 @@ def test_a_cap_below_one_still_decodes_one_sequence():
     replicas_for would divide by."""
     chosen = choose(LLAMA_8B, V6E_1, WORK, ntpot_ms=None, ttft_ms=None, max_batch=0)
     assert chosen.point.batch == 1 and chosen.point.output_tokens_per_second > 0
+
+
+def test_the_bisection_finds_the_largest_batch_under_each_limit_batch_by_batch():
+    """For a limit at each batch's own NTPOT, the choice is that batch, every one up to the cap: a bisection that
+    stepped past a failing middle by more than one would land one short where the answer sits just below it."""
+    cap = 48
+    ntpot = {b: operating_point(LLAMA_8B, V6E_1, WORK, b).ntpot_ms for b in range(1, cap + 2)}
+    assert all(ntpot[b] < ntpot[b + 1] for b in range(1, cap + 1))  # strictly rising: one answer per limit
+    chosen = {
+        b: choose(LLAMA_8B, V6E_1, WORK, ntpot_ms=ntpot[b], ttft_ms=None, max_batch=cap).point.batch for b in ntpot
+    }
+    assert chosen == {b: min(b, cap) for b in ntpot}
