@@ -7,6 +7,7 @@ against the same stacks planned in this process the ordinary way)."""
 from __future__ import annotations
 
 import importlib
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,3 +120,15 @@ def test_the_cache_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_
         sdk_bytecode.entry_path(tmp_path, "/venv/lib/pulumi_gcp/_inputs.py")
         == tmp_path / "venv" / "lib" / "pulumi_gcp" / f"_inputs.{tag}.pyc"
     )
+
+
+def test_an_optimized_interpreter_keeps_entries_of_its_own():
+    """`python -O` compiles without asserts (`-OO` without docstrings too): its code is another entry, as the
+    interpreter's own `opt-1` bytecode is another file."""
+    program = "from pathlib import Path; from tpu_stacks.cli import sdk_bytecode as b; print(b.entry_path(Path('/r'), '/a/m.py'))"
+    plain, optimized = (
+        subprocess.run([sys.executable, *flags, "-c", program], capture_output=True, text=True, check=True).stdout
+        for flags in ([], ["-OO"])
+    )
+    tag = sys.implementation.cache_tag
+    assert (plain.strip(), optimized.strip()) == (f"/r/a/m.{tag}.pyc", f"/r/a/m.{tag}.opt-2.pyc")

@@ -7,23 +7,27 @@ them evaluated: pulumi reads them only through `typing.get_type_hints` in the gl
 (ledger: pulumi.types.getter-hints, pulumi.types.annotation-hints, pulumi.types.class-globals), which resolves a
 string annotation to the very object the class body would have built, and only for the few classes a program
 serializes; the SDKs' own code only binds arguments to a signature (ledger:
-pulumi-kubernetes.utilities.signature-binds).
-So the console script compiles those two packages as if each module began with `from __future__ import
-annotations`, and nothing else changes: the same source, the same names, the same objects once asked for (a test
-plans stacks both ways and compares the files byte for byte).
+pulumi-kubernetes.utilities.signature-binds). So the console script compiles those two packages as if each module
+began with `from __future__ import annotations`: the same source, the same names, the same objects once asked for
+(a test plans every shipped stack both ways and compares them). One thing does differ, and nothing in this process
+reads it: a TypedDict (the SDKs' `...ArgsDict`) whose annotations are strings counts every key as required (Python
+3.11's `typing` cannot see `NotRequired` inside a string); pulumi only asks whether a type is a TypedDict (ledger:
+pulumi.types.typeddict-checked), and the schema inference that reads optional keys runs in the component plugin's
+own process, on our own types.
 
 The compiled code is kept apart from the interpreter's (`__pycache__` keeps the ordinary bytecode, which `pulumi up`
 and every other program go on using) in the user's cache (`$TPU_STACKS_CACHE`, else `$XDG_CACHE_HOME/tpu-stacks`,
-else `~/.cache/tpu-stacks`), one file per module, checked against the source's size and modification time and the
-interpreter's bytecode version as the interpreter checks its own. Where bytecode may not be written
-(`PYTHONDONTWRITEBYTECODE`, as for the interpreter's own cache) or the cache cannot be written, a module without an
-entry is loaded the ordinary way, so a plan is never slower than without this. `TPU_STACKS_SDK_BYTECODE=off` turns
-it off.
+else `~/.cache/tpu-stacks`), one file per module, checked against the source's size and modification time, the
+interpreter's bytecode version and its optimization level (`-O`, `-OO`), as the interpreter checks its own. Where
+bytecode may not be written (`PYTHONDONTWRITEBYTECODE`, as for the interpreter's own cache) or the cache cannot be
+written, a module without an entry is loaded the ordinary way, so a plan is never slower than without this.
+`TPU_STACKS_SDK_BYTECODE=off` turns it off.
 """
 
 from __future__ import annotations
 import __future__
 
+import contextlib
 import importlib.machinery
 import importlib.util
 import marshal
@@ -51,10 +55,12 @@ def cache_root() -> Path:
 
 
 def entry_path(root: Path, source: str) -> Path:
-    """The module's entry: the source's absolute path under `root`, as the interpreter's `pycache_prefix` lays it."""
+    """The module's entry: the source's absolute path under `root`, as the interpreter's `pycache_prefix` lays it,
+    with its optimization level as the interpreter names it (`-O` drops asserts, `-OO` docstrings too)."""
     absolute = Path(os.path.abspath(source))
     tag = sys.implementation.cache_tag or "python"
-    return root.joinpath(*absolute.parent.parts[1:], f"{absolute.stem}.{tag}.pyc")
+    level = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
+    return root.joinpath(*absolute.parent.parts[1:], f"{absolute.stem}.{tag}{level}.pyc")
 
 
 def _header(source: str) -> bytes:
@@ -62,6 +68,7 @@ def _header(source: str) -> bytes:
     return (
         FORMAT
         + importlib.util.MAGIC_NUMBER
+        + sys.flags.optimize.to_bytes(1, "little")
         + stat.st_mtime_ns.to_bytes(8, "little")
         + stat.st_size.to_bytes(8, "little")
     )
@@ -89,13 +96,15 @@ class DeferredAnnotationsLoader(importlib.machinery.SourceFileLoader):
         if sys.dont_write_bytecode or not DeferredAnnotationsLoader.writable:
             return super().get_code(fullname)  # the ordinary bytecode: annotations evaluated, as without this
         code = compile(self.get_data(source), source, "exec", flags=FLAGS, dont_inherit=True)
+        partial = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)
-            partial = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
             partial.write_bytes(header + marshal.dumps(code))
             os.replace(partial, entry)  # another process writing the same entry: the last whole file wins
         except OSError:
             DeferredAnnotationsLoader.writable = False
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)  # a disk that filled mid-write keeps no half entry
         return code
 
 
