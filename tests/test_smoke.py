@@ -22,7 +22,8 @@ from tpu_stacks.jetstream.component import JetStreamStack
 from tpu_stacks.jetstream.engine import JETSTREAM
 from tpu_stacks.objects.awaits import job_budget
 from tpu_stacks.saxml.component import SaxmlStack
-from tpu_stacks.serving.smoke_plan import POD_LABELS, POD_START_MINUTES, SCRIPT, flag_value, script_source
+from tpu_stacks.serving.engine_flags import flag_value
+from tpu_stacks.serving.smoke_plan import POD_LABELS, POD_START_MINUTES, SCRIPT, script_source
 from tpu_stacks.vllm.component import VllmStack
 from tpu_stacks_preview.engine import run_program
 

@@ -11,7 +11,8 @@ from tpu_stacks.gcp.monitoring.plan import plan_monitoring
 from tpu_stacks.saxml.monitoring import saxml_target
 from tpu_stacks.saxml.plan import plan_saxml
 from tpu_stacks.saxml.spec import SaxmlSpec
-from tpu_stacks.serving.smoke_plan import REQUEST_TIMEOUT_SECONDS, SmokeTest, flag_value, read_metrics
+from tpu_stacks.serving.engine_flags import flag_value
+from tpu_stacks.serving.smoke_plan import REQUEST_TIMEOUT_SECONDS, SmokeTest, read_metrics
 from tpu_stacks.vllm.monitoring import vllm_target
 from tpu_stacks.vllm.plan import plan_vllm
 from tpu_stacks.vllm.spec import VllmSpec

@@ -12,7 +12,6 @@ catalogue cannot size is returned with a `problem` (an advisory, never a silent 
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,11 +19,18 @@ from tpu_policies.values import UNKNOWN, as_list, as_str, dig
 from tpu_policies.workloads import PodTemplate
 from tpu_stacks.catalog.engine_traffic import traffic_of
 from tpu_stacks.catalog.engines import dtype_rule, engine_of_command, engine_of_image
-from tpu_stacks.catalog.engines.record import EngineVersion, Flag, Meaning
+from tpu_stacks.catalog.engines.record import EngineVersion, Flag
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.errors import UserError
 from tpu_stacks.jetstream.models import MODELS as JETSTREAM_MODELS
+from tpu_stacks.serving.engine_flags import (
+    engine_flag,
+    flag_values,
+    given_value,
+    served_dtypes,
+    split_argument,
+)
 from tpu_stacks.sizing import ServingRequest, TrainingRequest
 
 MAXTEXT_WEIGHT_DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
@@ -71,40 +77,10 @@ def _tokens(template: PodTemplate, extra: list[str]) -> tuple[list[str], list[st
             for part in as_list(container.get(key)):
                 if part is UNKNOWN:
                     raise _Unknown
-                tokens.extend(_split(part))
+                tokens.extend(split_argument(part))
     for part in extra:
-        tokens.extend(_split(part))
+        tokens.extend(split_argument(part))
     return images, tokens
-
-
-def _split(part: Any) -> list[str]:
-    if not isinstance(part, str):
-        return []
-    if " " not in part.strip():
-        return [part]
-    try:
-        return shlex.split(part)
-    except ValueError:
-        return part.split()
-
-
-def flag_values(tokens: list[str], engine: EngineVersion) -> dict[str, str]:
-    """`--flag=value` and `--flag value` (also `-q value`); the last occurrence wins, as argparse does. For an
-    engine whose parser reads underscores as dashes (its record's `underscored_flags`: vLLM's), the names are read
-    that way too, up to a name's first `.` (a JSON argument's key path keeps its own)."""
-    found: dict[str, str] = {}
-    for index, token in enumerate(tokens):
-        if not token.startswith("-"):
-            continue
-        name, eq, value = token.partition("=")
-        if not eq:
-            following = tokens[index + 1] if index + 1 < len(tokens) else ""
-            value = following if following and not following.startswith("-") else "true"
-        if engine.underscored_flags and name.startswith("--"):
-            head, dot, rest = name[2:].partition(".")
-            name = "--" + head.replace("_", "-") + dot + rest
-        found[name] = value
-    return found
 
 
 def _settings(tokens: list[str]) -> dict[str, str]:
@@ -150,33 +126,18 @@ def _default(engine: EngineVersion, name: str) -> str | None:
     return next((f.default for f in engine.flags if f.name == name), None)
 
 
-def _flag(engine: EngineVersion, meaning: Meaning) -> Flag:
-    """The engine's flag of this meaning (the catalogue declares every one a reader asks for)."""
-    found = engine.flag(meaning)
-    if found is None:
-        raise ValueError(f"{engine.engine} {engine.version} declares no {meaning} flag")
-    return found
-
-
-def _given(flags: dict[str, str], flag: Flag, default: str | None = None) -> str | None:
-    """The flag's value under its name, else under an alias, else `default`."""
-    if flag.name in flags:
-        return flags[flag.name]
-    return next((flags[alias] for alias in flag.aliases if alias in flags), default)
-
-
 def _declared(flags: dict[str, str], flag: Flag, fallback: int | None) -> int | None:
     """A numeric flag as the record declares it: its value under its name or an alias, else the engine's own
     default (the record's), else `fallback` (the sizing default where the engine's depends on the model)."""
     default = flag.default if flag.default is not None else (None if fallback is None else str(fallback))
-    given = _given(flags, flag, default)
+    given = given_value(flags, flag, default)
     return _number({flag.name: given} if given is not None else {}, flag.name, None)
 
 
 def _paged(engine: EngineVersion, flags: dict[str, str], tokens: list[str]) -> Inferred:
     """A paged-KV server (vLLM): the model is its model flag, else the argument after `model_after`."""
-    model = _flag(engine, "model")
-    model_flag, model_name = model.name, _given(flags, model)  # SGLang's `--model` is `--model-path`
+    model = engine_flag(engine, "model")
+    model_flag, model_name = model.name, given_value(flags, model)  # SGLang's `--model` is `--model-path`
     if model_name is None and engine.model_after is not None:  # `vllm serve <model>`
         after = engine.model_after
         served = [n for t, n in zip(tokens, tokens[1:], strict=False) if t == after and not n.startswith("-")]
@@ -194,34 +155,23 @@ def vllm_request(flags: dict[str, str], model_name: str, model_key: str) -> Infe
 
 def _paged_request(engine: EngineVersion, flags: dict[str, str], model_name: str, model_key: str) -> Inferred:
     """The request of a paged-KV server's flags, read by the meanings its catalogue record declares."""
-    rule = dtype_rule(engine)  # the engine's own dtype rule, the one its stack's plan reads
-    if rule is None:
+    if dtype_rule(engine) is None:
         return Inferred(
             engine, None, f"{engine.engine} {engine.version} declares no dtype rule, so the pack cannot size it"
         )
-    dtype, kv_dtype, quantization = (_flag(engine, m) for m in ("weight_dtype", "kv_dtype", "quantization"))
     model = lookup_model(model_name, model_key)
-    weight = rule.weight(_given(flags, dtype, dtype.default) or "", model.architecture)
-    method = _given(flags, quantization)
-    if method is not None:
-        weight = rule.quantization.get(method.lower())
-        if weight is None:
-            known = ", ".join(rule.quantization) or "none"
-            return Inferred(engine, None, f"{quantization.name} {method} is not one the memory model sizes ({known})")
-    kv_flag = _given(flags, kv_dtype, kv_dtype.default) or ""
-    kv = rule.kv_cache(kv_flag, weight) if weight is not None else None
-    if weight is None or kv is None:
-        shown = f"{dtype.name}/{kv_dtype.name} {flags.get(dtype.name)}/{kv_flag}"
-        return Inferred(engine, None, f"{shown} is not sizable")
-    tensor_parallel = _flag(engine, "tensor_parallel")
+    dtypes = served_dtypes(engine, flags, model.architecture)  # the engine's own dtype rule, its stack's plan's too
+    if dtypes.problem is not None:
+        return Inferred(engine, None, dtypes.problem)
+    tensor_parallel = engine_flag(engine, "tensor_parallel")
     request = ServingRequest(
         model=model,
         engine=traffic_of(engine.engine).sizing_engine,
-        weight_dtype=weight,
-        kv_dtype=kv,
-        context=_declared(flags, _flag(engine, "context"), SIZING_CONTEXT),
+        weight_dtype=dtypes.weight,
+        kv_dtype=dtypes.kv,
+        context=_declared(flags, engine_flag(engine, "context"), SIZING_CONTEXT),
         batch=1,  # paged KV: one sequence of the max model length is the floor (the max-sequences flag bounds it)
-        prefill_tokens=_declared(flags, _flag(engine, "prefill_tokens"), SIZING_PREFILL),
+        prefill_tokens=_declared(flags, engine_flag(engine, "prefill_tokens"), SIZING_PREFILL),
     )
     tp = _declared(flags, tensor_parallel, None)
     return Inferred(engine, request, tensor_parallel=tp, tp_name=tensor_parallel.name)
@@ -259,7 +209,7 @@ def _per_slot(engine: EngineVersion, flags: dict[str, str]) -> Inferred:
 def _training(engine: EngineVersion, settings: dict[str, str]) -> Inferred:
     """A trainer (MaxText): its model, per-device batch, sequence length and weight dtype settings."""
     model_key, dtype_key, batch_key, length_key = (
-        _flag(engine, m).name for m in ("model", "weight_dtype", "per_device_batch", "context")
+        engine_flag(engine, m).name for m in ("model", "weight_dtype", "per_device_batch", "context")
     )
     name = settings.get(model_key)
     if not name:

@@ -40,7 +40,6 @@ from typing import Any
 import yaml
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from tpu_policies.engine_args import flag_values
 from tpu_policies.serving_pods import (
     DEFAULT_NAMESPACE,
     ServingPod,
@@ -56,6 +55,7 @@ from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.inference_gateway import INFERENCE_POOL_GROUP, gateway_support
 from tpu_stacks.catalog.kv_pages import tpu_page_size
 from tpu_stacks.catalog.upstream import number, text
+from tpu_stacks.serving.engine_flags import flag_values
 
 PRECISE_PRODUCER = text("router.plugin.precise-prefix-cache-producer")
 TOPIC_PREFIX = text("router.kv-events.topic-filter")

@@ -29,7 +29,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from tpu_policies.engine_args import engine_of_template, flag_values
+from tpu_policies.engine_args import engine_of_template
 from tpu_policies.stack import Item, Stack
 from tpu_policies.values import UNKNOWN, as_dict, as_int, as_list, as_str, dig
 from tpu_policies.workloads import PodTemplate, kind_of, pod_templates
@@ -37,6 +37,7 @@ from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.inference_gateway import serving_api
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.objects.pod_templates import pod_templates as walk
+from tpu_stacks.serving.engine_flags import flag_values
 
 SERVING_KINDS = ("Deployment", "StatefulSet", "LeaderWorkerSet", "RayService")
 DEFAULT_NAMESPACE = "default"

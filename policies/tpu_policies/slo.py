@@ -24,7 +24,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from tpu_policies.engine_args import engine_of_template, flag_values, infer
+from tpu_policies.engine_args import engine_of_template, infer
 from tpu_policies.fit import granted_shape, request_from
 from tpu_policies.ray_serve import serve_config
 from tpu_policies.replicas import most_replicas
@@ -36,6 +36,7 @@ from tpu_stacks.catalog.engine_traffic import TRAFFIC
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.errors import UserError
 from tpu_stacks.objects import annotations as keys
+from tpu_stacks.serving.engine_flags import flag_values
 from tpu_stacks.serving.serve_config import engine_flags
 from tpu_stacks.sizing import ServingRequest
 from tpu_stacks.slo.plan import EngineSettings, size_command
@@ -121,8 +122,8 @@ def step_budget(template: PodTemplate, item: Item) -> int | None:
 
 def _flag_number(template: PodTemplate, item: Item, flag: str) -> int | None:
     """The flag's last whole-number value among the engine's arguments, read as the pod's own engine's parser reads
-    them (vLLM's takes underscores for dashes: engine_args.flag_values); a RayService's Serve config holds vLLM's
-    engine_kwargs, already spelled as vLLM's flags. None when absent or not a number."""
+    them (vLLM's takes underscores for dashes: serving/engine_flags.py flag_values); a RayService's Serve config holds
+    vLLM's engine_kwargs, already spelled as vLLM's flags. None when absent or not a number."""
     engine = VLLM if serve_config(item.type, item.props) is not None else engine_of_template(template)
     if engine is None:
         return None

@@ -406,6 +406,15 @@ SILENT_ACCEPTS = [
     ),
     Case("target-bool", vllm(autoscaling={"target": True}), "tpu-stacks:vllm.autoscaling.target"),
     Case("max-seqs-negative", vllm(maxNumSeqs=-1), "tpu-stacks:vllm.maxNumSeqs"),
+    # extraArgs come last and the server keeps a flag's last value: one the stack writes from a key would replace it
+    Case(
+        "extra-args-context",
+        vllm(extraArgs=["--max-model-len=131072"]),
+        "tpu-stacks:vllm.extraArgs[0]",
+        also=("vllm.maxModelLen",),
+    ),
+    Case("extra-args-port", vllm(extraArgs=["--port", "9000"]), "tpu-stacks:vllm.extraArgs[0]", also=("8000",)),
+    Case("extra-args-quantization", vllm(extraArgs=["-q", "awq"]), "tpu-stacks:vllm.extraArgs[0]", also=("awq",)),
     Case("checkpoint-period-huge", raytrain(checkpointPeriod=10**15), "tpu-stacks:raytrain.checkpointPeriod"),
     Case(
         "parallelism-bool",

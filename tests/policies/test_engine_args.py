@@ -109,8 +109,8 @@ def test_vllm_flags_written_with_underscores_are_read_as_vllm_reads_them():
 
 def test_an_underscored_flag_is_not_read_for_an_engine_whose_parser_takes_dashes_only():
     """SGLang-JAX's argparse has no underscore spelling of `--tp-size`: the pack does not read one in."""
-    from tpu_policies.engine_args import flag_values
     from tpu_stacks.catalog.engines import engine
+    from tpu_stacks.serving.engine_flags import flag_values
 
     assert flag_values(["--tp_size", "4"], engine("sglang")) == {"--tp_size": "4"}
     assert flag_values(["--tp_size", "4"], engine("vllm")) == {"--tp-size": "4"}

@@ -197,3 +197,29 @@ def test_a_config_that_names_only_dtype_is_served_in_fp32_as_sglang_jax_s_transf
     monkeypatch.setattr(sglang_plan, "lookup_model", lambda *_args, **_kwargs: changed)
     request = plan().request
     assert (request.weight_dtype, request.kv_dtype) == ("fp32", "fp32")
+
+
+def test_extra_args_that_would_replace_a_flag_the_stack_writes_are_refused():
+    """SGLang-JAX's argparse keeps a flag's last value too, and extraArgs come last (serving/engine_flags.py);
+    `--model` is `--model-path`'s other spelling, and the radix cache switch belongs to sglang.radixCache."""
+    assert refusal(extra_args=["--context-length", "8192"]) == (
+        "sglang.extraArgs[0]: '--context-length 8192' sets --context-length, which the stack writes from "
+        "sglang.contextLength (4096): the slice, its memory and its traffic were sized for the key's; set "
+        "sglang.contextLength instead"
+    )
+    assert refusal(extra_args=["--model=Qwen/Qwen3-8B"]).startswith(
+        "sglang.extraArgs[0]: '--model=Qwen/Qwen3-8B' sets --model, which the stack writes from sglang.model"
+    )
+    assert refusal(extra_args=["--disable-radix-cache"]).startswith(
+        "sglang.extraArgs[0]: '--disable-radix-cache' sets --disable-radix-cache, which the stack writes from "
+        "sglang.radixCache (false)"
+    )
+    assert plan(radix_cache=False, extra_args=["--disable-radix-cache"]).engine_args()[-1] == "--disable-radix-cache"
+    same = f"--mem-fraction-static={MEM_FRACTION_STATIC:.3f}"  # the stack's value, written with more digits
+    assert plan(extra_args=[same]).engine_args()[-1] == same
+
+
+def test_the_prefill_chunk_extra_args_give_sizes_the_activations():
+    default, small = plan(), plan(extra_args=["--chunked-prefill-size=1024"])
+    assert (default.request.prefill_tokens, small.request.prefill_tokens) == (sglang_plan.PREFILL_TOKENS, 1024)
+    assert small.verdict.memory.part("overhead") < default.verdict.memory.part("overhead")  # one prefill step's

@@ -16,7 +16,7 @@ from tpu_stacks.catalog.pickers import ROUTER_PICKER
 from tpu_stacks.catalog.upstream import number, text
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
-from tpu_stacks.serving.smoke_plan import flag_value
+from tpu_stacks.serving.engine_flags import flag_value
 from tpu_stacks.vllm import kv_events
 from tpu_stacks.vllm.gateway_plan import CONFIG_FILE, PICKER_LABELS, PICKER_NAME
 from tpu_stacks.vllm.monitoring import vllm_sections, vllm_target

@@ -276,3 +276,58 @@ def test_pipeline_stages_that_do_not_divide_the_slice_are_refused():
     )
     with pytest.raises(UserError, match=r"'-pp 0' asks for 0 pipeline stages"):
         plan(extra_args=["-pp", "0"])
+
+
+@pytest.mark.parametrize(
+    "extra, index, written, problem",
+    [
+        (
+            ["--enforce-eager", "--max-model-len=131072"],
+            1,
+            "--max-model-len=131072",
+            "sets --max-model-len, which the stack writes from vllm.maxModelLen (4096): the slice, its memory and its "
+            "traffic were sized for the key's; set vllm.maxModelLen instead",
+        ),
+        (
+            ["--max_num_seqs", "512"],
+            0,
+            "--max_num_seqs 512",
+            "sets --max-num-seqs, which the stack writes from vllm.maxNumSeqs (128): the slice, its memory and its "
+            "traffic were sized for the key's; set vllm.maxNumSeqs instead",
+        ),
+        (
+            ["--port=9000"],
+            0,
+            "--port=9000",
+            "sets --port, which the stack fixes at 8000 (the probes, the Service, the network policy and the "
+            "metrics scrape use it); leave it out",
+        ),
+    ],
+)
+def test_extra_args_that_would_replace_a_flag_the_stack_writes_are_refused(extra, index, written, problem):
+    """vLLM's argparse keeps a flag's last value, and extraArgs come last: the server would run what the plan did
+    not size (serving/engine_flags.py)."""
+    with pytest.raises(UserError) as refused:
+        plan(extra_args=extra)
+    assert str(refused.value) == f"vllm.extraArgs[{index}]: '{written}' {problem}"
+
+
+def test_extra_args_that_repeat_the_stacks_values_pass():
+    decided = plan(extra_args=["--max-model-len", "4096", "--max_num_seqs=128", "--port=8000"])
+    assert decided.engine_args()[-4:] == ["--max-model-len", "4096", "--max_num_seqs=128", "--port=8000"]
+
+
+def test_the_dtypes_extra_args_give_are_the_ones_the_slice_is_sized_in():
+    """An fp8 KV cache halves the KV bytes a token needs; fp32 weights double the weights: the memory the slice
+    is checked for is the server's, not `--dtype auto`'s."""
+    plain, fp8_kv = plan(), plan(extra_args=["--kv-cache-dtype=fp8"])
+    assert (plain.request.weight_dtype, plain.request.kv_dtype) == ("bf16", "bf16")
+    assert (fp8_kv.request.weight_dtype, fp8_kv.request.kv_dtype) == ("bf16", "fp8")
+    assert fp8_kv.verdict.memory.part("kv_cache") * 2 == pytest.approx(plain.verdict.memory.part("kv_cache"))
+    fp32 = plan(model="meta-llama/Llama-3.1-8B", extra_args=["--dtype", "float32"])
+    assert fp32.request.weight_dtype == "fp32"
+    assert fp32.verdict.memory.part("weights") == pytest.approx(
+        2 * plan(model="meta-llama/Llama-3.1-8B").verdict.memory.part("weights")
+    )
+    with pytest.raises(UserError, match=r"^vllm.extraArgs\[0\]: '-q awq' --quantization awq is not one"):
+        plan(extra_args=["-q awq"])

@@ -180,14 +180,3 @@ class SmokeTest:
             env["SMOKE_PICKER_METRICS_URL"] = self.picker_metrics_url
             env["SMOKE_PICKER_COUNTER"] = self.picker_counter
         return env
-
-
-def flag_value(args: list[str], flag: str) -> str | None:
-    """The value of `flag`'s last occurrence in a server's arguments: `--flag=value`, or the word after `--flag`."""
-    value = None
-    for index, arg in enumerate(args):
-        if arg.startswith(f"{flag}="):
-            value = arg.split("=", 1)[1]
-        elif arg == flag and index + 1 < len(args):
-            value = args[index + 1]
-    return value

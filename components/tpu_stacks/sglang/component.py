@@ -28,10 +28,12 @@ from tpu_stacks.images import PYTHON_IMAGE
 from tpu_stacks.k8s.connectivity import Group
 from tpu_stacks.lifecycle.component import Declared, FoundationSettings, WorkloadComponent
 from tpu_stacks.objects.awaits import pod_budget
+from tpu_stacks.serving.engine_flags import flag_value
 from tpu_stacks.serving.exposure import INTERNAL_LB_ANNOTATION, external_traffic_policy, service_type
-from tpu_stacks.serving.smoke_plan import SmokeTest, flag_value, server_fingerprint
+from tpu_stacks.serving.smoke_plan import SmokeTest, server_fingerprint
 from tpu_stacks.sglang.args import SglangStackArgs
 from tpu_stacks.sglang.descriptor import WORKLOAD
+from tpu_stacks.sglang.engine import SGLANG
 from tpu_stacks.sglang.monitoring import sglang_target
 from tpu_stacks.sglang.network import SERVICE, network
 from tpu_stacks.sglang.outputs import SglangSlice
@@ -274,7 +276,7 @@ def in_cluster_host(spec: SglangSpec) -> str:
 def served_model_name(plan: SglangPlan) -> str:
     """The name the API answers to: `--served-model-name` when extraArgs set it, else `--model-path` (ServerArgs
     sets served_model_name to model_path when none is given; ledger: sglang.flag.model-path)."""
-    return flag_value(plan.engine_args(), "--served-model-name") or plan.model.id
+    return flag_value(plan.engine_args(), "--served-model-name", SGLANG) or plan.model.id
 
 
 def smoke_test(plan: SglangPlan) -> SmokeTest:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 
 from tpu_stacks.catalog.engine_models import check_architecture
-from tpu_stacks.catalog.engines.dtypes import AUTO
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
@@ -22,8 +21,9 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.cloud_build import submit_command
 from tpu_stacks.images import PYTHON_IMAGE, check_pinned
 from tpu_stacks.names import REPOSITORY_ID, builder_account_id
+from tpu_stacks.serving.engine_flags import Written, check_written_flags, extra_args_dtypes, extra_args_number
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
-from tpu_stacks.sglang.engine import SGLANG, SGLANG_DTYPES
+from tpu_stacks.sglang.engine import SGLANG
 from tpu_stacks.sglang.spec import IMAGE_DIR, IMAGE_NAME, PORT, SglangSpec
 from tpu_stacks.sizing import (
     ServingRequest,
@@ -85,18 +85,35 @@ class SglangPlan(WorkloadPlan):
         """The server's flags; a tensor-parallel flag in extraArgs (checked equal to the slice's) replaces ours."""
         spec = self.spec
         given = _tensor_parallel_given(spec.extra_args)
+        flag = {name: f"{name}={value.value}" for name, value in written_flags(spec, self.model.id).items()}
         return [
-            "--host=0.0.0.0",
-            f"--port={PORT}",
-            f"--model-path={self.model.id}",
+            flag["--host"],
+            flag["--port"],
+            flag["--model-path"],
             *([] if given is not None else [f"{TP_FLAG.name}={self.tensor_parallel_size}"]),
-            f"--context-length={spec.context_length}",
-            f"--mem-fraction-static={spec.mem_fraction_static:g}",
-            f"--download-dir={spec.download_dir}",
-            *([f"--max-running-requests={spec.max_running_requests}"] if spec.max_running_requests else []),
+            flag["--context-length"],
+            flag["--mem-fraction-static"],
+            flag["--download-dir"],
+            *([flag["--max-running-requests"]] if spec.max_running_requests else []),
             *([] if spec.radix_cache else ["--disable-radix-cache"]),
             *spec.extra_args,
         ]
+
+
+def written_flags(spec: SglangSpec, model_id: str) -> dict[str, Written]:
+    """The flags the server is given from the stack's keys or its own values (`engine_args`); extraArgs may repeat
+    one only with the same value (`check_written_flags`): the slice and its memory are sized from the keys.
+    `--max-running-requests` and `--disable-radix-cache` belong to their keys whether or not they set them."""
+    return {
+        "--host": Written(None, "0.0.0.0", "the server answers on its pod's address"),
+        "--port": Written(None, str(PORT), "the probes, the Service and the network policy use it"),
+        "--model-path": Written("sglang.model", model_id),
+        "--context-length": Written("sglang.contextLength", str(spec.context_length)),
+        "--mem-fraction-static": Written("sglang.memFractionStatic", f"{spec.mem_fraction_static:g}"),
+        "--download-dir": Written("sglang.downloadDir", spec.download_dir),
+        "--max-running-requests": Written("sglang.maxRunningRequests", str(spec.max_running_requests or "unset")),
+        "--disable-radix-cache": Written("sglang.radixCache", "false" if spec.radix_cache else "true"),
+    }
 
 
 def _tensor_parallel_given(extra_args: list[str]) -> tuple[int, str] | None:
@@ -145,18 +162,18 @@ def plan_sglang(spec: SglangSpec, cluster: ClusterSpec, hf_token_given: bool) ->
     check_source_ranges("sglang", spec.exposure, spec.source_ranges, "serving the OpenAI API")
     require_clients("sglang", spec.exposure, spec.source_ranges, "serving the OpenAI API", UNGUARDED)
     # Paged KV: one sequence of the context is the floor (batch 1); one prefill chunk sizes the activations.
-    # Weights and KV in the dtypes the server holds them in at `--dtype auto` and `--kv-cache-dtype auto`, its rule
-    # (an fp32 checkpoint stays fp32), the one the policy pack reads.
-    dtype = SGLANG_DTYPES.auto(model.architecture)
-    kv_dtype = SGLANG_DTYPES.kv_cache(AUTO, dtype)
+    # Weights and KV in the dtypes the server holds them in: extraArgs' `--dtype`, `--quantization`,
+    # `--kv-cache-dtype`, else `auto` (an fp32 checkpoint stays fp32), by its rule, the one the policy pack reads.
+    check_written_flags("sglang", spec.extra_args, SGLANG, written_flags(spec, model.id))
+    dtypes = extra_args_dtypes("sglang", spec.extra_args, SGLANG, model.architecture)
     request = ServingRequest(
         model=model,
         engine="sglang",
         context=spec.context_length,
         batch=1,
-        prefill_tokens=PREFILL_TOKENS,
-        weight_dtype=dtype,
-        kv_dtype=kv_dtype,
+        prefill_tokens=extra_args_number("sglang", spec.extra_args, SGLANG, "prefill_tokens") or PREFILL_TOKENS,
+        weight_dtype=dtypes.weight,
+        kv_dtype=dtypes.kv,
     )
     verdict = choose_slice(request, generation(spec.tpu_generation), spec.topology, "sglang")
     shape = verdict.shape

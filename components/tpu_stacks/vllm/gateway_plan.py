@@ -43,7 +43,7 @@ from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.universe import universe
 from tpu_stacks.names import RESOURCE_NAME, bounded
-from tpu_stacks.serving.smoke_plan import flag_value
+from tpu_stacks.serving.engine_flags import flag_value
 from tpu_stacks.vllm.gateway_disaggregation import check_disaggregation
 from tpu_stacks.vllm.kv_events import (
     APPROXIMATE,
@@ -477,7 +477,7 @@ def plan_gateway(spec: VllmSpec, cluster: ClusterPlan, model_id: str, gated: boo
         else "",
         prefix_cache=prefix_cache(spec),
         # The name requests use (ledger: vllm.flag.served-model-name): the topic's model part must be it.
-        model=flag_value(spec.extra_args, "--served-model-name") or model_id,
+        model=flag_value(spec.extra_args, "--served-model-name", VLLM) or model_id,
         model_id=model_id,
         tokenizer=tuple(tokenizer_args(spec.extra_args)),
         block_size=server_block_size(spec.max_model_len, spec.max_num_seqs, spec.extra_args),

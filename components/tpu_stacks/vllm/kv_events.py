@@ -50,11 +50,12 @@ from __future__ import annotations
 import json
 from typing import Literal
 
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.kv_pages import tpu_page_size
 from tpu_stacks.catalog.pickers import DEFAULT_PICKER
 from tpu_stacks.catalog.upstream import number, text
 from tpu_stacks.errors import UserError
-from tpu_stacks.serving.smoke_plan import flag_value
+from tpu_stacks.serving.engine_flags import flag_value
 from tpu_stacks.vllm.spec import VllmSpec
 
 PrefixCache = Literal["precise", "approximate"]
@@ -100,7 +101,7 @@ tpu-inference.dp-scheduler-only-above-one)."""
 def server_block_size(max_model_len: int, max_num_seqs: int, extra_args: list[str]) -> int:
     """The block size the server runs with: `--block-size` from extraArgs when given (tpu-inference keeps it;
     ledger: vllm.flag.block-size), else the page size tpu-inference picks."""
-    given = flag_value(extra_args, f"--{text('vllm.flag.block-size')}")
+    given = flag_value(extra_args, f"--{text('vllm.flag.block-size')}", VLLM)
     if given is None:
         return tpu_page_size(max_model_len, max_num_seqs)
     if not given.isdigit() or int(given) <= 0:
@@ -123,7 +124,7 @@ def check_extra_args(extra_args: list[str]) -> None:
             f"remove {NO_PREFIX_CACHING} from vllm.extraArgs, or set vllm.gateway.prefixCache: approximate",
         )
     for flag in FLAGS_WE_SET:
-        value = flag_value(extra_args, flag)
+        value = flag_value(extra_args, flag, VLLM)
         if value is not None and not (flag == "--data-parallel-size" and value == "1"):
             raise UserError(
                 "vllm.extraArgs",
@@ -154,7 +155,7 @@ def server_args(model: str) -> list[str]:
 
 def tokenizer_args(extra_args: list[str]) -> list[str]:
     """The servers' tokenizer choices in `extraArgs` (TOKENIZER_FLAGS, `--trust-remote-code`), for the sidecar."""
-    given = [f"{flag}={value}" for flag in TOKENIZER_FLAGS if (value := flag_value(extra_args, flag)) is not None]
+    given = [f"{flag}={value}" for flag in TOKENIZER_FLAGS if (value := flag_value(extra_args, flag, VLLM)) is not None]
     return [*given, *([TRUST_REMOTE_CODE] if TRUST_REMOTE_CODE in extra_args else [])]
 
 

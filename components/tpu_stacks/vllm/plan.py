@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from tpu_stacks.catalog.engine_models import check_context, check_vllm_architecture
-from tpu_stacks.catalog.engines.vllm import VLLM, VLLM_DTYPES
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
 from tpu_stacks.cluster.capacity import is_fallback
@@ -23,6 +23,7 @@ from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec, SystemP
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID, builder_account_id
+from tpu_stacks.serving.engine_flags import Written, check_written_flags, extra_args_dtypes
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
 from tpu_stacks.serving.parallel_flags import check_parallelism, tensor_parallel_flags
 from tpu_stacks.sizing import (
@@ -137,19 +138,35 @@ class VllmPlan(WorkloadPlan):
         # vllm.flag.max-model-len, vllm.flag.model, vllm.flag.download-dir, vllm.flag.max-num-batched-tokens,
         # vllm.flag.max-num-seqs.
         given = tensor_parallel_flags(" ".join(spec.extra_args))
+        flag = {name: f"{name}={value.value}" for name, value in written_flags(spec, self.model.id).items()}
         return [
-            "--host=0.0.0.0",
-            f"--port={PORT}",
+            flag["--host"],
+            flag["--port"],
             *([] if given else [f"--tensor-parallel-size={self.tensor_parallel_size}"]),
-            f"--max-model-len={spec.max_model_len}",
-            f"--model={self.model.id}",
-            f"--download-dir={spec.download_dir}",
-            f"--max-num-batched-tokens={spec.max_num_batched_tokens}",
-            f"--max-num-seqs={spec.max_num_seqs}",
+            flag["--max-model-len"],
+            flag["--model"],
+            flag["--download-dir"],
+            flag["--max-num-batched-tokens"],
+            flag["--max-num-seqs"],
             # Behind the gateway's precise prefix cache, the KV events its router indexes (vllm/kv_events.py).
             *(server_args(self.gateway.model) if self.gateway is not None and self.gateway.precise else []),
             *spec.extra_args,
         ]
+
+
+def written_flags(spec: VllmSpec, model_id: str) -> dict[str, Written]:
+    """The flags the server is given from the stack's keys or its own values (`engine_args`); extraArgs may repeat
+    one only with the same value (`check_written_flags`): the slice, its memory and its traffic are sized from the
+    keys."""
+    return {
+        "--host": Written(None, "0.0.0.0", "the server answers on its pod's address"),
+        "--port": Written(None, str(PORT), "the probes, the Service, the network policy and the metrics scrape use it"),
+        "--max-model-len": Written("vllm.maxModelLen", str(spec.max_model_len)),
+        "--model": Written("vllm.model", model_id),
+        "--download-dir": Written("vllm.downloadDir", spec.download_dir),
+        "--max-num-batched-tokens": Written("vllm.maxNumBatchedTokens", str(spec.max_num_batched_tokens)),
+        "--max-num-seqs": Written("vllm.maxNumSeqs", str(spec.max_num_seqs)),
+    }
 
 
 def _check_image(image: str, key: str = "vllm.image") -> None:
@@ -207,10 +224,15 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     _check_registry(spec)
     _check_exposure(spec)
     cluster = check_gateway(spec, cluster)
+    check_written_flags("vllm", spec.extra_args, VLLM, written_flags(spec, model.id))
+    # The dtypes the server runs with: extraArgs' --dtype, --quantization, --kv-cache-dtype, else `auto`, by vLLM's
+    # rule, the one the policy pack reads.
+    dtypes = extra_args_dtypes("vllm", spec.extra_args, VLLM, model.architecture)
     request = ServingRequest(
         model=model,
         engine="vllm",
-        weight_dtype=VLLM_DTYPES.auto(model.architecture),  # `--dtype auto`, the rule the policy pack reads
+        weight_dtype=dtypes.weight,
+        kv_dtype=dtypes.kv,
         context=spec.max_model_len,
         batch=1,
         prefill_tokens=spec.max_num_batched_tokens,

@@ -5,11 +5,13 @@
 import json
 from typing import Any
 
+from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.inference_gateway import METRICS_PORT as PICKER_METRICS_PORT
 from tpu_stacks.catalog.inference_gateway import SCHEDULED_STATUS
 from tpu_stacks.gcp.monitoring.plan import MonitoringPlan
 from tpu_stacks.images import PYTHON_IMAGE
-from tpu_stacks.serving.smoke_plan import SmokeTest, flag_value, read_metrics, server_fingerprint
+from tpu_stacks.serving.engine_flags import flag_value
+from tpu_stacks.serving.smoke_plan import SmokeTest, read_metrics, server_fingerprint
 from tpu_stacks.vllm.descriptor import WORKLOAD
 from tpu_stacks.vllm.gateway_plan import GATEWAY_NAME, LISTENER_PORT, PICKER_NAME
 from tpu_stacks.vllm.multihost_plan import SERVE_PORT
@@ -28,7 +30,7 @@ def in_cluster_host(spec: VllmSpec) -> str:
 def served_model_name(plan: VllmPlan) -> str:
     """The model name the API answers to: `--served-model-name` when the extra arguments set it, else `--model`
     (ledger: vllm.flag.served-model-name)."""
-    return flag_value(plan.engine_args(), "--served-model-name") or plan.model.id
+    return flag_value(plan.engine_args(), "--served-model-name", VLLM) or plan.model.id
 
 
 def smoke_test(plan: VllmPlan, monitoring: MonitoringPlan) -> SmokeTest:

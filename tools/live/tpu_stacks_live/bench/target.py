@@ -26,7 +26,8 @@ from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.errors import UserError
 from tpu_stacks.k8s.connectivity import ANNOTATION
-from tpu_stacks.serving.smoke_plan import SMOKE_TEST_LABELS, flag_value
+from tpu_stacks.serving.engine_flags import flag_value
+from tpu_stacks.serving.smoke_plan import SMOKE_TEST_LABELS
 from tpu_stacks_live.probe.contract import _pod_templates, selects
 from tpu_stacks_live.verify.plan import NODE_POOL, StackPlan, name_of, namespace_of
 
@@ -149,7 +150,7 @@ def _model(record: EngineVersion, args: list[str]) -> str | None:
     """The model the server loads, under the engine's own model flag or one of its aliases."""
     flag = record.flag("model")
     names = (flag.name, *flag.aliases) if flag is not None else ()
-    return next((value for name in names if (value := flag_value(args, name))), None)
+    return next((value for name in names if (value := flag_value(args, name, record))), None)
 
 
 def _secret_ref(env: dict[str, dict[str, Any]], name: str) -> tuple[str, str] | None:
