@@ -49,8 +49,8 @@ class GivenFlag:
 def given_flags(arguments: Sequence[Any], engine: EngineVersion | None = None) -> list[GivenFlag]:
     """Every flag in `arguments`, in order: `--flag=value` and `--flag value` (also `-q value`), an argument with
     spaces split as a shell would. For an engine whose parser reads underscores as dashes (its record's
-    `underscored_flags`: vLLM's), the names are read that way too, up to a name's first `.` (a JSON argument's key
-    path keeps its own)."""
+    `underscored_flags`: vLLM's, ledger: vllm.args.underscores-as-dashes), the names are read that way too, up to a
+    name's first `.` (a JSON argument's key path keeps its own)."""
     tokens = [(index, token) for index, part in enumerate(arguments) for token in split_argument(part)]
     found: list[GivenFlag] = []
     for position, (index, token) in enumerate(tokens):
