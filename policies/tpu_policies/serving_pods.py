@@ -25,7 +25,6 @@ A label whose value is only known on the cluster (or unknown at preview) matches
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +36,7 @@ from tpu_stacks.catalog.engines.record import EngineVersion
 from tpu_stacks.catalog.inference_gateway import serving_api
 from tpu_stacks.catalog.upstream import text
 from tpu_stacks.objects.pod_templates import pod_templates as walk
-from tpu_stacks.serving.engine_flags import flag_values
+from tpu_stacks.serving.engine_flags import flag_values, split_argument
 
 SERVING_KINDS = ("Deployment", "StatefulSet", "LeaderWorkerSet", "RayService")
 DEFAULT_NAMESPACE = "default"
@@ -134,11 +133,7 @@ def pod_tokens(template: PodTemplate) -> list[str] | None:
             if container.get(key) is UNKNOWN or UNKNOWN in as_list(container.get(key)):
                 return None
             for part in as_list(container.get(key)):
-                if isinstance(part, str):
-                    try:
-                        tokens += shlex.split(part) if " " in part.strip() else [part]
-                    except ValueError:
-                        tokens += part.split()
+                tokens += split_argument(part)
     return tokens
 
 

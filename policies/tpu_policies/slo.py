@@ -32,11 +32,11 @@ from tpu_policies.settings import Setting, config_schema
 from tpu_policies.stack import Item, Stack, read_stack
 from tpu_policies.values import UNKNOWN
 from tpu_policies.workloads import PodTemplate, workload_annotations
-from tpu_stacks.catalog.engine_traffic import TRAFFIC
+from tpu_stacks.catalog.engine_traffic import ASYNC_SCHEDULING, TRAFFIC
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.errors import UserError
 from tpu_stacks.objects import annotations as keys
-from tpu_stacks.serving.engine_flags import flag_values
+from tpu_stacks.serving.engine_flags import flag_values, switch_given
 from tpu_stacks.serving.serve_config import engine_flags
 from tpu_stacks.sizing import ServingRequest
 from tpu_stacks.slo.plan import EngineSettings, size_command
@@ -120,6 +120,15 @@ def step_budget(template: PodTemplate, item: Item) -> int | None:
     return _flag_number(template, item, "--max-num-batched-tokens")
 
 
+def async_scheduling(template: PodTemplate, item: Item) -> bool | None:
+    """vLLM's last `--async-scheduling`/`--no-async-scheduling` (a RayService's: its engine_kwargs), as the plan
+    reads a stack's extraArgs; None when neither is given (the build's default) or the server is not vLLM."""
+    engine = VLLM if serve_config(item.type, item.props) is not None else engine_of_template(template)
+    if engine is None or engine.engine != VLLM.engine:
+        return None
+    return switch_given(_engine_text(template, item).split(), ASYNC_SCHEDULING, engine)
+
+
 def _flag_number(template: PodTemplate, item: Item, flag: str) -> int | None:
     """The flag's last whole-number value among the engine's arguments, read as the pod's own engine's parser reads
     them (vLLM's takes underscores for dashes: serving/engine_flags.py flag_values); a RayService's Serve config holds
@@ -155,6 +164,7 @@ def _judge(
         request.context,
         batch_cap(request, template, item),
         step_budget(template, item),
+        async_scheduling(template, item),
     )
     candidate = evaluate_slice(request.model, shape, target, profiles=profiles, **settings.traffic_arguments())
     trusted = candidate.basis in TRUSTED_BASES

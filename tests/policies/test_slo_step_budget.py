@@ -97,3 +97,27 @@ def test_the_underscore_spelling_is_read_only_for_an_engine_whose_parser_takes_i
     assert step_budget(template(VLLM_IMAGE, ["--max_num_batched_tokens=256"]), deployment) == 256
     assert step_budget(template("my/server:1", ["--max_num_batched_tokens=256"], sglang), deployment) is None
     assert step_budget(template("my/server:1", ["--max-num-batched-tokens=256"], sglang), deployment) == 256
+
+
+def test_async_scheduling_is_read_from_the_servers_switches_as_vllm_reads_them():
+    """`--no-async-scheduling` (BooleanOptionalAction, ledger: vllm.args.boolean-switches) spares a request the one
+    queued step; the pack tells the traffic model what the server was given, as the plan does, and a Serve config's
+    `async_scheduling: false` is the same switch. Not vLLM: no such setting."""
+    from types import SimpleNamespace
+
+    from tests.policies.test_engine_args import template
+    from tpu_policies.slo import async_scheduling
+
+    deployment = SimpleNamespace(type="kubernetes:apps/v1:Deployment", props={})
+    read = {
+        tuple(args): async_scheduling(template(VLLM_IMAGE, args), deployment)
+        for args in (
+            [],
+            ["--no-async-scheduling"],
+            ["--no-async-scheduling", "--async-scheduling"],
+            ["--async_scheduling"],
+        )
+    }
+    assert list(read.values()) == [None, False, True, True]
+    sglang = ["python3", "-m", "sgl_jax.launch_server"]
+    assert async_scheduling(template("my/server:1", ["--no-async-scheduling"], sglang), deployment) is None

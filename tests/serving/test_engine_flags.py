@@ -29,14 +29,17 @@ LLAMA = lookup_model("meta-llama/Llama-3.1-8B").architecture  # a bf16 checkpoin
 
 
 def test_every_form_of_a_flag_with_the_argument_it_came_from():
-    arguments = ["--a=1", "--b", "2", "-q fp8", "--switch", "--last"]
-    assert given_flags(arguments) == [
+    arguments = ["--a=1", "--b", "2", "-q", "fp8", "-qint8", "--n", "-1", "--switch", "--last"]
+    assert given_flags(arguments, VLLM) == [
         GivenFlag(0, "--a", "1", "--a=1"),
         GivenFlag(1, "--b", "2", "--b 2"),
         GivenFlag(3, "-q", "fp8", "-q fp8"),
-        GivenFlag(4, "--switch", None, "--switch"),  # followed by a flag: a switch
-        GivenFlag(5, "--last", None, "--last"),  # followed by nothing
+        GivenFlag(5, "-q", "int8", "-qint8"),  # argparse's attached short form, for a short flag vLLM declares
+        GivenFlag(6, "--n", "-1", "--n -1"),  # a negative number is a value, not a flag
+        GivenFlag(8, "--switch", None, "--switch"),  # followed by a flag: a switch
+        GivenFlag(9, "--last", None, "--last"),  # followed by nothing
     ]
+    assert given_flags(["--a 1"]) == [GivenFlag(0, "--a 1", None, "--a 1")]  # one argument: no shell splits it
 
 
 def test_vllm_reads_underscores_as_dashes_up_to_a_json_key_path_and_sglang_does_not():
@@ -129,8 +132,14 @@ def test_a_flag_the_stack_writes_is_refused_with_another_value(extra, message):
 
 def test_the_same_value_or_number_and_flags_the_stack_does_not_write_pass():
     check_written_flags(
-        "vllm", ["--max-model-len", "4096.0", "--port=8000", "-q", "fp8", "--enforce-eager"], VLLM, WRITTEN
+        "vllm", ["--max-model-len", "4096", "--port=8000", "-q", "fp8", "--enforce-eager"], VLLM, WRITTEN
     )
+    fraction = {"--mem-fraction-static": Written("sglang.memFractionStatic", "0.88")}
+    check_written_flags("sglang", ["--mem-fraction-static=0.880"], SGLANG, fraction)  # the same fraction
+    with pytest.raises(UserError, match="vllm.maxModelLen"):  # vLLM's int() refuses 4096.0: not the same value
+        check_written_flags("vllm", ["--max-model-len=4096.0"], VLLM, WRITTEN)
+    with pytest.raises(UserError, match="vllm.maxModelLen"):  # an abbreviation argparse takes for it
+        check_written_flags("vllm", ["--max-model", "8192"], VLLM, WRITTEN)
     switch = {"--disable-radix-cache": Written("sglang.radixCache", "true")}
     check_written_flags("sglang", ["--disable-radix-cache"], SGLANG, switch)  # the switch the key already sets
     with pytest.raises(UserError, match=r"sglang.extraArgs\[0\]"):
@@ -146,10 +155,29 @@ def test_a_number_is_read_under_any_spelling_and_a_bad_one_refused():
     assert extra_args_number("sglang", ["--chunked-prefill-size", "2048"], SGLANG, "prefill_tokens") == 2048
     assert extra_args_number("sglang", ["--enforce"], SGLANG, "prefill_tokens") is None
     assert extra_args_number("sglang", ["--tensor-parallel-size", "4", "--tp-size=8"], SGLANG, "tensor_parallel") == 8
-    for bad in (["--chunked-prefill-size=0"], ["--chunked-prefill-size"], ["--chunked-prefill-size=1k"]):
+    assert extra_args_number("sglang", ["--chunked-prefill-size", "-1"], SGLANG, "prefill_tokens") == -1
+    for bad in (["--chunked-prefill-size"], ["--chunked-prefill-size=1k"]):
         with pytest.raises(UserError) as refused:
             extra_args_number("sglang", ["--x", *bad], SGLANG, "prefill_tokens")
         assert str(refused.value) == (
-            f"sglang.extraArgs[1]: {bad[0]!r} gives --chunked-prefill-size no positive whole number; write "
+            f"sglang.extraArgs[1]: {bad[0]!r} gives --chunked-prefill-size no whole number; write "
             "--chunked-prefill-size=<tokens>, or leave it out"
         )
+
+
+@pytest.mark.parametrize(
+    "arguments, found",
+    [
+        ([], None),
+        (["--async-scheduling"], True),
+        (["--no-async-scheduling"], False),
+        (["--async-scheduling", "--no_async_scheduling"], False),  # the last, in vLLM's underscore spelling
+        (["--no-async-scheduling", "--async-scheduling=true"], True),
+        (["--async-scheduling=false"], False),  # a Serve config's engine_kwargs written as a flag
+        (["--async-scheduling=0"], False),
+    ],
+)
+def test_a_switch_is_the_last_of_its_two_spellings(arguments, found):
+    from tpu_stacks.serving.engine_flags import switch_given
+
+    assert switch_given(arguments, "--async-scheduling", VLLM) is found

@@ -61,7 +61,7 @@ def test_radix_cache_is_on_unless_turned_off_and_the_optional_flags_follow_the_s
     assert args[-3:] == ["--max-running-requests=64", "--disable-radix-cache", "--dtype=bfloat16"]
 
 
-@pytest.mark.parametrize("written", [["--tp-size=2"], ["--tensor-parallel-size", "2"], ["--tp-size 2"]])
+@pytest.mark.parametrize("written", [["--tp-size=2"], ["--tensor-parallel-size", "2"], ["--tp-size", "2"]])
 def test_a_tensor_parallel_flag_that_contradicts_the_slice_is_refused_by_its_argument(written):
     assert refusal(topology="2x2", extra_args=written).startswith(
         "sglang.extraArgs[0]: "
@@ -220,6 +220,48 @@ def test_extra_args_that_would_replace_a_flag_the_stack_writes_are_refused():
 
 
 def test_the_prefill_chunk_extra_args_give_sizes_the_activations():
+    """`--chunked-prefill-size` (or an abbreviation argparse takes for it) sizes one prefill step; 0 or less turns
+    chunking off and a prompt is prefilled whole (ledger: sglang.chunked-prefill.disabled)."""
     default, small = plan(), plan(extra_args=["--chunked-prefill-size=1024"])
     assert (default.request.prefill_tokens, small.request.prefill_tokens) == (sglang_plan.PREFILL_TOKENS, 1024)
     assert small.verdict.memory.part("overhead") < default.verdict.memory.part("overhead")  # one prefill step's
+    assert plan(extra_args=["--chunked", "512"]).request.prefill_tokens == 512
+    whole = plan(context_length=8192, extra_args=["--chunked-prefill-size", "-1"])
+    assert (
+        whole.request.prefill_tokens
+        == 8192
+        == plan(context_length=8192, extra_args=["--chunked-prefill-size=0"]).request.prefill_tokens
+    )
+
+
+EVERY_KEY = {"radix_cache": False, "max_running_requests": 64}  # so that every flag the stack can write is written
+WRITES = [a.split("=")[0] for a in plan(**EVERY_KEY).engine_args() if not a.startswith("--tp-size")]
+
+
+@pytest.mark.parametrize("flag", WRITES)
+def test_every_flag_the_stack_writes_is_refused_with_another_value(flag):
+    """Each flag `engine_args` writes (read from the arguments, not from `written_flags`), named by the key that
+    sets it or as fixed by the stack; the radix cache switch is refused while the key keeps the cache on."""
+    written = sglang_plan.written_flags(SglangSpec(model="Qwen/Qwen3-30B-A3B"), "Qwen/Qwen3-30B-A3B")[flag]
+    given = flag if flag == "--disable-radix-cache" else f"{flag}=12345"
+    message = refusal(extra_args=[given])
+    assert message.startswith(f"sglang.extraArgs[0]: '{given}' sets {flag}, which the stack")
+    assert (written.key or "fixes at") in message
+
+
+def test_the_dtypes_extra_args_give_are_the_ones_the_slice_is_sized_in():
+    """SGLang-JAX's own dtype rule (sglang/engine.py): fp32 weights double the weights the slice must hold."""
+    fp32 = plan(extra_args=["--dtype", "float32"])
+    assert fp32.request.weight_dtype == "fp32"
+    assert fp32.verdict.memory.part("weights") == pytest.approx(2 * plan().verdict.memory.part("weights"))
+    assert refusal(extra_args=["--kv-cache-dtype=fp8"]).startswith(
+        "sglang.extraArgs[0]: '--kv-cache-dtype=fp8' --dtype/--kv-cache-dtype None/fp8 is not sizable"
+    )
+
+
+def test_an_abbreviated_flag_is_the_flag_argparse_takes_it_for():
+    """SGLang-JAX's argparse keeps abbreviations on (ledger: sglang.args.abbreviations): `--context` is
+    `--context-length`, which the stack writes."""
+    assert "sglang.contextLength" in refusal(extra_args=["--context=32768"])
+    assert "sglang.memFractionStatic" in refusal(extra_args=["--mem-frac=0.95"])
+    assert "sglang.radixCache" in refusal(extra_args=["--disable-radix"])

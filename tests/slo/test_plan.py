@@ -39,9 +39,9 @@ def jetstream(**spec):
     return plan_jetstream(parse_section(JetStreamSpec, section, "jetstream"), JETSTREAM_CLUSTER, True)
 
 
-def expected(decided, engine, max_batch, batched_tokens=None, **target):
+def expected(decided, engine, max_batch, batched_tokens=None, async_scheduling=None, **target):
     """The traffic model's own answer for the plan's slice (what the plan must have followed); `batched_tokens`: the
-    step budget the engine is told (a vLLM plan's `--max-num-batched-tokens`)."""
+    step budget the engine is told (a vLLM plan's `--max-num-batched-tokens`), `async_scheduling` its switch."""
     return evaluate_slice(
         decided.model,
         decided.shape,
@@ -52,6 +52,7 @@ def expected(decided, engine, max_batch, batched_tokens=None, **target):
         max_model_len=decided.request.context,
         max_batch=max_batch,
         batched_tokens=batched_tokens,
+        async_scheduling=async_scheduling,
     )
 
 
@@ -369,3 +370,18 @@ def test_an_annotated_number_is_never_rounded_to_zero(value, text):
     """Two decimals at most, but a positive limit below 0.005 keeps its digits: `0` would read as a zero target."""
     notes = keys.for_slo({keys.SLO_NTPOT_MS: value}, {keys.SLO_REPLICA_NTPOT_MS: value})
     assert notes == {keys.SLO_NTPOT_MS: text, keys.SLO_REPLICA_NTPOT_MS: text}
+
+
+def test_no_async_scheduling_in_extra_args_spares_each_request_the_queued_step():
+    """vLLM 0.29.0 schedules asynchronously unless told `--no-async-scheduling` (ledger:
+    vllm.async-scheduling.default-on, vllm.args.boolean-switches): a request then waits for the step running, not
+    for one more already queued. The plan reads the switch from extraArgs and predicts with it, as `size` would."""
+    target = {"outputTokensPerSecond": 3000}
+    default, off = vllm(slo=target), vllm(slo=target, extraArgs=["--no-async-scheduling"])
+    on = vllm(slo=target, extraArgs=["--async-scheduling"])
+    assert on.slo.replica_ttft_ms == default.slo.replica_ttft_ms  # on is the pinned build's default
+    assert off.slo.replica_ttft_ms < default.slo.replica_ttft_ms
+    assert off.slo.replica_ttft_p99_ms < default.slo.replica_ttft_p99_ms
+    assert off.slo.replica_output_tokens_per_second == default.slo.replica_output_tokens_per_second
+    answer = expected(off, "vllm", 128, off.spec.max_num_batched_tokens, False, output_tokens_per_second=3000)
+    assert answer.per_replica.ttft_ms == pytest.approx(off.slo.replica_ttft_ms)

@@ -107,7 +107,9 @@ def test_the_slice_choice_and_the_prediction_take_one_set_of_engine_settings():
         parameters = inspect.signature(function).parameters
         assert "settings" in parameters, function.__name__
         assert not {"weight_dtype", "kv_dtype", "context", "max_batch", "batched_tokens"} & set(parameters)
-    settings = slo_plan.EngineSettings("vllm", "bf16", "bf16", context=4096, max_batch=128, batched_tokens=512)
+    settings = slo_plan.EngineSettings(
+        "vllm", "bf16", "bf16", context=4096, max_batch=128, batched_tokens=512, async_scheduling=False
+    )
     assert settings.traffic_arguments() == {
         "engine": "vllm",
         "weight_dtype": "bf16",
@@ -115,4 +117,5 @@ def test_the_slice_choice_and_the_prediction_take_one_set_of_engine_settings():
         "max_model_len": 4096,
         "max_batch": 128,
         "batched_tokens": 512,
+        "async_scheduling": False,
     }

@@ -2,6 +2,8 @@
 engine setting that changes `size`'s answer (context, sequence cap, step budget, dtypes), and `size` must accept
 each value it can carry. tests/slo/test_one_answer.py runs the command and compares the answer with the plan's."""
 
+import json
+
 import pytest
 
 from tests.slo.test_plan import SHAREGPT, jetstream, one_line
@@ -45,3 +47,27 @@ def test_a_jetstream_stack_with_an_int8_cache_names_it():
     with pytest.raises(UserError) as error:
         jetstream(slo={"outputTokensPerSecond": 1000, "ttftMs": 1, **SHAREGPT}, quantizeKvCache=True)
     assert "--engine jetstream --context 2048 --batch 32 --kv-dtype int8`" in one_line(error)
+
+
+def test_an_async_scheduling_switch_reaches_the_command_and_size_takes_it(capsys):
+    """A server given `--no-async-scheduling` (or `--async-scheduling`) is predicted with it; the command says so, and
+    `size` answers with it: a shorter TTFT without the queued step. Other engines have no such setting."""
+    off = size_command(GEMMA_7B, TARGET, EngineSettings("vllm", "bf16", "bf16", 4096, 64, 512, False))
+    assert off.endswith("--max-num-batched-tokens 512 --no-async-scheduling")
+    on = size_command(GEMMA_7B, TARGET, EngineSettings("vllm", "bf16", "bf16", 4096, 64, 512, True))
+    assert on.endswith("--max-num-batched-tokens 512 --async-scheduling")
+    assert "async" not in command(budget=512)
+
+    def ttft(*switch: str) -> float:
+        argv = ["size", "google/gemma-7b-it", "--tpu", "v6e", "--output-tokens-per-second", "1000", *switch, "--json"]
+        assert main(argv) == 0
+        answer = json.loads(capsys.readouterr().out)
+        return next(c for c in answer["candidates"] if c["topology"] == "2x2")["per_replica"]["ttft_ms"]
+
+    assert ttft("--no-async-scheduling") < ttft() == ttft("--async-scheduling")
+    jetstream_argv = ["size", "google/gemma-7b-it", "--engine", "jetstream", "--output-tokens-per-second", "1000"]
+    assert main([*jetstream_argv, "--no-async-scheduling"]) == 2
+    assert capsys.readouterr().err == (
+        "tpu-stacks: --no-async-scheduling: 'jetstream' has no async scheduling to switch (it schedules one step at a "
+        "time); drop it\n"
+    )

@@ -7,7 +7,7 @@ from tests.clients import CLIENTS
 from tpu_stacks.cluster.spec import ClusterSpec
 from tpu_stacks.errors import UserError
 from tpu_stacks.sizing import tensor_parallel_size
-from tpu_stacks.vllm.plan import POOL, plan_vllm
+from tpu_stacks.vllm.plan import POOL, plan_vllm, written_flags
 from tpu_stacks.vllm.spec import VllmSpec
 
 CLUSTER = ClusterSpec(project="proj", location="us-central1-b")
@@ -221,7 +221,6 @@ def test_registry_modes_check_their_images():
         (["--tensor-parallel-size=4"], 0, "--tensor-parallel-size=4"),
         (["--enable-prefix-caching", "-tp", "4"], 1, "-tp 4"),  # vLLM's short form (engine/arg_utils.py)
         (["--tensor_parallel_size=4"], 0, "--tensor_parallel_size=4"),  # FlexibleArgumentParser reads _ as -
-        (["--tensor-parallel-size 4"], 0, "--tensor-parallel-size 4"),  # one item, as YAML users write it
     ],
 )
 def test_a_tensor_parallel_size_in_extra_args_that_contradicts_the_slice_is_refused(extra, index, written):
@@ -330,4 +329,58 @@ def test_the_dtypes_extra_args_give_are_the_ones_the_slice_is_sized_in():
         2 * plan(model="meta-llama/Llama-3.1-8B").verdict.memory.part("weights")
     )
     with pytest.raises(UserError, match=r"^vllm.extraArgs\[0\]: '-q awq' --quantization awq is not one"):
-        plan(extra_args=["-q awq"])
+        plan(extra_args=["-q", "awq"])
+    with pytest.raises(UserError, match=r"^vllm.extraArgs\[1\]: '-qawq' --quantization awq is not one"):
+        plan(extra_args=["--enforce-eager", "-qawq"])  # argparse's attached short form
+
+
+def test_a_flag_and_its_value_in_one_entry_are_refused():
+    """Kubernetes passes container arguments without a shell, and argparse takes an argument holding a space for a
+    positional: `--tensor-parallel-size 4` in one YAML item would never reach vLLM as a flag."""
+    with pytest.raises(UserError) as refused:
+        plan(extra_args=["--enforce-eager", "--kv-cache-dtype fp8"])
+    assert str(refused.value) == (
+        "vllm.extraArgs[1]: '--kv-cache-dtype fp8' is a flag and its value in one argument, which the server takes "
+        "for a positional (no shell splits it); write --kv-cache-dtype=fp8, or the flag and its value as two entries"
+    )
+    assert plan(extra_args=["--served-model-name=my model"]).engine_args()[-1] == "--served-model-name=my model"
+
+
+WRITES = [a.split("=")[0] for a in plan().engine_args() if not a.startswith("--tensor-parallel-size")]
+
+
+@pytest.mark.parametrize("flag", WRITES)
+def test_every_flag_the_stack_writes_is_refused_with_another_value(flag):
+    """Each flag `engine_args` writes (read from the arguments, not from `written_flags`), named by the key that
+    sets it or as fixed by the stack."""
+    written = written_flags(VllmSpec(model="meta-llama/Llama-3.1-70B"), "meta-llama/Llama-3.1-70B")[flag]
+    with pytest.raises(UserError) as refused:
+        plan(extra_args=[f"{flag}=12345"])
+    assert str(refused.value).startswith(f"vllm.extraArgs[0]: '{flag}=12345' sets {flag}, which the stack")
+    assert (written.key or "fixes at") in str(refused.value)
+
+
+def test_an_abbreviated_flag_is_the_flag_argparse_takes_it_for():
+    """vLLM's parser keeps argparse's abbreviations (ledger: vllm.args.abbreviations): `--max-model` is
+    `--max-model-len`, `--dty` is `--dtype`."""
+    with pytest.raises(UserError, match="vllm.maxModelLen"):
+        plan(extra_args=["--max-model=131072"])
+    assert plan(model="meta-llama/Llama-3.1-8B", extra_args=["--dty", "float32"]).request.weight_dtype == "fp32"
+
+
+def test_a_settings_file_is_refused():
+    """`--config FILE` would set flags from a file the plan cannot read (ledger: vllm.args.config-file)."""
+    with pytest.raises(UserError) as refused:
+        plan(extra_args=["--config", "/etc/vllm.yaml"])
+    assert str(refused.value).startswith("vllm.extraArgs[0]: '--config /etc/vllm.yaml' names a settings file")
+
+
+def test_the_slo_s_batch_cap_cannot_be_undone_by_extra_args():
+    """A latency limit sets maxNumSeqs (vllm/plan.py _with_slo) after the first check: an extraArgs `--max-num-seqs`
+    equal to the key's default would otherwise come last and replace the slo's cap."""
+    slo = {"output_tokens_per_second": 1000, "ntpot_ms": 20}
+    decided = plan(model="meta-llama/Llama-3.1-8B", slo=slo)
+    assert decided.spec.max_num_seqs < 128
+    with pytest.raises(UserError) as refused:
+        plan(model="meta-llama/Llama-3.1-8B", slo=slo, extra_args=["--max-num-seqs=128"])
+    assert f"vllm.maxNumSeqs ({decided.spec.max_num_seqs})" in str(refused.value)

@@ -13,11 +13,11 @@ def test_one_pipeline_stage_alone_keeps_the_stacks_tensor_parallel_size():
     the stack's --tensor-parallel-size=8 it asks for 8 x 1 = 8 devices, the v6e 2x4 slice's 8 chips: accepted, and
     the stack still sets the tensor parallel size (a refusal here would ask the user for a flag that changes
     nothing)."""
-    for written in ("-pp 1", "--pipeline-parallel-size=1"):
-        decided = plan(extra_args=[written])
+    for written in (["-pp", "1"], ["--pipeline-parallel-size=1"]):
+        decided = plan(extra_args=written)
         assert isinstance(decided, VllmPlan)
         args = decided.engine_args()
-        assert "--tensor-parallel-size=8" in args and args[-1] == written
+        assert "--tensor-parallel-size=8" in args and args[-len(written) :] == written
 
 
 def test_only_a_multi_host_slice_turns_on_the_ray_operator():

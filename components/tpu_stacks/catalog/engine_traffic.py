@@ -90,7 +90,8 @@ VLLM_DEFAULT_BATCHED_TOKENS = {
 """The one table: vLLM's --max-num-batched-tokens on each generation when the server's arguments give none."""
 
 # Async scheduling at the pinned vllm-tpu, for the servers the stacks run: no stack gives --async-scheduling or
-# --no-async-scheduling, and left unset vLLM turns it on (ledger: vllm.async-scheduling.unset,
+# --no-async-scheduling itself (a user's extraArgs may: vllm/plan.py reads them into the traffic model, and so does
+# the policy pack), and left unset vLLM turns it on (ledger: vllm.async-scheduling.unset,
 # vllm.async-scheduling.default-on) unless the model is a pooling one, a speculative method other than
 # EAGLE/MTP/draft model/ngram_gpu/DSpark is configured (ledger: vllm.async-scheduling.pooling-off,
 # vllm.async-scheduling.speculative-off; the stacks configure neither), or the executor class does not support it
@@ -107,6 +108,8 @@ VLLM_DEFAULT_BATCHED_TOKENS = {
 # and pipeline parallel 1 (ledger: vllm.engine.batch-queue-size, vllm.engine.async-batches).
 VLLM_ASYNC_BY_DEFAULT = True
 """Whether the pinned vLLM schedules asynchronously on the stacks' servers (single host and Ray Serve LLM alike)."""
+ASYNC_SCHEDULING = f"--{text('vllm.flag.async-scheduling')}"
+"""vLLM's flag for it (and `--no-async-scheduling`: ledger: vllm.args.boolean-switches)."""
 
 CATALOGUED_TRAFFIC: dict[str, EngineTraffic] = {
     "vllm": EngineTraffic(

@@ -9,7 +9,8 @@ The memory flags keep their meaning where a target gives them one and are refuse
 `--context` is the engine's max model length (refused below input + output tokens), `--batch` the most
 sequences one replica decodes at once (vLLM `--max-num-seqs`, JetStream batch size), `--dtype`/`--kv-dtype`
 the dtypes; `--max-num-batched-tokens` the tokens a vLLM step takes (absent: vLLM's own default on the generation,
-catalog/engine_traffic.py, not a stack's); `--workload train`, an engine without a calibrated model, a step budget
+catalog/engine_traffic.py, not a stack's), `--async-scheduling`/`--no-async-scheduling` vLLM's switch (absent: the
+pinned build's default, on); `--workload train`, an engine without a calibrated model, a step budget
 for an engine that prefills apart, and a custom model without its attention shape are refused.
 """
 
@@ -45,6 +46,7 @@ TARGET_ONLY = (
     "region",
     "profiles",
     "max_num_batched_tokens",
+    "async_scheduling",
 )
 PRICING_NOTE = (
     f"Pricing: {{pricing}} (ours defaults to {DEFAULT_PRICING}; GKE Inference Quickstart defaults to "
@@ -71,6 +73,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=positive(int),
         help="tokens per engine step, as the server is told (vLLM --max-num-batched-tokens; a vLLM stack passes "
         "vllm.maxNumBatchedTokens); absent: vLLM's own default on each generation",
+    )
+    group.add_argument(
+        "--async-scheduling",
+        action=argparse.BooleanOptionalAction,
+        help="as the server is told (vLLM --async-scheduling / --no-async-scheduling): a request then waits one "
+        "queued step more, or not, before its first; absent: the pinned vLLM's default (on)",
     )
 
 
@@ -106,6 +114,11 @@ def _refuse_conflicts(args: argparse.Namespace, model: ResolvedModel, target: Tr
             f"is not a setting of {args.engine}, which the traffic model prefills apart from its decode steps",
             "drop it",
         )
+    if args.async_scheduling is not None and TRAFFIC[args.engine].async_batches == 1:
+        flag = "--async-scheduling" if args.async_scheduling else "--no-async-scheduling"
+        raise UserError(
+            flag, args.engine, "has no async scheduling to switch (it schedules one step at a time)", "drop it"
+        )
     if model.architecture.attention is None:
         raise UserError(
             "--params",
@@ -138,6 +151,7 @@ def answer(args: argparse.Namespace, model: ResolvedModel) -> TrafficAnswer:
         max_batch=args.batch or MAX_BATCH,
         profiles=profiles,
         batched_tokens=args.max_num_batched_tokens,
+        async_scheduling=args.async_scheduling,
     )
 
 

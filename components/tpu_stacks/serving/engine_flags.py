@@ -11,8 +11,9 @@ rule (catalog/engines/dtypes.py), as the policy pack reads a server it did not p
 
 from __future__ import annotations
 
+import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,27 +47,56 @@ class GivenFlag:
     """The flag and its value as the user wrote them (`--port 9000`, across two arguments or in one)."""
 
 
-def given_flags(arguments: Sequence[Any], engine: EngineVersion | None = None) -> list[GivenFlag]:
-    """Every flag in `arguments`, in order: `--flag=value` and `--flag value` (also `-q value`), an argument with
-    spaces split as a shell would. For an engine whose parser reads underscores as dashes (its record's
+def given_flags(
+    arguments: Sequence[Any], engine: EngineVersion | None = None, known: Collection[str] = ()
+) -> list[GivenFlag]:
+    """Every flag in `arguments`, as argparse reads a container's arguments (Kubernetes passes them without a shell:
+    split a shell string first, `split_argument`): `--flag=value`, `--flag value`, `-q value` and `-qvalue`, a
+    negative number taken as a value. For an engine whose parser reads underscores as dashes (its record's
     `underscored_flags`: vLLM's, ledger: vllm.args.underscores-as-dashes), the names are read that way too, up to a
-    name's first `.` (a JSON argument's key path keeps its own)."""
-    tokens = [(index, token) for index, part in enumerate(arguments) for token in split_argument(part)]
+    name's first `.` (a JSON argument's key path keeps its own). Neither engine's parser turns argparse's
+    abbreviations off, so a name that only begins one of `known` (the engine's sizing flags and `known`) is read as
+    it: `--max-model` is `--max-model-len` to vLLM and `--context` `--context-length` to SGLang-JAX (ledger:
+    vllm.args.abbreviations, sglang.args.abbreviations)."""
+    names = {*known, *(engine_names(engine) if engine is not None else ())}
+    tokens = [(index, part) for index, part in enumerate(arguments) if isinstance(part, str)]
     found: list[GivenFlag] = []
     for position, (index, token) in enumerate(tokens):
-        if not token.startswith("-"):
+        if not token.startswith("-") or NEGATIVE_NUMBER.fullmatch(token):
             continue
         name, eq, after = token.partition("=")
         value: str | None = after
+        short = name[:2]
+        if not eq and not name.startswith("--") and len(name) > 2 and short in names and name not in names:
+            name, value, eq = short, name[2:], "attached"  # `-qfp8`: a short option with its value
         if not eq:
             following = tokens[position + 1][1] if position + 1 < len(tokens) else ""
-            value = following if following and not following.startswith("-") else None
+            taken = following and (not following.startswith("-") or NEGATIVE_NUMBER.fullmatch(following))
+            value = following if taken else None
         written = token if value is None or eq else f"{token} {value}"
         if engine is not None and engine.underscored_flags and name.startswith("--"):
             head, dot, rest = name[2:].partition(".")
             name = "--" + head.replace("_", "-") + dot + rest
-        found.append(GivenFlag(index, name, value, written))
+        found.append(GivenFlag(index, _unabbreviated(name, names), value, written))
     return found
+
+
+NEGATIVE_NUMBER = re.compile(r"-\d+(\.\d*)?")
+"""argparse reads `-1` after a flag as its value, not as a flag (neither engine declares an option like a number)."""
+
+
+def engine_names(engine: EngineVersion) -> set[str]:
+    """The flag names (and other spellings) the engine's record declares."""
+    return {name for flag in engine.flags for name in (flag.name, *flag.aliases)}
+
+
+def _unabbreviated(name: str, names: Collection[str]) -> str:
+    """`name` as argparse reads it against `names`: itself, or the one long name it begins (more than one: argparse
+    refuses it as ambiguous, and so it is left as written)."""
+    if not name.startswith("--") or name in names or "." in name:
+        return name
+    begun = [known for known in names if known.startswith(name)]
+    return begun[0] if len(begun) == 1 else name
 
 
 def flag_values(tokens: Sequence[Any], engine: EngineVersion) -> dict[str, str]:
@@ -82,6 +112,20 @@ def flag_value(arguments: Sequence[Any], flag: str, engine: EngineVersion | None
         if given.name == flag:
             value = given.value
     return value
+
+
+def switch_given(arguments: Sequence[Any], name: str, engine: EngineVersion | None = None) -> bool | None:
+    """An on/off flag as argparse's BooleanOptionalAction reads it (vLLM's bool settings, ledger:
+    vllm.args.boolean-switches): the last of `--name` (True) and `--no-name` (False) given, or None when neither is;
+    `--name=false` (a Serve config's engine_kwargs written as flags) is False too."""
+    negative = "--no-" + name.removeprefix("--")
+    found = None
+    for given in given_flags(arguments, engine):
+        if given.name == name:
+            found = given.value is None or given.value.lower() not in ("false", "0")
+        elif given.name == negative:
+            found = False
+    return found
 
 
 def given_value(flags: Mapping[str, str], flag: Flag, default: str | None = None) -> str | None:
@@ -143,10 +187,30 @@ class Written:
     """For a value of the stack's own, what depends on it."""
 
 
+def check_extra_args_form(section: str, extra_args: Sequence[str]) -> None:
+    """Refuse an extraArgs entry that is a flag and its value in one argument (`--kv-cache-dtype fp8`): Kubernetes
+    passes container arguments without a shell, and argparse takes an argument holding a space for a positional
+    (CPython's Lib/argparse.py, `_parse_optional`: "if it contains a space, it was meant to be a positional"), so
+    the server would not apply it while a reader that split it would size it."""
+    for index, entry in enumerate(extra_args):
+        head = entry.split("=", 1)[0]
+        if entry.startswith("-") and " " in head.strip():
+            flag, _, value = entry.strip().partition(" ")
+            raise UserError(
+                f"{section}.extraArgs[{index}]",
+                entry,
+                "is a flag and its value in one argument, which the server takes for a positional (no shell splits it)",
+                f"write {flag}={value.strip()}, or the flag and its value as two entries",
+            )
+
+
 def _same(given: str, written: str) -> bool:
-    """The same value as the engine reads it: the same text, or the same number (`0.80` is `0.8`)."""
+    """The same value as the engine reads it: the same text, the same integer, or the same fraction (`0.80` is
+    `0.8`)."""
     if given == written:
         return True
+    if written.lstrip("-").isdigit():  # an integer flag: vLLM's int() refuses `4096.0`
+        return given.lstrip("-").isdigit() and int(given) == int(written)
     try:
         return float(given) == float(written)
     except ValueError:
@@ -163,7 +227,7 @@ def check_written_flags(
         for alias in flag.aliases:
             if flag.name in written:
                 names.setdefault(alias, written[flag.name])
-    for given in given_flags(extra_args, engine):
+    for given in given_flags(extra_args, engine, known=names):
         stack = names.get(given.name)
         if stack is None or _same(given.value or "true", stack.value):
             continue
@@ -205,18 +269,18 @@ def extra_args_dtypes(
 
 def extra_args_number(section: str, extra_args: Sequence[str], engine: EngineVersion, meaning: Meaning) -> int | None:
     """The whole number `<section>.extraArgs` give the engine's flag of this meaning (its last value, under its name
-    or an alias), None when they give none; anything but a positive whole number is refused, naming the argument."""
+    or an alias), None when they give none; anything but a whole number is refused, naming the argument."""
     flag = engine_flag(engine, meaning)
     names = {flag.name, *flag.aliases}
     given = [g for g in given_flags(extra_args, engine) if g.name in names]
     if not given:
         return None
     last = given[-1]
-    if last.value is None or not last.value.isdigit() or int(last.value) <= 0:
+    if last.value is None or not last.value.lstrip("-").isdigit():
         raise UserError(
             f"{section}.extraArgs[{last.argument}]",
             last.written,
-            f"gives {flag.name} no positive whole number",
+            f"gives {flag.name} no whole number",
             f"write {flag.name}=<tokens>, or leave it out",
         )
     return int(last.value)

@@ -21,7 +21,13 @@ from tpu_stacks.errors import UserError
 from tpu_stacks.gcp.cloud_build import submit_command
 from tpu_stacks.images import PYTHON_IMAGE, check_pinned
 from tpu_stacks.names import REPOSITORY_ID, builder_account_id
-from tpu_stacks.serving.engine_flags import Written, check_written_flags, extra_args_dtypes, extra_args_number
+from tpu_stacks.serving.engine_flags import (
+    Written,
+    check_extra_args_form,
+    check_written_flags,
+    extra_args_dtypes,
+    extra_args_number,
+)
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
 from tpu_stacks.sglang.engine import SGLANG
 from tpu_stacks.sglang.spec import IMAGE_DIR, IMAGE_NAME, PORT, SglangSpec
@@ -164,14 +170,17 @@ def plan_sglang(spec: SglangSpec, cluster: ClusterSpec, hf_token_given: bool) ->
     # Paged KV: one sequence of the context is the floor (batch 1); one prefill chunk sizes the activations.
     # Weights and KV in the dtypes the server holds them in: extraArgs' `--dtype`, `--quantization`,
     # `--kv-cache-dtype`, else `auto` (an fp32 checkpoint stays fp32), by its rule, the one the policy pack reads.
+    check_extra_args_form("sglang", spec.extra_args)
     check_written_flags("sglang", spec.extra_args, SGLANG, written_flags(spec, model.id))
+    chunk = extra_args_number("sglang", spec.extra_args, SGLANG, "prefill_tokens")
     dtypes = extra_args_dtypes("sglang", spec.extra_args, SGLANG, model.architecture)
     request = ServingRequest(
         model=model,
         engine="sglang",
         context=spec.context_length,
         batch=1,
-        prefill_tokens=extra_args_number("sglang", spec.extra_args, SGLANG, "prefill_tokens") or PREFILL_TOKENS,
+        # 0 or less turns chunked prefill off: a prompt is prefilled whole (ledger: sglang.chunked-prefill.disabled)
+        prefill_tokens=PREFILL_TOKENS if chunk is None else chunk if chunk > 0 else spec.context_length,
         weight_dtype=dtypes.weight,
         kv_dtype=dtypes.kv,
     )

@@ -55,13 +55,23 @@ class EngineSettings:
     context: int
     max_batch: int
     batched_tokens: int | None = None
+    async_scheduling: bool | None = None
+    """vLLM's `--async-scheduling`/`--no-async-scheduling` as the server is given it (None: neither, the build's
+    default): whether a request waits one queued step more before its first (traffic/model.py steps_in_flight)."""
 
     @classmethod
     def of(
-        cls, request: ServingRequest, engine: str, max_batch: int, batched_tokens: int | None = None
+        cls,
+        request: ServingRequest,
+        engine: str,
+        max_batch: int,
+        batched_tokens: int | None = None,
+        async_scheduling: bool | None = None,
     ) -> EngineSettings:
         """The settings of a plan's sized request (its dtypes and context)."""
-        return cls(engine, request.weight_dtype, request.kv_dtype, request.context, max_batch, batched_tokens)
+        return cls(
+            engine, request.weight_dtype, request.kv_dtype, request.context, max_batch, batched_tokens, async_scheduling
+        )
 
     def traffic_arguments(self) -> dict[str, Any]:
         """The keyword arguments of the traffic model's evaluate_slice and size_for_traffic."""
@@ -72,6 +82,7 @@ class EngineSettings:
             "max_model_len": self.context,
             "max_batch": self.max_batch,
             "batched_tokens": self.batched_tokens,
+            "async_scheduling": self.async_scheduling,
         }
 
 
@@ -157,6 +168,8 @@ def size_command(
     parts += [f"--dtype {settings.weight_dtype}"] if settings.weight_dtype != served else []
     parts += [f"--kv-dtype {settings.kv_dtype}"] if settings.kv_dtype != DEFAULT_KV_DTYPE else []
     parts += [f"--max-num-batched-tokens {settings.batched_tokens}"] if settings.batched_tokens is not None else []
+    if settings.async_scheduling is not None:
+        parts += ["--async-scheduling" if settings.async_scheduling else "--no-async-scheduling"]
     parts += [f"--profiles {profiles}"] if profiles else []
     return " ".join(parts)
 

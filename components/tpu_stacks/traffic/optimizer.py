@@ -145,6 +145,7 @@ def evaluate_slice(
     profiles: Sequence[Profile] = (),
     measurements: Sequence[Measurement] = MEASUREMENTS,
     batched_tokens: int | None = None,
+    async_scheduling: bool | None = None,
 ) -> TrafficCandidate:
     """Replicas of `shape` the target needs, whether they meet it (and why not), and what they cost."""
     traffic_of(engine)  # refuses an engine without a calibrated model, before any work
@@ -157,6 +158,7 @@ def evaluate_slice(
         max_model_len=max_model_len,
         batched_tokens=batched_tokens,
         max_num_seqs=max_batch,
+        async_scheduling=async_scheduling,
     )
     served: Served | None = None
     profile = next((p for p in profiles if p.matches(model, shape, engine)), None)
@@ -248,6 +250,7 @@ def size_for_traffic(
     max_batch: int = MAX_BATCH,
     profiles: Sequence[Profile] = (),
     batched_tokens: int | None = None,
+    async_scheduling: bool | None = None,
 ) -> TrafficAnswer:
     """Judge every candidate shape and pick the cheapest that meets the target (None when none does)."""
     candidates = sorted(
@@ -263,6 +266,7 @@ def size_for_traffic(
                 max_batch=max_batch,
                 profiles=profiles,
                 batched_tokens=batched_tokens,
+                async_scheduling=async_scheduling,
             )
             for shape in candidate_shapes(generations, engine)
         ),

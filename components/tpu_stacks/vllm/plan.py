@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from tpu_stacks.catalog.engine_models import check_context, check_vllm_architecture
+from tpu_stacks.catalog.engine_traffic import ASYNC_SCHEDULING
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
@@ -23,7 +24,14 @@ from tpu_stacks.cluster.spec import Autoscaling, ClusterSpec, SliceSpec, SystemP
 from tpu_stacks.errors import MISSING, UserError
 from tpu_stacks.images import check_pinned
 from tpu_stacks.names import REPOSITORY_ID, builder_account_id
-from tpu_stacks.serving.engine_flags import Written, check_written_flags, extra_args_dtypes
+from tpu_stacks.serving.engine_flags import (
+    Written,
+    check_extra_args_form,
+    check_written_flags,
+    extra_args_dtypes,
+    given_flags,
+    switch_given,
+)
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
 from tpu_stacks.serving.parallel_flags import check_parallelism, tensor_parallel_flags
 from tpu_stacks.sizing import (
@@ -48,6 +56,9 @@ from tpu_stacks.vllm.gateway_plan import GatewayPlan, check_gateway, check_singl
 from tpu_stacks.vllm.kv_events import server_args
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, check_multihost, image_build_command
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
+
+CONFIG_FLAG = "--config"
+"""vLLM's settings-file flag (ledger: vllm.args.config-file)."""
 
 POOL = "vllm-pool"
 MULTI_HOST_SYSTEM_POOL = SystemPoolSpec(machine_type="n2-standard-16", nodes=1)
@@ -169,6 +180,18 @@ def written_flags(spec: VllmSpec, model_id: str) -> dict[str, Written]:
     }
 
 
+def _check_config_file(spec: VllmSpec) -> None:
+    """vLLM's `--config FILE` sets flags from a YAML file the plan cannot read (ledger: vllm.args.config-file)."""
+    for given in given_flags(spec.extra_args, VLLM, known={CONFIG_FLAG}):
+        if given.name == CONFIG_FLAG:
+            raise UserError(
+                f"vllm.extraArgs[{given.argument}]",
+                given.written,
+                "names a settings file the plan cannot read, so the slice could not be sized for what it sets",
+                "write its settings as flags in extraArgs (or as the section's keys)",
+            )
+
+
 def _check_image(image: str, key: str = "vllm.image") -> None:
     check_pinned(image, key, VLLM_IMAGE)
 
@@ -224,7 +247,9 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     _check_registry(spec)
     _check_exposure(spec)
     cluster = check_gateway(spec, cluster)
+    check_extra_args_form("vllm", spec.extra_args)
     check_written_flags("vllm", spec.extra_args, VLLM, written_flags(spec, model.id))
+    _check_config_file(spec)
     # The dtypes the server runs with: extraArgs' --dtype, --quantization, --kv-cache-dtype, else `auto`, by vLLM's
     # rule, the one the policy pack reads.
     dtypes = extra_args_dtypes("vllm", spec.extra_args, VLLM, model.architecture)
@@ -259,6 +284,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
         )
     _check_parallelism(spec, verdict.shape, tensor_parallel_size(verdict.shape))
     spec, slo = _with_slo(spec, request, verdict.shape)
+    check_written_flags("vllm", spec.extra_args, VLLM, written_flags(spec, model.id))  # again: the slo's maxNumSeqs
     weights = verdict.memory.part("weights")
     cluster_plan = _plan_cluster(spec, cluster, verdict.shape)
     # The secrets last: a missing token must not hide that the model does not fit (or any other setting).
@@ -287,7 +313,8 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
 
 def _engine_settings(spec: VllmSpec, request: ServingRequest) -> EngineSettings:
     """What the slo's slice choice and its prediction both tell the traffic model of vLLM's settings."""
-    return EngineSettings.of(request, "vllm", spec.max_num_seqs, spec.max_num_batched_tokens)
+    async_scheduling = switch_given(spec.extra_args, ASYNC_SCHEDULING, VLLM)  # None: neither, the build's default
+    return EngineSettings.of(request, "vllm", spec.max_num_seqs, spec.max_num_batched_tokens, async_scheduling)
 
 
 def _slo_sets_max(spec: VllmSpec) -> bool:
