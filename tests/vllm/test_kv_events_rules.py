@@ -27,3 +27,17 @@ def test_a_kv_events_config_of_the_users_own_is_refused_as_a_conflict():
     with pytest.raises(UserError) as caught:
         check_extra_args(["--kv-events-config=1"])
     assert "conflicts with vllm.gateway.prefixCache: precise" in str(caught.value)
+
+
+def test_each_spelling_vllm_reads_is_read():
+    """vLLM's `-dp` (ledger: vllm.flag.data-parallel-size), its underscore spelling and its BooleanOptionalAction
+    switches (ledger: vllm.args.boolean-switches): the last of `--enable-prefix-caching` and its `--no-` form wins."""
+    with pytest.raises(UserError, match=r"runs one KV-events publisher per data-parallel rank"):
+        check_extra_args(["-dp", "2"])
+    with pytest.raises(UserError, match=r"turns off the prefix cache"):
+        check_extra_args(["--no_enable_prefix_caching"])
+    check_extra_args(["--no-enable-prefix-caching", "--enable-prefix-caching"])  # turned back on: the cache is kept
+    from tpu_stacks.vllm.kv_events import tokenizer_args
+
+    assert tokenizer_args(["--trust_remote_code"]) == ["--trust-remote-code"]
+    assert tokenizer_args(["--trust-remote-code", "--no-trust-remote-code"]) == []

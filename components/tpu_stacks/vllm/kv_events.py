@@ -55,7 +55,7 @@ from tpu_stacks.catalog.kv_pages import tpu_page_size
 from tpu_stacks.catalog.pickers import DEFAULT_PICKER
 from tpu_stacks.catalog.upstream import number, text
 from tpu_stacks.errors import UserError
-from tpu_stacks.serving.engine_flags import flag_value
+from tpu_stacks.serving.engine_flags import flag_value, switch_given
 from tpu_stacks.vllm.spec import VllmSpec
 
 PrefixCache = Literal["precise", "approximate"]
@@ -93,6 +93,8 @@ TOKENIZER_FLAGS = (
 """Valued flags of the servers' `extraArgs` that choose the tokenizer: the render sidecar gets them too."""
 TRUST_REMOTE_CODE = f"--{text('vllm.flag.trust-remote-code')}"
 FLAGS_WE_SET = ("--kv-events-config", "--data-parallel-size")
+SHORT = {"--data-parallel-size": ("-dp",)}  # ledger: vllm.flag.data-parallel-size
+PREFIX_CACHING = "--enable-prefix-caching"  # on by default; NO_PREFIX_CACHING is its BooleanOptionalAction negation
 """Flags the precise path cannot share with `extraArgs`: its own events config, and data parallelism, under which
 tpu-inference runs one scheduler (and one publisher on the same endpoint) per rank (ledger:
 tpu-inference.dp-scheduler-only-above-one)."""
@@ -116,7 +118,7 @@ def server_block_size(max_model_len: int, max_num_seqs: int, extra_args: list[st
 
 def check_extra_args(extra_args: list[str]) -> None:
     """Refuse extraArgs the precise path would contradict, in one line naming the flag."""
-    if NO_PREFIX_CACHING in extra_args:
+    if switch_given(extra_args, PREFIX_CACHING, VLLM) is False:  # the last of the two switches, any spelling
         raise UserError(
             "vllm.extraArgs",
             NO_PREFIX_CACHING,
@@ -124,7 +126,7 @@ def check_extra_args(extra_args: list[str]) -> None:
             f"remove {NO_PREFIX_CACHING} from vllm.extraArgs, or set vllm.gateway.prefixCache: approximate",
         )
     for flag in FLAGS_WE_SET:
-        value = flag_value(extra_args, flag, VLLM)
+        value = next((v for name in (flag, *SHORT.get(flag, ())) if (v := flag_value(extra_args, name, VLLM))), None)
         if value is not None and not (flag == "--data-parallel-size" and value == "1"):
             raise UserError(
                 "vllm.extraArgs",
@@ -156,7 +158,7 @@ def server_args(model: str) -> list[str]:
 def tokenizer_args(extra_args: list[str]) -> list[str]:
     """The servers' tokenizer choices in `extraArgs` (TOKENIZER_FLAGS, `--trust-remote-code`), for the sidecar."""
     given = [f"{flag}={value}" for flag in TOKENIZER_FLAGS if (value := flag_value(extra_args, flag, VLLM)) is not None]
-    return [*given, *([TRUST_REMOTE_CODE] if TRUST_REMOTE_CODE in extra_args else [])]
+    return [*given, *([TRUST_REMOTE_CODE] if switch_given(extra_args, TRUST_REMOTE_CODE, VLLM) else [])]
 
 
 def render_command(
