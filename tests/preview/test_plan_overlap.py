@@ -1,21 +1,26 @@
-"""`tpu-stacks plan` sends the preview to a pack process as soon as the preview exists, and runs the program
-in up mode while the pack judges it (the pack works on the other core; `benchmarks/plan_vs_xpk.py` measures
-what that saves). These tests pin the order, not the speed: the analysis overlaps the up run over gRPC, a
-stack's analysis is over before the next stack's starts on the shared pack process (even when the up run
-fails), an in-process pack runs only after the up run, and the pack's error reaches the user as before."""
+"""`tpu-stacks plan` streams the preview to a pack process as the program registers each resource (as the engine
+calls Analyze per registration), sends the stack once the preview ends, and runs the program in up mode while the
+pack judges it (the pack works on the other core; `benchmarks/plan_vs_xpk.py` measures what that saves). These tests
+pin the order, not the speed: the pack judges resources while the preview still runs and the stack while the up run
+runs, a stack's analysis is over before the next stack's starts on the shared pack process (even when a run fails
+or raises), an in-process pack runs only after the up run, and the pack's error reaches the user as before."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pulumi.runtime.proto import analyzer_pb2
 
 from tpu_stacks_preview import cli
-from tpu_stacks_preview.capture import Capture
+from tpu_stacks_preview.capture import Capture, ResourceOptionsRecord, ResourceRecord
 from tpu_stacks_preview.config import StackConfig
 from tpu_stacks_preview.policy import PolicyError, PolicyResult
 
@@ -34,66 +39,102 @@ def _capture(preview: bool) -> Capture:
     return Capture(config=_config(), preview=preview)
 
 
+def _record(name: str) -> ResourceRecord:
+    urn = f"urn:pulumi:dev::demo::kubernetes:core/v1:Namespace::{name}"
+    options = ResourceOptionsRecord()
+    return ResourceRecord(
+        urn, "kubernetes:core/v1:Namespace", name, None, True, False, None, "", [], {}, {}, [], False, options
+    )
+
+
 class _Events:
-    """What happened, in order, as the patched steps record it."""
+    """What happened, in order, as the patched steps and the fake pack record it."""
 
     def __init__(self) -> None:
         self.order: list[str] = []
         self.lock = threading.Lock()
+        self.seen: dict[str, threading.Event] = {}
 
     def note(self, event: str) -> None:
         with self.lock:
             self.order.append(event)
+            self.seen.setdefault(event, threading.Event()).set()
+
+    def wait(self, event: str) -> bool:
+        with self.lock:
+            flag = self.seen.setdefault(event, threading.Event())
+        return flag.wait(WAIT)
+
+
+class _Pack:
+    """A pack process as `PackServer` offers it (`session`, `version`), answering the Analyzer calls in memory."""
+
+    version = "0.0.1"
+
+    def __init__(self, events: _Events, fail: str | None = None, slow: str | None = None) -> None:
+        self.events, self.fail, self.slow = events, fail, slow
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Any]:
+        def call(method: str, request: Any) -> Any:
+            if method == self.slow:
+                time.sleep(0.3)
+            if method == self.fail:
+                raise PolicyError(f"policy pack policies: {method} failed: boom")
+            self.events.note(method)
+            if method == "GetAnalyzerInfo":
+                return analyzer_pb2.AnalyzerInfo(name="policies", version="0.0.1")
+            return analyzer_pb2.AnalyzeResponse()
+
+        yield call
 
 
 def _patch(
-    monkeypatch: pytest.MonkeyPatch, events: _Events, *, up_waits_for: threading.Event | None = None, up_fails=False
+    monkeypatch: pytest.MonkeyPatch, events: _Events, *, up_waits_for: str | None = None, up_fails=False, raises=False
 ):
-    def run(config: StackConfig, *, preview: bool) -> tuple[Capture, int]:
+    def run(config: StackConfig, *, preview: bool, listener: Any = None) -> tuple[Capture, int]:
         mode = "preview" if preview else "up"
         events.note(f"{mode} start")
+        if preview and listener is not None:
+            listener.registered(_record("a"), config, {})
+            seen = events.wait("Analyze")  # the program still runs: the pack judged what it registered
+            events.note("analysed during preview" if seen else "not analysed during preview")
+            listener.registered(_record("b"), config, {})
+        if raises:
+            raise RuntimeError("a bug in a run")
         if not preview and up_waits_for is not None:
-            events.note("analysis seen during up" if up_waits_for.wait(WAIT) else "analysis not seen during up")
+            seen = events.wait(up_waits_for)
+            events.note(f"{up_waits_for} during up" if seen else f"{up_waits_for} not seen during up")
         events.note(f"{mode} end")
         return _capture(preview), (1 if up_fails and not preview else 0)
 
     monkeypatch.setattr(cli, "_run", run)
 
 
-def test_the_pack_judges_the_preview_while_the_program_runs_in_up_mode(monkeypatch: pytest.MonkeyPatch) -> None:
-    events, analysing = _Events(), threading.Event()
-    _patch(monkeypatch, events, up_waits_for=analysing)
-
-    def analyse(pack_dir: Path, capture: Capture, **_: object) -> PolicyResult:
-        assert capture.preview  # the pack sees what `pulumi preview` sees
-        events.note("analysis start")
-        analysing.set()
-        return PolicyResult("policies")
-
-    monkeypatch.setattr(cli, "run_policy_pack", analyse)
-    result = cli._plan_with(_args(), _config(), "1.33", "subprocess", object(), None)  # type: ignore[arg-type]
-    assert not isinstance(result, int)
-    assert "analysis seen during up" in events.order, events.order
-    assert events.order.index("analysis start") < events.order.index("up end")
-
-
-def test_a_stacks_analysis_ends_before_the_plan_moves_on_even_when_the_up_run_fails(
+def test_the_pack_judges_each_registration_during_the_preview_and_the_stack_during_the_up_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    events, release = _Events(), threading.Event()
-    _patch(monkeypatch, events, up_fails=True)
+    events = _Events()
+    _patch(monkeypatch, events, up_waits_for="AnalyzeStack")
+    result = cli._plan_with(_args(), _config(), "1.33", "subprocess", _Pack(events), None)  # type: ignore[arg-type]
+    assert not isinstance(result, int) and result[3] is not None and result[3].pack == "policies"
+    assert "analysed during preview" in events.order and "AnalyzeStack during up" in events.order, events.order
+    assert events.order.count("Analyze") == 2
+    assert events.order.index("preview end") < events.order.index("AnalyzeStack") < events.order.index("up end")
+    assert events.order.index("ConfigureStack") < events.order.index("Analyze")  # configured first, as the engine
 
-    def analyse(pack_dir: Path, capture: Capture, **_: object) -> PolicyResult:
-        events.note("analysis start")
-        release.wait(0.3)  # still talking to the pack when the up run has failed
-        events.note("analysis end")
-        return PolicyResult("policies")
 
-    monkeypatch.setattr(cli, "run_policy_pack", analyse)
-    result = cli._plan_with(_args(), _config(), "1.33", "subprocess", object(), None)  # type: ignore[arg-type]
+@pytest.mark.parametrize("how", ["the up run fails", "a run raises"])
+def test_a_stacks_analysis_ends_before_the_plan_moves_on(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    events = _Events()
+    _patch(monkeypatch, events, up_fails=how == "the up run fails", raises=how == "a run raises")
+    pack = _Pack(events, slow="Analyze")  # still talking to the pack when the run has failed
+    with contextlib.suppress(RuntimeError):
+        result = cli._plan_with(_args(), _config(), "1.33", "subprocess", pack, None)  # type: ignore[arg-type]
+        assert result == 1
     events.note("plan returned")
-    assert result == 1
-    assert events.order.index("analysis end") < events.order.index("plan returned"), events.order
+    assert events.order.count("Analyze") == 2  # both registrations judged, nothing dropped mid-call
+    assert events.order.index("plan returned") == len(events.order) - 1, events.order
 
 
 def test_an_in_process_pack_runs_after_the_up_run(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,13 +153,10 @@ def test_an_in_process_pack_runs_after_the_up_run(monkeypatch: pytest.MonkeyPatc
 def test_the_packs_failure_on_its_thread_is_reported_as_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _patch(monkeypatch, _Events())
-
-    def analyse(pack_dir: Path, capture: Capture, **_: object) -> PolicyResult:
-        raise PolicyError("policy pack policies: Analyze failed: boom")
-
-    monkeypatch.setattr(cli, "run_policy_pack", analyse)
-    result = cli._plan_with(_args(), _config(), "1.33", "subprocess", object(), None)  # type: ignore[arg-type]
+    events = _Events()
+    _patch(monkeypatch, events)
+    pack = _Pack(events, fail="Analyze")
+    result = cli._plan_with(_args(), _config(), "1.33", "subprocess", pack, None)  # type: ignore[arg-type]
     assert result == 1
     assert capsys.readouterr().err == "tpu-stacks: policy pack policies: Analyze failed: boom\n"
 
@@ -143,24 +181,19 @@ def test_relative_pack_and_config_paths_are_read_from_where_the_user_ran_it(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(tmp_path)
-    real_run, real_analyse = cli._run, cli.run_policy_pack
+    real_run = cli._run
 
-    def up_elsewhere(config: StackConfig, *, preview: bool) -> tuple[Capture, int]:
+    def up_elsewhere(config: StackConfig, *, preview: bool, listener: Any = None) -> tuple[Capture, int]:
         if preview:
-            return real_run(config, preview=preview)
-        os.chdir(elsewhere)  # as the program's run does, for long enough that the analysis starts meanwhile
+            return real_run(config, preview=preview, listener=listener)
+        os.chdir(elsewhere)  # as the program's run does, for long enough that the analysis goes on meanwhile
         try:
             time.sleep(1.0)
             return real_run(config, preview=preview)
         finally:
             os.chdir(tmp_path)
 
-    def analyse_later(*args: object, **kwargs: object) -> PolicyResult:
-        time.sleep(0.3)
-        return real_analyse(*args, **kwargs)
-
     monkeypatch.setattr(cli, "_run", up_elsewhere)
-    monkeypatch.setattr(cli, "run_policy_pack", analyse_later)
     code = main(
         [
             "plan",

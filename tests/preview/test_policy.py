@@ -9,11 +9,11 @@ import pytest
 from google.protobuf import empty_pb2
 
 from tpu_stacks.errors import UserError
+from tpu_stacks_preview.analyze_requests import analyze_requests
 from tpu_stacks_preview.capture import Capture
 from tpu_stacks_preview.policy import (
     PolicyError,
     PolicyResult,
-    analyze_requests,
     load_pack_servicer,
     run_policy_pack,
 )

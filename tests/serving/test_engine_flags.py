@@ -181,3 +181,44 @@ def test_a_switch_is_the_last_of_its_two_spellings(arguments, found):
     from tpu_stacks.serving.engine_flags import switch_given
 
     assert switch_given(arguments, "--async-scheduling", VLLM) is found
+
+
+def test_a_short_flag_takes_a_value_of_any_length_attached_and_only_long_names_are_abbreviations():
+    assert given_flags(["-qx"], VLLM) == [GivenFlag(0, "-q", "x", "-qx")]
+    known = ["--max-model-len"]
+    assert [g.name for g in given_flags(["--max-model", "1", "--max.x=1", "-max=1"], known=known)] == [
+        "--max-model-len",  # the one name it begins
+        "--max.x",  # a JSON key path is its own
+        "-max",  # a single-dash name is not a long name's abbreviation
+    ]
+    assert [g.name for g in given_flags(["--m=1"], known=[*known, "--model"])] == ["--m"]  # ambiguous: as written
+
+
+def test_an_engine_without_a_dtype_rule_is_named_and_its_refusal_names_the_section():
+    from tpu_stacks.jetstream.engine import JETSTREAM
+
+    jetstream = JETSTREAM[0]
+    dtypes = served_dtypes(jetstream, {}, LLAMA)
+    assert (dtypes.weight, dtypes.kv, dtypes.flag) == (None, None, None)
+    assert dtypes.problem == f"jetstream {jetstream.version} declares no dtype rule"
+    with pytest.raises(UserError) as refused:
+        extra_args_dtypes("jetstream", ["--x"], jetstream, LLAMA)
+    assert str(refused.value).startswith(f"jetstream.extraArgs: '--x' jetstream {jetstream.version} declares no")
+
+
+def test_the_last_of_two_unsizable_dtype_flags_is_the_one_named():
+    with pytest.raises(UserError, match=r"^vllm.extraArgs\[2\]: '--quantization=awq'"):
+        extra_args_dtypes("vllm", ["-q", "fp8", "--quantization=awq"], VLLM, LLAMA)
+
+
+def test_only_a_flag_with_its_value_after_a_space_is_refused_as_one_argument():
+    from tpu_stacks.serving.engine_flags import check_extra_args_form
+
+    check_extra_args_form("vllm", ["--served-model-name=my model", "plain words", "--a=b c", "-q"])
+    with pytest.raises(UserError) as refused:
+        check_extra_args_form("vllm", ["--x=1", "--kv-cache-dtype  fp8 "])
+    assert str(refused.value) == (
+        "vllm.extraArgs[1]: '--kv-cache-dtype  fp8 ' is a flag and its value in one argument, which the server "
+        "takes for a positional (no shell splits it); write --kv-cache-dtype=fp8, or the flag and its value as two "
+        "entries"
+    )

@@ -5,11 +5,13 @@ would send it (`AnalyzeRequest`: type, properties, options, provider) and the wh
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pulumi.runtime.proto import analyzer_pb2
 
 from tpu_stacks_preview.capture import Capture, ResourceRecord
+from tpu_stacks_preview.config import StackConfig
 from tpu_stacks_preview.wire import (
     OUTPUT_SIG,
     RESOURCE_SIG,
@@ -73,7 +75,7 @@ def _options(record: ResourceRecord) -> analyzer_pb2.AnalyzerResourceOptions:
     )
 
 
-def _provider(record: ResourceRecord, capture: Capture, by_urn: dict[str, ResourceRecord]) -> Any:
+def _provider(record: ResourceRecord, config: StackConfig, by_urn: Mapping[str, ResourceRecord]) -> Any:
     """The explicit provider's registration, or the default provider the engine would create."""
     if not record.custom or record.is_provider:
         return None
@@ -86,45 +88,61 @@ def _provider(record: ResourceRecord, capture: Capture, by_urn: dict[str, Resour
     package = record.package
     name = f"default_{record.version.replace('.', '_')}" if record.version else "default"
     inputs: dict[str, Any] = {"version": record.version} if record.version else {}
-    for key, value in capture.config.namespace(package).items():
-        secret = f"{package}:{key}" in capture.config.secret_keys
+    for key, value in config.namespace(package).items():
+        secret = f"{package}:{key}" in config.secret_keys
         inputs[key] = {SIG_KEY: SECRET_SIG, "value": value} if secret else value
     return analyzer_pb2.AnalyzerProviderResource(
         type=f"pulumi:providers:{package}",
         properties=dict_to_struct(inputs),
-        urn=f"urn:pulumi:{capture.stack}::{capture.project}::pulumi:providers:{package}::{name}",
+        urn=f"urn:pulumi:{config.stack}::{config.project}::pulumi:providers:{package}::{name}",
         name=name,
+    )
+
+
+def analyze_request(
+    record: ResourceRecord, config: StackConfig, by_urn: Mapping[str, ResourceRecord]
+) -> analyzer_pb2.AnalyzeRequest:
+    """One registration as the engine sends it to an analyzer; `by_urn`: the registrations so far (its explicit
+    provider is registered before it), so a request can be sent while the program still runs (policy.py)."""
+    return analyzer_pb2.AnalyzeRequest(**_common(record, config, by_urn))
+
+
+def _common(record: ResourceRecord, config: StackConfig, by_urn: Mapping[str, ResourceRecord]) -> dict[str, Any]:
+    return dict(
+        type=record.type,
+        properties=_properties(record),
+        urn=record.urn,
+        name=record.name,
+        options=_options(record),
+        provider=_provider(record, config, by_urn),
     )
 
 
 def analyze_requests(capture: Capture) -> tuple[list[analyzer_pb2.AnalyzeRequest], analyzer_pb2.AnalyzeStackRequest]:
     """One AnalyzeRequest per registration (URN order) and the AnalyzeStackRequest over all of them."""
+    return (
+        [analyze_request(record, capture.config, capture.by_urn()) for record in capture.sorted_resources()],
+        analyze_stack_request(capture),
+    )
+
+
+def analyze_stack_request(capture: Capture) -> analyzer_pb2.AnalyzeStackRequest:
+    """The AnalyzeStackRequest over every registration of a finished run (URN order)."""
     by_urn = capture.by_urn()
-    requests: list[analyzer_pb2.AnalyzeRequest] = []
-    stack_resources: list[analyzer_pb2.AnalyzerResource] = []
-    for record in capture.sorted_resources():
-        common = dict(
-            type=record.type,
-            properties=_properties(record),
-            urn=record.urn,
-            name=record.name,
-            options=_options(record),
-            provider=_provider(record, capture, by_urn),
+    stack_resources = [
+        analyzer_pb2.AnalyzerResource(
+            **_common(record, capture.config, by_urn),
+            parent=record.parent or "",
+            dependencies=record.dependencies,
+            propertyDependencies={
+                key: analyzer_pb2.AnalyzerPropertyDependencies(urns=urns)
+                for key, urns in record.property_dependencies.items()
+                if urns
+            },
         )
-        requests.append(analyzer_pb2.AnalyzeRequest(**common))
-        stack_resources.append(
-            analyzer_pb2.AnalyzerResource(
-                **common,
-                parent=record.parent or "",
-                dependencies=record.dependencies,
-                propertyDependencies={
-                    key: analyzer_pb2.AnalyzerPropertyDependencies(urns=urns)
-                    for key, urns in record.property_dependencies.items()
-                    if urns
-                },
-            )
-        )
-    return requests, analyzer_pb2.AnalyzeStackRequest(resources=stack_resources)
+        for record in capture.sorted_resources()
+    ]
+    return analyzer_pb2.AnalyzeStackRequest(resources=stack_resources)
 
 
 # -- policy config, reconciled as the engine does -------------------------------------------------

@@ -15,7 +15,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from tpu_stacks_preview.diagram import check_extension
 from tpu_stacks_preview.diagram import render as render_diagram
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.manifests import render_manifests, write_manifests
+from tpu_stacks_preview.monitor import RunListener
 from tpu_stacks_preview.monitoring import check_monitoring
 from tpu_stacks_preview.policy import (
     PackServer,
@@ -36,6 +37,7 @@ from tpu_stacks_preview.policy import (
     pack_environment,
     run_policy_pack,
 )
+from tpu_stacks_preview.policy_stream import StreamedAnalysis
 from tpu_stacks_preview.report import (
     StackRow,
     plan_document,
@@ -165,11 +167,11 @@ def _kubernetes_version(args: argparse.Namespace, config: StackConfig) -> str:
     return minor
 
 
-def _run(config: StackConfig, *, preview: bool) -> tuple[Capture, int]:
+def _run(config: StackConfig, *, preview: bool, listener: RunListener | None = None) -> tuple[Capture, int]:
     """The capture and, if the program failed, the exit code: 2 for the user's input, else 1."""
     mode = "preview" if preview else "up"
     with _step(f"running {config.project}/{config.stack} under mocks ({mode} mode)"):
-        capture = run_program(config.project_dir, config.stack, preview=preview, config=config)
+        capture = run_program(config.project_dir, config.stack, preview=preview, config=config, listener=listener)
     if capture.error is None:
         return capture, 0
     if capture.error.kind == "user":
@@ -188,11 +190,12 @@ def _plan_with(
     manifests_dir: Path | None,
 ) -> int | tuple[Capture, Capture, SchemaReport, PolicyResult | None]:
     """Run both modes, render, validate and judge; an int is an early exit code."""
-    preview, failed = _run(config, preview=True)
-    if failed:
-        return failed
-    analysis = _Analysis(args, preview, transport, server)  # the pack judges the preview while the up run runs
+    analysis = _Analysis(args, config, transport, server)  # the pack judges the preview as it is made
     try:
+        preview, failed = _run(config, preview=True, listener=analysis.listener)
+        analysis.judge(None if failed else preview)
+        if failed:
+            return failed
         up, failed = _run(config, preview=False)
         if failed:
             return failed
@@ -219,56 +222,66 @@ def _plan_with(
             policy = None
         return preview, up, schema, policy
     finally:
-        analysis.wait()  # a pack process several stacks share analyses one stack at a time
+        analysis.close()  # a pack process several stacks share analyses one stack at a time
 
 
 class _Analysis:
-    """The policy pack's verdict on the preview, started as soon as the preview exists.
+    """The policy pack's verdict on the preview.
 
-    Over gRPC (a pack process started earlier) the analysis runs on a thread: the pack works in its own
-    process on the other core while this one runs the program in up mode and validates, and the thread only
-    waits on the pack's answers. In process, the pack would run Python on this process's interpreter: it
-    runs when its result is asked for, as before. Nothing is started without `--policy-pack`.
+    Over gRPC (a pack process started earlier) the pack judges each resource as the preview registers it and the
+    stack once the preview ends, as the engine asks it (policy_stream.py): it works in its own process on the other
+    core while this one runs the program (preview, then up) and validates, and its thread only waits on the pack's
+    answers. In process, the pack would run Python on this process's interpreter: it runs when its result is asked
+    for, after the preview, as before. Nothing is started without `--policy-pack`.
     """
 
     def __init__(
-        self, args: argparse.Namespace, preview: Capture, transport: Transport, server: PackServer | None
+        self, args: argparse.Namespace, config: StackConfig, transport: Transport, server: PackServer | None
     ) -> None:
-        self._run = None
+        self._run: Callable[[Capture], PolicyResult] | None = None
+        self._stream: StreamedAnalysis | None = None
+        self._preview: Capture | None = None
+        self._judged = False
         if args.policy_pack:
-            # Resolved and read here, in the calling thread: the up run moves the working directory and the import
+            # Resolved and read here, in the calling thread: the runs move the working directory and the import
             # path while the analysis runs (isolated_imports), and a bad config file is the user's error as written.
             pack_dir = Path(args.policy_pack).resolve()
             user_config = load_policy_config(Path(args.policy_config)) if args.policy_config else None
-            self._run = lambda: run_policy_pack(
-                pack_dir, preview, user_config=user_config, transport=transport, server=server
-            )
-        self._outcome: PolicyResult | BaseException | None = None
-        self._thread: threading.Thread | None = None
-        if self._run is not None and transport == "subprocess" and server is not None:
-            self._thread = threading.Thread(target=self._keep, name="tpu-stacks-policy", daemon=True)
-            self._thread.start()
+            if transport == "subprocess" and server is not None:
+                self._stream = StreamedAnalysis(server, config, user_config)
+            else:
+                self._run = lambda preview: run_policy_pack(
+                    pack_dir, preview, user_config=user_config, transport=transport, server=server
+                )
 
-    def _keep(self) -> None:
-        try:
-            self._outcome = self._run() if self._run is not None else None
-        except BaseException as error:  # noqa: BLE001 - handed to the caller of result()
-            self._outcome = error
+    @property
+    def listener(self) -> StreamedAnalysis | None:
+        """What the preview run tells of each registration."""
+        return self._stream
 
-    def wait(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
+    def judge(self, preview: Capture | None) -> None:
+        """The preview ended (None: it failed, and nothing more is judged)."""
+        self._preview, self._judged = preview, True
+        if self._stream is not None:
+            if preview is None:
+                self._stream.abandon()
+            else:
+                self._stream.finish(preview)
+
+    def close(self) -> None:
+        """Wait for the pack to be done with this stack; a preview that never ended (it raised) is abandoned."""
+        if self._stream is not None:
+            if not self._judged:
+                self._stream.abandon()
+            self._stream.wait()
 
     def result(self) -> PolicyResult | None:
-        """The verdict (raising what the analysis raised: a PolicyError, a UserError for a bad config file)."""
-        if self._run is None:
+        """The verdict (raising what the analysis raised: a PolicyError)."""
+        if self._stream is not None:
+            return self._stream.result()
+        if self._run is None or self._preview is None:
             return None
-        if self._thread is None:
-            return self._run()
-        self._thread.join()
-        if isinstance(self._outcome, BaseException):
-            raise self._outcome
-        return self._outcome
+        return self._run(self._preview)
 
 
 def _stacks(args: argparse.Namespace, project_dir: Path) -> list[str]:

@@ -29,13 +29,19 @@ from tpu_stacks_preview.capture import Capture, ProgramError
 from tpu_stacks_preview.config import StackConfig, load_stack_config
 from tpu_stacks_preview.imports import isolated_imports
 from tpu_stacks_preview.mocks import OfflineMocks
-from tpu_stacks_preview.monitor import CaptureEngine, CaptureMonitor, DuplicateUrnError, TransformError
+from tpu_stacks_preview.monitor import CaptureEngine, CaptureMonitor, DuplicateUrnError, RunListener, TransformError
 
 __all__ = ["run_program", "Capture", "ProgramError"]
 
 
 def run_program(
-    project_dir: Path, stack: str, *, preview: bool, config: StackConfig | None = None, placeholder_secrets: bool = True
+    project_dir: Path,
+    stack: str,
+    *,
+    preview: bool,
+    config: StackConfig | None = None,
+    placeholder_secrets: bool = True,
+    listener: RunListener | None = None,
 ) -> Capture:
     """Run the project's program for `stack` under mocks and return what the engine would have seen.
 
@@ -45,11 +51,12 @@ def run_program(
     the program's missing secrets stand in as placeholders (the committed stack files hold none and
     a test has no token to give); `tpu-stacks plan` is strict unless asked (`--placeholder-secrets`). When
     filling (`config.fill_secrets`), a secret the program requires in any namespace is filled too: the run stops
-    on it and the program runs again with it standing in (`Capture.config` then names it).
+    on it and the program runs again with it standing in (`Capture.config` then names it). A `listener` hears of
+    each registration as it is recorded, and of each run started again.
     """
     config = config or load_stack_config(Path(project_dir), stack, placeholder_secrets=placeholder_secrets)
     while True:
-        capture, stop = _run_once(config, preview)
+        capture, stop = _run_once(config, preview, listener)
         if stop.missing is None or stop.missing in config.values:
             return _typed_placeholder(capture, stop)
         if not config.fill_secrets:
@@ -68,6 +75,8 @@ def run_program(
         # raises ConfigMissingError(key, secret=True) at the read (pulumi/config.py, Config._require), so the
         # program runs again with that key standing in; each pass adds one key, so this ends.
         config = config.with_placeholder(stop.missing)
+        if listener is not None:
+            listener.restarted(config)
 
 
 def _typed_placeholder(capture: Capture, stop: _Stop) -> Capture:
@@ -97,13 +106,13 @@ class _Stop:
     mistyped: tuple[str, str] | None = None
 
 
-def _run_once(config: StackConfig, preview: bool) -> tuple[Capture, _Stop]:
+def _run_once(config: StackConfig, preview: bool, listener: RunListener | None = None) -> tuple[Capture, _Stop]:
     """One run of the program; and the config it stopped on, if it did."""
     box = _Box()
     roots = [config.main.parent, config.project_dir]
     with isolated_imports(roots, cwd=config.main.parent):  # as the language host runs it
         worker = threading.Thread(
-            target=_run_on_private_loop, args=(config, preview, box), name="tpu-stacks-offline", daemon=True
+            target=_run_on_private_loop, args=(config, preview, box, listener), name="tpu-stacks-offline", daemon=True
         )
         worker.start()
         worker.join()
@@ -123,12 +132,12 @@ class _Box:
     stop: _Stop = _Stop()
 
 
-def _run_on_private_loop(config: StackConfig, preview: bool, box: _Box) -> None:
+def _run_on_private_loop(config: StackConfig, preview: bool, box: _Box, listener: RunListener | None = None) -> None:
     try:
         loop = asyncio.new_event_loop()
         loop.set_exception_handler(_quiet)
         asyncio.set_event_loop(loop)
-        monitor = CaptureMonitor(OfflineMocks(config, preview=preview), config)
+        monitor = CaptureMonitor(OfflineMocks(config, preview=preview), config, listener)
         engine = CaptureEngine()
         capture = Capture(config=config, preview=preview)
         started = time.perf_counter()

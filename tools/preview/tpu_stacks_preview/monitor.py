@@ -11,7 +11,8 @@ not in `Mocks.new_resource`, because only here are parent, provider and dependen
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import grpc
 from google.protobuf import empty_pb2, struct_pb2
@@ -69,12 +70,24 @@ class CaptureEngine:
         """Offline there is no CLI version to disagree with."""
 
 
+class RunListener(Protocol):
+    """Told of each registration as the engine records it, and of a run the engine starts again (a secret filled):
+    the policy pack judges a preview's resources while the program still runs (policy.py `StreamedAnalysis`)."""
+
+    def registered(self, record: ResourceRecord, config: StackConfig, records: Mapping[str, ResourceRecord]) -> None:
+        """`records`: every registration so far, this one's explicit provider among them."""
+
+    def restarted(self, config: StackConfig) -> None:
+        """The run stopped on a secret and starts again with `config`: what was registered before does not count."""
+
+
 class CaptureMonitor(MockMonitor):
     """Records registrations, outputs and invokes in engine form; see the module docstring."""
 
-    def __init__(self, mocks: OfflineMocks, config: StackConfig) -> None:
+    def __init__(self, mocks: OfflineMocks, config: StackConfig, listener: RunListener | None = None) -> None:
         super().__init__(mocks)
         self.config = config
+        self.listener = listener
         self.records: dict[str, ResourceRecord] = {}
         self.invokes: list[InvokeRecord] = []
         self.stack_urn = ""
@@ -181,6 +194,8 @@ class CaptureMonitor(MockMonitor):
             if record.urn in self.records:
                 raise DuplicateUrnError(f"Duplicate resource URN '{record.urn}'; try giving it a unique name")
             self.records[record.urn] = record
+        if self.listener is not None:  # complete as registered: its inputs, options and provider
+            self.listener.registered(record, self.config, self.records)
 
     def _record(
         self,

@@ -41,8 +41,9 @@ from google.protobuf.message import Message
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from tpu_stacks.errors import UserError
-from tpu_stacks_preview.analyze_requests import analyze_requests
+from tpu_stacks_preview.analyze_requests import analyze_request, analyze_stack_request
 from tpu_stacks_preview.capture import Capture
+from tpu_stacks_preview.config import StackConfig
 from tpu_stacks_preview.imports import isolated_imports
 from tpu_stacks_preview.wire import (
     dict_to_struct,
@@ -167,24 +168,44 @@ Call = Callable[[str, Message], Any]
 
 
 def _drive(call: Call, capture: Capture, user_config: dict | None, version: str) -> PolicyResult:
+    info = begin(call, user_config, capture.config, capture.preview)
+    by_urn = capture.by_urn()
+    violations: list[Violation] = []
+    for record in capture.sorted_resources():
+        violations += analyzed(call, analyze_request(record, capture.config, by_urn))
+    return verdict(call, info, capture, violations, version)
+
+
+def begin(call: Call, user_config: dict | None, config: StackConfig, preview: bool) -> Any:
+    """GetAnalyzerInfo, Configure with the reconciled policy config, ConfigureStack: the pack's info."""
     info = call("GetAnalyzerInfo", empty_pb2.Empty())
     call("Configure", reconcile_config(info, user_config))
+    configure_stack(call, config, preview)
+    return info
+
+
+def configure_stack(call: Call, config: StackConfig, preview: bool) -> None:
     stack_config = analyzer_pb2.AnalyzerStackConfigureRequest(
-        stack=capture.stack,
-        project=capture.project,
+        stack=config.stack,
+        project=config.project,
         organization="organization",
-        dry_run=capture.preview,
-        config=dict(capture.config.values),
-        config_secret_keys=sorted(capture.config.secret_keys),
+        dry_run=preview,
+        config=dict(config.values),
+        config_secret_keys=sorted(config.secret_keys),
     )
     call("ConfigureStack", stack_config)
-    requests, stack_request = analyze_requests(capture)
-    violations: list[Violation] = []
-    for request in requests:
-        for diag in call("Analyze", request).diagnostics:
-            violations.append(_violation(diag, default_urn=request.urn))
-    for diag in call("AnalyzeStack", stack_request).diagnostics:
-        violations.append(_violation(diag, default_urn=None))
+
+
+def analyzed(call: Call, request: analyzer_pb2.AnalyzeRequest) -> list[Violation]:
+    """One registration's violations (a diagnostic without a URN is the resource's)."""
+    return [_violation(diag, default_urn=request.urn) for diag in call("Analyze", request).diagnostics]
+
+
+def verdict(call: Call, info: Any, capture: Capture, violations: list[Violation], version: str) -> PolicyResult:
+    """AnalyzeStack over the finished run, then every violation in one order (policy, URN, message)."""
+    violations = violations + [
+        _violation(diag, default_urn=None) for diag in call("AnalyzeStack", analyze_stack_request(capture)).diagnostics
+    ]
     violations.sort(key=lambda v: (v.policy, v.urn or "", v.message))
     return PolicyResult(info.name, violations, version or info.version, sorted(p.name for p in info.policies))
 
@@ -271,6 +292,16 @@ class PackServer:
             drain.start()
 
     def analyze(self, capture: Capture, user_config: dict | None) -> PolicyResult:
+        with self.session() as call:
+            return _drive(call, capture, user_config, self.version)
+
+    @property
+    def version(self) -> str:
+        return _pack_version(self.pack_dir)
+
+    @contextmanager
+    def session(self) -> Iterator[Call]:
+        """A channel to the pack, as `call(method, request)`; closed after."""
         channel = None
         try:
             if self.port is None:  # the pack prints its port once; later analyses (other stacks) reuse it
@@ -290,7 +321,7 @@ class PackServer:
                         return None
                     raise PolicyError(f"policy pack {pack_name}: {method} failed: {error.details()}") from None
 
-            return _drive(call, capture, user_config, _pack_version(self.pack_dir))
+            yield call
         finally:
             if channel is not None:
                 channel.close()
