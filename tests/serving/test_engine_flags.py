@@ -172,8 +172,11 @@ def test_a_number_is_read_under_any_spelling_and_a_bad_one_refused():
         (["--async-scheduling"], True),
         (["--no-async-scheduling"], False),
         (["--async-scheduling", "--no_async_scheduling"], False),  # the last, in vLLM's underscore spelling
-        (["--no-async-scheduling", "--async-scheduling=true"], True),
-        (["--async-scheduling=false"], False),  # a Serve config's engine_kwargs written as a flag
+        (["--no-async", "--async-sched"], True),  # abbreviations argparse takes for them
+        (["--no-async"], False),
+        (["--no-async-scheduling", "--async-scheduling", "false"], True),  # `false` is a positional, not its value
+        (["--no-async-scheduling", "--async-scheduling=true"], True),  # a Serve config's engine_kwargs as flags
+        (["--async-scheduling=false"], False),
         (["--async-scheduling=0"], False),
     ],
 )
@@ -222,3 +225,16 @@ def test_only_a_flag_with_its_value_after_a_space_is_refused_as_one_argument():
         "takes for a positional (no shell splits it); write --kv-cache-dtype=fp8, or the flag and its value as two "
         "entries"
     )
+
+
+def test_a_value_given_to_a_switch_in_extra_args_is_refused():
+    """vLLM's BooleanOptionalAction takes no value: `--async-scheduling=false` stops the server at start."""
+    from tpu_stacks.serving.engine_flags import switch_given
+
+    with pytest.raises(UserError) as refused:
+        switch_given(["--x", "--async-scheduling=false"], "--async-scheduling", VLLM, "vllm")
+    assert str(refused.value) == (
+        "vllm.extraArgs[1]: '--async-scheduling=false' gives a value to a switch, which the server refuses at start; "
+        "write --async-scheduling or --no-async-scheduling"
+    )
+    assert switch_given(["--async-scheduling", "false"], "--async-scheduling", VLLM, "vllm") is True

@@ -114,17 +114,31 @@ def flag_value(arguments: Sequence[Any], flag: str, engine: EngineVersion | None
     return value
 
 
-def switch_given(arguments: Sequence[Any], name: str, engine: EngineVersion | None = None) -> bool | None:
+def switch_given(
+    arguments: Sequence[Any], name: str, engine: EngineVersion | None = None, section: str | None = None
+) -> bool | None:
     """An on/off flag as argparse's BooleanOptionalAction reads it (vLLM's bool settings, ledger:
-    vllm.args.boolean-switches): the last of `--name` (True) and `--no-name` (False) given, or None when neither is;
-    `--name=false` (a Serve config's engine_kwargs written as flags) is False too."""
+    vllm.args.boolean-switches): the last of `--name` (True) and `--no-name` (False) given, under any abbreviation
+    argparse takes for them, or None when neither is. It takes no value: the argument after it is not its (argparse
+    leaves it to a positional), and `--name=false` stops the server, so in `<section>.extraArgs` it is refused;
+    without `section` (a Serve config's engine_kwargs written as flags, `--name=false`) the value is read."""
     negative = "--no-" + name.removeprefix("--")
     found = None
-    for given in given_flags(arguments, engine):
-        if given.name == name:
-            found = given.value is None or given.value.lower() not in ("false", "0")
-        elif given.name == negative:
+    for given in given_flags(arguments, engine, known=(name, negative)):
+        if given.name not in (name, negative):
+            continue
+        attached = "=" in given.written.split(" ", 1)[0]
+        if attached and section is not None:
+            raise UserError(
+                f"{section}.extraArgs[{given.argument}]",
+                given.written,
+                "gives a value to a switch, which the server refuses at start",
+                f"write {name} or {negative}",
+            )
+        if given.name == negative:
             found = False
+        else:
+            found = not attached or (given.value or "").lower() not in ("false", "0")
     return found
 
 

@@ -313,7 +313,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
 
 def _engine_settings(spec: VllmSpec, request: ServingRequest) -> EngineSettings:
     """What the slo's slice choice and its prediction both tell the traffic model of vLLM's settings."""
-    async_scheduling = switch_given(spec.extra_args, ASYNC_SCHEDULING, VLLM)  # None: neither, the build's default
+    async_scheduling = switch_given(spec.extra_args, ASYNC_SCHEDULING, VLLM, "vllm")  # None: the build's default
     return EngineSettings.of(request, "vllm", spec.max_num_seqs, spec.max_num_batched_tokens, async_scheduling)
 
 
