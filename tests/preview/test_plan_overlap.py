@@ -90,15 +90,22 @@ class _Pack:
 
 
 def _patch(
-    monkeypatch: pytest.MonkeyPatch, events: _Events, *, up_waits_for: str | None = None, up_fails=False, raises=False
+    monkeypatch: pytest.MonkeyPatch,
+    events: _Events,
+    *,
+    up_waits_for: str | None = None,
+    up_fails=False,
+    raises=False,
+    preview_waits=True,
 ):
     def run(config: StackConfig, *, preview: bool, listener: Any = None) -> tuple[Capture, int]:
         mode = "preview" if preview else "up"
         events.note(f"{mode} start")
         if preview and listener is not None:
             listener.registered(_record("a"), config, {})
-            seen = events.wait("Analyze")  # the program still runs: the pack judged what it registered
-            events.note("analysed during preview" if seen else "not analysed during preview")
+            if preview_waits:
+                seen = events.wait("Analyze")  # the program still runs: the pack judged what it registered
+                events.note("analysed during preview" if seen else "not analysed during preview")
             listener.registered(_record("b"), config, {})
         if raises:
             raise RuntimeError("a bug in a run")
@@ -154,7 +161,7 @@ def test_the_packs_failure_on_its_thread_is_reported_as_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     events = _Events()
-    _patch(monkeypatch, events)
+    _patch(monkeypatch, events, preview_waits=False)  # the pack fails: no Analyze to wait for
     pack = _Pack(events, fail="Analyze")
     result = cli._plan_with(_args(), _config(), "1.33", "subprocess", pack, None)  # type: ignore[arg-type]
     assert result == 1
