@@ -238,3 +238,20 @@ def test_a_value_given_to_a_switch_in_extra_args_is_refused():
         "write --async-scheduling or --no-async-scheduling"
     )
     assert switch_given(["--async-scheduling", "false"], "--async-scheduling", VLLM, "vllm") is True
+
+
+def test_a_switch_is_not_given_a_value_by_the_argument_after_it():
+    """`--async-scheduling a=b`: argparse leaves `a=b` to a positional; the switch is on and not refused (what
+    follows is not an `=` of its own)."""
+    from tpu_stacks.serving.engine_flags import switch_given
+
+    assert switch_given(["--async-scheduling", "a=b"], "--async-scheduling", VLLM, "vllm") is True
+    with pytest.raises(UserError, match="gives a value to a switch"):
+        switch_given(["--no-async-scheduling=x"], "--async-scheduling", VLLM, "vllm")
+
+
+def test_an_integer_setting_is_the_same_only_as_the_same_integer():
+    from tpu_stacks.serving.engine_flags import _same
+
+    assert _same("4096", "4096") and _same("0.80", "0.8")
+    assert not _same("4096.0", "4096") and not _same("x", "4096") and not _same("x", "0.8")
