@@ -122,9 +122,11 @@ def step_budget(template: PodTemplate, item: Item) -> int | None:
 
 def async_scheduling(template: PodTemplate, item: Item) -> bool | None:
     """vLLM's last `--async-scheduling`/`--no-async-scheduling` (a RayService's: its engine_kwargs), as the plan
-    reads a stack's extraArgs; None when neither is given (the build's default) or the server is not vLLM."""
+    reads a stack's extraArgs; None when neither is given (the build's default) or the server's engine schedules one
+    step at a time (its traffic record's `async_batches`: no such switch)."""
     engine = VLLM if serve_config(item.type, item.props) is not None else engine_of_template(template)
-    if engine is None or engine.engine != VLLM.engine:
+    traffic = TRAFFIC.get(engine.engine) if engine is not None else None
+    if engine is None or traffic is None or traffic.async_batches == 1:
         return None
     return switch_given(_engine_text(template, item).split(), ASYNC_SCHEDULING, engine)
 

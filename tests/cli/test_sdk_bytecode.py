@@ -132,3 +132,18 @@ def test_an_optimized_interpreter_keeps_entries_of_its_own():
     )
     tag = sys.implementation.cache_tag
     assert (plain.strip(), optimized.strip()) == (f"/r/a/m.{tag}.pyc", f"/r/a/m.{tag}.opt-2.pyc")
+
+
+def test_without_a_home_or_a_cache_variable_nothing_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container user with no home directory and neither variable set: the SDKs load the ordinary way, and the
+    command runs (no traceback from `Path.home()`)."""
+    for name in ("TPU_STACKS_CACHE", "XDG_CACHE_HOME", sdk_bytecode.SWITCH):
+        monkeypatch.delenv(name, raising=False)
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    before = list(sys.meta_path)
+    assert sdk_bytecode.install() is None
+    assert sys.meta_path == before

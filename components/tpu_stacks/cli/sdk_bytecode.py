@@ -133,7 +133,11 @@ def install(packages: Sequence[str] = PACKAGES) -> DeferredAnnotationsFinder | N
     """Load `packages` through the cache from now on (before any of them is imported), unless switched off."""
     if os.environ.get(SWITCH, "").lower() in ("off", "0", "false", "no"):
         return None
-    finder = DeferredAnnotationsFinder(cache_root(), packages)
+    try:
+        root = cache_root()
+    except RuntimeError:  # no $TPU_STACKS_CACHE, no $XDG_CACHE_HOME and no home directory: nowhere to keep it
+        return None
+    finder = DeferredAnnotationsFinder(root, packages)
     sys.meta_path.insert(0, finder)
     return finder
 

@@ -12,6 +12,7 @@ from tpu_stacks.catalog.engine_traffic import ASYNC_SCHEDULING
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
+from tpu_stacks.catalog.upstream import text
 from tpu_stacks.cluster.capacity import is_fallback
 from tpu_stacks.cluster.plan import (
     ClusterPlan,
@@ -57,7 +58,7 @@ from tpu_stacks.vllm.kv_events import server_args
 from tpu_stacks.vllm.multihost_plan import SERVE_IMAGE_DIR, check_multihost, image_build_command
 from tpu_stacks.vllm.spec import PORT, VLLM_IMAGE, VllmSpec
 
-CONFIG_FLAG = "--config"
+CONFIG_FLAG = text("vllm.args.config-file")
 """vLLM's settings-file flag (ledger: vllm.args.config-file)."""
 
 POOL = "vllm-pool"

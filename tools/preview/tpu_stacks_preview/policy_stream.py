@@ -1,9 +1,11 @@
 """The policy pack judging a preview's registrations while the program still runs, as the Pulumi engine does.
 
-The engine calls the analyzer's Analyze for each resource as it is registered, and AnalyzeStack once the program
-ends. `tpu-stacks plan` used to wait for the whole preview and then send every request: the pack (a process of its
-own, on the other core) sat idle through the run and then held the plan up at its end. Here each registration goes
-to the pack from a thread of its own as the engine records it (`RunListener`), and only the stack's request waits for
+The engine calls the analyzer's Analyze for each resource as it is registered (pulumi/pulumi
+pkg/resource/deploy/step_generator.go, `generateSteps`, preview included; a ReadResource's steps are not analysed),
+and AnalyzeStack once the program ends. `tpu-stacks plan` used to wait for the whole preview and then send every
+request: the pack (a process of its own, on the other core) sat idle through the run and then held the plan up at
+its end. Here each registration goes to the pack from a thread of its own as the engine records it (`RunListener`),
+and only the stack's request waits for
 the run. What the pack is told is what the batch path tells it (the same requests, built by analyze_requests.py, and
 the same configuration first); the violations are put in one order at the end, so the verdict is the same.
 
