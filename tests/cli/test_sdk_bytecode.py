@@ -7,17 +7,64 @@ against the same stacks planned in this process the ordinary way)."""
 from __future__ import annotations
 
 import importlib
+import json
+import os
 import subprocess
 import sys
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
+import pulumi_gcp.storage
+import pulumi_kubernetes.rbac.v1
 import pytest
 
 from tpu_stacks.cli import sdk_bytecode
 
 # A name no module defines: evaluating the annotation raises NameError, so importing shows which way it compiled.
 SOURCE = "def greet(name: Undefined) -> Undefined:\n    return 'hello ' + name\n\nclass Args:\n    size: Undefined\n"
+
+
+# TypedDicts as the SDKs write them (a docstring or none, a field's own docstring, optional fields, one under an
+# `if`), and two Python checks itself (`total=False`, `Annotated`).
+DICTS = """\
+from typing import Annotated, NotRequired, Required, TypedDict
+
+class Documented(TypedDict):
+    \"\"\"The class's own docstring.\"\"\"
+    name: str
+    \"\"\"A field's docstring.\"\"\"
+    size: NotRequired[int]
+
+class Undocumented(TypedDict):
+    label: NotRequired[str]
+    \"\"\"A field's docstring, not the class's.\"\"\"
+    count: int
+    must: Required[int]
+
+if True:
+    class Nested(TypedDict):
+        kind: NotRequired[str]
+
+class Partial(TypedDict, total=False):
+    note: str
+
+class Marked(TypedDict):
+    note: Annotated[NotRequired[str], "a mark"]
+"""
+WRITTEN = ("Documented", "Undocumented", "Nested")
+CHECKED = ("Partial", "Marked")
+
+
+def _keys(typed_dict: type) -> tuple[object, ...]:
+    """What Python makes of a TypedDict's fields: their order, which are required and optional, its docstring."""
+    return (
+        list(typed_dict.__annotations__),
+        sorted(typed_dict.__required_keys__),  # type: ignore[attr-defined]
+        sorted(typed_dict.__optional_keys__),  # type: ignore[attr-defined]
+        typed_dict.__total__,  # type: ignore[attr-defined]
+        typed_dict.__doc__,
+    )
 
 
 @pytest.fixture
@@ -147,3 +194,53 @@ def test_without_a_home_or_a_cache_variable_nothing_is_installed(monkeypatch: py
     before = list(sys.meta_path)
     assert sdk_bytecode.install() is None
     assert sys.meta_path == before
+
+
+def test_a_typed_dict_has_the_keys_python_gives_it_without_checking_its_annotations(packages: Path) -> None:
+    """The SDKs' TypedDicts have their fields set after the class (no ForwardRef compiled per field): the same keys,
+    required and optional, and docstring as the ordinary import; a field's docstring does not become the class's."""
+    for package in ("named_sdk", "other_sdk"):
+        (packages / "src" / package / "dicts.py").write_text(DICTS)
+    deferred, ordinary = importlib.import_module("named_sdk.dicts"), importlib.import_module("other_sdk.dicts")
+    for name in WRITTEN:
+        assert _keys(getattr(deferred, name)) == _keys(getattr(ordinary, name)), name
+    assert deferred.Documented.__annotations__ == {"name": "str", "size": "NotRequired[int]"}  # strings, unchecked
+    assert deferred.Undocumented.__doc__ is None and deferred.Undocumented.__optional_keys__ == {"label"}
+    for name in CHECKED:  # left to Python's own check: its annotations became ForwardRefs
+        assert all(not isinstance(a, str) for a in getattr(deferred, name).__annotations__.values()), name
+
+
+def test_the_sdks_typed_dicts_keep_their_keys(request: pytest.FixtureRequest) -> None:
+    """The pinned SDKs' own TypedDicts (two modules of each), loaded by the console script's way in a child process,
+    against this process's ordinary import: every class, its keys required and optional, its docstring."""
+    modules = {module.__name__: module for module in (pulumi_kubernetes.rbac.v1._inputs, pulumi_gcp.storage._inputs)}
+    program = (
+        "import importlib, json, sys, typing\n"
+        "from tpu_stacks.cli import sdk_bytecode\n"
+        "sdk_bytecode.install()\n"
+        f"from tests.cli.test_sdk_bytecode import _keys, _typed_dicts\n"
+        f"print(json.dumps({{m: _typed_dicts(importlib.import_module(m)) for m in {sorted(modules)!r}}}))\n"
+    )
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", sdk_bytecode.SWITCH)}
+    cache = request.config.cache.mkdir("tpu-stacks-cache")  # pytest's, as the plan test's
+    result = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**environment, "TPU_STACKS_CACHE": str(cache)},
+    )
+    deferred = json.loads(result.stdout)
+    for name, module in modules.items():
+        ordinary = json.loads(json.dumps(_typed_dicts(module)))
+        assert len(ordinary) >= 10 and deferred[name] == ordinary, name
+    assert any(keys[2] for keys in ordinary.values())  # optional keys among them
+
+
+def _typed_dicts(module: object) -> dict[str, tuple[object, ...]]:
+    return {
+        name: _keys(value)
+        for name, value in vars(module).items()
+        if isinstance(value, type) and typing.is_typeddict(value) and value.__module__ == module.__name__  # type: ignore[attr-defined]
+    }
