@@ -13,7 +13,8 @@ began with `from __future__ import annotations`: the same source, the same names
 thousand in a plan) is the one class Python checks as it is made, each annotation compiled again if it is a string:
 its fields' annotations are set on it after the class statement instead, the same strings, with the required and
 optional keys Python would find in the evaluated annotations (`NotRequired[...]`); pulumi only asks whether a type
-is a TypedDict (ledger: pulumi.types.typeddict-checked).
+is a TypedDict (ledger: pulumi.types.typeddict-checked). A TypedDict the SDKs do not write (a qualifier inside
+another, a private field name) is left to Python's check, which counts each of its string-annotated keys required.
 
 The compiled code is kept apart from the interpreter's (`__pycache__` keeps the ordinary bytecode, which `pulumi up`
 and every other program go on using) in the user's cache (`$TPU_STACKS_CACHE`, else `$XDG_CACHE_HOME/tpu-stacks`,
@@ -75,6 +76,17 @@ def _header(source: str) -> bytes:
     )
 
 
+def _rewritten(data: bytes, source: str) -> bytes | ast.Module:
+    """The module's source, or its tree with its TypedDicts' fields set after them; the source as it is where the
+    rewrite fails (it only saves time: Python compiles and checks the module the ordinary way then)."""
+    if b"(TypedDict):" not in data:
+        return data
+    try:
+        return _typed_dict_keys_after_class(ast.parse(data, source))
+    except (RecursionError, MemoryError, ValueError):  # a tree too deep, or a source ast.parse refuses
+        return data
+
+
 def _typed_dict_keys_after_class(tree: ast.Module) -> ast.Module:
     """Each `class X(TypedDict):` with its fields' annotations moved out of its body into assignments after it.
 
@@ -102,25 +114,43 @@ def _is_plain_typed_dict(cls: ast.ClassDef) -> bool:
 
 
 def _fields_moved_out(cls: ast.ClassDef) -> list[ast.stmt]:
-    """The assignments that set `cls`'s keys; none (the class left as it is) if a field's kind is not plain."""
+    """The assignments that set `cls`'s keys; none, the class left to Python's own check, where a field is not
+    plain: a private name (Python mangles it) or a qualifier other than an outermost `NotRequired`/`Required`."""
     fields = [s for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and not s.value]
-    annotations = {field.target.id: ast.unparse(field.annotation) for field in fields}  # type: ignore[union-attr]
-    optional = {name for name, text in annotations.items() if text.startswith("NotRequired[")}
-    marked = {name for name, text in annotations.items() if text.startswith(("NotRequired[", "Required["))}
-    if not fields or any(("Required[" in t or "Annotated[" in t) for n, t in annotations.items() if n not in marked):
-        return []  # a qualifier inside another (`Annotated[NotRequired[...]]`): Python's own check decides
+    names = [field.target.id for field in fields]  # type: ignore[union-attr]
+    kinds = [_qualifier(field.annotation) for field in fields]
+    if not fields or None in kinds or any(name.startswith("__") and not name.endswith("__") for name in names):
+        return []
     docstring = ast.get_docstring(cls, clean=False) is not None and cls.body[0]
     kept = [s for s in cls.body if s is docstring or not (s in fields or _is_string(s))]  # a field's string goes too:
     cls.body = kept or [ast.copy_location(ast.Pass(), fields[0])]  # moved up, it would be the class's docstring
-    required = sorted(set(annotations) - optional)
+    annotations = {name: ast.unparse(field.annotation) for name, field in zip(names, fields, strict=True)}
+    optional = sorted(name for name, kind in zip(names, kinds, strict=True) if kind == "NotRequired")
+    required = sorted(set(names) - set(optional))
     assignments = ast.parse(
         f"{cls.name}.__annotations__ = {annotations!r}\n"
         f"{cls.name}.__required_keys__ = frozenset({required!r})\n"
-        f"{cls.name}.__optional_keys__ = frozenset({sorted(optional)!r})\n"
+        f"{cls.name}.__optional_keys__ = frozenset({optional!r})\n"
     ).body
     for node in (node for statement in assignments for node in ast.walk(statement)):
         ast.copy_location(node, cls)  # a traceback through them points at the class statement
     return assignments
+
+
+QUALIFIERS = ("NotRequired", "Required", "Annotated")
+
+
+def _qualifier(annotation: ast.expr) -> str | None:
+    """An annotation's outermost `NotRequired` or `Required` (by name or as `typing.` attribute), "" for none, and
+    None if a qualifier sits anywhere else in it (`Annotated[NotRequired[...], ...]`), which only Python reads right."""
+    outer = annotation.value if isinstance(annotation, ast.Subscript) else None
+    kind = _name(outer) if outer is not None and _name(outer) in QUALIFIERS[:2] else ""
+    inner = annotation.slice if kind else annotation  # type: ignore[attr-defined]
+    return None if any(_name(node) in QUALIFIERS for node in ast.walk(inner)) else kind
+
+
+def _name(node: ast.AST) -> str | None:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
 
 
 def _is_string(statement: ast.stmt) -> bool:
@@ -152,9 +182,7 @@ class DeferredAnnotationsLoader(importlib.machinery.SourceFileLoader):
                 pass
         if sys.dont_write_bytecode or not DeferredAnnotationsLoader.writable:
             return super().get_code(fullname)  # the ordinary bytecode: annotations evaluated, as without this
-        data = self.get_data(source)
-        tree = _typed_dict_keys_after_class(ast.parse(data, source)) if b"(TypedDict):" in data else data
-        code = compile(tree, source, "exec", flags=FLAGS, dont_inherit=True)
+        code = compile(_rewritten(self.get_data(source), source), source, "exec", flags=FLAGS, dont_inherit=True)
         partial = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)
