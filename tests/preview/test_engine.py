@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from pulumi.runtime import resource as runtime_resource
+from pulumi.runtime.proto import analyzer_pb2, resource_pb2
 
 from tpu_stacks_preview.capture import Capture
 from tpu_stacks_preview.config import secret_placeholder
 from tpu_stacks_preview.engine import run_program
 from tpu_stacks_preview.mocks import CLUSTER_ENDPOINT
+from tpu_stacks_preview.monitor import CaptureMonitor
 
-from .conftest import ERRORS
+from .conftest import ERRORS, RAW
 
 STACK = "urn:pulumi:dev::raw-fixture::"
 
@@ -128,3 +131,26 @@ def test_apply_bodies_run_only_when_values_are_known(preview: bool, fails: bool)
     assert (capture.error is not None) == fails
     if fails:
         assert capture.error.message == "ZeroDivisionError: division by zero"
+
+
+def test_runs_skip_the_source_positions_only_the_engine_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK computes where each resource was declared for RegisterResourceRequest alone (ledger:
+    pulumi.runtime.stack-trace-sent, pulumi.runtime.source-position-sent), and no analyzer request has a field for it: a run sends
+    none, and the SDK's own function is back after it, after a failed run too."""
+    assert "sourcePosition" in resource_pb2.RegisterResourceRequest.DESCRIPTOR.fields_by_name
+    for request in (analyzer_pb2.AnalyzeRequest, analyzer_pb2.AnalyzerResource):
+        assert not {"sourcePosition", "stackTrace"} & set(request.DESCRIPTOR.fields_by_name)
+    computed = runtime_resource._get_stack_trace
+    sent: list[tuple[int, bool]] = []
+    register = CaptureMonitor.RegisterResource
+
+    def recording(self: CaptureMonitor, request: resource_pb2.RegisterResourceRequest) -> object:
+        sent.append((len(request.stackTrace.frames), request.HasField("sourcePosition")))
+        return register(self, request)
+
+    monkeypatch.setattr(CaptureMonitor, "RegisterResource", recording)
+    assert run_program(RAW, "dev", preview=True).error is None
+    assert len(sent) > 5 and set(sent) == {(0, False)}
+    assert runtime_resource._get_stack_trace is computed
+    assert run_program(ERRORS, "apply-error", preview=False).error is not None
+    assert runtime_resource._get_stack_trace is computed

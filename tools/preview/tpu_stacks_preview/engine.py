@@ -11,6 +11,7 @@ the same process. Program modules are evicted from `sys.modules` before and afte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import runpy
 import threading
 import time
@@ -21,7 +22,9 @@ from pathlib import Path
 
 import pulumi
 from pulumi.runtime import config as runtime_config
+from pulumi.runtime import resource as runtime_resource
 from pulumi.runtime import settings as runtime_settings
+from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_in_stack
 
 from tpu_stacks.errors import MISSING, UserError
@@ -110,7 +113,7 @@ def _run_once(config: StackConfig, preview: bool, listener: RunListener | None =
     """One run of the program; and the config it stopped on, if it did."""
     box = _Box()
     roots = [config.main.parent, config.project_dir]
-    with isolated_imports(roots, cwd=config.main.parent):  # as the language host runs it
+    with isolated_imports(roots, cwd=config.main.parent), _no_source_positions():  # as the language host runs it
         worker = threading.Thread(
             target=_run_on_private_loop, args=(config, preview, box, listener), name="tpu-stacks-offline", daemon=True
         )
@@ -121,6 +124,21 @@ def _run_once(config: StackConfig, preview: bool, listener: RunListener | None =
     if box.capture is None:
         raise RuntimeError("the offline engine's thread ended without a capture or an error")
     return box.capture, box.stop
+
+
+@contextlib.contextmanager
+def _no_source_positions() -> Iterator[None]:
+    """The SDK sends the engine where each resource was declared: the stack of its construction, each frame's source
+    line read (`_get_stack_trace`, about 1 ms a resource), for RegisterResourceRequest's sourcePosition and
+    stackTrace alone (ledger: pulumi.runtime.stack-trace-sent, pulumi.runtime.source-position-sent). This engine
+    records neither, and no analyzer request carries them: the runs skip computing them (an empty trace, as the SDK
+    sends when it finds no frame of the program's), and the SDK's own function is back once the run ends."""
+    computed = runtime_resource._get_stack_trace
+    runtime_resource._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        runtime_resource._get_stack_trace = computed
 
 
 @dataclass
