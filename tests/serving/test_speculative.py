@@ -11,7 +11,13 @@ vllm.speculative.async-method.draft-model, vllm.speculative.method.ngram, vllm.s
 vllm.speculative.method.mlp-speculator, vllm.speculative.method.suffix, vllm.speculative.method.custom-class,
 vllm.async-scheduling.speculative-off, vllm.async-scheduling.speculative-refused,
 vllm.async-scheduling.padded-drafter-refused, vllm.async-scheduling.padded-drafter-off,
-vllm.speculative.padded-drafter-default): the plan and the policy pack read it with one function."""
+vllm.speculative.padded-drafter-default, vllm.speculative.mtp-name.deepseek-mtp, vllm.speculative.method-validated,
+vllm.config.pydantic-dataclass, vllm.speculative.use-eagle.eagle, vllm.speculative.use-eagle.eagle3,
+vllm.speculative.use-eagle.mtp, vllm.speculative.use-eagle.dflash, vllm.speculative.use-eagle.dspark,
+tpu-inference.speculative.runner-ngram, tpu-inference.speculative.runner-dflash, tpu-inference.speculative.runner-eagle,
+tpu-inference.speculative.runner-refuses, tpu-inference.speculative.async-eagle-only,
+tpu-inference.speculative.dflash-async): the plan and the policy pack read it with one function; what vLLM or its TPU
+backend refuses at start is refused at plan time."""
 
 from __future__ import annotations
 
@@ -25,7 +31,8 @@ from tests.slo.test_plan import expected, one_line, vllm
 from tpu_policies.slo import async_scheduling as pack_async_scheduling
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.errors import UserError
-from tpu_stacks.serving.speculative import ASYNC_METHODS, SYNC_METHODS, async_scheduling, speculation
+from tpu_stacks.serving.speculative import async_scheduling, speculation
+from tpu_stacks.serving.speculative_methods import ASYNC_METHODS, MTP_NAMES, SYNC_METHODS, TPU_METHODS
 
 NGRAM = '--speculative-config={"method": "ngram", "num_speculative_tokens": 4}'
 EAGLE = '--speculative-config={"method": "eagle3", "model": "my/draft", "num_speculative_tokens": 2}'
@@ -47,20 +54,27 @@ def test_the_method_sets_are_vllms():
     assert SYNC_METHODS == {"ngram", "medusa", "mlp_speculator", "suffix", "custom_class"}
 
 
+def test_the_names_vllm_renames_mtp_and_the_methods_tpu_inference_runs():
+    """MTPModelTypes but `mtp` (26 names at 0.29.0); the runner's ngram, dflash and use_eagle() methods."""
+    assert len(MTP_NAMES) == 26 and {"deepseek_mtp", "qwen3_next_mtp", "glm5_next_mtp"} <= MTP_NAMES
+    assert "mtp" not in MTP_NAMES and not MTP_NAMES & (ASYNC_METHODS | SYNC_METHODS)
+    assert TPU_METHODS == {"ngram", "dflash", "eagle", "eagle3", "mtp", "dspark"}
+
+
 @pytest.mark.parametrize(
     ("args", "method"),
     [
         ([NGRAM], "ngram"),
         (["--speculative-config", '{"method": "ngram", "num_speculative_tokens": 4}'], "ngram"),
         (["-sc", '{"model": "[ngram]", "num_speculative_tokens": 4}'], "ngram"),  # the model names the method
-        (['--speculative_config={"model": "my/draft", "num-speculative-tokens": 4}'], "draft_model"),  # the default
         (['--speculative-config={"model": "yuhuili/EAGLE-LLaMA3-Instruct-8B"}'], "eagle"),  # detected by name
         (['--speculative-config={"method": "draft_model", "model": "AngelSlim/Qwen3-8B_eagle3"}'], "eagle3"),
-        (['--speculative-config={"model": "my_pkg.MyProposer"}'], "custom_class"),
-        (['--speculative-config={"method": "medusa", "model": "x/medusa"}'], "medusa"),
-        (["--speculative-config.method", "suffix"], "suffix"),
+        (['--speculative-config={"method": "medusa", "model": "z-lab/Qwen3-8B-DFlash-b16"}'], "dflash"),
         ([EAGLE, "--speculative-config.method=ngram"], "ngram"),  # the dotted dict replaces the JSON
         (["--spec-method", "ngram", "--spec-tokens", "4"], "ngram"),
+        (['--speculative-config={"method": "deepseek_mtp", "num_speculative_tokens": 1}'], "mtp"),  # renamed mtp
+        (["--speculative-config.method", "qwen3_next_mtp", "--speculative-config.num_speculative_tokens", "2"], "mtp"),
+        (['--speculative-config={"method": "glm4_moe_mtp", "model": "yuhuili/EAGLE-x"}'], "eagle"),  # then detected
     ],
 )
 def test_the_method_vllm_runs(args, method):
@@ -83,6 +97,10 @@ def test_no_speculative_config(args):
         ([NGRAM, "--no-async-scheduling"], False),
         (['--speculative-config={"method": "eagle", "model": "m/d", "disable_padded_drafter_batch": true}'], False),
         (["--spec-method", "mtp", "--spec-tokens", "1"], None),
+        (["--spec-method", "deepseek_mtp", "--spec-tokens", "1"], None),  # mtp: async stays on
+        (['--speculative-config={"method": "dflash", "model": "z-lab/Qwen3-8B-DFlash-b16"}'], None),  # on: it runs
+        (['-sc={"method": "dflash", "model": "m/d"}', "--async-scheduling"], True),
+        (['-sc={"method": "dflash", "model": "m/d"}', "--no-async-scheduling"], False),
     ],
 )
 def test_async_scheduling_as_vllm_decides_it(args, expected_async):
@@ -113,8 +131,8 @@ def test_async_scheduling_with_ngram_is_refused_in_one_line():
     assert one_line(error) == (
         'vllm.extraArgs[1]: \'--speculative-config={"method": "ngram", "num_speculative_tokens": 4}\' configures '
         "the speculative method ngram, with which vLLM refuses --async-scheduling at start; leave out "
-        "--async-scheduling (vLLM then schedules synchronously), or use a method among dflash, draft_model, dspark, "
-        "eagle, eagle3, extract_hidden_states, mtp, ngram_gpu"
+        "--async-scheduling (vLLM then schedules synchronously), or use a method among dflash, dspark, eagle, eagle3, "
+        "mtp"
     )
 
 
@@ -137,8 +155,9 @@ def test_malformed_json_is_refused_in_one_line():
 @pytest.mark.parametrize(
     ("args", "problem"),
     [
-        (['--speculative-config={"method": "deepseek_mtp"}'], "names the speculative method 'deepseek_mtp'"),
+        (['--speculative-config={"method": "[ngram]"}'], "names the speculative method '\\[ngram\\]'"),
         (["--speculative-config=[1]"], "JSON that is not an object"),
+        (['--speculative-config={"method": ["mtp"]}'], "names the speculative method \"\\['mtp'\\]\""),
         ([NGRAM, "--spec-tokens", "2"], "sets num_speculative_tokens, which --speculative-config also sets"),
     ],
 )
@@ -156,8 +175,54 @@ def test_the_pack_reads_a_servers_speculative_config_the_same_way():
             [NGRAM],
             [EAGLE],
             [],
-            ["--speculative-config", '{"method": "suffix"}'],
+            [NGRAM, "--no-async-scheduling"],
+            ["--speculative-config", '{"method": "deepseek_mtp", "num_speculative_tokens": 1}'],
             [NGRAM, "--async-scheduling"],
+            ["--speculative-config", '{"method": "suffix"}'],
+            ["--speculative-config", '{"model": "Qwen/Qwen3-0.6B"}', "--no-async-scheduling"],
         )
     ]
-    assert read == [False, None, None, False, True]  # the last stops at start: not the capacity rule's to say
+    # the last three stop at start (vLLM refuses the third to last, tpu-inference the others): read as none, the
+    # switch as given; not the capacity rule's to say
+    assert read == [False, None, None, False, None, True, None, False]
+
+
+def test_a_method_vllm_does_not_know_is_refused_in_one_line():
+    """pydantic validates the method against SpeculativeMethod before vLLM reads it: the server does not start."""
+    with pytest.raises(UserError) as error:
+        vllm(extraArgs=["--spec-method", "eagle4", "--spec-model", "m/d"])
+    assert one_line(error) == (
+        "vllm.extraArgs[0]: '--spec-method eagle4' names the speculative method 'eagle4', which vLLM refuses at start (not "
+        "one of its methods); write one of dflash, dspark, eagle, eagle3, mtp, ngram (a model's own MTP method name, "
+        "e.g. deepseek_mtp, is also read, as mtp)"
+    )
+
+
+def test_a_draft_model_without_a_method_is_refused_in_one_line():
+    """vLLM's default method for a draft model, draft_model, has no drafter in tpu-inference's TPU runner."""
+    with pytest.raises(UserError) as error:
+        vllm(extraArgs=['--speculative-config={"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}'])
+    assert one_line(error) == (
+        'vllm.extraArgs[0]: \'--speculative-config={"model": "Qwen/Qwen3-0.6B", "num_speculative_tokens": 4}\' '
+        "configures the speculative method draft_model (vLLM's method for a draft model given without one), which "
+        "tpu-inference (vLLM's TPU backend) does not run: the server stops at start; write a method among dflash, "
+        "dspark, eagle, eagle3, mtp, ngram"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "method"),
+    [
+        (['-sc={"method": "draft_model", "model": "Qwen/Qwen3-0.6B"}'], "draft_model"),
+        (['--speculative-config={"model": "my_pkg.MyProposer"}'], "custom_class"),
+        (['--speculative-config={"method": "medusa", "model": "x/medusa"}'], "medusa"),
+        (['--speculative-config={"method": "mlp_speculator", "model": "x/speculator"}'], "mlp_speculator"),
+        (["--speculative-config.method", "suffix"], "suffix"),
+        (['--speculative-config={"method": "ngram_gpu", "num_speculative_tokens": 4}'], "ngram_gpu"),
+        (['--speculative-config={"method": "extract_hidden_states"}'], "extract_hidden_states"),
+    ],
+)
+def test_a_method_tpu_inference_does_not_run_is_refused(args, method):
+    with pytest.raises(UserError, match=rf"configures the speculative method {method}\b.*does not run"):
+        async_scheduling(args, VLLM, "vllm")
+    assert speculation(args, VLLM) is None  # the pack reads it as none
