@@ -18,6 +18,7 @@ SDK (`ResourceValidationPolicy.enforcement_level`), hence two policies over one 
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -30,14 +31,16 @@ from tpu_policies.ray_serve import serve_config
 from tpu_policies.replicas import most_replicas
 from tpu_policies.settings import Setting, config_schema
 from tpu_policies.stack import Item, Stack, read_stack
-from tpu_policies.values import UNKNOWN
+from tpu_policies.values import UNKNOWN, as_list
 from tpu_policies.workloads import PodTemplate, workload_annotations
-from tpu_stacks.catalog.engine_traffic import ASYNC_SCHEDULING, TRAFFIC
+from tpu_stacks.catalog.engine_traffic import TRAFFIC
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.errors import UserError
 from tpu_stacks.objects import annotations as keys
-from tpu_stacks.serving.engine_flags import flag_values, switch_given
+from tpu_stacks.serving.engine_flags import flag_values, split_argument
 from tpu_stacks.serving.serve_config import engine_flags
+from tpu_stacks.serving.speculative import SPECULATIVE_CONFIG
+from tpu_stacks.serving.speculative import async_scheduling as server_async_scheduling
 from tpu_stacks.sizing import ServingRequest
 from tpu_stacks.slo.plan import EngineSettings, size_command
 from tpu_stacks.traffic import Profile, TrafficTarget, evaluate_slice, read_profiles
@@ -128,7 +131,33 @@ def async_scheduling(template: PodTemplate, item: Item) -> bool | None:
     traffic = TRAFFIC.get(engine.engine) if engine is not None else None
     if engine is None or traffic is None or traffic.async_batches == 1:
         return None
-    return switch_given(_engine_text(template, item).split(), ASYNC_SCHEDULING, engine)
+    # the switch, and a speculative method that turns it off (serving/speculative.py, the plan's rule)
+    return server_async_scheduling(_engine_arguments(template, item), engine)
+
+
+def _engine_arguments(template: PodTemplate, item: Item) -> list[str]:
+    """The engine's arguments one by one, as the server's argv holds them: a container argument that is a flag or a
+    JSON value is one argument (Kubernetes passes it without a shell, spaces and all), any other is split as a shell
+    would split it (`sh -c "vllm serve ..."`); a RayService's Serve config's `engine_kwargs` as vLLM's flags, its
+    `speculative_config` object as `--speculative-config` JSON."""
+    config = serve_config(item.type, item.props)
+    if config is None:
+        parts: list[str] = []
+        for container in template.containers(init=False):
+            for key in ("command", "args"):
+                for part in as_list(container.get(key)):
+                    if isinstance(part, str) and part.lstrip().startswith(("-", "{")):
+                        parts.append(part)
+                    else:
+                        parts.extend(split_argument(part))
+        return parts
+    found: list[str] = []
+    for app in config.apps:
+        found += [f"{flag}={value}" for flag, value in engine_flags(app.engine_kwargs).items()]
+        speculative = app.engine_kwargs.get("speculative_config")
+        if isinstance(speculative, dict):
+            found.append(f"{SPECULATIVE_CONFIG}={json.dumps(speculative)}")
+    return found
 
 
 def _flag_number(template: PodTemplate, item: Item, flag: str) -> int | None:

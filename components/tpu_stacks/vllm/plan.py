@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 from tpu_stacks.catalog.engine_models import check_context, check_vllm_architecture
-from tpu_stacks.catalog.engine_traffic import ASYNC_SCHEDULING
 from tpu_stacks.catalog.engines.vllm import VLLM
 from tpu_stacks.catalog.models import lookup_model
 from tpu_stacks.catalog.tpu import SliceShape, generation
@@ -31,10 +30,10 @@ from tpu_stacks.serving.engine_flags import (
     check_written_flags,
     extra_args_dtypes,
     given_flags,
-    switch_given,
 )
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
 from tpu_stacks.serving.parallel_flags import check_parallelism, tensor_parallel_flags
+from tpu_stacks.serving.speculative import async_scheduling as vllm_async_scheduling
 from tpu_stacks.sizing import (
     Parallelism,
     ServingRequest,
@@ -251,6 +250,7 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
     check_extra_args_form("vllm", spec.extra_args)
     check_written_flags("vllm", spec.extra_args, VLLM, written_flags(spec, model.id))
     _check_config_file(spec)
+    vllm_async_scheduling(spec.extra_args, VLLM, "vllm")  # a speculative method vLLM refuses it with: refused here
     # The dtypes the server runs with: extraArgs' --dtype, --quantization, --kv-cache-dtype, else `auto`, by vLLM's
     # rule, the one the policy pack reads.
     dtypes = extra_args_dtypes("vllm", spec.extra_args, VLLM, model.architecture)
@@ -314,7 +314,8 @@ def plan_vllm(spec: VllmSpec, cluster: ClusterSpec, hf_token_given: bool, api_ke
 
 def _engine_settings(spec: VllmSpec, request: ServingRequest) -> EngineSettings:
     """What the slo's slice choice and its prediction both tell the traffic model of vLLM's settings."""
-    async_scheduling = switch_given(spec.extra_args, ASYNC_SCHEDULING, VLLM, "vllm")  # None: the build's default
+    # None: the build's default; off where a speculative method turns it off (serving/speculative.py)
+    async_scheduling = vllm_async_scheduling(spec.extra_args, VLLM, "vllm")
     return EngineSettings.of(request, "vllm", spec.max_num_seqs, spec.max_num_batched_tokens, async_scheduling)
 
 
