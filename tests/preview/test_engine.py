@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from pulumi.runtime import resource as runtime_resource
 from pulumi.runtime.proto import analyzer_pb2, resource_pb2
 
+from tpu_stacks_preview import engine as engine_module
 from tpu_stacks_preview.capture import Capture
 from tpu_stacks_preview.config import secret_placeholder
 from tpu_stacks_preview.engine import run_program
@@ -152,5 +154,13 @@ def test_runs_skip_the_source_positions_only_the_engine_reads(monkeypatch: pytes
     assert run_program(RAW, "dev", preview=True).error is None
     assert len(sent) > 5 and set(sent) == {(0, False)}
     assert runtime_resource._get_stack_trace is computed
-    assert run_program(ERRORS, "apply-error", preview=False).error is not None
+    assert run_program(ERRORS, "apply-error", preview=False).error is not None  # the program's failure: data
+    assert runtime_resource._get_stack_trace is computed
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the engine's own crash")
+
+    monkeypatch.setattr(engine_module, "threading", SimpleNamespace(Thread=broken))
+    with pytest.raises(RuntimeError, match="own crash"):  # raised inside the run's block (an interrupt would be)
+        run_program(RAW, "dev", preview=True)
     assert runtime_resource._get_stack_trace is computed

@@ -226,3 +226,101 @@ def test_a_method_tpu_inference_does_not_run_is_refused(args, method):
     with pytest.raises(UserError, match=rf"configures the speculative method {method}\b.*does not run"):
         async_scheduling(args, VLLM, "vllm")
     assert speculation(args, VLLM) is None  # the pack reads it as none
+
+
+def _refused(args: list[str]) -> str:
+    with pytest.raises(UserError) as error:
+        async_scheduling(args, VLLM, "vllm")
+    return one_line(error)
+
+
+def test_dotted_keys_nest_and_merge_as_vllm_builds_them():
+    """`--speculative-config.a.b v` is {"a": {"b": v}} in vLLM (ledger: vllm.args.dotted-json); each value read as
+    JSON, else as text; several under one flag merged, a later value replacing an earlier."""
+    flat = speculation(["--speculative-config.method=ngram", "--speculative-config.num_speculative_tokens=4"], VLLM)
+    assert flat is not None and flat.method == "ngram"
+    quoted = speculation(['--speculative-config.method="ngram"'], VLLM)  # JSON text: the string ngram
+    assert quoted is not None and quoted.method == "ngram"
+    # a key nested under another is not the method: the model `ngram` decides (vLLM: {"extra": {"method": ...}})
+    nested = speculation(["--speculative-config.model=ngram", "--speculative-config.extra.method=medusa"], VLLM)
+    assert nested is not None and nested.method == "ngram"
+    # the method nested one deeper is a dict, which vLLM's validation refuses
+    assert "names the speculative method \"{'sub': 'ngram'}\"" in _refused(["--speculative-config.method.sub=ngram"])
+    replaced = speculation(["--speculative-config.method=medusa", "--speculative-config.method=ngram"], VLLM)
+    assert replaced is not None and replaced.method == "ngram"
+
+
+def test_dotted_keys_under_the_short_flag_are_another_json_value_the_later_wins():
+    """vLLM adds each flag's dotted keys back as one JSON value per flag, in the order the flags first appear:
+    argparse keeps the last."""
+    args = ["-sc.method=medusa", "--speculative-config.method=ngram", "-sc.num_speculative_tokens=2"]
+    found = speculation(args, VLLM)
+    assert found is not None and found.method == "ngram"
+    assert "method medusa" in _refused(["--speculative-config.method=ngram", "-sc.method=medusa"])
+
+
+def test_a_refusal_names_the_argument_that_writes_the_method():
+    args = ["--speculative-config.method=medusa", "--speculative-config.num_speculative_tokens=2"]
+    assert _refused(args).startswith("vllm.extraArgs[0]: '--speculative-config.method=medusa' configures")
+    # a method vLLM chose for the model given: the last argument of the configuration is named
+    args = ['--speculative-config={"model": "org/draft"}', "--spec-tokens=3"]
+    assert _refused(args).startswith(
+        "vllm.extraArgs[1]: '--spec-tokens=3' configures the speculative method draft_model"
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "method"),
+    [
+        ("my_pkg.proposers.Proposer", "custom_class"),  # an import path: vLLM loads the proposer class
+        ("Proposer", "draft_model"),  # one name is a model, not an import path
+        ("my-pkg.Proposer", "draft_model"),  # not identifiers
+        ("org/draft.v1", "draft_model"),  # a Hugging Face repository
+        ("https://example.com/x.y", "draft_model"),
+    ],
+)
+def test_a_model_named_by_an_import_path_is_a_custom_class(model, method):
+    """vLLM's rule (ledger: vllm.speculative.custom-class-path): two or more dotted identifiers, no scheme or slash."""
+    assert f"the speculative method {method} " in _refused([f'--speculative-config={{"model": "{model}"}}'])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--spec-method", "ngram", "--spec-tokens", "3", "--spec-tokens", "4"],  # argparse keeps a flag's last value
+        ["--spec-method", "medusa", "--spec-method", "ngram", "--spec-tokens", "4"],
+        # the JSON's key as written is not the flag's (vLLM compares before it reads dashes as underscores)
+        ['--speculative-config={"method": "ngram", "num-speculative-tokens": 3}', "--spec-tokens", "4"],
+    ],
+)
+def test_what_vllm_starts_with_is_not_refused(args):
+    found = speculation(args, VLLM, "vllm")
+    assert found is not None and found.method == "ngram"
+    assert async_scheduling(args, VLLM, "vllm") is False
+
+
+def test_json_null_is_no_speculative_config():
+    assert speculation(["--speculative-config", "null"], VLLM, "vllm") is None
+    assert async_scheduling(["--speculative-config=null", "--async-scheduling"], VLLM, "vllm") is True
+
+
+@pytest.mark.parametrize("value", ["1", '"yes"', '"On"', "true", '"t"'])
+def test_padded_drafter_off_as_pydantic_reads_a_bool(value):
+    """vLLM's config is a pydantic dataclass in lax mode: 1, "yes", "on"... are true (ledger:
+    vllm.config.pydantic-dataclass)."""
+    config = f'--speculative-config={{"method": "eagle3", "model": "x/draft", "disable_padded_drafter_batch": {value}}}'
+    assert async_scheduling([config], VLLM, "vllm") is False
+    assert "disable_padded_drafter_batch" in _refused([config, "--async-scheduling"])
+
+
+@pytest.mark.parametrize("value", ["0", '"no"', "false", '"maybe"'])
+def test_padded_drafter_left_on(value):
+    config = f'--speculative-config={{"method": "eagle3", "model": "x/draft", "disable_padded_drafter_batch": {value}}}'
+    assert async_scheduling([config], VLLM, "vllm") is None
+
+
+def test_the_pack_never_raises_on_json_too_deep_to_read():
+    deep = "--speculative-config=" + "[" * 100_000
+    assert speculation([deep], VLLM) is None
+    with pytest.raises(UserError, match="not JSON"):
+        speculation([deep], VLLM, "vllm")

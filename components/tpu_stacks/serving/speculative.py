@@ -5,10 +5,12 @@ starts, and one that turns async scheduling off changes the latency the plan pre
 
 vLLM 0.29.0 reads `--speculative-config` (`-sc`) as JSON (ledger: vllm.flag.speculative-config,
 vllm.flag.speculative-config-short, vllm.speculative.config-json; `` or `None`: none, ledger: vllm.args.json-none; a
-value that does not parse stops the server, ledger: vllm.args.json-refused), `--speculative-config.KEY VALUE` as a
-dict that replaces it (ledger: vllm.args.dotted-json), `--spec-method`, `--spec-model` and `--spec-tokens` into it
-(ledger: vllm.flag.spec-method, vllm.flag.spec-model, vllm.flag.spec-tokens; with the same key in the JSON: refused at
-start, ledger: vllm.speculative.spec-flags-exclusive), its keys with dashes read as underscores (ledger:
+value that does not parse stops the server, ledger: vllm.args.json-refused; JSON null: none),
+`--speculative-config.KEY VALUE` (KEY dotted for a nested key) as one dict per flag, added back after every other
+argument so that it replaces a JSON value (ledger: vllm.args.dotted-json), `--spec-method`, `--spec-model` and
+`--spec-tokens` into it, each flag's last value (ledger: vllm.flag.spec-method, vllm.flag.spec-model,
+vllm.flag.spec-tokens; with the same key as written in the JSON: refused at start, ledger:
+vllm.speculative.spec-flags-exclusive), its keys with dashes read as underscores (ledger:
 vllm.speculative.keys-dashes). The method, when not written, is custom_class for a dotted import path, ngram for the
 model `ngram`, else draft_model (ledger: vllm.speculative.custom-class-path, vllm.speculative.ngram-model,
 vllm.speculative.method-default); a model-specific MTP name (deepseek_mtp, ...) is run as mtp (ledger:
@@ -66,7 +68,12 @@ SPEC_FLAGS = {
     text("vllm.flag.spec-model"): "model",
     text("vllm.flag.spec-tokens"): "num_speculative_tokens",
 }
-"""`--spec-*` flags and the key of the speculative config each sets."""
+"""`--spec-*` flags and the key of the speculative config each sets, in the order vLLM adds them."""
+SPEC_KEYS = tuple(SPEC_FLAGS.values())
+LAX_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
+"""The strings pydantic's lax mode reads as true for a bool field, as vLLM's config dataclasses validate
+`disable_padded_drafter_batch` (ledger: vllm.config.pydantic-dataclass; the strings:
+https://docs.pydantic.dev/2.11/api/standard_library_types/#booleans)."""
 _TPU_LIST = ", ".join(sorted(TPU_METHODS))
 
 
@@ -101,9 +108,9 @@ def speculation(arguments: Sequence[Any], engine: EngineVersion, section: str | 
     flags = given_flags(arguments, engine, known=known)
     config: dict[str, Any] | None = None
     last: GivenFlag | None = None
-    dotted: dict[str, Any] = {}
+    dotted: dict[str, dict[str, Any]] = {}  # by the flag they are written under, in the order vLLM adds them back
     method_given: GivenFlag | None = None  # the argument that writes the method
-    dotted_method: GivenFlag | None = None
+    dotted_method: dict[str, GivenFlag] = {}
     for given in flags:
         name = given.name
         if name in (SPECULATIVE_CONFIG, SHORT):
@@ -114,7 +121,7 @@ def speculation(arguments: Sequence[Any], engine: EngineVersion, section: str | 
                 continue
             try:
                 parsed = json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):
                 _refuse(
                     section,
                     given,
@@ -122,6 +129,9 @@ def speculation(arguments: Sequence[Any], engine: EngineVersion, section: str | 
                     f"write {SPECULATIVE_CONFIG}=" + '\'{"method": "...", "num_speculative_tokens": N}\'',
                 )
                 return None
+            if parsed is None:  # JSON null: none, as vLLM reads it
+                config, method_given = None, None
+                continue
             if not isinstance(parsed, dict):
                 _refuse(
                     section,
@@ -132,23 +142,22 @@ def speculation(arguments: Sequence[Any], engine: EngineVersion, section: str | 
                 return None
             config = parsed
             method_given = given
-        elif name.startswith(SPECULATIVE_CONFIG + ".") or name.startswith(SHORT + "."):
+        elif name.startswith((SPECULATIVE_CONFIG + ".", SHORT + ".")):
             last = given
-            key = name.split(".", 1)[1].split(".", 1)[0]
-            try:
-                dotted[key] = json.loads(given.value or "")
-            except ValueError:
-                dotted[key] = given.value
-            if key == "method":
-                dotted_method = given
-    if dotted:  # appended after every other argument: it replaces a whole JSON value
-        config = dotted
-        method_given = dotted_method
+            flag, *keys = name.split(".")
+            _merge(dotted.setdefault(flag, {}), _nested(keys, _dotted_value(given.value or "")))
+            if keys == ["method"]:
+                dotted_method[flag] = given
+    if dotted:  # added back after every other argument, one JSON value a flag: the last replaces the rest
+        flag = list(dotted)[-1]
+        config, method_given = dotted[flag], dotted_method.get(flag)
+    spec_flags: dict[str, GivenFlag] = {}  # each `--spec-*` flag's last value (argparse keeps it)
     for given in flags:
-        key = SPEC_FLAGS.get(given.name)
-        if key is None or given.value is None:
-            continue
-        if config is not None and any(k.replace("-", "_") == key for k in config):
+        if given.name in SPEC_FLAGS and given.value is not None:
+            spec_flags[SPEC_FLAGS[given.name]] = given
+            last = given if last is None or given.argument > last.argument else last
+    for key, given in sorted(spec_flags.items(), key=lambda item: SPEC_KEYS.index(item[0])):
+        if config is not None and key in config:  # the key as written: vLLM compares before reading dashes
             _refuse(
                 section,
                 given,
@@ -157,7 +166,6 @@ def speculation(arguments: Sequence[Any], engine: EngineVersion, section: str | 
             )
             return None
         config = {**(config or {}), key: given.value}
-        last = given
         if key == "method":
             method_given = given
     if config is None or last is None:
@@ -182,8 +190,40 @@ def speculation(arguments: Sequence[Any], engine: EngineVersion, section: str | 
             f"write a method among {_TPU_LIST}",
         )
         return None
-    padded = config.get("disable_padded_drafter_batch") in (True, "true", "True")
+    padded = _lax_true(config.get("disable_padded_drafter_batch"))
     return Speculation(method, padded, last)
+
+
+def _lax_true(value: Any) -> bool:
+    """True as pydantic's lax mode reads a bool field of vLLM's config (1, "yes", "on", ...)."""
+    if isinstance(value, str):
+        return value.strip().lower() in LAX_TRUE
+    return isinstance(value, int | float) and value == 1
+
+
+def _dotted_value(text: str) -> Any:
+    """A dotted key's value as vLLM reads it: JSON, else the text (vLLM also reads `1k`-style numbers, which decide
+    nothing here)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _nested(keys: list[str], value: Any) -> Any:
+    """`a.b.c` = 1 as vLLM nests it: {"a": {"b": {"c": 1}}}."""
+    for key in reversed(keys):
+        value = {key: value}
+    return value
+
+
+def _merge(into: dict[str, Any], update: dict[str, Any]) -> None:
+    """Dotted keys under one flag merged as vLLM merges them (a later value replaces an earlier one)."""
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 def _method(config: dict[str, Any]) -> tuple[str, str]:

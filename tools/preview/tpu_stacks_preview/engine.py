@@ -129,10 +129,11 @@ def _run_once(config: StackConfig, preview: bool, listener: RunListener | None =
 @contextlib.contextmanager
 def _no_source_positions() -> Iterator[None]:
     """The SDK sends the engine where each resource was declared: the stack of its construction, each frame's source
-    line read (`_get_stack_trace`, about 1 ms a resource), for RegisterResourceRequest's sourcePosition and
-    stackTrace alone (ledger: pulumi.runtime.stack-trace-sent, pulumi.runtime.source-position-sent). This engine
-    records neither, and no analyzer request carries them: the runs skip computing them (an empty trace, as the SDK
-    sends when it finds no frame of the program's), and the SDK's own function is back once the run ends."""
+    line read (`_get_stack_trace`, about 1 ms a resource), in the sourcePosition and stackTrace of the
+    RegisterResourceRequest (or ReadResourceRequest) alone (ledger: pulumi.runtime.stack-trace-sent,
+    pulumi.runtime.source-position-sent). This engine records neither, and no analyzer request carries them: the runs
+    skip computing them (an empty trace, as the SDK sends when it finds no frame of the program's), and the SDK's own
+    function is back once the run ends. Runs are one at a time (`isolated_imports` moves the working directory)."""
     computed = runtime_resource._get_stack_trace
     runtime_resource._get_stack_trace = source_pb2.StackTrace
     try:
