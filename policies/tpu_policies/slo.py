@@ -129,7 +129,7 @@ def async_scheduling(template: PodTemplate, item: Item) -> bool | None:
     step at a time (its traffic record's `async_batches`: no such switch)."""
     engine = VLLM if serve_config(item.type, item.props) is not None else engine_of_template(template)
     traffic = TRAFFIC.get(engine.engine) if engine is not None else None
-    if engine is None or traffic is None or traffic.async_batches == 1:
+    if engine is None or traffic is None or not traffic.async_switch:
         return None
     # the switch, and a speculative method that turns it off (serving/speculative.py, the plan's rule)
     return server_async_scheduling(_engine_arguments(template, item), engine)

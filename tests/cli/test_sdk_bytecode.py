@@ -20,6 +20,8 @@ import pulumi_kubernetes.rbac.v1
 import pytest
 
 from tpu_stacks.cli import sdk_bytecode
+from tpu_stacks.cli.user_cache import cache_dir
+from tpu_stacks_preview.schema import VENDORED_CRDS, _converted_crd
 
 # A name no module defines: evaluating the annotation raises NameError, so importing shows which way it compiled.
 SOURCE = "def greet(name: Undefined) -> Undefined:\n    return 'hello ' + name\n\nclass Args:\n    size: Undefined\n"
@@ -189,7 +191,9 @@ def test_an_optimized_interpreter_keeps_entries_of_its_own():
     assert (plain.strip(), optimized.strip()) == (f"/r/a/m.{tag}.pyc", f"/r/a/m.{tag}.opt-2.pyc")
 
 
-def test_without_a_home_or_a_cache_variable_nothing_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_home_or_a_cache_variable_nothing_is_installed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """A container user with no home directory and neither variable set: the SDKs load the ordinary way, and the
     command runs (no traceback from `Path.home()`)."""
     for name in ("TPU_STACKS_CACHE", "XDG_CACHE_HOME", sdk_bytecode.SWITCH):
@@ -202,6 +206,23 @@ def test_without_a_home_or_a_cache_variable_nothing_is_installed(monkeypatch: py
     before = list(sys.meta_path)
     assert sdk_bytecode.install() is None
     assert sys.meta_path == before
+    # the planner's CRD schemas, the other thing cached (user_cache.py): converted, nothing kept
+    crd = tmp_path / "computeclasses.yaml"
+    crd.write_bytes((VENDORED_CRDS / "cloud.google.com_computeclasses.yaml").read_bytes())
+    stat = crd.stat()
+    assert _converted_crd(str(crd), stat.st_mtime_ns, stat.st_size)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["computeclasses.yaml"]
+
+
+def test_a_relative_cache_folder_is_read_as_absolute(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A plan moves into the program's directory while it runs (isolated_imports): a relative `TPU_STACKS_CACHE`
+    means the folder where the command started, as the user wrote it there."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TPU_STACKS_CACHE", "relcache")
+    assert sdk_bytecode.cache_root() == tmp_path / "relcache" / "sdk-bytecode"
+    monkeypatch.delenv("TPU_STACKS_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", "xdg")
+    assert cache_dir() == tmp_path / "xdg" / "tpu-stacks"
 
 
 def test_a_typed_dict_has_the_keys_python_gives_it_without_checking_its_annotations(packages: Path) -> None:
@@ -242,6 +263,8 @@ def test_the_sdks_typed_dicts_keep_their_keys(request: pytest.FixtureRequest) ->
         env={**environment, "TPU_STACKS_CACHE": str(cache)},
     )
     deferred = json.loads(result.stdout)
+    for module in modules.values():  # compiled the console script's way: the entries are back
+        assert sdk_bytecode.entry_path(Path(cache) / "sdk-bytecode", module.__file__).is_file()
     for name, module in modules.items():
         ordinary = json.loads(json.dumps(_typed_dicts(module)))
         assert len(ordinary) >= 10 and deferred[name] == ordinary, name

@@ -119,3 +119,66 @@ def test_a_real_pack_gives_the_batch_verdict_for_a_streamed_preview():
         server.close()
     assert streamed is not None and streamed.violations  # the stack's advisories: something to compare
     assert streamed == batch
+
+
+def test_a_read_is_not_analysed_either_way():
+    """The engine analyses the resources a program registers, not those it reads (`Resource.get`; policy_stream.py):
+    the monitor does not tell the stream of a read, and the batch path sends it no AnalyzeRequest; the stack's
+    request still lists it among the stack's resources."""
+    from pulumi.runtime.proto import resource_pb2
+
+    from tpu_stacks_preview.analyze_requests import analyze_requests
+    from tpu_stacks_preview.config import load_stack_config
+    from tpu_stacks_preview.mocks import OfflineMocks
+    from tpu_stacks_preview.monitor import CaptureMonitor
+
+    from .conftest import RAW
+
+    config = load_stack_config(RAW, "dev", placeholder_secrets=True)
+    heard: list[str] = []
+
+    class Listener:
+        def registered(self, record: Any, config: Any, records: Any) -> None:
+            heard.append(record.urn)
+
+        def restarted(self, config: Any) -> None:
+            pass
+
+    monitor = CaptureMonitor(OfflineMocks(config, preview=True), config, Listener())  # type: ignore[arg-type]
+    read = monitor.ReadResource(resource_pb2.ReadResourceRequest(type="gcp:storage/bucket:Bucket", name="old", id="b"))
+    registered = monitor.RegisterResource(
+        resource_pb2.RegisterResourceRequest(type="gcp:storage/bucket:Bucket", name="new", custom=True)
+    )
+    assert heard == [registered.urn]
+    capture = Capture(config=config, preview=True)
+    capture.resources = list(monitor.records.values())
+    requests, stack = analyze_requests(capture)
+    assert [r.urn for r in requests] == [registered.urn]
+    assert {r.urn for r in stack.resources} == {read.urn, registered.urn}
+
+
+def test_the_engine_tells_the_stream_of_a_run_it_starts_again(tmp_path: Path):
+    """A program that stops on a secret no stack file gives is run again with a placeholder (engine.py): the stream
+    hears of the restart and judges the second run alone, so what the first registered is not counted twice."""
+    from tpu_stacks_preview.config import load_stack_config
+    from tpu_stacks_preview.engine import run_program
+
+    (tmp_path / "Pulumi.yaml").write_text("name: restart-fixture\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text(
+        "import pulumi\nfrom pulumi_gcp import storage\n\n"
+        'storage.Bucket("bad", location="US")\n'
+        'pulumi.Config("other").require_secret("token")  # stops the first run\n'
+        'storage.Bucket("good", location="US")\n'
+    )
+    config = load_stack_config(tmp_path, "dev", placeholder_secrets=True)
+    pack = _Pack()
+    stream = StreamedAnalysis(pack, config, None)  # type: ignore[arg-type]
+    capture = run_program(tmp_path, "dev", preview=True, config=config, listener=stream)
+    assert capture.error is None
+    stream.finish(capture)
+    result = stream.result()
+    assert result is not None and [v.message for v in result.violations] == ["bad is bad"]
+    assert pack.methods().count("ConfigureStack") == 2  # the first run's, and the second's with its placeholder
+    analysed = [request.name for method, request in pack.calls if method == "Analyze"]
+    assert analysed.count("bad") == 2 and analysed.count("good") == 1

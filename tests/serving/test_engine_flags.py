@@ -255,3 +255,27 @@ def test_an_integer_setting_is_the_same_only_as_the_same_integer():
 
     assert _same("4096", "4096") and _same("0.80", "0.8")
     assert not _same("4096.0", "4096") and not _same("x", "4096") and not _same("x", "0.8")
+
+
+def test_a_value_is_read_under_an_abbreviation_argparse_takes_for_its_flag():
+    """`flag_value` reads `--served-model=foo` as vLLM reads it, `--served-model-name` (ledger: vllm.args.abbreviations)."""
+    from tpu_stacks.serving.engine_flags import flag_value
+
+    assert flag_value(["--served-model=foo"], "--served-model-name", VLLM) == "foo"
+    assert flag_value(["--block", "64"], "--block-size", VLLM) == "64"
+    assert flag_value(["--block-sizes=64"], "--block-size", VLLM) is None  # no abbreviation: a longer name
+
+
+def test_spelled_out_writes_abbreviated_names_in_full_and_keeps_the_rest():
+    from tpu_stacks.serving.engine_flags import spelled_out
+
+    args = ["--tensor-parallel=2", "--pipeline", "2", "-tp", "4", "--enforce-eager", "--tensor_parallel_size=8"]
+    assert spelled_out(args, VLLM, known=("--pipeline-parallel-size",)) == [
+        "--tensor-parallel-size=2",
+        "--pipeline-parallel-size",
+        "2",
+        "-tp",
+        "4",
+        "--enforce-eager",
+        "--tensor_parallel_size=8",  # an underscore spelling the patterns read themselves
+    ]

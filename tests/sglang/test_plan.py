@@ -265,3 +265,13 @@ def test_an_abbreviated_flag_is_the_flag_argparse_takes_it_for():
     assert "sglang.contextLength" in refusal(extra_args=["--context=32768"])
     assert "sglang.memFractionStatic" in refusal(extra_args=["--mem-frac=0.95"])
     assert "sglang.radixCache" in refusal(extra_args=["--disable-radix"])
+
+
+def test_the_keys_own_choices_cannot_be_written_in_extra_args():
+    """`--tp=2` is `--tp-size` to argparse; a key left unset is no value extraArgs may repeat; the radix-cache switch
+    takes no value (SGLang-JAX's store_true refuses `=false` at start)."""
+    assert "'--tp=2' sets tensor parallelism 2" in refusal(extra_args=["--tp=2"])
+    assert "sglang.maxRunningRequests (unset)" in refusal(extra_args=["--max-running-requests=unset"])
+    assert "gives a value to a switch" in refusal(extra_args=["--disable-radix-cache=false"])
+    assert "sglang.radixCache" in refusal(extra_args=["--disable-radix-cache"])
+    assert plan(radix_cache=False, extra_args=["--disable-radix-cache"]).engine_args()[-1] == "--disable-radix-cache"

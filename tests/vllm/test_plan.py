@@ -384,3 +384,19 @@ def test_the_slo_s_batch_cap_cannot_be_undone_by_extra_args():
     with pytest.raises(UserError) as refused:
         plan(model="meta-llama/Llama-3.1-8B", slo=slo, extra_args=["--max-num-seqs=128"])
     assert f"vllm.maxNumSeqs ({decided.spec.max_num_seqs})" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["--tensor-parallel=2"], "'--tensor-parallel=2' sets tensor parallelism 2"),
+        (["--pipeline-parallel", "3"], "'--pipeline-parallel 3' asks for 3 pipeline stages"),
+        (["--pipeline-parallel=2"], "'--pipeline-parallel=2' with the stack's --tensor-parallel-size=8"),
+    ],
+)
+def test_an_abbreviated_parallel_flag_is_read_as_vllm_reads_it(args, shown):
+    """argparse takes `--tensor-parallel` for `--tensor-parallel-size` (ledger: vllm.args.abbreviations): checked
+    against the slice like the full name, shown as written."""
+    with pytest.raises(UserError) as refused:
+        plan(extra_args=args)
+    assert str(refused.value).startswith(f"vllm.extraArgs[0]: {shown}")

@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import CodeType, ModuleType
 
+from tpu_stacks.cli.user_cache import cache_dir
+
 PACKAGES = ("pulumi_gcp", "pulumi_kubernetes")
 """Generated provider SDKs: their modules read annotations only through `typing.get_type_hints` (via pulumi)."""
 
@@ -48,12 +50,10 @@ FORMAT = b"tpu-stacks pep563 2\n"
 """Written before each entry, with the interpreter's bytecode magic: a change of either makes every entry stale."""
 
 
-def cache_root() -> Path:
-    """Where the compiled modules go: `$TPU_STACKS_CACHE`, else the XDG user cache."""
-    if os.environ.get("TPU_STACKS_CACHE"):
-        return Path(os.environ["TPU_STACKS_CACHE"]) / "sdk-bytecode"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tpu-stacks" / "sdk-bytecode"
+def cache_root() -> Path | None:
+    """Where the compiled modules go: the user's tpu-stacks cache (user_cache.py); None: nowhere."""
+    root = cache_dir()
+    return None if root is None else root / "sdk-bytecode"
 
 
 def entry_path(root: Path, source: str) -> Path:
@@ -190,8 +190,9 @@ class DeferredAnnotationsLoader(importlib.machinery.SourceFileLoader):
             os.replace(partial, entry)  # another process writing the same entry: the last whole file wins
         except OSError:
             DeferredAnnotationsLoader.writable = False
+        finally:
             with contextlib.suppress(OSError):
-                partial.unlink(missing_ok=True)  # a disk that filled mid-write keeps no half entry
+                partial.unlink(missing_ok=True)  # a disk that filled or an interrupt mid-write keeps no half entry
         return code
 
 
@@ -220,9 +221,8 @@ def install(packages: Sequence[str] = PACKAGES) -> DeferredAnnotationsFinder | N
     """Load `packages` through the cache from now on (before any of them is imported), unless switched off."""
     if os.environ.get(SWITCH, "").lower() in ("off", "0", "false", "no"):
         return None
-    try:
-        root = cache_root()
-    except RuntimeError:  # no $TPU_STACKS_CACHE, no $XDG_CACHE_HOME and no home directory: nowhere to keep it
+    root = cache_root()
+    if root is None:  # no $TPU_STACKS_CACHE, no $XDG_CACHE_HOME and no home directory: nowhere to keep it
         return None
     finder = DeferredAnnotationsFinder(root, packages)
     sys.meta_path.insert(0, finder)

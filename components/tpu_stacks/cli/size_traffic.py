@@ -114,7 +114,7 @@ def _refuse_conflicts(args: argparse.Namespace, model: ResolvedModel, target: Tr
             f"is not a setting of {args.engine}, which the traffic model prefills apart from its decode steps",
             "drop it",
         )
-    if args.async_scheduling is not None and TRAFFIC[args.engine].async_batches == 1:
+    if args.async_scheduling is not None and not TRAFFIC[args.engine].async_switch:
         flag = "--async-scheduling" if args.async_scheduling else "--no-async-scheduling"
         raise UserError(
             flag, args.engine, "has no async scheduling to switch (it schedules one step at a time)", "drop it"

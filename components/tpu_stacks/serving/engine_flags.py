@@ -108,10 +108,23 @@ def flag_value(arguments: Sequence[Any], flag: str, engine: EngineVersion | None
     """The value of `flag`'s last occurrence in a server's arguments (None: absent, or given no value), its name
     read as `engine`'s parser reads it (None: as written)."""
     value = None
-    for given in given_flags(arguments, engine):
+    for given in given_flags(arguments, engine, known=(flag,)):  # an abbreviation argparse takes for it too
         if given.name == flag:
             value = given.value
     return value
+
+
+def spelled_out(arguments: Sequence[Any], engine: EngineVersion, known: Collection[str] = ()) -> list[Any]:
+    """`arguments` with each long flag argparse would take for one of `known` (or the engine's record) written in
+    full (`--tensor-parallel=2` -> `--tensor-parallel-size=2`), values and positions kept: for readers of the
+    written text (serving/parallel_flags.py), which match full spellings only."""
+    spelled = list(arguments)
+    for given in given_flags(arguments, engine, known=known):
+        token = spelled[given.argument]
+        head, eq, tail = token.partition("=")
+        if head.startswith("--") and given.name != head and given.name.startswith(head):
+            spelled[given.argument] = given.name + eq + tail
+    return spelled
 
 
 def switch_given(
@@ -193,12 +206,15 @@ def served_dtypes(engine: EngineVersion, flags: Mapping[str, str], architecture:
 
 @dataclass(frozen=True)
 class Written:
-    """A flag the stack writes: the key it writes it from (None: a value of the stack's own) and the value."""
+    """A flag the stack writes: the key it writes it from (None: a value of the stack's own) and the value (None: the
+    key leaves the engine's own choice, which any value in extraArgs would replace)."""
 
     key: str | None
-    value: str
+    value: str | None
     why: str = ""
     """For a value of the stack's own, what depends on it."""
+    switch: bool = False
+    """A switch (argparse's store_true: given or not, `value` "true" or "false"), which takes no `=value`."""
 
 
 def check_extra_args_form(section: str, extra_args: Sequence[str]) -> None:
@@ -243,9 +259,19 @@ def check_written_flags(
                 names.setdefault(alias, written[flag.name])
     for given in given_flags(extra_args, engine, known=names):
         stack = names.get(given.name)
-        if stack is None or _same(given.value or "true", stack.value):
+        if stack is None:
             continue
         where = f"{section}.extraArgs[{given.argument}]"
+        if stack.switch and "=" in given.written.split(" ", 1)[0]:
+            raise UserError(
+                where,
+                given.written,
+                "gives a value to a switch, which the server refuses at start",
+                f"write {given.name} alone, or set {stack.key} instead",
+            )
+        value = "true" if stack.switch or given.value is None else given.value
+        if stack.value is not None and _same(value, stack.value):
+            continue
         if stack.key is None:
             raise UserError(
                 where,
@@ -256,8 +282,8 @@ def check_written_flags(
         raise UserError(
             where,
             given.written,
-            f"sets {given.name}, which the stack writes from {stack.key} ({stack.value}): the slice, its memory "
-            "and its traffic were sized for the key's",
+            f"sets {given.name}, which the stack writes from {stack.key} ({stack.value or 'unset'}): the slice, its "
+            "memory and its traffic were sized for the key's",
             f"set {stack.key} instead",
         )
 

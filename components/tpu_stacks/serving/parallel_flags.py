@@ -36,6 +36,9 @@ def tensor_parallel_pattern(spellings: Iterable[str]) -> re.Pattern[str]:
     return re.compile("(?:" + "|".join(rf"(?<!\S){re.escape(name)}" for name in ordered) + ")" + VALUE)
 
 
+PIPELINE_PARALLEL = "--pipeline-parallel-size"
+"""The pipeline-parallel flag's long name, which the stacks do not write (argparse's abbreviations of it are spelled
+out before the patterns read a text: engine_flags.spelled_out)."""
 PP_FLAG = re.compile(r"(?:--pipeline[-_]parallel[-_]size|(?<!\S)-pp)(?:=|\s+)(\d+)")
 
 

@@ -27,6 +27,7 @@ from tpu_stacks.serving.engine_flags import (
     check_written_flags,
     extra_args_dtypes,
     extra_args_number,
+    spelled_out,
 )
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
 from tpu_stacks.sglang.engine import SGLANG
@@ -90,7 +91,7 @@ class SglangPlan(WorkloadPlan):
     def engine_args(self) -> list[str]:
         """The server's flags; a tensor-parallel flag in extraArgs (checked equal to the slice's) replaces ours."""
         spec = self.spec
-        given = _tensor_parallel_given(spec.extra_args)
+        given = _tensor_parallel_given(spelled_out(spec.extra_args, SGLANG))
         flag = {name: f"{name}={value.value}" for name, value in written_flags(spec, self.model.id).items()}
         return [
             flag["--host"],
@@ -117,8 +118,10 @@ def written_flags(spec: SglangSpec, model_id: str) -> dict[str, Written]:
         "--context-length": Written("sglang.contextLength", str(spec.context_length)),
         "--mem-fraction-static": Written("sglang.memFractionStatic", f"{spec.mem_fraction_static:g}"),
         "--download-dir": Written("sglang.downloadDir", spec.download_dir),
-        "--max-running-requests": Written("sglang.maxRunningRequests", str(spec.max_running_requests or "unset")),
-        "--disable-radix-cache": Written("sglang.radixCache", "false" if spec.radix_cache else "true"),
+        "--max-running-requests": Written(
+            "sglang.maxRunningRequests", str(spec.max_running_requests) if spec.max_running_requests else None
+        ),
+        "--disable-radix-cache": Written("sglang.radixCache", "false" if spec.radix_cache else "true", switch=True),
     }
 
 
@@ -135,7 +138,7 @@ def _tensor_parallel_given(extra_args: list[str]) -> tuple[int, str] | None:
 
 
 def _check_tensor_parallel(spec: SglangSpec, devices: int, slice_name: str) -> None:
-    given = _tensor_parallel_given(spec.extra_args)
+    given = _tensor_parallel_given(spelled_out(spec.extra_args, SGLANG))  # `--tp=2` is `--tp-size` to argparse
     if given is not None and given[1] != str(devices):
         raise UserError(
             f"sglang.extraArgs[{given[0]}]",

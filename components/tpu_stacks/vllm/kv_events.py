@@ -82,7 +82,8 @@ RENDER_MEMORY_LIMIT = "4Gi"
 picker's pod must fit beside the system pods on an e2-standard-4 (vllm/gateway.py says why the picker asks 1 CPU).
 Memory is capped, as the picker's is [I: not measured on a cluster]."""
 
-NO_PREFIX_CACHING = "--no-enable-prefix-caching"
+PREFIX_CACHING = "--enable-prefix-caching"  # on by default
+NO_PREFIX_CACHING = "--no-" + PREFIX_CACHING.removeprefix("--")
 """vLLM's negation of `--enable-prefix-caching` (an argparse BooleanOptionalAction)."""
 TOKENIZER_FLAGS = (
     f"--{text('vllm.flag.tokenizer')}",
@@ -93,11 +94,10 @@ TOKENIZER_FLAGS = (
 """Valued flags of the servers' `extraArgs` that choose the tokenizer: the render sidecar gets them too."""
 TRUST_REMOTE_CODE = f"--{text('vllm.flag.trust-remote-code')}"
 FLAGS_WE_SET = ("--kv-events-config", "--data-parallel-size")
-SHORT = {"--data-parallel-size": ("-dp",)}  # ledger: vllm.flag.data-parallel-size
-PREFIX_CACHING = "--enable-prefix-caching"  # on by default; NO_PREFIX_CACHING is its BooleanOptionalAction negation
 """Flags the precise path cannot share with `extraArgs`: its own events config, and data parallelism, under which
 tpu-inference runs one scheduler (and one publisher on the same endpoint) per rank (ledger:
 tpu-inference.dp-scheduler-only-above-one)."""
+SHORT = {"--data-parallel-size": ("-dp",)}  # ledger: vllm.flag.data-parallel-size
 
 
 def server_block_size(max_model_len: int, max_num_seqs: int, extra_args: list[str]) -> int:

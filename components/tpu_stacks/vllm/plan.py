@@ -30,9 +30,15 @@ from tpu_stacks.serving.engine_flags import (
     check_written_flags,
     extra_args_dtypes,
     given_flags,
+    spelled_out,
 )
 from tpu_stacks.serving.exposure import check_source_ranges, require_clients
-from tpu_stacks.serving.parallel_flags import check_parallelism, tensor_parallel_flags
+from tpu_stacks.serving.parallel_flags import (
+    PIPELINE_PARALLEL,
+    TensorParallelFlag,
+    check_parallelism,
+    tensor_parallel_flags,
+)
 from tpu_stacks.serving.speculative import async_scheduling as vllm_async_scheduling
 from tpu_stacks.sizing import (
     Parallelism,
@@ -148,7 +154,7 @@ class VllmPlan(WorkloadPlan):
         # The flags at the pinned vLLM: ledger: vllm.flag.host, vllm.flag.port, vllm.flag.tensor-parallel-size,
         # vllm.flag.max-model-len, vllm.flag.model, vllm.flag.download-dir, vllm.flag.max-num-batched-tokens,
         # vllm.flag.max-num-seqs.
-        given = tensor_parallel_flags(" ".join(spec.extra_args))
+        given = tensor_parallel_flags(" ".join(_spelled_out(spec.extra_args)))
         flag = {name: f"{name}={value.value}" for name, value in written_flags(spec, self.model.id).items()}
         return [
             flag["--host"],
@@ -353,24 +359,39 @@ def _with_slo(spec: VllmSpec, request: ServingRequest, shape: SliceShape) -> tup
     return spec.model_copy(update=updates), prediction
 
 
+def _spelled_out(extra_args: list[str]) -> list[str]:
+    """extraArgs with argparse's abbreviations of the parallel flags written in full (ledger: vllm.args.abbreviations),
+    as parallel_flags' patterns read them."""
+    return spelled_out(extra_args, VLLM, known=(PIPELINE_PARALLEL,))
+
+
 def _check_parallelism(spec: VllmSpec, shape: SliceShape, devices: int) -> None:
     """A `--tensor-parallel-size` (or `-tp`, `-pp`) in extraArgs that contradicts the sized slice, refused in
     one line: the rule of parallel_flags, the one the policy pack applies to the container's arguments."""
     starts, text = [], ""
-    for arg in spec.extra_args:
+    spelled = _spelled_out(spec.extra_args)  # `--tensor-parallel=2` is vLLM's -tp too
+    for arg in spelled:
         starts.append(len(text))
         text += f"{arg} "
     rule = check_parallelism(text, devices)
     slice_name = f"the {shape.generation} {shape.topology} slice the model is sized for has {devices} devices"
 
+    def index(start: int) -> int:
+        return max(i for i, at in enumerate(starts) if at <= start)
+
     def key(start: int) -> str:
-        return f"vllm.extraArgs[{max(i for i, at in enumerate(starts) if at <= start)}]"
+        return f"vllm.extraArgs[{index(start)}]"
+
+    def written(flag: TensorParallelFlag) -> str:
+        """The flag as the user wrote it (before its name was spelled out)."""
+        at = index(flag.start)
+        return flag.written.replace(spelled[at].partition("=")[0], spec.extra_args[at].partition("=")[0], 1)
 
     pipeline = rule.pipeline_flag
     if pipeline is not None and not rule.pipeline_fits:
         raise UserError(
             key(pipeline.start),
-            pipeline.written,
+            written(pipeline),
             f"asks for {rule.pipeline} pipeline stages, which do not divide the {devices} devices of the "
             f"{shape.generation} {shape.topology} slice the model is sized for",
             rule.fix,
@@ -379,14 +400,14 @@ def _check_parallelism(spec: VllmSpec, shape: SliceShape, devices: int) -> None:
         flag = rule.wrong[0]
         raise UserError(
             key(flag.start),
-            flag.written,
+            written(flag),
             f"sets tensor parallelism {flag.value}, but {slice_name}",
             f"{rule.fix}, or leave it out (the stack sets --tensor-parallel-size={rule.expected})",
         )
     if pipeline is not None and rule.pipeline > 1 and not tensor_parallel_flags(text):
         raise UserError(
             key(pipeline.start),
-            pipeline.written,
+            written(pipeline),
             f"with the stack's --tensor-parallel-size={devices} asks for {devices * rule.pipeline} devices, but "
             f"{slice_name}",
             f"add --tensor-parallel-size={rule.expected} with it, or leave it out",

@@ -119,9 +119,11 @@ def _common(record: ResourceRecord, config: StackConfig, by_urn: Mapping[str, Re
 
 
 def analyze_requests(capture: Capture) -> tuple[list[analyzer_pb2.AnalyzeRequest], analyzer_pb2.AnalyzeStackRequest]:
-    """One AnalyzeRequest per registration (URN order) and the AnalyzeStackRequest over all of them."""
+    """One AnalyzeRequest per registration (URN order; a read is not analysed) and the AnalyzeStackRequest over all
+    of them."""
+    by_urn = capture.by_urn()
     return (
-        [analyze_request(record, capture.config, capture.by_urn()) for record in capture.sorted_resources()],
+        [analyze_request(record, capture.config, by_urn) for record in capture.sorted_resources() if not record.read],
         analyze_stack_request(capture),
     )
 

@@ -245,13 +245,13 @@ class _Analysis:
         if args.policy_pack:
             # Resolved and read here, in the calling thread: the runs move the working directory and the import
             # path while the analysis runs (isolated_imports), and a bad config file is the user's error as written.
-            pack_dir = Path(args.policy_pack).resolve()
             user_config = load_policy_config(Path(args.policy_config)) if args.policy_config else None
-            if transport == "subprocess" and server is not None:
+            if server is not None:  # a pack process started earlier (`_plan`, over gRPC)
                 self._stream = StreamedAnalysis(server, config, user_config)
             else:
+                pack_dir = Path(args.policy_pack).resolve()
                 self._run = lambda preview: run_policy_pack(
-                    pack_dir, preview, user_config=user_config, transport=transport, server=server
+                    pack_dir, preview, user_config=user_config, transport=transport
                 )
 
     @property

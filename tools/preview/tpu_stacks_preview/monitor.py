@@ -157,7 +157,7 @@ class CaptureMonitor(MockMonitor):
         record = self._record(request, urn, request.properties, None, request.id)
         record.read = True
         record.provider = request.provider or None
-        self._add(record)
+        self._add(record, analysed=False)  # the engine analyses a registration, not a read (policy_stream.py)
         return resource_pb2.ReadResourceResponse(urn=urn, properties=dict_to_struct(state))
 
     def RegisterResourceOutputs(self, request: Any) -> empty_pb2.Empty:  # noqa: N802
@@ -189,12 +189,12 @@ class CaptureMonitor(MockMonitor):
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _add(self, record: ResourceRecord) -> None:
+    def _add(self, record: ResourceRecord, analysed: bool = True) -> None:
         with self._lock:
             if record.urn in self.records:
                 raise DuplicateUrnError(f"Duplicate resource URN '{record.urn}'; try giving it a unique name")
             self.records[record.urn] = record
-        if self.listener is not None:  # complete as registered: its inputs, options and provider
+        if self.listener is not None and analysed:  # complete as registered: its inputs, options and provider
             self.listener.registered(record, self.config, self.records)
 
     def _record(

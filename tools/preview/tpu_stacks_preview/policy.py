@@ -172,7 +172,8 @@ def _drive(call: Call, capture: Capture, user_config: dict | None, version: str)
     by_urn = capture.by_urn()
     violations: list[Violation] = []
     for record in capture.sorted_resources():
-        violations += analyzed(call, analyze_request(record, capture.config, by_urn))
+        if not record.read:  # as the streamed path (policy_stream.py): a read is not analysed
+            violations += analyzed(call, analyze_request(record, capture.config, by_urn))
     return verdict(call, info, capture, violations, version)
 
 

@@ -27,6 +27,7 @@ import jsonschema
 import yaml
 from referencing import Registry, Resource
 
+from tpu_stacks.cli.user_cache import cache_dir
 from tpu_stacks.errors import UserError
 from tpu_stacks.k8s.crd_files import CRD_DIR as LIBRARY_CRDS
 from tpu_stacks_preview.manifests import Manifest
@@ -183,11 +184,6 @@ def _root_schema(openapi: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tpu-stacks"
-
-
 def _header_kinds(path: Path) -> set[tuple[str, str]]:
     """(group, kind) from the lines before `versions:`: cheap, so only needed CRDs get parsed."""
     head: list[str] = []
@@ -208,10 +204,12 @@ def _header_kinds(path: Path) -> set[tuple[str, str]]:
 def _converted_crd(path_str: str, mtime_ns: int, size: int) -> dict[tuple[str, str, str], dict[str, Any]]:
     """{(group, version, kind): JSON Schema} for one CRD file; memory and disk cached by mtime/size."""
     key = hashlib.sha256(f"{path_str}|{mtime_ns}|{size}|{_CONVERTER_VERSION}".encode()).hexdigest()[:24]
-    cached = _cache_dir() / f"crd-{key}.pickle"
+    folder = cache_dir()  # None: no home, nothing kept (tpu_stacks/cli/user_cache.py)
+    cached = folder / f"crd-{key}.pickle" if folder is not None else None
     try:
-        with cached.open("rb") as handle:
-            return pickle.load(handle)
+        if cached is not None:
+            with cached.open("rb") as handle:
+                return pickle.load(handle)
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
         pass
     schemas: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -224,6 +222,8 @@ def _converted_crd(path_str: str, mtime_ns: int, size: int) -> dict[tuple[str, s
                 openapi = (version.get("schema") or {}).get("openAPIV3Schema")
                 if version.get("served", True) and openapi:
                     schemas[(spec["group"], version["name"], spec["names"]["kind"])] = _root_schema(openapi)
+    if cached is None:
+        return schemas
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         partial = cached.with_suffix(f".{os.getpid()}.tmp")

@@ -145,6 +145,11 @@ class EngineTraffic:
             return given
         return self.default_batched_tokens[generation]
 
+    @property
+    def async_switch(self) -> bool:
+        """Whether the server has an asynchronous scheduling mode to switch (`async_batches` above 1)."""
+        return self.async_batches > 1
+
     def steps_in_flight(self, async_scheduling: bool | None) -> int:
         """Steps already scheduled when the engine next takes a request that arrived while it stepped (its batch
         queue): `async_batches` when the server schedules asynchronously (`async_scheduling`, None: the pinned
